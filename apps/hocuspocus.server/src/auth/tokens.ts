@@ -1,0 +1,133 @@
+/**
+ * API tokens: `ctk_<id>_<secret>`. The id is public (it names the row); only SHA-256 of the secret is
+ * stored, and it is compared in constant time. Tokens carry scopes `read` and/or `write`, may expire and
+ * may be revoked; a revoked or expired token is refused exactly like an unknown one.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { PrismaClient } from '../db/generated/client.ts'
+import type { TokenScope } from '../db/generated/enums.ts'
+import { ok, type Result, refuse } from '../errors.ts'
+import type { UserRecord } from './users.ts'
+
+export const TOKEN_PREFIX = 'ctk'
+const ID_BYTES = 9 // 12 base64url characters
+const SECRET_BYTES = 32 // 43 base64url characters
+const TOKEN_PATTERN = /^ctk_([A-Za-z0-9_-]{12})_([A-Za-z0-9_-]{43})$/
+/** Writing last_used_at on every request would turn reads into writes; once a minute is precise enough. */
+const LAST_USED_RESOLUTION_MS = 60_000
+export const MAX_LABEL_CHARS = 100
+export const MAX_EXPIRES_DAYS = 3650
+
+export type Scope = TokenScope
+export const ALL_SCOPES: readonly Scope[] = ['read', 'write']
+
+export type Principal = { user: UserRecord; tokenId: string; scopes: readonly Scope[] }
+
+export type TokenRecord = {
+  id: string
+  label: string
+  scopes: Scope[]
+  createdAt: Date
+  lastUsedAt: Date | null
+  expiresAt: Date | null
+  revokedAt: Date | null
+}
+
+const hashSecret = (secret: string) => createHash('sha256').update(secret).digest()
+
+export function parseScopes(raw: string): Result<Scope[]> {
+  const parts = raw
+    .split(',')
+    .map((p) => p.trim().toLowerCase())
+    .filter(Boolean)
+  const bad = parts.find((p) => !(ALL_SCOPES as readonly string[]).includes(p))
+  if (bad !== undefined || parts.length === 0) {
+    return refuse('invalid_input', `--scope: "${raw}" is not one of read, write, read,write`)
+  }
+  // `write` without `read` would be a token that can change what it cannot see: always include read.
+  return ok(ALL_SCOPES.filter((s) => s === 'read' || parts.includes(s)))
+}
+
+export function createTokensService(prisma: PrismaClient, now: () => Date = () => new Date()) {
+  return {
+    /** Returns the token string once; it is not stored and cannot be shown again. */
+    async issue(
+      userId: string,
+      options: { scopes: Scope[]; label?: string; expiresDays?: number },
+    ): Promise<Result<{ token: string; record: TokenRecord }>> {
+      const label = options.label?.trim() ?? ''
+      if (label.length > MAX_LABEL_CHARS)
+        return refuse('invalid_input', `--label: at most ${MAX_LABEL_CHARS} characters`)
+      if (
+        options.expiresDays !== undefined &&
+        (!Number.isInteger(options.expiresDays) ||
+          options.expiresDays < 1 ||
+          options.expiresDays > MAX_EXPIRES_DAYS)
+      ) {
+        return refuse('invalid_input', `--expires-days: must be a whole number from 1 to ${MAX_EXPIRES_DAYS}`)
+      }
+      const id = randomBytes(ID_BYTES).toString('base64url')
+      const secret = randomBytes(SECRET_BYTES).toString('base64url')
+      const expiresAt =
+        options.expiresDays === undefined
+          ? null
+          : new Date(now().getTime() + options.expiresDays * 86_400_000)
+      const record = await prisma.apiToken.create({
+        data: { id, userId, label, secretHash: hashSecret(secret), scopes: options.scopes, expiresAt },
+        select: tokenSelect,
+      })
+      return ok({ token: `${TOKEN_PREFIX}_${id}_${secret}`, record })
+    },
+
+    /** The principal behind a raw token, or null for anything unusable (unknown, malformed, revoked, expired). */
+    async verify(raw: string | undefined | null): Promise<Principal | null> {
+      const match = raw ? TOKEN_PATTERN.exec(raw.trim()) : null
+      if (!match) return null
+      const [, id, secret] = match as unknown as [string, string, string]
+      const row = await prisma.apiToken.findUnique({ where: { id }, include: { user: true } })
+      const expected = row ? Buffer.from(row.secretHash) : randomBytes(32)
+      const matches = timingSafeEqual(hashSecret(secret), expected)
+      if (!row || !matches || row.revokedAt || (row.expiresAt && row.expiresAt <= now())) return null
+      const at = now()
+      if (!row.lastUsedAt || at.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+        // Best effort: a failed bookkeeping write must not refuse a valid token.
+        await prisma.apiToken.update({ where: { id }, data: { lastUsedAt: at } }).catch(() => {})
+      }
+      return { user: row.user, tokenId: row.id, scopes: row.scopes }
+    },
+
+    list(userId: string): Promise<TokenRecord[]> {
+      return prisma.apiToken.findMany({
+        where: { userId },
+        select: tokenSelect,
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      })
+    },
+
+    async revoke(id: string): Promise<Result<TokenRecord>> {
+      const row = await prisma.apiToken.findUnique({ where: { id: id.trim() }, select: tokenSelect })
+      if (!row)
+        return refuse('not_found', `ID: no token "${id}"; list them with: bun run cli -- token list HANDLE`)
+      if (row.revokedAt) return ok(row)
+      return ok(
+        await prisma.apiToken.update({
+          where: { id: row.id },
+          data: { revokedAt: now() },
+          select: tokenSelect,
+        }),
+      )
+    },
+  }
+}
+
+const tokenSelect = {
+  id: true,
+  label: true,
+  scopes: true,
+  createdAt: true,
+  lastUsedAt: true,
+  expiresAt: true,
+  revokedAt: true,
+} as const
+
+export type TokensService = ReturnType<typeof createTokensService>

@@ -1,0 +1,338 @@
+/**
+ * CLI commands as plain functions over the services, so they run the same in the CLI process and inside
+ * a running server (see admin-channel.ts). Output goes through `io`; bad input is one line on stderr and
+ * exit code 2.
+ */
+import { parseArgs } from 'node:util'
+import { parseScopes } from '../auth/tokens.ts'
+import { applyMigrations, migrationStatus } from '../db/migrations.ts'
+import type { Result } from '../errors.ts'
+import type { Services } from '../services.ts'
+import { titleAndBody } from './import-markdown.ts'
+
+export type CommandIO = { out(text: string): void; err(text: string): void }
+/** argv after `cli --`; files holds the contents of files the command names, read by the calling process. */
+export type CommandRequest = { argv: string[]; files?: Record<string, string> }
+
+export const EXIT_OK = 0
+export const EXIT_FAILURE = 1
+export const EXIT_USAGE = 2
+
+type OptionSpec = Record<string, { type: 'string' | 'boolean' }>
+type Command = {
+  usage: string
+  summary: string
+  options: OptionSpec
+  positionals: string[]
+  run(ctx: {
+    args: string[]
+    opts: Record<string, string | boolean | undefined>
+    services: Services
+    io: CommandIO
+    files: Record<string, string>
+  }): Promise<number>
+}
+
+class UsageError extends Error {}
+
+function unwrap<T>(result: Result<T>): T {
+  if (result.kind === 'error') {
+    throw result.code === 'invalid_input' || result.code === 'not_found' || result.code === 'conflict'
+      ? new UsageError(result.message)
+      : new Error(result.message)
+  }
+  return result.value
+}
+
+const table = (rows: string[][]): string => {
+  if (rows.length === 0) return ''
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)))
+  return `${rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n')}\n`
+}
+const when = (d: Date | null) => (d ? d.toISOString().replace(/\.\d+Z$/, 'Z') : '-')
+
+const commands: Record<string, Command> = {
+  'user add': {
+    usage: 'user add HANDLE [--name NAME]',
+    summary: 'Create a user.',
+    options: { name: { type: 'string' } },
+    positionals: ['HANDLE'],
+    async run({ args, opts, services, io }) {
+      const user = unwrap(await services.users.add(args[0]!, opts.name as string | undefined))
+      io.out(`${user.handle}\n`)
+      return EXIT_OK
+    },
+  },
+  'user list': {
+    usage: 'user list',
+    summary: 'List users.',
+    options: {},
+    positionals: [],
+    async run({ services, io }) {
+      const users = await services.users.list()
+      io.out(
+        table([
+          ['HANDLE', 'NAME', 'CREATED'],
+          ...users.map((u) => [u.handle, u.name ?? '-', when(u.createdAt)]),
+        ]),
+      )
+      return EXIT_OK
+    },
+  },
+  'token issue': {
+    usage: 'token issue HANDLE [--scope read|write|read,write] [--label TEXT] [--expires-days N]',
+    summary: 'Issue an API token; prints it once on stdout (and nothing else).',
+    options: { scope: { type: 'string' }, label: { type: 'string' }, 'expires-days': { type: 'string' } },
+    positionals: ['HANDLE'],
+    async run({ args, opts, services, io }) {
+      const user = unwrap(await services.users.byHandle(args[0]!))
+      const scopes = unwrap(parseScopes((opts.scope as string | undefined) ?? 'read,write'))
+      const daysRaw = opts['expires-days'] as string | undefined
+      if (daysRaw !== undefined && !/^\d+$/.test(daysRaw)) {
+        throw new UsageError(`--expires-days: "${daysRaw}" is not a whole number of days`)
+      }
+      const issued = unwrap(
+        await services.tokens.issue(user.id, {
+          scopes,
+          label: opts.label as string | undefined,
+          expiresDays: daysRaw === undefined ? undefined : Number(daysRaw),
+        }),
+      )
+      io.out(`${issued.token}\n`)
+      io.err(
+        `Token ${issued.record.id} for ${user.handle} (${scopes.join(',')}). It is shown once: store it now.\n`,
+      )
+      return EXIT_OK
+    },
+  },
+  'token list': {
+    usage: 'token list HANDLE',
+    summary: "List a user's tokens (never their secrets).",
+    options: {},
+    positionals: ['HANDLE'],
+    async run({ args, services, io }) {
+      const user = unwrap(await services.users.byHandle(args[0]!))
+      const now = new Date()
+      const rows = (await services.tokens.list(user.id)).map((t) => [
+        t.id,
+        t.scopes.join(','),
+        t.revokedAt ? 'revoked' : t.expiresAt && t.expiresAt <= now ? 'expired' : 'active',
+        when(t.createdAt),
+        when(t.lastUsedAt),
+        when(t.expiresAt),
+        t.label || '-',
+      ])
+      io.out(table([['ID', 'SCOPES', 'STATUS', 'CREATED', 'LAST USED', 'EXPIRES', 'LABEL'], ...rows]))
+      return EXIT_OK
+    },
+  },
+  'token revoke': {
+    usage: 'token revoke ID',
+    summary: 'Revoke a token; it stops working at once.',
+    options: {},
+    positionals: ['ID'],
+    async run({ args, services, io }) {
+      const token = unwrap(await services.tokens.revoke(args[0]!))
+      io.out(`revoked ${token.id}\n`)
+      return EXIT_OK
+    },
+  },
+  'doc import': {
+    usage: 'doc import FILE.md --owner HANDLE [--title TITLE] [--public]',
+    summary: 'Create a document from a Markdown file (private unless --public); prints its slug.',
+    options: {
+      owner: { type: 'string' },
+      title: { type: 'string' },
+      public: { type: 'boolean' },
+      private: { type: 'boolean' },
+    },
+    positionals: ['FILE'],
+    async run({ args, opts, services, io, files }) {
+      if (!opts.owner)
+        throw new UsageError('--owner: required (the HANDLE of the user who will own the document)')
+      if (opts.public && opts.private) throw new UsageError('--public and --private: pick one')
+      const content = files[args[0]!]
+      if (content === undefined) throw new UsageError(`FILE: cannot read "${args[0]}"`)
+      const owner = unwrap(await services.users.byHandle(opts.owner as string))
+      const { title, body } = titleAndBody(content, opts.title as string | undefined, args[0]!)
+      const doc = unwrap(
+        await services.documents.create(owner.id, {
+          title,
+          markdown: body || undefined,
+          isPrivate: !opts.public,
+        }),
+      )
+      io.out(`${doc.slug}\n`)
+      return EXIT_OK
+    },
+  },
+  'doc list': {
+    usage: 'doc list [--owner HANDLE]',
+    summary: 'List documents (all, or one owner’s).',
+    options: { owner: { type: 'string' } },
+    positionals: [],
+    async run({ opts, services, io }) {
+      const owner = opts.owner ? unwrap(await services.users.byHandle(opts.owner as string)) : undefined
+      const docs = await services.documents.listAll(owner?.id)
+      const rows = docs.map((d) => [
+        d.slug,
+        d.ownerHandle,
+        [d.isPrivate ? 'private' : 'public', d.readOnly ? 'read-only' : ''].filter(Boolean).join(','),
+        when(d.contentUpdatedAt),
+        d.title,
+      ])
+      io.out(table([['SLUG', 'OWNER', 'FLAGS', 'UPDATED', 'TITLE'], ...rows]))
+      return EXIT_OK
+    },
+  },
+  'doc share': {
+    usage: 'doc share SLUG HANDLE --role editor|viewer',
+    summary: 'Make a user a member of a document (or change their role).',
+    options: { role: { type: 'string' } },
+    positionals: ['SLUG', 'HANDLE'],
+    async run({ args, opts, services, io }) {
+      const role = opts.role
+      if (role !== 'editor' && role !== 'viewer')
+        throw new UsageError(`--role: "${role ?? ''}" must be editor or viewer`)
+      const user = unwrap(await services.users.byHandle(args[1]!))
+      const doc = unwrap(await services.documents.share(args[0]!, user.id, role))
+      io.out(`${doc.slug}: ${user.handle} is ${role === 'editor' ? 'an editor' : 'a viewer'}\n`)
+      return EXIT_OK
+    },
+  },
+  'doc unshare': {
+    usage: 'doc unshare SLUG HANDLE',
+    summary: 'Remove a member from a document.',
+    options: {},
+    positionals: ['SLUG', 'HANDLE'],
+    async run({ args, services, io }) {
+      const user = unwrap(await services.users.byHandle(args[1]!))
+      const { removed } = unwrap(await services.documents.unshare(args[0]!, user.id))
+      io.out(
+        removed ? `${args[0]}: ${user.handle} removed\n` : `${args[0]}: ${user.handle} was not a member\n`,
+      )
+      return EXIT_OK
+    },
+  },
+  'doc set': {
+    usage: 'doc set SLUG [--public|--private] [--read-only|--writable]',
+    summary: 'Change a document’s visibility or read-only flag.',
+    options: {
+      public: { type: 'boolean' },
+      private: { type: 'boolean' },
+      'read-only': { type: 'boolean' },
+      writable: { type: 'boolean' },
+    },
+    positionals: ['SLUG'],
+    async run({ args, opts, services, io }) {
+      if (opts.public && opts.private) throw new UsageError('--public and --private: pick one')
+      if (opts['read-only'] && opts.writable) throw new UsageError('--read-only and --writable: pick one')
+      const flags = {
+        ...(opts.public || opts.private ? { isPrivate: Boolean(opts.private) } : {}),
+        ...(opts['read-only'] || opts.writable ? { readOnly: Boolean(opts['read-only']) } : {}),
+      }
+      if (Object.keys(flags).length === 0)
+        throw new UsageError('doc set: give at least one of --public, --private, --read-only, --writable')
+      const doc = unwrap(await services.documents.setFlags(args[0]!, flags))
+      io.out(`${doc.slug}: ${doc.isPrivate ? 'private' : 'public'}${doc.readOnly ? ', read-only' : ''}\n`)
+      return EXIT_OK
+    },
+  },
+  'doc delete': {
+    usage: 'doc delete SLUG',
+    summary: 'Delete a document (soft: it disappears for everyone; the data stays in the database).',
+    options: {},
+    positionals: ['SLUG'],
+    async run({ args, services, io }) {
+      const doc = unwrap(await services.documents.softDelete(args[0]!))
+      io.out(`deleted ${doc.slug}\n`)
+      return EXIT_OK
+    },
+  },
+  'db migrate': {
+    usage: 'db migrate',
+    summary: 'Apply pending migrations from prisma/migrations.',
+    options: {},
+    positionals: [],
+    async run({ services, io }) {
+      const applied = await applyMigrations(services.db.adapterFactory, {
+        onWarning: (m) => io.err(`${m}\n`),
+      })
+      io.out(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n')
+      return EXIT_OK
+    },
+  },
+  'db status': {
+    usage: 'db status',
+    summary: 'Show which migrations are applied, pending or failed.',
+    options: {},
+    positionals: [],
+    async run({ services, io }) {
+      const s = await migrationStatus(services.db.adapterFactory)
+      io.out(`database: ${services.db.kind}\nmigrations: ${s.total}\n`)
+      io.out(`pending: ${s.pending.length ? s.pending.join(', ') : 'none'}\n`)
+      if (s.failed.length) io.out(`failed: ${s.failed.join(', ')}\n`)
+      if (s.edited.length) io.out(`edited after being applied: ${s.edited.join(', ')}\n`)
+      if (s.unknown.length) io.out(`applied but not in prisma/migrations: ${s.unknown.join(', ')}\n`)
+      return s.pending.length || s.failed.length ? EXIT_FAILURE : EXIT_OK
+    },
+  },
+}
+
+export function helpText(): string {
+  const lines = Object.values(commands).map((c) => `  ${c.usage.padEnd(82)} ${c.summary}`)
+  return `usage: bun run cli -- COMMAND [options]   (every command takes --help)\n\ncommands:\n${lines.join('\n')}\n\nData: DATA_DIR (embedded, default ./.data) or DATABASE_URL (PostgreSQL), as for the server.\n`
+}
+
+/** The command named by argv, so the caller can tell which files it needs before running it. */
+export function findCommand(argv: string[]): { key: string; rest: string[] } | null {
+  const key = argv.slice(0, 2).join(' ')
+  return commands[key] ? { key, rest: argv.slice(2) } : null
+}
+
+export async function runCommand(
+  request: CommandRequest,
+  services: Services,
+  io: CommandIO,
+): Promise<number> {
+  const found = findCommand(request.argv)
+  if (!found) {
+    io.err(`${request.argv.slice(0, 2).join(' ') || 'command'}: unknown command\n\n${helpText()}`)
+    return EXIT_USAGE
+  }
+  const command = commands[found.key]!
+  try {
+    if (found.rest.includes('--help') || found.rest.includes('-h')) {
+      io.out(`usage: bun run cli -- ${command.usage}\n\n${command.summary}\n`)
+      return EXIT_OK
+    }
+    let parsed: ReturnType<typeof parseArgs>
+    try {
+      parsed = parseArgs({ args: found.rest, options: command.options, allowPositionals: true, strict: true })
+    } catch (error) {
+      throw new UsageError(`${(error as Error).message.split('\n')[0]} (usage: ${command.usage})`)
+    }
+    if (parsed.positionals.length !== command.positionals.length) {
+      const missing = command.positionals.slice(parsed.positionals.length)
+      throw new UsageError(
+        missing.length
+          ? `${missing.join(' ')}: missing (usage: ${command.usage})`
+          : `unexpected argument "${parsed.positionals[command.positionals.length]}" (usage: ${command.usage})`,
+      )
+    }
+    return await command.run({
+      args: parsed.positionals,
+      opts: parsed.values as Record<string, string | boolean | undefined>,
+      services,
+      io,
+      files: request.files ?? {},
+    })
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`${error.message}\n`)
+      return EXIT_USAGE
+    }
+    io.err(`${found.key}: failed: ${(error as Error).message}\n`)
+    return EXIT_FAILURE
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * `bun run cli -- COMMAND …`. Uses the same DATA_DIR / DATABASE_URL as the server. With an embedded
+ * database held by a running server, the command runs inside that server (admin channel); otherwise
+ * this process opens the database itself.
+ */
+import { readFileSync } from 'node:fs'
+import { ConfigError, loadConfig } from '../config.ts'
+import { databaseTarget, openDatabase } from '../db/client.ts'
+import {
+  acquireDataDirLock,
+  DataDirBusyError,
+  type DataDirLock,
+  readLockHolder,
+} from '../db/data-dir-lock.ts'
+import { applyMigrations } from '../db/migrations.ts'
+import { createServices } from '../services.ts'
+import { sendToServer } from './admin-channel.ts'
+import {
+  type CommandIO,
+  type CommandRequest,
+  EXIT_USAGE,
+  findCommand,
+  helpText,
+  runCommand,
+} from './commands.ts'
+
+const io: CommandIO = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    io.out(helpText())
+    return argv.length === 0 ? EXIT_USAGE : 0
+  }
+  let config: ReturnType<typeof loadConfig>
+  try {
+    config = loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.err(`${error.message}\n`)
+      return EXIT_USAGE
+    }
+    throw error
+  }
+  const request: CommandRequest = { argv, files: {} }
+  const found = findCommand(argv)
+  const fileArg =
+    found?.key === 'doc import' ? found.rest.find((a) => !a.startsWith('-') && /\.\w+$/.test(a)) : undefined
+  if (fileArg && !found?.rest.includes('--help')) {
+    try {
+      request.files = { [fileArg]: readFileSync(fileArg, 'utf8') }
+    } catch (error) {
+      io.err(
+        `FILE: cannot read "${fileArg}": ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`,
+      )
+      return EXIT_USAGE
+    }
+  }
+
+  const target = databaseTarget(config)
+  let lock: DataDirLock | undefined
+  if (target.kind === 'pglite') {
+    const holder = readLockHolder(config.dataDir)
+    if (holder?.role === 'server') {
+      const answer = await sendToServer(config.dataDir, request)
+      io.out(answer.stdout)
+      io.err(answer.stderr)
+      return answer.exitCode
+    }
+    try {
+      lock = acquireDataDirLock(config.dataDir, 'cli')
+    } catch (error) {
+      if (error instanceof DataDirBusyError) {
+        io.err(`${error.message}\n`)
+        return 1
+      }
+      throw error
+    }
+  }
+  const db = await openDatabase(target)
+  try {
+    if (config.migrateOnStart && found && found.key !== 'db status' && found.key !== 'db migrate') {
+      await applyMigrations(db.adapterFactory, { onWarning: (m) => io.err(`${m}\n`) })
+    }
+    return await runCommand(request, createServices(db), io)
+  } finally {
+    await db.close()
+    lock?.release()
+  }
+}
+
+const args = process.argv.slice(2)
+process.exitCode = await main(args[0] === '--' ? args.slice(1) : args)

@@ -1,0 +1,149 @@
+/**
+ * Loads a document's stored state when it opens and stores it after changes (Hocuspocus debounces).
+ *
+ * A failed store is logged, counted, and retried with backoff; Hocuspocus keeps a document whose store
+ * failed in memory, so nothing is lost while the database is away. `flush()` is the shutdown path:
+ * it stores every document with unstored changes and waits, within a deadline.
+ */
+import { FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
+import type {
+  Document,
+  Extension,
+  Hocuspocus,
+  onChangePayload,
+  onLoadDocumentPayload,
+  onStoreDocumentPayload,
+} from '@hocuspocus/server'
+import * as Y from 'yjs'
+import type { DocumentsService } from '../documents/service.ts'
+import type { Logger } from '../logger.ts'
+import type { Metrics } from '../metrics.ts'
+
+/** First retry after a failed store; doubles per failure up to the cap. */
+export const STORE_RETRY_BASE_MS = 500
+export const STORE_RETRY_MAX_MS = 15_000
+
+export class PersistenceExtension implements Extension {
+  priority = 100
+  extensionName = 'persistence'
+
+  private readonly documentIds = new Map<string, string>()
+  /** Change generation per document; cleared when a store covering the latest change succeeds. */
+  private readonly dirty = new Map<string, number>()
+  private readonly retries = new Map<
+    string,
+    { attempt: number; timer: ReturnType<typeof setTimeout> | null }
+  >()
+  private instance: Hocuspocus | undefined
+
+  constructor(private readonly deps: { documents: DocumentsService; logger: Logger; metrics: Metrics }) {}
+
+  async onConfigure({ instance }: { instance: Hocuspocus }): Promise<void> {
+    this.instance = instance
+  }
+
+  async onLoadDocument({ documentName, document }: onLoadDocumentPayload): Promise<void> {
+    const loaded = await this.deps.documents.loadState(documentName)
+    if (!loaded) throw new Error(`no stored document for room ${documentName}`)
+    this.documentIds.set(documentName, loaded.documentId)
+    if (loaded.state) Y.applyUpdate(document, loaded.state)
+    this.deps.metrics.documentLoads.inc()
+  }
+
+  async onChange({ documentName }: onChangePayload): Promise<void> {
+    this.dirty.set(documentName, (this.dirty.get(documentName) ?? 0) + 1)
+  }
+
+  async onStoreDocument(payload: onStoreDocumentPayload): Promise<void> {
+    try {
+      await this.write(payload.document)
+      this.clearRetry(payload.documentName)
+    } catch (error) {
+      this.scheduleRetry(payload)
+      throw error // Hocuspocus keeps the document in memory after a failed store
+    }
+  }
+
+  async afterUnloadDocument({ documentName }: { documentName: string }): Promise<void> {
+    this.documentIds.delete(documentName)
+    this.clearRetry(documentName)
+  }
+
+  /** Documents with changes not yet stored. */
+  pendingCount(): number {
+    return this.dirty.size
+  }
+
+  /**
+   * Stores every loaded document that has unstored changes, retrying until all are stored or the
+   * deadline passes. Returns the rooms still unstored (empty on success).
+   */
+  async flush(deadlineMs: number): Promise<string[]> {
+    const instance = this.instance
+    if (!instance) return []
+    for (const entry of this.retries.values()) if (entry.timer) clearTimeout(entry.timer)
+    const end = Date.now() + deadlineMs
+    let delay = STORE_RETRY_BASE_MS
+    for (;;) {
+      const pending = [...this.dirty.keys()].filter((name) => instance.documents.has(name))
+      for (const name of [...this.dirty.keys()]) if (!instance.documents.has(name)) this.dirty.delete(name)
+      if (pending.length === 0) return []
+      await Promise.all(
+        pending.map(async (name) => {
+          const document = instance.documents.get(name)
+          if (!document) return
+          await document.saveMutex.runExclusive(() => this.write(document)).catch(() => {})
+        }),
+      )
+      if (this.dirty.size === 0) return []
+      if (Date.now() + delay > end) return [...this.dirty.keys()]
+      await Bun.sleep(delay)
+      delay = Math.min(delay * 2, STORE_RETRY_MAX_MS)
+    }
+  }
+
+  private async write(document: Document): Promise<void> {
+    const name = document.name
+    const documentId = this.documentIds.get(name)
+    if (!documentId) return // never loaded by us (or already unloaded): nothing of ours to store
+    const generation = this.dirty.get(name)
+    const started = performance.now()
+    try {
+      const state = Y.encodeStateAsUpdate(document)
+      const fragment = document.getXmlFragment(FRAGMENT_NAME)
+      await this.deps.documents.storeState(documentId, {
+        state,
+        title: readTitle(fragment),
+        text: readPlainText(fragment),
+      })
+      if (this.dirty.get(name) === generation) this.dirty.delete(name)
+      this.deps.metrics.stores.inc()
+      this.deps.metrics.storeLatency.observe({}, (performance.now() - started) / 1000)
+      this.deps.logger.debug({ documentId, bytes: state.byteLength }, 'document stored')
+    } catch (error) {
+      this.deps.metrics.storeFailures.inc()
+      this.deps.logger.error({ documentId, err: error }, 'document store failed; kept in memory, will retry')
+      throw error
+    }
+  }
+
+  private scheduleRetry(payload: onStoreDocumentPayload): void {
+    const name = payload.documentName
+    const entry = this.retries.get(name) ?? { attempt: 0, timer: null }
+    if (entry.timer) clearTimeout(entry.timer)
+    const delay = Math.min(STORE_RETRY_BASE_MS * 2 ** entry.attempt, STORE_RETRY_MAX_MS)
+    entry.attempt++
+    entry.timer = setTimeout(() => {
+      entry.timer = null
+      if (!this.instance?.documents.has(name)) return
+      void this.instance.storeDocumentHooks(payload.document, payload, true)
+    }, delay)
+    this.retries.set(name, entry)
+  }
+
+  private clearRetry(name: string): void {
+    const entry = this.retries.get(name)
+    if (entry?.timer) clearTimeout(entry.timer)
+    this.retries.delete(name)
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Environment -> one typed, validated configuration object.
+ *
+ * This is the only module that reads `process.env`; everything else receives a `Config`.
+ * A bad value stops the start with a message naming the variable and what it accepts.
+ */
+import { resolve } from 'node:path'
+import { z } from 'zod'
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+const boolFromEnv = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((v) => ['true', 'false', '1', '0', 'yes', 'no'].includes(v), 'expected true or false')
+  .transform((v) => v === 'true' || v === '1' || v === 'yes')
+
+const intFromEnv = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'expected a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+
+const envSchema = z.object({
+  /** Interface to bind. Loopback by default: exposing the server is a deliberate choice. */
+  HOST: z.string().trim().min(1).default('127.0.0.1'),
+  /** One port serves WebSocket (editors), REST and MCP. 0 picks a free port (tests). */
+  PORT: intFromEnv(0, 65_535).default(4000),
+  /** Folder of the embedded database and the first-run token file. Ignored for data when DATABASE_URL is set. */
+  DATA_DIR: z.string().trim().min(1).default('./.data'),
+  /** postgresql://… selects PostgreSQL; unset selects the embedded PGlite in DATA_DIR. */
+  DATABASE_URL: z
+    .string()
+    .trim()
+    .regex(/^postgres(ql)?:\/\//, 'expected a postgresql:// URL')
+    .optional(),
+  /** redis://… lets several instances share live documents. */
+  REDIS_URL: z
+    .string()
+    .trim()
+    .regex(/^rediss?:\/\//, 'expected a redis:// URL')
+    .optional(),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  /** Apply pending migrations when the server starts. */
+  MIGRATE_ON_START: boolFromEnv.default(true),
+  /** Quiet period after the last change before a document is stored (ms). */
+  STORE_DEBOUNCE_MS: intFromEnv(0, 60_000).default(2_000),
+  /** A document that keeps changing is still stored at least this often (ms). */
+  STORE_MAX_DEBOUNCE_MS: intFromEnv(0, 600_000).default(10_000),
+  /** How long shutdown waits for pending stores before giving up and exiting non-zero (ms). */
+  SHUTDOWN_TIMEOUT_MS: intFromEnv(0, 600_000).default(30_000),
+  /** Public base URL shown to people (defaults to http://HOST:PORT). */
+  PUBLIC_URL: z.url().optional(),
+})
+
+export type Config = {
+  host: string
+  port: number
+  dataDir: string
+  databaseUrl: string | undefined
+  redisUrl: string | undefined
+  logLevel: (typeof LOG_LEVELS)[number]
+  migrateOnStart: boolean
+  storeDebounceMs: number
+  storeMaxDebounceMs: number
+  shutdownTimeoutMs: number
+  publicUrl: string | undefined
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+/** Reads and validates the environment. Empty strings count as unset. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(
+    Object.keys(envSchema.shape)
+      .map((key) => [key, env[key]] as const)
+      .filter(([, value]) => value !== undefined && value.trim() !== ''),
+  )
+  const parsed = envSchema.safeParse(present)
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? 'environment')
+      return `${name}=${JSON.stringify(present[name] ?? '')}: ${issue.message}`
+    })
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`)
+  }
+  const e = parsed.data
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    dataDir: resolve(e.DATA_DIR),
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    logLevel: e.LOG_LEVEL,
+    migrateOnStart: e.MIGRATE_ON_START,
+    storeDebounceMs: e.STORE_DEBOUNCE_MS,
+    storeMaxDebounceMs: e.STORE_MAX_DEBOUNCE_MS,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Prisma client factory: embedded PGlite in a data folder, or PostgreSQL when a URL is given.
+ *
+ * Both go through a driver adapter, so the generated client, the migrations and every query are the
+ * same for both. The adapter factory is kept for the migration engine, which needs its own connection.
+ */
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import { PrismaPg } from '@prisma/adapter-pg'
+import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils'
+import { PrismaPGlite } from 'pglite-prisma-adapter'
+import { PrismaClient } from './generated/client.ts'
+
+export type Database = {
+  prisma: PrismaClient
+  kind: 'pglite' | 'postgres'
+  /** For the migration engine (schema-engine-wasm), which opens its own adapter connection. */
+  adapterFactory: SqlMigrationAwareDriverAdapterFactory
+  close(): Promise<void>
+}
+
+export type DatabaseTarget = { kind: 'pglite'; dir: string } | { kind: 'postgres'; url: string }
+
+export function databaseTarget(config: { dataDir: string; databaseUrl: string | undefined }): DatabaseTarget {
+  return config.databaseUrl
+    ? { kind: 'postgres', url: config.databaseUrl }
+    : { kind: 'pglite', dir: join(config.dataDir, 'pglite') }
+}
+
+export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+  if (target.kind === 'postgres') {
+    const adapterFactory = new PrismaPg({ connectionString: target.url, max: 10 })
+    const prisma = new PrismaClient({ adapter: adapterFactory })
+    return {
+      prisma,
+      kind: 'postgres',
+      adapterFactory,
+      close: () => prisma.$disconnect(),
+    }
+  }
+  mkdirSync(target.dir, { recursive: true, mode: 0o700 })
+  const pglite = await PGlite.create(target.dir)
+  const adapterFactory = new PrismaPGlite(pglite)
+  const prisma = new PrismaClient({ adapter: adapterFactory })
+  return {
+    prisma,
+    kind: 'pglite',
+    adapterFactory,
+    async close() {
+      await prisma.$disconnect()
+      await pglite.close()
+    },
+  }
+}

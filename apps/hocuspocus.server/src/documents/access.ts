@@ -1,0 +1,39 @@
+/**
+ * Who may read and who may write a document: the one place this is decided. The WebSocket auth hook,
+ * the REST API, the MCP tools and the CLI all ask here.
+ *
+ * - A deleted document does not exist for anyone.
+ * - Read: the owner, any member, or any signed-in user when the document is public.
+ * - Write: the owner, or an `editor` member unless the document is read-only; and only with a token
+ *   that has the `write` scope.
+ */
+import type { MemberRole, TokenScope } from '../db/generated/enums.ts'
+
+export type Whose = 'yours' | 'shared with you' | "another person's"
+
+export type AccessInput = {
+  document: { ownerId: string; isPrivate: boolean; readOnly: boolean; deletedAt: Date | null }
+  userId: string
+  /** The caller's membership role on this document, if any. */
+  role: MemberRole | null
+  scopes: readonly TokenScope[]
+}
+
+export type Access =
+  | { canRead: false }
+  | { canRead: true; canWrite: boolean; whose: Whose; role: 'owner' | MemberRole | 'public' }
+
+export function decideAccess({ document, userId, role, scopes }: AccessInput): Access {
+  if (document.deletedAt) return { canRead: false }
+  const tokenCanWrite = scopes.includes('write')
+  if (document.ownerId === userId) {
+    return { canRead: true, canWrite: tokenCanWrite, whose: 'yours', role: 'owner' }
+  }
+  if (role) {
+    const canWrite = tokenCanWrite && role === 'editor' && !document.readOnly
+    return { canRead: true, canWrite, whose: 'shared with you', role }
+  }
+  if (!document.isPrivate)
+    return { canRead: true, canWrite: false, whose: "another person's", role: 'public' }
+  return { canRead: false }
+}

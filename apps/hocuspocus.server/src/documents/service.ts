@@ -1,0 +1,232 @@
+/**
+ * Documents: creation, lookup with access decided in one place, sharing, and the stored Yjs state.
+ * "No access" and "not found" return the same refusal, so nothing leaks which slugs exist.
+ */
+import { createDocumentUpdate, FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
+import * as Y from 'yjs'
+import type { Principal } from '../auth/tokens.ts'
+import type { PrismaClient } from '../db/generated/client.ts'
+import type { MemberRole } from '../db/generated/enums.ts'
+import { ok, type Result, refuse } from '../errors.ts'
+import { type Access, decideAccess, type Whose } from './access.ts'
+import { newRoomName, SLUG_PATTERN, slugBase, slugWithTail } from './slug.ts'
+import { storeContent } from './store.ts'
+
+export const MAX_TITLE_CHARS = 200
+
+export type DocumentRow = {
+  id: string
+  room: string
+  slug: string
+  title: string
+  ownerId: string
+  isPrivate: boolean
+  readOnly: boolean
+  deletedAt: Date | null
+  createdAt: Date
+  updatedAt: Date
+  contentUpdatedAt: Date
+}
+
+export type Resolved = { document: DocumentRow; access: Extract<Access, { canRead: true }> }
+
+export type DocumentListing = DocumentRow & { whose: Whose; ownerHandle: string }
+
+const documentSelect = {
+  id: true,
+  room: true,
+  slug: true,
+  title: true,
+  ownerId: true,
+  isPrivate: true,
+  readOnly: true,
+  deletedAt: true,
+  createdAt: true,
+  updatedAt: true,
+  contentUpdatedAt: true,
+} as const
+
+export function notFound(slug: string): Result<never> {
+  return refuse(
+    'not_found',
+    `slug: no document "${slug}" that you can open; list yours with find_documents or GET /api/documents`,
+  )
+}
+
+function plainTextOf(update: Uint8Array): string {
+  const doc = new Y.Doc()
+  Y.applyUpdate(doc, update)
+  const text = readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
+  doc.destroy()
+  return text
+}
+
+export function createDocumentsService(prisma: PrismaClient) {
+  async function resolveWhere(
+    where: { slug: string } | { room: string },
+    principal: Principal,
+    label: string,
+  ): Promise<Result<Resolved>> {
+    const row = await prisma.document.findUnique({
+      where,
+      select: {
+        ...documentSelect,
+        members: { where: { userId: principal.user.id }, select: { role: true } },
+      },
+    })
+    if (!row) return notFound(label)
+    const { members, ...document } = row
+    const access = decideAccess({
+      document,
+      userId: principal.user.id,
+      role: members[0]?.role ?? null,
+      scopes: principal.scopes,
+    })
+    return access.canRead ? ok({ document, access }) : notFound(label)
+  }
+
+  async function bySlugForAdmin(slug: string): Promise<Result<DocumentRow>> {
+    const row = await prisma.document.findUnique({ where: { slug: slug.trim() }, select: documentSelect })
+    return row && !row.deletedAt ? ok(row) : notFound(slug)
+  }
+
+  return {
+    resolve: (slug: string, principal: Principal) =>
+      SLUG_PATTERN.test(slug) ? resolveWhere({ slug }, principal, slug) : Promise.resolve(notFound(slug)),
+
+    /** For the WebSocket hook: providers open a document by its room name. */
+    resolveRoom: (room: string, principal: Principal) => resolveWhere({ room }, principal, room),
+
+    bySlugForAdmin,
+
+    async create(
+      ownerId: string,
+      input: { title: string; markdown?: string; isPrivate?: boolean; readOnly?: boolean },
+    ): Promise<Result<DocumentRow>> {
+      const title = input.title.trim()
+      if (!title) return refuse('invalid_input', 'title: must not be empty')
+      if (title.length > MAX_TITLE_CHARS) {
+        return refuse('invalid_input', `title: ${title.length} characters; at most ${MAX_TITLE_CHARS}`)
+      }
+      const built = createDocumentUpdate(title, input.markdown)
+      if (built.kind === 'error') return refuse('invalid_input', built.message)
+      const text = plainTextOf(built.value)
+      const base = slugBase(title)
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const slug = attempt === 0 ? base : slugWithTail(base)
+        try {
+          const document = await prisma.$transaction(async (tx) => {
+            const created = await tx.document.create({
+              data: {
+                room: newRoomName(),
+                slug,
+                title,
+                ownerId,
+                isPrivate: input.isPrivate ?? true,
+                readOnly: input.readOnly ?? false,
+              },
+              select: documentSelect,
+            })
+            await storeContent(tx, created.id, { state: built.value, title, text })
+            return created
+          })
+          return ok(document)
+        } catch (error) {
+          if ((error as { code?: string }).code === 'P2002') continue // slug taken: retry with a random tail
+          throw error
+        }
+      }
+      return refuse('conflict', 'title: could not find a free slug; try a different title')
+    },
+
+    /** Documents the user owns or is a member of, most recently changed first. */
+    async listForUser(userId: string): Promise<DocumentListing[]> {
+      const rows = await prisma.document.findMany({
+        where: { deletedAt: null, OR: [{ ownerId: userId }, { members: { some: { userId } } }] },
+        select: { ...documentSelect, owner: { select: { handle: true } } },
+        orderBy: [{ contentUpdatedAt: 'desc' }, { slug: 'asc' }],
+      })
+      return rows.map(({ owner, ...row }) => ({
+        ...row,
+        ownerHandle: owner.handle,
+        whose: row.ownerId === userId ? 'yours' : 'shared with you',
+      }))
+    },
+
+    /** Every live document, for the CLI (an administrator on the machine). */
+    async listAll(ownerId?: string): Promise<DocumentListing[]> {
+      const rows = await prisma.document.findMany({
+        where: { deletedAt: null, ...(ownerId ? { ownerId } : {}) },
+        select: { ...documentSelect, owner: { select: { handle: true } } },
+        orderBy: [{ contentUpdatedAt: 'desc' }, { slug: 'asc' }],
+      })
+      return rows.map(({ owner, ...row }) => ({ ...row, ownerHandle: owner.handle, whose: 'yours' as const }))
+    },
+
+    async share(slug: string, userId: string, role: MemberRole): Promise<Result<DocumentRow>> {
+      const doc = await bySlugForAdmin(slug)
+      if (doc.kind === 'error') return doc
+      if (doc.value.ownerId === userId)
+        return refuse('invalid_input', 'HANDLE: that user owns the document already')
+      await prisma.documentMember.upsert({
+        where: { documentId_userId: { documentId: doc.value.id, userId } },
+        create: { documentId: doc.value.id, userId, role },
+        update: { role },
+      })
+      await prisma.document.update({ where: { id: doc.value.id }, data: { updatedAt: new Date() } })
+      return doc
+    },
+
+    async unshare(slug: string, userId: string): Promise<Result<{ removed: boolean }>> {
+      const doc = await bySlugForAdmin(slug)
+      if (doc.kind === 'error') return doc
+      const { count } = await prisma.documentMember.deleteMany({
+        where: { documentId: doc.value.id, userId },
+      })
+      return ok({ removed: count > 0 })
+    },
+
+    async setFlags(
+      slug: string,
+      flags: { isPrivate?: boolean; readOnly?: boolean },
+    ): Promise<Result<DocumentRow>> {
+      const doc = await bySlugForAdmin(slug)
+      if (doc.kind === 'error') return doc
+      return ok(
+        await prisma.document.update({ where: { id: doc.value.id }, data: flags, select: documentSelect }),
+      )
+    },
+
+    async softDelete(slug: string): Promise<Result<DocumentRow>> {
+      const doc = await bySlugForAdmin(slug)
+      if (doc.kind === 'error') return doc
+      return ok(
+        await prisma.document.update({
+          where: { id: doc.value.id },
+          data: { deletedAt: new Date() },
+          select: documentSelect,
+        }),
+      )
+    },
+
+    /** The latest stored Yjs state of a live (not deleted) document, or null. */
+    async loadState(room: string): Promise<{ documentId: string; state: Uint8Array | null } | null> {
+      const row = await prisma.document.findUnique({
+        where: { room },
+        select: { id: true, deletedAt: true, state: { select: { state: true } } },
+      })
+      if (!row || row.deletedAt) return null
+      return { documentId: row.id, state: row.state ? new Uint8Array(row.state.state) : null }
+    },
+
+    /** Stores a document's merged state, title and search text together. Throws when the database does. */
+    async storeState(
+      documentId: string,
+      content: { state: Uint8Array; title: string; text: string },
+    ): Promise<void> {
+      await prisma.$transaction((tx) => storeContent(tx, documentId, content))
+    },
+  }
+}
+
+export type DocumentsService = ReturnType<typeof createDocumentsService>

@@ -1,0 +1,59 @@
+/**
+ * Writing a document's content: the merged Yjs state, the title (its first heading), the full-text
+ * vector and, now and then, a version snapshot. One transaction, so search and content never disagree.
+ */
+import type { Prisma } from '../db/generated/client.ts'
+
+/** A new version snapshot is taken when the newest one is older than this. */
+export const VERSION_INTERVAL_MS = 10 * 60_000
+/** Versions kept per document; older ones are deleted as new ones are taken. Bounds history to ~N × state size. */
+export const MAX_VERSIONS_PER_DOCUMENT = 20
+/**
+ * Characters of document text fed to the full-text index. PostgreSQL refuses a tsvector over 1 MiB;
+ * this keeps every document well inside that while indexing the first ~100 pages of text.
+ */
+export const MAX_SEARCH_TEXT_CHARS = 200_000
+/** Stored when a document's first heading is empty, so listings never show a blank title. */
+export const UNTITLED = 'Untitled'
+
+/** Cut at a code-point boundary: a lone surrogate is not valid text for PostgreSQL. */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text
+  const code = text.charCodeAt(max - 1)
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max)
+}
+
+export async function storeContent(
+  tx: Prisma.TransactionClient,
+  documentId: string,
+  content: { state: Uint8Array; title: string; text: string },
+): Promise<void> {
+  const state = content.state as Uint8Array<ArrayBuffer>
+  const title = cutText(content.title.trim(), 200) || UNTITLED
+  const text = cutText(content.text, MAX_SEARCH_TEXT_CHARS)
+  await tx.documentState.upsert({
+    where: { documentId },
+    create: { documentId, state, byteSize: state.byteLength },
+    update: { state, byteSize: state.byteLength, updatedAt: new Date() },
+  })
+  await tx.$executeRaw`
+    UPDATE documents
+       SET title = ${title},
+           content_updated_at = now(),
+           search_vector = setweight(to_tsvector('simple', ${title}), 'A')
+                        || setweight(to_tsvector('simple', ${text}), 'B')
+     WHERE id = ${documentId}::uuid`
+  const newest = await tx.documentVersion.findFirst({
+    where: { documentId },
+    orderBy: { createdAt: 'desc' },
+    select: { createdAt: true },
+  })
+  if (!newest || Date.now() - newest.createdAt.getTime() >= VERSION_INTERVAL_MS) {
+    await tx.documentVersion.create({ data: { documentId, state, byteSize: state.byteLength } })
+    await tx.$executeRaw`
+      DELETE FROM document_versions
+       WHERE document_id = ${documentId}::uuid
+         AND id NOT IN (SELECT id FROM document_versions WHERE document_id = ${documentId}::uuid
+                         ORDER BY created_at DESC, id DESC LIMIT ${MAX_VERSIONS_PER_DOCUMENT})`
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * A small Prometheus registry: counters, gauges read at scrape time, and histograms, rendered in the
+ * text exposition format. Enough for this server's needs without another dependency.
+ */
+type Labels = Record<string, string>
+
+const escapeLabel = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"')
+const labelText = (labels: Labels) => {
+  const entries = Object.entries(labels)
+  return entries.length ? `{${entries.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}` : ''
+}
+const keyOf = (labels: Labels) =>
+  JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)))
+
+/** Seconds; spans a loopback request (1 ms) to a slow store on a large document (10 s). */
+export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+export class Counter {
+  private readonly values = new Map<string, { labels: Labels; value: number }>()
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+  inc(labels: Labels = {}, by = 1): void {
+    const key = keyOf(labels)
+    const entry = this.values.get(key)
+    if (entry) entry.value += by
+    else this.values.set(key, { labels, value: by })
+  }
+  get(labels: Labels = {}): number {
+    return this.values.get(keyOf(labels))?.value ?? 0
+  }
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`]
+    if (this.values.size === 0) lines.push(`${this.name} 0`)
+    for (const { labels, value } of this.values.values())
+      lines.push(`${this.name}${labelText(labels)} ${value}`)
+    return lines.join('\n')
+  }
+}
+
+export class Gauge {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly read: () => number,
+  ) {}
+  render(): string {
+    return [
+      `# HELP ${this.name} ${this.help}`,
+      `# TYPE ${this.name} gauge`,
+      `${this.name} ${this.read()}`,
+    ].join('\n')
+  }
+}
+
+export class Histogram {
+  private readonly series = new Map<
+    string,
+    { labels: Labels; counts: number[]; sum: number; count: number }
+  >()
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: number[] = LATENCY_BUCKETS,
+  ) {}
+  observe(labels: Labels, value: number): void {
+    const key = keyOf(labels)
+    let s = this.series.get(key)
+    if (!s) {
+      s = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 }
+      this.series.set(key, s)
+    }
+    for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]!) s.counts[i]!++
+    s.sum += value
+    s.count++
+  }
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`]
+    for (const s of this.series.values()) {
+      this.buckets.forEach((le, i) => {
+        lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: String(le) })} ${s.counts[i]}`)
+      })
+      lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: '+Inf' })} ${s.count}`)
+      lines.push(`${this.name}_sum${labelText(s.labels)} ${s.sum}`)
+      lines.push(`${this.name}_count${labelText(s.labels)} ${s.count}`)
+    }
+    return lines.join('\n')
+  }
+}
+
+export function createMetrics() {
+  const gauges: Gauge[] = []
+  const metrics = {
+    httpRequests: new Counter('http_requests_total', 'HTTP requests by route and status.'),
+    httpLatency: new Histogram('http_request_duration_seconds', 'HTTP request latency by route.'),
+    wsConnectionsOpened: new Counter(
+      'collab_websocket_connections_opened_total',
+      'WebSocket connections accepted.',
+    ),
+    authFailures: new Counter(
+      'collab_auth_failures_total',
+      'WebSocket connections refused by authentication.',
+    ),
+    documentLoads: new Counter(
+      'collab_document_loads_total',
+      'Documents loaded into memory from the database.',
+    ),
+    stores: new Counter('collab_document_stores_total', 'Document stores that succeeded.'),
+    storeFailures: new Counter(
+      'collab_document_store_failures_total',
+      'Document stores that failed (each is retried).',
+    ),
+    storeLatency: new Histogram('collab_document_store_duration_seconds', 'Time to store one document.'),
+    /** Gauges read live values (connections, loaded documents) when scraped. */
+    addGauge(name: string, help: string, read: () => number) {
+      gauges.push(new Gauge(name, help, read))
+    },
+    render(): string {
+      const all = [
+        metrics.httpRequests,
+        metrics.httpLatency,
+        metrics.wsConnectionsOpened,
+        metrics.authFailures,
+        metrics.documentLoads,
+        metrics.stores,
+        metrics.storeFailures,
+        metrics.storeLatency,
+        ...gauges,
+      ]
+      return `${all.map((m) => m.render()).join('\n')}\n`
+    },
+  }
+  return metrics
+}
+
+export type Metrics = ReturnType<typeof createMetrics>

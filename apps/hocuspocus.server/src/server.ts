@@ -1,0 +1,118 @@
+/**
+ * One process, one port: Bun.serve upgrades WebSocket requests into Hocuspocus and hands every other
+ * request to the Hono app. `startServer` is the composition root shared by main.ts and the tests.
+ */
+import type { Hocuspocus } from '@hocuspocus/server'
+import type { Server, ServerWebSocket } from 'bun'
+import { type AdminChannel, startAdminChannel } from './cli/admin-channel.ts'
+import { type Collab, createCollab } from './collab/hocuspocus.ts'
+import type { Config } from './config.ts'
+import { type Database, databaseTarget, openDatabase } from './db/client.ts'
+import { acquireDataDirLock, type DataDirLock } from './db/data-dir-lock.ts'
+import { applyMigrations } from './db/migrations.ts'
+import { createHttpApp } from './http/app.ts'
+import type { Logger } from './logger.ts'
+import { createMetrics, type Metrics } from './metrics.ts'
+import { createServices, type Services } from './services.ts'
+
+export const VERSION = '0.1.0'
+
+type SocketData = { request: Request; connection?: ReturnType<Hocuspocus['handleConnection']> }
+
+export type RunningServer = {
+  url: string
+  port: number
+  services: Services
+  collab: Collab
+  metrics: Metrics
+  /** Stops accepting, closes connections, stores every pending change, closes the database. */
+  stop(): Promise<{ unstored: string[] }>
+}
+
+export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
+  const target = databaseTarget(config)
+  let lock: DataDirLock | undefined
+  if (target.kind === 'pglite') {
+    // An embedded database folder must never be opened by two processes at once.
+    lock = acquireDataDirLock(config.dataDir, 'server')
+  }
+  let db: Database | undefined
+  try {
+    db = await openDatabase(target)
+    if (config.migrateOnStart) {
+      const applied = await applyMigrations(db.adapterFactory, { onWarning: (m) => logger.warn(m) })
+      if (applied.length) logger.info({ applied }, 'migrations applied')
+    }
+  } catch (error) {
+    await db?.close().catch(() => {})
+    lock?.release()
+    throw error
+  }
+  const database = db
+  const services = createServices(database)
+  const metrics = createMetrics()
+  const collab = createCollab({ config, services, logger, metrics })
+  const app = createHttpApp({ services, metrics, logger, version: VERSION })
+  const { hocuspocus } = collab
+
+  const server: Server<SocketData> = Bun.serve<SocketData>({
+    hostname: config.host,
+    port: config.port,
+    fetch(request, srv) {
+      if (request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
+        if (srv.upgrade(request, { data: { request } })) return undefined
+        return new Response('WebSocket upgrade failed', { status: 400 })
+      }
+      return app.fetch(request)
+    },
+    websocket: {
+      // Hocuspocus enforces its own limits on queued messages; this bounds one frame.
+      maxPayloadLength: 16 * 1024 * 1024,
+      open(ws: ServerWebSocket<SocketData>) {
+        ws.data.connection = hocuspocus.handleConnection(ws, ws.data.request)
+      },
+      message(ws: ServerWebSocket<SocketData>, message) {
+        const bytes =
+          typeof message === 'string' ? new TextEncoder().encode(message) : new Uint8Array(message)
+        ws.data.connection?.handleMessage(bytes)
+      },
+      close(ws: ServerWebSocket<SocketData>, code, reason) {
+        ws.data.connection?.handleClose({ code, reason } as CloseEvent)
+      },
+    },
+  })
+
+  let admin: AdminChannel | undefined
+  if (lock) admin = startAdminChannel({ dataDir: config.dataDir, services, logger })
+
+  const port = server.port ?? config.port
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+  let stopping: Promise<{ unstored: string[] }> | undefined
+
+  return {
+    url,
+    port,
+    services,
+    collab,
+    metrics,
+    stop() {
+      stopping ??= (async () => {
+        server.stop(false) // stop accepting; existing sockets are closed below
+        admin?.stop()
+        hocuspocus.closeConnections()
+        hocuspocus.flushPendingStores()
+        const unstored = await collab.persistence.flush(config.shutdownTimeoutMs)
+        if (unstored.length)
+          logger.error({ rooms: unstored.length }, 'shutdown: some documents could not be stored')
+        server.stop(true)
+        await collab.close()
+        await database
+          .close()
+          .catch((err) => logger.warn({ err: err.message }, 'closing the database failed'))
+        lock?.release()
+        return { unstored }
+      })()
+      return stopping
+    },
+  }
+}
