@@ -1,0 +1,58 @@
+import * as Y from 'yjs'
+import type { DocNode } from './doc-json.ts'
+import { newHeadingId } from './heading-id.ts'
+import { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_TITLE_CHARS } from './limits.ts'
+import { parseMarkdown } from './markdown/parse-markdown.ts'
+import { ok, type Result, refuse } from './result.ts'
+import { blocksToY } from './yjs/build-y.ts'
+
+/** The title as stored: whitespace runs (newlines included) collapse to one space. */
+export function normaliseTitle(title: string): Result<string> {
+  const clean = title.replace(/\s+/g, ' ').trim()
+  if (clean === '') return refuse('empty_title', 'title: it is empty; give the document a short title.')
+  if (clean.length > MAX_TITLE_CHARS) {
+    return refuse(
+      'title_too_long',
+      `title: ${clean.length} characters is over ${MAX_TITLE_CHARS}; shorten it.`,
+    )
+  }
+  return ok(clean)
+}
+
+/** Blocks of a new document: the level-1 title heading (fresh id), then the parsed Markdown, checked. */
+export function buildDocumentBlocks(title: string, markdown?: string): Result<DocNode[]> {
+  const cleanTitle = normaliseTitle(title)
+  if (cleanTitle.kind === 'error') return cleanTitle
+  const heading: DocNode = {
+    type: 'heading',
+    attrs: { level: 1, [HEADING_ID_ATTR]: newHeadingId() },
+    content: [{ type: 'text', text: cleanTitle.value }],
+  }
+  if (markdown === undefined || markdown.trim() === '') return ok([heading])
+  const body = parseMarkdown(markdown)
+  if (body.kind === 'error') return body
+  return ok([heading, ...body.value])
+}
+
+/** Writes a new document into an empty Y.Doc's `default` fragment, in one transaction. */
+export function writeNewDocument(doc: Y.Doc, title: string, markdown?: string): Result<void> {
+  const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+  if (fragment.length > 0) {
+    return refuse('not_empty', 'doc: it already has content; write a new document into an empty Y.Doc.')
+  }
+  const blocks = buildDocumentBlocks(title, markdown)
+  if (blocks.kind === 'error') return blocks
+  const elements = blocksToY(blocks.value)
+  doc.transact(() => fragment.insert(0, elements))
+  return ok(undefined)
+}
+
+/** The full Yjs update (`Y.encodeStateAsUpdate`) of a new document: what a store saves as its first state. */
+export function createDocumentUpdate(title: string, markdown?: string): Result<Uint8Array> {
+  const doc = new Y.Doc()
+  const written = writeNewDocument(doc, title, markdown)
+  if (written.kind === 'error') return written
+  const update = Y.encodeStateAsUpdate(doc)
+  doc.destroy()
+  return ok(update)
+}

@@ -1,0 +1,70 @@
+import type { Extensions } from '@tiptap/core'
+import { getSchema } from '@tiptap/core'
+import Blockquote from '@tiptap/extension-blockquote'
+import Bold from '@tiptap/extension-bold'
+import Code from '@tiptap/extension-code'
+import CodeBlock from '@tiptap/extension-code-block'
+import Document from '@tiptap/extension-document'
+import HardBreak from '@tiptap/extension-hard-break'
+import Heading from '@tiptap/extension-heading'
+import Highlight from '@tiptap/extension-highlight'
+import HorizontalRule from '@tiptap/extension-horizontal-rule'
+import Image from '@tiptap/extension-image'
+import Italic from '@tiptap/extension-italic'
+import Link from '@tiptap/extension-link'
+import { BulletList, ListItem, OrderedList, TaskItem, TaskList } from '@tiptap/extension-list'
+import Paragraph from '@tiptap/extension-paragraph'
+import Strike from '@tiptap/extension-strike'
+import Subscript from '@tiptap/extension-subscript'
+import Superscript from '@tiptap/extension-superscript'
+import { Table, TableCell, TableHeader, TableRow } from '@tiptap/extension-table'
+import Text from '@tiptap/extension-text'
+import Underline from '@tiptap/extension-underline'
+import { UniqueID } from '@tiptap/extension-unique-id'
+import Youtube from '@tiptap/extension-youtube'
+import type { Schema } from '@tiptap/pm/model'
+import { newHeadingId } from './heading-id.ts'
+import { HEADING_ID_ATTR } from './limits.ts'
+import { MediaEmbed } from './media-node.ts'
+
+/**
+ * The one extension list for the server and every editor: deploy them together, because a bound editor
+ * deletes Yjs content its schema cannot represent and that deletion syncs back.
+ */
+export const extensions: Extensions = [
+  // Flat document: the title heading, then any blocks (level 1 for the title is enforced by the writers).
+  Document.extend({ content: 'heading block*' }),
+  Paragraph,
+  Text,
+  Heading.configure({ levels: [1, 2, 3, 4, 5, 6] }),
+  Blockquote,
+  CodeBlock,
+  HorizontalRule,
+  HardBreak,
+  BulletList,
+  OrderedList,
+  ListItem,
+  TaskList,
+  TaskItem.configure({ nested: true }),
+  Table,
+  TableRow,
+  TableHeader,
+  TableCell,
+  Image,
+  Youtube,
+  MediaEmbed,
+  Bold,
+  Italic,
+  Strike,
+  Underline,
+  // TipTap's default `excludes: '_'` makes `**bold `code`**` invalid; code only excludes itself.
+  Code.extend({ excludes: 'code' }),
+  Link.configure({ openOnClick: false, autolink: false }),
+  Highlight.configure({ multicolor: true }),
+  Subscript,
+  Superscript,
+  UniqueID.configure({ types: ['heading'], attributeName: HEADING_ID_ATTR, generateID: newHeadingId }),
+]
+
+/** ProseMirror schema of the document; builds without a DOM. */
+export const schema: Schema = getSchema(extensions)

@@ -1,0 +1,24 @@
+export { createDocumentUpdate, normaliseTitle, writeNewDocument } from './create-document.ts'
+export type { DocMark, DocNode } from './doc-json.ts'
+export { appendMarkdown } from './edits/append-markdown.ts'
+export { type EditBlocksInput, editBlocks } from './edits/edit-blocks.ts'
+export { reassignDuplicateIds } from './edits/reassign-ids.ts'
+export { replaceText } from './edits/replace-text.ts'
+export { extensions, schema } from './extensions.ts'
+export { newHeadingId } from './heading-id.ts'
+export { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_MARKDOWN_CHARS, MAX_TITLE_CHARS } from './limits.ts'
+export type { MediaStyle, SerializeOptions } from './markdown/blocks-to-mdast.ts'
+export { documentToMarkdown } from './markdown/document-to-markdown.ts'
+export { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
+export { readPlainText, readTitle } from './read-document.ts'
+export type { Result } from './result.ts'
+export { type OutlineNode, readOutline } from './sections/outline.ts'
+export {
+  DEFAULT_SECTION_CHARS,
+  type RenderOptions,
+  renderSection,
+  type SectionRender,
+} from './sections/render-section.ts'
+export { findSection, listSections, type SectionInfo } from './sections/section-index.ts'
+export { REV_LENGTH } from './sections/section-rev.ts'
+export { fragmentToJSON } from './yjs/read-y.ts'

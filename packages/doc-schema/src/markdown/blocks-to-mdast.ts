@@ -1,0 +1,155 @@
+import type { BlockContent, ListItem, PhrasingContent, RootContent, TableCell, TableRow } from 'mdast'
+import type { DocNode } from '../doc-json.ts'
+import { inlineToMdast } from './inline-to-mdast.ts'
+
+export type MediaStyle =
+  /** `[image: alt]`, `[video: url]`, `[audio: url]`: what an agent reads (default). */
+  | 'placeholder'
+  /** `![alt](src "title")` for images, so a Markdown copy keeps them; embeds as placeholders. */
+  | 'source'
+
+export type SerializeOptions = { media?: MediaStyle }
+
+const NO_TABLE = { inTable: false }
+
+/** One top-level or nested block as mdast; an empty paragraph has no Markdown form and yields nothing. */
+export function blockToMdast(node: DocNode, opts: SerializeOptions): RootContent[] {
+  const content = node.content ?? []
+  switch (node.type) {
+    case 'paragraph': {
+      const children = inlineToMdast(content, NO_TABLE)
+      return children.length === 0 ? [] : [{ type: 'paragraph', children }]
+    }
+    case 'heading': {
+      const depth = Math.min(6, Math.max(1, Number(node.attrs?.level ?? 1))) as 1 | 2 | 3 | 4 | 5 | 6
+      return [{ type: 'heading', depth, children: inlineToMdast(content, NO_TABLE) }]
+    }
+    case 'blockquote':
+      return [{ type: 'blockquote', children: flow(content, opts) }]
+    case 'bulletList':
+    case 'orderedList':
+    case 'taskList': {
+      const ordered = node.type === 'orderedList'
+      const start = ordered ? Number(node.attrs?.start ?? 1) : null
+      const children = content.map((item) => listItem(item, opts))
+      return [{ type: 'list', ordered, start, spread: false, children }]
+    }
+    case 'codeBlock': {
+      const language = node.attrs?.language
+      const value = content.map((text) => text.text ?? '').join('')
+      return [{ type: 'code', lang: typeof language === 'string' && language ? language : null, value }]
+    }
+    case 'horizontalRule':
+      return [{ type: 'thematicBreak' }]
+    case 'table':
+      return [table(node, opts)]
+    case 'image':
+    case 'youtube':
+    case 'mediaEmbed':
+      return [{ type: 'paragraph', children: [mediaInline(node, opts)] }]
+    default:
+      // An unknown node (from a newer schema) still shows its text rather than vanishing.
+      return [{ type: 'paragraph', children: [{ type: 'text', value: `[${node.type}]` }] }]
+  }
+}
+
+function flow(nodes: DocNode[], opts: SerializeOptions): BlockContent[] {
+  return nodes.flatMap((node) => blockToMdast(node, opts)) as BlockContent[]
+}
+
+function listItem(item: DocNode, opts: SerializeOptions): ListItem {
+  const checked = item.type === 'taskItem' ? Boolean(item.attrs?.checked) : null
+  const [first, ...rest] = item.content ?? []
+  // An empty first paragraph has to be written when it is all there is, or a task item loses its checkbox;
+  // before other blocks it cannot be (an item may not start with a blank line) and the parser restores it,
+  // except under a checkbox, which keeps the line from being blank.
+  const head: BlockContent[] =
+    first?.type === 'paragraph' &&
+    (first.content ?? []).length === 0 &&
+    (rest.length === 0 || checked !== null)
+      ? [{ type: 'paragraph', children: [] }]
+      : flow(first ? [first] : [], opts)
+  return {
+    type: 'listItem',
+    spread: false,
+    checked,
+    children: [...head, ...flow(rest.flatMap(withoutEmptyItems), opts)],
+  }
+}
+
+/**
+ * A nested list drops its empty items: an empty item cannot follow a paragraph in Markdown (it would read
+ * back as a setext underline), and an empty item carries nothing.
+ */
+function withoutEmptyItems(block: DocNode): DocNode[] {
+  if (!LIST_TYPES.has(block.type)) return [block]
+  const items = (block.content ?? []).filter((item) => !(item.content ?? []).every(isBlank))
+  return items.length === 0 ? [] : [{ ...block, content: items }]
+}
+
+const LIST_TYPES = new Set(['bulletList', 'orderedList', 'taskList'])
+
+/** An empty paragraph, or a list whose items hold only blanks. */
+function isBlank(block: DocNode): boolean {
+  if (block.type === 'paragraph') return (block.content ?? []).length === 0
+  if (!LIST_TYPES.has(block.type)) return false
+  return (block.content ?? []).every((item) => (item.content ?? []).every(isBlank))
+}
+
+/** Media as one inline node: a placeholder an agent can read and write back, or an image. */
+export function mediaInline(node: DocNode, opts: SerializeOptions): PhrasingContent {
+  const src = String(node.attrs?.src ?? '')
+  if (node.type === 'image') {
+    const alt = typeof node.attrs?.alt === 'string' ? node.attrs.alt : ''
+    if (opts.media === 'source' && src) {
+      const title = typeof node.attrs?.title === 'string' ? node.attrs.title : null
+      return { type: 'image', url: src, alt, title }
+    }
+    // Raw html so the brackets are not escaped: the placeholder reads the same in every view.
+    return { type: 'html', value: alt ? `[image: ${alt}]` : '[image]' }
+  }
+  const kind = node.type === 'mediaEmbed' && node.attrs?.kind === 'audio' ? 'audio' : 'video'
+  return { type: 'html', value: `[${kind}: ${src}]` }
+}
+
+function table(node: DocNode, opts: SerializeOptions) {
+  const rows = node.content ?? []
+  const first = rows[0]?.content ?? []
+  const align = first.map((cell) => {
+    const value = cell.attrs?.align
+    return value === 'left' || value === 'center' || value === 'right' ? value : null
+  })
+  const children: TableRow[] = rows.map((row) => ({
+    type: 'tableRow',
+    children: (row.content ?? []).map((cell) => tableCell(cell, opts)),
+  }))
+  return { type: 'table' as const, align, children }
+}
+
+/** A cell holds blocks; Markdown cells hold one line: blocks are joined by `<br>`, lists become text. */
+function tableCell(cell: DocNode, opts: SerializeOptions): TableCell {
+  const children: PhrasingContent[] = []
+  for (const block of cell.content ?? []) {
+    const inline = cellBlockInline(block, opts)
+    if (inline.length === 0) continue
+    if (children.length > 0) children.push({ type: 'html', value: '<br>' })
+    children.push(...inline)
+  }
+  return { type: 'tableCell', children }
+}
+
+function cellBlockInline(block: DocNode, opts: SerializeOptions): PhrasingContent[] {
+  if (block.type === 'paragraph' || block.type === 'heading') {
+    return inlineToMdast(block.content ?? [], { inTable: true })
+  }
+  if (block.type === 'image' || block.type === 'youtube' || block.type === 'mediaEmbed') {
+    return [mediaInline(block, opts)]
+  }
+  const text = plainTextOf(block)
+  return text === '' ? [] : [{ type: 'text', value: text }]
+}
+
+function plainTextOf(node: DocNode): string {
+  if (node.type === 'text') return node.text ?? ''
+  return (node.content ?? []).map(plainTextOf).join(' ')
+}

@@ -1,0 +1,79 @@
+import MarkdownIt from 'markdown-it'
+import type { DocNode } from '../doc-json.ts'
+import { schema } from '../extensions.ts'
+import { newHeadingId } from '../heading-id.ts'
+import { HEADING_ID_ATTR, MAX_MARKDOWN_CHARS } from '../limits.ts'
+import { ok, type Result, refuse } from '../result.ts'
+import { tokensToBlocks } from './tokens-to-blocks.ts'
+
+export type ParseOptions = {
+  /** Shallowest heading level the Markdown may contain (default 2: level 1 is the document title). */
+  minHeadingLevel?: number
+  /** Accept a level-1 heading as the very first block: the title of a document being created. */
+  allowTitle?: boolean
+}
+
+// html: true so the few allowed inline tags (<u>, <mark>, <sub>, <sup>, <br>) can be read as marks;
+// every other tag is turned back into visible text by the token conversion.
+const markdownIt = new MarkdownIt('default', { html: true, linkify: false, typographer: false })
+
+/**
+ * Parses GFM Markdown into checked top-level blocks (ProseMirror JSON), each heading with a fresh id.
+ * Refusals: `empty`, `too_large`, `h1_not_allowed`, `heading_too_shallow`, `invalid_content`.
+ */
+export function parseMarkdown(markdown: string, opts: ParseOptions = {}): Result<DocNode[]> {
+  if (markdown.length > MAX_MARKDOWN_CHARS) {
+    return refuse(
+      'too_large',
+      `markdown: ${markdown.length} characters is over the limit of ${MAX_MARKDOWN_CHARS}; send it in smaller parts.`,
+    )
+  }
+  if (markdown.trim() === '')
+    return refuse('empty', 'markdown: it is empty; send at least one block of content.')
+  const blocks = tokensToBlocks(markdownIt.parse(markdown, {}))
+  if (blocks.length === 0) return refuse('empty', 'markdown: it holds no content; send at least one block.')
+
+  const minLevel = opts.minHeadingLevel ?? 2
+  for (const [index, block] of blocks.entries()) {
+    if (block.type !== 'heading') continue
+    const level = Number(block.attrs?.level)
+    if (level === 1 && index === 0 && opts.allowTitle) continue
+    if (level === 1 && minLevel <= 2) {
+      return refuse(
+        'h1_not_allowed',
+        'markdown: a level-1 heading (# …) is only the document title; use ## or deeper for sections.',
+      )
+    }
+    if (level < minLevel) {
+      const need =
+        minLevel > 6
+          ? 'no headings here (the section is already level 6)'
+          : `${'#'.repeat(minLevel)} or deeper`
+      return refuse(
+        'heading_too_shallow',
+        `markdown: heading level ${level} is not deeper than the section; use ${need}.`,
+      )
+    }
+    block.attrs = { ...block.attrs, [HEADING_ID_ATTR]: newHeadingId() }
+  }
+  return checkBlocks(blocks)
+}
+
+/** Normalises every block through the schema and checks it: nothing invalid is ever written to Yjs. */
+export function checkBlocks(blocks: DocNode[]): Result<DocNode[]> {
+  const checked: DocNode[] = []
+  for (const block of blocks) {
+    try {
+      const node = schema.nodeFromJSON(block)
+      node.check()
+      checked.push(node.toJSON() as DocNode)
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error)
+      return refuse(
+        'invalid_content',
+        `markdown: a ${block.type} block is not valid here (${reason}); rewrite it.`,
+      )
+    }
+  }
+  return ok(checked)
+}

@@ -1,0 +1,234 @@
+import MarkdownIt from 'markdown-it'
+import type Token from 'markdown-it/lib/token.mjs'
+import type { DocNode } from '../doc-json.ts'
+import { convertInline } from './inline-tokens.ts'
+import { mediaNodeForLine } from './media-url.ts'
+
+// markdown-it leaves backslash escapes and entities in a fence's info string for the renderer to undo.
+const { unescapeAll } = new MarkdownIt().utils
+
+const TASK_PREFIX = /^\[([ xX])\](?: |$)/
+
+/** Blocks of a markdown-it token stream; `nested` is false only at the document's top level. */
+export function tokensToBlocks(tokens: Token[]): DocNode[] {
+  const cursor = { index: 0 }
+  return readBlocks(tokens, cursor, null, false)
+}
+
+function readBlocks(tokens: Token[], cursor: { index: number }, closeType: string | null, nested: boolean) {
+  const blocks: DocNode[] = []
+  while (cursor.index < tokens.length) {
+    const token = tokens[cursor.index]!
+    if (token.type === closeType) {
+      cursor.index++
+      return blocks
+    }
+    blocks.push(...readBlock(tokens, cursor, nested))
+  }
+  return blocks
+}
+
+function readBlock(tokens: Token[], cursor: { index: number }, nested: boolean): DocNode[] {
+  const token = tokens[cursor.index++]!
+  switch (token.type) {
+    case 'paragraph_open': {
+      const inline = tokens[cursor.index]
+      cursor.index += 2 // inline, paragraph_close
+      return paragraphBlocks(inline?.children ?? [])
+    }
+    case 'heading_open': {
+      const inline = tokens[cursor.index]
+      cursor.index += 2
+      // A heading is one line in Markdown: a line break in it reads back as a space.
+      const content = trimEdges(
+        inlineOnly(inline?.children ?? []).map((node) =>
+          node.type === 'hardBreak' ? { type: 'text', text: ' ' } : node,
+        ),
+      )
+      // Headings inside lists, quotes and cells are not sections: they become paragraphs.
+      if (nested) return [mediaEmbedFor(paragraph(content)) ?? paragraph(content)]
+      return [{ type: 'heading', attrs: { level: Number(token.tag.slice(1)) }, content }]
+    }
+    case 'blockquote_open': {
+      const content = readBlocks(tokens, cursor, 'blockquote_close', true)
+      return [{ type: 'blockquote', content: content.length > 0 ? content : [paragraph([])] }]
+    }
+    case 'bullet_list_open':
+      return [bulletOrTaskList(readItems(tokens, cursor, 'bullet_list_close'))]
+    case 'ordered_list_open': {
+      const start = Number(token.attrGet('start') ?? 1)
+      const content = readItems(tokens, cursor, 'ordered_list_close')
+      return [{ type: 'orderedList', attrs: { start }, content }]
+    }
+    case 'fence':
+    case 'code_block': {
+      const language = unescapeAll(token.info).trim().split(/\s+/)[0] || null
+      const text = token.content.replace(/\n$/, '')
+      return [{ type: 'codeBlock', attrs: { language }, content: text ? [{ type: 'text', text }] : [] }]
+    }
+    case 'hr':
+      return [{ type: 'horizontalRule' }]
+    case 'table_open':
+      return [readTable(tokens, cursor)]
+    case 'html_block':
+      return htmlBlockAsText(token.content)
+    default:
+      return []
+  }
+}
+
+/** Raw HTML is kept as visible text, one paragraph, lines joined by hard breaks. */
+function htmlBlockAsText(html: string): DocNode[] {
+  const content: DocNode[] = []
+  for (const line of html.split('\n')) {
+    const text = line.trim()
+    if (text === '') continue
+    if (content.length > 0) content.push({ type: 'hardBreak' })
+    content.push({ type: 'text', text })
+  }
+  return content.length > 0 ? [paragraph(content)] : []
+}
+
+function paragraph(content: DocNode[]): DocNode {
+  return { type: 'paragraph', content }
+}
+
+function inlineOnly(children: Token[]): DocNode[] {
+  const nodes: DocNode[] = []
+  for (const piece of convertInline(children)) {
+    if (piece.kind === 'inline') nodes.push(piece.node)
+    else {
+      const alt = piece.node.attrs?.alt
+      if (typeof alt === 'string' && alt !== '') nodes.push({ type: 'text', text: alt })
+    }
+  }
+  return nodes
+}
+
+/** A paragraph, split around images (block nodes here); a paragraph holding only a media URL is an embed. */
+function paragraphBlocks(children: Token[]): DocNode[] {
+  const blocks: DocNode[] = []
+  let run: DocNode[] = []
+  for (const piece of convertInline(children)) {
+    if (piece.kind === 'inline') {
+      run.push(piece.node)
+      continue
+    }
+    pushRun(blocks, run)
+    run = []
+    blocks.push(piece.node)
+  }
+  // Edge whitespace only survives as `&#x20;` entities: trimming it keeps export stable and readable.
+  if (blocks.length === 0) blocks.push(paragraph(trimEdges(run)))
+  else pushRun(blocks, run)
+  return blocks.map((block) => mediaEmbedFor(block) ?? block)
+}
+
+/** Text around a lifted image becomes its own paragraph, without the spaces that separated them. */
+function pushRun(blocks: DocNode[], run: DocNode[]) {
+  const content = trimEdges(run)
+  if (content.length > 0) blocks.push(paragraph(content))
+}
+
+/** Drops hard breaks, whitespace and emptied text at both ends of inline content. */
+function trimEdges(run: DocNode[]): DocNode[] {
+  const nodes = run.filter((node) => node.type !== 'text' || node.text !== '').map((node) => ({ ...node }))
+  for (;;) {
+    const first = nodes[0]
+    if (first?.type === 'hardBreak') nodes.shift()
+    else if (first?.type === 'text' && first.text !== first.text?.trimStart()) {
+      first.text = first.text!.trimStart()
+      if (first.text === '') nodes.shift()
+    } else break
+  }
+  for (;;) {
+    const last = nodes.at(-1)
+    if (last?.type === 'hardBreak') nodes.pop()
+    else if (last?.type === 'text' && last.text !== last.text?.trimEnd()) {
+      last.text = last.text!.trimEnd()
+      if (last.text === '') nodes.pop()
+    } else break
+  }
+  return nodes
+}
+
+/** The embed for a paragraph that is one plain text or one bare link holding a media URL, else null. */
+function mediaEmbedFor(block: DocNode): DocNode | null {
+  if (block.type !== 'paragraph' || block.content?.length !== 1) return null
+  const only = block.content[0]!
+  if (only.type !== 'text') return null
+  const marks = only.marks ?? []
+  const bareLink = marks.length === 1 && marks[0]?.type === 'link' && marks[0].attrs?.href === only.text
+  if (marks.length > 0 && !bareLink) return null
+  return mediaNodeForLine(only.text ?? '')
+}
+
+function readItems(tokens: Token[], cursor: { index: number }, closeType: string): DocNode[] {
+  const items: DocNode[] = []
+  while (cursor.index < tokens.length) {
+    const token = tokens[cursor.index++]!
+    if (token.type === closeType) break
+    if (token.type !== 'list_item_open') continue
+    const content = readBlocks(tokens, cursor, 'list_item_close', true)
+    // A list item must start with a paragraph (schema: `paragraph block*`).
+    if (content[0]?.type !== 'paragraph') content.unshift(paragraph([]))
+    items.push({ type: 'listItem', content })
+  }
+  return items
+}
+
+/** GFM task lists: a bullet list whose every item starts with `[ ]` or `[x]`. */
+function bulletOrTaskList(items: DocNode[]): DocNode {
+  const prefixes = items.map(taskPrefix)
+  if (items.length === 0 || prefixes.some((prefix) => prefix === null)) {
+    return { type: 'bulletList', content: items }
+  }
+  const content = items.map((item, index) => {
+    const match = prefixes[index]!
+    const [first, ...rest] = item.content ?? []
+    const inline = [...(first?.content ?? [])]
+    const head = inline[0]!
+    const remaining = (head.text ?? '').slice(match[0].length)
+    if (remaining === '') inline.shift()
+    else inline[0] = { ...head, text: remaining }
+    return {
+      type: 'taskItem',
+      attrs: { checked: match[1] !== ' ' },
+      content: [paragraph(inline), ...rest],
+    }
+  })
+  return { type: 'taskList', content }
+}
+
+function taskPrefix(item: DocNode): RegExpExecArray | null {
+  const head = item.content?.[0]?.content?.[0]
+  if (head?.type !== 'text' || head.marks) return null
+  return TASK_PREFIX.exec(head.text ?? '')
+}
+
+function readTable(tokens: Token[], cursor: { index: number }): DocNode {
+  const rows: DocNode[] = []
+  let cells: DocNode[] = []
+  while (cursor.index < tokens.length) {
+    const token = tokens[cursor.index++]!
+    if (token.type === 'table_close') break
+    if (token.type === 'tr_close') {
+      rows.push({ type: 'tableRow', content: cells })
+      cells = []
+    } else if (token.type === 'th_open' || token.type === 'td_open') {
+      const inline = tokens[cursor.index]
+      cursor.index += 2 // inline, th_close/td_close
+      const style = token.attrGet('style') ?? ''
+      const align = /text-align:\s*(left|center|right)/.exec(style)?.[1] ?? null
+      cells.push({
+        type: token.type === 'th_open' ? 'tableHeader' : 'tableCell',
+        attrs: { align },
+        // Markdown trims cells; an entity-encoded space at the edge would not survive a second trip.
+        content: paragraphBlocks(inline?.children ?? []).map((block) =>
+          block.type === 'paragraph' ? { ...block, content: trimEdges(block.content ?? []) } : block,
+        ),
+      })
+    }
+  }
+  return { type: 'table', content: rows }
+}

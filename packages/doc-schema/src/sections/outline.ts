@@ -1,0 +1,29 @@
+import type * as Y from 'yjs'
+import { describeSection, locateSections } from './section-index.ts'
+
+export type OutlineNode = {
+  sectionId: string
+  level: number
+  title: string
+  rev: string
+  children: OutlineNode[]
+}
+
+/**
+ * The heading tree in document order. A heading nests under the nearest earlier heading that is
+ * shallower, so a skipped level (## then ####) still nests under the ##.
+ */
+export function readOutline(fragment: Y.XmlFragment): OutlineNode[] {
+  const roots: OutlineNode[] = []
+  const stack: OutlineNode[] = []
+  for (const section of locateSections(fragment)) {
+    const { sectionId, level, title, rev } = describeSection(section)
+    const node: OutlineNode = { sectionId, level, title, rev, children: [] }
+    while (stack.length > 0 && stack.at(-1)!.level >= level) stack.pop()
+    const parent = stack.at(-1)
+    if (parent) parent.children.push(node)
+    else roots.push(node)
+    stack.push(node)
+  }
+  return roots
+}

@@ -1,0 +1,106 @@
+import type * as Y from 'yjs'
+import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
+import { ok, type Result, refuse } from '../result.ts'
+import { yElementToJSON } from '../yjs/read-y.ts'
+import { locateSection } from './section-index.ts'
+import { sectionRev } from './section-rev.ts'
+
+/** Default character budget of one section read: large enough for most sections, small for a context. */
+export const DEFAULT_SECTION_CHARS = 16_000
+
+/** Smallest budget honoured: below it a heading and the cut marker alone would not fit. */
+export const MIN_SECTION_CHARS = 200
+
+export type RenderOptions = { fromBlock?: number; maxChars?: number }
+
+export type SectionRender = {
+  sectionId: string
+  rev: string
+  /** The heading line, then `[n] markdown` per block, blocks separated by a blank line. */
+  text: string
+  /** Characters of the whole section rendered from block 1, as if there were no budget. */
+  totalChars: number
+  shownChars: number
+  blockCount: number
+  /** First block not shown whole: pass it as `fromBlock` to read on. Absent when the read reached the end. */
+  nextBlock?: number
+  /** A single block longer than the budget is shown cut (never inside a surrogate pair); this names it. */
+  truncatedBlock?: number
+}
+
+/** Markdown of one block, as numbered section reads show it (media as readable placeholders). */
+export function blockMarkdown(block: Y.XmlElement): string {
+  return blocksToMarkdown([yElementToJSON(block)], { media: 'placeholder' })
+}
+
+function numbered(number: number, markdown: string): string {
+  return markdown === '' ? `[${number}]` : `[${number}] ${markdown}`
+}
+
+/** Renders a section's numbered blocks from `fromBlock` (default 1), stopping on a block boundary. */
+export function renderSection(
+  fragment: Y.XmlFragment,
+  sectionId: string,
+  opts: RenderOptions = {},
+): Result<SectionRender> {
+  const section = locateSection(fragment, sectionId)
+  if (!section) {
+    return refuse(
+      'section_not_found',
+      `section_id: no heading has id "${sectionId}"; read the outline for ids.`,
+    )
+  }
+  const blockCount = section.blocks.length
+  const fromBlock = opts.fromBlock ?? 1
+  if (!Number.isInteger(fromBlock) || fromBlock < 1 || fromBlock > Math.max(1, blockCount)) {
+    return refuse(
+      'block_out_of_range',
+      `fromBlock: ${fromBlock} is outside 1..${Math.max(1, blockCount)}; the section has ${blockCount} blocks.`,
+    )
+  }
+  const maxChars = Math.max(MIN_SECTION_CHARS, opts.maxChars ?? DEFAULT_SECTION_CHARS)
+  const headingLine = blocksToMarkdown([yElementToJSON(section.heading)])
+  const pieces = section.blocks.map((block, index) => numbered(index + 1, blockMarkdown(block)))
+  const totalChars = [headingLine, ...pieces].join('\n\n').length
+
+  let text = headingLine
+  let nextBlock: number | undefined
+  let truncatedBlock: number | undefined
+  for (let number = fromBlock; number <= blockCount; number++) {
+    const piece = pieces[number - 1]!
+    const candidate = `${text}\n\n${piece}`
+    if (candidate.length <= maxChars) {
+      text = candidate
+      continue
+    }
+    if (number === fromBlock) {
+      // Not even one block fits: show its start so the read still makes progress.
+      const marker = `\n[… block ${number} cut at ${maxChars} characters]`
+      const room = maxChars - text.length - 2 - marker.length
+      const cut = safeCut(piece, Math.max(0, room))
+      text = `${text}\n\n${piece.slice(0, cut)}${marker}`
+      truncatedBlock = number
+      nextBlock = number < blockCount ? number + 1 : undefined
+    } else nextBlock = number
+    break
+  }
+  const result: SectionRender = {
+    sectionId: section.sectionId,
+    rev: sectionRev(section.heading, section.blocks),
+    text,
+    totalChars,
+    shownChars: text.length,
+    blockCount,
+  }
+  if (nextBlock !== undefined) result.nextBlock = nextBlock
+  if (truncatedBlock !== undefined) result.truncatedBlock = truncatedBlock
+  return ok(result)
+}
+
+/** The largest cut ≤ `at` that does not separate a high surrogate from its low surrogate. */
+export function safeCut(text: string, at: number): number {
+  if (at <= 0) return 0
+  if (at >= text.length) return text.length
+  const before = text.charCodeAt(at - 1)
+  return before >= 0xd800 && before <= 0xdbff ? at - 1 : at
+}

@@ -1,0 +1,88 @@
+import * as Y from 'yjs'
+import { HEADING_ID_ATTR } from '../limits.ts'
+import { blockPlainText } from '../yjs/plain-text.ts'
+import { sectionRev } from './section-rev.ts'
+
+/** A section as located in the fragment: its heading, the blocks up to the next heading, and where they sit. */
+export type LocatedSection = {
+  /** The heading's `toc-id`; '' when a heading has none (see `reassignDuplicateIds`). */
+  sectionId: string
+  level: number
+  heading: Y.XmlElement
+  /** Index of the heading among the fragment's children. */
+  headingIndex: number
+  /** The blocks after the heading, numbered [1], [2]… in this order. */
+  blocks: Y.XmlElement[]
+  /** Fragment index of each block, parallel to `blocks`. */
+  blockIndexes: number[]
+}
+
+export type SectionInfo = {
+  sectionId: string
+  level: number
+  title: string
+  rev: string
+  blockCount: number
+}
+
+/** Every section in document order, from one `toArray()` walk of the top level (no conversion). */
+export function locateSections(fragment: Y.XmlFragment): LocatedSection[] {
+  const sections: LocatedSection[] = []
+  let current: LocatedSection | undefined
+  fragment.toArray().forEach((child, index) => {
+    if (!(child instanceof Y.XmlElement)) return
+    if (child.nodeName === 'heading') {
+      const id = child.getAttribute(HEADING_ID_ATTR)
+      current = {
+        sectionId: typeof id === 'string' ? id : '',
+        level: headingLevel(child),
+        heading: child,
+        headingIndex: index,
+        blocks: [],
+        blockIndexes: [],
+      }
+      sections.push(current)
+      return
+    }
+    // Blocks before the first heading belong to no section (the schema forbids them anyway).
+    current?.blocks.push(child)
+    current?.blockIndexes.push(index)
+  })
+  return sections
+}
+
+export function headingLevel(heading: Y.XmlElement): number {
+  const level = Number(heading.getAttribute('level'))
+  return Number.isInteger(level) && level >= 1 && level <= 6 ? level : 1
+}
+
+export function headingTitle(heading: Y.XmlElement): string {
+  return blockPlainText(heading).replace(/\s+/g, ' ').trim()
+}
+
+export function describeSection(section: LocatedSection): SectionInfo {
+  return {
+    sectionId: section.sectionId,
+    level: section.level,
+    title: headingTitle(section.heading),
+    rev: sectionRev(section.heading, section.blocks),
+    blockCount: section.blocks.length,
+  }
+}
+
+/** Every section, flat, in document order, with its rev. */
+export function listSections(fragment: Y.XmlFragment): SectionInfo[] {
+  return locateSections(fragment).map(describeSection)
+}
+
+/** The first section with this id (a duplicated id resolves to its first heading), or undefined. */
+export function locateSection(fragment: Y.XmlFragment, sectionId: string): LocatedSection | undefined {
+  if (sectionId === '') return undefined
+  return locateSections(fragment).find((section) => section.sectionId === sectionId)
+}
+
+/** The section's summary, or undefined when no heading carries this id. */
+export function findSection(fragment: Y.XmlFragment, sectionId: string): SectionInfo | undefined {
+  const section = locateSection(fragment, sectionId)
+  return section ? describeSection(section) : undefined
+}
