@@ -88,5 +88,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** Waits for a stream to take everything written so far (pipes can be asynchronous). */
+const drained = (stream: NodeJS.WriteStream) =>
+  new Promise<void>((resolve) => stream.write('', () => resolve()))
+
 const args = process.argv.slice(2)
-process.exitCode = await main(args[0] === '--' ? args.slice(1) : args)
+const code = await main(args[0] === '--' ? args.slice(1) : args)
+await Promise.all([drained(process.stdout), drained(process.stderr)])
+// The migration engine can leave handles open for seconds; a CLI command is done when its work is.
+process.exit(code)

@@ -78,7 +78,7 @@ export async function applyMigrations(
   adapterFactory: SqlMigrationAwareDriverAdapterFactory,
   options: MigrateOptions = {},
 ): Promise<string[]> {
-  const engine = await createSchemaEngine(
+  const { engine, close } = await createSchemaEngine(
     readSchema(),
     adapterFactory,
     engineLog(options.onWarning ?? (() => {})),
@@ -90,7 +90,7 @@ export async function applyMigrations(
     })
     return result.appliedMigrationNames
   } finally {
-    engine.free()
+    await close()
   }
 }
 
@@ -108,7 +108,7 @@ export async function migrationStatus(
   options: MigrateOptions = {},
 ): Promise<MigrationStatus> {
   const list = readMigrations(options.dir)
-  const engine = await createSchemaEngine(
+  const { engine, close } = await createSchemaEngine(
     readSchema(),
     adapterFactory,
     engineLog(options.onWarning ?? (() => {})),
@@ -136,7 +136,7 @@ export async function migrationStatus(
       unknown,
     }
   } finally {
-    engine.free()
+    await close()
   }
 }
 
@@ -149,7 +149,11 @@ export async function diffSchemaAgainstMigrations(
   options: MigrateOptions = {},
 ): Promise<string> {
   const schema = readSchema()
-  const engine = await createSchemaEngine(schema, adapterFactory, engineLog(options.onWarning ?? (() => {})))
+  const { engine, close } = await createSchemaEngine(
+    schema,
+    adapterFactory,
+    engineLog(options.onWarning ?? (() => {})),
+  )
   try {
     const result = await engine.diff({
       from: { tag: 'migrations', ...readMigrations(options.dir) } as never,
@@ -161,6 +165,6 @@ export async function diffSchemaAgainstMigrations(
     const sql = result.stdout ?? ''
     return sql.includes('This is an empty migration') ? '' : sql.trim()
   } finally {
-    engine.free()
+    await close()
   }
 }

@@ -33,15 +33,44 @@ function initWasm(): Promise<void> {
 /** Engine log lines are JSON; only warnings and errors are worth passing on. */
 export type EngineLog = (line: string) => void
 
+export type EngineHandle = { engine: SchemaEngine; close(): Promise<void> }
+
+/**
+ * The engine opens its own adapter connections and does not close them when freed. On PostgreSQL such a
+ * connection can keep the migration advisory lock, stalling the next migrate for its 10 s lock timeout,
+ * so every connection it opened is disposed of with the engine.
+ */
 export async function createSchemaEngine(
   datamodel: { path: string; content: string },
   adapterFactory: SqlMigrationAwareDriverAdapterFactory,
   log: EngineLog = () => {},
-): Promise<SchemaEngine> {
+): Promise<EngineHandle> {
   await initWasm()
-  return bindings.SchemaEngine.new(
+  const opened: Array<{ dispose(): Promise<void> }> = []
+  const tracking: SqlMigrationAwareDriverAdapterFactory = {
+    provider: adapterFactory.provider,
+    adapterName: adapterFactory.adapterName,
+    async connect() {
+      const adapter = await adapterFactory.connect()
+      opened.push(adapter)
+      return adapter
+    },
+    async connectToShadowDb() {
+      const adapter = await adapterFactory.connectToShadowDb()
+      opened.push(adapter)
+      return adapter
+    },
+  }
+  const engine = await bindings.SchemaEngine.new(
     { datamodels: [[datamodel.path, datamodel.content]] },
     log,
-    bindMigrationAwareSqlAdapterFactory(adapterFactory),
+    bindMigrationAwareSqlAdapterFactory(tracking),
   )
+  return {
+    engine,
+    async close() {
+      engine.free()
+      await Promise.allSettled(opened.map((adapter) => adapter.dispose()))
+    },
+  }
 }

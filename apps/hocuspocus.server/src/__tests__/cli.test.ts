@@ -1,0 +1,135 @@
+/** The CLI as people run it: real processes, real database, exit codes and output streams. */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
+import { runCli } from './helpers/process.ts'
+
+describe(`CLI (${DATABASE_KIND})`, () => {
+  let db: TestDatabase
+  let env: Record<string, string | undefined>
+  const cli = (...args: string[]) => runCli(args, env)
+
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    env = { DATA_DIR: db.dataDir, DATABASE_URL: db.databaseUrl ?? '' }
+  }, 60_000)
+  afterAll(async () => {
+    await db?.cleanup()
+  }, 60_000)
+
+  test('user add creates a user; a duplicate or bad handle is one line on stderr and exit 2', async () => {
+    const added = await cli('user', 'add', 'ada', '--name', 'Ada Lovelace')
+    expect(added).toMatchObject({ exitCode: 0, stdout: 'ada\n' })
+    const dup = await cli('user', 'add', 'ada')
+    expect(dup.exitCode).toBe(2)
+    expect(dup.stderr.trim().split('\n')).toHaveLength(1)
+    expect(dup.stderr).toContain('already exists')
+    const bad = await cli('user', 'add', 'Not A Handle!')
+    expect(bad.exitCode).toBe(2)
+    expect(bad.stderr).toStartWith('HANDLE:')
+    const list = await cli('user', 'list')
+    expect(list.stdout).toContain('ada')
+    expect(list.stdout).toContain('Ada Lovelace')
+  })
+
+  test('token issue prints the token and nothing else on stdout; list and revoke manage it', async () => {
+    await cli('user', 'add', 'bert')
+    const issued = await cli(
+      'token',
+      'issue',
+      'bert',
+      '--scope',
+      'read',
+      '--label',
+      'laptop',
+      '--expires-days',
+      '30',
+    )
+    expect(issued.exitCode).toBe(0)
+    expect(issued.stdout).toMatch(/^ctk_[A-Za-z0-9_-]{12}_[A-Za-z0-9_-]{43}\n$/)
+    const id = issued.stdout.split('_')[1]!
+    const list = await cli('token', 'list', 'bert')
+    expect(list.stdout).toContain(id)
+    expect(list.stdout).toContain('laptop')
+    expect(list.stdout).toMatch(new RegExp(`${id}\\s+read\\s+active`))
+    expect(list.stdout).not.toContain(issued.stdout.trim()) // the secret is never shown again
+    expect((await cli('token', 'revoke', id)).exitCode).toBe(0)
+    expect((await cli('token', 'list', 'bert')).stdout).toMatch(new RegExp(`${id}\\s+read\\s+revoked`))
+  })
+
+  test('token errors name the option and exit 2', async () => {
+    await cli('user', 'add', 'cleo')
+    const scope = await cli('token', 'issue', 'cleo', '--scope', 'admin')
+    expect(scope.exitCode).toBe(2)
+    expect(scope.stderr).toStartWith('--scope:')
+    const days = await cli('token', 'issue', 'cleo', '--expires-days', 'soon')
+    expect(days.exitCode).toBe(2)
+    expect(days.stderr).toStartWith('--expires-days:')
+    const who = await cli('token', 'issue', 'nobody-here')
+    expect(who.exitCode).toBe(2)
+    expect(who.stderr).toStartWith('HANDLE:')
+    const unknownOption = await cli('token', 'issue', 'cleo', '--colour', 'red')
+    expect(unknownOption.exitCode).toBe(2)
+    const revoke = await cli('token', 'revoke', 'not-a-token-id')
+    expect(revoke.exitCode).toBe(2)
+  })
+
+  test('doc import creates a document from Markdown; list, share and unshare work on its slug', async () => {
+    await cli('user', 'add', 'dora')
+    await cli('user', 'add', 'eli')
+    const file = join(db.dataDir, 'notes.md')
+    writeFileSync(file, '# Team notes\n\nFirst paragraph.\n\n## Decisions\n\n- ship it\n')
+    const imported = await cli('doc', 'import', file, '--owner', 'dora')
+    expect(imported.exitCode).toBe(0)
+    const slug = imported.stdout.trim()
+    expect(slug).toBe('team-notes')
+    const list = await cli('doc', 'list', '--owner', 'dora')
+    expect(list.stdout).toMatch(/team-notes\s+dora\s+private\s+\S+\s+Team notes/)
+    expect((await cli('doc', 'share', slug, 'eli', '--role', 'viewer')).stdout).toContain('eli is a viewer')
+    expect((await cli('doc', 'unshare', slug, 'eli')).stdout).toContain('eli removed')
+    const badRole = await cli('doc', 'share', slug, 'eli', '--role', 'boss')
+    expect(badRole.exitCode).toBe(2)
+    expect(badRole.stderr).toStartWith('--role:')
+    const missing = await cli('doc', 'share', 'no-such-doc', 'eli', '--role', 'editor')
+    expect(missing.exitCode).toBe(2)
+    expect(missing.stderr).toStartWith('slug:')
+  })
+
+  test('doc import refuses what the document model refuses and leaves no document', async () => {
+    await cli('user', 'add', 'fay')
+    const file = join(db.dataDir, 'two-titles.md')
+    writeFileSync(file, '# One\n\ntext\n\n# Two\n')
+    const refused = await cli('doc', 'import', file, '--owner', 'fay')
+    expect(refused.exitCode).toBe(2)
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1)
+    expect((await cli('doc', 'list', '--owner', 'fay')).stdout).not.toContain('one')
+    const unreadable = await cli('doc', 'import', join(db.dataDir, 'absent.md'), '--owner', 'fay')
+    expect(unreadable.exitCode).toBe(2)
+    expect(unreadable.stderr).toStartWith('FILE:')
+  })
+
+  test('every command answers --help with exit 0, and an unknown command lists the commands', async () => {
+    for (const command of [
+      ['user', 'add'],
+      ['token', 'issue'],
+      ['doc', 'import'],
+      ['db', 'status'],
+    ]) {
+      const help = await cli(...command, '--help')
+      expect(help.exitCode).toBe(0)
+      expect(help.stdout).toContain(`usage: bun run cli -- ${command.join(' ')}`)
+    }
+    const unknown = await cli('frobnicate', 'now')
+    expect(unknown.exitCode).toBe(2)
+    expect(unknown.stderr).toContain('token issue HANDLE')
+  })
+
+  test('db status and db migrate report an up-to-date database', async () => {
+    const migrate = await cli('db', 'migrate')
+    expect(migrate.exitCode).toBe(0)
+    const status = await cli('db', 'status')
+    expect(status.exitCode).toBe(0)
+    expect(status.stdout).toContain('pending: none')
+  })
+})

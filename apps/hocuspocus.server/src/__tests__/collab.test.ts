@@ -1,0 +1,154 @@
+/**
+ * The collaboration server end to end: a real server on a real port, real providers over WebSocket,
+ * a real database (PGlite, or PostgreSQL with TEST_DATABASE_URL).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
+import * as Y from 'yjs'
+import type { RunningServer } from '../server.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
+import { connectProvider } from './helpers/provider.ts'
+import { eventually, startTestServer, userWithToken } from './helpers/server.ts'
+
+function appendParagraph(doc: Y.Doc, text: string) {
+  const paragraph = new Y.XmlElement('paragraph')
+  paragraph.insert(0, [new Y.XmlText(text)])
+  doc.getXmlFragment(FRAGMENT_NAME).push([paragraph])
+}
+
+async function storedText(server: RunningServer, room: string): Promise<string> {
+  const loaded = await server.services.documents.loadState(room)
+  if (!loaded?.state) return ''
+  const doc = new Y.Doc()
+  Y.applyUpdate(doc, loaded.state)
+  return readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
+}
+
+describe(`collaboration over WebSocket (${DATABASE_KIND})`, () => {
+  let db: TestDatabase
+  let server: RunningServer
+
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    server = await startTestServer(db)
+  }, 60_000)
+  afterAll(async () => {
+    await server?.stop()
+    await db?.cleanup()
+  }, 60_000)
+
+  test('an edit from a provider is stored and is there after a server restart', async () => {
+    const alice = await userWithToken(server, 'alice')
+    const created = await server.services.documents.create(alice.user.id, { title: 'Restart me' })
+    if (created.kind === 'error') throw new Error(created.message)
+    const room = created.value.room
+
+    const client = connectProvider(server.url, room, alice.token)
+    await client.ready
+    expect(readPlainText(client.doc.getXmlFragment(FRAGMENT_NAME))).toContain('Restart me')
+    appendParagraph(client.doc, 'typed before the restart')
+    await eventually(() => expect(client.provider.unsyncedChanges).toBe(0), 5000, 'server ack')
+    await eventually(async () => expect(await storedText(server, room)).toContain('typed before the restart'))
+    client.destroy()
+    await server.stop()
+    server = await startTestServer(db)
+    const again = connectProvider(server.url, room, alice.token)
+    await again.ready
+    expect(readPlainText(again.doc.getXmlFragment(FRAGMENT_NAME))).toContain('typed before the restart')
+    again.destroy()
+  })
+
+  test('the stored title and content time follow the document', async () => {
+    const owner = await userWithToken(server, 'tina')
+    const created = await server.services.documents.create(owner.user.id, { title: 'Old title' })
+    if (created.kind === 'error') throw new Error(created.message)
+    const client = connectProvider(server.url, created.value.room, owner.token)
+    await client.ready
+    const heading = client.doc.getXmlFragment(FRAGMENT_NAME).get(0) as Y.XmlElement
+    const text = heading.get(0) as Y.XmlText
+    text.delete(0, text.length)
+    text.insert(0, 'New title')
+    await eventually(async () => {
+      const row = await server.services.db.prisma.document.findUniqueOrThrow({
+        where: { id: created.value.id },
+      })
+      expect(row.title).toBe('New title')
+      expect(row.contentUpdatedAt.getTime()).toBeGreaterThanOrEqual(created.value.contentUpdatedAt.getTime())
+    })
+    client.destroy()
+  })
+
+  test('a bad token is refused', async () => {
+    const owner = await userWithToken(server, 'carol')
+    const created = await server.services.documents.create(owner.user.id, { title: 'Guarded' })
+    if (created.kind === 'error') throw new Error(created.message)
+    const client = connectProvider(
+      server.url,
+      created.value.room,
+      'ctk_notarealtoken_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+    )
+    await expect(client.ready).rejects.toThrow('authentication failed')
+    client.destroy()
+  })
+
+  test('a revoked token and a stranger on a private document are refused', async () => {
+    const owner = await userWithToken(server, 'dave')
+    const stranger = await userWithToken(server, 'eve')
+    const created = await server.services.documents.create(owner.user.id, { title: 'Private' })
+    if (created.kind === 'error') throw new Error(created.message)
+    const strangerClient = connectProvider(server.url, created.value.room, stranger.token)
+    await expect(strangerClient.ready).rejects.toThrow('authentication failed')
+    strangerClient.destroy()
+
+    await server.services.tokens.revoke(owner.tokenId)
+    const revoked = connectProvider(server.url, created.value.room, owner.token)
+    await expect(revoked.ready).rejects.toThrow('authentication failed')
+    revoked.destroy()
+  })
+
+  test('a viewer gets a read-only connection: their edits never reach the document', async () => {
+    const owner = await userWithToken(server, 'frank')
+    const viewer = await userWithToken(server, 'grace')
+    const created = await server.services.documents.create(owner.user.id, { title: 'Look, do not touch' })
+    if (created.kind === 'error') throw new Error(created.message)
+    await server.services.documents.share(created.value.slug, viewer.user.id, 'viewer')
+
+    const viewerClient = connectProvider(server.url, created.value.room, viewer.token)
+    const ownerClient = connectProvider(server.url, created.value.room, owner.token)
+    await Promise.all([viewerClient.ready, ownerClient.ready])
+    appendParagraph(viewerClient.doc, 'viewer scribble')
+    appendParagraph(ownerClient.doc, 'owner line')
+    // The owner's later edit arriving at the viewer proves the server processed traffic after the scribble.
+    await eventually(() =>
+      expect(readPlainText(viewerClient.doc.getXmlFragment(FRAGMENT_NAME))).toContain('owner line'),
+    )
+    await eventually(async () => expect(await storedText(server, created.value.room)).toContain('owner line'))
+    expect(readPlainText(ownerClient.doc.getXmlFragment(FRAGMENT_NAME))).not.toContain('viewer scribble')
+    expect(await storedText(server, created.value.room)).not.toContain('viewer scribble')
+    viewerClient.destroy()
+    ownerClient.destroy()
+  })
+
+  test('a read-only token gets a read-only connection even for the owner', async () => {
+    const owner = await userWithToken(server, 'heidi', ['read'])
+    const created = await server.services.documents.create(owner.user.id, { title: 'Owner, read token' })
+    if (created.kind === 'error') throw new Error(created.message)
+    const writer = await server.services.tokens.issue(owner.user.id, { scopes: ['read', 'write'] })
+    if (writer.kind === 'error') throw new Error(writer.message)
+
+    const readClient = connectProvider(server.url, created.value.room, owner.token)
+    const writeClient = connectProvider(server.url, created.value.room, writer.value.token)
+    await Promise.all([readClient.ready, writeClient.ready])
+    appendParagraph(readClient.doc, 'from the read token')
+    appendParagraph(writeClient.doc, 'from the write token')
+    await eventually(async () =>
+      expect(await storedText(server, created.value.room)).toContain('from the write token'),
+    )
+    await eventually(() =>
+      expect(readPlainText(readClient.doc.getXmlFragment(FRAGMENT_NAME))).toContain('from the write token'),
+    )
+    expect(await storedText(server, created.value.room)).not.toContain('from the read token')
+    readClient.destroy()
+    writeClient.destroy()
+  })
+})

@@ -1,0 +1,73 @@
+/**
+ * SIGTERM with changes the server has received but not yet stored (a long store debounce): the real
+ * server process stores them before it exits, and they are in the database afterwards.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
+import * as Y from 'yjs'
+import { openDatabase } from '../db/client.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
+import { spawnServer } from './helpers/process.ts'
+import { connectProvider } from './helpers/provider.ts'
+import { eventually } from './helpers/server.ts'
+
+describe(`shutdown (${DATABASE_KIND})`, () => {
+  let db: TestDatabase
+  beforeAll(async () => {
+    db = await createTestDatabase()
+  }, 60_000)
+  afterAll(async () => {
+    await db?.cleanup()
+  }, 60_000)
+
+  test('SIGTERM stores every change an editor had synced, then exits 0', async () => {
+    const server = await spawnServer({
+      DATA_DIR: db.dataDir,
+      DATABASE_URL: db.databaseUrl ?? '',
+      STORE_DEBOUNCE_MS: '60000',
+      STORE_MAX_DEBOUNCE_MS: '120000',
+    })
+    const token = readFileSync(join(db.dataDir, 'first-run-token'), 'utf8').trim()
+    const list = (await (
+      await fetch(`${server.url}/api/documents`, { headers: { Authorization: `Bearer ${token}` } })
+    ).json()) as { documents: Array<{ room: string }> }
+    const room = list.documents[0]!.room
+
+    const client = connectProvider(server.url, room, token)
+    await client.ready
+    const fragment = client.doc.getXmlFragment(FRAGMENT_NAME)
+    for (let i = 1; i <= 20; i++) {
+      const p = new Y.XmlElement('paragraph')
+      p.insert(0, [new Y.XmlText(`unsaved line ${i}`)])
+      fragment.push([p])
+    }
+    await eventually(() => expect(client.provider.unsyncedChanges).toBe(0), 10_000, 'server to acknowledge')
+    const metrics = await (await fetch(`${server.url}/metrics`)).text()
+    expect(metrics).toMatch(/^collab_document_stores_total 0$/m) // nothing stored yet: the debounce holds it
+    expect(metrics).toMatch(/^collab_documents_unstored 1$/m)
+
+    server.proc.kill('SIGTERM')
+    expect(await server.proc.exited).toBe(0)
+    client.destroy()
+
+    const reopened = await openDatabase(
+      db.databaseUrl
+        ? { kind: 'postgres', url: db.databaseUrl }
+        : { kind: 'pglite', dir: join(db.dataDir, 'pglite') },
+    )
+    try {
+      const row = await reopened.prisma.document.findUniqueOrThrow({
+        where: { room },
+        include: { state: true },
+      })
+      const doc = new Y.Doc()
+      Y.applyUpdate(doc, new Uint8Array(row.state!.state))
+      const text = readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
+      for (let i = 1; i <= 20; i++) expect(text).toContain(`unsaved line ${i}`)
+    } finally {
+      await reopened.close()
+    }
+  })
+})
