@@ -7,6 +7,7 @@
  */
 import { FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
 import type {
+  beforeUnloadDocumentPayload,
   Document,
   Extension,
   Hocuspocus,
@@ -59,9 +60,19 @@ export class PersistenceExtension implements Extension {
       await this.write(payload.document)
       this.clearRetry(payload.documentName)
     } catch (error) {
-      this.scheduleRetry(payload)
+      this.scheduleRetry(payload.document)
       throw error // Hocuspocus keeps the document in memory after a failed store
     }
+  }
+
+  /**
+   * Vetoes unloading a document whose changes are not stored (Hocuspocus unloads on last disconnect
+   * when no store is pending, which includes "the last store failed"), and makes sure a store is coming.
+   */
+  async beforeUnloadDocument({ documentName, document }: beforeUnloadDocumentPayload): Promise<void> {
+    if (!this.dirty.has(documentName) || !this.documentIds.has(documentName)) return
+    if (!this.retries.get(documentName)?.timer) this.scheduleRetry(document)
+    throw new Error('unstored changes: kept in memory until stored')
   }
 
   async afterUnloadDocument({ documentName }: { documentName: string }): Promise<void> {
@@ -127,16 +138,28 @@ export class PersistenceExtension implements Extension {
     }
   }
 
-  private scheduleRetry(payload: onStoreDocumentPayload): void {
-    const name = payload.documentName
+  private scheduleRetry(document: Document): void {
+    const name = document.name
     const entry = this.retries.get(name) ?? { attempt: 0, timer: null }
     if (entry.timer) clearTimeout(entry.timer)
     const delay = Math.min(STORE_RETRY_BASE_MS * 2 ** entry.attempt, STORE_RETRY_MAX_MS)
     entry.attempt++
     entry.timer = setTimeout(() => {
       entry.timer = null
-      if (!this.instance?.documents.has(name)) return
-      void this.instance.storeDocumentHooks(payload.document, payload, true)
+      const instance = this.instance
+      if (!instance?.documents.has(name)) return
+      void instance.storeDocumentHooks(
+        document,
+        {
+          instance,
+          document,
+          documentName: name,
+          clientsCount: 0,
+          lastContext: {},
+          lastTransactionOrigin: undefined,
+        },
+        true,
+      )
     }, delay)
     this.retries.set(name, entry)
   }
