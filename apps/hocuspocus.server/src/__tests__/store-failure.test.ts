@@ -38,7 +38,11 @@ describe(`a failing store (${DATABASE_KIND})`, () => {
     const p = new Y.XmlElement('paragraph')
     p.insert(0, [new Y.XmlText('written while the database refuses')])
     client.doc.getXmlFragment(FRAGMENT_NAME).push([p])
-    await eventually(() => expect(server.metrics.storeFailures.get()).toBeGreaterThanOrEqual(1), 10_000, 'a failure')
+    await eventually(
+      () => expect(server.metrics.storeFailures.get()).toBeGreaterThanOrEqual(1),
+      10_000,
+      'a failure',
+    )
     client.destroy()
     await Bun.sleep(300)
     expect(server.collab.hocuspocus.documents.has(room)).toBe(true) // kept: its changes are not stored
@@ -49,7 +53,9 @@ describe(`a failing store (${DATABASE_KIND})`, () => {
         const loaded = await server.services.documents.loadState(room)
         const doc = new Y.Doc()
         Y.applyUpdate(doc, loaded!.state!)
-        expect(readPlainText(doc.getXmlFragment(FRAGMENT_NAME))).toContain('written while the database refuses')
+        expect(readPlainText(doc.getXmlFragment(FRAGMENT_NAME))).toContain(
+          'written while the database refuses',
+        )
       },
       20_000,
       'the retried store',
