@@ -61,12 +61,22 @@ function wrap(nodes: DocNode[], depth: number, context: InlineContext): Phrasing
   return out
 }
 
+/**
+ * A code span of only spaces does not survive Markdown as written (markdown-it reads any such span back
+ * as one space), so write the form it reads back: one space. Keeps export∘import stable.
+ */
+function codeSpanText(text: string): string {
+  return /^[ \t\n]+$/.test(text) ? ' ' : text
+}
+
 function wrapRun(run: DocNode[], mark: DocMark | undefined, depth: number, context: InlineContext) {
   if (!mark) return wrap(run, depth + 1, context)
   if (mark.type === 'code') {
     return run.map(
       (node): PhrasingContent =>
-        node.type === 'text' ? { type: 'inlineCode', value: node.text ?? '' } : breakNode(context),
+        node.type === 'text'
+          ? { type: 'inlineCode', value: codeSpanText(node.text ?? '') }
+          : breakNode(context),
     )
   }
   const children = wrap(run, depth + 1, context)
