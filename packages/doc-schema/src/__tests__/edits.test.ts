@@ -12,6 +12,7 @@ import {
   replaceText,
 } from '../index.ts'
 import { cloneDocument, expectOk, loadDocument, UNICODE_WORDS } from './fixtures.ts'
+import { runs } from './property-runs.ts'
 
 const MD = '## S\n\none\n\ntwo\n\nthree\n\n![pic](https://x.org/p.png)\n\n## T\n\nother'
 const section = (fragment: Y.XmlFragment, index = 1) => listSections(fragment)[index]!
@@ -100,7 +101,7 @@ describe('editBlocks', () => {
           expect(now.at(-2)).toBe(old.at(-2)!)
         },
       ),
-      { numRuns: 60 },
+      runs(60),
     )
   })
 
@@ -262,7 +263,7 @@ describe('concurrent edit and typing', () => {
           expect(blockTexts(person.fragment)).toEqual(blockTexts(server.fragment))
         },
       ),
-      { numRuns: 40 },
+      runs(40),
     )
   })
 

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import { documentToMarkdown, parseMarkdown } from '../index.ts'
 import { UNICODE_WORDS } from './fixtures.ts'
+import { runs } from './property-runs.ts'
 
 const piece = fc.constantFrom(
   'word',
@@ -72,7 +73,7 @@ describe('Markdown round trip', () => {
         if (once === null || once === '') return
         expect(exportOf(once)).toBe(once)
       }),
-      { numRuns: 400 },
+      runs(400),
     )
   })
 
@@ -90,7 +91,7 @@ describe('Markdown round trip', () => {
           expect(exportOf(out)).toBe(out)
         },
       ),
-      { numRuns: 100 },
+      runs(100),
     )
   })
 })

@@ -11,6 +11,7 @@ import {
 } from '../index.ts'
 import { safeCut } from '../sections/render-section.ts'
 import { cloneDocument, expectOk, loadDocument, UNICODE_WORDS } from './fixtures.ts'
+import { runs } from './property-runs.ts'
 
 const OUTLINE_MD = 'intro\n\n## A\n\na text\n\n#### A.skip\n\n### A.b\n\n## B\n\nb text'
 
@@ -103,7 +104,7 @@ describe('rev', () => {
           expect(listSections(among.fragment)[1 + pre.length]!.rev).toBe(rev)
         },
       ),
-      { numRuns: 60 },
+      runs(60),
     )
   })
 })
@@ -171,7 +172,7 @@ describe('renderSection', () => {
           if (read.truncatedBlock === 1) expect(read.nextBlock).toBe(2)
         },
       ),
-      { numRuns: 80 },
+      runs(80),
     )
     expect(safeCut('a😀', 2)).toBe(1)
     expect(safeCut('a😀', 3)).toBe(3)
