@@ -54,6 +54,17 @@ const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: intFromEnv(0, 600_000).default(30_000),
   /** Public base URL shown to people (defaults to http://HOST:PORT). */
   PUBLIC_URL: z.url().optional(),
+  /** Comma-separated origins (scheme://host[:port]) whose browsers may call /mcp; others get 403. */
+  MCP_ALLOWED_ORIGINS: z
+    .string()
+    .transform((v) =>
+      v
+        .split(',')
+        .map((o) => o.trim().replace(/\/+$/, ''))
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.url({ message: 'expected comma-separated origins like http://localhost:6274' })))
+    .optional(),
 })
 
 export type Config = {
@@ -68,6 +79,7 @@ export type Config = {
   storeMaxDebounceMs: number
   shutdownTimeoutMs: number
   publicUrl: string | undefined
+  mcpAllowedOrigins: string[]
 }
 
 export class ConfigError extends Error {
@@ -102,5 +114,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     storeMaxDebounceMs: e.STORE_MAX_DEBOUNCE_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
+    mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS ?? [],
   }
 }

@@ -52,7 +52,14 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const services = createServices(database)
   const metrics = createMetrics()
   const collab = createCollab({ config, services, logger, metrics })
-  const app = createHttpApp({ services, metrics, logger, version: VERSION })
+  const app = createHttpApp({
+    services,
+    hocuspocus: collab.hocuspocus,
+    config,
+    metrics,
+    logger,
+    version: VERSION,
+  })
   const { hocuspocus } = collab
 
   const server: Server<SocketData> = Bun.serve<SocketData>({

@@ -118,6 +118,9 @@ export class PersistenceExtension implements Extension {
     const documentId = this.documentIds.get(name)
     if (!documentId) return // never loaded by us (or already unloaded): nothing of ours to store
     const generation = this.dirty.get(name)
+    // Hocuspocus also stores on disconnect when nothing changed; a no-op store would still move the
+    // content-updated time (and reorder listings), so only changed documents are written.
+    if (generation === undefined) return
     const started = performance.now()
     try {
       const state = Y.encodeStateAsUpdate(document)

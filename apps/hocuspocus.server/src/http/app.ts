@@ -2,15 +2,21 @@
  * The HTTP side of the one port: health, metrics, the REST API, and (next) the MCP module.
  * Every request is counted by route pattern and status, and timed.
  */
+
+import type { Hocuspocus } from '@hocuspocus/server'
 import { Hono } from 'hono'
 import { routePath } from 'hono/route'
+import type { Config } from '../config.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
+import { init as initMcp } from '../modules/mcp/index.ts'
 import type { Services } from '../services.ts'
 import { apiRoutes } from './api.ts'
 
 export function createHttpApp(deps: {
   services: Services
+  hocuspocus: Hocuspocus
+  config: Pick<Config, 'host' | 'publicUrl' | 'mcpAllowedOrigins'>
   metrics: Metrics
   logger: Logger
   version: string
@@ -49,6 +55,19 @@ export function createHttpApp(deps: {
   app.get('/metrics', (c) => c.text(metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4' }))
 
   app.route('/api', apiRoutes(services))
+
+  // The MCP module serves /mcp and its protected-resource metadata under /.well-known.
+  const mcp = initMcp({
+    services,
+    hocuspocus: deps.hocuspocus,
+    logger,
+    config: {
+      allowedOrigins: deps.config.mcpAllowedOrigins,
+      bindHost: deps.config.host,
+      publicUrl: deps.config.publicUrl,
+    },
+  })
+  app.route('/', mcp.router)
 
   app.notFound((c) =>
     c.json({ error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}` }, 404),

@@ -20,6 +20,7 @@ export function testConfig(
     storeMaxDebounceMs: 200,
     shutdownTimeoutMs: 10_000,
     publicUrl: undefined,
+    mcpAllowedOrigins: [],
     ...overrides,
   }
 }

@@ -1,0 +1,114 @@
+/** The HTTP edge of POST /mcp: auth challenge, Origin/Host checks, method and body limits. */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { userWithToken } from '../../../__tests__/helpers/server.ts'
+import { MAX_BODY_BYTES } from '../limits.ts'
+import { connectClient, type Harness, startHarness } from './harness.ts'
+
+let h: Harness
+let token: string
+
+beforeAll(async () => {
+  h = await startHarness({ allowedOrigins: ['http://localhost:6274'] })
+  token = (await userWithToken(h.server, 'alice')).token
+})
+afterAll(() => h.close())
+
+const initialize = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+})
+const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+
+describe('POST /mcp at the HTTP edge', () => {
+  test('no token: 401 whose challenge points at the served protected-resource metadata', async () => {
+    const res = await h.router.request('http://127.0.0.1/mcp', {
+      method: 'POST',
+      headers: mcpHeaders,
+      body: initialize,
+    })
+    expect(res.status).toBe(401)
+    const challenge = res.headers.get('www-authenticate') ?? ''
+    expect(challenge).toBe(
+      'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"',
+    )
+    const meta = await h.router.request('http://127.0.0.1/.well-known/oauth-protected-resource/mcp')
+    expect(meta.status).toBe(200)
+    const body = (await meta.json()) as { resource: string; scopes_supported: string[] }
+    expect(body.resource).toBe('http://127.0.0.1/mcp')
+    expect(body.scopes_supported).toEqual(['read', 'write'])
+  })
+
+  test('a bad token is 401 too', async () => {
+    const res = await h.router.request('http://127.0.0.1/mcp', {
+      method: 'POST',
+      headers: { ...mcpHeaders, authorization: 'Bearer ctk_nope' },
+      body: initialize,
+    })
+    expect(res.status).toBe(401)
+  })
+
+  test('an Origin not in the allowed list is 403 (DNS rebinding); an allowed one passes', async () => {
+    const headers = { ...mcpHeaders, authorization: `Bearer ${token}` }
+    const evil = await h.router.request('http://127.0.0.1/mcp', {
+      method: 'POST',
+      headers: { ...headers, origin: 'http://evil.example' },
+      body: initialize,
+    })
+    expect(evil.status).toBe(403)
+    const good = await h.router.request('http://127.0.0.1/mcp', {
+      method: 'POST',
+      headers: { ...headers, origin: 'http://localhost:6274' },
+      body: initialize,
+    })
+    expect(good.status).toBe(200)
+  })
+
+  test('a foreign Host while bound to loopback is 403', async () => {
+    const res = await fetch(h.mcpUrl, {
+      method: 'POST',
+      headers: { ...mcpHeaders, authorization: `Bearer ${token}`, host: 'evil.example' },
+      body: initialize,
+    })
+    expect(res.status).toBe(403)
+  })
+
+  test('GET and DELETE are 405 (stateless: no SSE stream, no session)', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await h.router.request('http://127.0.0.1/mcp', {
+        method,
+        headers: { authorization: `Bearer ${token}` },
+      })
+      expect(res.status).toBe(405)
+    }
+  })
+
+  test('a body over the limit is 413 before parsing or auth', async () => {
+    const res = await h.router.request('http://127.0.0.1/mcp', {
+      method: 'POST',
+      headers: mcpHeaders,
+      body: 'x'.repeat(MAX_BODY_BYTES + 1),
+    })
+    expect(res.status).toBe(413)
+  })
+
+  test('initialize over real HTTP sends instructions and lists the read tools', async () => {
+    const client = await connectClient(h.mcpUrl, token)
+    expect(client.getInstructions()).toContain('get_outline')
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['find_documents', 'get_outline', 'read_document']),
+    )
+    for (const tool of tools.filter((t) =>
+      ['find_documents', 'get_outline', 'read_document'].includes(t.name),
+    )) {
+      expect(tool.annotations).toMatchObject({
+        readOnlyHint: true,
+        destructiveHint: false,
+        openWorldHint: false,
+      })
+    }
+    await client.close()
+  })
+})

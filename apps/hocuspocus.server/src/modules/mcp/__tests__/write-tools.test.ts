@@ -1,0 +1,158 @@
+/**
+ * The editing tools over a real client: writes reach connected editors at once and are stored before
+ * success is answered; stale revs, viewers and read-only tokens change nothing.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { FRAGMENT_NAME, readPlainText, renderSection } from '@collab/doc-schema'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import * as Y from 'yjs'
+import { connectProvider } from '../../../__tests__/helpers/provider.ts'
+import { eventually, userWithToken } from '../../../__tests__/helpers/server.ts'
+import { call, connectClient, type Harness, startHarness } from './harness.ts'
+
+let h: Harness
+let owner: { id: string }
+let ownerToken: string
+let client: Client
+const clients: Client[] = []
+const WRITE_TOOLS = ['create_document', 'append_to_document', 'edit_blocks', 'replace_text']
+
+beforeAll(async () => {
+  h = await startHarness()
+  const a = await userWithToken(h.server, 'owner')
+  owner = a.user
+  ownerToken = a.token
+  client = await connectClient(h.mcpUrl, a.token)
+  clients.push(client)
+})
+afterAll(async () => {
+  for (const c of clients) await c.close()
+  await h.close()
+})
+
+async function create(title: string, markdown: string) {
+  const created = await h.server.services.documents.create(owner.id, { title, markdown })
+  if (created.kind === 'error') throw new Error(created.message)
+  return created.value
+}
+
+async function storedText(room: string): Promise<string> {
+  const loaded = await h.server.services.documents.loadState(room)
+  const doc = new Y.Doc()
+  if (loaded?.state) Y.applyUpdate(doc, loaded.state)
+  const text = readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
+  doc.destroy()
+  return text
+}
+
+async function sectionOf(slug: string, index: number) {
+  const { text } = await call(client, 'get_outline', { slug })
+  const line = text.split('\n')[index + 1]!
+  const [, sectionId, rev] = /section_id: ([\w-]+), rev: ([0-9a-f]+)/.exec(line)!
+  return { sectionId: sectionId!, rev: rev! }
+}
+
+describe('write tools', () => {
+  test('edit_blocks reaches a connected editor at once, is stored when answered, and a person typing elsewhere keeps it', async () => {
+    const doc = await create(
+      'Shared',
+      '## Notes\n\nalpha\n\n## Part\n\nfirst block\n\nsecond block\n\nthird block',
+    )
+    const editor = connectProvider(h.server.url, doc.room, ownerToken)
+    try {
+      await editor.ready
+      const { sectionId, rev } = await sectionOf(doc.slug, 2)
+      // The person types in another section's block while the agent replaces block 3 of this one.
+      const fragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
+      const alpha = fragment.get(2) as Y.XmlElement
+      ;(alpha.get(0) as Y.XmlText).insert(0, 'typed ')
+      const edited = await call(client, 'edit_blocks', {
+        slug: doc.slug,
+        section_id: sectionId,
+        rev,
+        remove_blocks: [3],
+        markdown: 'agent block',
+      })
+      expect(edited.isError).toBe(false)
+      expect(edited.text).toMatch(new RegExp(`^section_id: ${sectionId}\nrev: [0-9a-f]{12}$`))
+      expect(await storedText(doc.room)).toContain('agent block')
+      await eventually(() => {
+        const text = readPlainText(fragment)
+        expect(text).toContain('agent block')
+        expect(text).toContain('typed alpha')
+        expect(text).not.toContain('third block')
+      })
+      const section = renderSection(fragment, sectionId)
+      expect(section.kind).toBe('ok')
+    } finally {
+      editor.destroy()
+    }
+  })
+
+  test('a stale rev is refused naming rev, and nothing changes', async () => {
+    const doc = await create('Stale', '## Part\n\nkeep me')
+    const { sectionId, rev } = await sectionOf(doc.slug, 1)
+    const first = await call(client, 'replace_text', {
+      slug: doc.slug,
+      section_id: sectionId,
+      rev,
+      old_text: 'keep me',
+      new_text: 'changed once',
+    })
+    expect(first.isError).toBe(false)
+    const before = await storedText(doc.room)
+    const stale = await call(client, 'edit_blocks', {
+      slug: doc.slug,
+      section_id: sectionId,
+      rev,
+      remove_blocks: [1],
+    })
+    expect(stale.isError).toBe(true)
+    expect(stale.text).toStartWith('rev: ')
+    expect(await storedText(doc.room)).toBe(before)
+  })
+
+  test('append_to_document answers the new end; create_document refuses bad Markdown and leaves no document', async () => {
+    const doc = await create('Grow', '## Start\n\nhello')
+    const appended = await call(client, 'append_to_document', { slug: doc.slug, markdown: '## End\n\nbye' })
+    expect(appended.text).toMatch(/^section_id: [\w-]+\nrev: [0-9a-f]{12}$/)
+    expect(await storedText(doc.room)).toContain('bye')
+    const before = (await h.server.services.documents.listForUser(owner.id)).length
+    const refused = await call(client, 'create_document', { title: 'Bad', markdown: '# Second title' })
+    expect(refused.isError).toBe(true)
+    expect(refused.text).toStartWith('markdown: ')
+    expect((await h.server.services.documents.listForUser(owner.id)).length).toBe(before)
+    const made = await call(client, 'create_document', { title: 'Fresh notes', markdown: '## One\n\ntext' })
+    expect(made.text).toStartWith('slug: fresh-notes')
+  })
+
+  test('a viewer and a read-only token cannot write; the read-only token lists no write tools', async () => {
+    const doc = await create('Guarded', '## Part\n\nsafe')
+    const viewer = await userWithToken(h.server, 'viewer')
+    await h.server.services.documents.share(doc.slug, viewer.user.id, 'viewer')
+    const viewerClient = await connectClient(h.mcpUrl, viewer.token)
+    clients.push(viewerClient)
+    const denied = await call(viewerClient, 'append_to_document', { slug: doc.slug, markdown: 'nope' })
+    expect(denied.isError).toBe(true)
+    expect(denied.text).toStartWith(`slug: you can read "${doc.slug}" but not change it`)
+
+    const readOnly = await userWithToken(h.server, 'reader', ['read'])
+    const readClient = await connectClient(h.mcpUrl, readOnly.token)
+    clients.push(readClient)
+    const names = (await readClient.listTools()).tools.map((t) => t.name)
+    for (const name of WRITE_TOOLS) expect(names).not.toContain(name)
+    const called = await call(readClient, 'append_to_document', { slug: doc.slug, markdown: 'nope' })
+    expect(called.isError).toBe(true)
+    expect(await storedText(doc.room)).not.toContain('nope')
+
+    const full = (await client.listTools()).tools
+    expect(full.map((t) => t.name)).toEqual(expect.arrayContaining(WRITE_TOOLS))
+    const hints = Object.fromEntries(full.map((t) => [t.name, t.annotations?.destructiveHint]))
+    expect(hints).toMatchObject({
+      edit_blocks: true,
+      replace_text: true,
+      append_to_document: false,
+      create_document: false,
+    })
+  })
+})

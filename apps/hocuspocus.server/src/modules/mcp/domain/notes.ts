@@ -1,0 +1,33 @@
+/**
+ * Notes: the server's own guidance after the data frame. Every text is built from the limits, never a
+ * literal number, so the notes, the descriptions and docs/mcp/reference.md cannot drift apart.
+ * Order in an output: a continuation note when one applies, then the truncation note, which ends it.
+ */
+import { MAX_FIND_LIMIT, MAX_READ_CHARS } from '../limits.ts'
+
+export const notes = {
+  outlineTruncated: (shown: number, total: number) => `[Truncated: showing ${shown} of ${total} headings.]`,
+  roomsTruncated: (shown: number, total: number) => `[Truncated: showing ${shown} of ${total} rooms.]`,
+
+  moreDocuments: (limit: number) =>
+    limit >= MAX_FIND_LIMIT
+      ? '[More documents exist. Narrow with query.]'
+      : `[More documents exist. Narrow with query, or raise limit up to ${MAX_FIND_LIMIT}.]`,
+
+  /** A cut section read when the caller chose a `max_chars` below MAX_READ_CHARS. */
+  sectionCutByMaxChars: (shown: number, total: number) =>
+    `[Truncated: showing ${shown} of ${total} characters. Call again with a larger max_chars, up to ${MAX_READ_CHARS}.]`,
+  /** A cut section read at the full budget. */
+  sectionCutAtCeiling: (total: number) =>
+    `[Truncated: showing ${MAX_READ_CHARS} of ${total} characters. This section alone is longer than ${MAX_READ_CHARS}.]`,
+  documentCut: (shown: number, total: number) =>
+    `[Truncated: showing ${shown} of ${total} characters. Call get_outline, then read one section at a time with section_id.]`,
+
+  olderMessages: (beforeSeq: number) => `[Older messages exist. Call again with before_seq: ${beforeSeq}.]`,
+
+  nextFindPage: (cursor: string) =>
+    `[Next page: call find_documents with the same query, scope and limit, and cursor: "${cursor}".]`,
+  nextStart: (start: number) => `[Next page: call again with start: ${start}.]`,
+  nextBlock: (sectionId: string, fromBlock: number) =>
+    `[Next page: call read_document with section_id: ${sectionId} and from_block: ${fromBlock}.]`,
+} as const

@@ -1,0 +1,54 @@
+/**
+ * DNS-rebinding protection for POST /mcp: a browser page on another site must not reach a server on
+ * this machine. An `Origin` header not in the allowed list is refused (403); while the server is bound
+ * to a loopback address, a `Host` that is not a loopback name (or the public URL's host) is refused too.
+ * The SDK's own helpers are Express-only, hence this middleware.
+ */
+import type { MiddlewareHandler } from 'hono'
+
+export type OriginHostOptions = {
+  /** Exact origins (scheme://host[:port]) allowed to send an Origin header. */
+  allowedOrigins: readonly string[]
+  /** The interface the server is bound to (HOST). */
+  bindHost: string
+  /** Extra host names accepted in `Host` while bound to loopback (e.g. PUBLIC_URL's host). */
+  allowedHosts?: readonly string[]
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
+
+export function isLoopback(host: string): boolean {
+  return LOOPBACK_HOSTS.has(host.toLowerCase()) || /^127\.\d+\.\d+\.\d+$/.test(host)
+}
+
+/** The host name of a Host header, without the port (IPv6 literals keep their brackets). */
+export function hostName(header: string): string {
+  const value = header.trim().toLowerCase()
+  if (value.startsWith('[')) return value.slice(0, value.indexOf(']') + 1)
+  return value.split(':')[0] ?? ''
+}
+
+export function originHostGuard(options: OriginHostOptions): MiddlewareHandler {
+  const origins = new Set(options.allowedOrigins.map((o) => o.replace(/\/+$/, '').toLowerCase()))
+  const hosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()))
+  const checkHost = isLoopback(options.bindHost)
+  return async function originHost(c, next) {
+    const origin = c.req.header('origin')
+    if (origin !== undefined && !origins.has(origin.replace(/\/+$/, '').toLowerCase())) {
+      return c.json(
+        { error: 'forbidden', message: 'Origin not allowed; add it to MCP_ALLOWED_ORIGINS to accept it.' },
+        403,
+      )
+    }
+    if (checkHost) {
+      const name = hostName(c.req.header('host') ?? new URL(c.req.url).host)
+      if (!isLoopback(name) && !hosts.has(name)) {
+        return c.json(
+          { error: 'forbidden', message: 'Host not allowed while the server listens on loopback.' },
+          403,
+        )
+      }
+    }
+    await next()
+  }
+}

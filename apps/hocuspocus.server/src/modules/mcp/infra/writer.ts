@@ -1,0 +1,59 @@
+/**
+ * Writes through a Hocuspocus direct connection on the live document, so open editors see the change at
+ * once. `disconnect()` with default options stores immediately; but Hocuspocus swallows a failed store,
+ * so success is answered only after the stored state is read back and covers this write (durable).
+ */
+import { FRAGMENT_NAME } from '@collab/doc-schema'
+import type { Hocuspocus } from '@hocuspocus/server'
+import * as Y from 'yjs'
+import type { DocumentsService } from '../../../documents/service.ts'
+
+export type WriteOutcome<T> =
+  | { kind: 'ok'; value: T }
+  | { kind: 'error'; code: string; message: string }
+  /** The change is in the live document but the store did not confirm it. */
+  | { kind: 'unstored'; value: T }
+
+export type DocumentWriter = {
+  write<T>(
+    room: string,
+    context: Record<string, unknown>,
+    edit: (
+      fragment: Y.XmlFragment,
+    ) => { kind: 'ok'; value: T } | { kind: 'error'; code: string; message: string },
+  ): Promise<WriteOutcome<T>>
+}
+
+export function createDocumentWriter(deps: {
+  hocuspocus: Pick<Hocuspocus, 'openDirectConnection'>
+  documents: Pick<DocumentsService, 'loadState'>
+}): DocumentWriter {
+  return {
+    async write(room, context, edit) {
+      const connection = await deps.hocuspocus.openDirectConnection(room, context)
+      let outcome:
+        | { kind: 'ok'; value: unknown }
+        | { kind: 'error'; code: string; message: string }
+        | undefined
+      let clientId = 0
+      let clock = 0
+      try {
+        await connection.transact((doc) => {
+          outcome = edit(doc.getXmlFragment(FRAGMENT_NAME))
+          clientId = doc.clientID
+          clock = Y.getState(doc.store, doc.clientID)
+        })
+      } finally {
+        await connection.disconnect()
+      }
+      if (!outcome) throw new Error('direct connection transaction did not run')
+      if (outcome.kind === 'error') return outcome
+      const value = outcome.value as never
+      const stored = await deps.documents.loadState(room)
+      const storedClock = stored?.state
+        ? (Y.decodeStateVector(Y.encodeStateVectorFromUpdate(stored.state)).get(clientId) ?? 0)
+        : 0
+      return storedClock >= clock ? { kind: 'ok', value } : { kind: 'unstored', value }
+    },
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * Every budget of the MCP module, in one place so tools, descriptions, notes, docs and tests agree.
+ * Each constant names what it protects. Character counts are UTF-16 code units (JavaScript length).
+ */
+import { MAX_MARKDOWN_CHARS } from '@collab/doc-schema'
+
+/** Model context: the most characters of document or list text one tool call returns. */
+export const MAX_READ_CHARS = 100_000
+
+/** Collection pagination: rows `find_documents` returns when the caller gives no `limit`. */
+export const DEFAULT_FIND_LIMIT = 20
+
+/** Collection pagination: the largest `limit` `find_documents` accepts (bounds one page's query and output). */
+export const MAX_FIND_LIMIT = 50
+
+/** Write size: the largest Markdown one call may add (the document model's own ceiling, re-exported). */
+export { MAX_MARKDOWN_CHARS }
+
+/** Input size: longest document title accepted (the same rule as the documents service). */
+export const MAX_TITLE_CHARS = 200
+
+/** Input size: longest `find_documents` query; longer queries only slow the full-text search. */
+export const MAX_QUERY_CHARS = 200
+
+/** Request-body protection: larger POST /mcp bodies are answered 413 before any parsing. */
+export const MAX_BODY_BYTES = 1024 * 1024
+
+/** Chat (later increment): longest message an agent may post. */
+export const MAX_CHAT_MESSAGE_CHARS = 2_000
+
+/** Chat (later increment): messages `read_chat_thread` returns by default. */
+export const DEFAULT_CHAT_PAGE = 20
+
+/** Chat (later increment): the most messages one `read_chat_thread` call returns. */
+export const MAX_CHAT_PAGE = 50
+
+/** Rate limit (later increment): tool calls per minute per user; 0 turns the limit off. */
+export const MCP_CALLS_PER_MINUTE = 60

@@ -1,0 +1,25 @@
+/**
+ * The first step of every per-document tool: access through the documents service ("not found" and
+ * "no access" read the same), then the live-or-stored content.
+ */
+import type { Resolved } from '../../../documents/service.ts'
+import type { ReadableDocument } from '../infra/documents.ts'
+import type { ToolContext } from './context.ts'
+
+export type Opened = { resolved: Resolved; content: ReadableDocument }
+
+export async function openDocument(
+  ctx: ToolContext,
+  slug: string,
+): Promise<{ kind: 'ok'; value: Opened } | { kind: 'error'; message: string }> {
+  const resolved = await ctx.services.documents.resolve(slug, ctx.principal)
+  if (resolved.kind === 'error') return { kind: 'error', message: resolved.message }
+  const content = await ctx.reader.open(resolved.value.document.room)
+  if (!content) return { kind: 'error', message: notFoundMessage(slug) }
+  return { kind: 'ok', value: { resolved: resolved.value, content } }
+}
+
+/** The same words as the documents service's refusal, for a document deleted between the two steps. */
+export function notFoundMessage(slug: string): string {
+  return `slug: no document "${slug}" that you can open; list yours with find_documents or GET /api/documents`
+}
