@@ -47,8 +47,8 @@ describe(`CLI (${DATABASE_KIND})`, () => {
       '30',
     )
     expect(issued.exitCode).toBe(0)
-    expect(issued.stdout).toMatch(/^ctk_[A-Za-z0-9_-]{12}_[A-Za-z0-9_-]{43}\n$/)
-    const id = issued.stdout.split('_')[1]!
+    expect(issued.stdout).toMatch(/^ctk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}\n$/)
+    const id = /^ctk_([0-9a-f]{12})_/.exec(issued.stdout)![1]!
     const list = await cli('token', 'list', 'bert')
     expect(list.stdout).toContain(id)
     expect(list.stdout).toContain('laptop')

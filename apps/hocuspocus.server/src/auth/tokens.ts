@@ -10,9 +10,10 @@ import { ok, type Result, refuse } from '../errors.ts'
 import type { UserRecord } from './users.ts'
 
 export const TOKEN_PREFIX = 'ctk'
-const ID_BYTES = 9 // 12 base64url characters
+/** Hex, so the id never contains the `_` that separates the token's parts (easier to read and select). */
+const ID_BYTES = 6 // 12 hex characters
 const SECRET_BYTES = 32 // 43 base64url characters
-const TOKEN_PATTERN = /^ctk_([A-Za-z0-9_-]{12})_([A-Za-z0-9_-]{43})$/
+const TOKEN_PATTERN = /^ctk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/
 /** Writing last_used_at on every request would turn reads into writes; once a minute is precise enough. */
 const LAST_USED_RESOLUTION_MS = 60_000
 export const MAX_LABEL_CHARS = 100
@@ -66,7 +67,7 @@ export function createTokensService(prisma: PrismaClient, now: () => Date = () =
       ) {
         return refuse('invalid_input', `--expires-days: must be a whole number from 1 to ${MAX_EXPIRES_DAYS}`)
       }
-      const id = randomBytes(ID_BYTES).toString('base64url')
+      const id = randomBytes(ID_BYTES).toString('hex')
       const secret = randomBytes(SECRET_BYTES).toString('base64url')
       const expiresAt =
         options.expiresDays === undefined

@@ -1,0 +1,58 @@
+/** Token verification against a real database: every unusable token is refused alike. */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createTokensService } from '../auth/tokens.ts'
+import type { RunningServer } from '../server.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
+import { startTestServer, userWithToken } from './helpers/server.ts'
+
+describe(`API tokens (${DATABASE_KIND})`, () => {
+  let db: TestDatabase
+  let server: RunningServer
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    server = await startTestServer(db)
+  }, 60_000)
+  afterAll(async () => {
+    await server?.stop()
+    await db?.cleanup()
+  }, 60_000)
+
+  test('a valid token resolves to its user and scopes, and only its hash is stored', async () => {
+    const { user, token, tokenId } = await userWithToken(server, 'tokyo', ['read'])
+    const principal = await server.services.tokens.verify(token)
+    expect(principal).toMatchObject({ user: { id: user.id }, tokenId, scopes: ['read'] })
+    const row = await server.services.db.prisma.apiToken.findUniqueOrThrow({ where: { id: tokenId } })
+    const secret = token.split('_').slice(2).join('_')
+    expect(Buffer.from(row.secretHash).toString('hex')).not.toContain(Buffer.from(secret).toString('hex'))
+    expect(JSON.stringify(row)).not.toContain(secret)
+  })
+
+  test('a wrong secret for a real id, an unknown id and a malformed token are all refused', async () => {
+    const { token, tokenId } = await userWithToken(server, 'lima')
+    const wrongSecret = `ctk_${tokenId}_${'A'.repeat(43)}`
+    const unknownId = token.replace(tokenId, '000000000000')
+    for (const bad of [wrongSecret, unknownId, 'ctk_short', '', `${token}x`]) {
+      expect(await server.services.tokens.verify(bad)).toBeNull()
+    }
+  })
+
+  test('a revoked token and an expired token are refused', async () => {
+    const { token, tokenId } = await userWithToken(server, 'oslo')
+    await server.services.tokens.revoke(tokenId)
+    expect(await server.services.tokens.verify(token)).toBeNull()
+
+    const { user } = await userWithToken(server, 'rome')
+    const issued = await server.services.tokens.issue(user.id, { scopes: ['read'], expiresDays: 1 })
+    if (issued.kind === 'error') throw new Error(issued.message)
+    const later = createTokensService(server.services.db.prisma, () => new Date(Date.now() + 2 * 86_400_000))
+    expect(await later.verify(issued.value.token)).toBeNull()
+    expect(await server.services.tokens.verify(issued.value.token)).not.toBeNull()
+  })
+
+  test('write without read is widened to read,write; unknown scopes are refused', async () => {
+    const { parseScopes } = await import('../auth/tokens.ts')
+    expect(parseScopes('write')).toEqual({ kind: 'ok', value: ['read', 'write'] })
+    expect(parseScopes('read')).toEqual({ kind: 'ok', value: ['read'] })
+    expect(parseScopes('admin').kind).toBe('error')
+  })
+})
