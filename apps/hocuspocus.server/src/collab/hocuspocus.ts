@@ -12,6 +12,9 @@ import type { Services } from '../services.ts'
 import { AuthExtension } from './auth-extension.ts'
 import { PersistenceExtension } from './persistence-extension.ts'
 
+/** How long shutdown waits for loaded documents to unload after their final store. */
+const UNLOAD_WAIT_MS = 3_000
+
 export type Collab = { hocuspocus: Hocuspocus; persistence: PersistenceExtension; close(): Promise<void> }
 
 export function createCollab(deps: {
@@ -26,7 +29,6 @@ export function createCollab(deps: {
     new AuthExtension({ tokens: services.tokens, documents: services.documents, logger, metrics }),
     persistence,
   ]
-  const redisClients: IORedis[] = []
   if (config.redisUrl) {
     const url = config.redisUrl
     extensions.push(
@@ -35,7 +37,6 @@ export function createCollab(deps: {
           // Keep retrying while Redis is away; each instance goes on serving its own clients meanwhile.
           const client = new IORedis(url, { maxRetriesPerRequest: null, lazyConnect: false })
           client.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'))
-          redisClients.push(client)
           return client
         },
       } as never),
@@ -61,7 +62,14 @@ export function createCollab(deps: {
     hocuspocus,
     persistence,
     async close() {
-      await Promise.all(redisClients.map((c) => c.quit().catch(() => c.disconnect())))
+      // Documents unload shortly after their last store (the Redis extension delays it by a second);
+      // closing Redis under them makes their unsubscribe fail, so let them go first, within a bound.
+      const end = Date.now() + UNLOAD_WAIT_MS
+      while (hocuspocus.getDocumentsCount() > 0 && Date.now() < end) await Bun.sleep(25)
+      // onDestroy lets every extension release what it holds (the Redis extension closes its clients).
+      await hocuspocus.hooks('onDestroy', { instance: hocuspocus }).catch((err: Error) => {
+        logger.warn({ err: err.message }, 'closing collaboration extensions failed')
+      })
     },
   }
 }
