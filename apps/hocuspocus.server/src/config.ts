@@ -65,6 +65,10 @@ const envSchema = z.object({
     )
     .pipe(z.array(z.url({ message: 'expected comma-separated origins like http://localhost:6274' })))
     .optional(),
+  /** Tool calls per minute per user over MCP (HTTP and stdio); 0 turns the limit off. */
+  MCP_CALLS_PER_MINUTE: intFromEnv(0, 1_000_000).default(60),
+  /** API token the stdio entry (`bun run mcp:stdio`) acts as; required there, unused by the HTTP server. */
+  MCP_TOKEN: z.string().trim().regex(/^\S+$/, 'expected one API token with no spaces').optional(),
 })
 
 export type Config = {
@@ -80,6 +84,10 @@ export type Config = {
   shutdownTimeoutMs: number
   publicUrl: string | undefined
   mcpAllowedOrigins: string[]
+  /** Absent (test configs) means no limit; loadConfig always sets it (default 60). */
+  mcpCallsPerMinute?: number
+  /** Only the stdio entry reads it. */
+  mcpToken?: string
 }
 
 export class ConfigError extends Error {
@@ -115,5 +123,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS ?? [],
+    mcpCallsPerMinute: e.MCP_CALLS_PER_MINUTE,
+    mcpToken: e.MCP_TOKEN,
   }
 }

@@ -112,6 +112,11 @@ export function createMetrics() {
       'Document stores that failed (each is retried).',
     ),
     storeLatency: new Histogram('collab_document_store_duration_seconds', 'Time to store one document.'),
+    mcpToolCalls: new Counter(
+      'mcp_tool_calls_total',
+      'MCP tool calls by tool and outcome (ok, refused, error, rate_limited).',
+    ),
+    mcpToolLatency: new Histogram('mcp_tool_call_duration_seconds', 'MCP tool call latency by tool.'),
     /** Gauges read live values (connections, loaded documents) when scraped. */
     addGauge(name: string, help: string, read: () => number) {
       gauges.push(new Gauge(name, help, read))
@@ -126,6 +131,8 @@ export function createMetrics() {
         metrics.stores,
         metrics.storeFailures,
         metrics.storeLatency,
+        metrics.mcpToolCalls,
+        metrics.mcpToolLatency,
         ...gauges,
       ]
       return `${all.map((m) => m.render()).join('\n')}\n`

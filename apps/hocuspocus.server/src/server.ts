@@ -13,6 +13,7 @@ import { applyMigrations } from './db/migrations.ts'
 import { createHttpApp } from './http/app.ts'
 import type { Logger } from './logger.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
+import { init as initMcp, type McpModule } from './modules/mcp/index.ts'
 import { createServices, type Services } from './services.ts'
 
 export const VERSION = '0.1.0'
@@ -25,6 +26,8 @@ export type RunningServer = {
   services: Services
   collab: Collab
   metrics: Metrics
+  /** The MCP module: its router is mounted on the port; `connectStdio` serves the stdio entry. */
+  mcp: McpModule
   /** Stops accepting, closes connections, stores every pending change, closes the database. */
   stop(): Promise<{ unstored: string[] }>
 }
@@ -52,10 +55,22 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const services = createServices(database)
   const metrics = createMetrics()
   const collab = createCollab({ config, services, logger, metrics })
-  const app = createHttpApp({
+  const mcp = initMcp({
     services,
     hocuspocus: collab.hocuspocus,
-    config,
+    logger,
+    metrics,
+    config: {
+      allowedOrigins: config.mcpAllowedOrigins,
+      bindHost: config.host,
+      publicUrl: config.publicUrl,
+      callsPerMinute: config.mcpCallsPerMinute ?? 0,
+      redisUrl: config.redisUrl,
+    },
+  })
+  const app = createHttpApp({
+    services,
+    mcp,
     metrics,
     logger,
     version: VERSION,
@@ -102,10 +117,12 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     services,
     collab,
     metrics,
+    mcp,
     stop() {
       stopping ??= (async () => {
         server.stop(false) // stop accepting; existing sockets are closed below
         admin?.stop()
+        await mcp.close()
         hocuspocus.closeConnections()
         hocuspocus.flushPendingStores()
         const unstored = await collab.persistence.flush(config.shutdownTimeoutMs)

@@ -1,22 +1,20 @@
 /**
- * The HTTP side of the one port: health, metrics, the REST API, and (next) the MCP module.
+ * The HTTP side of the one port: health, metrics, the REST API, and the MCP module's router.
  * Every request is counted by route pattern and status, and timed.
  */
 
-import type { Hocuspocus } from '@hocuspocus/server'
 import { Hono } from 'hono'
 import { routePath } from 'hono/route'
-import type { Config } from '../config.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
-import { init as initMcp } from '../modules/mcp/index.ts'
+import type { McpModule } from '../modules/mcp/index.ts'
 import type { Services } from '../services.ts'
 import { apiRoutes } from './api.ts'
 
 export function createHttpApp(deps: {
   services: Services
-  hocuspocus: Hocuspocus
-  config: Pick<Config, 'host' | 'publicUrl' | 'mcpAllowedOrigins'>
+  /** The MCP module (built by the composition root, which also uses it for stdio and closes it). */
+  mcp: Pick<McpModule, 'router'>
   metrics: Metrics
   logger: Logger
   version: string
@@ -57,17 +55,7 @@ export function createHttpApp(deps: {
   app.route('/api', apiRoutes(services))
 
   // The MCP module serves /mcp and its protected-resource metadata under /.well-known.
-  const mcp = initMcp({
-    services,
-    hocuspocus: deps.hocuspocus,
-    logger,
-    config: {
-      allowedOrigins: deps.config.mcpAllowedOrigins,
-      bindHost: deps.config.host,
-      publicUrl: deps.config.publicUrl,
-    },
-  })
-  app.route('/', mcp.router)
+  app.route('/', deps.mcp.router)
 
   app.notFound((c) =>
     c.json({ error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}` }, 404),

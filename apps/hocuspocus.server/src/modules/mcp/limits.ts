@@ -25,14 +25,14 @@ export const MAX_QUERY_CHARS = 200
 /** Request-body protection: larger POST /mcp bodies are answered 413 before any parsing. */
 export const MAX_BODY_BYTES = 1024 * 1024
 
-/** Chat (later increment): longest message an agent may post. */
+/** Chat: longest message an agent may post. */
 export const MAX_CHAT_MESSAGE_CHARS = 2_000
 
-/** Chat (later increment): messages `read_chat_thread` returns by default. */
+/** Chat: messages `read_chat_thread` returns by default. */
 export const DEFAULT_CHAT_PAGE = 20
 
-/** Chat (later increment): the most messages one `read_chat_thread` call returns. */
+/** Chat: the most messages one `read_chat_thread` call returns. */
 export const MAX_CHAT_PAGE = 50
 
-/** Rate limit (later increment): tool calls per minute per user; 0 turns the limit off. */
+/** Rate limit (MCP_CALLS_PER_MINUTE): tool calls per minute per user; 0 turns the limit off. */
 export const MCP_CALLS_PER_MINUTE = 60

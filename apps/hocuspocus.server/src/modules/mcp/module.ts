@@ -1,19 +1,27 @@
 /**
  * The MCP module: `init(deps)` builds the Hono router serving POST /mcp and its protected-resource
- * metadata. Nothing happens at import; the caller mounts the router (`app.route('/', router)`).
+ * metadata, and `connectStdio(principal)` for the stdio entry. Nothing happens at import; the caller
+ * mounts the router (`app.route('/', router)`) and calls `close()` on shutdown.
  */
 import type { Hocuspocus } from '@hocuspocus/server'
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
+import type { Principal } from '../../auth/tokens.ts'
 import { type AuthVariables, bearerAuth } from '../../http/bearer.ts'
 import type { Logger } from '../../logger.ts'
+import type { Metrics } from '../../metrics.ts'
 import type { Services } from '../../services.ts'
 import { buildMcpServer, handleMcpRequest } from './http/mcp-route.ts'
 import { originHostGuard } from './http/origin-host.ts'
 import { challengeFor, RESOURCE_METADATA_PATH, resourceMetadata } from './http/resource-metadata.ts'
 import { createDocumentReader } from './infra/documents.ts'
+import { createMemoryRateLimiter, createRedisRateLimiter } from './infra/rate-limit.ts'
 import { createDocumentWriter } from './infra/writer.ts'
 import { MAX_BODY_BYTES } from './limits.ts'
+import type { ToolContext, ToolObserver } from './tools/context.ts'
 import { TOOLS } from './tools/index.ts'
 
 export type McpConfig = {
@@ -23,16 +31,31 @@ export type McpConfig = {
   bindHost?: string
   /** Public base URL (PUBLIC_URL): used in the resource metadata and accepted as a Host. */
   publicUrl?: string
+  /** Tool calls per minute per user (MCP_CALLS_PER_MINUTE); 0 or absent turns the limit off. */
+  callsPerMinute?: number
+  /** redis://… (REDIS_URL): the rate limit is counted in Redis, shared by every instance. */
+  redisUrl?: string
 }
 
 export type McpDeps = {
   services: Services
   hocuspocus: Hocuspocus
   logger: Logger
+  /** The app's metrics: per-tool calls by outcome and latency. Optional for tests of the router alone. */
+  metrics?: Pick<Metrics, 'mcpToolCalls' | 'mcpToolLatency'>
   config?: McpConfig
 }
 
-export type McpModule = { router: Hono<{ Variables: AuthVariables }> }
+export type McpModule = {
+  router: Hono<{ Variables: AuthVariables }>
+  /**
+   * Serves MCP as `principal` over `transport` (default: this process's stdin/stdout) until it closes.
+   * One long-lived server (the stdio session), with the same tools, limits and metrics as POST /mcp.
+   */
+  connectStdio(principal: Principal, transport?: Transport): Promise<McpServer>
+  /** Releases the rate limiter's Redis connection and closes stdio sessions. */
+  close(): Promise<void>
+}
 
 export function init(deps: McpDeps): McpModule {
   const { services, hocuspocus, config = {} } = deps
@@ -42,6 +65,29 @@ export function init(deps: McpDeps): McpModule {
   const publicUrl = config.publicUrl?.replace(/\/+$/, '')
   const originOf = (url: string) => publicUrl ?? new URL(url).origin
   const extraHosts = publicUrl ? [new URL(publicUrl).host, new URL(publicUrl).hostname] : []
+  const limit = config.callsPerMinute ?? 0
+  const rateLimiter =
+    config.redisUrl && limit > 0
+      ? createRedisRateLimiter(limit, config.redisUrl, logger)
+      : createMemoryRateLimiter(limit)
+  const { metrics } = deps
+  const observer: ToolObserver | undefined = metrics
+    ? (tool, outcome, seconds) => {
+        metrics.mcpToolCalls.inc({ tool, outcome })
+        metrics.mcpToolLatency.observe({ tool }, seconds)
+      }
+    : undefined
+  const contextFor = (principal: Principal): ToolContext => ({
+    principal,
+    services,
+    hocuspocus,
+    reader,
+    writer,
+    logger,
+    observer,
+    rateLimiter,
+  })
+  const stdioServers = new Set<McpServer>()
 
   const router = new Hono<{ Variables: AuthVariables }>()
 
@@ -70,9 +116,23 @@ export function init(deps: McpDeps): McpModule {
     bearerAuth({ tokens: services.tokens, challenge: (url) => challengeFor(originOf(url)) }),
     async (c) => {
       const principal = c.get('principal')
-      const server = buildMcpServer({ principal, services, hocuspocus, reader, writer, logger }, TOOLS)
+      const server = buildMcpServer(contextFor(principal), TOOLS)
       return handleMcpRequest(c.req.raw, server)
     },
   )
-  return { router }
+
+  return {
+    router,
+    async connectStdio(principal, transport = new StdioServerTransport()) {
+      const server = buildMcpServer(contextFor(principal), TOOLS)
+      stdioServers.add(server)
+      server.server.onclose = () => stdioServers.delete(server)
+      await server.connect(transport)
+      return server
+    },
+    async close() {
+      await Promise.all([...stdioServers].map((s) => s.close().catch(() => {})))
+      await rateLimiter.close()
+    },
+  }
 }

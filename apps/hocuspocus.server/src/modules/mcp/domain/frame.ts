@@ -25,6 +25,8 @@ export type FrameSource =
   | { kind: 'document'; slug: string; whose: Whose }
   | { kind: 'outline'; slug: string; whose: Whose }
   | { kind: 'document list' }
+  | { kind: 'chat rooms'; slug: string; whose: Whose }
+  | { kind: 'chat thread'; slug: string; whose: Whose; sectionId: string; headingRemoved: boolean }
 
 function describe(source: FrameSource): string {
   switch (source.kind) {
@@ -34,6 +36,10 @@ function describe(source: FrameSource): string {
       return `Headings of document "${source.slug}" (${source.whose})`
     case 'document list':
       return 'Documents you can open, one per line (each line says whose it is)'
+    case 'chat rooms':
+      return `Chat rooms of document "${source.slug}", one per heading (${source.whose})`
+    case 'chat thread':
+      return `Chat messages under heading section_id ${escapeFrameContent(source.sectionId)} of document "${source.slug}"${source.headingRemoved ? ' (heading removed)' : ''} (${source.whose})`
   }
 }
 

@@ -6,6 +6,7 @@ import type { Principal } from '../../../auth/tokens.ts'
 import type { Logger } from '../../../logger.ts'
 import type { Services } from '../../../services.ts'
 import type { DocumentReader } from '../infra/documents.ts'
+import type { RateLimiter } from '../infra/rate-limit.ts'
 import type { DocumentWriter } from '../infra/writer.ts'
 
 export type ToolContext = {
@@ -15,7 +16,16 @@ export type ToolContext = {
   reader: DocumentReader
   writer: DocumentWriter
   logger: Logger
+  /** Per-tool metrics (calls by outcome, latency); absent in tests that do not need them. */
+  observer?: ToolObserver
+  /** Tool calls per minute per user; absent means unlimited. */
+  rateLimiter?: RateLimiter
 }
+
+export type ToolOutcome = 'ok' | 'refused' | 'error' | 'rate_limited'
+
+/** Where instrument() reports each call (the app's Prometheus metrics). */
+export type ToolObserver = (tool: string, outcome: ToolOutcome, seconds: number) => void
 
 /** A tool module: which scope it needs, and how it registers itself on a fresh server. */
 export type ToolModule = {

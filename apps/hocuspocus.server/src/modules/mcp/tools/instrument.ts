@@ -1,9 +1,11 @@
 /**
- * Wraps a tool handler: one log line per call (tool, user id, duration, outcome, output size; never
- * arguments, text or tokens), and unexpected failures logged in full but answered with a generic message.
+ * Wraps a tool handler: the per-user rate limit first, then one log line per call (tool, user id,
+ * duration, outcome, output size; never arguments, text or tokens) and the per-tool metrics. Unexpected
+ * failures are logged in full but answered with a generic message.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import type { ToolContext } from './context.ts'
+import { rateLimitMessage } from '../infra/rate-limit.ts'
+import type { ToolContext, ToolOutcome } from './context.ts'
 
 export const GENERIC_FAILURE =
   'The call failed on the server. Try again in a moment; if it keeps failing, tell the person who runs the server.'
@@ -16,25 +18,32 @@ export function instrument<A>(
   return async function instrumented(args) {
     const started = performance.now()
     const userId = ctx.principal.user.id
+    const finish = (outcome: ToolOutcome, fields: Record<string, unknown> = {}) => {
+      const ms = performance.now() - started
+      ctx.observer?.(tool, outcome, ms / 1000)
+      const line = { tool, userId, durationMs: Math.round(ms), outcome, ...fields }
+      if (outcome === 'error') ctx.logger.error(line, 'mcp tool call failed')
+      else ctx.logger.info(line, 'mcp tool call')
+    }
     try {
+      if (ctx.rateLimiter) {
+        const decision = await ctx.rateLimiter.take(userId)
+        if (!decision.ok) {
+          finish('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds })
+          return {
+            content: [
+              { type: 'text', text: rateLimitMessage(ctx.rateLimiter.limit, decision.retryAfterSeconds) },
+            ],
+            isError: true,
+          }
+        }
+      }
       const result = await handler(args)
       const chars = result.content.reduce((n, part) => n + (part.type === 'text' ? part.text.length : 0), 0)
-      ctx.logger.info(
-        {
-          tool,
-          userId,
-          durationMs: Math.round(performance.now() - started),
-          outcome: result.isError ? 'refused' : 'ok',
-          outputChars: chars,
-        },
-        'mcp tool call',
-      )
+      finish(result.isError ? 'refused' : 'ok', { outputChars: chars })
       return result
     } catch (error) {
-      ctx.logger.error(
-        { tool, userId, durationMs: Math.round(performance.now() - started), outcome: 'error', err: error },
-        'mcp tool call failed',
-      )
+      finish('error', { err: error })
       return { content: [{ type: 'text', text: GENERIC_FAILURE }], isError: true }
     }
   }

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# MCP peers against a started server: the conformance suite's server-initialize, ping, tools-list and
+# dns-rebinding-protection scenarios (under Bun; it needs Node 22 otherwise), and an MCP Inspector CLI
+# tools/list + tools/call smoke with the bearer header. Each check writes a one-case JUnit report into
+# OUT (first argument, or a temporary folder), which .ci/junit-summary.ts sums with the test runs.
+# Standalone: bash .ci/mcp-peers.sh   (prints its own "N passed, N failed" line; exit 1 on any failure)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+OUT=${1:-$(mktemp -d)}
+mkdir -p "$OUT"
+PORT=${MCP_PEERS_PORT:-4123}
+PROXY_PORT=${MCP_PEERS_PROXY_PORT:-4124}
+WORK=$(mktemp -d)
+LOG="$WORK/server.log"
+status=0
+server_pid=""
+proxy_pid=""
+
+cleanup() {
+  [ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill -TERM "$server_pid" 2>/dev/null
+    for _ in $(seq 1 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+xml_escape() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g'; }
+
+# record NAME PASSED(0|1) DETAILS_FILE: one JUnit report per check.
+record() {
+  local name=$1 failed=$2 details=$3 file="$OUT/mcp-peers-$1.xml"
+  {
+    echo '<?xml version="1.0" encoding="UTF-8"?>'
+    echo "<testsuites name=\"mcp-peers\" tests=\"1\" failures=\"$failed\" errors=\"0\" skipped=\"0\">"
+    echo "  <testsuite name=\"mcp-peers\" tests=\"1\" failures=\"$failed\" errors=\"0\" skipped=\"0\">"
+    echo "    <testcase name=\"$name\" classname=\"mcp-peers\">"
+    if [ "$failed" != 0 ]; then
+      echo "      <failure message=\"$name failed\">$(tail -c 4000 "$details" | xml_escape)</failure>"
+    fi
+    echo '    </testcase>'
+    echo '  </testsuite>'
+    echo '</testsuites>'
+  } >"$file"
+  if [ "$failed" = 0 ]; then echo "  pass  $name"; else echo "  FAIL  $name"; tail -n 30 "$details" | sed 's/^/        /'; status=1; fi
+}
+
+# check NAME CMD...: runs CMD, records pass/fail from its exit code (and an optional grep in $EXPECT).
+check() {
+  local name=$1; shift
+  local out="$WORK/$name.out" failed=0
+  "$@" >"$out" 2>&1 || failed=1
+  if [ "$failed" = 0 ] && [ -n "${EXPECT:-}" ] && ! grep -q -- "$EXPECT" "$out"; then
+    echo "expected output to contain: $EXPECT" >>"$out"
+    failed=1
+  fi
+  record "$name" "$failed" "$out"
+}
+
+echo "=== mcp peers: server on 127.0.0.1:$PORT"
+DATA_DIR="$WORK/data" HOST=127.0.0.1 PORT=$PORT LOG_LEVEL=warn \
+  MCP_ALLOWED_ORIGINS="http://127.0.0.1:$PROXY_PORT,http://localhost:$PROXY_PORT" \
+  bun run start >"$LOG" 2>&1 &
+server_pid=$!
+token=""
+for _ in $(seq 1 300); do
+  if grep -q "listening on" "$LOG" 2>/dev/null && [ -s "$WORK/data/first-run-token" ]; then
+    token=$(tr -d '[:space:]' <"$WORK/data/first-run-token")
+    break
+  fi
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$token" ]; then
+  record server-start 1 "$LOG"
+  echo "$(( 0 )) passed, 1 failed"
+  exit 1
+fi
+record server-start 0 "$LOG"
+
+# The conformance client sends no Authorization header: the CI-only proxy adds the token (see its header).
+TARGET="http://127.0.0.1:$PORT" LISTEN_PORT=$PROXY_PORT MCP_TEST_TOKEN=$token \
+  bun "$ROOT/.ci/auth-proxy.ts" >"$WORK/proxy.log" 2>&1 &
+proxy_pid=$!
+for _ in $(seq 1 100); do grep -q "auth-proxy:" "$WORK/proxy.log" 2>/dev/null && break; sleep 0.1; done
+
+for scenario in server-initialize ping tools-list dns-rebinding-protection; do
+  check "conformance-$scenario" bun --bun "$ROOT/node_modules/.bin/conformance" server \
+    --url "http://127.0.0.1:$PROXY_PORT/mcp" --scenario "$scenario" \
+    --expected-failures "$ROOT/.ci/conformance-baseline.yml" -o "$WORK/conformance-$scenario"
+done
+
+INSPECTOR="$ROOT/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
+inspector() {
+  MCP_CATALOG_PATH="$WORK/inspector-catalog.json" node "$INSPECTOR" --cli "http://127.0.0.1:$PORT/mcp" \
+    --transport http --header "Authorization: Bearer $token" "$@"
+}
+EXPECT='"find_documents"' check inspector-tools-list inspector --method tools/list
+EXPECT='Welcome' check inspector-tools-call inspector --method tools/call --tool-name find_documents
+
+kill "$proxy_pid" 2>/dev/null
+proxy_pid=""
+kill -TERM "$server_pid" 2>/dev/null
+stopped=1
+for _ in $(seq 1 300); do kill -0 "$server_pid" 2>/dev/null || { stopped=0; break; }; sleep 0.1; done
+wait "$server_pid" 2>/dev/null
+code=$?
+[ "$stopped" = 0 ] && [ "$code" = 0 ] || { echo "server exit code $code (stopped: $stopped)" >>"$LOG"; stopped=1; }
+record server-sigterm "$stopped" "$LOG"
+server_pid=""
+
+if [ -z "${1:-}" ]; then
+  bun "$ROOT/.ci/junit-summary.ts" "$OUT"/mcp-peers-*.xml
+fi
+exit $status
