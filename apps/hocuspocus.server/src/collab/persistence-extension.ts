@@ -59,9 +59,11 @@ export class PersistenceExtension implements Extension {
     try {
       await this.write(payload.document)
       this.clearRetry(payload.documentName)
-    } catch (error) {
+    } catch {
       this.scheduleRetry(payload.document)
-      throw error // Hocuspocus keeps the document in memory after a failed store
+      // Hocuspocus keeps the document in memory after a failed store, and prints what it is given with
+      // console.error: the full error is already in our structured log, so it gets a one-line summary.
+      throw new Error('document store failed; kept in memory, retrying (see the structured log)')
     }
   }
 
