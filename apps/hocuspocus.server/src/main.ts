@@ -4,37 +4,11 @@
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { ConfigError, loadConfig } from './config.ts'
-import { DataDirBusyError } from './db/data-dir-lock.ts'
+import { loadConfigOrExit, say, startOrExit } from './boot.ts'
 import { firstRun, TOKEN_FILE_NAME } from './first-run.ts'
-import { createLogger } from './logger.ts'
-import { startServer } from './server.ts'
 
-const say = (line = '') => process.stderr.write(`${line}\n`)
-
-let config: ReturnType<typeof loadConfig>
-try {
-  config = loadConfig()
-} catch (error) {
-  if (error instanceof ConfigError) {
-    say(error.message)
-    process.exit(2)
-  }
-  throw error
-}
-const logger = createLogger(config.logLevel)
-
-let server: Awaited<ReturnType<typeof startServer>>
-try {
-  server = await startServer(config, logger)
-} catch (error) {
-  if (error instanceof DataDirBusyError) {
-    say(error.message)
-    process.exit(1)
-  }
-  logger.fatal({ err: error }, 'server failed to start')
-  process.exit(1)
-}
+const config = loadConfigOrExit()
+const { server, logger } = await startOrExit(config)
 
 const created = await firstRun(server.services, config.dataDir)
 const base = config.publicUrl ?? server.url

@@ -5,24 +5,10 @@
  * The session ends when stdin closes (the host quit) or on SIGINT/SIGTERM; pending changes are stored first.
  */
 import { join } from 'node:path'
-import { ConfigError, loadConfig } from './config.ts'
-import { DataDirBusyError } from './db/data-dir-lock.ts'
+import { loadConfigOrExit, say, startOrExit } from './boot.ts'
 import { firstRun, TOKEN_FILE_NAME } from './first-run.ts'
-import { createLogger } from './logger.ts'
-import { startServer } from './server.ts'
 
-const say = (line = '') => process.stderr.write(`${line}\n`)
-
-let config: ReturnType<typeof loadConfig>
-try {
-  config = loadConfig()
-} catch (error) {
-  if (error instanceof ConfigError) {
-    say(error.message)
-    process.exit(2)
-  }
-  throw error
-}
+const config = loadConfigOrExit()
 const token = config.mcpToken
 if (!token) {
   say(
@@ -31,19 +17,8 @@ if (!token) {
   )
   process.exit(2)
 }
-const logger = createLogger(config.logLevel)
 
-let server: Awaited<ReturnType<typeof startServer>>
-try {
-  server = await startServer(config, logger)
-} catch (error) {
-  if (error instanceof DataDirBusyError) {
-    say(error.message)
-    process.exit(1)
-  }
-  logger.fatal({ err: error }, 'server failed to start')
-  process.exit(1)
-}
+const { server, logger } = await startOrExit(config)
 
 const created = await firstRun(server.services, config.dataDir)
 const principal = await server.services.tokens.verify(token)

@@ -1,0 +1,37 @@
+/**
+ * Start-up shared by the entry points (main.ts, mcp-stdio.ts): configuration and server start, each
+ * failure a message on stderr and an exit code (2: bad configuration, 1: could not start).
+ */
+import { type Config, ConfigError, loadConfig } from './config.ts'
+import { DataDirBusyError } from './db/data-dir-lock.ts'
+import { createLogger, type Logger } from './logger.ts'
+import { type RunningServer, startServer } from './server.ts'
+
+/** A line for people on stderr (stdout belongs to the stdio transport). */
+export const say = (line = '') => process.stderr.write(`${line}\n`)
+
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      say(error.message)
+      process.exit(2)
+    }
+    throw error
+  }
+}
+
+export async function startOrExit(config: Config): Promise<{ server: RunningServer; logger: Logger }> {
+  const logger = createLogger(config.logLevel)
+  try {
+    return { server: await startServer(config, logger), logger }
+  } catch (error) {
+    if (error instanceof DataDirBusyError) {
+      say(error.message)
+      process.exit(1)
+    }
+    logger.fatal({ err: error }, 'server failed to start')
+    process.exit(1)
+  }
+}
