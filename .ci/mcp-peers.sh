@@ -27,23 +27,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-xml_escape() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g'; }
+# shellcheck source=junit-case.sh
+. "$ROOT/.ci/junit-case.sh"
 
 # record NAME PASSED(0|1) DETAILS_FILE: one JUnit report per check.
 record() {
-  local name=$1 failed=$2 details=$3 file="$OUT/mcp-peers-$1.xml"
-  {
-    echo '<?xml version="1.0" encoding="UTF-8"?>'
-    echo "<testsuites name=\"mcp-peers\" tests=\"1\" failures=\"$failed\" errors=\"0\" skipped=\"0\">"
-    echo "  <testsuite name=\"mcp-peers\" tests=\"1\" failures=\"$failed\" errors=\"0\" skipped=\"0\">"
-    echo "    <testcase name=\"$name\" classname=\"mcp-peers\">"
-    if [ "$failed" != 0 ]; then
-      echo "      <failure message=\"$name failed\">$(tail -c 4000 "$details" | xml_escape)</failure>"
-    fi
-    echo '    </testcase>'
-    echo '  </testsuite>'
-    echo '</testsuites>'
-  } >"$file"
+  local name=$1 failed=$2 details=$3
+  junit_case "$OUT/mcp-peers-$name.xml" mcp-peers "$name" "$failed" "$details"
   if [ "$failed" = 0 ]; then echo "  pass  $name"; else echo "  FAIL  $name"; tail -n 30 "$details" | sed 's/^/        /'; status=1; fi
 }
 

@@ -13,6 +13,7 @@ export { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
 export { readPlainText, readTitle } from './read-document.ts'
 export type { Result } from './result.ts'
 export { type OutlineNode, readOutline } from './sections/outline.ts'
+export { createOutlineMemo, type OutlineMemo } from './sections/outline-memo.ts'
 export {
   DEFAULT_SECTION_CHARS,
   type RenderOptions,

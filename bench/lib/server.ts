@@ -1,0 +1,197 @@
+/**
+ * Measurements 4 and 5 against the real server (real database, real Hocuspocus, the MCP router on its own
+ * Bun.serve as the tests run it): MCP over HTTP at 1/10/50 concurrent clients vs a bare Bun.serve handler
+ * answering the same bytes, and edit_blocks → a connected provider seeing the change.
+ */
+import { connectProvider } from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
+import { userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
+import {
+  call,
+  connectClient,
+  startHarness,
+} from '../../apps/hocuspocus.server/src/modules/mcp/__tests__/harness.ts'
+import { FRAGMENT_NAME, readPlainText, readTitle } from '../../packages/doc-schema/src/index.ts'
+import { Y } from '../deps.ts'
+import type { Fixture } from './fixtures.ts'
+import { percentile, summarize } from './stats.ts'
+import type { Row } from './types.ts'
+
+type Load = { rps: number; p50: number; p99: number; latencies: number[] }
+
+/** `clients` loops issuing `total` requests in all; each request is a fresh fetch of the same body. */
+async function load(url: string, init: RequestInit, clients: number, total: number): Promise<Load> {
+  const latencies: number[] = []
+  let issued = 0
+  const start = performance.now()
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (issued < total) {
+        issued++
+        const t = performance.now()
+        const res = await fetch(url, init)
+        const body = await res.arrayBuffer()
+        if (!res.ok || body.byteLength === 0) throw new Error(`HTTP ${res.status}`)
+        latencies.push(performance.now() - t)
+      }
+    }),
+  )
+  const seconds = (performance.now() - start) / 1000
+  latencies.sort((a, b) => a - b)
+  return { rps: total / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), latencies }
+}
+
+export async function measureServer(fixture: Fixture, opts: { quick: boolean }): Promise<Row[]> {
+  const rows: Row[] = []
+  const h = await startHarness()
+  const bare = { server: undefined as ReturnType<typeof Bun.serve> | undefined }
+  const cleanups: Array<() => unknown> = []
+  try {
+    const { user, token } = await userWithToken(h.server, 'bench')
+    const created = await h.server.services.documents.create(user.id, { title: 'Bench' })
+    if (created.kind === 'error') throw new Error(created.message)
+    const doc = new Y.Doc()
+    Y.applyUpdate(doc, fixture.state)
+    const fragment = doc.getXmlFragment(FRAGMENT_NAME) as never
+    await h.server.services.documents.storeState(created.value.id, {
+      state: fixture.state,
+      title: readTitle(fragment),
+      text: readPlainText(fragment),
+    })
+    doc.destroy()
+    const { slug, room } = created.value
+    // A connected editor keeps the document live (warm) for the whole measurement.
+    const editor = connectProvider(h.server.url, room, token)
+    cleanups.push(() => editor.destroy())
+    await editor.ready
+
+    const client = await connectClient(h.mcpUrl, token)
+    cleanups.push(() => client.close())
+    const sessionId = (client.transport as { sessionId?: string } | undefined)?.sessionId
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': client.getServerVersion() ? '2025-06-18' : '2025-06-18',
+    }
+    if (sessionId) headers['mcp-session-id'] = sessionId
+
+    const requests = {
+      'tools/list': { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+      'get_outline 1 MiB warm': {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'get_outline', arguments: { slug } },
+      },
+    }
+    // Capture each answer once: the bare handler serves exactly these bytes with the same content type.
+    const answers = new Map<string, { body: Uint8Array; type: string }>()
+    for (const [name, body] of Object.entries(requests)) {
+      const res = await fetch(h.mcpUrl, { method: 'POST', headers, body: JSON.stringify(body) })
+      const bytes = new Uint8Array(await res.arrayBuffer())
+      if (!res.ok)
+        throw new Error(`${name}: HTTP ${res.status} ${new TextDecoder().decode(bytes).slice(0, 300)}`)
+      answers.set(name, { body: bytes, type: res.headers.get('content-type') ?? 'application/json' })
+    }
+    let current = answers.get('tools/list')!
+    bare.server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: async (req) => {
+        await req.arrayBuffer()
+        return new Response(current.body as Uint8Array<ArrayBuffer>, {
+          headers: { 'content-type': current.type },
+        })
+      },
+    })
+    const bareUrl = `http://127.0.0.1:${bare.server.port}/mcp`
+
+    const levels = opts.quick ? [1, 10] : [1, 10, 50]
+    for (const [name, body] of Object.entries(requests)) {
+      current = answers.get(name)!
+      const heavy = name !== 'tools/list'
+      const total = opts.quick ? (heavy ? 6 : 100) : heavy ? 60 : 1000
+      const init = { method: 'POST', headers, body: JSON.stringify(body) }
+      for (const clients of levels) {
+        // Interleave: bare, ours, bare, ours (two rounds each) so both see the same machine state.
+        const ours: Load[] = []
+        const floor: Load[] = []
+        await load(h.mcpUrl, init, clients, Math.min(total, 5)) // warm-up
+        for (let round = 0; round < 2; round++) {
+          floor.push(await load(bareUrl, init, clients, total))
+          ours.push(await load(h.mcpUrl, init, clients, total))
+        }
+        const merge = (ls: Load[]) => summarize(ls.flatMap((l) => l.latencies))
+        const rps = (ls: Load[]) => ls.reduce((s, l) => s + l.rps, 0) / ls.length
+        const oursAll = ours.flatMap((l) => l.latencies).sort((a, b) => a - b)
+        const floorAll = floor.flatMap((l) => l.latencies).sort((a, b) => a - b)
+        const share = rps(ours) / rps(floor)
+        rows.push({
+          measure: `MCP HTTP ${name}`,
+          size: `${clients} client${clients > 1 ? 's' : ''}`,
+          variants: { bare: merge(floor), ours: merge(ours) },
+          ratios: {
+            'ours rps / bare rps': share,
+            'ours p99 / bare p99': percentile(oursAll, 99) / percentile(floorAll, 99),
+          },
+          extra: {
+            'ours req/s': rps(ours).toFixed(0),
+            'bare req/s': rps(floor).toFixed(0),
+            'ours p50 ms': percentile(oursAll, 50),
+            'ours p99 ms': percentile(oursAll, 99),
+            'bare p99 ms': percentile(floorAll, 99),
+          },
+          target:
+            name === 'tools/list' && clients === 50
+              ? { text: 'tools/list at 50 clients ≥ 25% of bare req/s', met: share >= 0.25 }
+              : undefined,
+        })
+      }
+    }
+
+    // 5. Edit propagation: edit_blocks answered → the connected provider's document shows the text.
+    const editorFragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
+    const outline = await call(client, 'get_outline', { slug })
+    const last = [...outline.text.matchAll(/section_id: ([^,]+), rev: ([0-9a-f]+)/g)].at(-1)
+    if (!last) throw new Error(`no section in outline: ${outline.text.slice(0, 200)}`)
+    const sectionId = last[1]!
+    let rev = last[2]!
+    const samples: number[] = []
+    const edits = opts.quick ? 5 : 60
+    for (let i = 0; i < edits; i++) {
+      const marker = `bench edit ${i} marker`
+      const seen = new Promise<number>((resolve) => {
+        const check = () => {
+          const last = editorFragment.get(editorFragment.length - 1)
+          if (last instanceof Y.XmlElement && last.toString().includes(marker)) {
+            editorFragment.unobserveDeep(check)
+            resolve(performance.now())
+          }
+        }
+        editorFragment.observeDeep(check)
+      })
+      const t = performance.now()
+      const edited = await call(client, 'edit_blocks', { slug, section_id: sectionId, rev, markdown: marker })
+      if (edited.isError) throw new Error(`edit_blocks: ${edited.text}`)
+      rev = /rev: ([0-9a-f]+)/.exec(edited.text)?.[1] ?? rev
+      const at = await Promise.race([seen, Bun.sleep(5000).then(() => Number.NaN)])
+      if (Number.isNaN(at)) throw new Error('the provider never saw the edit')
+      samples.push(at - t)
+    }
+    samples.sort((a, b) => a - b)
+    const p99 = percentile(samples, 99)
+    rows.push({
+      measure: 'edit propagation (edit_blocks → provider sees it)',
+      size: '1 MiB, loopback',
+      variants: { ours: summarize(samples) },
+      ratios: {},
+      extra: { 'p50 ms': percentile(samples, 50), 'p99 ms': p99 },
+      target: { text: 'p99 < 50 ms on loopback', met: p99 < 50 },
+    })
+  } finally {
+    for (const c of cleanups.reverse()) await c()
+    bare.server?.stop(true)
+    await h.close()
+  }
+  return rows
+}

@@ -1,0 +1,79 @@
+/**
+ * The benchmark suite (issue 5). `bun run bench` runs everything; `bun run bench -- --quick` runs the small
+ * sizes in under a minute (CI). Writes bench/results/latest.json and docs/performance.md; exits 1 when an
+ * enforced check fails (a sequential scan of documents, a broken measurement).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import { join } from 'node:path'
+import { buildFixture, type Fixture } from './lib/fixtures.ts'
+import { measurePure } from './lib/pure.ts'
+import { renderReport } from './lib/report.ts'
+import { measureServer } from './lib/server.ts'
+import { fmtRatio } from './lib/stats.ts'
+import type { Row } from './lib/types.ts'
+
+const ROOT = join(import.meta.dir, '..')
+const quick = process.argv.includes('--quick')
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7)
+const started = performance.now()
+
+const sizes: Array<{ name: string; bytes: number; runs: number }> = quick
+  ? [
+      { name: '100 KiB', bytes: 100 * 1024, runs: 5 },
+      { name: '1 MiB', bytes: 1024 * 1024, runs: 3 },
+    ]
+  : [
+      { name: '100 KiB', bytes: 100 * 1024, runs: 21 },
+      { name: '1 MiB', bytes: 1024 * 1024, runs: 11 },
+      { name: '5 MiB', bytes: 5 * 1024 * 1024, runs: 7 },
+    ]
+
+const fixtures: Fixture[] = sizes.map((s) => buildFixture(s.name, s.bytes))
+const rows: Row[] = []
+const failures: string[] = []
+
+for (const [i, size] of sizes.entries()) {
+  if (only && only !== 'pure') break
+  process.stderr.write(`measuring reads at ${size.name}…\n`)
+  rows.push(...measurePure(fixtures[i]!, size.runs, quick))
+}
+if (!only || only === 'server') {
+  const oneMiB = fixtures.find((f) => f.name === '1 MiB')!
+  process.stderr.write('measuring MCP over HTTP and edit propagation…\n')
+  try {
+    rows.push(...(await measureServer(oneMiB, { quick })))
+  } catch (error) {
+    failures.push(`server measurements: ${(error as Error).stack ?? error}`)
+  }
+}
+
+for (const row of rows)
+  if (row.target?.enforced && !row.target.met) failures.push(`${row.measure}: ${row.target.text}`)
+
+const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Bun ${Bun.version}, ${os.platform()}`
+const mode = quick ? 'quick (100 KiB and 1 MiB)' : 'full'
+mkdirSync(join(ROOT, 'bench/results'), { recursive: true })
+writeFileSync(
+  join(ROOT, 'bench/results/latest.json'),
+  `${JSON.stringify({ date: new Date().toISOString(), mode, machine, fixtures: fixtures.map(({ state, ...f }) => ({ ...f, stateBytes: state.length })), rows, failures }, null, 2)}\n`,
+)
+// The committed report comes from full runs; a quick run (CI) writes it only when asked.
+if (!quick || process.argv.includes('--write-docs')) {
+  const notes = readFileSync(join(ROOT, 'bench/notes.md'), 'utf8')
+  writeFileSync(join(ROOT, 'docs/performance.md'), renderReport({ rows, mode, machine, notes }))
+}
+
+for (const row of rows) {
+  const ratios = Object.entries(row.ratios)
+    .map(([k, v]) => `${k} ${fmtRatio(v)}×`)
+    .join(', ')
+  const target = row.target ? `  [${row.target.met ? 'met' : 'MISSED'}: ${row.target.text}]` : ''
+  console.log(`${row.measure.padEnd(28)} ${row.size.padEnd(8)} ${ratios}${target}`)
+}
+console.log(`bench ${mode}: ${rows.length} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+if (failures.length > 0) {
+  console.error(`bench FAILED:\n${failures.join('\n')}`)
+  process.exit(1)
+}
+process.exit(0)

@@ -1,0 +1,92 @@
+import type * as Y from 'yjs'
+import type { OutlineNode } from './outline.ts'
+import { headingTitle, type LocatedSection, locateSections } from './section-index.ts'
+import { sectionRev } from './section-rev.ts'
+
+/**
+ * An outline kept current for one live fragment: `outline()` equals `readOutline(fragment)` but only
+ * re-hashes the sections whose heading or blocks changed since the last call. The caller holds the memo
+ * (one per live document) and destroys it with the document.
+ *
+ * How it stays current: a deep observer marks the top-level block under every change dirty; a section is
+ * reused only when its heading and its exact list of block elements (by identity) are unchanged and none
+ * of them is dirty. Inserting, removing or moving blocks changes the list, so it needs no event of its own.
+ * Call it outside a transaction (observers run when a transaction ends), as readers do.
+ */
+export type OutlineMemo = {
+  outline(): OutlineNode[]
+  destroy(): void
+}
+
+type Entry = { blocks: Y.XmlElement[]; rev: string; title: string }
+
+export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
+  let entries = new WeakMap<Y.XmlElement, Entry>()
+  const dirty = new Set<unknown>()
+  const observer = (events: Array<Y.YEvent<Y.AbstractType<unknown>>>) => {
+    for (const event of events) {
+      let target: Y.AbstractType<unknown> | null = event.target
+      if (target === fragment) continue
+      while (target && target.parent !== fragment) target = target.parent as Y.AbstractType<unknown> | null
+      if (target) dirty.add(target)
+      // A change under something no longer in the fragment needs nothing: its section's list changed.
+    }
+  }
+  fragment.observeDeep(observer)
+
+  const describe = (section: LocatedSection): Entry => {
+    const cached = entries.get(section.heading)
+    if (cached && !dirty.has(section.heading) && sameBlocks(cached.blocks, section.blocks, dirty))
+      return cached
+    const entry: Entry = {
+      blocks: section.blocks,
+      rev: sectionRev(section.heading, section.blocks),
+      title: headingTitle(section.heading),
+    }
+    entries.set(section.heading, entry)
+    return entry
+  }
+
+  return {
+    outline() {
+      const located = locateSections(fragment)
+      const described = located.map(describe)
+      dirty.clear()
+      const roots: OutlineNode[] = []
+      const stack: OutlineNode[] = []
+      located.forEach((section, i) => {
+        const { rev, title } = described[i]!
+        const node: OutlineNode = {
+          sectionId: section.sectionId,
+          level: section.level,
+          title,
+          rev,
+          children: [],
+        }
+        while (stack.length > 0 && stack.at(-1)!.level >= node.level) stack.pop()
+        const parent = stack.at(-1)
+        if (parent) parent.children.push(node)
+        else roots.push(node)
+        stack.push(node)
+      })
+      return roots
+    },
+    destroy() {
+      fragment.unobserveDeep(observer)
+      entries = new WeakMap()
+      dirty.clear()
+    },
+  }
+}
+
+function sameBlocks(
+  cached: readonly Y.XmlElement[],
+  current: readonly Y.XmlElement[],
+  dirty: ReadonlySet<unknown>,
+): boolean {
+  if (cached.length !== current.length) return false
+  for (let i = 0; i < current.length; i++) {
+    if (cached[i] !== current[i] || dirty.has(current[i])) return false
+  }
+  return true
+}
