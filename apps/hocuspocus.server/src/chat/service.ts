@@ -3,6 +3,7 @@
  * per room. Access is not decided here: callers resolve the document through the documents service first.
  */
 import type { PrismaClient } from '../db/generated/client.ts'
+import { storableText } from '../documents/store.ts'
 
 export type ChatRoomSummary = {
   id: string
@@ -58,7 +59,7 @@ export function createChatService(prisma: PrismaClient) {
           RETURNING id, last_seq, last_message_at
         )
         INSERT INTO chat_messages (room_id, seq, author_id, text, created_at)
-        SELECT id, last_seq, ${authorId}::uuid, ${text}, last_message_at FROM room
+        SELECT id, last_seq, ${authorId}::uuid, ${storableText(text)}, last_message_at FROM room
         RETURNING room_id::text AS room_id, seq, created_at`
       const row = rows[0]
       if (!row) throw new Error('chat post returned no row')

@@ -10,7 +10,7 @@ import type { MemberRole } from '../db/generated/enums.ts'
 import { ok, type Result, refuse } from '../errors.ts'
 import { type Access, decideAccess, type Whose } from './access.ts'
 import { newRoomName, SLUG_PATTERN, slugBase, slugWithTail } from './slug.ts'
-import { storeContent } from './store.ts'
+import { storableText, storeContent } from './store.ts'
 
 export const MAX_TITLE_CHARS = 200
 
@@ -103,7 +103,7 @@ export function createDocumentsService(prisma: PrismaClient) {
       ownerId: string,
       input: { title: string; markdown?: string; isPrivate?: boolean; readOnly?: boolean },
     ): Promise<Result<DocumentRow>> {
-      const title = input.title.trim()
+      const title = storableText(input.title).trim()
       if (!title) return refuse('invalid_input', 'title: must not be empty')
       if (title.length > MAX_TITLE_CHARS) {
         return refuse('invalid_input', `title: ${title.length} characters; at most ${MAX_TITLE_CHARS}`)

@@ -16,6 +16,19 @@ export const MAX_SEARCH_TEXT_CHARS = 200_000
 /** Stored when a document's first heading is empty, so listings never show a blank title. */
 export const UNTITLED = 'Untitled'
 
+/** A UTF-16 code unit of a surrogate pair standing alone (not half of a valid pair). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+
+/**
+ * Text PostgreSQL can store: lone surrogates become U+FFFD and NUL is dropped (a `text` column refuses
+ * both, and a refused store would be retried forever). Found by the input fuzzing suite: a title, a chat
+ * message or document text holding either made the write fail. Yjs state (bytes) is stored unchanged.
+ */
+export function storableText(text: string): string {
+  const wellFormed = text.replace(LONE_SURROGATE, '\ufffd')
+  return wellFormed.includes('\u0000') ? wellFormed.replaceAll('\u0000', '') : wellFormed
+}
+
 /** Cut at a code-point boundary: a lone surrogate is not valid text for PostgreSQL. */
 export function cutText(text: string, max: number): string {
   if (text.length <= max) return text
@@ -29,8 +42,8 @@ export async function storeContent(
   content: { state: Uint8Array; title: string; text: string },
 ): Promise<void> {
   const state = content.state as Uint8Array<ArrayBuffer>
-  const title = cutText(content.title.trim(), 200) || UNTITLED
-  const text = cutText(content.text, MAX_SEARCH_TEXT_CHARS)
+  const title = cutText(storableText(content.title).trim(), 200) || UNTITLED
+  const text = cutText(storableText(content.text), MAX_SEARCH_TEXT_CHARS)
   await tx.documentState.upsert({
     where: { documentId },
     create: { documentId, state, byteSize: state.byteLength },

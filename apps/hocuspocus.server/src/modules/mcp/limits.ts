@@ -34,5 +34,8 @@ export const DEFAULT_CHAT_PAGE = 20
 /** Chat: the most messages one `read_chat_thread` call returns. */
 export const MAX_CHAT_PAGE = 50
 
+/** Chat: the largest `before_seq` accepted; message seqs are PostgreSQL integers. */
+export const MAX_CHAT_SEQ = 2_147_483_647
+
 /** Rate limit (MCP_CALLS_PER_MINUTE): tool calls per minute per user; 0 turns the limit off. */
 export const MCP_CALLS_PER_MINUTE = 60

@@ -18,14 +18,77 @@ export function buildMcpServer(ctx: ToolContext, tools: readonly ToolModule[]): 
 }
 
 export async function handleMcpRequest(request: Request, server: McpServer): Promise<Response> {
+  // The body is already bounded (MAX_BODY_BYTES) by the route's body limit.
+  const text = await request.text()
+  let parsedBody: unknown
+  try {
+    parsedBody = JSON.parse(text)
+  } catch {
+    parsedBody = undefined // the transport answers the parse error itself
+  }
+  const refused = parsedBody === undefined ? undefined : refuseMalformedToolCalls(parsedBody)
+  if (refused) return refused
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
   })
   await server.connect(transport)
   try {
-    return await transport.handleRequest(request)
+    const forwarded =
+      parsedBody === undefined
+        ? new Request(request.url, { method: request.method, headers: request.headers, body: text })
+        : request
+    return await transport.handleRequest(forwarded, parsedBody === undefined ? undefined : { parsedBody })
   } finally {
     await server.close().catch(() => {})
   }
+}
+
+const INVALID_PARAMS = -32602
+
+/**
+ * The SDK answers a `tools/call` whose `arguments` is not an object (an array, a string, null…) with
+ * -32603 "Internal error" and a raw schema dump. Found by the input fuzzing suite: such a call is the
+ * caller's mistake, so it gets -32602 (invalid params) with a message that starts with the field at
+ * fault and names the next step.
+ */
+export function refuseMalformedToolCalls(body: unknown): Response | undefined {
+  const messages = Array.isArray(body) ? body : [body]
+  const problems: Array<{ id: unknown; message: string }> = []
+  for (const message of messages) {
+    if (!isObject(message) || message.method !== 'tools/call' || !('id' in message)) continue
+    const params = message.params
+    let problem: string | undefined
+    if (!isObject(params)) {
+      problem = `params: must be an object holding the tool's name and arguments, {"name": …, "arguments": {…}}.`
+    } else if (typeof params.name !== 'string') {
+      problem = `name: must be the tool's name as a string. Call tools/list for the names.`
+    } else if (params.arguments !== undefined && !isObject(params.arguments)) {
+      problem = `arguments: must be an object of named fields (got ${kindOf(params.arguments)}). Call tools/list for the fields of each tool.`
+    }
+    if (problem) problems.push({ id: message.id, message: problem })
+  }
+  if (problems.length === 0) return undefined
+  const answers = problems.map(({ id, message }) => ({
+    jsonrpc: '2.0',
+    id: typeof id === 'string' || typeof id === 'number' ? id : null,
+    error: { code: INVALID_PARAMS, message },
+  }))
+  if (Array.isArray(body) && body.length > 1) {
+    // One malformed call refuses the batch: answering only part of it would leave requests unanswered.
+    return Response.json(
+      { jsonrpc: '2.0', id: null, error: { code: INVALID_PARAMS, message: answers[0]!.error.message } },
+      { status: 400 },
+    )
+  }
+  return Response.json(Array.isArray(body) ? answers : answers[0], { status: 200 })
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return `a ${typeof value}`
 }

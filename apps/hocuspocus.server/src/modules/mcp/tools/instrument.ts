@@ -4,6 +4,7 @@
  * failures are logged in full but answered with a generic message.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { storableText } from '../../../documents/store.ts'
 import { rateLimitMessage } from '../infra/rate-limit.ts'
 import type { ToolContext, ToolOutcome } from './context.ts'
 
@@ -38,7 +39,7 @@ export function instrument<A>(
           }
         }
       }
-      const result = await handler(args)
+      const result = await handler(storableArgs(args))
       const chars = result.content.reduce((n, part) => n + (part.type === 'text' ? part.text.length : 0), 0)
       finish(result.isError ? 'refused' : 'ok', { outputChars: chars })
       return result
@@ -47,4 +48,20 @@ export function instrument<A>(
       return { content: [{ type: 'text', text: GENERIC_FAILURE }], isError: true }
     }
   }
+}
+
+/**
+ * Every string argument as text the database can hold: lone surrogates become U+FFFD and NUL is dropped
+ * (found by the input fuzzing suite: a title, query, section_id or message holding either reached
+ * PostgreSQL and failed the call). Only strings change; numbers, booleans and arrays keep their shape.
+ */
+export function storableArgs<A>(args: A): A {
+  if (typeof args === 'string') return storableText(args) as A
+  if (Array.isArray(args)) return args.map(storableArgs) as A
+  if (args && typeof args === 'object') {
+    const out: Record<string, unknown> = {}
+    for (const [key, value] of Object.entries(args)) out[key] = storableArgs(value)
+    return out as A
+  }
+  return args
 }

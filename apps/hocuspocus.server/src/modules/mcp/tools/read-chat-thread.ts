@@ -4,7 +4,7 @@ import { z } from 'zod'
 import type { ChatMessageView } from '../../../chat/service.ts'
 import { escapeFrameContent, renderOutput } from '../domain/frame.ts'
 import { notes } from '../domain/notes.ts'
-import { DEFAULT_CHAT_PAGE, MAX_CHAT_PAGE, MAX_READ_CHARS } from '../limits.ts'
+import { DEFAULT_CHAT_PAGE, MAX_CHAT_PAGE, MAX_CHAT_SEQ, MAX_READ_CHARS } from '../limits.ts'
 import { refusal, type ToolModule, textResult } from './context.ts'
 import { instrument } from './instrument.ts'
 import { openDocument } from './open-document.ts'
@@ -45,6 +45,8 @@ export const inputSchema = {
     .number()
     .int()
     .min(1)
+    // seq is a PostgreSQL integer: a larger before_seq failed the query (found by the input fuzzing suite).
+    .max(MAX_CHAT_SEQ)
     .optional()
     .describe('Show only messages older than this seq (a page with older messages names it).'),
   limit: z

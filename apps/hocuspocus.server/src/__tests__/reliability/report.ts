@@ -1,0 +1,67 @@
+/**
+ * Regenerates the figures section of docs/reliability.md from a real run: runs the reliability suites
+ * with their full counts (RELIABILITY_FULL=1), collects the figures each suite reports, and rewrites the
+ * text between the `figures:start` and `figures:end` markers. Exits non-zero (and leaves the doc alone)
+ * when a suite fails.
+ *
+ *   bun apps/hocuspocus.server/src/__tests__/reliability/report.ts
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+const REPO = resolve(import.meta.dir, '../../../../..')
+const DOC = join(REPO, 'docs/reliability.md')
+const START = '<!-- figures:start -->'
+const END = '<!-- figures:end -->'
+
+const dir = mkdtempSync(join(tmpdir(), 'reliability-'))
+const figuresFile = join(dir, 'figures.jsonl')
+const started = Date.now()
+const proc = Bun.spawn(
+  ['bun', 'test', '--timeout', '60000', 'apps/hocuspocus.server/src/__tests__/reliability'],
+  {
+    cwd: REPO,
+    env: { ...process.env, RELIABILITY_FULL: '1', RELIABILITY_FIGURES: figuresFile },
+    stdout: 'inherit',
+    stderr: 'inherit',
+  },
+)
+const code = await proc.exited
+if (code !== 0) {
+  rmSync(dir, { recursive: true, force: true })
+  console.error(`reliability suites failed (exit ${code}); docs/reliability.md left unchanged`)
+  process.exit(code)
+}
+const figures = existsSync(figuresFile)
+  ? readFileSync(figuresFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown> & { suite: string })
+  : []
+rmSync(dir, { recursive: true, force: true })
+const of = (suite: string) => figures.find((f) => f.suite === suite) ?? {}
+const fuzz = of('input-fuzz') as Record<string, number> & { perTool?: Record<string, number> }
+const hostile = of('hostile-content') as { reads?: number; largestOutputChars?: number; corpus?: string[] }
+const matrix = of('access-matrix') as { cells?: number; mismatches?: number }
+const n = (v: unknown) => (typeof v === 'number' ? v.toLocaleString('en-US') : '—')
+
+const section = [
+  START,
+  `Last run: ${new Date().toISOString().slice(0, 10)}, ${Math.round((Date.now() - started) / 1000)} s, database: ${process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite'}${process.env.CI ? ', CI seed' : ', random seed'}.`,
+  '',
+  '| suite | tried | result |',
+  '| --- | --- | --- |',
+  `| input fuzzing | ${n(fuzz.calls)} tool calls over HTTP (${n(fuzz.success)} successes, ${n(fuzz.validation)} validation errors, ${n(fuzz.refusal)} refusals, ${n(fuzz.too_large)} bodies over 1 MiB → 413) | 0 HTTP 5xx, 0 generic failures, 0 hangs (slowest call ${n(fuzz.slowestMs)} ms), /health 200 throughout |`,
+  `| hostile content | ${(hostile.corpus ?? []).join(', ')}; ${n(hostile.reads)} framed reads | every read within MAX_READ_CHARS (largest output ${n(hostile.largestOutputChars)} chars), exactly one frame end, only server notes after it |`,
+  `| access matrix | ${n(matrix.cells)} cells (10 tools × 4 roles × 5 tokens × 4 documents) | ${n(matrix.mismatches)} mismatches with the table |`,
+  '| lost | — | nothing: no acknowledged write went unstored (a write answered "not confirmed" counts as a failure) |',
+  END,
+].join('\n')
+
+const doc = readFileSync(DOC, 'utf8')
+const from = doc.indexOf(START)
+const to = doc.indexOf(END)
+if (from < 0 || to < 0) throw new Error(`${DOC}: figures markers not found`)
+writeFileSync(DOC, doc.slice(0, from) + section + doc.slice(to + END.length))
+console.error(`docs/reliability.md: figures rewritten`)
