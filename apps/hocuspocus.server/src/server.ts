@@ -58,6 +58,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const mcp = initMcp({
     services,
     hocuspocus: collab.hocuspocus,
+    confirmations: collab.persistence,
     logger,
     metrics,
     config: {

@@ -34,6 +34,18 @@ export type TokenRecord = {
   revokedAt: Date | null
 }
 
+type VerifyRow = {
+  secretHash: Uint8Array
+  scopes: string[]
+  revokedAt: Date | null
+  expiresAt: Date | null
+  lastUsedAt: Date | null
+  userId: string
+  handle: string
+  name: string | null
+  userCreatedAt: Date
+}
+
 const hashSecret = (secret: string) => createHash('sha256').update(secret).digest()
 
 export function parseScopes(raw: string): Result<Scope[]> {
@@ -85,7 +97,14 @@ export function createTokensService(prisma: PrismaClient, now: () => Date = () =
       const match = raw ? TOKEN_PATTERN.exec(raw.trim()) : null
       if (!match) return null
       const [, id, secret] = match as unknown as [string, string, string]
-      const row = await prisma.apiToken.findUnique({ where: { id }, include: { user: true } })
+      // One query (token joined with its user): this runs on every request, so it is the floor of auth.
+      const rows = await prisma.$queryRaw<VerifyRow[]>`
+        SELECT t.secret_hash AS "secretHash", t.scopes::text[] AS scopes, t.revoked_at AS "revokedAt",
+               t.expires_at AS "expiresAt", t.last_used_at AS "lastUsedAt",
+               u.id::text AS "userId", u.handle, u.name, u.created_at AS "userCreatedAt"
+          FROM api_tokens t JOIN users u ON u.id = t.user_id
+         WHERE t.id = ${id}`
+      const row = rows[0]
       const expected = row ? Buffer.from(row.secretHash) : randomBytes(32)
       const matches = timingSafeEqual(hashSecret(secret), expected)
       if (!row || !matches || row.revokedAt || (row.expiresAt && row.expiresAt <= now())) return null
@@ -94,7 +113,12 @@ export function createTokensService(prisma: PrismaClient, now: () => Date = () =
         // Best effort: a failed bookkeeping write must not refuse a valid token.
         await prisma.apiToken.update({ where: { id }, data: { lastUsedAt: at } }).catch(() => {})
       }
-      return { user: row.user, tokenId: row.id, scopes: row.scopes }
+      const user = { id: row.userId, handle: row.handle, name: row.name, createdAt: row.userCreatedAt }
+      return {
+        user,
+        tokenId: id,
+        scopes: row.scopes.filter((s): s is Scope => s === 'read' || s === 'write'),
+      }
     },
 
     list(userId: string): Promise<TokenRecord[]> {

@@ -36,6 +36,7 @@ export class PersistenceExtension implements Extension {
     { attempt: number; timer: ReturnType<typeof setTimeout> | null }
   >()
   private instance: Hocuspocus | undefined
+  private readonly storedListeners = new Map<string, Set<(vector: Map<number, number>) => void>>()
 
   constructor(private readonly deps: { documents: DocumentsService; logger: Logger; metrics: Metrics }) {}
 
@@ -82,6 +83,24 @@ export class PersistenceExtension implements Extension {
     this.clearRetry(documentName)
   }
 
+  /**
+   * Calls `listener` with the state vector each successful store of the document covered, until the
+   * returned function is called. Writers use it to know their change is durable without reading it back.
+   */
+  onStored(documentName: string, listener: (vector: Map<number, number>) => void): () => void {
+    let set = this.storedListeners.get(documentName)
+    if (!set) {
+      set = new Set()
+      this.storedListeners.set(documentName, set)
+    }
+    set.add(listener)
+    return () => {
+      set.delete(listener)
+      if (set.size === 0 && this.storedListeners.get(documentName) === set)
+        this.storedListeners.delete(documentName)
+    }
+  }
+
   /** Documents with changes not yet stored. */
   pendingCount(): number {
     return this.dirty.size
@@ -126,6 +145,7 @@ export class PersistenceExtension implements Extension {
     const started = performance.now()
     try {
       const state = Y.encodeStateAsUpdate(document)
+      const vector = Y.encodeStateVector(document) // the same snapshot: nothing runs between the two
       const fragment = document.getXmlFragment(FRAGMENT_NAME)
       await this.deps.documents.storeState(documentId, {
         state,
@@ -133,6 +153,11 @@ export class PersistenceExtension implements Extension {
         text: readPlainText(fragment),
       })
       if (this.dirty.get(name) === generation) this.dirty.delete(name)
+      const listeners = this.storedListeners.get(name)
+      if (listeners?.size) {
+        const covered = Y.decodeStateVector(vector)
+        for (const listener of listeners) listener(covered)
+      }
       this.deps.metrics.stores.inc()
       this.deps.metrics.storeLatency.observe({}, (performance.now() - started) / 1000)
       this.deps.logger.debug({ documentId, bytes: state.byteLength }, 'document stored')

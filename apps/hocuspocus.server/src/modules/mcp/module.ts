@@ -19,7 +19,7 @@ import { originHostGuard } from './http/origin-host.ts'
 import { challengeFor, RESOURCE_METADATA_PATH, resourceMetadata } from './http/resource-metadata.ts'
 import { createDocumentReader } from './infra/documents.ts'
 import { createMemoryRateLimiter, createRedisRateLimiter } from './infra/rate-limit.ts'
-import { createDocumentWriter } from './infra/writer.ts'
+import { createDocumentWriter, type StoreConfirmations } from './infra/writer.ts'
 import { MAX_BODY_BYTES } from './limits.ts'
 import type { ToolContext, ToolObserver } from './tools/context.ts'
 import { TOOLS } from './tools/index.ts'
@@ -43,6 +43,8 @@ export type McpDeps = {
   logger: Logger
   /** The app's metrics: per-tool calls by outcome and latency. Optional for tests of the router alone. */
   metrics?: Pick<Metrics, 'mcpToolCalls' | 'mcpToolLatency'>
+  /** Store confirmations (the persistence extension); without them a write is confirmed by reading back. */
+  confirmations?: StoreConfirmations
   config?: McpConfig
 }
 
@@ -61,7 +63,11 @@ export function init(deps: McpDeps): McpModule {
   const { services, hocuspocus, config = {} } = deps
   const logger = deps.logger.child({ module: 'mcp' })
   const reader = createDocumentReader({ hocuspocus, documents: services.documents })
-  const writer = createDocumentWriter({ hocuspocus, documents: services.documents })
+  const writer = createDocumentWriter({
+    hocuspocus,
+    documents: services.documents,
+    confirmations: deps.confirmations,
+  })
   const publicUrl = config.publicUrl?.replace(/\/+$/, '')
   const originOf = (url: string) => publicUrl ?? new URL(url).origin
   const extraHosts = publicUrl ? [new URL(publicUrl).host, new URL(publicUrl).hostname] : []

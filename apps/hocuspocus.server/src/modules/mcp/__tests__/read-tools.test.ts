@@ -236,4 +236,26 @@ describe('read_document', () => {
       await conn.disconnect()
     }
   })
+
+  test('a live outline follows edits: a new heading appears and only the edited section changes its rev', async () => {
+    const doc = await create('Outline live', '## First\n\nalpha\n\n## Second\n\nbeta')
+    const conn = await h.server.collab.hocuspocus.openDirectConnection(doc.room, {})
+    const revOf = (text: string, title: string) =>
+      new RegExp(`${title} \\[section_id: \\S+, rev: (\\w+)\\]`).exec(text)?.[1]
+    try {
+      const before = (await call(client, 'get_outline', { slug: doc.slug })).text
+      await conn.transact((ydoc) => {
+        appendMarkdown(ydoc.getXmlFragment(FRAGMENT_NAME), '## Third\n\ngamma')
+      })
+      const after = (await call(client, 'get_outline', { slug: doc.slug })).text
+      expect(after).toContain('Third [section_id:')
+      expect(revOf(after, 'First')).toBe(revOf(before, 'First')!)
+      // The memo answers live reads; a cold decode of the same state must agree line for line.
+      await conn.disconnect()
+      await eventually(() => expect(h.server.collab.hocuspocus.documents.has(doc.room)).toBe(false))
+      expect((await call(client, 'get_outline', { slug: doc.slug })).text).toBe(after)
+    } finally {
+      await conn.disconnect()
+    }
+  })
 })

@@ -1,7 +1,8 @@
 /**
  * Writes through a Hocuspocus direct connection on the live document, so open editors see the change at
  * once. `disconnect()` with default options stores immediately; but Hocuspocus swallows a failed store,
- * so success is answered only after the stored state is read back and covers this write (durable).
+ * so success is answered only once a store is known to cover this write (durable): told by the
+ * persistence extension when it is given, else by reading the stored state back.
  */
 import { FRAGMENT_NAME } from '@collab/doc-schema'
 import type { Hocuspocus } from '@hocuspocus/server'
@@ -24,19 +25,32 @@ export type DocumentWriter = {
   ): Promise<WriteOutcome<T>>
 }
 
+/** Tells when a store of a document succeeded, with the state vector it covered (PersistenceExtension). */
+export type StoreConfirmations = {
+  onStored(room: string, listener: (vector: Map<number, number>) => void): () => void
+}
+
 export function createDocumentWriter(deps: {
   hocuspocus: Pick<Hocuspocus, 'openDirectConnection'>
   documents: Pick<DocumentsService, 'loadState'>
+  confirmations?: StoreConfirmations
 }): DocumentWriter {
   return {
     async write(room, context, edit) {
-      const connection = await deps.hocuspocus.openDirectConnection(room, context)
+      let clientId = 0
+      let clock = 0
+      let confirmed = false
+      const stopListening = deps.confirmations?.onStored(room, (vector) => {
+        if (clock > 0 && (vector.get(clientId) ?? 0) >= clock) confirmed = true
+      })
+      const connection = await deps.hocuspocus.openDirectConnection(room, context).catch((error) => {
+        stopListening?.()
+        throw error
+      })
       let outcome:
         | { kind: 'ok'; value: unknown }
         | { kind: 'error'; code: string; message: string }
         | undefined
-      let clientId = 0
-      let clock = 0
       try {
         await connection.transact((doc) => {
           outcome = edit(doc.getXmlFragment(FRAGMENT_NAME))
@@ -44,11 +58,12 @@ export function createDocumentWriter(deps: {
           clock = Y.getState(doc.store, doc.clientID)
         })
       } finally {
-        await connection.disconnect()
+        await connection.disconnect().finally(() => stopListening?.())
       }
       if (!outcome) throw new Error('direct connection transaction did not run')
       if (outcome.kind === 'error') return outcome
       const value = outcome.value as never
+      if (confirmed) return { kind: 'ok', value }
       const stored = await deps.documents.loadState(room)
       const storedClock = stored?.state
         ? (Y.decodeStateVector(Y.encodeStateVectorFromUpdate(stored.state)).get(clientId) ?? 0)

@@ -1,5 +1,4 @@
 /** get_outline: the heading tree with each heading's section_id and rev, bounded by MAX_READ_CHARS. */
-import { readOutline } from '@collab/doc-schema'
 import { z } from 'zod'
 import { walkLines } from '../domain/budget.ts'
 import { renderOutput } from '../domain/frame.ts'
@@ -48,7 +47,7 @@ export const getOutline: ToolModule = {
         const { resolved, content } = opened.value
         let lines: string[]
         try {
-          lines = outlineLines(readOutline(content.fragment))
+          lines = outlineLines(content.outline())
         } finally {
           content.release()
         }
