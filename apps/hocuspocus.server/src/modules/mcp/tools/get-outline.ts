@@ -1,9 +1,9 @@
 /** get_outline: the heading tree with each heading's section_id and rev, bounded by MAX_READ_CHARS. */
 import { z } from 'zod'
-import { walkLines } from '../domain/budget.ts'
 import { renderOutput } from '../domain/frame.ts'
 import { notes } from '../domain/notes.ts'
 import { outlineLines } from '../domain/outline.ts'
+import { pageFromStart } from '../domain/start-paging.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { refusal, type ToolModule, textResult } from './context.ts'
 import { instrument } from './instrument.ts'
@@ -51,22 +51,14 @@ export const getOutline: ToolModule = {
         } finally {
           content.release()
         }
-        const total = lines.length
-        const first = start ?? 1
-        if (total > 0 && first > total) {
+        const page = pageFromStart(lines, start, notes.outlineTruncated)
+        if (page.kind === 'past_end') {
           return refusal(
-            `start: ${first} is past the last heading; the document has ${total} headings. Call again with start from 1 to ${total}, or without start.`,
+            `start: ${start} is past the last heading; the document has ${page.total} headings. Call again with start from 1 to ${page.total}, or without start.`,
           )
         }
-        const walk = walkLines(lines.slice(first - 1), MAX_READ_CHARS)
-        const shownEnd = first - 1 + walk.kept
-        const noteLines: string[] = []
-        if (shownEnd < total || first > 1) {
-          if (shownEnd < total) noteLines.push(notes.nextStart(shownEnd + 1))
-          noteLines.push(notes.outlineTruncated(walk.kept, total))
-        }
         const source = { kind: 'outline', slug, whose: resolved.access.whose } as const
-        return textResult(renderOutput({ source, body: walk.text, notes: noteLines }))
+        return textResult(renderOutput({ source, body: page.body, notes: page.notes }))
       }),
     )
   },

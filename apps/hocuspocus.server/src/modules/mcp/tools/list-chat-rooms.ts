@@ -2,9 +2,9 @@
 import { listSections } from '@collab/doc-schema'
 import { z } from 'zod'
 import type { ChatRoomSummary } from '../../../chat/service.ts'
-import { walkLines } from '../domain/budget.ts'
 import { escapeFrameContent, renderOutput } from '../domain/frame.ts'
 import { notes } from '../domain/notes.ts'
+import { pageFromStart } from '../domain/start-paging.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { refusal, type ToolModule, textResult } from './context.ts'
 import { instrument } from './instrument.ts'
@@ -82,22 +82,14 @@ export const listChatRooms: ToolModule = {
           )
         }
         const lines = roomLines(sections, rooms)
-        const total = lines.length
-        const first = start ?? 1
-        if (first > total) {
+        const page = pageFromStart(lines, start, notes.roomsTruncated)
+        if (page.kind === 'past_end') {
           return refusal(
-            `start: ${first} is past the last room; the document has ${total} chat rooms. Call again with start from 1 to ${total}, or without start.`,
+            `start: ${start} is past the last room; the document has ${page.total} chat rooms. Call again with start from 1 to ${page.total}, or without start.`,
           )
         }
-        const walk = walkLines(lines.slice(first - 1), MAX_READ_CHARS)
-        const shownEnd = first - 1 + walk.kept
-        const noteLines: string[] = []
-        if (shownEnd < total || first > 1) {
-          if (shownEnd < total) noteLines.push(notes.nextStart(shownEnd + 1))
-          noteLines.push(notes.roomsTruncated(walk.kept, total))
-        }
         const source = { kind: 'chat rooms', slug, whose: resolved.access.whose } as const
-        return textResult(renderOutput({ source, body: walk.text, notes: noteLines }))
+        return textResult(renderOutput({ source, body: page.body, notes: page.notes }))
       }),
     )
   },
