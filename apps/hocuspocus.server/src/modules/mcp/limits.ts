@@ -13,6 +13,16 @@ export const DEFAULT_FIND_LIMIT = 20
 /** Collection pagination: the largest `limit` `find_documents` accepts (bounds one page's query and output). */
 export const MAX_FIND_LIMIT = 50
 
+/**
+ * find_documents freezes a paging run's order when its second page is read (a snapshot of document ids),
+ * so edits between pages cannot make a document repeat or go missing. The snapshot holds at most this many
+ * documents (a run longer than 200 pages of 50 is told to narrow its query) ...
+ */
+export const MAX_FIND_SNAPSHOT_DOCUMENTS = 10_000
+
+/** ... and lives this long: an older cursor is refused with "start over". */
+export const FIND_SNAPSHOT_TTL_MS = 60 * 60_000
+
 /** Write size: the largest Markdown one call may add (the document model's own ceiling, re-exported). */
 export { MAX_MARKDOWN_CHARS }
 

@@ -99,6 +99,47 @@ describe('find_documents', () => {
     expect(seen.filter((s) => original.includes(s)).sort()).toEqual([...original].sort())
   })
 
+  test('paging returns every document exactly once when documents are edited between pages', async () => {
+    const { user, client } = await userClient('editor-pager')
+    const all = await createDocs(user.id, 23, 'Edited')
+    const seen: string[] = []
+    let cursor: string | undefined
+    for (let page = 0; page < 10; page++) {
+      const { text, isError } = await call(client, 'find_documents', {
+        limit: 5,
+        ...(cursor ? { cursor } : {}),
+      })
+      expect(isError).toBe(false)
+      seen.push(...rows(text).map((line) => line.split(' | ')[0]!))
+      // An edit moves a document to the top of "most recently changed": one already shown, and one not
+      // shown yet (the oldest left), which a keyset over the live order would skip.
+      const unseen = all.filter((slug) => !seen.includes(slug))
+      for (const slug of [seen[0]!, unseen.at(-1)].filter((x): x is string => x !== undefined)) {
+        const edited = await call(client, 'append_to_document', { slug, markdown: `edit after page ${page}` })
+        expect(edited.isError).toBe(false)
+      }
+      cursor = cursorOf(text)
+      if (!cursor) break
+    }
+    expect(seen.length).toBe(all.length)
+    expect([...seen].sort()).toEqual([...all].sort())
+  })
+
+  test('a document deleted between pages is left out; the run still ends', async () => {
+    const { user, client } = await userClient('deleted-pager')
+    const all = await createDocs(user.id, 12, 'Vanishing')
+    const first = await call(client, 'find_documents', { limit: 5 })
+    const second = await call(client, 'find_documents', { limit: 5, cursor: cursorOf(first.text) })
+    const shown = [...rows(first.text), ...rows(second.text)].map((line) => line.split(' | ')[0]!)
+    const doomed = all.find((slug) => !shown.includes(slug))!
+    await h.server.services.documents.softDelete(doomed)
+    const third = await call(client, 'find_documents', { limit: 5, cursor: cursorOf(second.text) })
+    const last = rows(third.text).map((line) => line.split(' | ')[0]!)
+    expect(last).not.toContain(doomed)
+    expect(cursorOf(third.text)).toBeUndefined()
+    expect([...shown, ...last, doomed].sort()).toEqual([...all].sort())
+  })
+
   test('a cursor from another query, scope or limit, or a forged one, is refused naming cursor', async () => {
     const { user, client } = await userClient('cursors')
     await createDocs(user.id, 3, 'Cursor')

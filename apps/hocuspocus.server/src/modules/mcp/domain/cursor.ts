@@ -1,82 +1,92 @@
 /**
- * find_documents cursors: opaque base64url JSON holding the last row's sort key (rank, content time,
- * slug), the snapshot time of the first page, and the query, scope and limit it belongs to. A cursor is
- * refused when it does not decode or belongs to a different query, scope or limit.
+ * find_documents cursors: opaque base64url JSON bound to the query, scope and limit of the run.
+ *
+ * A run's order is frozen when its second page is read (see infra/search.ts snapshots), so the cursor has
+ * two stages: after page one it carries the time of page one (documents created later are left out) and
+ * short hashes of the documents page one showed (they are not shown again, even if edited since); after
+ * that it names the snapshot and the offset in it. A cursor that does not decode or belongs to another
+ * query, scope or limit is refused.
  */
 
-export type FindKey = { rank: number; updatedAt: string; slug: string }
+export type FindCursorBinding = { query: string; scope: 'mine' | 'public'; limit: number }
 
-export type FindCursor = {
-  query: string
-  scope: 'mine' | 'public'
-  limit: number
-  /** When the first page was read: documents created later are left out, so no page repeats one. */
-  asOf: string
-  after: FindKey
+export type FindCursor = FindCursorBinding &
+  (
+    | { stage: 'first'; asOf: string; shown: string[] }
+    | { stage: 'snapshot'; snapshotId: string; offset: number; capped: boolean }
+  )
+
+const VERSION = 2
+const START_OVER = 'Call again without cursor to start over.'
+const SHORT_ID = /^[0-9a-f]{8}$/
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/** 8 hex characters (FNV-1a, 32 bits) naming a document id inside a cursor; collisions only hide, never repeat. */
+export function shortId(id: string): string {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) {
+    hash ^= id.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193) >>> 0
+  }
+  return hash.toString(16).padStart(8, '0')
 }
 
-const VERSION = 1
-const START_OVER = 'Call again without cursor to start over.'
-
 export function encodeCursor(cursor: FindCursor): string {
-  const { query, scope, limit, asOf, after } = cursor
-  const json = JSON.stringify({
-    v: VERSION,
-    q: query,
-    s: scope,
-    l: limit,
-    a: asOf,
-    k: [after.rank, after.updatedAt, after.slug],
-  })
-  return Buffer.from(json, 'utf8').toString('base64url')
+  const base = { v: VERSION, q: cursor.query, s: cursor.scope, l: cursor.limit }
+  const json =
+    cursor.stage === 'first'
+      ? { ...base, a: cursor.asOf, h: cursor.shown.join('') }
+      : { ...base, n: cursor.snapshotId, o: cursor.offset, c: cursor.capped ? 1 : 0 }
+  return Buffer.from(JSON.stringify(json), 'utf8').toString('base64url')
 }
 
 const isIsoTime = (value: unknown): value is string =>
   typeof value === 'string' && value.length <= 40 && !Number.isNaN(Date.parse(value))
 
+const notOurs = {
+  kind: 'error',
+  message: `cursor: not a cursor find_documents gave out. ${START_OVER}`,
+} as const
+
 export function decodeCursor(
   raw: string,
-  expected: { query: string; scope: 'mine' | 'public'; limit: number },
+  expected: FindCursorBinding,
 ): { kind: 'ok'; value: FindCursor } | { kind: 'error'; message: string } {
-  let parsed: unknown
+  let p: Record<string, unknown>
   try {
     if (!/^[A-Za-z0-9_-]+$/.test(raw)) throw new Error('not base64url')
-    parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'))
+    p = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'))
+    if (typeof p !== 'object' || p === null) throw new Error('not an object')
   } catch {
-    return { kind: 'error', message: `cursor: not a cursor find_documents gave out. ${START_OVER}` }
+    return notOurs
   }
-  const p = parsed as { v?: unknown; q?: unknown; s?: unknown; l?: unknown; a?: unknown; k?: unknown }
-  const key = Array.isArray(p.k) ? p.k : []
-  const [rank, updatedAt, slug] = key as unknown[]
-  const wellFormed =
-    p.v === VERSION &&
-    typeof p.q === 'string' &&
-    (p.s === 'mine' || p.s === 'public') &&
-    typeof p.l === 'number' &&
-    isIsoTime(p.a) &&
-    key.length === 3 &&
-    typeof rank === 'number' &&
-    Number.isFinite(rank) &&
-    isIsoTime(updatedAt) &&
-    typeof slug === 'string'
-  if (!wellFormed)
-    return { kind: 'error', message: `cursor: not a cursor find_documents gave out. ${START_OVER}` }
+  if (
+    p.v !== VERSION ||
+    typeof p.q !== 'string' ||
+    (p.s !== 'mine' && p.s !== 'public') ||
+    typeof p.l !== 'number'
+  ) {
+    return notOurs
+  }
   if (p.q !== expected.query || p.s !== expected.scope || p.l !== expected.limit) {
     return {
       kind: 'error',
       message: `cursor: it belongs to a different query, scope or limit; pass the same ones as the call that returned it. ${START_OVER}`,
     }
   }
-  return {
-    kind: 'ok',
-    value: {
-      query: p.q,
-      scope: p.s as 'mine' | 'public',
-      limit: p.l,
-      asOf: p.a as string,
-      after: { rank: rank as number, updatedAt: updatedAt as string, slug: slug as string },
-    },
+  const binding = { query: p.q, scope: p.s, limit: p.l } as FindCursorBinding
+  if (isIsoTime(p.a) && typeof p.h === 'string' && p.h.length % 8 === 0) {
+    const shown = p.h.match(/.{8}/g) ?? []
+    if (!shown.every((h) => SHORT_ID.test(h))) return notOurs
+    return { kind: 'ok', value: { ...binding, stage: 'first', asOf: p.a, shown } }
   }
+  if (typeof p.n === 'string' && UUID.test(p.n) && Number.isInteger(p.o) && (p.o as number) >= 0) {
+    return {
+      kind: 'ok',
+      value: { ...binding, stage: 'snapshot', snapshotId: p.n, offset: p.o as number, capped: p.c === 1 },
+    }
+  }
+  return notOurs
 }
 
 /** Words of a free-text query as a prefix-matching tsquery ('simple' config); null when it has no words. */

@@ -1,14 +1,17 @@
 /**
- * The find_documents query: full text over documents.search_vector (title weight A, text weight B),
- * ordered by relevance, then most recently changed content, then slug, paged by keyset. Raw SQL because
- * Prisma has no tsvector type; every value is a bound parameter.
+ * The find_documents queries. Full text over documents.search_vector (title weight A, text weight B),
+ * ordered by relevance, then most recently changed content, then slug. Page one is a LIMIT query; the
+ * rest of a run reads a snapshot of the ordered ids taken when page two is asked for (find_snapshots), so
+ * edits between pages cannot reorder what is left. Raw SQL because Prisma has no tsvector type; every
+ * value is a bound parameter.
  */
 import type { PrismaClient } from '../../../db/generated/client.ts'
 import { Prisma } from '../../../db/generated/client.ts'
 import type { MemberRole } from '../../../db/generated/enums.ts'
-import type { FindKey } from '../domain/cursor.ts'
+import { FIND_SNAPSHOT_TTL_MS } from '../limits.ts'
 
 export type FoundRow = {
+  id: string
   slug: string
   title: string
   ownerId: string
@@ -16,52 +19,84 @@ export type FoundRow = {
   readOnly: boolean
   contentUpdatedAt: Date
   role: MemberRole | null
-  rank: number
 }
+
+export type Scope = 'mine' | 'public'
 
 export type SearchInput = {
   userId: string
-  scope: 'mine' | 'public'
+  scope: Scope
   /** A tsquery built by toPrefixTsQuery, or null for "everything in scope". */
   tsQuery: string | null
+  /** Documents created after this are left out of the run. */
   asOf: Date
-  after?: FindKey
-  /** Rows to fetch (the caller asks for limit + 1 to learn whether more exist). */
   take: number
 }
 
+const columns = (userId: string) => Prisma.sql`
+  d.id::text AS id, d.slug, d.title, d.owner_id::text AS "ownerId", d.is_private AS "isPrivate",
+  d.read_only AS "readOnly", d.content_updated_at AS "contentUpdatedAt", m.role::text AS role
+  FROM documents d
+  LEFT JOIN document_members m ON m.document_id = d.id AND m.user_id = ${userId}::uuid`
+
+const visible = (userId: string, scope: Scope) => [
+  Prisma.sql`d.deleted_at IS NULL`,
+  scope === 'mine'
+    ? Prisma.sql`(d.owner_id = ${userId}::uuid OR m.user_id IS NOT NULL)`
+    : Prisma.sql`d.is_private = false`,
+]
+
+/** The first `take` matches in order. */
 export async function searchDocuments(prisma: PrismaClient, input: SearchInput): Promise<FoundRow[]> {
   const { userId, tsQuery } = input
-  const rank = tsQuery
-    ? Prisma.sql`ts_rank(d.search_vector, to_tsquery('simple', ${tsQuery}))`
-    : Prisma.sql`0::real`
-  const conditions: Prisma.Sql[] = [
-    Prisma.sql`d.deleted_at IS NULL`,
-    Prisma.sql`d.created_at <= ${input.asOf}`,
-  ]
-  conditions.push(
-    input.scope === 'mine'
-      ? Prisma.sql`(d.owner_id = ${userId}::uuid OR m.user_id IS NOT NULL)`
-      : Prisma.sql`d.is_private = false`,
-  )
+  const conditions = [...visible(userId, input.scope), Prisma.sql`d.created_at <= ${input.asOf}`]
   if (tsQuery) conditions.push(Prisma.sql`d.search_vector @@ to_tsquery('simple', ${tsQuery})`)
-  const where = Prisma.join(conditions, ' AND ')
-  const inner = Prisma.sql`
-    SELECT d.slug, d.title, d.owner_id::text AS "ownerId", d.is_private AS "isPrivate",
-           d.read_only AS "readOnly", d.content_updated_at AS "contentUpdatedAt",
-           m.role::text AS role, ${rank} AS rank
-      FROM documents d
-      LEFT JOIN document_members m ON m.document_id = d.id AND m.user_id = ${userId}::uuid
-     WHERE ${where}`
-  const after = input.after
-  const keyset = after
-    ? Prisma.sql`WHERE (r.rank < ${after.rank}::real)
-         OR (r.rank = ${after.rank}::real AND r."contentUpdatedAt" < ${new Date(after.updatedAt)})
-         OR (r.rank = ${after.rank}::real AND r."contentUpdatedAt" = ${new Date(after.updatedAt)} AND r.slug > ${after.slug})`
+  const rank = tsQuery
+    ? Prisma.sql`ts_rank(d.search_vector, to_tsquery('simple', ${tsQuery})) DESC,`
     : Prisma.empty
   return prisma.$queryRaw<FoundRow[]>`
-    SELECT * FROM (${inner}) r
-    ${keyset}
-    ORDER BY r.rank DESC, r."contentUpdatedAt" DESC, r.slug ASC
-    LIMIT ${input.take}`
+    SELECT ${columns(userId)}
+     WHERE ${Prisma.join(conditions, ' AND ')}
+     ORDER BY ${rank} d.content_updated_at DESC, d.slug ASC
+     LIMIT ${input.take}`
+}
+
+/** The rows of these documents that the user can still see (in no particular order). */
+export async function documentsByIds(
+  prisma: PrismaClient,
+  input: { userId: string; scope: Scope; ids: string[] },
+): Promise<FoundRow[]> {
+  if (input.ids.length === 0) return []
+  const conditions = [...visible(input.userId, input.scope), Prisma.sql`d.id = ANY(${input.ids}::uuid[])`]
+  return prisma.$queryRaw<
+    FoundRow[]
+  >`SELECT ${columns(input.userId)} WHERE ${Prisma.join(conditions, ' AND ')}`
+}
+
+/** Stores a run's remaining order; drops snapshots past their lifetime on the way. */
+export async function createSnapshot(
+  prisma: PrismaClient,
+  userId: string,
+  documentIds: string[],
+): Promise<string> {
+  await prisma.findSnapshot.deleteMany({
+    where: { createdAt: { lt: new Date(Date.now() - FIND_SNAPSHOT_TTL_MS) } },
+  })
+  const created = await prisma.findSnapshot.create({ data: { userId, documentIds }, select: { id: true } })
+  return created.id
+}
+
+/** `count` ids from `offset` of the user's live snapshot, and its length; null when gone or expired. */
+export async function readSnapshotSlice(
+  prisma: PrismaClient,
+  input: { snapshotId: string; userId: string; offset: number; count: number },
+): Promise<{ ids: string[]; total: number } | null> {
+  const rows = await prisma.$queryRaw<Array<{ ids: string[] | null; total: number | null }>>`
+    SELECT (document_ids[${input.offset + 1}:${input.offset + input.count}])::text[] AS ids,
+           coalesce(array_length(document_ids, 1), 0) AS total
+      FROM find_snapshots
+     WHERE id = ${input.snapshotId}::uuid AND user_id = ${input.userId}::uuid
+       AND created_at >= ${new Date(Date.now() - FIND_SNAPSHOT_TTL_MS)}`
+  const row = rows[0]
+  return row ? { ids: row.ids ?? [], total: Number(row.total ?? 0) } : null
 }

@@ -4,11 +4,23 @@
  */
 import { z } from 'zod'
 import { decideAccess } from '../../../documents/access.ts'
-import { decodeCursor, encodeCursor, type FindCursor, toPrefixTsQuery } from '../domain/cursor.ts'
+import { decodeCursor, encodeCursor, type FindCursor, shortId, toPrefixTsQuery } from '../domain/cursor.ts'
 import { escapeFrameContent, renderOutput } from '../domain/frame.ts'
 import { notes } from '../domain/notes.ts'
-import { searchDocuments } from '../infra/search.ts'
-import { DEFAULT_FIND_LIMIT, MAX_FIND_LIMIT, MAX_QUERY_CHARS } from '../limits.ts'
+import {
+  createSnapshot,
+  documentsByIds,
+  type FoundRow,
+  readSnapshotSlice,
+  searchDocuments,
+} from '../infra/search.ts'
+import {
+  DEFAULT_FIND_LIMIT,
+  FIND_SNAPSHOT_TTL_MS,
+  MAX_FIND_LIMIT,
+  MAX_FIND_SNAPSHOT_DOCUMENTS,
+  MAX_QUERY_CHARS,
+} from '../limits.ts'
 import { refusal, type ToolModule, textResult } from './context.ts'
 import { instrument } from './instrument.ts'
 
@@ -81,18 +93,68 @@ export const findDocuments: ToolModule = {
           if (decoded.kind === 'error') return refusal(decoded.message)
           cursor = decoded.value
         }
-        const asOf = cursor ? cursor.asOf : new Date().toISOString()
         const userId = ctx.principal.user.id
-        const rows = await searchDocuments(ctx.services.db.prisma, {
-          userId,
-          scope,
-          tsQuery,
-          asOf: new Date(asOf),
-          after: cursor?.after,
-          take: limit + 1,
-        })
-        const more = rows.length > limit
-        const page = more ? rows.slice(0, limit) : rows
+        const { prisma } = ctx.services.db
+        const binding = { query, scope, limit }
+        let page: FoundRow[]
+        let next: string | undefined
+        let moreWithoutCursor = false
+        if (!cursor) {
+          // Page one: a plain LIMIT query; the cursor remembers when, and which documents it showed.
+          const asOf = new Date().toISOString()
+          const rows = await searchDocuments(prisma, {
+            userId,
+            scope,
+            tsQuery,
+            asOf: new Date(asOf),
+            take: limit + 1,
+          })
+          page = rows.slice(0, limit)
+          if (rows.length > limit) {
+            next = encodeCursor({ ...binding, stage: 'first', asOf, shown: page.map((r) => shortId(r.id)) })
+          }
+        } else if (cursor.stage === 'first') {
+          // Page two freezes the rest of the run's order, so later edits cannot reorder what is left.
+          const shown = new Set(cursor.shown)
+          const all = await searchDocuments(prisma, {
+            userId,
+            scope,
+            tsQuery,
+            asOf: new Date(cursor.asOf),
+            take: MAX_FIND_SNAPSHOT_DOCUMENTS + 1,
+          })
+          const capped = all.length > MAX_FIND_SNAPSHOT_DOCUMENTS
+          const rest = all.slice(0, MAX_FIND_SNAPSHOT_DOCUMENTS).filter((r) => !shown.has(shortId(r.id)))
+          page = rest.slice(0, limit)
+          if (rest.length > limit) {
+            const snapshotId = await createSnapshot(
+              prisma,
+              userId,
+              rest.map((r) => r.id),
+            )
+            next = encodeCursor({ ...binding, stage: 'snapshot', snapshotId, offset: limit, capped })
+          } else moreWithoutCursor = capped
+        } else {
+          const slice = await readSnapshotSlice(prisma, {
+            snapshotId: cursor.snapshotId,
+            userId,
+            offset: cursor.offset,
+            count: limit,
+          })
+          if (!slice) {
+            return refusal(
+              `cursor: this paging run has expired (cursors last ${FIND_SNAPSHOT_TTL_MS / 60_000} minutes). Call again without cursor to start over.`,
+            )
+          }
+          const rows = new Map(
+            (await documentsByIds(prisma, { userId, scope, ids: slice.ids })).map((r) => [r.id, r] as const),
+          )
+          // Snapshot order; a document deleted or no longer shared since is left out.
+          page = slice.ids.flatMap((id) => rows.get(id) ?? [])
+          const offset = cursor.offset + slice.ids.length
+          if (offset < slice.total) next = encodeCursor({ ...cursor, offset })
+          else moreWithoutCursor = cursor.capped
+        }
         const lines: string[] = []
         for (const row of page) {
           const access = decideAccess({
@@ -118,17 +180,8 @@ export const findDocuments: ToolModule = {
           lines.push(escapeFrameContent(fields.join(' | ')))
         }
         const noteLines: string[] = []
-        const last = page.at(-1)
-        if (more && last) {
-          const next = encodeCursor({
-            query,
-            scope,
-            limit,
-            asOf,
-            after: { rank: last.rank, updatedAt: last.contentUpdatedAt.toISOString(), slug: last.slug },
-          })
-          noteLines.push(notes.nextFindPage(next), notes.moreDocuments(limit))
-        }
+        if (next) noteLines.push(notes.nextFindPage(next), notes.moreDocuments(limit))
+        else if (moreWithoutCursor) noteLines.push(notes.moreDocuments(MAX_FIND_LIMIT))
         if (lines.length === 0 && noteLines.length === 0) {
           return textResult(
             cursor
