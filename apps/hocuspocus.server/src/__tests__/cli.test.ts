@@ -96,6 +96,16 @@ describe(`CLI (${DATABASE_KIND})`, () => {
     expect(missing.stderr).toStartWith('slug:')
   })
 
+  test('doc import reads its FILE argument, not an option value that looks like a file name', async () => {
+    await cli('user', 'add', 'gus')
+    const file = join(db.dataDir, 'README') // no extension
+    writeFileSync(file, 'Plain notes.\n')
+    const imported = await cli('doc', 'import', '--title', 'Release v1.2', file, '--owner', 'gus')
+    expect(imported.stderr).toBe('')
+    expect(imported.exitCode).toBe(0)
+    expect(imported.stdout.trim()).toBe('release-v1-2')
+  })
+
   test('doc import refuses what the document model refuses and leaves no document', async () => {
     await cli('user', 'add', 'fay')
     const file = join(db.dataDir, 'two-titles.md')

@@ -290,6 +290,29 @@ export function findCommand(argv: string[]): { key: string; rest: string[] } | n
   return commands[key] ? { key, rest: argv.slice(2) } : null
 }
 
+/**
+ * Paths of the files a command names (its positionals called FILE), parsed with the command's own options
+ * so an option value is never taken for a file. The calling process reads them (see CommandRequest).
+ */
+export function filesNamed(argv: string[]): string[] {
+  const found = findCommand(argv)
+  if (!found || found.rest.includes('--help') || found.rest.includes('-h')) return []
+  const command = commands[found.key]!
+  try {
+    const { positionals } = parseArgs({
+      args: found.rest,
+      options: command.options,
+      allowPositionals: true,
+      strict: true,
+    })
+    return command.positionals.flatMap((name, i) =>
+      name === 'FILE' && positionals[i] ? [positionals[i]] : [],
+    )
+  } catch {
+    return [] // runCommand reports the usage error
+  }
+}
+
 export async function runCommand(
   request: CommandRequest,
   services: Services,

@@ -19,6 +19,7 @@ import {
   type CommandIO,
   type CommandRequest,
   EXIT_USAGE,
+  filesNamed,
   findCommand,
   helpText,
   runCommand,
@@ -43,14 +44,12 @@ async function main(argv: string[]): Promise<number> {
   }
   const request: CommandRequest = { argv, files: {} }
   const found = findCommand(argv)
-  const fileArg =
-    found?.key === 'doc import' ? found.rest.find((a) => !a.startsWith('-') && /\.\w+$/.test(a)) : undefined
-  if (fileArg && !found?.rest.includes('--help')) {
+  for (const file of filesNamed(argv)) {
     try {
-      request.files = { [fileArg]: readFileSync(fileArg, 'utf8') }
+      request.files = { ...request.files, [file]: readFileSync(file, 'utf8') }
     } catch (error) {
       io.err(
-        `FILE: cannot read "${fileArg}": ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`,
+        `FILE: cannot read "${file}": ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`,
       )
       return EXIT_USAGE
     }
