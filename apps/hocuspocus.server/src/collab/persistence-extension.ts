@@ -17,6 +17,7 @@ import type {
 } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import type { DocumentsService } from '../documents/service.ts'
+import { MAX_SEARCH_TEXT_CHARS } from '../documents/store.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 
@@ -150,7 +151,7 @@ export class PersistenceExtension implements Extension {
       await this.deps.documents.storeState(documentId, {
         state,
         title: readTitle(fragment),
-        text: readPlainText(fragment),
+        text: readPlainText(fragment, MAX_SEARCH_TEXT_CHARS),
       })
       if (this.dirty.get(name) === generation) this.dirty.delete(name)
       const listeners = this.storedListeners.get(name)

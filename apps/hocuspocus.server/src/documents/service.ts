@@ -211,12 +211,18 @@ export function createDocumentsService(prisma: PrismaClient) {
 
     /** The latest stored Yjs state of a live (not deleted) document, or null. */
     async loadState(room: string): Promise<{ documentId: string; state: Uint8Array | null } | null> {
-      const row = await prisma.document.findUnique({
-        where: { room },
-        select: { id: true, deletedAt: true, state: { select: { state: true } } },
-      })
-      if (!row || row.deletedAt) return null
-      return { documentId: row.id, state: row.state ? new Uint8Array(row.state.state) : null }
+      // One query, with the state as base64 text: reading a bytea through PGlite cost ~140 ms per MiB,
+      // base64 ~15 ms (the same trick as the store step, documents/store.ts).
+      const rows = await prisma.$queryRaw<Array<{ id: string; deleted: boolean; state: string | null }>>`
+        SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, encode(s.state, 'base64') AS state
+          FROM documents d LEFT JOIN document_states s ON s.document_id = d.id
+         WHERE d.room = ${room}`
+      const row = rows[0]
+      if (!row || row.deleted) return null
+      return {
+        documentId: row.id,
+        state: row.state === null ? null : new Uint8Array(Buffer.from(row.state, 'base64')),
+      }
     },
 
     /** Stores a document's merged state, title and search text together. Throws when the database does. */

@@ -42,6 +42,14 @@ describe('Yjs codec', () => {
     expect(readTitle(new Y.Doc().getXmlFragment(FRAGMENT_NAME))).toBe('')
   })
 
+  test('readPlainText with maxChars stops after the block that reaches it', () => {
+    const { fragment } = loadDocument('Title', 'alpha\n\nbravo\n\ncharlie\n\ndelta')
+    // "Title\nalpha\n" is 12 characters: the walk stops after alpha, never reading bravo onwards.
+    expect(readPlainText(fragment, 12)).toBe('Title\nalpha')
+    expect(readPlainText(fragment, 13)).toBe('Title\nalpha\nbravo')
+    expect(readPlainText(fragment, 1_000)).toBe(readPlainText(fragment))
+  })
+
   test('Unicode survives the Yjs codec and the plain-text walk', () => {
     const text = UNICODE_WORDS.join(' ')
     const { fragment } = loadDocument(text, `${text}\n\n## ${text}`)
