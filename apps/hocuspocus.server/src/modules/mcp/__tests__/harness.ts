@@ -32,6 +32,8 @@ export async function startHarness(config: McpConfig = {}): Promise<Harness & { 
   const { router } = init({
     services: server.services,
     hocuspocus: server.collab.hocuspocus,
+    // As server.ts wires it: writes are confirmed by the persistence extension's store reports.
+    confirmations: server.collab.persistence,
     logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
     config,
   })

@@ -57,6 +57,10 @@ export function createDocumentWriter(deps: {
           clientId = doc.clientID
           clock = Y.getState(doc.store, doc.clientID)
         })
+        // Hocuspocus sends the change to connected editors from a setImmediate flush. The store that
+        // disconnect() starts runs database work that can hold the event loop (PGlite executes on this
+        // thread), so let that flush go first: editors see the edit before it is stored, not after.
+        await new Promise<void>((resolve) => setImmediate(resolve))
       } finally {
         await connection.disconnect().finally(() => stopListening?.())
       }
@@ -64,7 +68,9 @@ export function createDocumentWriter(deps: {
       if (outcome.kind === 'error') return outcome
       const value = outcome.value as never
       if (confirmed) return { kind: 'ok', value }
-      const stored = await deps.documents.loadState(room)
+      // The change is in the live document whatever happens now: a database that cannot be asked (found by
+      // the PostgreSQL outage suite) is "not confirmed", never a failure the caller would retry as new.
+      const stored = await deps.documents.loadState(room).catch(() => null)
       const storedClock = stored?.state
         ? (Y.decodeStateVector(Y.encodeStateVectorFromUpdate(stored.state)).get(clientId) ?? 0)
         : 0
