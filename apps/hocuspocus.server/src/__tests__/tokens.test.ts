@@ -1,6 +1,6 @@
 /** Token verification against a real database: every unusable token is refused alike. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createTokensService } from '../auth/tokens.ts'
+import { createTokensService, PRINCIPAL_CACHE_TTL_MS } from '../auth/tokens.ts'
 import type { RunningServer } from '../server.ts'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
 import { startTestServer, userWithToken } from './helpers/server.ts'
@@ -31,6 +31,7 @@ describe(`API tokens (${DATABASE_KIND})`, () => {
     const { token, tokenId } = await userWithToken(server, 'lima')
     const wrongSecret = `ctk_${tokenId}_${'A'.repeat(43)}`
     const unknownId = token.replace(tokenId, '000000000000')
+    expect(await server.services.tokens.verify(token)).not.toBeNull() // now cached: the wrong secret must not ride on it
     for (const bad of [wrongSecret, unknownId, 'ctk_short', '', `${token}x`]) {
       expect(await server.services.tokens.verify(bad)).toBeNull()
     }
@@ -38,6 +39,7 @@ describe(`API tokens (${DATABASE_KIND})`, () => {
 
   test('a revoked token and an expired token are refused', async () => {
     const { token, tokenId } = await userWithToken(server, 'oslo')
+    expect(await server.services.tokens.verify(token)).not.toBeNull() // cached before the revoke
     await server.services.tokens.revoke(tokenId)
     expect(await server.services.tokens.verify(token)).toBeNull()
 
@@ -47,6 +49,18 @@ describe(`API tokens (${DATABASE_KIND})`, () => {
     const later = createTokensService(server.services.db.prisma, () => new Date(Date.now() + 2 * 86_400_000))
     expect(await later.verify(issued.value.token)).toBeNull()
     expect(await server.services.tokens.verify(issued.value.token)).not.toBeNull()
+  })
+
+  test('another instance trusts a verified token for at most PRINCIPAL_CACHE_TTL_MS after a revoke', async () => {
+    const { token, tokenId } = await userWithToken(server, 'bergen')
+    let clock = Date.now()
+    const other = createTokensService(server.services.db.prisma, () => new Date(clock))
+    expect(await other.verify(token)).not.toBeNull()
+    await server.services.tokens.revoke(tokenId) // through this instance: the other one is not told
+    clock += PRINCIPAL_CACHE_TTL_MS - 1
+    expect(await other.verify(token)).not.toBeNull()
+    clock += 1
+    expect(await other.verify(token)).toBeNull()
   })
 
   test('write without read is widened to read,write; unknown scopes are refused', async () => {

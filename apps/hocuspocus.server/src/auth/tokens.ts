@@ -16,6 +16,15 @@ const SECRET_BYTES = 32 // 43 base64url characters
 const TOKEN_PATTERN = /^ctk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/
 /** Writing last_used_at on every request would turn reads into writes; once a minute is precise enough. */
 const LAST_USED_RESOLUTION_MS = 60_000
+/**
+ * How long a verified token is trusted without asking the database again. Every MCP and REST request
+ * verifies its token, and one database query costs more than the rest of a small request (tools/list).
+ * Revoking through this process (the CLI reaches a running server through its admin socket) takes
+ * effect at once; another instance sharing the database sees a revocation within this time.
+ */
+export const PRINCIPAL_CACHE_TTL_MS = 10_000
+/** Verified tokens kept at most; the oldest entry goes first. */
+export const MAX_CACHED_PRINCIPALS = 10_000
 export const MAX_LABEL_CHARS = 100
 export const MAX_EXPIRES_DAYS = 3650
 
@@ -61,7 +70,41 @@ export function parseScopes(raw: string): Result<Scope[]> {
   return ok(ALL_SCOPES.filter((s) => s === 'read' || parts.includes(s)))
 }
 
+type CachedPrincipal = {
+  principal: Principal
+  secretHash: Buffer
+  expiresAt: number | null
+  verifiedAt: number
+}
+
 export function createTokensService(prisma: PrismaClient, now: () => Date = () => new Date()) {
+  const verified = new Map<string, CachedPrincipal>()
+
+  /** A principal verified less than PRINCIPAL_CACHE_TTL_MS ago for this exact token, if any. */
+  function cached(id: string, secretHash: Buffer): Principal | null {
+    const entry = verified.get(id)
+    if (!entry) return null
+    const at = now().getTime()
+    if (
+      at - entry.verifiedAt >= PRINCIPAL_CACHE_TTL_MS ||
+      (entry.expiresAt !== null && entry.expiresAt <= at)
+    ) {
+      verified.delete(id)
+      return null
+    }
+    // Same id, other secret: not this token; the database path refuses it.
+    return timingSafeEqual(secretHash, entry.secretHash) ? entry.principal : null
+  }
+
+  function remember(id: string, entry: CachedPrincipal): void {
+    verified.delete(id)
+    verified.set(id, entry)
+    if (verified.size > MAX_CACHED_PRINCIPALS) {
+      const oldest = verified.keys().next().value
+      if (oldest !== undefined) verified.delete(oldest)
+    }
+  }
+
   return {
     /** Returns the token string once; it is not stored and cannot be shown again. */
     async issue(
@@ -97,6 +140,9 @@ export function createTokensService(prisma: PrismaClient, now: () => Date = () =
       const match = raw ? TOKEN_PATTERN.exec(raw.trim()) : null
       if (!match) return null
       const [, id, secret] = match as unknown as [string, string, string]
+      const secretHash = hashSecret(secret)
+      const hit = cached(id, secretHash)
+      if (hit) return hit
       // One query (token joined with its user): this runs on every request, so it is the floor of auth.
       const rows = await prisma.$queryRaw<VerifyRow[]>`
         SELECT t.secret_hash AS "secretHash", t.scopes::text[] AS scopes, t.revoked_at AS "revokedAt",
@@ -106,7 +152,7 @@ export function createTokensService(prisma: PrismaClient, now: () => Date = () =
          WHERE t.id = ${id}`
       const row = rows[0]
       const expected = row ? Buffer.from(row.secretHash) : randomBytes(32)
-      const matches = timingSafeEqual(hashSecret(secret), expected)
+      const matches = timingSafeEqual(secretHash, expected)
       if (!row || !matches || row.revokedAt || (row.expiresAt && row.expiresAt <= now())) return null
       const at = now()
       if (!row.lastUsedAt || at.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
@@ -114,11 +160,18 @@ export function createTokensService(prisma: PrismaClient, now: () => Date = () =
         await prisma.apiToken.update({ where: { id }, data: { lastUsedAt: at } }).catch(() => {})
       }
       const user = { id: row.userId, handle: row.handle, name: row.name, createdAt: row.userCreatedAt }
-      return {
+      const principal: Principal = {
         user,
         tokenId: id,
         scopes: row.scopes.filter((s): s is Scope => s === 'read' || s === 'write'),
       }
+      remember(id, {
+        principal,
+        secretHash,
+        expiresAt: row.expiresAt?.getTime() ?? null,
+        verifiedAt: at.getTime(),
+      })
+      return principal
     },
 
     list(userId: string): Promise<TokenRecord[]> {
@@ -133,14 +186,16 @@ export function createTokensService(prisma: PrismaClient, now: () => Date = () =
       const row = await prisma.apiToken.findUnique({ where: { id: id.trim() }, select: tokenSelect })
       if (!row)
         return refuse('not_found', `ID: no token "${id}"; list them with: bun run cli -- token list HANDLE`)
+      verified.delete(row.id)
       if (row.revokedAt) return ok(row)
-      return ok(
-        await prisma.apiToken.update({
-          where: { id: row.id },
-          data: { revokedAt: now() },
-          select: tokenSelect,
-        }),
-      )
+      const revoked = await prisma.apiToken.update({
+        where: { id: row.id },
+        data: { revokedAt: now() },
+        select: tokenSelect,
+      })
+      // Again after the write: a request verified while it ran must not keep the token alive.
+      verified.delete(row.id)
+      return ok(revoked)
     },
   }
 }
