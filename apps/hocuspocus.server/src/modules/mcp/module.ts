@@ -14,7 +14,7 @@ import { type AuthVariables, bearerAuth } from '../../http/bearer.ts'
 import type { Logger } from '../../logger.ts'
 import type { Metrics } from '../../metrics.ts'
 import type { Services } from '../../services.ts'
-import { buildMcpServer, handleMcpRequest } from './http/mcp-route.ts'
+import { buildMcpServer, createSharedServerParts, handleMcpRequest } from './http/mcp-route.ts'
 import { originHostGuard } from './http/origin-host.ts'
 import { challengeFor, RESOURCE_METADATA_PATH, resourceMetadata } from './http/resource-metadata.ts'
 import { createDocumentReader } from './infra/documents.ts'
@@ -94,6 +94,7 @@ export function init(deps: McpDeps): McpModule {
     rateLimiter,
   })
   const stdioServers = new Set<McpServer>()
+  const shared = createSharedServerParts()
 
   const router = new Hono<{ Variables: AuthVariables }>()
 
@@ -122,7 +123,7 @@ export function init(deps: McpDeps): McpModule {
     bearerAuth({ tokens: services.tokens, challenge: (url) => challengeFor(originOf(url)) }),
     async (c) => {
       const principal = c.get('principal')
-      const server = buildMcpServer(contextFor(principal), TOOLS)
+      const server = buildMcpServer(contextFor(principal), TOOLS, shared)
       return handleMcpRequest(c.req.raw, server)
     },
   )
@@ -130,7 +131,7 @@ export function init(deps: McpDeps): McpModule {
   return {
     router,
     async connectStdio(principal, transport = new StdioServerTransport()) {
-      const server = buildMcpServer(contextFor(principal), TOOLS)
+      const server = buildMcpServer(contextFor(principal), TOOLS, shared)
       stdioServers.add(server)
       server.server.onclose = () => stdioServers.delete(server)
       await server.connect(transport)

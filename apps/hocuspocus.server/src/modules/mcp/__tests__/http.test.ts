@@ -1,6 +1,8 @@
 /** The HTTP edge of POST /mcp: auth challenge, Origin/Host checks, method and body limits. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { userWithToken } from '../../../__tests__/helpers/server.ts'
+import { createLogger } from '../../../logger.ts'
+import { init } from '../index.ts'
 import { MAX_BODY_BYTES } from '../limits.ts'
 import { connectClient, type Harness, startHarness } from './harness.ts'
 
@@ -110,5 +112,33 @@ describe('POST /mcp at the HTTP edge', () => {
       })
     }
     await client.close()
+  })
+
+  test('tools/list is built once per scope set: later answers equal the first, scopes never mix', async () => {
+    // A module of its own, so the first answer of each scope set is the SDK's own build.
+    const { router } = init({
+      services: h.server.services,
+      hocuspocus: h.server.collab.hocuspocus,
+      logger: createLogger('silent'),
+      config: {},
+    })
+    const reader = (await userWithToken(h.server, 'lister-r', ['read'])).token
+    const writer = (await userWithToken(h.server, 'lister-w', ['read', 'write'])).token
+    const list = async (bearer: string) => {
+      const res = await router.request('http://127.0.0.1/mcp', {
+        method: 'POST',
+        headers: { ...mcpHeaders, authorization: `Bearer ${bearer}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} }),
+      })
+      expect(res.status).toBe(200)
+      return ((await res.json()) as { result: { tools: Array<{ name: string }> } }).result
+    }
+    const firstRead = await list(reader)
+    const firstWrite = await list(writer)
+    expect(firstRead.tools.map((t) => t.name)).not.toContain('edit_blocks')
+    expect(firstWrite.tools.map((t) => t.name)).toContain('edit_blocks')
+    expect(await list(reader)).toEqual(firstRead)
+    expect(await list(writer)).toEqual(firstWrite)
+    expect(await list(reader)).toEqual(firstRead)
   })
 })

@@ -1,20 +1,67 @@
 /**
  * POST /mcp: stateless Streamable HTTP. Each request gets a fresh McpServer (tools registered for the
  * caller's scopes) and a fresh transport answering with JSON; both are closed once the answer is built.
+ *
+ * What does not depend on the caller is built once per module and shared by those servers: the JSON
+ * Schema validator (the SDK otherwise builds a new Ajv per server) and the tools/list answer per scope
+ * set (the SDK otherwise converts every tool's zod schema to JSON Schema on every tools/list). Profiled:
+ * the two were ~45% of a tools/list request.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { ListToolsRequestSchema, type ListToolsResult } from '@modelcontextprotocol/sdk/types.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { INSTRUCTIONS } from '../domain/instructions.ts'
 import type { ToolContext, ToolModule } from '../tools/context.ts'
 
 export const SERVER_INFO = { name: 'collab-documents', version: '0.1.0' }
 
+/** Built once per module instance, shared by every per-request server. */
+export type SharedServerParts = {
+  validator: AjvJsonSchemaValidator
+  /** The SDK's own tools/list answer, kept per scope set the first time it is built. */
+  toolLists: Map<string, ListToolsResult>
+}
+
+export function createSharedServerParts(): SharedServerParts {
+  return { validator: new AjvJsonSchemaValidator(), toolLists: new Map() }
+}
+
 /** A server with the tools this caller's token may use: read tools always, write tools with scope write. */
-export function buildMcpServer(ctx: ToolContext, tools: readonly ToolModule[]): McpServer {
-  const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
+export function buildMcpServer(
+  ctx: ToolContext,
+  tools: readonly ToolModule[],
+  shared: SharedServerParts = createSharedServerParts(),
+): McpServer {
+  const server = new McpServer(SERVER_INFO, {
+    capabilities: { tools: {} },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator: shared.validator,
+  })
   const canWrite = ctx.principal.scopes.includes('write')
   for (const tool of tools) if (tool.needs === 'read' || canWrite) tool.register(server, ctx)
+  // Tool definitions are static for a scope set: answer tools/list from the SDK's first answer.
+  const scopeSet = canWrite ? 'read,write' : 'read'
+  const known = shared.toolLists.get(scopeSet)
+  if (known) {
+    server.server.setRequestHandler(ListToolsRequestSchema, () => known)
+  } else {
+    // Private to the SDK: when absent (another SDK version), nothing is cached and the SDK answers as usual.
+    const handler = (server.server as unknown as Partial<ServerInternals>)._requestHandlers?.get('tools/list')
+    if (handler) {
+      server.server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
+        const result = (await handler(request, extra)) as ListToolsResult
+        shared.toolLists.set(scopeSet, result)
+        return result
+      })
+    }
+  }
   return server
+}
+
+/** The SDK's request handler table (Protocol._requestHandlers), read once per scope set. */
+type ServerInternals = {
+  _requestHandlers: Map<string, (request: unknown, extra: unknown) => Promise<unknown>>
 }
 
 export async function handleMcpRequest(request: Request, server: McpServer): Promise<Response> {
