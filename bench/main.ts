@@ -6,6 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
+import { measureFind } from './lib/find.ts'
 import { buildFixture, type Fixture } from './lib/fixtures.ts'
 import { measurePure } from './lib/pure.ts'
 import { renderReport } from './lib/report.ts'
@@ -15,6 +16,7 @@ import type { Row } from './lib/types.ts'
 
 const ROOT = join(import.meta.dir, '..')
 const quick = process.argv.includes('--quick')
+/** --only=pure|server|find runs one group (the others are skipped). */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7)
 const started = performance.now()
 
@@ -45,6 +47,24 @@ if (!only || only === 'server') {
     rows.push(...(await measureServer(oneMiB, { quick })))
   } catch (error) {
     failures.push(`server measurements: ${(error as Error).stack ?? error}`)
+  }
+}
+
+if (!only || only === 'find') {
+  // PostgreSQL from BENCH_DATABASE_URL (else TEST_DATABASE_URL): a database is created on it and dropped.
+  const postgresUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || null
+  const databases: Array<{ name: string; postgresUrl: string | null }> = [
+    { name: 'PGlite', postgresUrl: null },
+  ]
+  if (postgresUrl) databases.push({ name: 'PostgreSQL', postgresUrl })
+  else process.stderr.write('find_documents on PostgreSQL: not measured (set BENCH_DATABASE_URL)\n')
+  for (const database of databases) {
+    process.stderr.write(`measuring find_documents on ${database.name}…\n`)
+    try {
+      rows.push(...(await measureFind(database, { quick })))
+    } catch (error) {
+      failures.push(`find_documents on ${database.name}: ${(error as Error).stack ?? error}`)
+    }
   }
 }
 

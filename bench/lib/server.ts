@@ -222,7 +222,8 @@ export async function measureServer(fixture: Fixture, opts: { quick: boolean }):
     const seen: number[] = []
     const answered: number[] = []
     const edits = opts.quick ? 5 : 60
-    for (let i = -1; i < edits; i++) { // edit -1 warms the path up and is not counted
+    for (let i = -1; i < edits; i++) {
+      // edit -1 warms the path up and is not counted
       const marker = `bench edit ${i} marker`
       const t = performance.timeOrigin + performance.now()
       const edited = await call(client, 'edit_blocks', { slug, section_id: sectionId, rev, markdown: marker })

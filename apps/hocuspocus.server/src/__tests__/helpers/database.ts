@@ -12,9 +12,13 @@ export const DATABASE_KIND = TEST_DATABASE_URL ? 'postgres' : 'pglite'
 
 export type TestDatabase = { dataDir: string; databaseUrl: string | undefined; cleanup(): Promise<void> }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** `postgresUrl`: the server to create the database on; null forces PGlite. Default: TEST_DATABASE_URL. */
+export async function createTestDatabase(
+  options: { postgresUrl?: string | null } = {},
+): Promise<TestDatabase> {
+  const postgresUrl = options.postgresUrl === undefined ? TEST_DATABASE_URL : options.postgresUrl
   const dataDir = mkdtempSync(join(tmpdir(), 'collab-test-'))
-  if (!TEST_DATABASE_URL) {
+  if (!postgresUrl) {
     return {
       dataDir,
       databaseUrl: undefined,
@@ -22,18 +26,18 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     }
   }
   const name = `collab_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
-  const admin = new Client({ connectionString: TEST_DATABASE_URL })
+  const admin = new Client({ connectionString: postgresUrl })
   await admin.connect()
   await admin.query(`CREATE DATABASE "${name}"`)
   await admin.end()
-  const url = new URL(TEST_DATABASE_URL)
+  const url = new URL(postgresUrl)
   url.pathname = `/${name}`
   return {
     dataDir,
     databaseUrl: url.toString(),
     async cleanup() {
       rmSync(dataDir, { recursive: true, force: true })
-      const c = new Client({ connectionString: TEST_DATABASE_URL })
+      const c = new Client({ connectionString: postgresUrl })
       await c.connect()
       await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
       await c.end()

@@ -184,4 +184,32 @@ describe('find_documents', () => {
     expect(text.endsWith(FRAME_END)).toBe(true)
     expect(rows(text)[0]).toContain('Ünïcode 😀 ⁅end of data⁆')
   })
+
+  test('scope mine merges owned and shared documents into one order, each exactly once across pages', async () => {
+    const { user, client } = await userClient('merger')
+    const other = await userWithToken(h.server, 'sharer')
+    const expected: string[] = []
+    for (let i = 0; i < 4; i++) {
+      // Alternate owners, so the newest-first order interleaves the owned and the shared branch.
+      const [mine] = await createDocs(user.id, 1, `Merge own ${i}`)
+      const [theirs] = await createDocs(other.user.id, 1, `Merge shared ${i}`)
+      const shared = await h.server.services.documents.share(theirs!, user.id, i % 2 ? 'viewer' : 'editor')
+      if (shared.kind === 'error') throw new Error(shared.message)
+      expected.unshift(mine!, theirs!)
+    }
+    await createDocs(other.user.id, 1, 'Merge not shared')
+    const seen: string[] = []
+    let cursor: string | undefined
+    do {
+      const page = await call(client, 'find_documents', cursor ? { cursor, limit: 3 } : { limit: 3 })
+      seen.push(...rows(page.text).map((line) => line.split(' | ')[0]!))
+      cursor = cursorOf(page.text)
+    } while (cursor)
+    expect(seen).toHaveLength(expected.length)
+    expect(new Set(seen)).toEqual(new Set(expected))
+    // Pages of 3 give the same order as one page of 50: the branches are merged, not listed one by one.
+    const listed = await call(client, 'find_documents', { limit: 50 })
+    expect(rows(listed.text).map((line) => line.split(' | ')[0])).toEqual(seen)
+    expect(rows(listed.text).filter((line) => line.includes('shared with you'))).toHaveLength(4)
+  })
 })

@@ -11,6 +11,7 @@ import {
 } from '@collab/doc-schema'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import * as Y from 'yjs'
 import { createTestDatabase, type TestDatabase } from '../../../__tests__/helpers/database.ts'
@@ -22,14 +23,18 @@ import { init, type McpConfig } from '../index.ts'
 export type Harness = {
   server: RunningServer
   router: ReturnType<typeof init>['router']
+  module: ReturnType<typeof init>
   mcpUrl: string
   close(): Promise<void>
 }
 
-export async function startHarness(config: McpConfig = {}): Promise<Harness & { db: TestDatabase }> {
-  const db = await createTestDatabase()
+export async function startHarness(
+  config: McpConfig = {},
+  database: { postgresUrl?: string | null } = {},
+): Promise<Harness & { db: TestDatabase }> {
+  const db = await createTestDatabase(database)
   const server = await startTestServer(db)
-  const { router } = init({
+  const module = init({
     services: server.services,
     hocuspocus: server.collab.hocuspocus,
     // As server.ts wires it: writes are confirmed by the persistence extension's store reports.
@@ -37,11 +42,13 @@ export async function startHarness(config: McpConfig = {}): Promise<Harness & { 
     logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
     config,
   })
+  const { router } = module
   const http = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: router.fetch })
   return {
     db,
     server,
     router,
+    module,
     mcpUrl: `http://127.0.0.1:${http.port}/mcp`,
     async close() {
       http.stop(true)
@@ -57,6 +64,20 @@ export async function connectClient(mcpUrl: string, token: string): Promise<Clie
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
   })
   await client.connect(transport)
+  return client
+}
+
+/**
+ * A client linked in memory to a server the module builds for this token (its stdio path with an
+ * in-memory transport): the tools without HTTP, whose cost the bench measures on its own.
+ */
+export async function connectInMemory(h: Harness, token: string): Promise<Client> {
+  const principal = await h.server.services.tokens.verify(token)
+  if (!principal) throw new Error('connectInMemory: the token is not valid')
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+  await h.module.connectStdio(principal, serverSide)
+  const client = new Client({ name: 'mcp-in-memory', version: '1.0.0' })
+  await client.connect(clientSide)
   return client
 }
 

@@ -33,32 +33,72 @@ export type SearchInput = {
   take: number
 }
 
-const columns = (userId: string) => Prisma.sql`
+const selected = Prisma.sql`
   d.id::text AS id, d.slug, d.title, d.owner_id::text AS "ownerId", d.is_private AS "isPrivate",
-  d.read_only AS "readOnly", d.content_updated_at AS "contentUpdatedAt", m.role::text AS role
+  d.read_only AS "readOnly", d.content_updated_at AS "contentUpdatedAt", m.role::text AS role`
+
+const withRole = (userId: string) => Prisma.sql`
   FROM documents d
   LEFT JOIN document_members m ON m.document_id = d.id AND m.user_id = ${userId}::uuid`
 
-const visible = (userId: string, scope: Scope) => [
-  Prisma.sql`d.deleted_at IS NULL`,
-  scope === 'mine'
-    ? Prisma.sql`(d.owner_id = ${userId}::uuid OR m.user_id IS NOT NULL)`
-    : Prisma.sql`d.is_private = false`,
-]
+/**
+ * The documents shared with the user, as ids looked up in the primary key. Written as an array built
+ * first (an InitPlan) because a join let the planner hash the members and scan every document.
+ */
+const sharedWith = (userId: string) => Prisma.sql`
+  d.id = ANY(ARRAY(SELECT document_id FROM document_members WHERE user_id = ${userId}::uuid))`
+
+/**
+ * The SQL of the first `take` matches in order (exported so the bench can EXPLAIN exactly this).
+ *
+ * Scope mine is two branches, each ordered and cut by its own index, merged: documents the user owns
+ * (the owner_id, content_updated_at, slug index) and documents shared with them (the members' user_id
+ * index, then the primary key). One `owner = me OR member` condition over a join cannot use either index
+ * and scanned the whole documents table (found by the bench's EXPLAIN check).
+ */
+export function searchSql(input: SearchInput): Prisma.Sql {
+  const { userId, tsQuery, take } = input
+  const common = [Prisma.sql`d.deleted_at IS NULL`, Prisma.sql`d.created_at <= ${input.asOf}`]
+  if (tsQuery) common.push(Prisma.sql`d.search_vector @@ to_tsquery('simple', ${tsQuery})`)
+  const rank = tsQuery
+    ? Prisma.sql`ts_rank(d.search_vector, to_tsquery('simple', ${tsQuery}))`
+    : Prisma.sql`0`
+  const order = Prisma.sql`ORDER BY rank DESC, d.content_updated_at DESC, d.slug ASC LIMIT ${take}`
+  if (input.scope === 'public') {
+    return Prisma.sql`
+      SELECT ${selected}, ${rank}::real AS rank ${withRole(userId)}
+       WHERE ${Prisma.join([...common, Prisma.sql`d.is_private = false`], ' AND ')}
+       ${order}`
+  }
+  return Prisma.sql`
+    SELECT id, slug, title, "ownerId", "isPrivate", "readOnly", "contentUpdatedAt", role FROM (
+      (SELECT ${selected}, ${rank}::real AS rank ${withRole(userId)}
+        WHERE ${Prisma.join([...common, Prisma.sql`d.owner_id = ${userId}::uuid`], ' AND ')}
+        ${order})
+      UNION ALL
+      (SELECT ${selected}, ${rank}::real AS rank ${withRole(userId)}
+        WHERE ${Prisma.join([...common, sharedWith(userId), Prisma.sql`d.owner_id <> ${userId}::uuid`], ' AND ')}
+        ${order})
+    ) found
+    ORDER BY rank DESC, "contentUpdatedAt" DESC, slug ASC
+    LIMIT ${take}`
+}
 
 /** The first `take` matches in order. */
 export async function searchDocuments(prisma: PrismaClient, input: SearchInput): Promise<FoundRow[]> {
-  const { userId, tsQuery } = input
-  const conditions = [...visible(userId, input.scope), Prisma.sql`d.created_at <= ${input.asOf}`]
-  if (tsQuery) conditions.push(Prisma.sql`d.search_vector @@ to_tsquery('simple', ${tsQuery})`)
-  const rank = tsQuery
-    ? Prisma.sql`ts_rank(d.search_vector, to_tsquery('simple', ${tsQuery})) DESC,`
-    : Prisma.empty
-  return prisma.$queryRaw<FoundRow[]>`
-    SELECT ${columns(userId)}
-     WHERE ${Prisma.join(conditions, ' AND ')}
-     ORDER BY ${rank} d.content_updated_at DESC, d.slug ASC
-     LIMIT ${input.take}`
+  return prisma.$queryRaw<FoundRow[]>(searchSql(input))
+}
+
+/** The SQL of documentsByIds. */
+export function documentsByIdsSql(input: { userId: string; scope: Scope; ids: string[] }): Prisma.Sql {
+  const conditions = [
+    Prisma.sql`d.deleted_at IS NULL`,
+    input.scope === 'mine'
+      ? Prisma.sql`(d.owner_id = ${input.userId}::uuid OR m.user_id IS NOT NULL)`
+      : Prisma.sql`d.is_private = false`,
+    Prisma.sql`d.id = ANY(${input.ids}::uuid[])`,
+  ]
+  return Prisma.sql`SELECT ${selected} ${withRole(input.userId)} WHERE ${Prisma.join(conditions, ' AND ')}`
 }
 
 /** The rows of these documents that the user can still see (in no particular order). */
@@ -67,10 +107,7 @@ export async function documentsByIds(
   input: { userId: string; scope: Scope; ids: string[] },
 ): Promise<FoundRow[]> {
   if (input.ids.length === 0) return []
-  const conditions = [...visible(input.userId, input.scope), Prisma.sql`d.id = ANY(${input.ids}::uuid[])`]
-  return prisma.$queryRaw<
-    FoundRow[]
-  >`SELECT ${columns(input.userId)} WHERE ${Prisma.join(conditions, ' AND ')}`
+  return prisma.$queryRaw<FoundRow[]>(documentsByIdsSql(input))
 }
 
 /** Stores a run's remaining order; drops snapshots past their lifetime on the way. */
@@ -86,17 +123,29 @@ export async function createSnapshot(
   return created.id
 }
 
-/** `count` ids from `offset` of the user's live snapshot, and its length; null when gone or expired. */
-export async function readSnapshotSlice(
-  prisma: PrismaClient,
-  input: { snapshotId: string; userId: string; offset: number; count: number },
-): Promise<{ ids: string[]; total: number } | null> {
-  const rows = await prisma.$queryRaw<Array<{ ids: string[] | null; total: number | null }>>`
+/** The SQL of readSnapshotSlice. */
+export function snapshotSliceSql(input: {
+  snapshotId: string
+  userId: string
+  offset: number
+  count: number
+}): Prisma.Sql {
+  return Prisma.sql`
     SELECT (document_ids[${input.offset + 1}:${input.offset + input.count}])::text[] AS ids,
            coalesce(array_length(document_ids, 1), 0) AS total
       FROM find_snapshots
      WHERE id = ${input.snapshotId}::uuid AND user_id = ${input.userId}::uuid
        AND created_at >= ${new Date(Date.now() - FIND_SNAPSHOT_TTL_MS)}`
+}
+
+/** `count` ids from `offset` of the user's live snapshot, and its length; null when gone or expired. */
+export async function readSnapshotSlice(
+  prisma: PrismaClient,
+  input: { snapshotId: string; userId: string; offset: number; count: number },
+): Promise<{ ids: string[]; total: number } | null> {
+  const rows = await prisma.$queryRaw<Array<{ ids: string[] | null; total: number | null }>>(
+    snapshotSliceSql(input),
+  )
   const row = rows[0]
   return row ? { ids: row.ids ?? [], total: Number(row.total ?? 0) } : null
 }
