@@ -5,6 +5,7 @@
 
 import { Hono } from 'hono'
 import { routePath } from 'hono/route'
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/errors.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import type { McpModule } from '../modules/mcp/index.ts'
@@ -61,6 +62,18 @@ export function createHttpApp(deps: {
     c.json({ error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}` }, 404),
   )
   app.onError((error, c) => {
+    if (isDatabaseUnavailable(error)) {
+      // The database is away (e.g. a bearer token could not be checked): 503, and when to come back.
+      logger.warn({ route: routePath(c) }, 'HTTP request: database unavailable')
+      const headers = { 'Retry-After': '5' }
+      if (c.req.path === '/mcp')
+        return c.json(
+          { jsonrpc: '2.0', id: null, error: { code: -32000, message: DATABASE_UNAVAILABLE_MESSAGE } },
+          503,
+          headers,
+        )
+      return c.json({ error: 'database_unavailable', message: DATABASE_UNAVAILABLE_MESSAGE }, 503, headers)
+    }
     logger.error({ err: error, route: routePath(c) }, 'unhandled HTTP error')
     return c.json({ error: 'internal', message: 'Internal server error' }, 500)
   })

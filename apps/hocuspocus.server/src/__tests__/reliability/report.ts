@@ -45,6 +45,12 @@ const fuzz = of('input-fuzz') as Record<string, number> & { perTool?: Record<str
 const hostile = of('hostile-content') as { reads?: number; largestOutputChars?: number; corpus?: string[] }
 const matrix = of('access-matrix') as { cells?: number; mismatches?: number }
 const n = (v: unknown) => (typeof v === 'number' ? v.toLocaleString('en-US') : '—')
+type Figures = Record<string, number | undefined>
+const kill = of('faults-kill') as Figures
+const sigterm = of('faults-sigterm') as Figures
+const postgres = of('faults-postgres') as Figures
+const redis = of('faults-redis') as Figures
+const skipped = (why: string) => `— | not run: ${why} |`
 
 const section = [
   START,
@@ -55,6 +61,10 @@ const section = [
   `| input fuzzing | ${n(fuzz.calls)} tool calls over HTTP (${n(fuzz.success)} successes, ${n(fuzz.validation)} validation errors, ${n(fuzz.refusal)} refusals, ${n(fuzz.too_large)} bodies over 1 MiB → 413) | 0 HTTP 5xx, 0 generic failures, 0 hangs (slowest call ${n(fuzz.slowestMs)} ms), /health 200 throughout |`,
   `| hostile content | ${(hostile.corpus ?? []).join(', ')}; ${n(hostile.reads)} framed reads | every read within MAX_READ_CHARS (largest output ${n(hostile.largestOutputChars)} chars), exactly one frame end, only server notes after it |`,
   `| access matrix | ${n(matrix.cells)} cells (10 tools × 4 roles × 5 tokens × 4 documents) | ${n(matrix.mismatches)} mismatches with the table |`,
+  `| kill -9 after an acknowledged write | ${'kills' in kill ? `${n(kill.kills)} SIGKILLs, each the instant an MCP write (create_document or append_to_document) was answered; restarted on the same data | ${n(kill.lost)} of ${n(kill.acknowledged)} acknowledged writes missing after restart |` : skipped('no figures')}`,
+  `| SIGTERM under 50 editors | ${'editors' in sigterm ? `${n(sigterm.editors)} providers typing into ${n(sigterm.documents)} documents, SIGTERM mid-typing (${n(sigterm.sent)} updates sent, ${n(sigterm.acknowledged)} acknowledged) | exit 0; ${n(sigterm.lost)} editors with an acknowledged update missing from the stored state |` : skipped('no figures')}`,
+  `| PostgreSQL stopped | ${'calls' in postgres ? `private cluster stopped ${n(postgres.outageSeconds)} s under MCP calls and two editors; ${n(postgres.outageCalls)} calls during the outage | ${n(postgres.tryAgain)} "try again" tool answers, ${n(postgres.http503)} HTTP 503 (token not checkable), ${n(postgres.notConfirmed)} "not confirmed", 0 generic failures or HTTP 500; /health 503 (${n(postgres.health503)} polls); editors live throughout; ${n(postgres.storeFailures)} failed stores retried; ${n(postgres.lost)} edits missing once back |` : skipped('no PostgreSQL binaries in /usr/lib/postgresql/15/bin')}`,
+  `| Redis stopped | ${'edits' in redis ? `private redis-server killed ${n(redis.outageSeconds)} s under two instances, one editor per instance on two documents (${n(redis.edits)} edits) | each instance served its own editors; converged ${n(redis.convergedMs)} ms after Redis returned with no further edit; ${n(redis.lost)} edits missing in the database |` : skipped('needs TEST_DATABASE_URL and redis-server')}`,
   '| lost | — | nothing: no acknowledged write went unstored (a write answered "not confirmed" counts as a failure) |',
   END,
 ].join('\n')

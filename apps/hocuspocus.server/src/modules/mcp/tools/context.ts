@@ -22,7 +22,7 @@ export type ToolContext = {
   rateLimiter?: RateLimiter
 }
 
-export type ToolOutcome = 'ok' | 'refused' | 'error' | 'rate_limited'
+export type ToolOutcome = 'ok' | 'refused' | 'error' | 'rate_limited' | 'unavailable'
 
 /** Where instrument() reports each call (the app's Prometheus metrics). */
 export type ToolObserver = (tool: string, outcome: ToolOutcome, seconds: number) => void

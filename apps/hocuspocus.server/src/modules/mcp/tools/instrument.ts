@@ -1,9 +1,11 @@
 /**
  * Wraps a tool handler: the per-user rate limit first, then one log line per call (tool, user id,
  * duration, outcome, output size; never arguments, text or tokens) and the per-tool metrics. Unexpected
- * failures are logged in full but answered with a generic message.
+ * failures are logged in full but answered with a generic message; a database that cannot be reached is
+ * answered with "try again in a few seconds" (DATABASE_UNAVAILABLE_MESSAGE).
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../../db/errors.ts'
 import { storableText } from '../../../documents/store.ts'
 import { rateLimitMessage } from '../infra/rate-limit.ts'
 import type { ToolContext, ToolOutcome } from './context.ts'
@@ -24,6 +26,7 @@ export function instrument<A>(
       ctx.observer?.(tool, outcome, ms / 1000)
       const line = { tool, userId, durationMs: Math.round(ms), outcome, ...fields }
       if (outcome === 'error') ctx.logger.error(line, 'mcp tool call failed')
+      else if (outcome === 'unavailable') ctx.logger.warn(line, 'mcp tool call: database unavailable')
       else ctx.logger.info(line, 'mcp tool call')
     }
     try {
@@ -44,6 +47,11 @@ export function instrument<A>(
       finish(result.isError ? 'refused' : 'ok', { outputChars: chars })
       return result
     } catch (error) {
+      if (isDatabaseUnavailable(error)) {
+        // Not a fault of the call: the database is away (stopped, restarting). Say when to come back.
+        finish('unavailable')
+        return { content: [{ type: 'text', text: DATABASE_UNAVAILABLE_MESSAGE }], isError: true }
+      }
       finish('error', { err: error })
       return { content: [{ type: 'text', text: GENERIC_FAILURE }], isError: true }
     }
