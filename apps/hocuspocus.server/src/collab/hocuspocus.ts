@@ -75,7 +75,13 @@ export function createCollab(deps: {
   metrics: Metrics
 }): Collab {
   const { config, services, logger, metrics } = deps
-  const persistence = new PersistenceExtension({ documents: services.documents, logger, metrics })
+  const persistence = new PersistenceExtension({
+    documents: services.documents,
+    logger,
+    metrics,
+    // With Redis, other instances store the same documents: each store merges with what they stored.
+    mergeWithStored: Boolean(config.redisUrl),
+  })
   const extensions: Extension[] = [
     new AuthExtension({ tokens: services.tokens, documents: services.documents, logger, metrics }),
     persistence,

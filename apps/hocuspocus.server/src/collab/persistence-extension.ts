@@ -39,7 +39,15 @@ export class PersistenceExtension implements Extension {
   private instance: Hocuspocus | undefined
   private readonly storedListeners = new Map<string, Set<(vector: Map<number, number>) => void>>()
 
-  constructor(private readonly deps: { documents: DocumentsService; logger: Logger; metrics: Metrics }) {}
+  constructor(
+    private readonly deps: {
+      documents: DocumentsService
+      logger: Logger
+      metrics: Metrics
+      /** Several instances share the database (Redis): merge each store with the stored state. */
+      mergeWithStored?: boolean
+    },
+  ) {}
 
   async onConfigure({ instance }: { instance: Hocuspocus }): Promise<void> {
     this.instance = instance
@@ -148,11 +156,11 @@ export class PersistenceExtension implements Extension {
       const state = Y.encodeStateAsUpdate(document)
       const vector = Y.encodeStateVector(document) // the same snapshot: nothing runs between the two
       const fragment = document.getXmlFragment(FRAGMENT_NAME)
-      await this.deps.documents.storeState(documentId, {
-        state,
-        title: readTitle(fragment),
-        text: readPlainText(fragment, MAX_SEARCH_TEXT_CHARS),
-      })
+      await this.deps.documents.storeState(
+        documentId,
+        { state, title: readTitle(fragment), text: readPlainText(fragment, MAX_SEARCH_TEXT_CHARS) },
+        { mergeWithStored: this.deps.mergeWithStored },
+      )
       if (this.dirty.get(name) === generation) this.dirty.delete(name)
       const listeners = this.storedListeners.get(name)
       if (listeners?.size) {

@@ -10,7 +10,7 @@ import type { MemberRole } from '../db/generated/enums.ts'
 import { ok, type Result, refuse } from '../errors.ts'
 import { type Access, decideAccess, type Whose } from './access.ts'
 import { newRoomName, SLUG_PATTERN, slugBase, slugWithTail } from './slug.ts'
-import { storableText, storeContent } from './store.ts'
+import { type StoreOptions, storableText, storeContent } from './store.ts'
 
 export const MAX_TITLE_CHARS = 200
 
@@ -229,8 +229,9 @@ export function createDocumentsService(prisma: PrismaClient) {
     async storeState(
       documentId: string,
       content: { state: Uint8Array; title: string; text: string },
+      options: StoreOptions = {},
     ): Promise<void> {
-      await prisma.$transaction((tx) => storeContent(tx, documentId, content))
+      await prisma.$transaction((tx) => storeContent(tx, documentId, content, options))
     },
   }
 }

@@ -2,6 +2,7 @@
  * Writing a document's content: the merged Yjs state, the title (its first heading), the full-text
  * vector and, now and then, a version snapshot. One transaction, so search and content never disagree.
  */
+import * as Y from 'yjs'
 import type { Prisma } from '../db/generated/client.ts'
 
 /** A new version snapshot is taken when the newest one is older than this. */
@@ -36,12 +37,32 @@ export function cutText(text: string, max: number): string {
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max)
 }
 
+export type StoreOptions = {
+  /**
+   * Merge with the stored state instead of replacing it (several instances share the database). Each
+   * instance stores its own full copy; one that has not yet received another instance's change would
+   * otherwise overwrite a stored, acknowledged change until its next store. The row is locked, so two
+   * instances' stores run one after the other and each keeps what the other wrote.
+   */
+  mergeWithStored?: boolean
+}
+
 export async function storeContent(
   tx: Prisma.TransactionClient,
   documentId: string,
   content: { state: Uint8Array; title: string; text: string },
+  options: StoreOptions = {},
 ): Promise<void> {
-  const state = content.state
+  let state = content.state
+  if (options.mergeWithStored) {
+    const rows = await tx.$queryRaw<Array<{ state: string }>>`
+      SELECT encode(state, 'base64') AS state FROM document_states
+       WHERE document_id = ${documentId}::uuid FOR UPDATE`
+    const stored = rows[0]?.state
+    // Always merged, even when our state vector covers the stored one: a deletion does not advance a
+    // state vector, so only the merge keeps a deletion the other instance stored.
+    if (stored) state = Y.mergeUpdates([new Uint8Array(Buffer.from(stored, 'base64')), state])
+  }
   const title = cutText(storableText(content.title).trim(), 200) || UNTITLED
   const text = cutText(storableText(content.text), MAX_SEARCH_TEXT_CHARS)
   // Raw SQL, not Prisma's upsert: that returns the row, which reads the whole state back. The state goes

@@ -1,0 +1,93 @@
+/**
+ * Several instances store their own full copy of a document. With mergeWithStored (set when Redis is
+ * configured) a store merges with the stored state under a row lock, so an instance that has not yet
+ * received another instance's change cannot overwrite it in the database.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { appendMarkdown, FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
+import * as Y from 'yjs'
+import type { RunningServer } from '../server.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
+import { startTestServer, userWithToken } from './helpers/server.ts'
+
+describe(`storing with mergeWithStored (${DATABASE_KIND})`, () => {
+  let db: TestDatabase
+  let server: RunningServer
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    server = await startTestServer(db)
+  }, 60_000)
+  afterAll(async () => {
+    await server?.stop()
+    await db?.cleanup()
+  }, 60_000)
+
+  /** Two copies of a new document, as two instances would hold it, and a way to store either. */
+  async function twoCopies(title: string) {
+    const { user } = await userWithToken(server, `merge-${title.toLowerCase()}`)
+    const created = await server.services.documents.create(user.id, {
+      title,
+      markdown: 'kept paragraph\n\nparagraph to delete',
+    })
+    if (created.kind === 'error') throw new Error(created.message)
+    const { id, room } = created.value
+    const base = (await server.services.documents.loadState(room))!.state!
+    const copy = () => {
+      const doc = new Y.Doc()
+      Y.applyUpdate(doc, base)
+      return doc
+    }
+    const store = (doc: Y.Doc, mergeWithStored: boolean) => {
+      const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+      return server.services.documents.storeState(
+        id,
+        { state: Y.encodeStateAsUpdate(doc), title: readTitle(fragment), text: readPlainText(fragment) },
+        { mergeWithStored },
+      )
+    }
+    const storedText = async () => {
+      const doc = new Y.Doc()
+      Y.applyUpdate(doc, (await server.services.documents.loadState(room))!.state!)
+      return readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
+    }
+    return { a: copy(), b: copy(), store, storedText }
+  }
+
+  const append = (doc: Y.Doc, text: string) => {
+    const done = appendMarkdown(doc.getXmlFragment(FRAGMENT_NAME), text)
+    if (done.kind === 'error') throw new Error(done.message)
+  }
+
+  test("a stale copy stored after another's change keeps that change", async () => {
+    const { a, b, store, storedText } = await twoCopies('Insertions')
+    append(b, 'written on instance B')
+    await store(b, true)
+    append(a, 'written on instance A') // A never received B's change
+    await store(a, true)
+    expect(await storedText()).toContain('written on instance B')
+    expect(await storedText()).toContain('written on instance A')
+  })
+
+  test('without merging, the same order loses the change (what the merge is for)', async () => {
+    const { a, b, store, storedText } = await twoCopies('Overwrite')
+    append(b, 'written on instance B')
+    await store(b, false)
+    append(a, 'written on instance A')
+    await store(a, false)
+    expect(await storedText()).not.toContain('written on instance B')
+  })
+
+  test('a stale copy does not bring back a block another instance deleted', async () => {
+    const { a, b, store, storedText } = await twoCopies('Deletions')
+    const fragment = b.getXmlFragment(FRAGMENT_NAME)
+    const index = fragment
+      .toArray()
+      .findIndex((n) => n instanceof Y.XmlElement && n.toString().includes('delete'))
+    expect(index).toBeGreaterThan(0)
+    fragment.delete(index, 1) // a deletion: B's state vector does not move
+    await store(b, true)
+    await store(a, true) // A's state vector covers B's, yet it lacks the deletion
+    expect(await storedText()).not.toContain('paragraph to delete')
+    expect(await storedText()).toContain('kept paragraph')
+  })
+})
