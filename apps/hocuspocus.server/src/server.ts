@@ -9,6 +9,7 @@ import { type Collab, createCollab } from './collab/hocuspocus.ts'
 import type { Config } from './config.ts'
 import { type Database, databaseTarget, openDatabase } from './db/client.ts'
 import { acquireDataDirLock, type DataDirLock } from './db/data-dir-lock.ts'
+import { startEmbeddedMaintenance } from './db/maintenance.ts'
 import { applyMigrations } from './db/migrations.ts'
 import { createHttpApp } from './http/app.ts'
 import type { Logger } from './logger.ts'
@@ -52,6 +53,9 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     throw error
   }
   const database = db
+  // PGlite has no autovacuum: without this its tables grow by every stored state, forever.
+  const maintenance =
+    database.kind === 'pglite' ? startEmbeddedMaintenance({ db: database, logger }) : undefined
   const services = createServices(database)
   const metrics = createMetrics()
   const collab = createCollab({ config, services, logger, metrics })
@@ -131,6 +135,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
           logger.error({ rooms: unstored.length }, 'shutdown: some documents could not be stored')
         server.stop(true)
         await collab.close()
+        await maintenance?.stop()
         await database
           .close()
           .catch((err) => logger.warn({ err: err.message }, 'closing the database failed'))

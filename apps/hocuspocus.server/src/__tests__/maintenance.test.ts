@@ -1,0 +1,60 @@
+/**
+ * The embedded database's maintenance (db/maintenance.ts): PGlite has no autovacuum, so every stored
+ * state left its old version behind and the table grew without end. After a maintenance pass, the same
+ * number of stores reuses the reclaimed space instead.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { randomBytes } from 'node:crypto'
+import { maintainOnce } from '../db/maintenance.ts'
+import type { RunningServer } from '../server.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
+import { startTestServer, userWithToken } from './helpers/server.ts'
+
+const STATE_BYTES = 100_000
+const STORES = 120
+
+describe.skipIf(DATABASE_KIND !== 'pglite')(
+  'embedded database maintenance (PGlite only: PostgreSQL autovacuums)',
+  () => {
+    let db: TestDatabase
+    let server: RunningServer
+    beforeAll(async () => {
+      db = await createTestDatabase()
+      server = await startTestServer(db)
+    }, 60_000)
+    afterAll(async () => {
+      await server?.stop()
+      await db?.cleanup()
+    }, 60_000)
+
+    test('a maintenance pass vacuums document_states, and later stores reuse the space', async () => {
+      const { user } = await userWithToken(server, 'vacuum')
+      const created = await server.services.documents.create(user.id, { title: 'Churn' })
+      if (created.kind === 'error') throw new Error(created.message)
+      const { prisma } = server.services.db
+      const size = async () =>
+        Number(
+          (
+            await prisma.$queryRaw<Array<{ bytes: bigint }>>`
+            SELECT pg_total_relation_size('document_states') AS bytes`
+          )[0]!.bytes,
+        )
+      const churn = async () => {
+        const before = await size()
+        for (let i = 0; i < STORES; i++) {
+          // Random bytes do not compress: each store writes a full new TOASTed version.
+          const state = new Uint8Array(randomBytes(STATE_BYTES))
+          await server.services.documents.storeState(created.value.id, { state, title: 'Churn', text: '' })
+        }
+        return (await size()) - before
+      }
+
+      const unmaintained = await churn()
+      expect(unmaintained).toBeGreaterThan(STORES * STATE_BYTES * 0.8) // every old version kept
+      const run = await maintainOnce(server.services.db)
+      expect(run.vacuumed).toContain('document_states')
+      const maintained = await churn()
+      expect(maintained).toBeLessThan(unmaintained / 2)
+    })
+  },
+)
