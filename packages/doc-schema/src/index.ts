@@ -8,12 +8,13 @@ export { extensions, schema } from './extensions.ts'
 export { newHeadingId } from './heading-id.ts'
 export { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_MARKDOWN_CHARS, MAX_TITLE_CHARS } from './limits.ts'
 export type { MediaStyle, SerializeOptions } from './markdown/blocks-to-mdast.ts'
-export { documentToMarkdown } from './markdown/document-to-markdown.ts'
+export { documentMarkdownPrefix, documentToMarkdown } from './markdown/document-to-markdown.ts'
 export { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
+export type { MarkdownPrefix } from './markdown/serialize-markdown.ts'
 export { readPlainText, readTitle } from './read-document.ts'
 export type { Result } from './result.ts'
 export { type OutlineNode, readOutline } from './sections/outline.ts'
-export { createOutlineMemo, type OutlineMemo } from './sections/outline-memo.ts'
+export { createOutlineMemo, liveOutline, type OutlineMemo } from './sections/outline-memo.ts'
 export {
   DEFAULT_SECTION_CHARS,
   type RenderOptions,

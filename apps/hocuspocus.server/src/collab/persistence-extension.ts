@@ -5,7 +5,7 @@
  * failed in memory, so nothing is lost while the database is away. `flush()` is the shutdown path:
  * it stores every document with unstored changes and waits, within a deadline.
  */
-import { FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
+import { FRAGMENT_NAME, liveOutline, readPlainText, readTitle } from '@collab/doc-schema'
 import type {
   beforeUnloadDocumentPayload,
   Document,
@@ -158,7 +158,14 @@ export class PersistenceExtension implements Extension {
       const fragment = document.getXmlFragment(FRAGMENT_NAME)
       await this.deps.documents.storeState(
         documentId,
-        { state, title: readTitle(fragment), text: readPlainText(fragment, MAX_SEARCH_TEXT_CHARS) },
+        {
+          state,
+          vector,
+          title: readTitle(fragment),
+          text: readPlainText(fragment, MAX_SEARCH_TEXT_CHARS),
+          // From the document's shared memo: only sections edited since the last store are re-hashed.
+          outline: liveOutline(fragment),
+        },
         { mergeWithStored: this.deps.mergeWithStored },
       )
       if (this.dirty.get(name) === generation) this.dirty.delete(name)

@@ -2,7 +2,13 @@
  * Documents: creation, lookup with access decided in one place, sharing, and the stored Yjs state.
  * "No access" and "not found" return the same refusal, so nothing leaks which slugs exist.
  */
-import { createDocumentUpdate, FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
+import {
+  createDocumentUpdate,
+  FRAGMENT_NAME,
+  type OutlineNode,
+  readOutline,
+  readPlainText,
+} from '@collab/doc-schema'
 import * as Y from 'yjs'
 import type { Principal } from '../auth/tokens.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
@@ -10,7 +16,7 @@ import type { MemberRole } from '../db/generated/enums.ts'
 import { ok, type Result, refuse } from '../errors.ts'
 import { type Access, decideAccess, type Whose } from './access.ts'
 import { newRoomName, SLUG_PATTERN, slugBase, slugWithTail } from './slug.ts'
-import { type StoreOptions, storableText, storeContent } from './store.ts'
+import { type StoredContent, type StoreOptions, storableText, storeContent } from './store.ts'
 
 export const MAX_TITLE_CHARS = 200
 
@@ -53,12 +59,14 @@ export function notFound(slug: string): Result<never> {
   )
 }
 
-function plainTextOf(update: Uint8Array): string {
+/** The search text and outline of a new document's state, stored with it. */
+function derivedOf(update: Uint8Array): { text: string; outline: OutlineNode[] } {
   const doc = new Y.Doc()
   Y.applyUpdate(doc, update)
-  const text = readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
+  const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+  const derived = { text: readPlainText(fragment), outline: readOutline(fragment) }
   doc.destroy()
-  return text
+  return derived
 }
 
 export function createDocumentsService(prisma: PrismaClient) {
@@ -110,7 +118,7 @@ export function createDocumentsService(prisma: PrismaClient) {
       }
       const built = createDocumentUpdate(title, input.markdown)
       if (built.kind === 'error') return refuse('invalid_input', built.message)
-      const text = plainTextOf(built.value)
+      const { text, outline } = derivedOf(built.value)
       const base = slugBase(title)
       for (let attempt = 0; attempt < 5; attempt++) {
         const slug = attempt === 0 ? base : slugWithTail(base)
@@ -127,7 +135,7 @@ export function createDocumentsService(prisma: PrismaClient) {
               },
               select: documentSelect,
             })
-            await storeContent(tx, created.id, { state: built.value, title, text })
+            await storeContent(tx, created.id, { state: built.value, title, text, outline })
             return created
           })
           return ok(document)
@@ -225,12 +233,26 @@ export function createDocumentsService(prisma: PrismaClient) {
       }
     },
 
+    /**
+     * The outline stored with the document's state, without reading the state: null when the document is
+     * gone; `outline` null when none was stored (then decode the state).
+     */
+    async loadOutline(room: string): Promise<{ documentId: string; outline: OutlineNode[] | null } | null> {
+      const rows = await prisma.$queryRaw<
+        Array<{ id: string; deleted: boolean; outline: OutlineNode[] | null; hasState: boolean }>
+      >`
+        SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, s.outline,
+               s.document_id IS NOT NULL AS "hasState"
+          FROM documents d LEFT JOIN document_states s ON s.document_id = d.id
+         WHERE d.room = ${room}`
+      const row = rows[0]
+      if (!row || row.deleted) return null
+      // No state at all is an empty document, whose outline is empty.
+      return { documentId: row.id, outline: row.hasState ? row.outline : [] }
+    },
+
     /** Stores a document's merged state, title and search text together. Throws when the database does. */
-    async storeState(
-      documentId: string,
-      content: { state: Uint8Array; title: string; text: string },
-      options: StoreOptions = {},
-    ): Promise<void> {
+    async storeState(documentId: string, content: StoredContent, options: StoreOptions = {}): Promise<void> {
       await prisma.$transaction((tx) => storeContent(tx, documentId, content, options))
     },
   }

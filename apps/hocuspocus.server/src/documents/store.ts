@@ -2,6 +2,7 @@
  * Writing a document's content: the merged Yjs state, the title (its first heading), the full-text
  * vector and, now and then, a version snapshot. One transaction, so search and content never disagree.
  */
+import type { OutlineNode } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import type { Prisma } from '../db/generated/client.ts'
 
@@ -37,6 +38,24 @@ export function cutText(text: string, max: number): string {
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max)
 }
 
+/** What a store writes: the state, its title and search text, and what the store step derived. */
+export type StoredContent = {
+  state: Uint8Array
+  title: string
+  text: string
+  /** The outline of `state` (readOutline's tree); stored for cold outline reads. Unknown: omit. */
+  outline?: OutlineNode[]
+  /** Y.encodeStateVector of the document `state` was encoded from (to judge a merged outline). */
+  vector?: Uint8Array
+}
+
+/** Whether state vector `ours` has every update `theirs` has. */
+function covers(ours: Uint8Array, theirs: Uint8Array): boolean {
+  const have = Y.decodeStateVector(ours)
+  for (const [client, clock] of Y.decodeStateVector(theirs)) if ((have.get(client) ?? 0) < clock) return false
+  return true
+}
+
 export type StoreOptions = {
   /**
    * Merge with the stored state instead of replacing it (several instances share the database). Each
@@ -50,18 +69,26 @@ export type StoreOptions = {
 export async function storeContent(
   tx: Prisma.TransactionClient,
   documentId: string,
-  content: { state: Uint8Array; title: string; text: string },
+  content: StoredContent,
   options: StoreOptions = {},
 ): Promise<void> {
   let state = content.state
+  let outline = content.outline ?? null
   if (options.mergeWithStored) {
     const rows = await tx.$queryRaw<Array<{ state: string }>>`
       SELECT encode(state, 'base64') AS state FROM document_states
        WHERE document_id = ${documentId}::uuid FOR UPDATE`
     const stored = rows[0]?.state
-    // Always merged, even when our state vector covers the stored one: a deletion does not advance a
-    // state vector, so only the merge keeps a deletion the other instance stored.
-    if (stored) state = Y.mergeUpdates([new Uint8Array(Buffer.from(stored, 'base64')), state])
+    if (stored) {
+      const storedBytes = new Uint8Array(Buffer.from(stored, 'base64'))
+      // Always merged, even when our state vector covers the stored one: a deletion does not advance a
+      // state vector, so only the merge keeps a deletion the other instance stored.
+      state = Y.mergeUpdates([storedBytes, state])
+      // Our outline describes our copy: kept only when the stored state holds nothing we lack (up to a
+      // deletion still on its way, which the next store corrects).
+      if (!content.vector || !covers(content.vector, Y.encodeStateVectorFromUpdate(storedBytes)))
+        outline = null
+    }
   }
   const title = cutText(storableText(content.title).trim(), 200) || UNTITLED
   const text = cutText(storableText(content.text), MAX_SEARCH_TEXT_CHARS)
@@ -70,10 +97,12 @@ export async function storeContent(
   // base64 text ~35 ms (measured on this machine; PostgreSQL is not slower either way).
   const base64 = Buffer.from(state.buffer, state.byteOffset, state.byteLength).toString('base64')
   await tx.$executeRaw`
-    INSERT INTO document_states (document_id, state, byte_size, updated_at)
-    VALUES (${documentId}::uuid, decode(${base64}, 'base64'), ${state.byteLength}, now())
+    INSERT INTO document_states (document_id, state, byte_size, outline, updated_at)
+    VALUES (${documentId}::uuid, decode(${base64}, 'base64'), ${state.byteLength},
+            ${outline === null ? null : JSON.stringify(outline)}::jsonb, now())
     ON CONFLICT (document_id)
-    DO UPDATE SET state = EXCLUDED.state, byte_size = EXCLUDED.byte_size, updated_at = EXCLUDED.updated_at`
+    DO UPDATE SET state = EXCLUDED.state, byte_size = EXCLUDED.byte_size, outline = EXCLUDED.outline,
+                  updated_at = EXCLUDED.updated_at`
   await tx.$executeRaw`
     UPDATE documents
        SET title = ${title},

@@ -90,3 +90,19 @@ function sameBlocks(
   }
   return true
 }
+
+const shared = new WeakMap<Y.XmlFragment, OutlineMemo>()
+
+/**
+ * The outline of a long-lived fragment (a document Hocuspocus holds) through one memo per fragment,
+ * shared by every caller: the store step and the MCP readers keep each other's work. The memo goes with
+ * the fragment when it is dropped (weak keys). For a throwaway fragment use `readOutline`.
+ */
+export function liveOutline(fragment: Y.XmlFragment): OutlineNode[] {
+  let memo = shared.get(fragment)
+  if (!memo) {
+    memo = createOutlineMemo(fragment)
+    shared.set(fragment, memo)
+  }
+  return memo.outline()
+}

@@ -258,4 +258,26 @@ describe('read_document', () => {
       await conn.disconnect()
     }
   })
+
+  test('a cold outline is the one stored with the state, and equals decoding that state', async () => {
+    const doc = await create('Outline stored', '## First\n\nalpha')
+    const conn = await h.server.collab.hocuspocus.openDirectConnection(doc.room, {})
+    await conn.transact((ydoc) => {
+      appendMarkdown(ydoc.getXmlFragment(FRAGMENT_NAME), '## Added while live\n\nbeta')
+    })
+    await conn.disconnect() // stores, then unloads
+    await eventually(() => expect(h.server.collab.hocuspocus.documents.has(doc.room)).toBe(false))
+    const { prisma } = h.server.services.db
+    const [row] = await prisma.$queryRaw<Array<{ stored: boolean }>>`
+      SELECT outline IS NOT NULL AS stored FROM document_states s JOIN documents d ON d.id = s.document_id
+       WHERE d.room = ${doc.room}`
+    expect(row?.stored).toBe(true)
+    const fromStored = (await call(client, 'get_outline', { slug: doc.slug })).text
+    expect(fromStored).toContain('Added while live [section_id:')
+    // Without a stored outline (a row written before it existed) the state is decoded: the same answer.
+    await prisma.$executeRaw`
+      UPDATE document_states SET outline = NULL
+       WHERE document_id = (SELECT id FROM documents WHERE room = ${doc.room})`
+    expect((await call(client, 'get_outline', { slug: doc.slug })).text).toBe(fromStored)
+  })
 })

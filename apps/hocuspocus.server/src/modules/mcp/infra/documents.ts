@@ -3,13 +3,7 @@
  * (so they see what editors typed a moment ago), and otherwise decode the stored state into a throwaway
  * Y.Doc: a cold read never loads the document into Hocuspocus, so nothing is kept or stored on unload.
  */
-import {
-  createOutlineMemo,
-  FRAGMENT_NAME,
-  type OutlineMemo,
-  type OutlineNode,
-  readOutline,
-} from '@collab/doc-schema'
+import { FRAGMENT_NAME, liveOutline, type OutlineNode, readOutline } from '@collab/doc-schema'
 import type { Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import type { DocumentsService } from '../../../documents/service.ts'
@@ -30,30 +24,27 @@ export type ReadableDocument = {
 export type DocumentReader = {
   /** The document's content, or null when it has no stored row any more (deleted meanwhile). */
   open(room: string): Promise<ReadableDocument | null>
+  /**
+   * Only the outline: from the live document's memo, else the outline the store step saved with the
+   * state (no state is read or decoded), else by decoding the state. Null when the document is gone.
+   */
+  openOutline(room: string): Promise<{ outline: OutlineNode[]; source: 'live' | 'stored' | 'decoded' } | null>
 }
 
 export function createDocumentReader(deps: {
   hocuspocus: Pick<Hocuspocus, 'documents'>
-  documents: Pick<DocumentsService, 'loadState'>
+  documents: Pick<DocumentsService, 'loadState' | 'loadOutline'>
 }): DocumentReader {
-  // One memo per live Y.Doc: it goes with the document when Hocuspocus unloads it (weak keys).
-  const memos = new WeakMap<Y.Doc, OutlineMemo>()
-  const memoOf = (doc: Y.Doc) => {
-    let memo = memos.get(doc)
-    if (!memo) {
-      memo = createOutlineMemo(doc.getXmlFragment(FRAGMENT_NAME))
-      memos.set(doc, memo)
-    }
-    return memo
-  }
-  return {
+  const reader: DocumentReader = {
     async open(room) {
       const live = deps.hocuspocus.documents.get(room)
       if (live) {
+        const fragment = live.getXmlFragment(FRAGMENT_NAME)
         return {
-          fragment: live.getXmlFragment(FRAGMENT_NAME),
+          fragment,
           source: 'live',
-          outline: () => memoOf(live).outline(),
+          // The memo shared with the store step (one per live fragment, dropped with the document).
+          outline: () => liveOutline(fragment),
           release() {},
         }
       }
@@ -69,5 +60,21 @@ export function createDocumentReader(deps: {
         release: () => doc.destroy(),
       }
     },
+
+    async openOutline(room) {
+      const live = deps.hocuspocus.documents.get(room)
+      if (live) return { outline: liveOutline(live.getXmlFragment(FRAGMENT_NAME)), source: 'live' }
+      const stored = await deps.documents.loadOutline(room)
+      if (!stored) return null
+      if (stored.outline) return { outline: stored.outline, source: 'stored' }
+      const content = await reader.open(room)
+      if (!content) return null
+      try {
+        return { outline: content.outline(), source: 'decoded' }
+      } finally {
+        content.release()
+      }
+    },
   }
+  return reader
 }

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "document_states" ADD COLUMN     "outline" JSONB;
