@@ -1,5 +1,4 @@
 /** list_chat_rooms: the headings of a document that have a chat room, in outline order, bounded by MAX_READ_CHARS. */
-import { listSections } from '@collab/doc-schema'
 import { z } from 'zod'
 import type { ChatRoomSummary } from '../../../chat/service.ts'
 import { escapeFrameContent, renderOutput } from '../domain/frame.ts'
@@ -8,7 +7,7 @@ import { pageFromStart } from '../domain/start-paging.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { refusal, type ToolModule, textResult } from './context.ts'
 import { instrument } from './instrument.ts'
-import { openDocument } from './open-document.ts'
+import { notFoundMessage, openHeadings } from './open-document.ts'
 
 /** Rooms whose heading exists, in outline order; then rooms whose heading is gone, by section id. */
 export function roomLines(
@@ -66,15 +65,11 @@ export const listChatRooms: ToolModule = {
         },
       },
       instrument(ctx, 'list_chat_rooms', async ({ slug, start }) => {
-        const opened = await openDocument(ctx, slug)
-        if (opened.kind === 'error') return refusal(opened.message)
-        const { resolved, content } = opened.value
-        let sections: Array<{ sectionId: string; title: string }>
-        try {
-          sections = listSections(content.fragment)
-        } finally {
-          content.release()
-        }
+        const found = await ctx.services.documents.resolve(slug, ctx.principal)
+        if (found.kind === 'error') return refusal(found.message)
+        const resolved = found.value
+        const sections = await openHeadings(ctx, resolved.document.room)
+        if (!sections) return refusal(notFoundMessage(slug))
         const rooms = await ctx.services.chat.listRooms(resolved.document.id)
         if (rooms.length === 0) {
           return textResult(

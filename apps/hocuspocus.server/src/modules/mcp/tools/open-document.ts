@@ -2,6 +2,7 @@
  * The first step of every per-document tool: access through the documents service ("not found" and
  * "no access" read the same), then the live-or-stored content.
  */
+import type { OutlineNode } from '@collab/doc-schema'
 import type { Resolved } from '../../../documents/service.ts'
 import type { ReadableDocument } from '../infra/documents.ts'
 import type { ToolContext } from './context.ts'
@@ -17,6 +18,25 @@ export async function openDocument(
   const content = await ctx.reader.open(resolved.value.document.room)
   if (!content) return { kind: 'error', message: notFoundMessage(slug) }
   return { kind: 'ok', value: { resolved: resolved.value, content } }
+}
+
+/**
+ * The headings of a document in document order (id and title), from the outline: the live memo, else
+ * the outline stored with the state, so chat tools need not decode the state of a cold document.
+ */
+export async function openHeadings(
+  ctx: ToolContext,
+  room: string,
+): Promise<Array<{ sectionId: string; title: string }> | null> {
+  const opened = await ctx.reader.openOutline(room)
+  if (!opened) return null
+  const headings: Array<{ sectionId: string; title: string }> = []
+  const visit = (node: OutlineNode) => {
+    headings.push({ sectionId: node.sectionId, title: node.title })
+    for (const child of node.children) visit(child)
+  }
+  for (const root of opened.outline) visit(root)
+  return headings
 }
 
 /** The same words as the documents service's refusal, for a document deleted between the two steps. */

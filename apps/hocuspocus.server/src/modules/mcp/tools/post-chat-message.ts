@@ -2,12 +2,11 @@
  * post_chat_message: a message in one heading's chat room. Stored before the answer; people with the
  * document open are told at once through a Hocuspocus stateless message.
  */
-import { findSection } from '@collab/doc-schema'
 import { z } from 'zod'
 import { MAX_CHAT_MESSAGE_CHARS } from '../limits.ts'
 import { refusal, type ToolModule, textResult } from './context.ts'
 import { instrument } from './instrument.ts'
-import { notFoundMessage } from './open-document.ts'
+import { notFoundMessage, openHeadings } from './open-document.ts'
 import { resolveForWrite } from './write-access.ts'
 
 /** What connected editors receive (JSON) when a message is posted. */
@@ -64,14 +63,9 @@ export const postChatMessage: ToolModule = {
         const resolved = await resolveForWrite(ctx, slug)
         if (resolved.kind === 'error') return resolved.result
         const { document } = resolved.value
-        const content = await ctx.reader.open(document.room)
-        if (!content) return refusal(notFoundMessage(slug))
-        let headingExists: boolean
-        try {
-          headingExists = findSection(content.fragment, section_id) !== undefined
-        } finally {
-          content.release()
-        }
+        const headings = await openHeadings(ctx, document.room)
+        if (!headings) return refusal(notFoundMessage(slug))
+        const headingExists = headings.some((h) => h.sectionId === section_id)
         if (!headingExists) {
           return refusal(
             `section_id: no heading has id "${section_id}"; chat rooms belong to existing headings. Call get_outline for the current section ids.`,

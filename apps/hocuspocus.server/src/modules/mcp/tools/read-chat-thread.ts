@@ -1,5 +1,4 @@
 /** read_chat_thread: the newest messages of one heading's chat room, newest last, bounded by MAX_READ_CHARS. */
-import { findSection } from '@collab/doc-schema'
 import { z } from 'zod'
 import type { ChatMessageView } from '../../../chat/service.ts'
 import { escapeFrameContent, renderOutput } from '../domain/frame.ts'
@@ -7,7 +6,7 @@ import { notes } from '../domain/notes.ts'
 import { DEFAULT_CHAT_PAGE, MAX_CHAT_PAGE, MAX_CHAT_SEQ, MAX_READ_CHARS } from '../limits.ts'
 import { refusal, type ToolModule, textResult } from './context.ts'
 import { instrument } from './instrument.ts'
-import { openDocument } from './open-document.ts'
+import { notFoundMessage, openHeadings } from './open-document.ts'
 
 /**
  * One message: a header line, then its text; lines after the first are indented two spaces, so every
@@ -80,15 +79,12 @@ export const readChatThread: ToolModule = {
         },
       },
       instrument(ctx, 'read_chat_thread', async ({ slug, section_id, before_seq, limit }) => {
-        const opened = await openDocument(ctx, slug)
-        if (opened.kind === 'error') return refusal(opened.message)
-        const { resolved, content } = opened.value
-        let headingExists: boolean
-        try {
-          headingExists = findSection(content.fragment, section_id) !== undefined
-        } finally {
-          content.release()
-        }
+        const found = await ctx.services.documents.resolve(slug, ctx.principal)
+        if (found.kind === 'error') return refusal(found.message)
+        const resolved = found.value
+        const headings = await openHeadings(ctx, resolved.document.room)
+        if (!headings) return refusal(notFoundMessage(slug))
+        const headingExists = headings.some((h) => h.sectionId === section_id)
         const documentId = resolved.document.id
         const room = await ctx.services.chat.findRoom(documentId, section_id)
         if (!room) {
