@@ -1,13 +1,8 @@
 /** Measurements 1 and 2: outline, section read and whole read, cold and warm, in process. */
-import { walkLines } from '../../apps/hocuspocus.server/src/modules/mcp/domain/budget.ts'
 import { outlineLines } from '../../apps/hocuspocus.server/src/modules/mcp/domain/outline.ts'
+import { readWholeDocument } from '../../apps/hocuspocus.server/src/modules/mcp/domain/whole-read.ts'
 import { MAX_READ_CHARS } from '../../apps/hocuspocus.server/src/modules/mcp/limits.ts'
-import {
-  documentToMarkdown,
-  FRAGMENT_NAME,
-  readOutline,
-  renderSection,
-} from '../../packages/doc-schema/src/index.ts'
+import { FRAGMENT_NAME, readOutline, renderSection } from '../../packages/doc-schema/src/index.ts'
 import { createOutlineMemo } from '../../packages/doc-schema/src/sections/outline-memo.ts'
 import { Y, type YDoc, type YXmlFragment } from '../deps.ts'
 import type { Fixture } from './fixtures.ts'
@@ -30,10 +25,8 @@ const oursSection = (f: YXmlFragment, id: string) => {
   if (r.kind === 'error') throw new Error(r.message)
   return `${r.value.rev}\n${r.value.text}`
 }
-const oursWhole = (f: YXmlFragment) => {
-  const markdown = documentToMarkdown(asFrag(f))
-  return markdown.length <= MAX_READ_CHARS ? markdown : walkLines(markdown.split('\n'), MAX_READ_CHARS).text
-}
+/** read_document's whole read: Markdown rendered block by block up to the cap, then the line walk. */
+const oursWhole = (f: YXmlFragment) => readWholeDocument(asFrag(f), MAX_READ_CHARS).text
 
 /** Cold: state bytes → answer in a throwaway doc (destroyed after timing). */
 function cold(run: (f: YXmlFragment) => unknown) {

@@ -1,6 +1,6 @@
 import type { Root, RootContent } from 'mdast'
 import { gfmToMarkdown } from 'mdast-util-gfm'
-import { type Options, toMarkdown } from 'mdast-util-to-markdown'
+import { type Handle, type Options, type State, toMarkdown } from 'mdast-util-to-markdown'
 import type { DocNode } from '../doc-json.ts'
 import { blockToMdast, type SerializeOptions } from './blocks-to-mdast.ts'
 
@@ -29,4 +29,87 @@ export function blocksToMarkdown(blocks: DocNode[], opts: SerializeOptions = {})
   if (children.length === 0) return ''
   const root: Root = { type: 'root', children }
   return toMarkdown(root, TO_MARKDOWN_OPTIONS).replace(/\n+$/, '')
+}
+
+export type MarkdownPrefix = {
+  /** The start of `blocksToMarkdown(blocks)`, at least `minChars` long unless it is all of it. */
+  text: string
+  /** True when `text` is the whole of `blocksToMarkdown(blocks)`. */
+  complete: boolean
+}
+
+/**
+ * The start of `blocksToMarkdown(blocks, opts)`, character for character, serialising blocks one at a time
+ * (and reading them from the iterable only as needed) until at least `minChars` characters are known.
+ * The cost follows `minChars` (plus the one block that crosses it), not the number of blocks.
+ *
+ * Same bytes because it is the same serialisation: one `toMarkdown` call whose root handler is the library's
+ * `containerFlow` loop (state carried from block to block: the bullet alternation of adjacent lists, the
+ * join between siblings), only fed lazily and stopped early. Trailing newlines are trimmed as there.
+ */
+export function blocksToMarkdownPrefix(
+  blocks: Iterable<DocNode>,
+  minChars: number,
+  opts: SerializeOptions = {},
+): MarkdownPrefix {
+  const source = mdastOf(blocks, opts)
+  let complete = true
+  let text = ''
+  /** `containerFlow` (mdast-util-to-markdown/lib/util/container-flow.js) over the lazily built children. */
+  const root: Handle = (node, _parent, state, info) => {
+    const parent = node as Root
+    const tracker = state.createTracker(info)
+    const results: string[] = []
+    let length = 0
+    /** Characters written so far up to the last one that is not a newline (what trimming would keep). */
+    let shown = 0
+    const push = (value: string) => {
+      results.push(value)
+      let end = value.length
+      while (end > 0 && value.charCodeAt(end - 1) === 10) end--
+      if (end > 0) shown = length + end
+      length += value.length
+    }
+    // Children are appended as they are read, one ahead of the one being written, as `between` needs.
+    let next = source.next()
+    if (!next.done) parent.children.push(next.value)
+    state.indexStack.push(-1)
+    for (let index = 0; !next.done; index++) {
+      const child = next.value
+      next = source.next()
+      if (!next.done) parent.children.push(next.value)
+      state.indexStack[state.indexStack.length - 1] = index
+      push(
+        tracker.move(state.handle(child, parent, state, { before: '\n', after: '\n', ...tracker.current() })),
+      )
+      if (child.type !== 'list') state.bulletLastUsed = undefined
+      if (next.done) break
+      if (shown >= minChars) {
+        complete = false
+        break
+      }
+      push(tracker.move(between(child, next.value, parent, state)))
+    }
+    state.indexStack.pop()
+    text = results.join('')
+    return text
+  }
+  toMarkdown({ type: 'root', children: [] }, { ...TO_MARKDOWN_OPTIONS, handlers: { root } })
+  return { text: text.replace(/\n+$/, ''), complete }
+}
+
+function* mdastOf(blocks: Iterable<DocNode>, opts: SerializeOptions): Generator<RootContent> {
+  for (const block of blocks) yield* blockToMdast(block, opts)
+}
+
+/** The library's `between` (container-flow.js): the last join rule with an answer decides. */
+function between(left: RootContent, right: RootContent, parent: Root, state: State): string {
+  let index = state.join.length
+  while (index--) {
+    const result = state.join[index]!(left, right, parent, state)
+    if (result === true || result === 1) break
+    if (typeof result === 'number') return '\n'.repeat(1 + result)
+    if (result === false) return '\n\n<!---->\n\n'
+  }
+  return '\n\n'
 }

@@ -174,7 +174,7 @@ describe('read_document', () => {
     expect(parts.after).toHaveLength(1)
     expect(parts.after[0]).toMatch(
       new RegExp(
-        `^\\[Truncated: showing ${shown} of \\d+ characters\\. Call get_outline, then read one section at a time with section_id\\.\\]$`,
+        `^\\[Truncated: showing the first ${shown} characters; the document is longer\\. Call get_outline, then read one section at a time with section_id\\.\\]$`,
       ),
     )
   })

@@ -20,8 +20,9 @@ export const notes = {
   /** A cut section read at the full budget. */
   sectionCutAtCeiling: (total: number) =>
     `[Truncated: showing ${MAX_READ_CHARS} of ${total} characters. This section alone is longer than ${MAX_READ_CHARS}.]`,
-  documentCut: (shown: number, total: number) =>
-    `[Truncated: showing ${shown} of ${total} characters. Call get_outline, then read one section at a time with section_id.]`,
+  /** A cut whole-document read: only the start is rendered, so the document's full size is not known. */
+  documentCut: (shown: number) =>
+    `[Truncated: showing the first ${shown} characters; the document is longer. Call get_outline, then read one section at a time with section_id.]`,
 
   olderMessages: (beforeSeq: number) => `[Older messages exist. Call again with before_seq: ${beforeSeq}.]`,
 

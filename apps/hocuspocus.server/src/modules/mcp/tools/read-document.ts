@@ -2,11 +2,11 @@
  * read_document: the whole document as Markdown, or one section with numbered blocks. Both bounded by
  * MAX_READ_CHARS (or a smaller max_chars); a cut read ends with notes naming how to read on.
  */
-import { documentToMarkdown, renderSection } from '@collab/doc-schema'
+import { renderSection } from '@collab/doc-schema'
 import { z } from 'zod'
-import { walkLines } from '../domain/budget.ts'
 import { escapeFrameContent, renderOutput } from '../domain/frame.ts'
 import { notes } from '../domain/notes.ts'
+import { readWholeDocument } from '../domain/whole-read.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { refusal, type ToolModule, textResult } from './context.ts'
 import { instrument } from './instrument.ts'
@@ -70,16 +70,12 @@ export const readDocument: ToolModule = {
         const cap = max_chars ?? MAX_READ_CHARS
         try {
           if (section_id === undefined) {
-            const markdown = documentToMarkdown(content.fragment)
-            if (markdown.length <= cap) {
-              return textResult(renderOutput({ source, body: escapeFrameContent(markdown), notes: [] }))
-            }
-            const walk = walkLines(markdown.split('\n'), cap)
+            const whole = readWholeDocument(content.fragment, cap)
             return textResult(
               renderOutput({
                 source,
-                body: escapeFrameContent(walk.text),
-                notes: [notes.documentCut(walk.text.length, markdown.length)],
+                body: escapeFrameContent(whole.text),
+                notes: whole.cut ? [notes.documentCut(whole.text.length)] : [],
               }),
             )
           }
