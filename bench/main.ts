@@ -8,6 +8,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { measureFind } from './lib/find.ts'
 import { buildFixture, type Fixture } from './lib/fixtures.ts'
+import { measureMemory } from './lib/memory.ts'
 import { measurePure } from './lib/pure.ts'
 import { renderReport } from './lib/report.ts'
 import { measureServer } from './lib/server.ts'
@@ -16,7 +17,7 @@ import type { Row } from './lib/types.ts'
 
 const ROOT = join(import.meta.dir, '..')
 const quick = process.argv.includes('--quick')
-/** --only=pure|server|find runs one group (the others are skipped). */
+/** --only=pure|server|find|memory runs one group (the others are skipped). */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7)
 const started = performance.now()
 
@@ -65,6 +66,16 @@ if (!only || only === 'find') {
     } catch (error) {
       failures.push(`find_documents on ${database.name}: ${(error as Error).stack ?? error}`)
     }
+  }
+}
+
+if (!only || only === 'memory') {
+  // The server in a process of its own, so its RSS is measured without the bench's allocations.
+  process.stderr.write('measuring memory: live documents and cold reads…\n')
+  try {
+    rows.push(...(await measureMemory({ quick })))
+  } catch (error) {
+    failures.push(`memory measurements: ${(error as Error).stack ?? error}`)
   }
 }
 
