@@ -123,8 +123,8 @@ export function init(deps: McpDeps): McpModule {
     bearerAuth({ tokens: services.tokens, challenge: (url) => challengeFor(originOf(url)) }),
     async (c) => {
       const principal = c.get('principal')
-      const server = buildMcpServer(contextFor(principal), TOOLS, shared)
-      return handleMcpRequest(c.req.raw, server)
+      const context = contextFor(principal)
+      return handleMcpRequest(c.req.raw, (needs) => buildMcpServer(context, TOOLS, shared, needs))
     },
   )
 

@@ -140,5 +140,17 @@ describe('POST /mcp at the HTTP edge', () => {
     expect(await list(reader)).toEqual(firstRead)
     expect(await list(writer)).toEqual(firstWrite)
     expect(await list(reader)).toEqual(firstRead)
+    // A batch that only lists and pings is answered without registering tools: the same list.
+    const res = await router.request('http://127.0.0.1/mcp', {
+      method: 'POST',
+      headers: { ...mcpHeaders, authorization: `Bearer ${writer}` },
+      body: JSON.stringify([
+        { jsonrpc: '2.0', id: 8, method: 'tools/list', params: {} },
+        { jsonrpc: '2.0', id: 9, method: 'ping' },
+      ]),
+    })
+    const answers = (await res.json()) as Array<{ id: number; result: unknown }>
+    expect(answers.find((a) => a.id === 8)?.result).toEqual(firstWrite)
+    expect(answers.find((a) => a.id === 9)?.result).toEqual({})
   })
 })

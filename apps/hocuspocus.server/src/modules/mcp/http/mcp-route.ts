@@ -32,6 +32,7 @@ export function buildMcpServer(
   ctx: ToolContext,
   tools: readonly ToolModule[],
   shared: SharedServerParts = createSharedServerParts(),
+  options: { listOnly?: boolean } = {},
 ): McpServer {
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: {} },
@@ -39,10 +40,16 @@ export function buildMcpServer(
     jsonSchemaValidator: shared.validator,
   })
   const canWrite = ctx.principal.scopes.includes('write')
-  for (const tool of tools) if (tool.needs === 'read' || canWrite) tool.register(server, ctx)
   // Tool definitions are static for a scope set: answer tools/list from the SDK's first answer.
   const scopeSet = canWrite ? 'read,write' : 'read'
   const known = shared.toolLists.get(scopeSet)
+  if (known && options.listOnly) {
+    // A request that only lists tools (or pings) needs no tool registered: registering ten tools (a zod
+    // object per tool) was the largest remaining cost of a tools/list.
+    server.server.setRequestHandler(ListToolsRequestSchema, () => known)
+    return server
+  }
+  for (const tool of tools) if (tool.needs === 'read' || canWrite) tool.register(server, ctx)
   if (known) {
     server.server.setRequestHandler(ListToolsRequestSchema, () => known)
   } else {
@@ -64,7 +71,14 @@ type ServerInternals = {
   _requestHandlers: Map<string, (request: unknown, extra: unknown) => Promise<unknown>>
 }
 
-export async function handleMcpRequest(request: Request, server: McpServer): Promise<Response> {
+/**
+ * Answers one POST. `build` makes the server for it, told whether the body only lists tools, pings or
+ * notifies (`listOnly`), so such a request can skip registering the tools.
+ */
+export async function handleMcpRequest(
+  request: Request,
+  build: (needs: { listOnly: boolean }) => McpServer,
+): Promise<Response> {
   // The body is already bounded (MAX_BODY_BYTES) by the route's body limit.
   const text = await request.text()
   let parsedBody: unknown
@@ -75,6 +89,7 @@ export async function handleMcpRequest(request: Request, server: McpServer): Pro
   }
   const refused = parsedBody === undefined ? undefined : refuseMalformedToolCalls(parsedBody)
   if (refused) return refused
+  const server = build({ listOnly: parsedBody !== undefined && onlyListsTools(parsedBody) })
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -89,6 +104,20 @@ export async function handleMcpRequest(request: Request, server: McpServer): Pro
   } finally {
     await server.close().catch(() => {})
   }
+}
+
+/** True when every message is tools/list, ping or a notification: nothing that needs a registered tool. */
+function onlyListsTools(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body]
+  return (
+    messages.length > 0 &&
+    messages.every(
+      (m) =>
+        isObject(m) &&
+        typeof m.method === 'string' &&
+        (m.method === 'tools/list' || m.method === 'ping' || m.method.startsWith('notifications/')),
+    )
+  )
 }
 
 const INVALID_PARAMS = -32602
