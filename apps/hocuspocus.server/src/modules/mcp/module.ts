@@ -14,7 +14,7 @@ import { type AuthVariables, bearerAuth } from '../../http/bearer.ts'
 import type { Logger } from '../../logger.ts'
 import type { Metrics } from '../../metrics.ts'
 import type { Services } from '../../services.ts'
-import { buildMcpServer, createSharedServerParts, handleMcpRequest } from './http/mcp-route.ts'
+import { buildMcpServer, createSharedServerParts, handleMcpRequest, scopeSetOf } from './http/mcp-route.ts'
 import { originHostGuard } from './http/origin-host.ts'
 import { challengeFor, RESOURCE_METADATA_PATH, resourceMetadata } from './http/resource-metadata.ts'
 import { createDocumentReader } from './infra/documents.ts'
@@ -124,7 +124,11 @@ export function init(deps: McpDeps): McpModule {
     async (c) => {
       const principal = c.get('principal')
       const context = contextFor(principal)
-      return handleMcpRequest(c.req.raw, (needs) => buildMcpServer(context, TOOLS, shared, needs))
+      return handleMcpRequest(
+        c.req.raw,
+        (needs) => buildMcpServer(context, TOOLS, shared, needs),
+        shared.toolLists.get(scopeSetOf(principal.scopes)),
+      )
     },
   )
 

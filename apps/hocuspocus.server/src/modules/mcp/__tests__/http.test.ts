@@ -131,7 +131,14 @@ describe('POST /mcp at the HTTP edge', () => {
         body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} }),
       })
       expect(res.status).toBe(200)
-      return ((await res.json()) as { result: { tools: Array<{ name: string }> } }).result
+      expect(res.headers.get('content-type')).toBe('application/json')
+      const answer = (await res.json()) as {
+        jsonrpc: string
+        id: number
+        result: { tools: Array<{ name: string }> }
+      }
+      expect(answer).toMatchObject({ jsonrpc: '2.0', id: 7 })
+      return answer.result
     }
     const firstRead = await list(reader)
     const firstWrite = await list(writer)
@@ -152,5 +159,17 @@ describe('POST /mcp at the HTTP edge', () => {
     const answers = (await res.json()) as Array<{ id: number; result: unknown }>
     expect(answers.find((a) => a.id === 8)?.result).toEqual(firstWrite)
     expect(answers.find((a) => a.id === 9)?.result).toEqual({})
+    // With the list known, a request the SDK's transport would refuse still reaches it and is refused.
+    const refusedWith = async (headers: Record<string, string>) =>
+      (
+        await router.request('http://127.0.0.1/mcp', {
+          method: 'POST',
+          headers: { ...mcpHeaders, authorization: `Bearer ${writer}`, ...headers },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/list', params: {} }),
+        })
+      ).status
+    expect(await refusedWith({ accept: 'application/json' })).toBe(406)
+    expect(await refusedWith({ 'content-type': 'text/plain' })).toBe(415)
+    expect(await refusedWith({ 'mcp-protocol-version': '1999-01-01' })).toBe(400)
   })
 })
