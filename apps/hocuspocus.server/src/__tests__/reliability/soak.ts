@@ -20,6 +20,7 @@ import { join, resolve } from 'node:path'
 import { FRAGMENT_NAME, type OutlineNode, readOutline } from '@collab/doc-schema'
 import { Client as PgClient } from 'pg'
 import * as Y from 'yjs'
+import { dropDatabase } from '../helpers/database.ts'
 import { type ServerProcess, spawnServer } from '../helpers/process.ts'
 import { connectProvider, type TestProvider } from '../helpers/provider.ts'
 import { startTestServer } from '../helpers/server.ts'
@@ -81,6 +82,7 @@ if (!adminUrl)
     'needs PostgreSQL: set SOAK_DATABASE_URL (or TEST_DATABASE_URL) to postgresql://… of a role with CREATEDB',
   )
 if (!redisUrl) usage('needs Redis: set SOAK_REDIS_URL (or TEST_REDIS_URL) to redis://…')
+const adminServerUrl: string = adminUrl ?? ''
 
 /** Generous enough that the run is never limited; a refusal would still be counted as rate limited. */
 const CALLS_PER_MINUTE = 100_000
@@ -123,7 +125,7 @@ async function cleanup(): Promise<void> {
     }
   }
   for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true })
-  await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch((error) =>
+  await dropDatabase(adminServerUrl, dbName).catch((error) =>
     log(`dropping database ${dbName} failed: ${(error as Error).message}`),
   )
 }
