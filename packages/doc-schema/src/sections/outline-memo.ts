@@ -14,6 +14,7 @@ import { sectionRev } from './section-rev.ts'
  * Call it outside a transaction (observers run when a transaction ends), as readers do.
  */
 export type OutlineMemo = {
+  /** The outline; the same array while the fragment is unchanged, so callers must not modify it. */
   outline(): OutlineNode[]
   destroy(): void
 }
@@ -23,7 +24,11 @@ type Entry = { blocks: Y.XmlElement[]; rev: string; title: string }
 export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
   let entries = new WeakMap<Y.XmlElement, Entry>()
   const dirty = new Set<unknown>()
+  /** The last outline, and whether anything changed since: an unchanged document answers it at once. */
+  let last: OutlineNode[] | undefined
+  let changed = true
   const observer = (events: Array<Y.YEvent<Y.AbstractType<unknown>>>) => {
+    changed = true
     for (const event of events) {
       let target: Y.AbstractType<unknown> | null = event.target
       if (target === fragment) continue
@@ -49,6 +54,7 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
 
   return {
     outline() {
+      if (!changed && last) return last
       const located = locateSections(fragment)
       const described = located.map(describe)
       dirty.clear()
@@ -69,11 +75,14 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
         else roots.push(node)
         stack.push(node)
       })
+      last = roots
+      changed = false
       return roots
     },
     destroy() {
       fragment.unobserveDeep(observer)
       entries = new WeakMap()
+      last = undefined
       dirty.clear()
     },
   }
