@@ -3,25 +3,19 @@
  * server, where the persistence extension confirms stores to the writer; and when the database refuses
  * stores, the tool says the change is not confirmed instead of claiming success.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
 import * as Y from 'yjs'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../../../__tests__/helpers/database.ts'
-import { eventually, startTestServer, userWithToken } from '../../../__tests__/helpers/server.ts'
+import { DATABASE_KIND } from '../../../__tests__/helpers/database.ts'
+import { eventually, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { call, connectClient } from './harness.ts'
 
 describe(`durable writes through the server (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
   let server: RunningServer
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    server = await startTestServer(db)
-  }, 60_000)
-  afterAll(async () => {
-    await server?.stop()
-    await db?.cleanup()
-  }, 60_000)
+  useTestServer((s) => {
+    server = s
+  })
 
   async function storedText(room: string): Promise<string> {
     const loaded = await server.services.documents.loadState(room)

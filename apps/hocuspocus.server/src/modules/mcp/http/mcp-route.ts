@@ -52,13 +52,11 @@ export function buildMcpServer(
   // Tool definitions are static for a scope set: answer tools/list from the SDK's first answer.
   const scopeSet = scopeSetOf(ctx.principal.scopes)
   const known = shared.toolLists.get(scopeSet)
-  if (known && options.listOnly) {
-    // A request that only lists tools (or pings) needs no tool registered: registering ten tools (a zod
-    // object per tool) was the largest remaining cost of a tools/list.
-    server.server.setRequestHandler(ListToolsRequestSchema, () => known)
-    return server
+  // A request that only lists tools (or pings) needs no tool registered once the list is known:
+  // registering ten tools (a zod object per tool) was the largest remaining cost of a tools/list.
+  if (!(known && options.listOnly)) {
+    for (const tool of tools) if (tool.needs === 'read' || canWrite) tool.register(server, ctx)
   }
-  for (const tool of tools) if (tool.needs === 'read' || canWrite) tool.register(server, ctx)
   if (known) {
     server.server.setRequestHandler(ListToolsRequestSchema, () => known)
   } else {

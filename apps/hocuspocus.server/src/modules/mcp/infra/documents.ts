@@ -12,11 +12,6 @@ export type ReadableDocument = {
   fragment: Y.XmlFragment
   /** Where the content came from; logged, never shown to the model. */
   source: 'live' | 'stored'
-  /**
-   * The outline (equal to `readOutline(fragment)`). For a live document it comes from a memo kept current
-   * as the document changes, so a warm outline re-hashes only the sections edited since the last call.
-   */
-  outline(): OutlineNode[]
   /** Frees the throwaway doc of a stored read; a no-op for a live one. */
   release(): void
 }
@@ -25,10 +20,11 @@ export type DocumentReader = {
   /** The document's content, or null when it has no stored row any more (deleted meanwhile). */
   open(room: string): Promise<ReadableDocument | null>
   /**
-   * Only the outline: from the live document's memo, else the outline the store step saved with the
-   * state (no state is read or decoded), else by decoding the state. Null when the document is gone.
+   * Only the outline (equal to `readOutline` of the content): the live document's memo, kept current as
+   * it changes (only edited sections are re-hashed); else the outline the store step saved with the state
+   * (no state read or decoded); else by decoding the state. Null when the document is gone.
    */
-  openOutline(room: string): Promise<{ outline: OutlineNode[]; source: 'live' | 'stored' | 'decoded' } | null>
+  openOutline(room: string): Promise<OutlineNode[] | null>
 }
 
 export function createDocumentReader(deps: {
@@ -39,38 +35,26 @@ export function createDocumentReader(deps: {
     async open(room) {
       const live = deps.hocuspocus.documents.get(room)
       if (live) {
-        const fragment = live.getXmlFragment(FRAGMENT_NAME)
-        return {
-          fragment,
-          source: 'live',
-          // The memo shared with the store step (one per live fragment, dropped with the document).
-          outline: () => liveOutline(fragment),
-          release() {},
-        }
+        return { fragment: live.getXmlFragment(FRAGMENT_NAME), source: 'live', release() {} }
       }
       const stored = await deps.documents.loadState(room)
       if (!stored) return null
       const doc = new Y.Doc()
       if (stored.state) Y.applyUpdate(doc, stored.state)
-      const fragment = doc.getXmlFragment(FRAGMENT_NAME)
-      return {
-        fragment,
-        source: 'stored',
-        outline: () => readOutline(fragment),
-        release: () => doc.destroy(),
-      }
+      return { fragment: doc.getXmlFragment(FRAGMENT_NAME), source: 'stored', release: () => doc.destroy() }
     },
 
     async openOutline(room) {
       const live = deps.hocuspocus.documents.get(room)
-      if (live) return { outline: liveOutline(live.getXmlFragment(FRAGMENT_NAME)), source: 'live' }
+      // The memo shared with the store step (one per live fragment, dropped with the document).
+      if (live) return liveOutline(live.getXmlFragment(FRAGMENT_NAME))
       const stored = await deps.documents.loadOutline(room)
       if (!stored) return null
-      if (stored.outline) return { outline: stored.outline, source: 'stored' }
-      const content = await reader.open(room)
+      if (stored.outline) return stored.outline
+      const content = await reader.open(room) // stored before outlines were: decode it
       if (!content) return null
       try {
-        return { outline: content.outline(), source: 'decoded' }
+        return readOutline(content.fragment)
       } finally {
         content.release()
       }

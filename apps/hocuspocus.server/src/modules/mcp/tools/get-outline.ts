@@ -7,7 +7,7 @@ import { pageFromStart } from '../domain/start-paging.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { refusal, type ToolModule, textResult } from './context.ts'
 import { instrument } from './instrument.ts'
-import { notFoundMessage } from './open-document.ts'
+import { openOutline } from './open-document.ts'
 
 export const inputSchema = {
   slug: z.string().min(1).max(200).describe('The document slug, as find_documents lists it.'),
@@ -42,19 +42,17 @@ export const getOutline: ToolModule = {
         },
       },
       instrument(ctx, 'get_outline', async ({ slug, start }) => {
-        const resolved = await ctx.services.documents.resolve(slug, ctx.principal)
-        if (resolved.kind === 'error') return refusal(resolved.message)
-        // A cold outline is the one stored with the state: no state is read or decoded.
-        const opened = await ctx.reader.openOutline(resolved.value.document.room)
-        if (!opened) return refusal(notFoundMessage(slug))
-        const lines = outlineLines(opened.outline)
+        const opened = await openOutline(ctx, slug)
+        if (opened.kind === 'error') return refusal(opened.message)
+        const { resolved, outline } = opened.value
+        const lines = outlineLines(outline)
         const page = pageFromStart(lines, start, notes.outlineTruncated)
         if (page.kind === 'past_end') {
           return refusal(
             `start: ${start} is past the last heading; the document has ${page.total} headings. Call again with start from 1 to ${page.total}, or without start.`,
           )
         }
-        const source = { kind: 'outline', slug, whose: resolved.value.access.whose } as const
+        const source = { kind: 'outline', slug, whose: resolved.access.whose } as const
         return textResult(renderOutput({ source, body: page.body, notes: page.notes }))
       }),
     )

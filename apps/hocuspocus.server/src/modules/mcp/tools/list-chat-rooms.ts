@@ -7,7 +7,7 @@ import { pageFromStart } from '../domain/start-paging.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { refusal, type ToolModule, textResult } from './context.ts'
 import { instrument } from './instrument.ts'
-import { notFoundMessage, openHeadings } from './open-document.ts'
+import { headingsOf, openOutline } from './open-document.ts'
 
 /** Rooms whose heading exists, in outline order; then rooms whose heading is gone, by section id. */
 export function roomLines(
@@ -65,18 +65,16 @@ export const listChatRooms: ToolModule = {
         },
       },
       instrument(ctx, 'list_chat_rooms', async ({ slug, start }) => {
-        const found = await ctx.services.documents.resolve(slug, ctx.principal)
-        if (found.kind === 'error') return refusal(found.message)
-        const resolved = found.value
-        const sections = await openHeadings(ctx, resolved.document.room)
-        if (!sections) return refusal(notFoundMessage(slug))
+        const opened = await openOutline(ctx, slug)
+        if (opened.kind === 'error') return refusal(opened.message)
+        const { resolved, outline } = opened.value
         const rooms = await ctx.services.chat.listRooms(resolved.document.id)
         if (rooms.length === 0) {
           return textResult(
             `No chat rooms in "${slug}" yet. Post under a heading with post_chat_message to start one.`,
           )
         }
-        const lines = roomLines(sections, rooms)
+        const lines = roomLines(headingsOf(outline), rooms)
         const page = pageFromStart(lines, start, notes.roomsTruncated)
         if (page.kind === 'past_end') {
           return refusal(

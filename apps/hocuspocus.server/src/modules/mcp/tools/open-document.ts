@@ -20,22 +20,28 @@ export async function openDocument(
   return { kind: 'ok', value: { resolved: resolved.value, content } }
 }
 
-/**
- * The headings of a document in document order (id and title), from the outline: the live memo, else
- * the outline stored with the state, so chat tools need not decode the state of a cold document.
- */
-export async function openHeadings(
+/** Access as openDocument, then only the document's outline (ctx.reader.openOutline: nothing decoded). */
+export async function openOutline(
   ctx: ToolContext,
-  room: string,
-): Promise<Array<{ sectionId: string; title: string }> | null> {
-  const opened = await ctx.reader.openOutline(room)
-  if (!opened) return null
+  slug: string,
+): Promise<
+  { kind: 'ok'; value: { resolved: Resolved; outline: OutlineNode[] } } | { kind: 'error'; message: string }
+> {
+  const resolved = await ctx.services.documents.resolve(slug, ctx.principal)
+  if (resolved.kind === 'error') return { kind: 'error', message: resolved.message }
+  const outline = await ctx.reader.openOutline(resolved.value.document.room)
+  if (!outline) return { kind: 'error', message: notFoundMessage(slug) }
+  return { kind: 'ok', value: { resolved: resolved.value, outline } }
+}
+
+/** Every heading of an outline in document order (id and title): what the chat tools need of it. */
+export function headingsOf(outline: readonly OutlineNode[]): Array<{ sectionId: string; title: string }> {
   const headings: Array<{ sectionId: string; title: string }> = []
   const visit = (node: OutlineNode) => {
     headings.push({ sectionId: node.sectionId, title: node.title })
     for (const child of node.children) visit(child)
   }
-  for (const root of opened.outline) visit(root)
+  for (const root of outline) visit(root)
   return headings
 }
 

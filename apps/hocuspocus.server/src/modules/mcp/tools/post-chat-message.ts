@@ -6,7 +6,7 @@ import { z } from 'zod'
 import { MAX_CHAT_MESSAGE_CHARS } from '../limits.ts'
 import { refusal, type ToolModule, textResult } from './context.ts'
 import { instrument } from './instrument.ts'
-import { notFoundMessage, openHeadings } from './open-document.ts'
+import { headingsOf, notFoundMessage } from './open-document.ts'
 import { resolveForWrite } from './write-access.ts'
 
 /** What connected editors receive (JSON) when a message is posted. */
@@ -63,9 +63,9 @@ export const postChatMessage: ToolModule = {
         const resolved = await resolveForWrite(ctx, slug)
         if (resolved.kind === 'error') return resolved.result
         const { document } = resolved.value
-        const headings = await openHeadings(ctx, document.room)
-        if (!headings) return refusal(notFoundMessage(slug))
-        const headingExists = headings.some((h) => h.sectionId === section_id)
+        const outline = await ctx.reader.openOutline(document.room)
+        if (!outline) return refusal(notFoundMessage(slug))
+        const headingExists = headingsOf(outline).some((h) => h.sectionId === section_id)
         if (!headingExists) {
           return refusal(
             `section_id: no heading has id "${section_id}"; chat rooms belong to existing headings. Call get_outline for the current section ids.`,

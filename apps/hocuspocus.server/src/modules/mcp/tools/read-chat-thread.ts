@@ -6,7 +6,7 @@ import { notes } from '../domain/notes.ts'
 import { DEFAULT_CHAT_PAGE, MAX_CHAT_PAGE, MAX_CHAT_SEQ, MAX_READ_CHARS } from '../limits.ts'
 import { refusal, type ToolModule, textResult } from './context.ts'
 import { instrument } from './instrument.ts'
-import { notFoundMessage, openHeadings } from './open-document.ts'
+import { headingsOf, openOutline } from './open-document.ts'
 
 /**
  * One message: a header line, then its text; lines after the first are indented two spaces, so every
@@ -79,12 +79,10 @@ export const readChatThread: ToolModule = {
         },
       },
       instrument(ctx, 'read_chat_thread', async ({ slug, section_id, before_seq, limit }) => {
-        const found = await ctx.services.documents.resolve(slug, ctx.principal)
-        if (found.kind === 'error') return refusal(found.message)
-        const resolved = found.value
-        const headings = await openHeadings(ctx, resolved.document.room)
-        if (!headings) return refusal(notFoundMessage(slug))
-        const headingExists = headings.some((h) => h.sectionId === section_id)
+        const opened = await openOutline(ctx, slug)
+        if (opened.kind === 'error') return refusal(opened.message)
+        const { resolved, outline } = opened.value
+        const headingExists = headingsOf(outline).some((h) => h.sectionId === section_id)
         const documentId = resolved.document.id
         const room = await ctx.services.chat.findRoom(documentId, section_id)
         if (!room) {
