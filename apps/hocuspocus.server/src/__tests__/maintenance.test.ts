@@ -3,12 +3,12 @@
  * state left its old version behind and the table grew without end. After a maintenance pass, the same
  * number of stores reuses the reclaimed space instead.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import { maintainOnce } from '../db/maintenance.ts'
 import type { RunningServer } from '../server.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
-import { startTestServer, userWithToken } from './helpers/server.ts'
+import { DATABASE_KIND } from './helpers/database.ts'
+import { userWithToken, useTestServer } from './helpers/server.ts'
 
 const STATE_BYTES = 100_000
 const STORES = 120
@@ -16,16 +16,10 @@ const STORES = 120
 describe.skipIf(DATABASE_KIND !== 'pglite')(
   'embedded database maintenance (PGlite only: PostgreSQL autovacuums)',
   () => {
-    let db: TestDatabase
     let server: RunningServer
-    beforeAll(async () => {
-      db = await createTestDatabase()
-      server = await startTestServer(db)
-    }, 60_000)
-    afterAll(async () => {
-      await server?.stop()
-      await db?.cleanup()
-    }, 60_000)
+    useTestServer((s) => {
+      server = s
+    })
 
     test('a maintenance pass vacuums document_states, and later stores reuse the space', async () => {
       const { user } = await userWithToken(server, 'vacuum')

@@ -2,25 +2,19 @@
  * A store the database refuses is counted, the document stays in memory (nothing lost, even after its
  * last editor leaves), and the store is retried until the database takes it.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
+import { DATABASE_KIND } from './helpers/database.ts'
 import { connectProvider } from './helpers/provider.ts'
-import { eventually, startTestServer, userWithToken } from './helpers/server.ts'
+import { eventually, userWithToken, useTestServer } from './helpers/server.ts'
 
 describe(`a failing store (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
   let server: RunningServer
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    server = await startTestServer(db)
-  }, 60_000)
-  afterAll(async () => {
-    await server?.stop()
-    await db?.cleanup()
-  }, 60_000)
+  useTestServer((s) => {
+    server = s
+  })
 
   test('is counted, keeps the document in memory, and is retried until it succeeds', async () => {
     const owner = await userWithToken(server, 'rita')

@@ -3,24 +3,18 @@
  * configured) a store merges with the stored state under a row lock, so an instance that has not yet
  * received another instance's change cannot overwrite it in the database.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { appendMarkdown, FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
-import { startTestServer, userWithToken } from './helpers/server.ts'
+import { DATABASE_KIND } from './helpers/database.ts'
+import { userWithToken, useTestServer } from './helpers/server.ts'
 
 describe(`storing with mergeWithStored (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
   let server: RunningServer
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    server = await startTestServer(db)
-  }, 60_000)
-  afterAll(async () => {
-    await server?.stop()
-    await db?.cleanup()
-  }, 60_000)
+  useTestServer((s) => {
+    server = s
+  })
 
   /** Two copies of a new document, as two instances would hold it, and a way to store either. */
   async function twoCopies(title: string) {

@@ -1,21 +1,15 @@
 /** Token verification against a real database: every unusable token is refused alike. */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { createTokensService, PRINCIPAL_CACHE_TTL_MS } from '../auth/tokens.ts'
 import type { RunningServer } from '../server.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
-import { startTestServer, userWithToken } from './helpers/server.ts'
+import { DATABASE_KIND } from './helpers/database.ts'
+import { userWithToken, useTestServer } from './helpers/server.ts'
 
 describe(`API tokens (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
   let server: RunningServer
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    server = await startTestServer(db)
-  }, 60_000)
-  afterAll(async () => {
-    await server?.stop()
-    await db?.cleanup()
-  }, 60_000)
+  useTestServer((s) => {
+    server = s
+  })
 
   test('a valid token resolves to its user and scopes, and only its hash is stored', async () => {
     const { user, token, tokenId } = await userWithToken(server, 'tokyo', ['read'])

@@ -1,8 +1,9 @@
 /** Starts the real server (real port, real database) in this process, with test-friendly timings. */
+import { afterAll, beforeAll } from 'bun:test'
 import type { Config } from '../../config.ts'
 import { createLogger } from '../../logger.ts'
 import { type RunningServer, startServer } from '../../server.ts'
-import type { TestDatabase } from './database.ts'
+import { createTestDatabase, type TestDatabase } from './database.ts'
 
 export function testConfig(
   db: Pick<TestDatabase, 'dataDir' | 'databaseUrl'>,
@@ -30,6 +31,25 @@ export async function startTestServer(
   overrides: Partial<Config> = {},
 ): Promise<RunningServer> {
   return startServer(testConfig(db, overrides), createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'))
+}
+
+/**
+ * The usual test file's setup: before its tests, a fresh database (createTestDatabase) and a server on
+ * it, handed to `use`; after them, both stopped and removed. A later beforeAll (they run in order) can
+ * seed what the tests need.
+ */
+export function useTestServer(use: (server: RunningServer) => void, overrides: Partial<Config> = {}): void {
+  let db: TestDatabase | undefined
+  let server: RunningServer | undefined
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    server = await startTestServer(db, overrides)
+    use(server)
+  }, 60_000)
+  afterAll(async () => {
+    await server?.stop()
+    await db?.cleanup()
+  }, 60_000)
 }
 
 /** A user with a token of the given scopes. */
