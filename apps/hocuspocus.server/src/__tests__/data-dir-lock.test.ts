@@ -1,0 +1,129 @@
+/**
+ * The data-folder lock knows its owner by more than a pid. Attacks and accidents it must survive:
+ * kill -9 of a server running as pid 1 (a container without init) leaves a lock naming pid 1, which is the
+ * next start's own pid; a dead holder's pid reused by an unrelated live process. A lock really held by
+ * another live process is still refused.
+ */
+import { afterAll, afterEach, describe, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Subprocess } from 'bun'
+import {
+  acquireDataDirLock,
+  DataDirBusyError,
+  lockPath,
+  processStartTime,
+  readLockHolder,
+} from '../db/data-dir-lock.ts'
+import { createTestDatabase } from './helpers/database.ts'
+import { startTestServer } from './helpers/server.ts'
+
+const LOCK_MODULE = join(import.meta.dir, '../db/data-dir-lock.ts')
+
+const dirs: string[] = []
+const children: Subprocess[] = []
+function freshDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'collab-lock-'))
+  dirs.push(dir)
+  return dir
+}
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    child.kill('SIGKILL')
+    await child.exited
+  }
+})
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+/** A real other process that takes the lock and keeps it until killed. */
+async function childHolding(dataDir: string): Promise<Subprocess<'ignore', 'pipe', 'inherit'>> {
+  const script = `
+    const { acquireDataDirLock } = await import(${JSON.stringify(LOCK_MODULE)})
+    acquireDataDirLock(${JSON.stringify(dataDir)}, 'server')
+    console.log('held')
+    setInterval(() => {}, 1000)
+  `
+  const child = Bun.spawn(['bun', '-e', script], { stdin: 'ignore', stdout: 'pipe', stderr: 'inherit' })
+  children.push(child)
+  const reader = child.stdout.getReader()
+  let text = ''
+  while (!text.includes('held')) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`the child exited before taking the lock: ${text}`)
+    text += new TextDecoder().decode(value)
+  }
+  reader.releaseLock()
+  return child
+}
+
+describe('data-folder lock', () => {
+  test('a lock left by a dead run with our own pid (pid 1 after kill -9 in a container) is taken over', () => {
+    const dir = freshDir()
+    writeFileSync(lockPath(dir), JSON.stringify({ pid: process.pid, role: 'server' }))
+    expect(readLockHolder(dir)).toBeNull()
+    const lock = acquireDataDirLock(dir, 'server')
+    expect(JSON.parse(readFileSync(lockPath(dir), 'utf8')).pid).toBe(process.pid)
+    lock.release()
+    expect(existsSync(lockPath(dir))).toBe(false)
+  })
+
+  test('a lock this process holds is still refused to a second opener in the same process', () => {
+    const dir = freshDir()
+    const lock = acquireDataDirLock(dir, 'server')
+    try {
+      expect(() => acquireDataDirLock(dir, 'cli')).toThrow(DataDirBusyError)
+      expect(readLockHolder(dir)).toEqual({ pid: process.pid, role: 'server' })
+    } finally {
+      lock.release()
+    }
+  })
+
+  test('a lock naming a live pid with another start time (the pid was reused) is taken over', async () => {
+    const dir = freshDir()
+    const unrelated = Bun.spawn(['sleep', '60'], { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' })
+    children.push(unrelated)
+    const startTime = processStartTime(unrelated.pid)
+    expect(startTime).toBeDefined() // Linux: the guard below is live, not skipped
+    const earlier = String(Number(startTime) - 1)
+    writeFileSync(lockPath(dir), JSON.stringify({ pid: unrelated.pid, role: 'server', startTime: earlier }))
+    expect(readLockHolder(dir)).toBeNull()
+    acquireDataDirLock(dir, 'server').release()
+  })
+
+  test('a lock written before a reboot (another boot id) is taken over', () => {
+    const dir = freshDir()
+    // pid 1 is alive on any machine; the record says it belongs to another boot.
+    writeFileSync(
+      lockPath(dir),
+      JSON.stringify({ pid: 1, role: 'server', bootId: '00000000-0000-0000-0000-000000000000' }),
+    )
+    expect(readLockHolder(dir)).toBeNull()
+    acquireDataDirLock(dir, 'server').release()
+  })
+
+  test('a lock held by another live process is refused, and named as that process', async () => {
+    const dir = freshDir()
+    const child = await childHolding(dir)
+    expect(() => acquireDataDirLock(dir, 'server')).toThrow(DataDirBusyError)
+    expect(() => acquireDataDirLock(dir, 'server')).toThrow(`running server (pid ${child.pid})`)
+    expect(readLockHolder(dir)).toEqual({ pid: child.pid, role: 'server' })
+    child.kill('SIGKILL')
+    await child.exited
+    acquireDataDirLock(dir, 'server').release() // its process is gone: stale
+  })
+
+  test('a real server (embedded database) starts on a folder whose lock names its own pid', async () => {
+    const db = await createTestDatabase({ postgresUrl: null })
+    dirs.push(db.dataDir)
+    writeFileSync(lockPath(db.dataDir), JSON.stringify({ pid: process.pid, role: 'server' }))
+    const server = await startTestServer(db)
+    try {
+      expect((await fetch(`${server.url}/health`)).status).toBe(200)
+    } finally {
+      await server.stop()
+    }
+  }, 60_000)
+})
