@@ -78,7 +78,12 @@ export function editBlocks(
   return ok({ rev: revAfterEdit(fragment, sectionId) })
 }
 
-function containsMedia(element: Y.XmlElement): boolean {
-  if (MEDIA_TYPES.has(element.nodeName)) return true
-  return element.toArray().some((child) => child instanceof Y.XmlElement && containsMedia(child))
+/** Whether the block is or holds media. Iterative: the nesting depth is the document's choice. */
+function containsMedia(block: Y.XmlElement): boolean {
+  const stack: Y.XmlElement[] = [block]
+  for (let element = stack.pop(); element !== undefined; element = stack.pop()) {
+    if (MEDIA_TYPES.has(element.nodeName)) return true
+    for (const child of element.toArray()) if (child instanceof Y.XmlElement) stack.push(child)
+  }
+  return false
 }

@@ -51,16 +51,24 @@ export function replaceText(
   return ok({ rev: revAfterEdit(fragment, sectionId) })
 }
 
-function collect(element: Y.XmlElement, needle: string, found: Occurrence[], inCode: boolean) {
-  const code = inCode || element.nodeName === 'codeBlock'
-  for (const child of element.toArray()) {
-    if (child instanceof Y.XmlElement) collect(child, needle, found, code)
-    else if (child instanceof Y.XmlText) {
-      const haystack = yTextString(child)
+/** Every occurrence of `needle` under `root`, in document order. Iterative: depth is the document's choice. */
+function collect(root: Y.XmlElement, needle: string, found: Occurrence[], inCode: boolean) {
+  const stack: Array<[Y.XmlElement | Y.XmlText, boolean]> = [[root, inCode]]
+  for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
+    const [node, code] = entry
+    if (node instanceof Y.XmlText) {
+      const haystack = yTextString(node)
       // Overlapping matches count: "aa" in "aaa" is ambiguous.
       for (let at = haystack.indexOf(needle); at >= 0; at = haystack.indexOf(needle, at + 1)) {
-        found.push({ text: child, index: at, inCode: code })
+        found.push({ text: node, index: at, inCode: code })
       }
+      continue
+    }
+    const childCode = code || node.nodeName === 'codeBlock'
+    const children = node.toArray()
+    for (let i = children.length - 1; i >= 0; i--) {
+      const child = children[i]
+      if (child instanceof Y.XmlElement || child instanceof Y.XmlText) stack.push([child, childCode])
     }
   }
 }

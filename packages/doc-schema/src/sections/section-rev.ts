@@ -19,19 +19,31 @@ export function sectionRev(heading: Y.XmlElement, blocks: readonly Y.XmlElement[
   return hash.digest().slice(0, REV_LENGTH)
 }
 
+/** A closing tag, queued after an element's children. */
+const CLOSE = Symbol('close')
+
+/**
+ * Hashes an element, its attributes and everything under it in document order. Iterative (an explicit
+ * stack), so a document's nesting depth never becomes the call stack's.
+ */
 function hashElement(hash: ContentHash, element: Y.XmlElement, isSectionHeading: boolean) {
-  hash.update('<').update(element.nodeName)
-  const attrs = element.getAttributes() as Record<string, unknown>
-  for (const key of Object.keys(attrs).sort()) {
-    if (isSectionHeading && key === HEADING_ID_ATTR) continue
-    hash.update(' ').update(key).update('=').update(stableJSON(attrs[key]))
+  const stack: Array<YChild | typeof CLOSE> = [element]
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (node === CLOSE) hash.update('</>')
+    else if (node instanceof Y.XmlText) hashText(hash, node)
+    else if (node instanceof Y.XmlElement) {
+      hash.update('<').update(node.nodeName)
+      const attrs = node.getAttributes() as Record<string, unknown>
+      for (const key of Object.keys(attrs).sort()) {
+        if (isSectionHeading && node === element && key === HEADING_ID_ATTR) continue
+        hash.update(' ').update(key).update('=').update(stableJSON(attrs[key]))
+      }
+      hash.update('>')
+      stack.push(CLOSE)
+      const children = node.toArray() as YChild[]
+      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!)
+    }
   }
-  hash.update('>')
-  for (const child of element.toArray() as YChild[]) {
-    if (child instanceof Y.XmlElement) hashElement(hash, child, false)
-    else if (child instanceof Y.XmlText) hashText(hash, child)
-  }
-  hash.update('</>')
 }
 
 function hashText(hash: ContentHash, text: Y.XmlText) {
@@ -55,13 +67,41 @@ function hashText(hash: ContentHash, text: Y.XmlText) {
   flush()
 }
 
-/** JSON with object keys sorted, so attribute order never changes a rev. */
+/**
+ * JSON with object keys sorted, so attribute order never changes a rev. Iterative (an explicit stack of
+ * values to write and literal text), so a value's nesting depth is not the call stack's.
+ */
 export function stableJSON(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
-  if (Array.isArray(value)) return `[${value.map(stableJSON).join(',')}]`
-  const record = value as Record<string, unknown>
-  const keys = Object.keys(record)
-    .filter((key) => record[key] !== undefined)
-    .sort()
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${stableJSON(record[key])}`).join(',')}}`
+  const out: string[] = []
+  const stack: Array<{ value: unknown } | string> = [{ value }]
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    if (typeof item === 'string') {
+      out.push(item)
+      continue
+    }
+    const current = item.value
+    if (current === null || typeof current !== 'object') {
+      out.push(JSON.stringify(current) ?? 'null')
+    } else if (Array.isArray(current)) {
+      stack.push(']')
+      for (let i = current.length - 1; i >= 0; i--) {
+        // A hole in a sparse array writes nothing, as Array.prototype.map and join do.
+        stack.push(i in current ? { value: current[i] } : '')
+        if (i > 0) stack.push(',')
+      }
+      out.push('[')
+    } else {
+      const record = current as Record<string, unknown>
+      const keys = Object.keys(record)
+        .filter((key) => record[key] !== undefined)
+        .sort()
+      stack.push('}')
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push({ value: record[keys[i]!] })
+        stack.push(`${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:`)
+      }
+      out.push('{')
+    }
+  }
+  return out.join('')
 }

@@ -2,6 +2,11 @@ import * as Y from 'yjs'
 
 type YChild = Y.XmlElement | Y.XmlText | Y.XmlHook
 
+/*
+ * Every walk in this file is iterative (an explicit stack): a document chooses its nesting depth, so a
+ * recursive walk let one editor overflow the stack (a blockquote nested 50,000 deep failed every store).
+ */
+
 /** Text of a Y.XmlText without mark tags (`toString()` would include them). */
 export function yTextString(text: Y.XmlText): string {
   let out = ''
@@ -11,12 +16,16 @@ export function yTextString(text: Y.XmlText): string {
   return out
 }
 
-/** Inline text of an element: its text runs, hard breaks as newlines. */
+/** Inline text of an element: its text runs, hard breaks as newlines, nested inline elements in order. */
 function inlineText(element: Y.XmlElement): string {
   let out = ''
-  for (const child of element.toArray() as YChild[]) {
+  const stack: YChild[] = (element.toArray() as YChild[]).reverse()
+  for (let child = stack.pop(); child !== undefined; child = stack.pop()) {
     if (child instanceof Y.XmlText) out += yTextString(child)
-    else if (child instanceof Y.XmlElement) out += child.nodeName === 'hardBreak' ? '\n' : inlineText(child)
+    else if (child instanceof Y.XmlElement) {
+      if (child.nodeName === 'hardBreak') out += '\n'
+      else pushReversed(stack, child.toArray() as YChild[])
+    }
   }
   return out
 }
@@ -24,20 +33,42 @@ function inlineText(element: Y.XmlElement): string {
 /**
  * Plain text of a block: a text block gives its text, a container gives its text blocks one per line,
  * media gives its alt text or URL so a search for it finds the document.
+ *
+ * A container's text is its children's non-empty texts joined by newlines; as that holds at every level,
+ * it equals the non-empty texts of the leaves (text blocks, media, text directly in a container) in
+ * document order, joined once, which is what the walk gathers.
  */
 export function blockPlainText(element: Y.XmlElement): string {
-  const children = element.toArray() as YChild[]
-  const hasBlocks = children.some((child) => child instanceof Y.XmlElement && child.nodeName !== 'hardBreak')
-  if (children.length === 0) {
-    const alt = element.getAttribute('alt')
-    const src = element.getAttribute('src')
-    return typeof alt === 'string' && alt ? alt : typeof src === 'string' ? src : ''
-  }
-  if (!hasBlocks) return inlineText(element)
   const lines: string[] = []
-  for (const child of children) {
-    if (child instanceof Y.XmlElement) lines.push(blockPlainText(child))
-    else if (child instanceof Y.XmlText) lines.push(yTextString(child))
+  const stack: YChild[] = [element]
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (node instanceof Y.XmlText) {
+      const text = yTextString(node)
+      if (text !== '') lines.push(text)
+      continue
+    }
+    if (!(node instanceof Y.XmlElement)) continue
+    const children = node.toArray() as YChild[]
+    if (children.length === 0) {
+      const alt = node.getAttribute('alt')
+      const src = node.getAttribute('src')
+      const text = typeof alt === 'string' && alt ? alt : typeof src === 'string' ? src : ''
+      if (text !== '') lines.push(text)
+      continue
+    }
+    const hasBlocks = children.some(
+      (child) => child instanceof Y.XmlElement && child.nodeName !== 'hardBreak',
+    )
+    if (hasBlocks) pushReversed(stack, children)
+    else {
+      const text = inlineText(node)
+      if (text !== '') lines.push(text)
+    }
   }
-  return lines.filter((line) => line !== '').join('\n')
+  return lines.join('\n')
+}
+
+/** Pushes `items` so that popping the stack visits them in their order. */
+function pushReversed<T>(stack: T[], items: readonly T[]): void {
+  for (let i = items.length - 1; i >= 0; i--) stack.push(items[i]!)
 }

@@ -3,17 +3,35 @@ import type { DocMark, DocNode } from '../doc-json.ts'
 
 type YChild = Y.XmlElement | Y.XmlText | Y.XmlHook
 
-/** ProseMirror JSON of one Y element, read directly (attributes as stored; no schema defaults filled). */
+/**
+ * ProseMirror JSON of one Y element, read directly (attributes as stored; no schema defaults filled).
+ * Iterative (an explicit stack): the nesting depth is the document's choice, never the call stack's.
+ */
 export function yElementToJSON(element: Y.XmlElement): DocNode {
+  const root = shallowNode(element)
+  const stack: Array<[Y.XmlElement, DocNode]> = [[element, root]]
+  for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
+    const [current, node] = entry
+    const content: DocNode[] = []
+    for (const child of current.toArray() as YChild[]) {
+      if (child instanceof Y.XmlElement) {
+        const childNode = shallowNode(child)
+        content.push(childNode)
+        stack.push([child, childNode])
+      } else if (child instanceof Y.XmlText) {
+        for (const textNode of yTextToJSON(child)) content.push(textNode)
+      }
+    }
+    if (content.length > 0) node.content = content
+  }
+  return root
+}
+
+/** An element's type and attributes; its content is filled in by the walk. */
+function shallowNode(element: Y.XmlElement): DocNode {
   const node: DocNode = { type: element.nodeName }
   const attrs = element.getAttributes() as Record<string, unknown>
   if (Object.keys(attrs).length > 0) node.attrs = attrs
-  const content: DocNode[] = []
-  for (const child of element.toArray() as YChild[]) {
-    if (child instanceof Y.XmlElement) content.push(yElementToJSON(child))
-    else if (child instanceof Y.XmlText) content.push(...yTextToJSON(child))
-  }
-  if (content.length > 0) node.content = content
   return node
 }
 
