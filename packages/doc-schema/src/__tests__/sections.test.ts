@@ -135,7 +135,8 @@ describe('renderSection', () => {
     const section = listSections(fragment)[1]!
     const read = expectOk(renderSection(fragment, section.sectionId))
     expect(read.text).toBe('## S\n\n[1] alpha\n\n[2] - one\n- two\n\n[3] ```\ncode\n```\n\n[4] [image: pic]')
-    expect(read).toMatchObject({ rev: section.rev, blockCount: 4, totalChars: read.text.length })
+    expect(read).toMatchObject({ rev: section.rev, blockCount: 4, firstBlock: 1, lastBlock: 4 })
+    expect(read.shownChars).toBe(read.text.length)
     expect(read.nextBlock).toBeUndefined()
   })
 
@@ -148,11 +149,12 @@ describe('renderSection', () => {
     const bigId = listSections(big)[1]!.sectionId
     const cut = expectOk(renderSection(big, bigId, { maxChars: 200 }))
     expect(cut.text).toBe(`## S\n\n[1] ${'x'.repeat(150)}`)
-    expect(cut.nextBlock).toBe(2)
+    expect(cut).toMatchObject({ firstBlock: 1, lastBlock: 1, nextBlock: 2 })
     expect(cut.shownChars).toBeLessThanOrEqual(200)
     const rest = expectOk(renderSection(big, bigId, { fromBlock: cut.nextBlock! }))
     expect(rest.text).toBe(`## S\n\n[2] ${'y'.repeat(60)}\n\n[3] z`)
-    expect(rest.totalChars).toBe(cut.totalChars)
+    expect(rest).toMatchObject({ firstBlock: 2, lastBlock: 3, blockCount: 3 })
+    expect(rest.nextBlock).toBeUndefined()
   })
 
   test('a block longer than the budget is cut, never inside a surrogate pair', () => {

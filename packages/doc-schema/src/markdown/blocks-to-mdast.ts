@@ -1,6 +1,7 @@
 import type { BlockContent, ListItem, PhrasingContent, RootContent, TableCell, TableRow } from 'mdast'
 import type { DocNode } from '../doc-json.ts'
 import { inlineToMdast } from './inline-to-mdast.ts'
+import { docNodeTooDeep, TOO_DEEP_NODE, tooDeepMdast } from './render-depth.ts'
 
 export type MediaStyle =
   /** `[image: alt]`, `[video: url]`, `[audio: url]`: what an agent reads (default). */
@@ -12,8 +13,18 @@ export type SerializeOptions = { media?: MediaStyle }
 
 const NO_TABLE = { inTable: false }
 
-/** One top-level or nested block as mdast; an empty paragraph has no Markdown form and yields nothing. */
+/**
+ * One top-level block as mdast; an empty paragraph has no Markdown form and yields nothing. A block nested
+ * deeper than MAX_RENDER_DEPTH is its placeholder line (render-depth.ts), so the recursion below, and the
+ * serialiser's over the mdast, never go deeper than the ceiling.
+ */
 export function blockToMdast(node: DocNode, opts: SerializeOptions): RootContent[] {
+  if (node === TOO_DEEP_NODE || docNodeTooDeep(node)) return [tooDeepMdast()]
+  return nestedBlockToMdast(node, opts)
+}
+
+/** A block already known to be within the ceiling, and the blocks inside it. */
+function nestedBlockToMdast(node: DocNode, opts: SerializeOptions): RootContent[] {
   const content = node.content ?? []
   switch (node.type) {
     case 'paragraph': {
@@ -54,7 +65,7 @@ export function blockToMdast(node: DocNode, opts: SerializeOptions): RootContent
 }
 
 function flow(nodes: DocNode[], opts: SerializeOptions): BlockContent[] {
-  return nodes.flatMap((node) => blockToMdast(node, opts)) as BlockContent[]
+  return nodes.flatMap((node) => nestedBlockToMdast(node, opts)) as BlockContent[]
 }
 
 function listItem(item: DocNode, opts: SerializeOptions): ListItem {

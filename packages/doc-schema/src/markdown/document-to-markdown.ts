@@ -1,14 +1,15 @@
 import * as Y from 'yjs'
 import type { DocNode } from '../doc-json.ts'
-import { fragmentToJSON, topLevelElements, yElementToJSON } from '../yjs/read-y.ts'
+import { topLevelElements } from '../yjs/read-y.ts'
 import type { SerializeOptions } from './blocks-to-mdast.ts'
+import { yBlockForRender } from './render-depth.ts'
 import { blocksToMarkdown, blocksToMarkdownPrefix, type MarkdownPrefix } from './serialize-markdown.ts'
 
 /** The whole document as Markdown, deterministic for the same content. Accepts a fragment or doc JSON. */
 export function documentToMarkdown(source: Y.XmlFragment | DocNode, opts: SerializeOptions = {}): string {
-  const doc = source instanceof Y.XmlFragment ? fragmentToJSON(source) : source
-  const blocks = doc.type === 'doc' ? (doc.content ?? []) : [doc]
-  return blocksToMarkdown(blocks, opts)
+  if (source instanceof Y.XmlFragment)
+    return blocksToMarkdown(topLevelElements(source).map(yBlockForRender), opts)
+  return blocksToMarkdown(source.type === 'doc' ? (source.content ?? []) : [source], opts)
 }
 
 /**
@@ -26,5 +27,5 @@ export function documentMarkdownPrefix(
 }
 
 function* lazyBlocks(fragment: Y.XmlFragment): Generator<DocNode> {
-  for (const element of topLevelElements(fragment)) yield yElementToJSON(element)
+  for (const element of topLevelElements(fragment)) yield yBlockForRender(element)
 }

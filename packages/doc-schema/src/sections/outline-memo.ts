@@ -16,6 +16,8 @@ import { sectionRev } from './section-rev.ts'
 export type OutlineMemo = {
   /** The outline; the same array while the fragment is unchanged, so callers must not modify it. */
   outline(): OutlineNode[]
+  /** The rev of one located section of this fragment, equal to `sectionRev`; kept while it is unchanged. */
+  sectionRev(section: LocatedSection): string
   destroy(): void
 }
 
@@ -79,6 +81,8 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
       changed = false
       return roots
     },
+    // `dirty` is left as it is: only `outline()`, which visits every section, may clear it.
+    sectionRev: (section) => describe(section).rev,
     destroy() {
       fragment.unobserveDeep(observer)
       entries = new WeakMap()
@@ -108,10 +112,22 @@ const shared = new WeakMap<Y.XmlFragment, OutlineMemo>()
  * the fragment when it is dropped (weak keys). For a throwaway fragment use `readOutline`.
  */
 export function liveOutline(fragment: Y.XmlFragment): OutlineNode[] {
+  return sharedMemo(fragment).outline()
+}
+
+/**
+ * The rev of one section through the same shared memo: a section read of an unchanged section does not
+ * hash it again (the store step's outline keeps it current). Call it outside a transaction.
+ */
+export function memoSectionRev(fragment: Y.XmlFragment, section: LocatedSection): string {
+  return sharedMemo(fragment).sectionRev(section)
+}
+
+function sharedMemo(fragment: Y.XmlFragment): OutlineMemo {
   let memo = shared.get(fragment)
   if (!memo) {
     memo = createOutlineMemo(fragment)
     shared.set(fragment, memo)
   }
-  return memo.outline()
+  return memo
 }

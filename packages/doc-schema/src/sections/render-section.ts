@@ -1,9 +1,9 @@
 import type * as Y from 'yjs'
+import { yBlockForRender } from '../markdown/render-depth.ts'
 import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
 import { ok, type Result, refuse } from '../result.ts'
-import { yElementToJSON } from '../yjs/read-y.ts'
+import { memoSectionRev } from './outline-memo.ts'
 import { locateSection } from './section-index.ts'
-import { sectionRev } from './section-rev.ts'
 
 /** Default character budget of one section read: large enough for most sections, small for a context. */
 export const DEFAULT_SECTION_CHARS = 16_000
@@ -18,10 +18,12 @@ export type SectionRender = {
   rev: string
   /** The heading line, then `[n] markdown` per block, blocks separated by a blank line. */
   text: string
-  /** Characters of the whole section rendered from block 1, as if there were no budget. */
-  totalChars: number
   shownChars: number
   blockCount: number
+  /** The first block shown (`fromBlock`). */
+  firstBlock: number
+  /** The last block shown, whole or cut; `firstBlock - 1` when the section has no blocks. */
+  lastBlock: number
   /** First block not shown whole: pass it as `fromBlock` to read on. Absent when the read reached the end. */
   nextBlock?: number
   /** A single block longer than the budget is shown cut (never inside a surrogate pair); this names it. */
@@ -30,14 +32,19 @@ export type SectionRender = {
 
 /** Markdown of one block, as numbered section reads show it (media as readable placeholders). */
 export function blockMarkdown(block: Y.XmlElement): string {
-  return blocksToMarkdown([yElementToJSON(block)], { media: 'placeholder' })
+  return blocksToMarkdown([yBlockForRender(block)], { media: 'placeholder' })
 }
 
 function numbered(number: number, markdown: string): string {
   return markdown === '' ? `[${number}]` : `[${number}] ${markdown}`
 }
 
-/** Renders a section's numbered blocks from `fromBlock` (default 1), stopping on a block boundary. */
+/**
+ * Renders a section's numbered blocks from `fromBlock` (default 1), stopping on a block boundary. Blocks
+ * are rendered one at a time and the walk stops at the first that does not fit, so a read costs what it
+ * shows (plus that one block), not the section: no total size is computed. The rev comes from the
+ * fragment's outline memo, so an unchanged section is not hashed again.
+ */
 export function renderSection(
   fragment: Y.XmlFragment,
   sectionId: string,
@@ -59,18 +66,16 @@ export function renderSection(
     )
   }
   const maxChars = Math.max(MIN_SECTION_CHARS, opts.maxChars ?? DEFAULT_SECTION_CHARS)
-  const headingLine = blocksToMarkdown([yElementToJSON(section.heading)])
-  const pieces = section.blocks.map((block, index) => numbered(index + 1, blockMarkdown(block)))
-  const totalChars = [headingLine, ...pieces].join('\n\n').length
-
-  let text = headingLine
+  let text = blocksToMarkdown([yBlockForRender(section.heading)])
+  let lastBlock = fromBlock - 1
   let nextBlock: number | undefined
   let truncatedBlock: number | undefined
   for (let number = fromBlock; number <= blockCount; number++) {
-    const piece = pieces[number - 1]!
+    const piece = numbered(number, blockMarkdown(section.blocks[number - 1]!))
     const candidate = `${text}\n\n${piece}`
     if (candidate.length <= maxChars) {
       text = candidate
+      lastBlock = number
       continue
     }
     if (number === fromBlock) {
@@ -80,17 +85,19 @@ export function renderSection(
       const cut = safeCut(piece, Math.max(0, room))
       text = `${text}\n\n${piece.slice(0, cut)}${marker}`
       truncatedBlock = number
+      lastBlock = number
       nextBlock = number < blockCount ? number + 1 : undefined
     } else nextBlock = number
     break
   }
   const result: SectionRender = {
     sectionId: section.sectionId,
-    rev: sectionRev(section.heading, section.blocks),
+    rev: memoSectionRev(fragment, section),
     text,
-    totalChars,
     shownChars: text.length,
     blockCount,
+    firstBlock: fromBlock,
+    lastBlock,
   }
   if (nextBlock !== undefined) result.nextBlock = nextBlock
   if (truncatedBlock !== undefined) result.truncatedBlock = truncatedBlock

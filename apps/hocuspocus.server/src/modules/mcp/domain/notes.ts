@@ -5,6 +5,18 @@
  */
 import { MAX_FIND_LIMIT, MAX_READ_CHARS } from '../limits.ts'
 
+/**
+ * Which blocks a cut section read shows. A section read renders only what it shows, so its notes count
+ * blocks, which are known without rendering, rather than the section's characters, which are not.
+ */
+export type ShownBlocks = { first: number; last: number; count: number; lastCut: boolean }
+
+function shownBlocks({ first, last, count, lastCut }: ShownBlocks): string {
+  if (lastCut && first === last) return `the start of block ${last} of ${count}`
+  const range = first === last ? `block ${first}` : `blocks ${first}–${last}`
+  return `${range} of ${count}`
+}
+
 export const notes = {
   outlineTruncated: (shown: number, total: number) => `[Truncated: showing ${shown} of ${total} headings.]`,
   roomsTruncated: (shown: number, total: number) => `[Truncated: showing ${shown} of ${total} rooms.]`,
@@ -15,11 +27,11 @@ export const notes = {
       : `[More documents exist. Narrow with query, or raise limit up to ${MAX_FIND_LIMIT}.]`,
 
   /** A cut section read when the caller chose a `max_chars` below MAX_READ_CHARS. */
-  sectionCutByMaxChars: (shown: number, total: number) =>
-    `[Truncated: showing ${shown} of ${total} characters. Call again with a larger max_chars, up to ${MAX_READ_CHARS}.]`,
+  sectionCutByMaxChars: (shown: number, blocks: ShownBlocks) =>
+    `[Truncated: showing ${shown} characters, ${shownBlocks(blocks)}. Call again with a larger max_chars, up to ${MAX_READ_CHARS}.]`,
   /** A cut section read at the full budget. */
-  sectionCutAtCeiling: (total: number) =>
-    `[Truncated: showing ${MAX_READ_CHARS} of ${total} characters. This section alone is longer than ${MAX_READ_CHARS}.]`,
+  sectionCutAtCeiling: (shown: number, blocks: ShownBlocks) =>
+    `[Truncated: showing ${shown} characters, ${shownBlocks(blocks)}. This section alone is longer than ${MAX_READ_CHARS}.]`,
   /** A cut whole-document read: only the start is rendered, so the document's full size is not known. */
   documentCut: (shown: number) =>
     `[Truncated: showing the first ${shown} characters; the document is longer. Call get_outline, then read one section at a time with section_id.]`,

@@ -90,10 +90,16 @@ export const readDocument: ToolModule = {
           if (cut) {
             if (section.nextBlock !== undefined)
               noteLines.push(notes.nextBlock(section.sectionId, section.nextBlock))
+            const blocks = {
+              first: section.firstBlock,
+              last: section.lastBlock,
+              count: section.blockCount,
+              lastCut: section.truncatedBlock !== undefined,
+            }
             noteLines.push(
               max_chars !== undefined && max_chars < MAX_READ_CHARS
-                ? notes.sectionCutByMaxChars(section.shownChars, section.totalChars)
-                : notes.sectionCutAtCeiling(section.totalChars),
+                ? notes.sectionCutByMaxChars(section.shownChars, blocks)
+                : notes.sectionCutAtCeiling(section.shownChars, blocks),
             )
           }
           return textResult(

@@ -1,0 +1,147 @@
+/**
+ * Reads bounded by the answer, not the document. Two attacks: a list nested 1,000 deep (built through Yjs,
+ * which Markdown cannot build) made one whole read take seconds, because rendering was super-linear in
+ * depth; and a section read with a 500-character budget rendered every block of a 15 MB section to count
+ * its total. Now a block past MAX_RENDER_DEPTH is one placeholder line, and a section read renders blocks
+ * only until its budget is spent. Asserted on behaviour (which blocks were touched), never on time.
+ */
+import { describe, expect, test } from 'bun:test'
+import * as Y from 'yjs'
+import { MAX_RENDER_DEPTH } from '../limits.ts'
+import { documentMarkdownPrefix, documentToMarkdown } from '../markdown/document-to-markdown.ts'
+import { TOO_DEEP_TEXT } from '../markdown/render-depth.ts'
+import { renderSection } from '../sections/render-section.ts'
+import { listSections, locateSection } from '../sections/section-index.ts'
+import { fragmentToJSON } from '../yjs/read-y.ts'
+import { expectOk, loadDocument } from './fixtures.ts'
+
+function paragraph(text: string): Y.XmlElement {
+  const p = new Y.XmlElement('paragraph')
+  p.insert(0, [new Y.XmlText(text)])
+  return p
+}
+
+/** `lists` bullet lists nested in each other; the deepest paragraph sits at element level 2 × lists + 1. */
+function nestedList(lists: number): Y.XmlElement {
+  let inner: Y.XmlElement | undefined
+  for (let level = lists; level >= 1; level--) {
+    const item = new Y.XmlElement('listItem')
+    item.insert(0, inner ? [paragraph(`level ${level}`), inner] : [paragraph(`level ${level}`)])
+    const list = new Y.XmlElement('bulletList')
+    list.insert(0, [item])
+    inner = list
+  }
+  return inner!
+}
+
+/** A document `# Doc`, `## Deep`, then the given blocks, and the section id of `## Deep`. */
+function deepDocument(blocks: () => Y.XmlElement[]) {
+  const { doc, fragment } = loadDocument('Doc', '## Deep')
+  doc.transact(() => fragment.insert(fragment.length, blocks()))
+  const sectionId = listSections(fragment)[1]!.sectionId
+  return { doc, fragment, sectionId }
+}
+
+describe(`a block nested deeper than MAX_RENDER_DEPTH (${MAX_RENDER_DEPTH})`, () => {
+  test('a list nested 1,000 deep reads as one placeholder line; its siblings read as usual', () => {
+    const { fragment, sectionId } = deepDocument(() => [
+      paragraph('before'),
+      nestedList(1_000),
+      paragraph('after'),
+    ])
+    const expected = `# Doc\n\n## Deep\n\nbefore\n\n${TOO_DEEP_TEXT}\n\nafter`
+    expect(TOO_DEEP_TEXT).toBe(`[block nested deeper than ${MAX_RENDER_DEPTH} levels; not shown]`)
+    expect(documentToMarkdown(fragment)).toBe(expected)
+    expect(documentToMarkdown(fragmentToJSON(fragment))).toBe(expected)
+    expect(documentMarkdownPrefix(fragment, 100_000)).toEqual({ text: expected, complete: true })
+    const read = expectOk(renderSection(fragment, sectionId))
+    expect(read.text).toBe(`## Deep\n\n[1] before\n\n[2] ${TOO_DEEP_TEXT}\n\n[3] after`)
+  })
+
+  test('at the ceiling a list renders whole; one level past it, the placeholder', () => {
+    // 49 lists: the deepest paragraph is level 99; 50 lists: level 101.
+    const within = deepDocument(() => [nestedList((MAX_RENDER_DEPTH - 2) / 2)])
+    const markdown = documentToMarkdown(within.fragment)
+    expect(markdown).toContain(`- level ${(MAX_RENDER_DEPTH - 2) / 2}`)
+    expect(markdown).not.toContain(TOO_DEEP_TEXT)
+    const past = deepDocument(() => [nestedList(MAX_RENDER_DEPTH / 2)])
+    expect(documentToMarkdown(past.fragment)).toBe(`# Doc\n\n## Deep\n\n${TOO_DEEP_TEXT}`)
+  })
+
+  test('a blockquote nested 100,000 deep neither throws nor recurses', () => {
+    const { doc, fragment } = loadDocument('Doc', '## Deep')
+    doc.transact(() => {
+      let parent: Y.XmlFragment | Y.XmlElement = fragment
+      for (let level = 0; level < 100_000; level++) {
+        const quote = new Y.XmlElement('blockquote')
+        parent.insert(parent.length, [quote])
+        parent = quote
+      }
+      parent.insert(0, [paragraph('at the bottom')])
+    })
+    const sectionId = listSections(fragment)[1]!.sectionId
+    expect(documentToMarkdown(fragment)).toBe(`# Doc\n\n## Deep\n\n${TOO_DEEP_TEXT}`)
+    expect(expectOk(renderSection(fragment, sectionId)).text).toBe(`## Deep\n\n[1] ${TOO_DEEP_TEXT}`)
+  })
+})
+
+describe('a section read renders only up to its budget', () => {
+  const BLOCKS = 200
+
+  /** A section of BLOCKS paragraphs of ~100 characters; a 500-character read shows the first few. */
+  function longSection() {
+    const body = Array.from({ length: BLOCKS }, (_, i) => `paragraph ${i + 1} ${'words '.repeat(15)}`)
+    const { doc, fragment } = loadDocument('Doc', `## Long\n\n${body.join('\n\n')}`)
+    const sectionId = listSections(fragment)[1]!.sectionId
+    const section = locateSection(fragment, sectionId)!
+    return { doc, fragment, sectionId, blocks: section.blocks }
+  }
+
+  test('blocks past the one that crosses the budget are never read', () => {
+    const { fragment, sectionId, blocks } = longSection()
+    expectOk(renderSection(fragment, sectionId, { maxChars: 500 }))
+    // Counts every block whose content a read opens (converting, rendering or hashing it).
+    const touched = new Set<number>()
+    blocks.forEach((block, index) => {
+      const toArray = block.toArray.bind(block)
+      block.toArray = () => {
+        touched.add(index + 1)
+        return toArray()
+      }
+    })
+    const read = expectOk(renderSection(fragment, sectionId, { maxChars: 500 }))
+    expect(read).toMatchObject({ firstBlock: 1, blockCount: BLOCKS, nextBlock: read.lastBlock + 1 })
+    expect(read.lastBlock).toBeLessThan(10)
+    expect([...touched].sort((a, b) => a - b)).toEqual(
+      Array.from({ length: read.lastBlock + 1 }, (_, i) => i + 1),
+    )
+  })
+
+  test('a block that would throw when rendered, placed after the budget, does not fail the read', () => {
+    const { fragment, sectionId, blocks } = longSection()
+    const before = expectOk(renderSection(fragment, sectionId, { maxChars: 500 }))
+    blocks[BLOCKS - 10]!.toArray = () => {
+      throw new Error('a block past the budget was rendered')
+    }
+    const read = expectOk(renderSection(fragment, sectionId, { maxChars: 500 }))
+    expect(read.text).toBe(before.text)
+    expect(read.rev).toBe(before.rev)
+    expect(documentMarkdownPrefix(fragment, 500).complete).toBe(false)
+  })
+
+  test('the rev kept between reads follows every edit of the section', () => {
+    const { doc, fragment, sectionId, blocks } = longSection()
+    const fresh = () => listSections(fragment)[1]!.rev
+    const first = expectOk(renderSection(fragment, sectionId, { maxChars: 500 }))
+    expect(first.rev).toBe(fresh())
+    // An edit far past the budget still changes the rev the next read reports.
+    ;(blocks[BLOCKS - 1]!.get(0) as Y.XmlText).insert(0, 'edited ')
+    const second = expectOk(renderSection(fragment, sectionId, { maxChars: 500 }))
+    expect(second.rev).not.toBe(first.rev)
+    expect(second.rev).toBe(fresh())
+    doc.transact(() => fragment.insert(fragment.length, [paragraph('appended')]))
+    const third = expectOk(renderSection(fragment, sectionId, { maxChars: 500 }))
+    expect(third.rev).not.toBe(second.rev)
+    expect(third).toMatchObject({ rev: fresh(), blockCount: BLOCKS + 1 })
+  })
+})
