@@ -5,8 +5,11 @@
  * two stages: after page one it carries the time of page one (documents created later are left out) and
  * short hashes of the documents page one showed (they are not shown again, even if edited since); after
  * that it names the snapshot and the offset in it. A cursor that does not decode or belongs to another
- * query, scope or limit is refused.
+ * query, scope or limit is refused, and so is one whose values are out of shape or range (a time not as
+ * toISOString writes it or outside the server's years, an offset past any snapshot, an id not a UUID):
+ * forged values are refused here, before any query, and never reach SQL.
  */
+import { MAX_FIND_LIMIT, MAX_FIND_SNAPSHOT_DOCUMENTS } from '../limits.ts'
 
 export type FindCursorBinding = { query: string; scope: 'mine' | 'public'; limit: number }
 
@@ -40,8 +43,27 @@ export function encodeCursor(cursor: FindCursor): string {
   return Buffer.from(JSON.stringify(json), 'utf8').toString('base64url')
 }
 
-const isIsoTime = (value: unknown): value is string =>
-  typeof value === 'string' && value.length <= 40 && !Number.isNaN(Date.parse(value))
+/** A time exactly as `toISOString` writes it (what encodeCursor puts in), nothing Date.parse merely accepts. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+/** Cursor times before this are forged: the server did not exist (a year like -271821 fails in SQL). */
+const EARLIEST_CURSOR_TIME_MS = Date.UTC(2020, 0, 1)
+/** A cursor time may be this far ahead of this instance's clock (another instance's clock may run fast). */
+const CURSOR_CLOCK_SKEW_MS = 24 * 60 * 60_000
+
+const isIsoTime = (value: unknown): value is string => {
+  if (typeof value !== 'string' || !ISO_TIME.test(value)) return false
+  const ms = Date.parse(value)
+  return (
+    !Number.isNaN(ms) &&
+    new Date(ms).toISOString() === value && // no 2026-02-31 rolled over to March
+    ms >= EARLIEST_CURSOR_TIME_MS &&
+    ms <= Date.now() + CURSOR_CLOCK_SKEW_MS
+  )
+}
+
+/** An offset into a snapshot: a whole number no larger than a snapshot can be. */
+const isSnapshotOffset = (value: unknown): value is number =>
+  Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_FIND_SNAPSHOT_DOCUMENTS
 
 const notOurs = {
   kind: 'error',
@@ -64,7 +86,7 @@ export function decodeCursor(
     p.v !== VERSION ||
     typeof p.q !== 'string' ||
     (p.s !== 'mine' && p.s !== 'public') ||
-    typeof p.l !== 'number'
+    !Number.isSafeInteger(p.l)
   ) {
     return notOurs
   }
@@ -75,15 +97,15 @@ export function decodeCursor(
     }
   }
   const binding = { query: p.q, scope: p.s, limit: p.l } as FindCursorBinding
-  if (isIsoTime(p.a) && typeof p.h === 'string' && p.h.length % 8 === 0) {
+  if (isIsoTime(p.a) && typeof p.h === 'string' && p.h.length % 8 === 0 && p.h.length <= 8 * MAX_FIND_LIMIT) {
     const shown = p.h.match(/.{8}/g) ?? []
     if (!shown.every((h) => SHORT_ID.test(h))) return notOurs
     return { kind: 'ok', value: { ...binding, stage: 'first', asOf: p.a, shown } }
   }
-  if (typeof p.n === 'string' && UUID.test(p.n) && Number.isInteger(p.o) && (p.o as number) >= 0) {
+  if (typeof p.n === 'string' && UUID.test(p.n) && isSnapshotOffset(p.o) && (p.c === 0 || p.c === 1)) {
     return {
       kind: 'ok',
-      value: { ...binding, stage: 'snapshot', snapshotId: p.n, offset: p.o as number, capped: p.c === 1 },
+      value: { ...binding, stage: 'snapshot', snapshotId: p.n, offset: p.o, capped: p.c === 1 },
     }
   }
   return notOurs
