@@ -1,0 +1,199 @@
+/**
+ * Reads bounded by the answer, not the document, through a real SDK client over HTTP. The attacks: a list
+ * nested 1,000 deep (80 KB of Yjs an editor can build; Markdown cannot) made one whole read_document take
+ * seconds, rendering being super-linear in depth, while /health stalled for everyone; and a section read
+ * with max_chars 500 rendered every block of a large section to name its total. Now the deep list is one
+ * placeholder line and a section read renders only what it shows. While the reads run, a second client
+ * polls GET /health; every probe must answer 200 (its latency is reported, not asserted).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import {
+  appendMarkdown,
+  createDocumentUpdate,
+  FRAGMENT_NAME,
+  readPlainText,
+  readTitle,
+} from '@collab/doc-schema'
+import * as Y from 'yjs'
+import { FRAME_END } from '../../modules/mcp/domain/frame.ts'
+import { userWithToken } from '../helpers/server.ts'
+import {
+  callText,
+  connectRecording,
+  type RecordingClient,
+  type ReliabilityServer,
+  reportFigure,
+  startReliabilityServer,
+} from './support.ts'
+
+const NESTING = 1_000
+const PLACEHOLDER = '[block nested deeper than 100 levels; not shown]'
+/** Blocks of the large section, ~1 KB each: a few MB of Yjs, far past any budget. */
+const LARGE_BLOCKS = 4_000
+
+let r: ReliabilityServer
+let rc: RecordingClient
+let ownerId: string
+
+beforeAll(async () => {
+  r = await startReliabilityServer()
+  const alice = await userWithToken(r.server, 'alice')
+  ownerId = alice.user.id
+  rc = await connectRecording(r.mcpUrl, alice.token)
+}, 60_000)
+afterAll(async () => {
+  await rc?.close()
+  await r?.close()
+}, 60_000)
+
+/** Builds a document through Yjs (as an editor's updates would) and stores it. */
+async function buildDocument(title: string, build: (fragment: Y.XmlFragment) => void) {
+  const created = await r.server.services.documents.create(ownerId, { title, isPrivate: false })
+  if (created.kind === 'error') throw new Error(created.message)
+  const doc = new Y.Doc()
+  const base = createDocumentUpdate(title)
+  if (base.kind === 'error') throw new Error(base.message)
+  Y.applyUpdate(doc, base.value)
+  const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+  doc.transact(() => build(fragment))
+  await r.server.services.documents.storeState(created.value.id, {
+    state: Y.encodeStateAsUpdate(doc),
+    title: readTitle(fragment),
+    text: readPlainText(fragment),
+  })
+  doc.destroy()
+  return created.value
+}
+
+function paragraph(text: string): Y.XmlElement {
+  const p = new Y.XmlElement('paragraph')
+  p.insert(0, [new Y.XmlText(text)])
+  return p
+}
+
+function nestedList(depth: number): Y.XmlElement {
+  let inner: Y.XmlElement | undefined
+  for (let level = depth; level >= 1; level--) {
+    const item = new Y.XmlElement('listItem')
+    item.insert(0, inner ? [paragraph(`level ${level}`), inner] : [paragraph(`level ${level}`)])
+    const list = new Y.XmlElement('bulletList')
+    list.insert(0, [item])
+    inner = list
+  }
+  return inner!
+}
+
+/** The framed body of one output, after checking there is exactly one frame end. */
+function body(text: string): string {
+  const lines = text.split('\n')
+  expect(lines.filter((line) => line === FRAME_END)).toHaveLength(1)
+  const open = lines.findIndex((line) => line.startsWith('⟦data: '))
+  return lines.slice(open + 1, lines.indexOf(FRAME_END)).join('\n')
+}
+
+async function read(args: Record<string, unknown>) {
+  const { text, isError } = await callText(rc.client, 'read_document', args)
+  expect(isError, text.slice(0, 300)).toBe(false)
+  return text
+}
+
+/** GET /health every 10 ms from its own fetch client until stopped; every answer's status and latency. */
+function pollHealth() {
+  const probes: Array<{ status: number; ms: number }> = []
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      const sent = performance.now()
+      const response = await fetch(`${r.server.url}/health`)
+      await response.arrayBuffer()
+      probes.push({ status: response.status, ms: performance.now() - sent })
+      await Bun.sleep(10)
+    }
+  })()
+  return {
+    async stop() {
+      running = false
+      await loop
+      return probes
+    },
+  }
+}
+
+describe('reads cost what they show', () => {
+  test(`a list nested ${NESTING} deep reads as a placeholder line, and /health answers meanwhile`, async () => {
+    const doc = await buildDocument('Deep lists', (f) => {
+      const appended = appendMarkdown(f, '## Deep\n\nbefore')
+      if (appended.kind === 'error') throw new Error(appended.message)
+      f.insert(f.length, [nestedList(NESTING), paragraph('after')])
+    })
+    const outline = await callText(rc.client, 'get_outline', { slug: doc.slug })
+    const sectionId = /section_id: ([\w-]+), rev:/g.exec(body(outline.text).split('\n')[1]!)![1]!
+
+    const health = pollHealth()
+    const started = performance.now()
+    const whole = await read({ slug: doc.slug })
+    const section = await read({ slug: doc.slug, section_id: sectionId })
+    const small = await read({ slug: doc.slug, section_id: sectionId, max_chars: 500 })
+    const readsMs = performance.now() - started
+    const probes = await health.stop()
+
+    expect(body(whole)).toBe(`# Deep lists\n\n## Deep\n\nbefore\n\n${PLACEHOLDER}\n\nafter`)
+    expect(body(section)).toBe(`## Deep\n\n[1] before\n\n[2] ${PLACEHOLDER}\n\n[3] after`)
+    expect(body(small)).toBe(body(section))
+    expect(probes.length).toBeGreaterThan(0)
+    expect(probes.every((probe) => probe.status === 200)).toBe(true)
+    const figures = {
+      nesting: NESTING,
+      readsMs: Math.round(readsMs),
+      healthProbes: probes.length,
+      healthMaxMs: Math.round(Math.max(...probes.map((p) => p.ms))),
+    }
+    console.log('bounded-reads deep list', figures)
+    reportFigure('bounded-reads', figures)
+  }, 120_000)
+
+  test(`a section read with max_chars 500 of a ${LARGE_BLOCKS}-block section shows its first blocks and counts the rest`, async () => {
+    const line = `${'Words with **bold** and a [link](https://example.com). '.repeat(18)}`
+    const doc = await buildDocument('Large section', (f) => {
+      const appended = appendMarkdown(f, '## Large')
+      if (appended.kind === 'error') throw new Error(appended.message)
+      f.insert(
+        f.length,
+        Array.from({ length: LARGE_BLOCKS }, (_, i) => paragraph(`Block ${i + 1}: ${line}`)),
+      )
+    })
+    const outline = await callText(rc.client, 'get_outline', { slug: doc.slug })
+    const sectionId = /section_id: ([\w-]+), rev:/g.exec(body(outline.text).split('\n')[1]!)![1]!
+
+    const health = pollHealth()
+    const started = performance.now()
+    const outputs: string[] = []
+    for (let i = 0; i < 12; i++)
+      outputs.push(await read({ slug: doc.slug, section_id: sectionId, max_chars: 500 }))
+    const readsMs = performance.now() - started
+    const probes = await health.stop()
+
+    for (const text of outputs) {
+      const shown = body(text)
+      expect(shown.length).toBeLessThanOrEqual(500)
+      expect(shown.startsWith('## Large\n\n[1] Block 1: Words')).toBe(true)
+      const lines = text.split('\n')
+      expect(lines.at(-2)).toBe(
+        `[Next page: call read_document with section_id: ${sectionId} and from_block: 2.]`,
+      )
+      expect(lines.at(-1)).toBe(
+        `[Truncated: showing ${shown.length} characters, the start of block 1 of ${LARGE_BLOCKS}. Call again with a larger max_chars, up to 100000.]`,
+      )
+    }
+    expect(probes.every((probe) => probe.status === 200)).toBe(true)
+    const figures = {
+      blocks: LARGE_BLOCKS,
+      reads: outputs.length,
+      readsMs: Math.round(readsMs),
+      healthProbes: probes.length,
+      healthMaxMs: Math.round(Math.max(...probes.map((p) => p.ms))),
+    }
+    console.log('bounded-reads large section', figures)
+    reportFigure('bounded-reads', figures)
+  }, 120_000)
+})
