@@ -1,5 +1,9 @@
-/** Human slugs from titles: lowercase ASCII words joined by '-', with a short random tail on collision. */
-import { randomBytes } from 'node:crypto'
+/**
+ * Human slugs from titles: lowercase ASCII words joined by '-', and always a short random tail. A tail only
+ * on collision would tell a stranger that someone else's private document has that title (the exact slug
+ * comes back for an unused title, a tailed one for a used title). Slugs made before keep working.
+ */
+import { randomBytes, randomInt } from 'node:crypto'
 
 export const MAX_SLUG_BASE_CHARS = 48
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/
@@ -16,8 +20,13 @@ export function slugBase(title: string): string {
   return base || 'untitled'
 }
 
+/** Length of the random tail (base 36): 36^6 ≈ 2.2 billion, so a collision retry is rare. */
+export const SLUG_TAIL_CHARS = 6
+
 export function slugWithTail(base: string): string {
-  const tail = randomBytes(4).readUInt32BE(0).toString(36).padStart(6, '0').slice(-6)
+  const tail = randomInt(36 ** SLUG_TAIL_CHARS)
+    .toString(36)
+    .padStart(SLUG_TAIL_CHARS, '0')
   return `${base}-${tail}`
 }
 
