@@ -6,8 +6,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { MAX_ADMIN_ARG_CHARS, MAX_ADMIN_ARGS, MAX_ADMIN_REQUEST_BYTES } from '../cli/admin-channel.ts'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
-import { runCli, type ServerProcess, spawnServer } from './helpers/process.ts'
+import { REPO_DIR, runCli, type ServerProcess, spawnServer } from './helpers/process.ts'
 
 describe(`CLI while the server runs (${DATABASE_KIND})`, () => {
   let db: TestDatabase
@@ -37,6 +38,52 @@ describe(`CLI while the server runs (${DATABASE_KIND})`, () => {
     expect(bad.exitCode).toBe(2) // errors keep their exit code through the admin channel
     expect(bad.stderr).toContain('already exists')
   })
+
+  /** POSTs raw bytes to the admin socket, as any local process of this user could. */
+  async function adminPost(body: string | Uint8Array, method = 'POST') {
+    const res = await fetch('http://localhost/run', {
+      method,
+      body: method === 'POST' ? body : undefined,
+      unix: join(db.dataDir, 'admin.sock'),
+    } as RequestInit)
+    return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() }
+  }
+
+  test.skipIf(DATABASE_KIND !== 'pglite')(
+    'a malformed admin request gets a one-line JSON refusal, never a debug page with paths and a stack',
+    async () => {
+      const cases: Array<[string | Uint8Array, string, number, string]> = [
+        ['not json {', 'POST', 400, 'body: not JSON'],
+        ['{"argv": "user list"}', 'POST', 400, 'argv: '],
+        ['{"argv": [1, 2]}', 'POST', 400, 'argv.0: '],
+        [JSON.stringify({ argv: Array(MAX_ADMIN_ARGS + 1).fill('x') }), 'POST', 400, 'argv: '],
+        [JSON.stringify({ argv: ['user', 'x'.repeat(MAX_ADMIN_ARG_CHARS + 1)] }), 'POST', 400, 'argv.1: '],
+        ['{"argv": ["user", "list"], "extra": 1}', 'POST', 400, 'body: '],
+        ['null', 'POST', 400, 'body: '],
+        ['', 'GET', 405, 'method: GET'],
+        [new Uint8Array(MAX_ADMIN_REQUEST_BYTES + 1), 'POST', 413, 'body: larger than'],
+      ]
+      for (const [body, method, status, start] of cases) {
+        const answer = await adminPost(body, method)
+        expect({ status: answer.status, type: answer.type }).toEqual({
+          status,
+          type: expect.stringContaining('application/json'),
+        })
+        const parsed = JSON.parse(answer.text) as { exitCode: number; stdout: string; stderr: string }
+        expect(parsed.exitCode).toBe(2)
+        expect(parsed.stdout).toBe('')
+        expect(parsed.stderr).toStartWith(start)
+        expect(parsed.stderr.trimEnd().split('\n')).toHaveLength(1)
+        expect(answer.text).not.toContain(REPO_DIR) // no working directory, source path or stack
+        expect(answer.text.toLowerCase()).not.toMatch(/<html|<!doctype|\bat .*:\d+:\d+/) // no page, no stack
+      }
+      // The server is unharmed and the CLI still runs commands through the socket.
+      const listed = await runCli(['user', 'list'], env)
+      expect(listed.exitCode).toBe(0)
+      expect(server.proc.exitCode).toBeNull()
+    },
+    60_000,
+  )
 
   test.skipIf(DATABASE_KIND !== 'pglite')('the admin socket is private to this machine user', () => {
     const socket = join(db.dataDir, 'admin.sock')
