@@ -112,6 +112,14 @@ export function createMetrics() {
       'Document stores that failed (each is retried).',
     ),
     storeLatency: new Histogram('collab_document_store_duration_seconds', 'Time to store one document.'),
+    editorRefusals: new Counter(
+      'collab_editor_refusals_total',
+      'Editor messages refused at the boundary, by kind (content, size, document_size, awareness).',
+    ),
+    headingIdRepairs: new Counter(
+      'collab_heading_id_repairs_total',
+      'Heading ids the server replaced because they were malformed, missing or taken.',
+    ),
     mcpToolCalls: new Counter(
       'mcp_tool_calls_total',
       'MCP tool calls by tool and outcome (ok, refused, error, rate_limited).',
@@ -131,6 +139,8 @@ export function createMetrics() {
         metrics.stores,
         metrics.storeFailures,
         metrics.storeLatency,
+        metrics.editorRefusals,
+        metrics.headingIdRepairs,
         metrics.mcpToolCalls,
         metrics.mcpToolLatency,
         ...gauges,

@@ -2,11 +2,23 @@ export { createDocumentUpdate, normaliseTitle, writeNewDocument } from './create
 export type { DocMark, DocNode } from './doc-json.ts'
 export { appendMarkdown } from './edits/append-markdown.ts'
 export { type EditBlocksInput, editBlocks } from './edits/edit-blocks.ts'
-export { reassignDuplicateIds } from './edits/reassign-ids.ts'
+export { reassignDuplicateIds, repairHeadingIds } from './edits/reassign-ids.ts'
 export { replaceText } from './edits/replace-text.ts'
 export { extensions, schema } from './extensions.ts'
-export { newHeadingId } from './heading-id.ts'
-export { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_MARKDOWN_CHARS, MAX_TITLE_CHARS } from './limits.ts'
+export { isHeadingId, newHeadingId } from './heading-id.ts'
+export {
+  FRAGMENT_NAME,
+  HEADING_ID_ATTR,
+  MAX_ATTRIBUTE_CHARS,
+  MAX_AWARENESS_MESSAGE_BYTES,
+  MAX_AWARENESS_STATE_BYTES,
+  MAX_AWARENESS_STATES_PER_MESSAGE,
+  MAX_DOCUMENT_BYTES,
+  MAX_EDITOR_UPDATE_BYTES,
+  MAX_MARKDOWN_CHARS,
+  MAX_NESTING_DEPTH,
+  MAX_TITLE_CHARS,
+} from './limits.ts'
 export type { MediaStyle, SerializeOptions } from './markdown/blocks-to-mdast.ts'
 export { documentMarkdownPrefix, documentToMarkdown } from './markdown/document-to-markdown.ts'
 export { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
@@ -23,4 +35,5 @@ export {
 } from './sections/render-section.ts'
 export { findSection, listSections, type SectionInfo } from './sections/section-index.ts'
 export { REV_LENGTH } from './sections/section-rev.ts'
+export { checkEditorUpdate, type UpdateCheck } from './yjs/check-update.ts'
 export { fragmentToJSON } from './yjs/read-y.ts'

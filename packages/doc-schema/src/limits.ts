@@ -19,3 +19,34 @@ export const HEADING_ID_LENGTH = 16
  * was checked can hold, is shown as one placeholder line instead, so no read recurses or stalls on it.
  */
 export const MAX_RENDER_DEPTH = 100
+
+/**
+ * Editor input: deepest element nesting an editor may build (the title and top-level blocks are depth 1, a
+ * list item inside a top-level list depth 2, …). Every walk, render and store stays shallow below it; markdown-it
+ * refuses deeper Markdown by the same count (its `maxNesting`). A bullet list nested 49 levels deep fits.
+ */
+export const MAX_NESTING_DEPTH = 100
+
+/** Editor input: longest attribute value (a URL, a language name, an id) an editor may set, in UTF-16 units. */
+export const MAX_ATTRIBUTE_CHARS = 8_192
+
+/**
+ * Editor input: largest sync message one connection may send. A keystroke is tens of bytes and a pasted
+ * book a few MiB; the WebSocket frame limit (16 MiB) is above it so the refusal can say why.
+ */
+export const MAX_EDITOR_UPDATE_BYTES = 8 * 1024 * 1024
+
+/**
+ * Document size: an update that adds content to a document whose Yjs state is already this large is refused
+ * (deleting still works). Stores, loads and reads of a document this size stay within seconds.
+ */
+export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+
+/** Awareness (cursors, names): largest single client's state, as JSON. A caret and a name are ~300 bytes. */
+export const MAX_AWARENESS_STATE_BYTES = 8_192
+
+/** Awareness: largest awareness message a connection may send (a few clients' states). */
+export const MAX_AWARENESS_MESSAGE_BYTES = 64 * 1024
+
+/** Awareness: most client states one awareness message may carry (an editor sends its own, one). */
+export const MAX_AWARENESS_STATES_PER_MESSAGE = 8

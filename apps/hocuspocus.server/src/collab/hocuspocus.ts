@@ -10,6 +10,7 @@ import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import type { Services } from '../services.ts'
 import { AuthExtension } from './auth-extension.ts'
+import { EditorBoundary } from './boundary.ts'
 import { PersistenceExtension } from './persistence-extension.ts'
 
 /** How long shutdown waits for loaded documents to unload after their final store. */
@@ -85,6 +86,8 @@ export function createCollab(deps: {
   const extensions: Extension[] = [
     new AuthExtension({ tokens: services.tokens, documents: services.documents, logger, metrics }),
     persistence,
+    // Every editor message is checked before it is applied or broadcast (schema, depth, sizes, heading ids).
+    new EditorBoundary({ logger, metrics, stateBytes: (name) => persistence.stateBytes(name) }),
   ]
   if (config.redisUrl) {
     const url = config.redisUrl

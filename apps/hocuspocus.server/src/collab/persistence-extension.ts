@@ -30,6 +30,8 @@ export class PersistenceExtension implements Extension {
   extensionName = 'persistence'
 
   private readonly documentIds = new Map<string, string>()
+  /** Bytes of each loaded document's Yjs state when it was last loaded or stored (the size ceiling's base). */
+  private readonly stateSizes = new Map<string, number>()
   /** Change generation per document; cleared when a store covering the latest change succeeds. */
   private readonly dirty = new Map<string, number>()
   private readonly retries = new Map<
@@ -57,6 +59,7 @@ export class PersistenceExtension implements Extension {
     const loaded = await this.deps.documents.loadState(documentName)
     if (!loaded) throw new Error(`no stored document for room ${documentName}`)
     this.documentIds.set(documentName, loaded.documentId)
+    this.stateSizes.set(documentName, loaded.state?.byteLength ?? 0)
     if (loaded.state) Y.applyUpdate(document, loaded.state)
     this.deps.metrics.documentLoads.inc()
   }
@@ -89,6 +92,7 @@ export class PersistenceExtension implements Extension {
 
   async afterUnloadDocument({ documentName }: { documentName: string }): Promise<void> {
     this.documentIds.delete(documentName)
+    this.stateSizes.delete(documentName)
     this.clearRetry(documentName)
   }
 
@@ -108,6 +112,11 @@ export class PersistenceExtension implements Extension {
       if (set.size === 0 && this.storedListeners.get(documentName) === set)
         this.storedListeners.delete(documentName)
     }
+  }
+
+  /** Bytes of the document's Yjs state at its last load or store (0 when unknown). */
+  stateBytes(documentName: string): number {
+    return this.stateSizes.get(documentName) ?? 0
   }
 
   /** Documents with changes not yet stored. */
@@ -169,6 +178,7 @@ export class PersistenceExtension implements Extension {
         { mergeWithStored: this.deps.mergeWithStored },
       )
       if (this.dirty.get(name) === generation) this.dirty.delete(name)
+      this.stateSizes.set(name, state.byteLength)
       const listeners = this.storedListeners.get(name)
       if (listeners?.size) {
         const covered = Y.decodeStateVector(vector)

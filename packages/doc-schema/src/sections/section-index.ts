@@ -1,11 +1,15 @@
 import * as Y from 'yjs'
+import { isHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR } from '../limits.ts'
 import { blockPlainText } from '../yjs/plain-text.ts'
 import { sectionRev } from './section-rev.ts'
 
 /** A section as located in the fragment: its heading, the blocks up to the next heading, and where they sit. */
 export type LocatedSection = {
-  /** The heading's `toc-id`; '' when a heading has none (see `reassignDuplicateIds`). */
+  /**
+   * The heading's `toc-id`; '' when it has none or a malformed one (any co-editor can write any text there,
+   * and ids are printed outside the data frame). The server repairs both (`repairHeadingIds`).
+   */
   sectionId: string
   level: number
   heading: Y.XmlElement
@@ -34,7 +38,7 @@ export function locateSections(fragment: Y.XmlFragment): LocatedSection[] {
     if (child.nodeName === 'heading') {
       const id = child.getAttribute(HEADING_ID_ATTR)
       current = {
-        sectionId: typeof id === 'string' ? id : '',
+        sectionId: isHeadingId(id) ? id : '',
         level: headingLevel(child),
         heading: child,
         headingIndex: index,

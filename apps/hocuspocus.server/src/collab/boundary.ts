@@ -1,0 +1,221 @@
+/**
+ * The edge for editor input: every message a WebSocket connection sends is checked here before Hocuspocus
+ * applies or broadcasts it. One place, one refusal: a refused message changes nothing, and the connection
+ * to that document is closed with a reason that says what was wrong (the provider's `onClose` event
+ * carries it; other documents on the same socket are unaffected).
+ *
+ * - Sync messages: at most MAX_EDITOR_UPDATE_BYTES; the update's content must fit the document model
+ *   (`checkEditorUpdate`: schema types, attributes, marks, nesting depth); a document whose state is over
+ *   MAX_DOCUMENT_BYTES takes deletions only.
+ * - Heading ids are the server's: headings an update creates or re-labels get a fresh id when theirs is
+ *   malformed, missing or taken, as one small Yjs edit right after the update (so every editor sees it);
+ *   ids left malformed by older versions are repaired when a document loads.
+ * - Awareness (carets, names): bounded per message, per client state and in the number of states.
+ */
+import {
+  checkEditorUpdate,
+  FRAGMENT_NAME,
+  MAX_AWARENESS_MESSAGE_BYTES,
+  MAX_AWARENESS_STATE_BYTES,
+  MAX_AWARENESS_STATES_PER_MESSAGE,
+  MAX_DOCUMENT_BYTES,
+  MAX_EDITOR_UPDATE_BYTES,
+  reassignDuplicateIds,
+  repairHeadingIds,
+} from '@collab/doc-schema'
+import type {
+  afterHandleMessagePayload,
+  afterLoadDocumentPayload,
+  beforeHandleAwarenessPayload,
+  beforeHandleMessagePayload,
+  beforeSyncPayload,
+  Connection,
+  Extension,
+  onChangePayload,
+} from '@hocuspocus/server'
+import type * as Y from 'yjs'
+import type { Logger } from '../logger.ts'
+import type { Metrics } from '../metrics.ts'
+import type { ConnectionContext } from './context.ts'
+
+/** Close code for a message the boundary refused (like HTTP 422: well-formed, not acceptable). */
+export const EDITOR_REFUSED_CODE = 4422
+/** Close code for a message over a size ceiling (like HTTP 413). */
+export const EDITOR_TOO_LARGE_CODE = 4413
+/** A WebSocket close reason holds at most 123 bytes. */
+const MAX_REASON_CHARS = 120
+
+const MESSAGE_SYNC = 0
+const MESSAGE_AWARENESS = 1
+const SYNC_STEP_2 = 1
+const SYNC_UPDATE = 2
+
+/** The origin of the server's own repairs: a local change, stored like any other. */
+const REPAIR_ORIGIN = { source: 'local' as const, context: { boundary: true } }
+
+type Refusal = { code: number; reason: string }
+
+const mib = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MiB`
+
+/** A message's type: after its address (a length-prefixed string), a varint (lib0 encoding). */
+function messageType(message: Uint8Array): number {
+  let position = 0
+  const readVarUint = () => {
+    let value = 0
+    for (let shift = 0; shift < 35 && position < message.length; shift += 7) {
+      const byte = message[position++]!
+      value += (byte & 0x7f) * 2 ** shift
+      if (byte < 0x80) return value
+    }
+    return -1
+  }
+  const addressLength = readVarUint()
+  if (addressLength < 0) return -1
+  position += addressLength
+  return readVarUint()
+}
+
+export class EditorBoundary implements Extension {
+  /** After authentication (1000), before persistence (100): nothing is checked for a refused connection. */
+  priority = 500
+  extensionName = 'editor-boundary'
+
+  /** Connections refused once: nothing more of theirs is applied (they are closed and read-only). */
+  private readonly refused = new WeakSet<Connection>()
+  /** Headings each connection's last message created or re-labelled, repaired after it is applied. */
+  private readonly touchedHeadings = new WeakMap<Connection, Y.ID[]>()
+  /** Bytes of updates applied to each document since its last load or store (the size estimate's growth). */
+  private readonly growth = new Map<string, { base: number; bytes: number }>()
+
+  constructor(
+    private readonly deps: {
+      logger: Logger
+      metrics: Metrics
+      /** Bytes of a loaded document's state at its last load or store. */
+      stateBytes(documentName: string): number
+    },
+  ) {}
+
+  async beforeHandleMessage({ update, connection }: beforeHandleMessagePayload): Promise<void> {
+    if (this.refused.has(connection)) return
+    const type = messageType(update)
+    if (type === MESSAGE_SYNC && update.byteLength > MAX_EDITOR_UPDATE_BYTES)
+      this.refuse(connection, 'size', {
+        code: EDITOR_TOO_LARGE_CODE,
+        reason: `update refused: ${mib(update.byteLength)} is over the ${mib(MAX_EDITOR_UPDATE_BYTES)} limit per message; send smaller changes`,
+      })
+    if (type === MESSAGE_AWARENESS && update.byteLength > MAX_AWARENESS_MESSAGE_BYTES)
+      this.refuse(connection, 'awareness', {
+        code: EDITOR_TOO_LARGE_CODE,
+        reason: `awareness refused: ${update.byteLength} bytes is over the ${MAX_AWARENESS_MESSAGE_BYTES}-byte limit`,
+      })
+  }
+
+  async beforeSync({ type, payload, connection, document }: beforeSyncPayload): Promise<void> {
+    if (type !== SYNC_STEP_2 && type !== SYNC_UPDATE) return
+    // Hocuspocus does not apply a read-only connection's changes (refused ones are read-only): no check.
+    if (connection.readOnly) return
+    const check = checkEditorUpdate(document, payload)
+    if (!check.ok)
+      return this.refuse(connection, 'content', {
+        code: EDITOR_REFUSED_CODE,
+        reason: `update refused: ${check.reason}`,
+      })
+    if (check.inserts && this.estimatedBytes(document.name) > MAX_DOCUMENT_BYTES)
+      return this.refuse(connection, 'document_size', {
+        code: EDITOR_TOO_LARGE_CODE,
+        reason: `update refused: the document is over its ${mib(MAX_DOCUMENT_BYTES)} limit; delete content or start a new document`,
+      })
+    if (check.headingItems.length > 0) {
+      const pending = this.touchedHeadings.get(connection)
+      this.touchedHeadings.set(connection, pending ? pending.concat(check.headingItems) : check.headingItems)
+    }
+  }
+
+  async afterHandleMessage({ connection, document }: afterHandleMessagePayload): Promise<void> {
+    const touched = this.touchedHeadings.get(connection)
+    if (!touched) return
+    this.touchedHeadings.delete(connection)
+    const repaired = repairHeadingIds(document.getXmlFragment(FRAGMENT_NAME), touched, REPAIR_ORIGIN)
+    if (repaired > 0) {
+      this.deps.metrics.headingIdRepairs.inc({}, repaired)
+      this.deps.logger.debug({ documentId: this.documentId(connection), repaired }, 'heading ids repaired')
+    }
+  }
+
+  async beforeHandleAwareness({ states, connection }: beforeHandleAwarenessPayload): Promise<void> {
+    if (!connection) return // from another instance (Redis) or this server: already checked at its edge
+    if (states.size > MAX_AWARENESS_STATES_PER_MESSAGE)
+      this.refuse(connection, 'awareness', {
+        code: EDITOR_TOO_LARGE_CODE,
+        reason: `awareness refused: ${states.size} client states in one message; the limit is ${MAX_AWARENESS_STATES_PER_MESSAGE}`,
+      })
+    for (const state of this.refused.has(connection) ? [] : states.values()) {
+      if (state === null) continue // a client leaving
+      const size = JSON.stringify(state)?.length ?? 0
+      if (size > MAX_AWARENESS_STATE_BYTES)
+        this.refuse(connection, 'awareness', {
+          code: EDITOR_TOO_LARGE_CODE,
+          reason: `awareness refused: a client state of ${size} characters is over the ${MAX_AWARENESS_STATE_BYTES} limit`,
+        })
+    }
+    // A refused connection's awareness is emptied: what Hocuspocus applies and broadcasts is nothing.
+    if (this.refused.has(connection)) states.clear()
+  }
+
+  /** Ids written by older versions (or by hand) that are malformed or repeated are replaced at load. */
+  async afterLoadDocument({ document, documentName }: afterLoadDocumentPayload): Promise<void> {
+    const repaired = reassignDuplicateIds(document.getXmlFragment(FRAGMENT_NAME), REPAIR_ORIGIN)
+    if (repaired > 0) {
+      this.deps.metrics.headingIdRepairs.inc({}, repaired)
+      this.deps.logger.info({ room: documentName, repaired }, 'heading ids repaired at load')
+    }
+  }
+
+  async onChange({ documentName, update }: onChangePayload): Promise<void> {
+    const entry = this.current(documentName)
+    entry.bytes += update.byteLength
+  }
+
+  async afterUnloadDocument({ documentName }: { documentName: string }): Promise<void> {
+    this.growth.delete(documentName)
+  }
+
+  /** The state's size at its last load or store plus every update since (deletions counted as growth). */
+  private estimatedBytes(documentName: string): number {
+    const entry = this.current(documentName)
+    return entry.base + entry.bytes
+  }
+
+  private current(documentName: string): { base: number; bytes: number } {
+    const base = this.deps.stateBytes(documentName)
+    let entry = this.growth.get(documentName)
+    if (!entry || entry.base !== base) {
+      entry = { base, bytes: 0 }
+      this.growth.set(documentName, entry)
+    }
+    return entry
+  }
+
+  private documentId(connection: Connection): string | undefined {
+    return (connection.context as ConnectionContext | undefined)?.documentId
+  }
+
+  /**
+   * Refuses this connection's message and closes its connection to the document with the reason. Nothing
+   * is thrown (Hocuspocus would print it): the connection becomes read-only first, so Hocuspocus does not
+   * apply the sync message it is handling, and its later messages are dropped the same way.
+   */
+  private refuse(connection: Connection, kind: string, refusal: Refusal): void {
+    if (this.refused.has(connection)) return
+    this.refused.add(connection)
+    this.deps.metrics.editorRefusals.inc({ kind })
+    const context = connection.context as ConnectionContext | undefined
+    this.deps.logger.info(
+      { documentId: context?.documentId, userId: context?.principal.user.id, kind, reason: refusal.reason },
+      'editor message refused',
+    )
+    connection.readOnly = true
+    connection.close({ code: refusal.code, reason: refusal.reason.slice(0, MAX_REASON_CHARS) })
+  }
+}

@@ -1,0 +1,351 @@
+/**
+ * The editor-update check: decides, before a Yjs update from an editor is applied, whether everything it
+ * inserts fits the document model. It decodes the update (cost proportional to the update, not the document)
+ * and places each inserted item, looking up parents and neighbours in the update itself or in the live
+ * document, without recursion (a forged chain of a million items is walked with a loop, and a cycle is refused).
+ *
+ * Checked: only the TipTap fragment is written; every element is a node type of the schema, allowed inside
+ * its parent (the set of child types the parent's content expression can hold); nesting stays within
+ * MAX_NESTING_DEPTH; text sits only in text blocks; marks are the schema's and allowed in their block;
+ * attributes are the node's or mark's own, with scalar values of bounded size. Not checked here: the order
+ * and count rules of content expressions (e.g. "a list item starts with a paragraph"); those cannot make a
+ * store, a walk or a read fail.
+ *
+ * Deletions are editing and always pass. Heading ids are not refused: the check reports which headings the
+ * update creates or re-labels, and the caller replaces ids that are malformed or taken (`repairHeadingIds`).
+ */
+import type { MarkType, NodeType } from '@tiptap/pm/model'
+import * as Y from 'yjs'
+import { schema } from '../extensions.ts'
+import { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_ATTRIBUTE_CHARS, MAX_NESTING_DEPTH } from '../limits.ts'
+
+export type UpdateCheck =
+  | {
+      ok: true
+      /** Whether the update inserts anything (an update that only deletes never grows a document). */
+      inserts: boolean
+      /** Ids of items that create a heading or set a heading's id: look them up after applying. */
+      headingItems: Y.ID[]
+    }
+  | { ok: false; reason: string }
+
+/** Where an item sits: the fragment, an element (with its depth), a text run (in its block), or nowhere. */
+type Place =
+  | { kind: 'fragment'; sub: string | null }
+  | { kind: 'element'; name: string; depth: number; sub: string | null }
+  | { kind: 'text'; host: string; sub: string | null }
+  /** Inside deleted or collected content: Yjs integrates it as deleted, so it cannot harm. */
+  | { kind: 'gone' }
+  | { kind: 'refused'; reason: string }
+
+type YItem = Y.Item
+type Struct = Y.Item | Y.GC | Y.Skip
+
+/** Most array entries in an attribute value (table column widths). */
+const MAX_ATTRIBUTE_ARRAY = 1_000
+/** Longest mark-key suffix y-tiptap writes for overlapping marks of one type (`link--<hash>`). */
+const MARK_KEY = /^([A-Za-z][A-Za-z0-9_]*)(--[A-Za-z0-9+/=]{1,64})?$/
+
+const childTypes = new Map<NodeType, Set<string>>()
+
+/** Node types the content expression of `type` can hold anywhere (its content match automaton's edges). */
+function allowedChildren(type: NodeType): Set<string> {
+  let names = childTypes.get(type)
+  if (names) return names
+  names = new Set()
+  const seen = new Set([type.contentMatch])
+  const queue = [type.contentMatch]
+  while (queue.length > 0) {
+    const match = queue.pop()!
+    for (let i = 0; i < match.edgeCount; i++) {
+      const edge = match.edge(i)
+      names.add(edge.type.name)
+      if (!seen.has(edge.next)) {
+        seen.add(edge.next)
+        queue.push(edge.next)
+      }
+    }
+  }
+  childTypes.set(type, names)
+  return names
+}
+
+function attributeValueProblem(value: unknown): string | undefined {
+  if (value === null || typeof value === 'boolean') return undefined
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : 'is not a finite number'
+  if (typeof value === 'string')
+    return value.length <= MAX_ATTRIBUTE_CHARS
+      ? undefined
+      : `is longer than ${MAX_ATTRIBUTE_CHARS} characters`
+  if (Array.isArray(value)) {
+    if (value.length > MAX_ATTRIBUTE_ARRAY) return `has more than ${MAX_ATTRIBUTE_ARRAY} entries`
+    for (const entry of value)
+      if (entry !== null && !(typeof entry === 'number' && Number.isFinite(entry)))
+        return 'is a list of something other than numbers'
+    return undefined
+  }
+  return 'is not a string, number, boolean or list of numbers'
+}
+
+function markProblem(key: string, value: unknown, host: NodeType): string | undefined {
+  const name = MARK_KEY.exec(key)?.[1]
+  const markType: MarkType | undefined = name ? schema.marks[name] : undefined
+  if (!markType) return `mark "${key.slice(0, 40)}" is not part of this server's schema`
+  if (!host.allowsMarkType(markType)) return `mark "${markType.name}" is not allowed in ${host.name}`
+  if (value === null) return undefined // ends the mark
+  if (typeof value !== 'object' || Array.isArray(value))
+    return `mark "${markType.name}" has attributes that are not an object`
+  for (const [attr, attrValue] of Object.entries(value as Record<string, unknown>)) {
+    if (!(attr in (markType.spec.attrs ?? {})))
+      return `mark "${markType.name}" has no attribute "${attr.slice(0, 40)}"`
+    const problem = attributeValueProblem(attrValue)
+    if (problem) return `mark "${markType.name}" attribute "${attr}" ${problem}`
+  }
+  return undefined
+}
+
+/** The place of an integrated type of the live document (its depth walked up, at most the ceiling + 1). */
+function describeType(
+  type: Y.AbstractType<unknown>,
+  fragment: Y.AbstractType<unknown> | undefined,
+  sub: string | null,
+): Place {
+  if (type._item?.deleted) return { kind: 'gone' }
+  if (type === fragment) return { kind: 'fragment', sub }
+  if (type instanceof Y.XmlElement) {
+    let depth = 1
+    let parent = type.parent
+    while (parent && parent !== fragment && depth <= MAX_NESTING_DEPTH) {
+      depth++
+      parent = parent.parent
+    }
+    return { kind: 'element', name: type.nodeName, depth, sub }
+  }
+  if (type instanceof Y.XmlText) {
+    const host = type.parent
+    if (host instanceof Y.XmlElement) return { kind: 'text', host: host.nodeName, sub }
+    return { kind: 'refused', reason: 'the update writes into text that is not inside a block' }
+  }
+  return { kind: 'refused', reason: 'the update writes into a shared type that is not the document' }
+}
+
+/** The place of the children of a type created by `item` (an element or text of this update). */
+function inside(item: YItem, at: Place, sub: string | null): Place {
+  if (at.kind === 'gone' || at.kind === 'refused') return at
+  const type = (item.content as Y.ContentType).type
+  if (type instanceof Y.XmlElement) {
+    const depth = at.kind === 'fragment' ? 1 : at.kind === 'element' ? at.depth + 1 : MAX_NESTING_DEPTH + 1
+    return { kind: 'element', name: type.nodeName, depth, sub }
+  }
+  if (type instanceof Y.XmlText && at.kind === 'element') return { kind: 'text', host: at.name, sub }
+  return { kind: 'refused', reason: 'the update writes into a shared type that is not part of a document' }
+}
+
+/**
+ * Checks `update` (Yjs v1 encoding, as sync messages carry) against the live document `doc` it is about to be
+ * applied to. Pure apart from reading `doc`.
+ */
+export function checkEditorUpdate(doc: Y.Doc, update: Uint8Array): UpdateCheck {
+  let decoded: { structs: Struct[]; ds: unknown }
+  try {
+    decoded = Y.decodeUpdate(update) as { structs: Struct[]; ds: unknown }
+  } catch {
+    return { ok: false, reason: 'the update is not a valid Yjs update' }
+  }
+  const fragment = doc.share.get(FRAGMENT_NAME) as Y.AbstractType<unknown> | undefined
+  // This update's items per client, in clock order, to find the item holding a given id.
+  const byClient = new Map<number, YItem[]>()
+  for (const struct of decoded.structs) {
+    if (!(struct instanceof Y.Item)) continue
+    const list = byClient.get(struct.id.client)
+    if (list) list.push(struct)
+    else byClient.set(struct.id.client, [struct])
+  }
+  for (const list of byClient.values()) list.sort((a, b) => a.id.clock - b.id.clock)
+  const findInUpdate = (id: Y.ID): YItem | undefined => {
+    const list = byClient.get(id.client)
+    if (!list) return undefined
+    let lo = 0
+    let hi = list.length - 1
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1
+      const item = list[mid]!
+      if (id.clock < item.id.clock) hi = mid - 1
+      else if (id.clock >= item.id.clock + item.length) lo = mid + 1
+      else return item
+    }
+    return undefined
+  }
+  const findInDoc = (id: Y.ID): Struct | undefined => {
+    const structs = doc.store.clients.get(id.client)
+    if (!structs || structs.length === 0) return undefined
+    const last = structs[structs.length - 1]!
+    if (id.clock >= last.id.clock + last.length) return undefined
+    return Y.getItem(doc.store, id) as Struct
+  }
+
+  const places = new Map<YItem, Place>()
+  const missing: Place = {
+    kind: 'refused',
+    reason: 'the update depends on content this server does not have; reconnect to resync',
+  }
+
+  /**
+   * One step of placing `item`: either its place (known without other update items), or the update item it
+   * depends on and how to derive its place from that one's.
+   */
+  const step = (item: YItem): Place | { via: YItem; how: 'parent' | 'sibling' } => {
+    const parent = item.parent as unknown
+    if (typeof parent === 'string') {
+      if (parent !== FRAGMENT_NAME)
+        return {
+          kind: 'refused',
+          reason: `the update writes the shared type "${parent.slice(0, 40)}"; only "${FRAGMENT_NAME}" is a document`,
+        }
+      return { kind: 'fragment', sub: item.parentSub }
+    }
+    if (parent && typeof parent === 'object' && 'client' in parent) {
+      const id = parent as Y.ID
+      const own = findInUpdate(id)
+      if (own) {
+        if (!(own.content instanceof Y.ContentType) || own.id.clock !== id.clock)
+          return { kind: 'refused', reason: 'the update names a parent that is not a shared type' }
+        return { via: own, how: 'parent' }
+      }
+      const struct = findInDoc(id)
+      if (!struct) return missing
+      if (!(struct instanceof Y.Item)) return { kind: 'gone' }
+      if (!(struct.content instanceof Y.ContentType))
+        return { kind: 'refused', reason: 'the update names a parent that is not a shared type' }
+      return describeType(struct.content.type, fragment, item.parentSub)
+    }
+    // No parent written: Yjs takes it (and the attribute key) from the left or right neighbour.
+    const neighbour = item.origin ?? item.rightOrigin
+    if (!neighbour) return { kind: 'refused', reason: 'the update holds an item with no parent' }
+    const own = findInUpdate(neighbour)
+    if (own) return { via: own, how: 'sibling' }
+    const struct = findInDoc(neighbour)
+    if (!struct) return missing
+    if (!(struct instanceof Y.Item)) return { kind: 'gone' }
+    if (!(struct.parent instanceof Y.AbstractType)) return { kind: 'gone' }
+    return describeType(struct.parent, fragment, struct.parentSub)
+  }
+
+  const placeOf = (start: YItem): Place => {
+    const known = places.get(start)
+    if (known) return known
+    // Follow dependencies with a loop until a known place, then assign back along the chain.
+    const chain: Array<{ item: YItem; how: 'parent' | 'sibling' }> = []
+    const onChain = new Set<YItem>()
+    let item = start
+    let place: Place
+    for (;;) {
+      const cached = places.get(item)
+      if (cached) {
+        place = cached
+        break
+      }
+      if (onChain.has(item)) {
+        place = { kind: 'refused', reason: 'the update holds items that are their own ancestors' }
+        break
+      }
+      onChain.add(item)
+      const next = step(item)
+      if (!('via' in next)) {
+        places.set(item, next)
+        place = next
+        break
+      }
+      chain.push({ item, how: next.how })
+      item = next.via
+    }
+    let nextItem = item
+    let nextPlace = place
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const { item: link, how } = chain[i]!
+      // A neighbour shares the parent (and attribute key); a parent's children sit inside the type it creates.
+      const derived = how === 'sibling' ? nextPlace : inside(nextItem, nextPlace, link.parentSub)
+      places.set(link, derived)
+      nextItem = link
+      nextPlace = derived
+    }
+    return places.get(start)!
+  }
+
+  let inserts = false
+  const headingItems: Y.ID[] = []
+  for (const struct of decoded.structs) {
+    if (!(struct instanceof Y.Item)) continue
+    const content = struct.content
+    if (content instanceof Y.ContentDeleted) continue
+    inserts = true
+    const place = placeOf(struct)
+    if (place.kind === 'gone') continue
+    if (place.kind === 'refused') return { ok: false, reason: place.reason }
+    const problem = contentProblem(struct, place)
+    if (problem) return { ok: false, reason: problem }
+    if (place.kind === 'element' && place.name === 'heading' && place.sub === HEADING_ID_ATTR)
+      headingItems.push(struct.id)
+    if (
+      content instanceof Y.ContentType &&
+      content.type instanceof Y.XmlElement &&
+      content.type.nodeName === 'heading'
+    )
+      headingItems.push(struct.id)
+  }
+  return { ok: true, inserts, headingItems }
+}
+
+function contentProblem(
+  item: YItem,
+  place: Exclude<Place, { kind: 'gone' | 'refused' }>,
+): string | undefined {
+  const content = item.content
+  if (place.sub !== null) {
+    // An attribute (a map entry of the element).
+    if (place.kind !== 'element') return 'the update sets an attribute on something that is not a block'
+    const nodeType = schema.nodes[place.name]
+    const attrs = nodeType?.spec.attrs ?? {}
+    if (!(place.sub in attrs))
+      return `attribute "${place.sub.slice(0, 40)}" is not part of ${place.name} in this server's schema`
+    if (!(content instanceof Y.ContentAny))
+      return `attribute "${place.sub}" of ${place.name} is not a plain value`
+    for (const value of content.arr) {
+      const problem = attributeValueProblem(value)
+      if (problem) return `attribute "${place.sub}" of ${place.name} ${problem}`
+    }
+    return undefined
+  }
+  if (content instanceof Y.ContentType) {
+    const type = content.type
+    if (type instanceof Y.XmlElement) {
+      const nodeType = schema.nodes[type.nodeName]
+      if (!nodeType || nodeType.isText || nodeType === schema.topNodeType)
+        return `node type "${type.nodeName.slice(0, 40)}" is not part of this server's schema`
+      const parentType =
+        place.kind === 'fragment'
+          ? schema.topNodeType
+          : place.kind === 'element'
+            ? schema.nodes[place.name]
+            : undefined
+      if (!parentType || !allowedChildren(parentType).has(nodeType.name))
+        return `${nodeType.name} is not allowed inside ${place.kind === 'text' ? 'text' : (parentType?.name ?? 'this place')}`
+      const depth = place.kind === 'element' ? place.depth + 1 : 1
+      if (depth > MAX_NESTING_DEPTH) return `blocks are nested deeper than ${MAX_NESTING_DEPTH} levels`
+      return undefined
+    }
+    if (type instanceof Y.XmlText) {
+      const host = place.kind === 'element' ? schema.nodes[place.name] : undefined
+      if (!host?.inlineContent)
+        return `text is not allowed directly inside ${place.kind === 'element' ? place.name : 'the document'}`
+      return undefined
+    }
+    return 'the update creates a shared type that is not part of a document (only elements and text)'
+  }
+  if (place.kind !== 'text') return 'the update writes text or values outside a text block'
+  const host = schema.nodes[place.host]
+  if (!host) return `node type "${place.host.slice(0, 40)}" is not part of this server's schema`
+  if (content instanceof Y.ContentString) return undefined
+  if (content instanceof Y.ContentFormat) return markProblem(content.key, content.value, host)
+  return 'the update embeds something other than text and marks in a text block'
+}
