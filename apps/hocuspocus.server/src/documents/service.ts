@@ -8,6 +8,7 @@ import {
   type OutlineNode,
   readOutline,
   readPlainText,
+  withWellFormedIds,
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import type { Principal } from '../auth/tokens.ts'
@@ -270,7 +271,9 @@ export function createDocumentsService(prisma: PrismaClient) {
       const row = rows[0]
       if (!row || row.deleted) return null
       // No state at all is an empty document, whose outline is empty.
-      return { documentId: row.id, outline: row.hasState ? row.outline : [] }
+      // Stored before ids were checked, an outline may hold a forged id: never hand one out.
+      const outline = row.hasState ? row.outline && withWellFormedIds(row.outline) : []
+      return { documentId: row.id, outline }
     },
 
     /** Stores a document's merged state, title and search text together. Throws when the database does. */

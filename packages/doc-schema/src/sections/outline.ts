@@ -1,4 +1,5 @@
 import type * as Y from 'yjs'
+import { isHeadingId } from '../heading-id.ts'
 import { describeSection, locateSections } from './section-index.ts'
 
 export type OutlineNode = {
@@ -24,6 +25,20 @@ export function readOutline(fragment: Y.XmlFragment): OutlineNode[] {
     if (parent) parent.children.push(node)
     else roots.push(node)
     stack.push(node)
+  }
+  return roots
+}
+
+/**
+ * An outline read back from storage, made safe to print: a section id that is not well-formed (stored by a
+ * version before ids were checked) becomes '' (no id), as `locateSections` reports it. Iterative, in place.
+ */
+export function withWellFormedIds(roots: OutlineNode[]): OutlineNode[] {
+  const stack = [...roots]
+  while (stack.length > 0) {
+    const node = stack.pop()!
+    if (!isHeadingId(node.sectionId)) node.sectionId = ''
+    if (Array.isArray(node.children)) stack.push(...node.children)
   }
   return roots
 }

@@ -263,6 +263,22 @@ describe('heading ids are the server’s', () => {
   })
 })
 
+test('a forged id in an outline stored by an older version never reaches an agent (cold read)', async () => {
+  const doc = await sharedDocument('Legacy outline')
+  const loaded = await r.server.services.documents.loadState(doc.room)
+  await r.server.services.documents.storeState(doc.id, {
+    state: loaded!.state!,
+    title: 'Legacy outline',
+    text: '',
+    outline: [{ sectionId: FORGED_ID, level: 1, title: 'Legacy outline', rev: 'abc', children: [] }],
+  })
+  expect(r.server.collab.hocuspocus.documents.has(doc.room)).toBe(false)
+  const { text, isError } = await callText(agent.client, 'get_outline', { slug: doc.slug })
+  expect(isError).toBe(false)
+  expect(text.split(FRAME_END)).toHaveLength(2)
+  expect(text).not.toContain('[Server note')
+})
+
 describe('awareness is bounded, also for read-only viewers', () => {
   test('a viewer’s awareness state over the ceiling is refused and never reaches other editors', async () => {
     const doc = await sharedDocument('Awareness')
