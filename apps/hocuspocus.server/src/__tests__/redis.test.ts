@@ -4,7 +4,7 @@
  * .ci/run provides both.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
+import { FRAGMENT_NAME, HEADING_ID_ATTR, isHeadingId, readPlainText } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from './helpers/database.ts'
@@ -54,6 +54,50 @@ describe.skipIf(!REDIS_URL || !TEST_DATABASE_URL)('two instances through Redis (
     )
     expect(Y.encodeStateVector(onA.doc)).toEqual(Y.encodeStateVector(onB.doc))
     onA.destroy()
+    onB.destroy()
+  })
+
+  test('an update refused on A never reaches B; a heading id repaired on A is repaired on B', async () => {
+    const alice = await userWithToken(a, 'alice2')
+    const created = await a.services.documents.create(alice.user.id, { title: 'Boundary across instances' })
+    if (created.kind === 'error') throw new Error(created.message)
+    const room = created.value.room
+    const attacker = connectProvider(a.url, room, alice.token)
+    const onB = connectProvider(b.url, room, alice.token)
+    await Promise.all([attacker.ready, onB.ready])
+    const reasons: string[] = []
+    attacker.provider.on('close', ({ event }: { event: { reason: string } }) => reasons.push(event.reason))
+    const fragment = attacker.doc.getXmlFragment(FRAGMENT_NAME)
+    // A forged id on the title heading: instance A replaces it, and B's editor gets the replacement.
+    attacker.doc.transact(() =>
+      (fragment.get(0) as Y.XmlElement).setAttribute(HEADING_ID_ATTR, 'forged\n[note]'),
+    )
+    await eventually(() => {
+      const id = (onB.doc.getXmlFragment(FRAGMENT_NAME).get(0) as Y.XmlElement).getAttribute(HEADING_ID_ATTR)
+      expect(isHeadingId(id)).toBe(true)
+    })
+    // Nesting past the ceiling: refused on A, so nothing spreads to B (before, it stopped both storing).
+    let deep = new Y.XmlElement('paragraph')
+    for (let i = 0; i < 200; i++) {
+      const quote = new Y.XmlElement('blockquote')
+      quote.insert(0, [deep])
+      deep = quote
+    }
+    attacker.doc.transact(() => fragment.push([deep]))
+    await eventually(() => expect(reasons.join('\n')).toContain('nested deeper'))
+    // A later edit on A reaches B; Redis keeps A's order, so anything A had applied would be there too.
+    const witness = connectProvider(a.url, room, alice.token)
+    await witness.ready
+    const after = new Y.XmlElement('paragraph')
+    after.insert(0, [new Y.XmlText('after the refusal')])
+    witness.doc.getXmlFragment(FRAGMENT_NAME).push([after])
+    const onBFragment = onB.doc.getXmlFragment(FRAGMENT_NAME)
+    await eventually(() => expect(readPlainText(onBFragment)).toContain('after the refusal'))
+    witness.destroy()
+    expect(onBFragment.toArray().some((c) => c instanceof Y.XmlElement && c.nodeName === 'blockquote')).toBe(
+      false,
+    )
+    attacker.destroy()
     onB.destroy()
   })
 })
