@@ -1,4 +1,5 @@
 /** The services every transport shares: one place for each rule. */
+import { AccessChanges } from './access-changes.ts'
 import { createTokensService, type TokensService } from './auth/tokens.ts'
 import { createUsersService, type UsersService } from './auth/users.ts'
 import { type ChatService, createChatService } from './chat/service.ts'
@@ -11,14 +12,23 @@ export type Services = {
   tokens: TokensService
   documents: DocumentsService
   chat: ChatService
+  /** Told of every change of who may open or write what (collab/access-watch.ts follows it). */
+  accessChanges: AccessChanges
 }
 
 export function createServices(db: Database): Services {
+  const accessChanges = new AccessChanges()
+  const tokens = createTokensService(db.prisma, undefined, accessChanges)
+  // A revoke heard from another process (Redis): this process's cached principal goes at once.
+  accessChanges.on((change, source) => {
+    if (change.kind === 'token' && source === 'remote') tokens.forget(change.tokenId)
+  })
   return {
     db,
     users: createUsersService(db.prisma),
-    tokens: createTokensService(db.prisma),
-    documents: createDocumentsService(db.prisma),
+    tokens,
+    documents: createDocumentsService(db.prisma, accessChanges),
     chat: createChatService(db.prisma),
+    accessChanges,
   }
 }

@@ -4,6 +4,7 @@
  * may be revoked; a revoked or expired token is refused exactly like an unknown one.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
 import type { TokenScope } from '../db/generated/enums.ts'
 import { ok, type Result, refuse } from '../errors.ts'
@@ -20,7 +21,9 @@ const LAST_USED_RESOLUTION_MS = 60_000
  * How long a verified token is trusted without asking the database again. Every MCP and REST request
  * verifies its token, and one database query costs more than the rest of a small request (tools/list).
  * Revoking through this process (the CLI reaches a running server through its admin socket) takes
- * effect at once; another instance sharing the database sees a revocation within this time.
+ * effect at once; so does a revoke on another instance or a CLI process when REDIS_URL is set (it is
+ * published, see access-changes.ts, and `forget` drops the entry). Without Redis, another instance
+ * sharing the database sees a revocation within this time.
  */
 export const PRINCIPAL_CACHE_TTL_MS = 10_000
 /** Verified tokens kept at most; the oldest entry goes first. */
@@ -57,6 +60,10 @@ type VerifyRow = {
 
 const hashSecret = (secret: string) => createHash('sha256').update(secret).digest()
 
+/** The one rule for a stored token that exists: usable unless revoked or expired. */
+const isUsable = (row: { revokedAt: Date | null; expiresAt: Date | null }, at: Date) =>
+  !row.revokedAt && !(row.expiresAt && row.expiresAt <= at)
+
 export function parseScopes(raw: string): Result<Scope[]> {
   const parts = raw
     .split(',')
@@ -77,7 +84,12 @@ type CachedPrincipal = {
   verifiedAt: number
 }
 
-export function createTokensService(prisma: PrismaClient, now: () => Date = () => new Date()) {
+/** `changes`: told of every revoke, so open connections and other instances follow it. */
+export function createTokensService(
+  prisma: PrismaClient,
+  now: () => Date = () => new Date(),
+  changes?: AccessChanges,
+) {
   const verified = new Map<string, CachedPrincipal>()
 
   /** A principal verified less than PRINCIPAL_CACHE_TTL_MS ago for this exact token, if any. */
@@ -153,7 +165,7 @@ export function createTokensService(prisma: PrismaClient, now: () => Date = () =
       const row = rows[0]
       const expected = row ? Buffer.from(row.secretHash) : randomBytes(32)
       const matches = timingSafeEqual(secretHash, expected)
-      if (!row || !matches || row.revokedAt || (row.expiresAt && row.expiresAt <= now())) return null
+      if (!row || !matches || !isUsable(row, now())) return null
       const at = now()
       if (!row.lastUsedAt || at.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
         // Best effort: a failed bookkeeping write must not refuse a valid token.
@@ -174,6 +186,28 @@ export function createTokensService(prisma: PrismaClient, now: () => Date = () =
       return principal
     },
 
+    /**
+     * Of these token ids, the ones still usable (one query, for re-checking open connections); the
+     * cached principal of every other one is dropped, so requests refuse it at once too.
+     */
+    async usableIds(ids: readonly string[]): Promise<Set<string>> {
+      const unique = [...new Set(ids)]
+      if (unique.length === 0) return new Set()
+      const rows = await prisma.apiToken.findMany({
+        where: { id: { in: unique } },
+        select: { id: true, revokedAt: true, expiresAt: true },
+      })
+      const at = now()
+      const usable = new Set(rows.filter((row) => isUsable(row, at)).map((row) => row.id))
+      for (const id of unique) if (!usable.has(id)) verified.delete(id)
+      return usable
+    },
+
+    /** Drops a token's cached principal: the next use asks the database (a revoke heard from elsewhere). */
+    forget(id: string): void {
+      verified.delete(id)
+    },
+
     list(userId: string): Promise<TokenRecord[]> {
       return prisma.apiToken.findMany({
         where: { userId },
@@ -187,7 +221,11 @@ export function createTokensService(prisma: PrismaClient, now: () => Date = () =
       if (!row)
         return refuse('not_found', `ID: no token "${id}"; list them with: bun run cli -- token list HANDLE`)
       verified.delete(row.id)
-      if (row.revokedAt) return ok(row)
+      if (row.revokedAt) {
+        // Told again: a connection or instance that missed the first time closes now.
+        changes?.emit({ kind: 'token', tokenId: row.id })
+        return ok(row)
+      }
       const revoked = await prisma.apiToken.update({
         where: { id: row.id },
         data: { revokedAt: now() },
@@ -195,6 +233,7 @@ export function createTokensService(prisma: PrismaClient, now: () => Date = () =
       })
       // Again after the write: a request verified while it ran must not keep the token alive.
       verified.delete(row.id)
+      changes?.emit({ kind: 'token', tokenId: row.id })
       return ok(revoked)
     },
   }

@@ -4,6 +4,7 @@
  * this process opens the database itself.
  */
 import { readFileSync } from 'node:fs'
+import { bridgeAccessChanges } from '../access-changes.ts'
 import { ConfigError, loadConfig } from '../config.ts'
 import { databaseTarget, openDatabase } from '../db/client.ts'
 import {
@@ -76,12 +77,24 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   const db = await openDatabase(target)
+  const services = createServices(db)
+  // Servers on this database hear a revoke, share or flag change at once through Redis (see access-changes.ts).
+  const bridge = config.redisUrl
+    ? bridgeAccessChanges({
+        redisUrl: config.redisUrl,
+        changes: services.accessChanges,
+        subscribe: false,
+        onError: (message) =>
+          io.err(`REDIS_URL: ${message}; running servers apply the change within 10 s instead\n`),
+      })
+    : undefined
   try {
     if (config.migrateOnStart && found && found.key !== 'db status' && found.key !== 'db migrate') {
       await applyMigrations(db.adapterFactory, { onWarning: (m) => io.err(`${m}\n`) })
     }
-    return await runCommand(request, createServices(db), io)
+    return await runCommand(request, services, io)
   } finally {
+    await bridge?.close()
     await db.close()
     lock?.release()
   }

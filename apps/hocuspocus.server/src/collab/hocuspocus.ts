@@ -9,6 +9,7 @@ import type { Config } from '../config.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import type { Services } from '../services.ts'
+import { AccessWatch } from './access-watch.ts'
 import { AuthExtension } from './auth-extension.ts'
 import { EditorBoundary } from './boundary.ts'
 import { PersistenceExtension } from './persistence-extension.ts'
@@ -88,6 +89,8 @@ export function createCollab(deps: {
     persistence,
     // Every editor message is checked before it is applied or broadcast (schema, depth, sizes, heading ids).
     new EditorBoundary({ logger, metrics, stateBytes: (name) => persistence.stateBytes(name) }),
+    // Open connections follow revoke, unshare, read-only and role changes (from every instance with Redis).
+    new AccessWatch({ services, logger, redisUrl: config.redisUrl }),
   ]
   if (config.redisUrl) {
     const url = config.redisUrl

@@ -11,6 +11,7 @@ import {
   withWellFormedIds,
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
+import type { AccessChanges } from '../access-changes.ts'
 import type { Principal } from '../auth/tokens.ts'
 import { Prisma, type PrismaClient } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
@@ -87,7 +88,8 @@ function derivedOf(update: Uint8Array): { text: string; outline: OutlineNode[] }
   return derived
 }
 
-export function createDocumentsService(prisma: PrismaClient) {
+/** `changes`: told of every share, unshare, flag change and delete, so open connections follow them. */
+export function createDocumentsService(prisma: PrismaClient, changes?: AccessChanges) {
   async function resolveWhere(
     where: { slug: string } | { room: string },
     principal: Principal,
@@ -129,6 +131,36 @@ export function createDocumentsService(prisma: PrismaClient) {
     resolveRoom: (room: string, principal: Principal) => resolveWhere({ room }, principal, room),
 
     bySlugForAdmin,
+
+    /**
+     * Access of each (document, principal) pair, decided by access.ts as `resolve` does, in one batch
+     * (documents and the principals' memberships): for re-checking every open connection at once.
+     */
+    async accessMany(pairs: ReadonlyArray<{ documentId: string; principal: Principal }>): Promise<Access[]> {
+      if (pairs.length === 0) return []
+      const rows = await prisma.document.findMany({
+        where: { id: { in: [...new Set(pairs.map((p) => p.documentId))] } },
+        select: {
+          id: true,
+          ownerId: true,
+          isPrivate: true,
+          readOnly: true,
+          deletedAt: true,
+          members: {
+            where: { userId: { in: [...new Set(pairs.map((p) => p.principal.user.id))] } },
+            select: { userId: true, role: true },
+          },
+        },
+      })
+      const byId = new Map(rows.map((row) => [row.id, row]))
+      return pairs.map(({ documentId, principal }): Access => {
+        const row = byId.get(documentId)
+        if (!row) return { canRead: false }
+        const userId = principal.user.id
+        const role = row.members.find((m) => m.userId === userId)?.role ?? null
+        return decideAccess({ document: row, userId, role, scopes: principal.scopes })
+      })
+    },
 
     async create(
       ownerId: string,
@@ -205,6 +237,7 @@ export function createDocumentsService(prisma: PrismaClient) {
         update: { role },
       })
       await prisma.document.update({ where: { id: doc.value.id }, data: { updatedAt: new Date() } })
+      changes?.emit({ kind: 'document', documentId: doc.value.id, userId })
       return doc
     },
 
@@ -214,6 +247,7 @@ export function createDocumentsService(prisma: PrismaClient) {
       const { count } = await prisma.documentMember.deleteMany({
         where: { documentId: doc.value.id, userId },
       })
+      changes?.emit({ kind: 'document', documentId: doc.value.id, userId })
       return ok({ removed: count > 0 })
     },
 
@@ -223,21 +257,25 @@ export function createDocumentsService(prisma: PrismaClient) {
     ): Promise<Result<DocumentRow>> {
       const doc = await bySlugForAdmin(slug)
       if (doc.kind === 'error') return doc
-      return ok(
-        await prisma.document.update({ where: { id: doc.value.id }, data: flags, select: documentSelect }),
-      )
+      const updated = await prisma.document.update({
+        where: { id: doc.value.id },
+        data: flags,
+        select: documentSelect,
+      })
+      changes?.emit({ kind: 'document', documentId: updated.id })
+      return ok(updated)
     },
 
     async softDelete(slug: string): Promise<Result<DocumentRow>> {
       const doc = await bySlugForAdmin(slug)
       if (doc.kind === 'error') return doc
-      return ok(
-        await prisma.document.update({
-          where: { id: doc.value.id },
-          data: { deletedAt: new Date() },
-          select: documentSelect,
-        }),
-      )
+      const deleted = await prisma.document.update({
+        where: { id: doc.value.id },
+        data: { deletedAt: new Date() },
+        select: documentSelect,
+      })
+      changes?.emit({ kind: 'document', documentId: deleted.id })
+      return ok(deleted)
     },
 
     /** The latest stored Yjs state of a live (not deleted) document, or null. */

@@ -1,0 +1,386 @@
+/**
+ * Attack: keep access after losing it. Access used to be checked only when a WebSocket connected, so after
+ * `token revoke`, `doc unshare`, `doc set --read-only`, a role change to viewer or a soft delete, an open
+ * socket kept editing. Each test here opens real providers on a real server, changes access through the
+ * services (as the CLI does, in-process through the admin socket or directly on the database), and then
+ * checks that the socket is closed or read-only: its further typing reaches neither another editor nor
+ * the stored state. Runs on PGlite, or PostgreSQL with TEST_DATABASE_URL; the two-instance part needs
+ * TEST_REDIS_URL and TEST_DATABASE_URL too.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
+import * as Y from 'yjs'
+import { ACCESS_REVOKED_CODE, AccessWatch } from '../collab/access-watch.ts'
+import type { RunningServer } from '../server.ts'
+import { createServices } from '../services.ts'
+import {
+  createTestDatabase,
+  DATABASE_KIND,
+  TEST_DATABASE_URL,
+  type TestDatabase,
+} from './helpers/database.ts'
+import { runCli } from './helpers/process.ts'
+import { connectProvider, type TestProvider } from './helpers/provider.ts'
+import { eventually, startTestServer, userWithToken } from './helpers/server.ts'
+
+const REDIS_URL = process.env.TEST_REDIS_URL || undefined
+
+/** Long enough for a loopback update to arrive if it were going to (it is not a measurement). */
+const GRACE_MS = 300
+
+function type(doc: Y.Doc, text: string): void {
+  const paragraph = new Y.XmlElement('paragraph')
+  paragraph.insert(0, [new Y.XmlText(text)])
+  doc.getXmlFragment(FRAGMENT_NAME).push([paragraph])
+}
+
+const textOf = (doc: Y.Doc) => readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
+
+/** The stored state's text, read from the table itself (also for a deleted document). */
+async function storedText(server: RunningServer, documentId: string): Promise<string> {
+  const row = await server.services.db.prisma.documentState.findUnique({ where: { documentId } })
+  if (!row) return ''
+  const doc = new Y.Doc()
+  Y.applyUpdate(doc, new Uint8Array(row.state))
+  return textOf(doc)
+}
+
+/** This server's open connections to a room, for one user (or everyone). */
+function connectionsOf(server: RunningServer, room: string, userId?: string) {
+  const document = server.collab.hocuspocus.documents.get(room)
+  return (document?.getConnections() ?? []).filter(
+    (c) => userId === undefined || c.context?.principal?.user.id === userId,
+  )
+}
+
+function watchOf(server: RunningServer): AccessWatch {
+  const found = server.collab.hocuspocus.configuration.extensions.find((e) => e instanceof AccessWatch)
+  if (!found) throw new Error('no AccessWatch among the extensions')
+  return found as AccessWatch
+}
+
+/** Every close the provider saw (the server's close message, then the socket's close event). */
+function closesOf(client: TestProvider): Array<{ code: number; reason: string }> {
+  const seen: Array<{ code: number; reason: string }> = []
+  client.provider.on('close', ({ event }: { event: { code: number; reason: string } }) => {
+    seen.push({ code: event.code, reason: event.reason })
+  })
+  return seen
+}
+
+type Setup = {
+  owner: Awaited<ReturnType<typeof userWithToken>>
+  bob: Awaited<ReturnType<typeof userWithToken>>
+  slug: string
+  room: string
+  documentId: string
+}
+
+/** Owner and bob (an editor member), a document, and both typing once so both are live editors. */
+async function twoEditors(
+  server: RunningServer,
+  name: string,
+  bobOn: RunningServer = server,
+): Promise<Setup & { ownerClient: TestProvider; bobClient: TestProvider }> {
+  const owner = await userWithToken(server, `${name}-owner`)
+  const bob = await userWithToken(server, `${name}-bob`)
+  const created = await server.services.documents.create(owner.user.id, { title: `Access ${name}` })
+  if (created.kind === 'error') throw new Error(created.message)
+  const { slug, room, id: documentId } = created.value
+  const shared = await server.services.documents.share(slug, bob.user.id, 'editor')
+  if (shared.kind === 'error') throw new Error(shared.message)
+  const ownerClient = connectProvider(server.url, room, owner.token)
+  const bobClient = connectProvider(bobOn.url, room, bob.token)
+  await Promise.all([ownerClient.ready, bobClient.ready])
+  type(bobClient.doc, 'bob before')
+  await eventually(() => expect(textOf(ownerClient.doc)).toContain('bob before'))
+  return { owner, bob, slug, room, documentId, ownerClient, bobClient }
+}
+
+let checkpoints = 0
+
+/**
+ * After bob lost write access: bob types, the owner types a marker; once the marker is stored, bob's
+ * words are neither in the owner's document nor in the stored state.
+ */
+async function expectBobsTypingGoesNowhere(
+  server: RunningServer,
+  s: Setup & { ownerClient: TestProvider; bobClient: TestProvider },
+  words: string,
+) {
+  type(s.bobClient.doc, words)
+  await Bun.sleep(GRACE_MS)
+  const marker = `owner checkpoint ${++checkpoints}`
+  type(s.ownerClient.doc, marker)
+  await eventually(async () => expect(await storedText(server, s.documentId)).toContain(marker))
+  expect(textOf(s.ownerClient.doc)).not.toContain(words)
+  expect(await storedText(server, s.documentId)).not.toContain(words)
+}
+
+describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
+  let db: TestDatabase
+  let server: RunningServer
+
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    server = await startTestServer(db)
+    // Only the change events may close or downgrade here; the periodic pass has its own test below.
+    watchOf(server).stopPeriodicRecheck()
+  }, 60_000)
+  afterAll(async () => {
+    await server?.stop()
+    await db?.cleanup()
+  }, 60_000)
+
+  test('token revoke closes the open socket; its later typing reaches no one and is not stored', async () => {
+    const s = await twoEditors(server, 'revoke')
+    const closes = closesOf(s.bobClient)
+    const revoked = await server.services.tokens.revoke(s.bob.tokenId)
+    expect(revoked.kind).toBe('ok')
+    await eventually(() => expect(connectionsOf(server, s.room, s.bob.user.id)).toHaveLength(0))
+    await eventually(() =>
+      expect(closes.some((c) => c.code === ACCESS_REVOKED_CODE || c.reason.startsWith('Forbidden'))).toBe(
+        true,
+      ),
+    )
+    await expectBobsTypingGoesNowhere(server, s, 'bob after revoke')
+    // The owner's own connection was not concerned.
+    expect(connectionsOf(server, s.room, s.owner.user.id)).toHaveLength(1)
+    s.ownerClient.destroy()
+    s.bobClient.destroy()
+  })
+
+  test('doc unshare closes the member’s open socket; its later typing reaches no one', async () => {
+    const s = await twoEditors(server, 'unshare')
+    const unshared = await server.services.documents.unshare(s.slug, s.bob.user.id)
+    expect(unshared).toEqual({ kind: 'ok', value: { removed: true } })
+    await eventually(() => expect(connectionsOf(server, s.room, s.bob.user.id)).toHaveLength(0))
+    await expectBobsTypingGoesNowhere(server, s, 'bob after unshare')
+    expect(connectionsOf(server, s.room, s.owner.user.id)).toHaveLength(1)
+    s.ownerClient.destroy()
+    s.bobClient.destroy()
+  })
+
+  test('doc set --read-only makes the member read-only: cannot change the document, still reads', async () => {
+    const s = await twoEditors(server, 'readonly')
+    const flagged = await server.services.documents.setFlags(s.slug, { readOnly: true })
+    expect(flagged.kind).toBe('ok')
+    await eventually(() => {
+      const [connection] = connectionsOf(server, s.room, s.bob.user.id)
+      expect(connection?.readOnly).toBe(true)
+      expect(connection?.context.canWrite).toBe(false)
+    })
+    await eventually(() => expect(s.bobClient.provider.authorizedScope).toBe('readonly'))
+    await expectBobsTypingGoesNowhere(server, s, 'bob after read-only')
+    // Still open and still reading what the owner writes.
+    type(s.ownerClient.doc, 'owner writes on')
+    await eventually(() => expect(textOf(s.bobClient.doc)).toContain('owner writes on'))
+    expect(connectionsOf(server, s.room, s.bob.user.id)).toHaveLength(1)
+    s.ownerClient.destroy()
+    s.bobClient.destroy()
+  })
+
+  test('doc share --role viewer makes an editor read-only; viewer -> editor waits for a reconnect', async () => {
+    const s = await twoEditors(server, 'viewer')
+    const shared = await server.services.documents.share(s.slug, s.bob.user.id, 'viewer')
+    expect(shared.kind).toBe('ok')
+    await eventually(() => expect(connectionsOf(server, s.room, s.bob.user.id)[0]?.readOnly).toBe(true))
+    await expectBobsTypingGoesNowhere(server, s, 'bob as viewer')
+    type(s.ownerClient.doc, 'owner to the viewer')
+    await eventually(() => expect(textOf(s.bobClient.doc)).toContain('owner to the viewer'))
+
+    // Editor again: the open socket stays read-only (access is only taken away live); a new one writes.
+    await server.services.documents.share(s.slug, s.bob.user.id, 'editor')
+    await watchOf(server).recheckAll()
+    expect(connectionsOf(server, s.room, s.bob.user.id)[0]?.readOnly).toBe(true)
+    s.bobClient.destroy()
+    const again = connectProvider(server.url, s.room, s.bob.token)
+    await again.ready
+    type(again.doc, 'bob editor again')
+    await eventually(() => expect(textOf(s.ownerClient.doc)).toContain('bob editor again'))
+    again.destroy()
+    s.ownerClient.destroy()
+  })
+
+  test('doc set --private closes a reader of the public document who is not a member', async () => {
+    const owner = await userWithToken(server, 'private-owner')
+    const carol = await userWithToken(server, 'private-carol')
+    const created = await server.services.documents.create(owner.user.id, {
+      title: 'Public',
+      isPrivate: false,
+    })
+    if (created.kind === 'error') throw new Error(created.message)
+    const { room, slug } = created.value
+    const ownerClient = connectProvider(server.url, room, owner.token)
+    const carolClient = connectProvider(server.url, room, carol.token)
+    await Promise.all([ownerClient.ready, carolClient.ready])
+    expect(connectionsOf(server, room, carol.user.id)[0]?.readOnly).toBe(true) // public: read only
+    await server.services.documents.setFlags(slug, { isPrivate: true })
+    await eventually(() => expect(connectionsOf(server, room, carol.user.id)).toHaveLength(0))
+    type(ownerClient.doc, 'owner after private')
+    await eventually(async () =>
+      expect(await storedText(server, created.value.id)).toContain('owner after private'),
+    )
+    await Bun.sleep(GRACE_MS)
+    expect(textOf(carolClient.doc)).not.toContain('owner after private') // no longer reads either
+    expect(connectionsOf(server, room, owner.user.id)).toHaveLength(1)
+    ownerClient.destroy()
+    carolClient.destroy()
+  })
+
+  test('doc delete closes every socket on the document, the owner’s too', async () => {
+    const s = await twoEditors(server, 'delete')
+    const deleted = await server.services.documents.softDelete(s.slug)
+    expect(deleted.kind).toBe('ok')
+    await eventually(() => expect(connectionsOf(server, s.room)).toHaveLength(0))
+    type(s.bobClient.doc, 'bob after delete')
+    type(s.ownerClient.doc, 'owner after delete')
+    await Bun.sleep(GRACE_MS)
+    const stored = await storedText(server, s.documentId)
+    expect(stored).not.toContain('bob after delete')
+    expect(stored).not.toContain('owner after delete')
+    s.ownerClient.destroy()
+    s.bobClient.destroy()
+  })
+
+  test('a change this server is not told of (another process on the database) is found by the periodic pass', async () => {
+    const s = await twoEditors(server, 'silent')
+    // Services of their own on the same database: like a CLI process writing PostgreSQL directly
+    // without REDIS_URL, nothing reaches this server's watch.
+    const elsewhere = createServices(server.services.db)
+    const revoked = await elsewhere.tokens.revoke(s.bob.tokenId)
+    expect(revoked.kind).toBe('ok')
+    await Bun.sleep(GRACE_MS)
+    expect(connectionsOf(server, s.room, s.bob.user.id)).toHaveLength(1) // not told: still open
+    await watchOf(server).recheckAll() // what ACCESS_RECHECK_MS runs on its own
+    expect(connectionsOf(server, s.room, s.bob.user.id)).toHaveLength(0)
+    // The pass dropped the cached principal too: requests refuse the token at once.
+    expect(await server.services.tokens.verify(s.bob.token)).toBeNull()
+    await expectBobsTypingGoesNowhere(server, s, 'bob after a silent revoke')
+    s.ownerClient.destroy()
+    s.bobClient.destroy()
+  })
+
+  test('the periodic pass runs on its own (ACCESS_RECHECK_MS) and closes an expired token’s socket', async () => {
+    const owner = await userWithToken(server, 'expiry-owner')
+    const created = await server.services.documents.create(owner.user.id, { title: 'Expiry' })
+    if (created.kind === 'error') throw new Error(created.message)
+    const client = connectProvider(server.url, created.value.room, owner.token)
+    await client.ready
+    // The token expires now (no event exists for that); a watch with a short period finds it.
+    await server.services.db.prisma.apiToken.update({
+      where: { id: owner.tokenId },
+      data: { expiresAt: new Date() },
+    })
+    const watch = new AccessWatch({
+      services: server.services,
+      logger: (await import('../logger.ts')).createLogger('silent'),
+      recheckMs: 50,
+    })
+    await watch.onConfigure({ instance: server.collab.hocuspocus })
+    try {
+      await eventually(() => expect(connectionsOf(server, created.value.room)).toHaveLength(0))
+    } finally {
+      await watch.onDestroy()
+      client.destroy()
+    }
+  })
+})
+
+/** PGlite: the CLI runs its command inside the server (admin socket). PostgreSQL: it writes directly. */
+describe(`token revoke from a real CLI process (${DATABASE_KIND})`, () => {
+  let db: TestDatabase
+  let server: RunningServer
+
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    server = await startTestServer(db, { redisUrl: REDIS_URL })
+    watchOf(server).stopPeriodicRecheck()
+  }, 60_000)
+  afterAll(async () => {
+    await server?.stop()
+    await db?.cleanup()
+  }, 60_000)
+
+  test('closes the open socket: in-process, through Redis, or by the periodic pass', async () => {
+    const s = await twoEditors(server, 'cli')
+    const run = await runCli(['token', 'revoke', s.bob.tokenId], {
+      DATABASE_URL: db.databaseUrl ?? '',
+      DATA_DIR: db.dataDir,
+      REDIS_URL: REDIS_URL ?? '',
+    })
+    expect(run.stderr).toBe('')
+    expect(run.exitCode).toBe(0)
+    // PostgreSQL without Redis: nothing tells the server; its periodic pass (stopped here) finds it.
+    if (TEST_DATABASE_URL && !REDIS_URL) await watchOf(server).recheckAll()
+    await eventually(() => expect(connectionsOf(server, s.room, s.bob.user.id)).toHaveLength(0))
+    expect(await server.services.tokens.verify(s.bob.token)).toBeNull()
+    await expectBobsTypingGoesNowhere(server, s, 'bob after the CLI revoke')
+    s.ownerClient.destroy()
+    s.bobClient.destroy()
+  })
+})
+
+describe.skipIf(!REDIS_URL || !TEST_DATABASE_URL)('two instances through Redis (postgres)', () => {
+  let db: TestDatabase
+  let a: RunningServer
+  let b: RunningServer
+
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    a = await startTestServer(db, { redisUrl: REDIS_URL })
+    b = await startTestServer(db, { redisUrl: REDIS_URL, migrateOnStart: false })
+    // Only the Redis message can close anything on B.
+    watchOf(a).stopPeriodicRecheck()
+    watchOf(b).stopPeriodicRecheck()
+  }, 60_000)
+  afterAll(async () => {
+    await a?.stop()
+    await b?.stop()
+    await db?.cleanup()
+  }, 60_000)
+
+  test('a revoke through instance A closes the socket open on instance B and clears B’s token cache', async () => {
+    const s = await twoEditors(a, 'redis-revoke', b)
+    expect(await b.services.tokens.verify(s.bob.token)).not.toBeNull() // cached on B
+    const revoked = await a.services.tokens.revoke(s.bob.tokenId)
+    expect(revoked.kind).toBe('ok')
+    await eventually(() => expect(connectionsOf(b, s.room, s.bob.user.id)).toHaveLength(0))
+    expect(await b.services.tokens.verify(s.bob.token)).toBeNull()
+    await expectBobsTypingGoesNowhere(a, s, 'bob on B after revoke')
+    s.ownerClient.destroy()
+    s.bobClient.destroy()
+  })
+
+  test('a revoke through instance A: B refuses the token at once for requests too (no socket on B)', async () => {
+    const carol = await userWithToken(a, 'redis-cache-carol')
+    expect(await b.services.tokens.verify(carol.token)).not.toBeNull() // cached on B for 10 s
+    const heard = new Promise<void>((resolve) => {
+      b.services.accessChanges.on((change, source) => {
+        if (source === 'remote' && change.kind === 'token' && change.tokenId === carol.tokenId) resolve()
+      })
+    })
+    await a.services.tokens.revoke(carol.tokenId)
+    await heard // B heard it through Redis; its cache entry went before this listener ran
+    expect(await b.services.tokens.verify(carol.token)).toBeNull()
+  })
+
+  test('an unshare through instance A closes the member’s socket on instance B', async () => {
+    const s = await twoEditors(a, 'redis-unshare', b)
+    const unshared = await a.services.documents.unshare(s.slug, s.bob.user.id)
+    expect(unshared.kind).toBe('ok')
+    await eventually(() => expect(connectionsOf(b, s.room, s.bob.user.id)).toHaveLength(0))
+    await expectBobsTypingGoesNowhere(a, s, 'bob on B after unshare')
+    s.ownerClient.destroy()
+    s.bobClient.destroy()
+  })
+
+  test('read-only through instance A makes the member read-only on instance B', async () => {
+    const s = await twoEditors(a, 'redis-readonly', b)
+    await a.services.documents.setFlags(s.slug, { readOnly: true })
+    await eventually(() => expect(connectionsOf(b, s.room, s.bob.user.id)[0]?.readOnly).toBe(true))
+    await expectBobsTypingGoesNowhere(a, s, 'bob on B after read-only')
+    s.ownerClient.destroy()
+    s.bobClient.destroy()
+  })
+})
