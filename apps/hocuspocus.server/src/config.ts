@@ -9,6 +9,9 @@ import { z } from 'zod'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
+/** A shorter METRICS_TOKEN could be guessed. */
+export const METRICS_TOKEN_MIN_CHARS = 16
+
 const boolFromEnv = z
   .string()
   .trim()
@@ -69,6 +72,19 @@ const envSchema = z.object({
   MCP_CALLS_PER_MINUTE: intFromEnv(0, 1_000_000).default(60),
   /** API token the stdio entry (`bun run mcp:stdio`) acts as; required there, unused by the HTTP server. */
   MCP_TOKEN: z.string().trim().regex(/^\S+$/, 'expected one API token with no spaces').optional(),
+  /**
+   * Secret that reads /metrics (and /health's details) with `Authorization: Bearer <it>` from anywhere.
+   * Unset: only loopback peers may. At least METRICS_TOKEN_MIN_CHARS characters, no spaces.
+   */
+  METRICS_TOKEN: z
+    .string()
+    .trim()
+    .regex(/^\S+$/, 'expected one secret with no spaces')
+    .min(
+      METRICS_TOKEN_MIN_CHARS,
+      `expected at least ${METRICS_TOKEN_MIN_CHARS} characters (e.g. openssl rand -hex 32)`,
+    )
+    .optional(),
 })
 
 export type Config = {
@@ -88,6 +104,8 @@ export type Config = {
   mcpCallsPerMinute?: number
   /** Only the stdio entry reads it. */
   mcpToken?: string
+  /** METRICS_TOKEN; absent: /metrics answers loopback peers only. */
+  metricsToken?: string
 }
 
 export class ConfigError extends Error {
@@ -125,5 +143,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS ?? [],
     mcpCallsPerMinute: e.MCP_CALLS_PER_MINUTE,
     mcpToken: e.MCP_TOKEN,
+    metricsToken: e.METRICS_TOKEN,
   }
 }

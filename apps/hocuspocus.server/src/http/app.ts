@@ -1,7 +1,13 @@
 /**
  * The HTTP side of the one port: health, metrics, the REST API, and the MCP module's router.
  * Every request is counted by route pattern and status, and timed.
+ *
+ * Operators' views: `/metrics` (counts, per-tool figures) answers loopback peers only, or, when
+ * METRICS_TOKEN is set, only requests bearing that token (from anywhere, loopback too: behind a reverse
+ * proxy on the same machine every request comes from loopback). `/health` answers everyone, but only
+ * those allowed `/metrics` see the version and the database details; others get `{ status }`.
  */
+import { createHash, timingSafeEqual } from 'node:crypto'
 
 import { Hono } from 'hono'
 import { routePath } from 'hono/route'
@@ -12,6 +18,21 @@ import type { McpModule } from '../modules/mcp/index.ts'
 import type { Services } from '../services.ts'
 import { apiRoutes } from './api.ts'
 
+/** What server.ts passes with each request (`app.fetch(request, bindings)`). */
+export type HttpBindings = {
+  /** The peer's address (Bun's `server.requestIP`); absent or unknown counts as not loopback. */
+  ip?: string
+}
+
+/** 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6 (::ffff:127.0.0.1). */
+export function isLoopback(ip: string | undefined): boolean {
+  if (!ip) return false
+  const v4 = ip.toLowerCase().startsWith('::ffff:') ? ip.slice(7) : ip
+  return ip === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4)
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest()
+
 export function createHttpApp(deps: {
   services: Services
   /** The MCP module (built by the composition root, which also uses it for stdio and closes it). */
@@ -19,9 +40,20 @@ export function createHttpApp(deps: {
   metrics: Metrics
   logger: Logger
   version: string
+  /** METRICS_TOKEN: when set, /metrics (and /health's details) need `Authorization: Bearer <it>`. */
+  metricsToken?: string
 }) {
   const { services, metrics, logger } = deps
-  const app = new Hono()
+  const app = new Hono<{ Bindings: HttpBindings }>()
+  const expectedToken = deps.metricsToken ? sha256(deps.metricsToken) : undefined
+
+  /** Whether this caller may see operators' figures: the token when one is set, else a loopback peer. */
+  function operator(authorization: string | undefined, ip: string | undefined): boolean {
+    if (!expectedToken) return isLoopback(ip)
+    const match = /^Bearer (\S+)$/.exec(authorization ?? '')
+    // Compared as SHA-256 digests: equal lengths, constant time, whatever was sent.
+    return match !== null && timingSafeEqual(sha256(match[1]!), expectedToken)
+  }
 
   app.use('*', async function measure(c, next) {
     const started = performance.now()
@@ -34,8 +66,10 @@ export function createHttpApp(deps: {
 
   app.get('/health', async (c) => {
     const started = performance.now()
+    const detailed = operator(c.req.header('authorization'), c.env?.ip)
     try {
       await services.db.prisma.$queryRaw`SELECT 1`
+      if (!detailed) return c.json({ status: 'ok' })
       return c.json({
         status: 'ok',
         version: deps.version,
@@ -47,11 +81,30 @@ export function createHttpApp(deps: {
       })
     } catch (error) {
       logger.warn({ err: (error as Error).message }, 'health check: database unreachable')
+      if (!detailed) return c.json({ status: 'error' }, 503)
       return c.json({ status: 'error', database: { kind: services.db.kind, status: 'unreachable' } }, 503)
     }
   })
 
-  app.get('/metrics', (c) => c.text(metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4' }))
+  app.get('/metrics', (c) => {
+    if (!operator(c.req.header('authorization'), c.env?.ip)) {
+      return expectedToken
+        ? c.json(
+            { error: 'unauthorized', message: 'Authorization: send Bearer <METRICS_TOKEN> to read /metrics' },
+            401,
+            { 'WWW-Authenticate': 'Bearer' },
+          )
+        : c.json(
+            {
+              error: 'forbidden',
+              message:
+                '/metrics answers loopback only; set METRICS_TOKEN on the server to read it from elsewhere with Authorization: Bearer',
+            },
+            403,
+          )
+    }
+    return c.text(metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4' })
+  })
 
   app.route('/api', apiRoutes(services))
 
