@@ -5,6 +5,7 @@
 import type { Hocuspocus } from '@hocuspocus/server'
 import type { Server, ServerWebSocket } from 'bun'
 import { type AdminChannel, startAdminChannel } from './cli/admin-channel.ts'
+import { FLOOD_CLOSE_CODE, FLOOD_CLOSE_REASON, FloodBuckets, MAX_EDITOR_WAIT_MS } from './collab/boundary.ts'
 import { type Collab, createCollab } from './collab/hocuspocus.ts'
 import type { Config } from './config.ts'
 import { type Database, databaseTarget, openDatabase } from './db/client.ts'
@@ -19,7 +20,12 @@ import { createServices, type Services } from './services.ts'
 
 export const VERSION = '0.1.0'
 
-type SocketData = { request: Request; connection?: ReturnType<Hocuspocus['handleConnection']> }
+type SocketData = {
+  request: Request
+  connection?: ReturnType<Hocuspocus['handleConnection']>
+  /** Arrival flood control (collab/boundary.ts): a socket far over the rates is closed. */
+  flood?: FloodBuckets
+}
 
 export type RunningServer = {
   url: string
@@ -103,6 +109,12 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       message(ws: ServerWebSocket<SocketData>, message) {
         const bytes =
           typeof message === 'string' ? new TextEncoder().encode(message) : new Uint8Array(message)
+        ws.data.flood ??= new FloodBuckets()
+        if (ws.data.flood.draw(bytes.byteLength) > MAX_EDITOR_WAIT_MS) {
+          metrics.editorRefusals.inc({ kind: 'flood' })
+          ws.close(FLOOD_CLOSE_CODE, FLOOD_CLOSE_REASON)
+          return
+        }
         ws.data.connection?.handleMessage(bytes)
       },
       close(ws: ServerWebSocket<SocketData>, code, reason) {

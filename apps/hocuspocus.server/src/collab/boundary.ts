@@ -42,6 +42,45 @@ import type { ConnectionContext } from './context.ts'
 export const EDITOR_REFUSED_CODE = 4422
 /** Close code for a message over a size ceiling (like HTTP 413). */
 export const EDITOR_TOO_LARGE_CODE = 4413
+/**
+ * Flood control, per connection: messages and bytes are drawn from two buckets that refill at these rates
+ * (and hold at most the burst). A connection that runs a bucket dry waits for it, which slows only its own
+ * queue (Hocuspocus handles each connection's messages in order); one that would wait longer than
+ * MAX_EDITOR_WAIT_MS is closed. A fast typist sends ~20 updates and carets a second; a paste is one message.
+ */
+export const EDITOR_MESSAGES_PER_SECOND = 200
+export const EDITOR_MESSAGE_BURST = 400
+export const EDITOR_BYTES_PER_SECOND = 2 * 1024 * 1024
+export const EDITOR_BYTE_BURST = 2 * MAX_EDITOR_UPDATE_BYTES
+export const MAX_EDITOR_WAIT_MS = 5_000
+
+/** Close code and reason for a socket that sends faster than the flood rates allow for MAX_EDITOR_WAIT_MS. */
+export const FLOOD_CLOSE_CODE = 1008
+export const FLOOD_CLOSE_REASON = 'too many messages: slow down and reconnect'
+
+/**
+ * Two token buckets (messages, bytes) refilled at the flood rates. `draw` takes one message (a bucket may
+ * go below zero: that debt is how long the sender should have waited) and returns the debt in ms. Used
+ * per socket on arrival (debt over MAX_EDITOR_WAIT_MS closes it, which bounds what waits in memory) and
+ * per document connection before handling (waiting out the debt paces its queue).
+ */
+export class FloodBuckets {
+  private messages = EDITOR_MESSAGE_BURST
+  private bytes = EDITOR_BYTE_BURST
+  private at = performance.now()
+
+  draw(bytes: number): number {
+    const now = performance.now()
+    const seconds = (now - this.at) / 1000
+    this.at = now
+    this.messages = Math.min(EDITOR_MESSAGE_BURST, this.messages + seconds * EDITOR_MESSAGES_PER_SECOND) - 1
+    this.bytes = Math.min(EDITOR_BYTE_BURST, this.bytes + seconds * EDITOR_BYTES_PER_SECOND) - bytes
+    return (
+      Math.max(-this.messages / EDITOR_MESSAGES_PER_SECOND, -this.bytes / EDITOR_BYTES_PER_SECOND, 0) * 1000
+    )
+  }
+}
+
 /** A WebSocket close reason holds at most 123 bytes. */
 const MAX_REASON_CHARS = 120
 
@@ -82,6 +121,8 @@ export class EditorBoundary implements Extension {
 
   /** Connections refused once: nothing more of theirs is applied (they are closed and read-only). */
   private readonly refused = new WeakSet<Connection>()
+  /** Each connection's flood-control buckets (see EDITOR_MESSAGES_PER_SECOND). */
+  private readonly buckets = new WeakMap<Connection, FloodBuckets>()
   /** Headings each connection's last message created or re-labelled, repaired after it is applied. */
   private readonly touchedHeadings = new WeakMap<Connection, Y.ID[]>()
   /** Bytes of updates applied to each document since its last load or store (the size estimate's growth). */
@@ -98,6 +139,14 @@ export class EditorBoundary implements Extension {
 
   async beforeHandleMessage({ update, connection }: beforeHandleMessagePayload): Promise<void> {
     if (this.refused.has(connection)) return
+    // Pace this connection's queue to the flood rates, so its messages never crowd out everyone else's.
+    let buckets = this.buckets.get(connection)
+    if (!buckets) {
+      buckets = new FloodBuckets()
+      this.buckets.set(connection, buckets)
+    }
+    const wait = buckets.draw(update.byteLength)
+    if (wait > 0) await Bun.sleep(Math.min(wait, MAX_EDITOR_WAIT_MS))
     const type = messageType(update)
     if (type === MESSAGE_SYNC && update.byteLength > MAX_EDITOR_UPDATE_BYTES)
       this.refuse(connection, 'size', {

@@ -18,6 +18,7 @@ import {
   readTitle,
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
+import { FLOOD_CLOSE_REASON } from '../../collab/boundary.ts'
 import { FRAME_END } from '../../modules/mcp/domain/frame.ts'
 import { connectProvider, type TestProvider } from '../helpers/provider.ts'
 import { eventually, userWithToken } from '../helpers/server.ts'
@@ -307,6 +308,20 @@ describe('awareness is bounded, also for read-only viewers', () => {
 })
 
 describe('everyone else is served while a hostile editor keeps trying', () => {
+  test('a socket that floods messages far past the rates is closed; the owner keeps editing', async () => {
+    const doc = await sharedDocument('Flood')
+    const owner = await open(doc.room, alice.token)
+    const flooder = await open(doc.room, bob.token)
+    const text = (flooder.fragment.get(1) as Y.XmlElement).get(0) as Y.XmlText
+    // Each transaction is one update message: 5,000 at once is 25 s of messages at the per-second rate.
+    for (let i = 0; i < 5_000; i++) flooder.doc.transact(() => text.insert(0, 'x'))
+    await eventually(() => expect(flooder.closes.join('\n')).toContain(FLOOD_CLOSE_REASON), 20_000)
+    owner.doc.transact(() =>
+      owner.fragment.insert(owner.fragment.length, [paragraph('owner after the flood')]),
+    )
+    await storedHolds(doc.room, 'owner after the flood')
+  })
+
   test('GET /health keeps answering during repeated refused updates', async () => {
     const doc = await sharedDocument('Siege')
     const latencies: number[] = []
