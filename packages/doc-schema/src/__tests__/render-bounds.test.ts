@@ -6,14 +6,18 @@
  * only until its budget is spent. Asserted on behaviour (which blocks were touched), never on time.
  */
 import { describe, expect, test } from 'bun:test'
+import fc from 'fast-check'
 import * as Y from 'yjs'
 import { MAX_RENDER_DEPTH } from '../limits.ts'
+import { blockMarkdownPrefix, PREFIX_SLACK_CHARS } from '../markdown/block-prefix.ts'
 import { documentMarkdownPrefix, documentToMarkdown } from '../markdown/document-to-markdown.ts'
 import { TOO_DEEP_TEXT } from '../markdown/render-depth.ts'
+import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
 import { renderSection } from '../sections/render-section.ts'
 import { listSections, locateSection } from '../sections/section-index.ts'
-import { fragmentToJSON } from '../yjs/read-y.ts'
-import { expectOk, loadDocument } from './fixtures.ts'
+import { fragmentToJSON, topLevelElements, yElementToJSON } from '../yjs/read-y.ts'
+import { expectOk, loadDocument, UNICODE_WORDS } from './fixtures.ts'
+import { runs } from './property-runs.ts'
 
 function paragraph(text: string): Y.XmlElement {
   const p = new Y.XmlElement('paragraph')
@@ -143,5 +147,114 @@ describe('a section read renders only up to its budget', () => {
     const third = expectOk(renderSection(fragment, sectionId, { maxChars: 500 }))
     expect(third.rev).not.toBe(second.rev)
     expect(third).toMatchObject({ rev: fresh(), blockCount: BLOCKS + 1 })
+  })
+})
+
+/** Words that exercise escaping: Markdown syntax characters, line-start markers, Unicode. */
+const WORDS = [
+  ...UNICODE_WORDS,
+  'a*b',
+  '_x_',
+  '#',
+  '1.',
+  '-',
+  '+',
+  '>',
+  '[x]',
+  '`',
+  '\\',
+  '|',
+  '<b>',
+  '&amp;',
+  '  ',
+]
+
+/** One big top-level block of a kind, as Markdown: lists (nested, ordered, tasks), quotes, tables, text. */
+function bigBlock(kind: number, words: string[], count: number): string {
+  const line = (i: number) => `${words[i % words.length]} ${i} ${words[(i * 7) % words.length]} **b${i}**`
+  const lines = Array.from({ length: count }, (_, i) => line(i))
+  switch (kind) {
+    case 0:
+      return lines.map((l, i) => (i % 5 === 4 ? `  - ${l}` : `- ${l}`)).join('\n')
+    case 1:
+      return lines.map((l, i) => `${i + 1}. ${l}`).join('\n')
+    case 2:
+      return lines.map((l, i) => `- [${i % 2 ? 'x' : ' '}] ${l}`).join('\n')
+    case 3:
+      return lines.map((l) => `> ${l}\n>`).join('\n')
+    case 4:
+      return `| a | b | c |\n| :-- | :-: | --: |\n${lines.map((l, i) => `| ${l.replaceAll('|', '\\|')} | ${i} | x |`).join('\n')}`
+    default:
+      return lines.join(' ')
+  }
+}
+
+describe('one block far larger than the budget', () => {
+  test('its start is the start of its whole Markdown, at every budget and for every kind of block', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 5 }),
+        fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.integer({ min: 1, max: 4_000 }), { minLength: 1, maxLength: 6 }),
+        (kind, words, budgets) => {
+          const { fragment } = loadDocument('Doc', `## S\n\n${bigBlock(kind, words, 900)}`)
+          const element = topLevelElements(fragment)[2]!
+          for (const media of ['placeholder', 'source'] as const) {
+            const whole = blocksToMarkdown([yElementToJSON(element)], { media })
+            expect(whole.length).toBeGreaterThan(PREFIX_SLACK_CHARS + 4_000)
+            for (const minChars of budgets) {
+              const prefix = blockMarkdownPrefix(element, minChars, { media })
+              expect(prefix.complete).toBe(false)
+              expect(prefix.text).toBe(whole.slice(0, minChars))
+            }
+          }
+          const markdown = documentToMarkdown(fragment)
+          for (const minChars of budgets) {
+            const prefix = documentMarkdownPrefix(fragment, minChars)
+            expect(prefix.complete).toBe(false)
+            expect(prefix.text.length).toBeGreaterThanOrEqual(minChars)
+            expect(markdown.startsWith(prefix.text)).toBe(true)
+          }
+        },
+      ),
+      runs(40),
+    )
+  })
+
+  test('a list of 20,000 items read with a 500-character budget opens the text of its first items only', () => {
+    const { doc, fragment } = loadDocument('Doc', '## S')
+    doc.transact(() => {
+      const list = new Y.XmlElement('bulletList')
+      fragment.insert(fragment.length, [list])
+      list.insert(
+        0,
+        Array.from({ length: 20_000 }, (_, i) => {
+          const item = new Y.XmlElement('listItem')
+          item.insert(0, [paragraph(`item ${i} ${'words '.repeat(10)}`)])
+          return item
+        }),
+      )
+    })
+    const list = topLevelElements(fragment)[2]!
+    expect(list.length).toBe(20_000)
+    const sectionId = listSections(fragment)[1]!.sectionId
+    // A first read keeps the section's rev (the outline memo), as a live document's store step does.
+    expectOk(renderSection(fragment, sectionId, { maxChars: 500 }))
+    // Every item's text past the first few hundred throws when read.
+    list.toArray().forEach((item, index) => {
+      if (index < 300) return
+      const paragraph = (item as Y.XmlElement).get(0) as Y.XmlElement
+      const text = paragraph.get(0) as Y.XmlText
+      text.toDelta = () => {
+        throw new Error(`item ${index} past the budget was read`)
+      }
+    })
+    const read = expectOk(renderSection(fragment, sectionId, { maxChars: 500 }))
+    expect(read).toMatchObject({ truncatedBlock: 1, lastBlock: 1, blockCount: 1 })
+    expect(read.text.startsWith('## S\n\n[1] - item 0 words')).toBe(true)
+    expect(read.shownChars).toBeLessThanOrEqual(500)
+    const whole = documentMarkdownPrefix(fragment, 501)
+    expect(whole.complete).toBe(false)
+    expect(whole.text.startsWith('# Doc\n\n## S\n\n- item 0 words')).toBe(true)
   })
 })

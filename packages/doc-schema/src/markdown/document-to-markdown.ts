@@ -1,6 +1,7 @@
 import * as Y from 'yjs'
 import type { DocNode } from '../doc-json.ts'
 import { topLevelElements } from '../yjs/read-y.ts'
+import { exactBefore, markedBlockPrefix, PREFIX_SLACK_CHARS } from './block-prefix.ts'
 import type { SerializeOptions } from './blocks-to-mdast.ts'
 import { yBlockForRender } from './render-depth.ts'
 import { blocksToMarkdown, blocksToMarkdownPrefix, type MarkdownPrefix } from './serialize-markdown.ts'
@@ -15,17 +16,42 @@ export function documentToMarkdown(source: Y.XmlFragment | DocNode, opts: Serial
 /**
  * The start of `documentToMarkdown(source, opts)`, the same characters, at least `minChars` long unless it
  * is the whole (`complete`). Top-level blocks are read from the fragment and written one at a time until
- * `minChars` is reached, so a bounded read of a large document costs what it shows, not the document.
+ * `minChars` is reached, so a bounded read of a large document costs what it shows, not the document; a
+ * block larger than what is left to show is converted and written only as far as needed (block-prefix.ts).
  */
 export function documentMarkdownPrefix(
   source: Y.XmlFragment | DocNode,
   minChars: number,
   opts: SerializeOptions = {},
 ): MarkdownPrefix {
-  if (source instanceof Y.XmlFragment) return blocksToMarkdownPrefix(lazyBlocks(source), minChars, opts)
+  if (source instanceof Y.XmlFragment) return fragmentMarkdownPrefix(source, minChars, opts)
   return blocksToMarkdownPrefix(source.type === 'doc' ? (source.content ?? []) : [source], minChars, opts)
 }
 
-function* lazyBlocks(fragment: Y.XmlFragment): Generator<DocNode> {
-  for (const element of topLevelElements(fragment)) yield yBlockForRender(element)
+function fragmentMarkdownPrefix(
+  fragment: Y.XmlFragment,
+  minChars: number,
+  opts: SerializeOptions,
+): MarkdownPrefix {
+  for (let slack = PREFIX_SLACK_CHARS; ; slack *= 4) {
+    let cutBlock: { markable: boolean } | undefined
+    function* blocks(): Generator<DocNode> {
+      for (const element of topLevelElements(fragment)) {
+        const prefix = markedBlockPrefix(element, minChars + slack)
+        yield prefix.node
+        if (prefix.cut) {
+          // Nothing after a cut block can be shown: the writer stops within it.
+          cutBlock = prefix
+          return
+        }
+      }
+    }
+    const prefix = blocksToMarkdownPrefix(blocks(), minChars, opts)
+    if (!cutBlock) return prefix
+    const exact = exactBefore(prefix.text)
+    // The writer stopped before the cut block (it was only read ahead): all of it is exact.
+    if (exact === -1 && !prefix.complete && cutBlock.markable) return prefix
+    if (exact >= minChars) return { text: prefix.text.slice(0, minChars), complete: false }
+    // Too little was written before the cut: read further.
+  }
 }

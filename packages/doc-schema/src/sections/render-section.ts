@@ -1,4 +1,5 @@
 import type * as Y from 'yjs'
+import { blockMarkdownPrefix } from '../markdown/block-prefix.ts'
 import { yBlockForRender } from '../markdown/render-depth.ts'
 import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
 import { ok, type Result, refuse } from '../result.ts'
@@ -30,13 +31,28 @@ export type SectionRender = {
   truncatedBlock?: number
 }
 
+/** How section reads show media: as readable placeholders. */
+const BLOCK_OPTIONS = { media: 'placeholder' } as const
+
 /** Markdown of one block, as numbered section reads show it (media as readable placeholders). */
 export function blockMarkdown(block: Y.XmlElement): string {
-  return blocksToMarkdown([yBlockForRender(block)], { media: 'placeholder' })
+  return blocksToMarkdown([yBlockForRender(block)], BLOCK_OPTIONS)
 }
 
 function numbered(number: number, markdown: string): string {
   return markdown === '' ? `[${number}]` : `[${number}] ${markdown}`
+}
+
+/**
+ * The heading's Markdown line. A heading is text an editor chose, so it can be longer than the budget:
+ * past half of it, only its start is shown, ending with a line that says so.
+ */
+function headingLine(heading: Y.XmlElement, maxChars: number): string {
+  const room = Math.floor(maxChars / 2)
+  const line = blockMarkdownPrefix(heading, room + 1)
+  if (line.complete && line.text.length <= room) return line.text
+  const marker = `\n[… heading cut at ${room} characters]`
+  return line.text.slice(0, safeCut(line.text, room - marker.length)) + marker
 }
 
 /**
@@ -66,23 +82,29 @@ export function renderSection(
     )
   }
   const maxChars = Math.max(MIN_SECTION_CHARS, opts.maxChars ?? DEFAULT_SECTION_CHARS)
-  let text = blocksToMarkdown([yBlockForRender(section.heading)])
+  let text = headingLine(section.heading, maxChars)
   let lastBlock = fromBlock - 1
   let nextBlock: number | undefined
   let truncatedBlock: number | undefined
   for (let number = fromBlock; number <= blockCount; number++) {
-    const piece = numbered(number, blockMarkdown(section.blocks[number - 1]!))
-    const candidate = `${text}\n\n${piece}`
-    if (candidate.length <= maxChars) {
-      text = candidate
+    // Only as much of the block as could fit, plus one character, is rendered.
+    const room = maxChars - text.length - 2
+    const label = `[${number}] `
+    const markdown = blockMarkdownPrefix(
+      section.blocks[number - 1]!,
+      Math.max(1, room - label.length + 1),
+      BLOCK_OPTIONS,
+    )
+    const piece = numbered(number, markdown.text)
+    if (markdown.complete && piece.length <= room) {
+      text = `${text}\n\n${piece}`
       lastBlock = number
       continue
     }
     if (number === fromBlock) {
       // Not even one block fits: show its start so the read still makes progress.
       const marker = `\n[… block ${number} cut at ${maxChars} characters]`
-      const room = maxChars - text.length - 2 - marker.length
-      const cut = safeCut(piece, Math.max(0, room))
+      const cut = safeCut(piece, Math.max(0, room - marker.length))
       text = `${text}\n\n${piece.slice(0, cut)}${marker}`
       truncatedBlock = number
       lastBlock = number

@@ -1,0 +1,169 @@
+import * as Y from 'yjs'
+import type { DocNode } from '../doc-json.ts'
+import { yTextToJSON } from '../yjs/read-y.ts'
+import type { SerializeOptions } from './blocks-to-mdast.ts'
+import { TOO_DEEP_NODE, yElementTooDeep } from './render-depth.ts'
+import { blocksToMarkdown } from './serialize-markdown.ts'
+
+/**
+ * The start of one top-level block, for reads that show only the start of a block. A block is one unit
+ * for the serialiser, and one block can be most of a document (a list of 100,000 items, a 15 MB
+ * paragraph): rendering it whole to show 500 characters of it costs the block, not the read. So the block
+ * is converted only as far as a text budget reaches (`blockPrefix`), and rendered from that.
+ *
+ * Where the cut lands in the rendered text is found by a marker appended to the last text kept, so only
+ * what the serialiser wrote before it is used (less a few characters, whose escaping can depend on the
+ * next one). A cut table keeps its column count (see `padCutTables`). What the serialiser writes for
+ * content otherwise depends only on that content and what came before it; the exceptions, all in content
+ * only a hostile editor writes, change how the start is written, never what it says: a code block whose
+ * later text has a longer run of backticks (a longer fence), a code span of spaces cut, a list whose later
+ * item starts with a horizontal rule (the other bullet character).
+ */
+/** Text past the needed characters that a cut block keeps, so the end of the cut never reaches them. */
+export const PREFIX_SLACK_CHARS = 4_096
+
+type YChild = Y.XmlElement | Y.XmlText | Y.XmlHook
+
+export type BlockPrefix = {
+  /** The block as JSON: whole, TOO_DEEP_NODE, or its start when `cut`. */
+  node: DocNode
+  /** True when content was left out. */
+  cut: boolean
+  /** The last text node kept (a fresh object, safe to change), if any. */
+  lastText?: DocNode
+}
+
+/**
+ * Marks where a cut block's kept text ends; private-use characters, which the serialiser never escapes.
+ * The last occurrence is the marker: everything written after it is structure, never content text.
+ */
+const CUT_MARK = '\uE000\uE001\uE002'
+
+/** Characters before the marker not relied on: escaping of a character can depend on its neighbours. */
+const CUT_MARK_MARGIN = 16
+
+/** A block cut for rendering, with the marker appended to its last text; `markable` is false without one. */
+export function markedBlockPrefix(
+  element: Y.XmlElement,
+  budget: number,
+): BlockPrefix & { markable: boolean } {
+  const prefix = blockPrefix(element, budget)
+  if (!prefix.cut || !prefix.lastText) return { ...prefix, markable: false }
+  prefix.lastText.text = `${prefix.lastText.text ?? ''}${CUT_MARK}`
+  return { ...prefix, markable: true }
+}
+
+/**
+ * How many characters of `rendered` (Markdown holding one marked cut block) are exactly what the whole
+ * block would give; -1 when the marker is not in it (the cut block was not written).
+ */
+export function exactBefore(rendered: string): number {
+  const at = rendered.lastIndexOf(CUT_MARK)
+  return at === -1 ? -1 : Math.max(0, at - CUT_MARK_MARGIN)
+}
+
+/**
+ * The block as `yElementToJSON` gives it, but with content (in document order) only up to `budget`
+ * characters of text, each element counting one: the rest is left out and `cut` says so. A block past
+ * MAX_RENDER_DEPTH is TOO_DEEP_NODE. Iterative; reads nothing past the budget except the child lists of
+ * the elements it enters (and a cut table's row lengths).
+ */
+export function blockPrefix(element: Y.XmlElement, budget: number): BlockPrefix {
+  if (yElementTooDeep(element)) return { node: TOO_DEEP_NODE, cut: false }
+  type Frame = { element: Y.XmlElement; node: DocNode; children: YChild[]; next: number }
+  const root = shallowNode(element)
+  const stack: Frame[] = [{ element, node: root, children: element.toArray() as YChild[], next: 0 }]
+  let left = budget - 1
+  let cut = false
+  let lastText: DocNode | undefined
+  walk: while (stack.length > 0) {
+    const frame = stack.at(-1)!
+    if (frame.next >= frame.children.length) {
+      stack.pop()
+      continue
+    }
+    if (left <= 0) {
+      cut = true
+      break
+    }
+    const child = frame.children[frame.next++]!
+    if (child instanceof Y.XmlElement) {
+      const node = shallowNode(child)
+      append(frame.node, node)
+      left -= 1
+      stack.push({ element: child, node, children: child.toArray() as YChild[], next: 0 })
+    } else if (child instanceof Y.XmlText) {
+      for (const text of yTextToJSON(child)) {
+        const value = text.text ?? ''
+        if (left <= 0) {
+          cut = true
+          break walk
+        }
+        if (value.length > left) {
+          text.text = value.slice(0, safeEnd(value, left))
+          append(frame.node, text)
+          lastText = text
+          cut = true
+          break walk
+        }
+        append(frame.node, text)
+        lastText = text
+        left -= value.length
+      }
+    }
+  }
+  if (cut) padCutTables(stack)
+  return lastText ? { node: root, cut, lastText } : { node: root, cut }
+}
+
+/** The Markdown of a block's start: whole (`complete`), or exactly its first `minChars` characters. */
+export function blockMarkdownPrefix(
+  element: Y.XmlElement,
+  minChars: number,
+  opts: SerializeOptions = {},
+): { text: string; complete: boolean } {
+  for (let slack = PREFIX_SLACK_CHARS; ; slack *= 4) {
+    const { node, cut, markable } = markedBlockPrefix(element, minChars + slack)
+    const text = blocksToMarkdown([node], opts)
+    if (!cut) return { text, complete: true }
+    // Too little was written before the cut (little or no text, or Markdown shorter than its text, as a
+    // code span of spaces is): read further.
+    if (markable && exactBefore(text) >= minChars) return { text: text.slice(0, minChars), complete: false }
+  }
+}
+
+function shallowNode(element: Y.XmlElement): DocNode {
+  const node: DocNode = { type: element.nodeName }
+  const attrs = element.getAttributes() as Record<string, unknown>
+  if (Object.keys(attrs).length > 0) node.attrs = attrs
+  return node
+}
+
+function append(parent: DocNode, child: DocNode) {
+  if (parent.content) parent.content.push(child)
+  else parent.content = [child]
+}
+
+/** `at`, or one less when that would split a surrogate pair. */
+function safeEnd(text: string, at: number): number {
+  const before = text.charCodeAt(at - 1)
+  return before >= 0xd800 && before <= 0xdbff ? at - 1 : at
+}
+
+/**
+ * A table is written with as many columns as its longest row; a cut table may have lost that row, so its
+ * last kept row is given empty cells up to that count (what the serialiser fills short rows with anyway).
+ */
+function padCutTables(stack: Array<{ element: Y.XmlElement; node: DocNode }>) {
+  for (const { element, node } of stack) {
+    if (element.nodeName !== 'table') continue
+    let columns = 0
+    for (const row of element.toArray())
+      if (row instanceof Y.XmlElement) columns = Math.max(columns, row.length)
+    const last = node.content?.at(-1)
+    if (!last) continue
+    const cells = last.content ?? []
+    while (cells.length < columns) cells.push({ type: 'tableCell' })
+    last.content = cells
+  }
+}
