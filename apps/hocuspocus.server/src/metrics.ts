@@ -112,6 +112,10 @@ export function createMetrics() {
       'Document stores that failed (each is retried).',
     ),
     storeLatency: new Histogram('collab_document_store_duration_seconds', 'Time to store one document.'),
+    storeFaults: new Counter(
+      'collab_document_store_faults_total',
+      'Document stores that failed for a reason other than the database being away (content or a bug).',
+    ),
     editorRefusals: new Counter(
       'collab_editor_refusals_total',
       'Editor messages refused at the boundary, by kind (content, size, document_size, awareness).',
@@ -139,6 +143,7 @@ export function createMetrics() {
         metrics.stores,
         metrics.storeFailures,
         metrics.storeLatency,
+        metrics.storeFaults,
         metrics.editorRefusals,
         metrics.headingIdRepairs,
         metrics.mcpToolCalls,

@@ -1,5 +1,6 @@
 /** Users: a handle people and agents see, and an optional display name. */
 import type { PrismaClient } from '../db/generated/client.ts'
+import { storableText } from '../documents/store.ts'
 import { ok, type Result, refuse } from '../errors.ts'
 
 export const HANDLE_PATTERN = /^[a-z0-9][a-z0-9_-]{1,31}$/
@@ -23,7 +24,7 @@ export function createUsersService(prisma: PrismaClient) {
     async add(rawHandle: string, name?: string): Promise<Result<UserRecord>> {
       const handle = checkHandle(rawHandle)
       if (handle.kind === 'error') return handle
-      const cleanName = name?.trim() || null
+      const cleanName = (name === undefined ? '' : storableText(name).trim()) || null
       if (cleanName && cleanName.length > MAX_NAME_CHARS) {
         return refuse('invalid_input', `--name: at most ${MAX_NAME_CHARS} characters`)
       }

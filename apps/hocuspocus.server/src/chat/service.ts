@@ -1,6 +1,8 @@
 /**
  * Chat: one room per heading of a document (keyed by the heading's section id), messages numbered 1, 2, 3…
  * per room. Access is not decided here: callers resolve the document through the documents service first.
+ * A room's name (the heading's section id, which editors can set) and every message go through
+ * `storableText`, in writes and lookups alike, so they always name the same room.
  */
 import type { PrismaClient } from '../db/generated/client.ts'
 import { storableText } from '../documents/store.ts'
@@ -30,7 +32,9 @@ export function createChatService(prisma: PrismaClient) {
   async function roomIdOf(ref: RoomRef): Promise<string | null> {
     if ('roomId' in ref) return ref.roomId
     const room = await prisma.chatRoom.findUnique({
-      where: { documentId_sectionId: { documentId: ref.documentId, sectionId: ref.sectionId } },
+      where: {
+        documentId_sectionId: { documentId: ref.documentId, sectionId: storableText(ref.sectionId) },
+      },
       select: { id: true },
     })
     return room?.id ?? null
@@ -51,7 +55,7 @@ export function createChatService(prisma: PrismaClient) {
       const rows = await prisma.$queryRaw<Array<{ room_id: string; seq: number; created_at: Date }>>`
         WITH room AS (
           INSERT INTO chat_rooms (id, document_id, section_id, last_seq, message_count, last_message_at)
-          VALUES (${crypto.randomUUID()}::uuid, ${documentId}::uuid, ${sectionId}, 1, 1, now())
+          VALUES (${crypto.randomUUID()}::uuid, ${documentId}::uuid, ${storableText(sectionId)}, 1, 1, now())
           ON CONFLICT (document_id, section_id) DO UPDATE SET
             last_seq = chat_rooms.last_seq + 1,
             message_count = chat_rooms.message_count + 1,
@@ -77,7 +81,7 @@ export function createChatService(prisma: PrismaClient) {
 
     async findRoom(documentId: string, sectionId: string): Promise<ChatRoomSummary | null> {
       return prisma.chatRoom.findUnique({
-        where: { documentId_sectionId: { documentId, sectionId } },
+        where: { documentId_sectionId: { documentId, sectionId: storableText(sectionId) } },
         select: { id: true, sectionId: true, messageCount: true, lastSeq: true, lastMessageAt: true },
       })
     },

@@ -4,6 +4,14 @@
  * A failed store is logged, counted, and retried with backoff; Hocuspocus keeps a document whose store
  * failed in memory, so nothing is lost while the database is away. `flush()` is the shutdown path:
  * it stores every document with unstored changes and waits, within a deadline.
+ *
+ * A store that fails for any other reason (content the database refuses, a bug) is a fault: reported
+ * once with the document and the reason (code and message, never text), counted, and the Yjs state is
+ * stored alone (no outline, title and search text as they were), so what editors wrote is durable anyway.
+ * Found by hand: one NUL typed into a heading failed every store through the stored outline; the store
+ * was retried forever while 20 acknowledged paragraphs piled up, and all were lost at the restart. If even
+ * the state cannot be stored, it is retried STORE_FAULT_MAX_RETRIES times, then not until the document
+ * changes again; at shutdown it is tried once after the other documents and listed unstored at once.
  */
 import { FRAGMENT_NAME, liveOutline, readPlainText, readTitle } from '@collab/doc-schema'
 import type {
@@ -16,6 +24,7 @@ import type {
   onStoreDocumentPayload,
 } from '@hocuspocus/server'
 import * as Y from 'yjs'
+import { isDatabaseUnavailable } from '../db/errors.ts'
 import type { DocumentsService } from '../documents/service.ts'
 import { MAX_SEARCH_TEXT_CHARS } from '../documents/store.ts'
 import type { Logger } from '../logger.ts'
@@ -24,6 +33,23 @@ import type { Metrics } from '../metrics.ts'
 /** First retry after a failed store; doubles per failure up to the cap. */
 export const STORE_RETRY_BASE_MS = 500
 export const STORE_RETRY_MAX_MS = 15_000
+/**
+ * Retries (with the same backoff) of a store that failed for a reason other than the database being away,
+ * even as the state alone; then none until the document changes again, so no store is retried forever.
+ */
+export const STORE_FAULT_MAX_RETRIES = 3
+/** Longest failure message kept in the log (its first line; the code says the rest). */
+const FAULT_REASON_MAX_CHARS = 200
+
+/** A document whose last store failed for a reason other than the database being away. */
+type Fault = {
+  /** Error code (SQLSTATE, Prisma code or error name) and the first line of its message, never text. */
+  code: string
+  reason: string
+  /** Retries spent since the last change; `stalled` once they reach STORE_FAULT_MAX_RETRIES. */
+  retries: number
+  stalled: boolean
+}
 
 export class PersistenceExtension implements Extension {
   priority = 100
@@ -38,6 +64,8 @@ export class PersistenceExtension implements Extension {
     string,
     { attempt: number; timer: ReturnType<typeof setTimeout> | null }
   >()
+  /** Documents whose last store failed for content or a bug (cleared by a full store). */
+  private readonly faults = new Map<string, Fault>()
   private instance: Hocuspocus | undefined
   private readonly storedListeners = new Map<string, Set<(vector: Map<number, number>) => void>>()
 
@@ -66,14 +94,21 @@ export class PersistenceExtension implements Extension {
 
   async onChange({ documentName }: onChangePayload): Promise<void> {
     this.dirty.set(documentName, (this.dirty.get(documentName) ?? 0) + 1)
+    // A new change earns a stalled document new attempts (Hocuspocus stores after the change).
+    const fault = this.faults.get(documentName)
+    if (fault?.stalled) {
+      fault.stalled = false
+      fault.retries = 0
+    }
   }
 
   async onStoreDocument(payload: onStoreDocumentPayload): Promise<void> {
     try {
       await this.write(payload.document)
       this.clearRetry(payload.documentName)
-    } catch {
-      this.scheduleRetry(payload.document)
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) this.scheduleRetry(payload.document)
+      else this.scheduleFaultRetry(payload.document)
       // Hocuspocus keeps the document in memory after a failed store, and prints what it is given with
       // console.error: the full error is already in our structured log, so it gets a one-line summary.
       throw new Error('document store failed; kept in memory, retrying (see the structured log)')
@@ -86,12 +121,15 @@ export class PersistenceExtension implements Extension {
    */
   async beforeUnloadDocument({ documentName, document }: beforeUnloadDocumentPayload): Promise<void> {
     if (!this.dirty.has(documentName) || !this.documentIds.has(documentName)) return
-    if (!this.retries.get(documentName)?.timer) this.scheduleRetry(document)
+    // A stalled fault waits for the next change (or shutdown), in memory: never dropped.
+    if (!this.retries.get(documentName)?.timer && !this.faults.get(documentName)?.stalled)
+      this.scheduleRetry(document)
     throw new Error('unstored changes: kept in memory until stored')
   }
 
   async afterUnloadDocument({ documentName }: { documentName: string }): Promise<void> {
     this.documentIds.delete(documentName)
+    this.faults.delete(documentName)
     this.stateSizes.delete(documentName)
     this.clearRetry(documentName)
   }
@@ -119,6 +157,13 @@ export class PersistenceExtension implements Extension {
     return this.stateSizes.get(documentName) ?? 0
   }
 
+  /** Rooms whose last store failed for content or a bug, with the code and reason (never text). */
+  faultsByRoom(): Map<string, { code: string; reason: string; stalled: boolean }> {
+    return new Map(
+      [...this.faults].map(([room, f]) => [room, { code: f.code, reason: f.reason, stalled: f.stalled }]),
+    )
+  }
+
   /** Documents with changes not yet stored. */
   pendingCount(): number {
     return this.dirty.size
@@ -126,30 +171,46 @@ export class PersistenceExtension implements Extension {
 
   /**
    * Stores every loaded document that has unstored changes, retrying until all are stored or the
-   * deadline passes. Returns the rooms still unstored (empty on success).
+   * deadline passes. Returns the rooms still unstored (empty on success). Documents with a fault are
+   * tried after the others, once: one that fails again for a reason other than the database being away
+   * is listed unstored at once (and logged), so it never spends the deadline of the others.
    */
   async flush(deadlineMs: number): Promise<string[]> {
     const instance = this.instance
     if (!instance) return []
     for (const entry of this.retries.values()) if (entry.timer) clearTimeout(entry.timer)
     const end = Date.now() + deadlineMs
+    const givenUp = new Set<string>()
     let delay = STORE_RETRY_BASE_MS
     for (;;) {
-      const pending = [...this.dirty.keys()].filter((name) => instance.documents.has(name))
       for (const name of [...this.dirty.keys()]) if (!instance.documents.has(name)) this.dirty.delete(name)
-      if (pending.length === 0) return []
-      await Promise.all(
-        pending.map(async (name) => {
-          const document = instance.documents.get(name)
-          if (!document) return
-          await document.saveMutex.runExclusive(() => this.write(document)).catch(() => {})
-        }),
-      )
-      if (this.dirty.size === 0) return []
-      if (Date.now() + delay > end) return [...this.dirty.keys()]
+      const pending = [...this.dirty.keys()].filter((name) => !givenUp.has(name))
+      if (pending.length === 0) break
+      const store = async (name: string) => {
+        const document = instance.documents.get(name)
+        if (!document) return
+        await document.saveMutex
+          .runExclusive(() => this.write(document))
+          .catch((error: unknown) => {
+            if (!isDatabaseUnavailable(error)) givenUp.add(name)
+          })
+      }
+      await Promise.all(pending.filter((name) => !this.faults.has(name)).map(store))
+      await Promise.all(pending.filter((name) => this.faults.has(name)).map(store))
+      if ([...this.dirty.keys()].every((name) => givenUp.has(name))) break
+      if (Date.now() + delay > end) break
       await Bun.sleep(delay)
       delay = Math.min(delay * 2, STORE_RETRY_MAX_MS)
     }
+    const unstored = [...this.dirty.keys()]
+    for (const name of unstored) {
+      const fault = this.faults.get(name)
+      this.deps.logger.error(
+        { documentId: this.documentIds.get(name), code: fault?.code, reason: fault?.reason },
+        'shutdown: document not stored; its changes since the last store are lost',
+      )
+    }
+    return unstored
   }
 
   private async write(document: Document): Promise<void> {
@@ -165,18 +226,36 @@ export class PersistenceExtension implements Extension {
       const state = Y.encodeStateAsUpdate(document)
       const vector = Y.encodeStateVector(document) // the same snapshot: nothing runs between the two
       const fragment = document.getXmlFragment(FRAGMENT_NAME)
-      await this.deps.documents.storeState(
-        documentId,
-        {
-          state,
-          vector,
-          title: readTitle(fragment),
-          text: readPlainText(fragment, MAX_SEARCH_TEXT_CHARS),
-          // From the document's shared memo: only sections edited since the last store are re-hashed.
-          outline: liveOutline(fragment),
-        },
-        { mergeWithStored: this.deps.mergeWithStored },
-      )
+      const mergeWithStored = this.deps.mergeWithStored
+      try {
+        await this.deps.documents.storeState(
+          documentId,
+          {
+            state,
+            vector,
+            title: readTitle(fragment),
+            text: readPlainText(fragment, MAX_SEARCH_TEXT_CHARS),
+            // From the document's shared memo: only sections edited since the last store are re-hashed.
+            outline: liveOutline(fragment),
+          },
+          { mergeWithStored },
+        )
+        this.faults.delete(name)
+      } catch (error) {
+        if (isDatabaseUnavailable(error)) throw error
+        // Content or a bug in what is derived from it: reported, and the state stored alone.
+        this.reportFault(name, documentId, error, 'full store failed; storing the state alone')
+        await this.deps.documents.storeState(
+          documentId,
+          { state, vector, title: '', text: '' },
+          { mergeWithStored, stateOnly: true },
+        )
+        const fault = this.faults.get(name)
+        if (fault) {
+          fault.retries = 0
+          fault.stalled = false
+        }
+      }
       if (this.dirty.get(name) === generation) this.dirty.delete(name)
       this.stateSizes.set(name, state.byteLength)
       const listeners = this.storedListeners.get(name)
@@ -189,9 +268,54 @@ export class PersistenceExtension implements Extension {
       this.deps.logger.debug({ documentId, bytes: state.byteLength }, 'document stored')
     } catch (error) {
       this.deps.metrics.storeFailures.inc()
-      this.deps.logger.error({ documentId, err: error }, 'document store failed; kept in memory, will retry')
+      if (isDatabaseUnavailable(error))
+        this.deps.logger.error(
+          { documentId, err: error },
+          'document store failed; kept in memory, will retry',
+        )
+      else this.logFault(name, documentId, error, 'document store failed, even as the state alone')
       throw error
     }
+  }
+
+  /**
+   * Counts a fault and logs it at error level once per document and reason (until a full store succeeds),
+   * with the error's code and the first line of its message: never the document's text, which a query's
+   * parameters or an error's detail can hold.
+   */
+  private reportFault(name: string, documentId: string, error: unknown, what: string): void {
+    this.deps.metrics.storeFaults.inc()
+    this.logFault(name, documentId, error, what)
+  }
+
+  /** Records the fault's reason and logs it, once per document and reason (see `reportFault`). */
+  private logFault(name: string, documentId: string, error: unknown, what: string): void {
+    const { code, reason } = faultReason(error)
+    const fault = this.faults.get(name)
+    if (fault && fault.code === code && fault.reason === reason) return
+    if (fault) {
+      fault.code = code
+      fault.reason = reason
+    } else this.faults.set(name, { code, reason, retries: 0, stalled: false })
+    this.deps.logger.error({ documentId, code, reason }, `${what} (${code})`)
+  }
+
+  /** After a fault: a few retries with backoff, then none until the document changes (`onChange`). */
+  private scheduleFaultRetry(document: Document): void {
+    const name = document.name
+    const fault = this.faults.get(name)
+    if (!fault || fault.retries < STORE_FAULT_MAX_RETRIES) {
+      if (fault) fault.retries++
+      this.scheduleRetry(document)
+      return
+    }
+    if (fault.stalled) return
+    fault.stalled = true
+    this.clearRetry(name)
+    this.deps.logger.error(
+      { documentId: this.documentIds.get(name), code: fault.code, reason: fault.reason },
+      'document store: no more retries until the document changes; its changes stay in memory',
+    )
   }
 
   private scheduleRetry(document: Document): void {
@@ -224,5 +348,23 @@ export class PersistenceExtension implements Extension {
     const entry = this.retries.get(name)
     if (entry?.timer) clearTimeout(entry.timer)
     this.retries.delete(name)
+  }
+}
+
+/** An error's code (SQLSTATE, Prisma code or name) and the first line of its message, cut short. */
+function faultReason(error: unknown): { code: string; reason: string } {
+  const e = (error ?? {}) as {
+    name?: unknown
+    code?: unknown
+    message?: unknown
+    meta?: { driverAdapterError?: { cause?: { originalCode?: unknown; originalMessage?: unknown } } }
+  }
+  const cause = e.meta?.driverAdapterError?.cause
+  const code = [cause?.originalCode, e.code, e.name].find((c) => typeof c === 'string' && c !== '')
+  const message = [cause?.originalMessage, e.message].find((m) => typeof m === 'string' && m.trim() !== '')
+  const firstLine = typeof message === 'string' ? (message.trim().split('\n')[0] ?? '') : String(error)
+  return {
+    code: (code as string | undefined) ?? 'unknown',
+    reason: firstLine.slice(0, FAULT_REASON_MAX_CHARS),
   }
 }

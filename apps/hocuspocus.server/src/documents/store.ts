@@ -31,6 +31,31 @@ export function storableText(text: string): string {
   return wellFormed.includes('\u0000') ? wellFormed.replaceAll('\u0000', '') : wellFormed
 }
 
+/**
+ * What JSON.stringify writes for a NUL (`\u0000`) or a lone surrogate (`\ud800`…`\udfff`): jsonb refuses
+ * both (22P05), and valid text never produces them (pairs are written as themselves). Found by hand: one
+ * NUL typed into a heading made every later store of the document fail, through the stored outline.
+ */
+const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f])/i
+
+/**
+ * JSON text a jsonb column takes: every string in it, keys included, through `storableText`. For JSON
+ * built from content (the outline: titles, section ids). Clean JSON (nearly always) is stringified once.
+ */
+export function storableJSON(value: unknown): string {
+  const json = JSON.stringify(value)
+  // Also true for text that merely shows such an escape (a title reading "\u0000"): harmless, slower path.
+  if (json === undefined || !UNSTORABLE_ESCAPE.test(json)) return json
+  return JSON.stringify(value, (_key, item: unknown) => {
+    if (typeof item === 'string') return storableText(item)
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) return item
+    const keys = Object.keys(item)
+    if (keys.every((key) => storableText(key) === key)) return item
+    const record = item as Record<string, unknown>
+    return Object.fromEntries(keys.map((key) => [storableText(key), record[key]]))
+  })
+}
+
 /** Cut at a code-point boundary: a lone surrogate is not valid text for PostgreSQL. */
 export function cutText(text: string, max: number): string {
   if (text.length <= max) return text
@@ -64,6 +89,11 @@ export type StoreOptions = {
    * instances' stores run one after the other and each keeps what the other wrote.
    */
   mergeWithStored?: boolean
+  /**
+   * Store the Yjs state alone: no outline (cold reads decode the state), title and search text left as
+   * they were. The fallback when deriving or storing those failed, so what editors wrote is durable anyway.
+   */
+  stateOnly?: boolean
 }
 
 export async function storeContent(
@@ -90,8 +120,7 @@ export async function storeContent(
         outline = null
     }
   }
-  const title = cutText(storableText(content.title).trim(), 200) || UNTITLED
-  const text = cutText(storableText(content.text), MAX_SEARCH_TEXT_CHARS)
+  if (options.stateOnly) outline = null
   // Raw SQL, not Prisma's upsert: that returns the row, which reads the whole state back. The state goes
   // as base64 text decoded by the database: PGlite's bytea parameter encoding took ~210 ms per MiB,
   // base64 text ~35 ms (measured on this machine; PostgreSQL is not slower either way).
@@ -99,17 +128,23 @@ export async function storeContent(
   await tx.$executeRaw`
     INSERT INTO document_states (document_id, state, byte_size, outline, updated_at)
     VALUES (${documentId}::uuid, decode(${base64}, 'base64'), ${state.byteLength},
-            ${outline === null ? null : JSON.stringify(outline)}::jsonb, now())
+            ${outline === null ? null : storableJSON(outline)}::jsonb, now())
     ON CONFLICT (document_id)
     DO UPDATE SET state = EXCLUDED.state, byte_size = EXCLUDED.byte_size, outline = EXCLUDED.outline,
                   updated_at = EXCLUDED.updated_at`
-  await tx.$executeRaw`
+  if (options.stateOnly) {
+    await tx.$executeRaw`UPDATE documents SET content_updated_at = now() WHERE id = ${documentId}::uuid`
+  } else {
+    const title = cutText(storableText(content.title).trim(), 200) || UNTITLED
+    const text = cutText(storableText(content.text), MAX_SEARCH_TEXT_CHARS)
+    await tx.$executeRaw`
     UPDATE documents
        SET title = ${title},
            content_updated_at = now(),
            search_vector = setweight(to_tsvector('simple', ${title}), 'A')
                         || setweight(to_tsvector('simple', ${text}), 'B')
      WHERE id = ${documentId}::uuid`
+  }
   const newest = await tx.documentVersion.findFirst({
     where: { documentId },
     orderBy: { createdAt: 'desc' },
