@@ -257,4 +257,14 @@ describe('one block far larger than the budget', () => {
     expect(whole.complete).toBe(false)
     expect(whole.text.startsWith('# Doc\n\n## S\n\n- item 0 words')).toBe(true)
   })
+
+  test('a heading longer than the budget is shown cut, and the read stays within its budget', () => {
+    const { doc, fragment } = loadDocument('Doc', '## S\n\nbody')
+    const heading = topLevelElements(fragment)[1]!
+    doc.transact(() => (heading.get(0) as Y.XmlText).insert(1, 'h'.repeat(300_000)))
+    const sectionId = listSections(fragment)[1]!.sectionId
+    const read = expectOk(renderSection(fragment, sectionId, { maxChars: 1_000 }))
+    expect(read.text).toBe(`## S${'h'.repeat(500 - 3 - 35)}\n[… heading cut at 500 characters]\n\n[1] body`)
+    expect(read.shownChars).toBeLessThanOrEqual(1_000)
+  })
 })

@@ -3,8 +3,10 @@
  * nested 1,000 deep (80 KB of Yjs an editor can build; Markdown cannot) made one whole read_document take
  * seconds, rendering being super-linear in depth, while /health stalled for everyone; and a section read
  * with max_chars 500 rendered every block of a large section to name its total. Now the deep list is one
- * placeholder line and a section read renders only what it shows. While the reads run, a second client
- * polls GET /health; every probe must answer 200 (its latency is reported, not asserted).
+ * placeholder line and a read renders only what it shows, even inside one block that is most of the
+ * document (a list of 20,000 items). While the reads run, a second client polls GET /health; every probe
+ * must answer 200 (its latency is reported, not asserted). That a read skips what it does not show is
+ * asserted in packages/doc-schema (render-bounds.test.ts); here it is the real path end to end.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import {
@@ -30,6 +32,8 @@ const NESTING = 1_000
 const PLACEHOLDER = '[block nested deeper than 100 levels; not shown]'
 /** Blocks of the large section, ~1 KB each: a few MB of Yjs, far past any budget. */
 const LARGE_BLOCKS = 4_000
+/** Items of the one list that is most of a document. */
+const LIST_ITEMS = 20_000
 
 let r: ReliabilityServer
 let rc: RecordingClient
@@ -194,6 +198,53 @@ describe('reads cost what they show', () => {
       healthMaxMs: Math.round(Math.max(...probes.map((p) => p.ms))),
     }
     console.log('bounded-reads large section', figures)
+    reportFigure('bounded-reads', figures)
+  }, 120_000)
+
+  test(`one list of ${LIST_ITEMS} items, most of the document, is read only as far as the budget`, async () => {
+    const doc = await buildDocument('One big list', (f) => {
+      const appended = appendMarkdown(f, '## List')
+      if (appended.kind === 'error') throw new Error(appended.message)
+      const list = new Y.XmlElement('bulletList')
+      f.insert(f.length, [list])
+      list.insert(
+        0,
+        Array.from({ length: LIST_ITEMS }, (_, i) => {
+          const item = new Y.XmlElement('listItem')
+          item.insert(0, [paragraph(`item ${i + 1} ${'with some words '.repeat(4)}`)])
+          return item
+        }),
+      )
+    })
+    const outline = await callText(rc.client, 'get_outline', { slug: doc.slug })
+    const sectionId = /section_id: ([\w-]+), rev:/g.exec(body(outline.text).split('\n')[1]!)![1]!
+
+    const health = pollHealth()
+    const started = performance.now()
+    const whole = await read({ slug: doc.slug, max_chars: 500 })
+    const section = await read({ slug: doc.slug, section_id: sectionId, max_chars: 500 })
+    const readsMs = performance.now() - started
+    const probes = await health.stop()
+
+    const wholeBody = body(whole)
+    expect(wholeBody.length).toBeLessThanOrEqual(500)
+    expect(wholeBody.startsWith('# One big list\n\n## List\n\n- item 1 with some words')).toBe(true)
+    expect(whole.split('\n').at(-1)).toStartWith('[Truncated: showing the first ')
+    const sectionBody = body(section)
+    expect(sectionBody.length).toBeLessThanOrEqual(500)
+    expect(sectionBody.startsWith('## List\n\n[1] - item 1 with some words')).toBe(true)
+    expect(sectionBody).toEndWith('[… block 1 cut at 500 characters]')
+    expect(section.split('\n').at(-1)).toBe(
+      '[Truncated: showing 500 characters, the start of block 1 of 1. Call again with a larger max_chars, up to 100000.]',
+    )
+    expect(probes.every((probe) => probe.status === 200)).toBe(true)
+    const figures = {
+      listItems: LIST_ITEMS,
+      readsMs: Math.round(readsMs),
+      healthProbes: probes.length,
+      healthMaxMs: Math.round(Math.max(...probes.map((p) => p.ms))),
+    }
+    console.log('bounded-reads one big list', figures)
     reportFigure('bounded-reads', figures)
   }, 120_000)
 })
