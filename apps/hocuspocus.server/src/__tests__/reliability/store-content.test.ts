@@ -11,19 +11,23 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
+import pino from 'pino'
 import * as Y from 'yjs'
 import { STORE_FAULT_MAX_RETRIES } from '../../collab/persistence-extension.ts'
 import type { Config } from '../../config.ts'
 import { storableJSON } from '../../documents/store.ts'
-import type { RunningServer } from '../../server.ts'
+import type { Logger } from '../../logger.ts'
+import { type RunningServer, startServer } from '../../server.ts'
 import {
   createTestDatabase,
   DATABASE_KIND,
   TEST_DATABASE_URL,
   type TestDatabase,
 } from '../helpers/database.ts'
+import type { ServerProcess } from '../helpers/process.ts'
 import { connectProvider, type TestProvider } from '../helpers/provider.ts'
-import { eventually, startTestServer, userWithToken } from '../helpers/server.ts'
+import { eventually, startTestServer, testConfig, userWithToken } from '../helpers/server.ts'
+import { firstRunToken, readStored, spawnOn, stopProcess } from './faults-support.ts'
 
 const REDIS_URL = process.env.TEST_REDIS_URL || undefined
 /** Paragraphs the owner types after the hostile content, each acknowledged by the server. */
@@ -89,11 +93,13 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
     return editor
   }
 
-  /** stop() (the SIGTERM path), then a new server on the same database. */
-  async function restart(overrides: Partial<Config> = {}): Promise<{ unstored: string[] }> {
+  /** stop() (the SIGTERM path), then a new server on the same database (logging to `logger`, if given). */
+  async function restart(overrides: Partial<Config> = {}, logger?: Logger): Promise<{ unstored: string[] }> {
     for (const editor of editors.splice(0)) editor.destroy()
     const stopped = await server!.stop()
-    server = await startTestServer(db, overrides)
+    server = logger
+      ? await startServer(testConfig(db, overrides), logger)
+      : await startTestServer(db, overrides)
     return stopped
   }
 
@@ -181,6 +187,8 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
   }, 60_000)
 
   test('a full store the database refuses is reported, and the state is stored alone', async () => {
+    const lines: string[] = []
+    await restart({}, pino({ level: 'info', base: undefined }, { write: (line: string) => lines.push(line) }))
     const { id, room } = await createDocument('Refused title')
     // A real refusal from the real database, for content this server cannot store: the title.
     await server!.services.db.prisma.$executeRawUnsafe(
@@ -195,6 +203,12 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
       await eventually(() => expect(server!.collab.persistence.pendingCount()).toBe(0), 20_000, 'stored')
       expect(server!.metrics.storeFaults.get()).toBeGreaterThan(faultsBefore)
       expect(server!.collab.persistence.faultsByRoom().get(room)?.code).toBe('23514')
+      // Logged once, at error level, with the document and the reason, and without the document's text.
+      const reported = lines.map((line) => JSON.parse(line)).filter((line) => line.documentId === id)
+      expect(reported.filter((line) => line.level >= 50 && line.code === '23514')).toHaveLength(1)
+      expect(reported[0]?.reason).toContain('refuse_title')
+      expect(lines.join('\n')).not.toContain('unstorable')
+      expect(lines.join('\n')).not.toContain('refused paragraph')
 
       const { unstored } = await restart()
       expect(unstored).toEqual([])
@@ -301,3 +315,49 @@ describe.skipIf(!REDIS_URL || !TEST_DATABASE_URL)(
     }, 60_000)
   },
 )
+
+describe(`SIGTERM after a NUL in the title, as found by hand (${DATABASE_KIND}, a real process)`, () => {
+  let db: TestDatabase
+  let server: ServerProcess | undefined
+  const editors: TestProvider[] = []
+  beforeAll(async () => {
+    db = await createTestDatabase()
+  }, 60_000)
+  afterAll(async () => {
+    for (const editor of editors) editor.destroy()
+    await stopProcess(server)
+    await db?.cleanup()
+  }, 60_000)
+
+  test('exits 0, and all 20 acknowledged paragraphs are stored', async () => {
+    server = await spawnOn(db)
+    const token = firstRunToken(db.dataDir)
+    const listed = (await (
+      await fetch(`${server.url}/api/documents`, { headers: { Authorization: `Bearer ${token}` } })
+    ).json()) as { documents: Array<{ room: string }> }
+    const room = listed.documents[0]!.room
+    const editor = connectProvider(server.url, room, token)
+    editors.push(editor)
+    await editor.ready
+    const fragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
+    ;((fragment.get(0) as Y.XmlElement).get(0) as Y.XmlText).insert(0, 'nul\u0000 ')
+    fragment.push([paragraph('private words \u0000 nobody logs')])
+    await typeParagraphs(editor, 'owner')
+    const running = server
+    server = undefined
+    running.proc.kill('SIGTERM')
+    expect(await running.proc.exited).toBe(0)
+    expect(running.stderr()).not.toContain('private words')
+
+    const stored = await readStored(db, [room])
+    expectAllParagraphs(stored.get(room)!.text, 'owner')
+    // Stored whole: the outline and title hold the typed title (without its NUL).
+    const reader = await startTestServer(db)
+    try {
+      const outline = await reader.services.documents.loadOutline(room)
+      expect(outline?.outline?.[0]?.title).toBe('nul Welcome')
+    } finally {
+      await reader.stop()
+    }
+  }, 60_000)
+})
