@@ -7,6 +7,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
 import type { TokenScope } from '../db/generated/enums.ts'
+import { storableText } from '../documents/store.ts'
 import { ok, type Result, refuse } from '../errors.ts'
 import type { UserRecord } from './users.ts'
 
@@ -123,7 +124,7 @@ export function createTokensService(
       userId: string,
       options: { scopes: Scope[]; label?: string; expiresDays?: number },
     ): Promise<Result<{ token: string; record: TokenRecord }>> {
-      const label = options.label?.trim() ?? ''
+      const label = storableText(options.label ?? '').trim()
       if (label.length > MAX_LABEL_CHARS)
         return refuse('invalid_input', `--label: at most ${MAX_LABEL_CHARS} characters`)
       if (

@@ -127,8 +127,14 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
     resolve: (slug: string, principal: Principal) =>
       SLUG_PATTERN.test(slug) ? resolveWhere({ slug }, principal, slug) : Promise.resolve(notFound(slug)),
 
-    /** For the WebSocket hook: providers open a document by its room name. */
-    resolveRoom: (room: string, principal: Principal) => resolveWhere({ room }, principal, room),
+    /**
+     * For the WebSocket hook: providers open a document by its room name. A name the database could not
+     * hold (NUL, lone surrogate) names no document and is not queried (a NUL made the query fail).
+     */
+    resolveRoom: (room: string, principal: Principal) =>
+      storableText(room) === room
+        ? resolveWhere({ room }, principal, room)
+        : Promise.resolve(notFound(storableText(room))),
 
     bySlugForAdmin,
 

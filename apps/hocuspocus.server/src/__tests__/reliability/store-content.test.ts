@@ -154,6 +154,21 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
     expect(stored?.outline?.[0]?.children[0]?.title).toBe('')
   }, 60_000)
 
+  test('names and labels written from input: a NUL or lone surrogate is stored clean or refused as not found', async () => {
+    const principal = await server!.services.tokens.verify(owner.token)
+    for (const room of ['room\u0000name', 'room\ud800name']) {
+      const resolved = await server!.services.documents.resolveRoom(room, principal!)
+      expect(resolved.kind === 'error' && resolved.code).toBe('not_found')
+    }
+    const issued = await server!.services.tokens.issue(owner.user.id, {
+      scopes: ['read'],
+      label: 'la\u0000bel\ud800',
+    })
+    expect(issued.kind === 'ok' && issued.value.record.label).toBe('label\ufffd')
+    const user = await server!.services.users.add('named', 'Na\u0000me \udc00')
+    expect(user.kind === 'ok' && user.value.name).toBe('Name \ufffd')
+  }, 60_000)
+
   test(`a blockquote nested ${DEEP.toLocaleString('en')} deep: 20 later paragraphs survive a restart`, async () => {
     const { room } = await createDocument('Deep quote')
     const editor = await connect(room)
