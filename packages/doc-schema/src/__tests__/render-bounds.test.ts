@@ -185,7 +185,8 @@ function bigBlock(kind: number, words: string[], count: number): string {
     case 4:
       return `| a | b | c |\n| :-- | :-: | --: |\n${lines.map((l, i) => `| ${l.replaceAll('|', '\\|')} | ${i} | x |`).join('\n')}`
     default:
-      return lines.join(' ')
+      // Starts with a plain word: a paragraph opening with the word "#" would be a level-1 heading.
+      return `text ${lines.join(' ')}`
   }
 }
 
