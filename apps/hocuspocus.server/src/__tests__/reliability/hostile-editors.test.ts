@@ -25,6 +25,7 @@ import { eventually, userWithToken } from '../helpers/server.ts'
 import {
   callText,
   connectRecording,
+  FULL,
   type RecordingClient,
   type ReliabilityServer,
   reportFigure,
@@ -336,7 +337,7 @@ describe('everyone else is served while a hostile editor keeps trying', () => {
         await Bun.sleep(50)
       }
     })()
-    const attempts = 10
+    const attempts = FULL ? 50 : 10
     for (let i = 0; i < attempts; i++) {
       const attacker = await open(doc.room, bob.token)
       attacker.doc.transact(() => attacker.fragment.insert(2, [nestedQuote(1_000)]))

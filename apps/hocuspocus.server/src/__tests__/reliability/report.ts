@@ -50,6 +50,7 @@ const kill = of('faults-kill') as Figures
 const sigterm = of('faults-sigterm') as Figures
 const postgres = of('faults-postgres') as Figures
 const redis = of('faults-redis') as Figures
+const editors = of('hostile-editors') as Figures
 const skipped = (why: string) => `— | not run: ${why} |`
 
 const section = [
@@ -60,6 +61,7 @@ const section = [
   '| --- | --- | --- |',
   `| input fuzzing | ${n(fuzz.calls)} tool calls over HTTP (${n(fuzz.success)} successes, ${n(fuzz.validation)} validation errors, ${n(fuzz.refusal)} refusals, ${n(fuzz.too_large)} bodies over 1 MiB → 413) | 0 HTTP 5xx, 0 generic failures, 0 hangs (slowest call ${n(fuzz.slowestMs)} ms), /health 200 throughout |`,
   `| hostile content | ${(hostile.corpus ?? []).join(', ')}; ${n(hostile.reads)} framed reads | every read within MAX_READ_CHARS (largest output ${n(hostile.largestOutputChars)} chars), exactly one frame end, only server notes after it |`,
+  `| hostile editors | ${n(editors.attempts)} connections, one after another, each sending a blockquote nested 1,000 deep, while another client polls /health every 50 ms (${n(editors.probes)} polls) | every attempt refused with its reason and nothing applied; /health 200 throughout, p99 ${n(editors.healthP99Ms)} ms |`,
   `| access matrix | ${n(matrix.cells)} cells (10 tools × 4 roles × 5 tokens × 4 documents) | ${n(matrix.mismatches)} mismatches with the table |`,
   `| kill -9 after an acknowledged write | ${'kills' in kill ? `${n(kill.kills)} SIGKILLs, each the instant an MCP write (create_document or append_to_document) was answered; restarted on the same data | ${n(kill.lost)} of ${n(kill.acknowledged)} acknowledged writes missing after restart |` : skipped('no figures')}`,
   `| SIGTERM under 50 editors | ${'editors' in sigterm ? `${n(sigterm.editors)} providers typing into ${n(sigterm.documents)} documents, SIGTERM mid-typing (${n(sigterm.sent)} updates sent, ${n(sigterm.acknowledged)} acknowledged) | exit 0; ${n(sigterm.lost)} editors with an acknowledged update missing from the stored state |` : skipped('no figures')}`,
