@@ -9,11 +9,13 @@ import { blocksToY } from './yjs/build-y.ts'
 /** The title as stored: whitespace runs (newlines included) collapse to one space. */
 export function normaliseTitle(title: string): Result<string> {
   const clean = title.replace(/\s+/g, ' ').trim()
-  if (clean === '') return refuse('empty_title', 'title: it is empty; give the document a short title.')
+  if (clean === '')
+    return refuse('empty_title', 'title: it is empty; give the document a short title.', 'title')
   if (clean.length > MAX_TITLE_CHARS) {
     return refuse(
       'title_too_long',
       `title: ${clean.length} characters is over ${MAX_TITLE_CHARS}; shorten it.`,
+      'title',
     )
   }
   return ok(clean)

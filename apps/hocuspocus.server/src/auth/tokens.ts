@@ -72,7 +72,7 @@ export function parseScopes(raw: string): Result<Scope[]> {
     .filter(Boolean)
   const bad = parts.find((p) => !(ALL_SCOPES as readonly string[]).includes(p))
   if (bad !== undefined || parts.length === 0) {
-    return refuse('invalid_input', `--scope: "${raw}" is not one of read, write, read,write`)
+    return refuse('invalid_input', `--scope: "${raw}" is not one of read, write, read,write`, '--scope')
   }
   // `write` without `read` would be a token that can change what it cannot see: always include read.
   return ok(ALL_SCOPES.filter((s) => s === 'read' || parts.includes(s)))
@@ -126,14 +126,18 @@ export function createTokensService(
     ): Promise<Result<{ token: string; record: TokenRecord }>> {
       const label = storableText(options.label ?? '').trim()
       if (label.length > MAX_LABEL_CHARS)
-        return refuse('invalid_input', `--label: at most ${MAX_LABEL_CHARS} characters`)
+        return refuse('invalid_input', `--label: at most ${MAX_LABEL_CHARS} characters`, '--label')
       if (
         options.expiresDays !== undefined &&
         (!Number.isInteger(options.expiresDays) ||
           options.expiresDays < 1 ||
           options.expiresDays > MAX_EXPIRES_DAYS)
       ) {
-        return refuse('invalid_input', `--expires-days: must be a whole number from 1 to ${MAX_EXPIRES_DAYS}`)
+        return refuse(
+          'invalid_input',
+          `--expires-days: must be a whole number from 1 to ${MAX_EXPIRES_DAYS}`,
+          '--expires-days',
+        )
       }
       const id = randomBytes(ID_BYTES).toString('hex')
       const secret = randomBytes(SECRET_BYTES).toString('base64url')
@@ -220,7 +224,11 @@ export function createTokensService(
     async revoke(id: string): Promise<Result<TokenRecord>> {
       const row = await prisma.apiToken.findUnique({ where: { id: id.trim() }, select: tokenSelect })
       if (!row)
-        return refuse('not_found', `ID: no token "${id}"; list them with: bun run cli -- token list HANDLE`)
+        return refuse(
+          'not_found',
+          `ID: no token "${id}"; list them with: bun run cli -- token list HANDLE`,
+          'ID',
+        )
       verified.delete(row.id)
       if (row.revokedAt) {
         // Told again: a connection or instance that missed the first time closes now.

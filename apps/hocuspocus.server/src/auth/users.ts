@@ -14,6 +14,7 @@ export function checkHandle(raw: string): Result<string> {
     return refuse(
       'invalid_input',
       `HANDLE: "${raw}" must be 2-32 characters: lowercase letters, digits, _ or -, starting with a letter or digit`,
+      'HANDLE',
     )
   }
   return ok(handle)
@@ -26,16 +27,24 @@ export function createUsersService(prisma: PrismaClient) {
       if (handle.kind === 'error') return handle
       const cleanName = (name === undefined ? '' : storableText(name).trim()) || null
       if (cleanName && cleanName.length > MAX_NAME_CHARS) {
-        return refuse('invalid_input', `--name: at most ${MAX_NAME_CHARS} characters`)
+        return refuse('invalid_input', `--name: at most ${MAX_NAME_CHARS} characters`, '--name')
       }
       const existing = await prisma.user.findUnique({ where: { handle: handle.value } })
       if (existing)
-        return refuse('conflict', `HANDLE: a user "${handle.value}" already exists; pick another handle`)
+        return refuse(
+          'conflict',
+          `HANDLE: a user "${handle.value}" already exists; pick another handle`,
+          'HANDLE',
+        )
       try {
         return ok(await prisma.user.create({ data: { handle: handle.value, name: cleanName } }))
       } catch (error) {
         if ((error as { code?: string }).code === 'P2002') {
-          return refuse('conflict', `HANDLE: a user "${handle.value}" already exists; pick another handle`)
+          return refuse(
+            'conflict',
+            `HANDLE: a user "${handle.value}" already exists; pick another handle`,
+            'HANDLE',
+          )
         }
         throw error
       }
@@ -46,7 +55,11 @@ export function createUsersService(prisma: PrismaClient) {
       const user = HANDLE_PATTERN.test(handle) ? await prisma.user.findUnique({ where: { handle } }) : null
       return user
         ? ok(user)
-        : refuse('not_found', `HANDLE: no user "${rawHandle}"; list users with: bun run cli -- user list`)
+        : refuse(
+            'not_found',
+            `HANDLE: no user "${rawHandle}"; list users with: bun run cli -- user list`,
+            'HANDLE',
+          )
     },
 
     async byId(id: string): Promise<UserRecord | null> {

@@ -75,6 +75,7 @@ export function notFound(slug: string): Result<never> {
   return refuse(
     'not_found',
     `slug: no document "${slug}" that you can open; list yours with find_documents or GET /api/documents`,
+    'slug',
   )
 }
 
@@ -173,12 +174,16 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
       input: { title: string; markdown?: string; isPrivate?: boolean; readOnly?: boolean },
     ): Promise<Result<DocumentRow>> {
       const title = storableText(input.title).trim()
-      if (!title) return refuse('invalid_input', 'title: must not be empty')
+      if (!title) return refuse('invalid_input', 'title: must not be empty', 'title')
       if (title.length > MAX_TITLE_CHARS) {
-        return refuse('invalid_input', `title: ${title.length} characters; at most ${MAX_TITLE_CHARS}`)
+        return refuse(
+          'invalid_input',
+          `title: ${title.length} characters; at most ${MAX_TITLE_CHARS}`,
+          'title',
+        )
       }
       const built = createDocumentUpdate(title, input.markdown)
-      if (built.kind === 'error') return refuse('invalid_input', built.message)
+      if (built.kind === 'error') return refuse('invalid_input', built.message, built.field)
       const { text, outline } = derivedOf(built.value)
       const base = slugBase(title)
       for (let attempt = 0; attempt < 5; attempt++) {
@@ -205,7 +210,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
           throw error
         }
       }
-      return refuse('conflict', 'title: could not find a free slug; try a different title')
+      return refuse('conflict', 'title: could not find a free slug; try a different title', 'title')
     },
 
     /** Documents the user owns or is a member of, most recently changed first. */
@@ -236,7 +241,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
       const doc = await bySlugForAdmin(slug)
       if (doc.kind === 'error') return doc
       if (doc.value.ownerId === userId)
-        return refuse('invalid_input', 'HANDLE: that user owns the document already')
+        return refuse('invalid_input', 'HANDLE: that user owns the document already', 'HANDLE')
       await prisma.documentMember.upsert({
         where: { documentId_userId: { documentId: doc.value.id, userId } },
         create: { documentId: doc.value.id, userId, role },

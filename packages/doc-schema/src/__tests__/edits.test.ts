@@ -200,6 +200,21 @@ describe('replaceText', () => {
     })
     test('stale_rev', () =>
       expect(code(replaceText(fragment, s.sectionId, 'aaaaaaaaaaaa', 'x', 'y'))).toBe('stale_rev'))
+    test('a refusal names the field at fault in `field`, the word its message starts with', () => {
+      const cases = [
+        replaceText(fragment, s.sectionId, s.rev, '', 'x'),
+        replaceText(fragment, s.sectionId, s.rev, 'an', 'an'),
+        replaceText(fragment, s.sectionId, 'aaaaaaaaaaaa', 'x', 'y'),
+        replaceText(fragment, 'no-such-id', s.rev, 'x', 'y'),
+      ]
+      expect(cases.map((r) => r.kind === 'error' && r.field)).toEqual([
+        'oldText',
+        'newText',
+        'rev',
+        'section_id',
+      ])
+      for (const r of cases) expect(r.kind === 'error' && r.message.startsWith(`${r.field}: `)).toBe(true)
+    })
   })
 })
 

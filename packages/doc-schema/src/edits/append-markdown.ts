@@ -23,13 +23,18 @@ export function appendMarkdown(
     return refuse(
       'missing_title',
       'markdown: the document is empty, so it must start with a "# Title" heading.',
+      'markdown',
     )
   }
   const elements = blocksToY(parsed.value)
   doc.transact(() => fragment.insert(fragment.length, elements))
   const last = locateSections(fragment).at(-1)
   if (!last)
-    return refuse('missing_title', 'markdown: the document has no heading to append under; add a title.')
+    return refuse(
+      'missing_title',
+      'markdown: the document has no heading to append under; add a title.',
+      'markdown',
+    )
   const { sectionId, rev } = describeSection(last)
   return ok({ sectionId, rev })
 }

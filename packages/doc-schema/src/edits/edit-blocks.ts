@@ -38,6 +38,7 @@ export function editBlocks(
     return refuse(
       'block_out_of_range',
       `removeBlocks: ${outside.join(', ')} not in 1..${count}; the section has ${count} blocks.`,
+      'removeBlocks',
     )
   }
   const afterBlock = input.afterBlock ?? (remove.length > 0 ? remove[0]! - 1 : count)
@@ -45,6 +46,7 @@ export function editBlocks(
     return refuse(
       'block_out_of_range',
       `afterBlock: ${afterBlock} is not in 0..${count}; 0 means after the heading.`,
+      'afterBlock',
     )
   }
   const withMedia = remove.filter((n) => containsMedia(section.blocks[n - 1]!))
@@ -52,6 +54,7 @@ export function editBlocks(
     return refuse(
       'media_removal_needs_flag',
       `removeBlocks: block ${withMedia.join(', ')} holds an image or embed; set allowMediaRemoval to remove it.`,
+      'removeBlocks',
     )
   }
 

@@ -15,6 +15,7 @@ export function editTarget(fragment: Y.XmlFragment, sectionId: string, rev: stri
     return refuse(
       'section_not_found',
       `section_id: no heading has id "${sectionId}"; read the outline for ids.`,
+      'section_id',
     )
   }
   const current = sectionRev(section.heading, section.blocks)
@@ -22,6 +23,7 @@ export function editTarget(fragment: Y.XmlFragment, sectionId: string, rev: stri
     return refuse(
       'stale_rev',
       `rev: "${rev}" is not the section's current rev ("${current}"); read the section again and redo the edit.`,
+      'rev',
     )
   }
   return { kind: 'ok', value: { doc, section } }

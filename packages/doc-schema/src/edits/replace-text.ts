@@ -17,9 +17,14 @@ export function replaceText(
   oldText: string,
   newText: string,
 ): Result<{ rev: string }> {
-  if (oldText === '') return refuse('empty_old_text', 'oldText: it is empty; give the exact text to replace.')
+  if (oldText === '')
+    return refuse('empty_old_text', 'oldText: it is empty; give the exact text to replace.', 'oldText')
   if (oldText === newText) {
-    return refuse('nothing_to_change', 'newText: it equals oldText; this edit would change nothing.')
+    return refuse(
+      'nothing_to_change',
+      'newText: it equals oldText; this edit would change nothing.',
+      'newText',
+    )
   }
   const target = editTarget(fragment, sectionId, rev)
   if (target.kind === 'error') return target
@@ -33,6 +38,7 @@ export function replaceText(
     return refuse(
       code,
       `oldText: it ${what} in the section (count ${found.length}); give text that occurs exactly once, with more context.`,
+      'oldText',
     )
   }
   const { text, index, inCode } = found[0]!
@@ -40,6 +46,7 @@ export function replaceText(
     return refuse(
       'newline_in_text',
       'newText: a line break cannot go inside a text block; use editBlocks instead.',
+      'newText',
     )
   }
 

@@ -26,12 +26,14 @@ export function parseMarkdown(markdown: string, opts: ParseOptions = {}): Result
     return refuse(
       'too_large',
       `markdown: ${markdown.length} characters is over the limit of ${MAX_MARKDOWN_CHARS}; send it in smaller parts.`,
+      'markdown',
     )
   }
   if (markdown.trim() === '')
-    return refuse('empty', 'markdown: it is empty; send at least one block of content.')
+    return refuse('empty', 'markdown: it is empty; send at least one block of content.', 'markdown')
   const blocks = tokensToBlocks(markdownIt.parse(markdown, {}))
-  if (blocks.length === 0) return refuse('empty', 'markdown: it holds no content; send at least one block.')
+  if (blocks.length === 0)
+    return refuse('empty', 'markdown: it holds no content; send at least one block.', 'markdown')
 
   const minLevel = opts.minHeadingLevel ?? 2
   for (const [index, block] of blocks.entries()) {
@@ -42,6 +44,7 @@ export function parseMarkdown(markdown: string, opts: ParseOptions = {}): Result
       return refuse(
         'h1_not_allowed',
         'markdown: a level-1 heading (# …) is only the document title; use ## or deeper for sections.',
+        'markdown',
       )
     }
     if (level < minLevel) {
@@ -52,6 +55,7 @@ export function parseMarkdown(markdown: string, opts: ParseOptions = {}): Result
       return refuse(
         'heading_too_shallow',
         `markdown: heading level ${level} is not deeper than the section; use ${need}.`,
+        'markdown',
       )
     }
     block.attrs = { ...block.attrs, [HEADING_ID_ATTR]: newHeadingId() }
@@ -72,6 +76,7 @@ export function checkBlocks(blocks: DocNode[]): Result<DocNode[]> {
       return refuse(
         'invalid_content',
         `markdown: a ${block.type} block is not valid here (${reason}); rewrite it.`,
+        'markdown',
       )
     }
   }

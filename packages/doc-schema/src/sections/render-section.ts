@@ -71,6 +71,7 @@ export function renderSection(
     return refuse(
       'section_not_found',
       `section_id: no heading has id "${sectionId}"; read the outline for ids.`,
+      'section_id',
     )
   }
   const blockCount = section.blocks.length
@@ -79,6 +80,7 @@ export function renderSection(
     return refuse(
       'block_out_of_range',
       `fromBlock: ${fromBlock} is outside 1..${Math.max(1, blockCount)}; the section has ${blockCount} blocks.`,
+      'fromBlock',
     )
   }
   const maxChars = Math.max(MIN_SECTION_CHARS, opts.maxChars ?? DEFAULT_SECTION_CHARS)
