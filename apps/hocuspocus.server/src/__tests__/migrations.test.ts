@@ -9,7 +9,7 @@ describe(`migrations (${DATABASE_KIND})`, () => {
   let db: Database
 
   beforeAll(async () => {
-    testDb = await createTestDatabase()
+    testDb = await createTestDatabase({ empty: true })
     db = await openDatabase(
       testDb.databaseUrl
         ? { kind: 'postgres', url: testDb.databaseUrl }

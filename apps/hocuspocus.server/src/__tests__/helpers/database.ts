@@ -1,45 +1,177 @@
 /**
  * A fresh database per test file: a new PGlite folder, or, when TEST_DATABASE_URL is set, a new
  * PostgreSQL database created on that server (dropped afterwards). Tests that use this run on both.
+ *
+ * Each fresh database starts migrated, copied from a template that is built once and reused while the
+ * migrations are unchanged (it is named by their hash): a PGlite folder under the temporary directory,
+ * copied per file; on PostgreSQL a database `CREATE DATABASE … TEMPLATE` copies. Without it every file
+ * paid for initdb (PGlite) or CREATE DATABASE and every migration. `{ empty: true }` gives an
+ * unmigrated database (the migration tests need one).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { Client } from 'pg'
+import { openDatabase } from '../../db/client.ts'
+import { applyMigrations, readMigrations } from '../../db/migrations.ts'
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined
 export const DATABASE_KIND = TEST_DATABASE_URL ? 'postgres' : 'pglite'
 
 export type TestDatabase = { dataDir: string; databaseUrl: string | undefined; cleanup(): Promise<void> }
 
-/** `postgresUrl`: the server to create the database on; null forces PGlite. Default: TEST_DATABASE_URL. */
-export async function createTestDatabase(
-  options: { postgresUrl?: string | null } = {},
-): Promise<TestDatabase> {
+export type TestDatabaseOptions = {
+  /** The server to create the database on; null forces PGlite. Default: TEST_DATABASE_URL. */
+  postgresUrl?: string | null
+  /** An unmigrated database instead of a copy of the migrated template. */
+  empty?: boolean
+}
+
+export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const postgresUrl = options.postgresUrl === undefined ? TEST_DATABASE_URL : options.postgresUrl
   const dataDir = mkdtempSync(join(tmpdir(), 'collab-test-'))
   if (!postgresUrl) {
+    if (!options.empty) cpSync(await pgliteTemplate(), join(dataDir, 'pglite'), { recursive: true })
     return {
       dataDir,
       databaseUrl: undefined,
       cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
     }
   }
+  const template = options.empty ? undefined : await postgresTemplate(postgresUrl)
   const name = `collab_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
-  const admin = new Client({ connectionString: postgresUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE "${name}"`)
-  await admin.end()
-  const url = new URL(postgresUrl)
-  url.pathname = `/${name}`
+  await createDatabase(postgresUrl, name, template)
   return {
     dataDir,
-    databaseUrl: url.toString(),
+    databaseUrl: databaseUrlOf(postgresUrl, name),
     async cleanup() {
       rmSync(dataDir, { recursive: true, force: true })
       await dropDatabase(postgresUrl, name)
     },
   }
+}
+
+/**
+ * What a template depends on: every migration (name and SQL) and, for PGlite, the version that wrote
+ * the folder. A change of either names a new template; an old one is never reused.
+ */
+function templateKey(): string {
+  const hash = createHash('sha256')
+  for (const migration of readMigrations().migrationDirectories) {
+    hash.update(`${migration.path}\n${JSON.stringify(migration.migrationFile.content)}\n`)
+  }
+  const pglitePackage = join(dirname(Bun.resolveSync('@electric-sql/pglite', import.meta.dir)), '..')
+  const version = existsSync(join(pglitePackage, 'package.json'))
+    ? (JSON.parse(readFileSync(join(pglitePackage, 'package.json'), 'utf8')) as { version: string }).version
+    : 'unknown'
+  hash.update(`pglite ${version}`)
+  return hash.digest('hex').slice(0, 16)
+}
+
+let pgliteTemplateDir: Promise<string> | undefined
+
+/**
+ * The migrated PGlite folder every test file copies. Built once under a temporary name and renamed into
+ * place, so a process never sees half a template: when two processes build at once, the first rename
+ * wins and the other discards its copy.
+ */
+function pgliteTemplate(): Promise<string> {
+  pgliteTemplateDir ??= (async () => {
+    const dir = join(tmpdir(), `collab-test-template-${templateKey()}`)
+    if (existsSync(join(dir, 'pglite'))) return join(dir, 'pglite')
+    const build = mkdtempSync(join(tmpdir(), 'collab-test-template-build-'))
+    try {
+      const db = await openDatabase({ kind: 'pglite', dir: join(build, 'pglite') })
+      try {
+        await applyMigrations(db.adapterFactory)
+      } finally {
+        await db.close()
+      }
+      try {
+        renameSync(build, dir)
+      } catch (error) {
+        if (!existsSync(join(dir, 'pglite'))) throw error // not "another process was first"
+      }
+    } finally {
+      rmSync(build, { recursive: true, force: true })
+    }
+    return join(dir, 'pglite')
+  })()
+  return pgliteTemplateDir
+}
+
+const postgresTemplates = new Map<string, Promise<string>>()
+
+/**
+ * The migrated PostgreSQL database every test file's database is created from, on `serverUrl`. Built
+ * under an advisory lock (other processes wait for it) as `<name>_build`, then renamed, so a crash
+ * mid-build never leaves a template that looks finished.
+ */
+function postgresTemplate(serverUrl: string): Promise<string> {
+  let template = postgresTemplates.get(serverUrl)
+  if (!template) {
+    template = buildPostgresTemplate(serverUrl)
+    postgresTemplates.set(serverUrl, template)
+    template.catch(() => postgresTemplates.delete(serverUrl))
+  }
+  return template
+}
+
+async function buildPostgresTemplate(serverUrl: string): Promise<string> {
+  const name = `collab_tmpl_${templateKey()}`
+  const build = `${name}_build`
+  const admin = new Client({ connectionString: serverUrl })
+  await admin.connect()
+  try {
+    await admin.query('SELECT pg_advisory_lock(hashtext($1))', [name])
+    const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])
+    if (found.rowCount) return name
+    await admin.query(`DROP DATABASE IF EXISTS "${build}" WITH (FORCE)`)
+    await admin.query(`CREATE DATABASE "${build}"`)
+    const db = await openDatabase({ kind: 'postgres', url: databaseUrlOf(serverUrl, build) })
+    try {
+      await applyMigrations(db.adapterFactory)
+    } finally {
+      await db.close()
+    }
+    await retryWhileBusy(() => admin.query(`ALTER DATABASE "${build}" RENAME TO "${name}"`))
+    return name
+  } finally {
+    await admin.end() // ends the session, and with it the advisory lock
+  }
+}
+
+async function createDatabase(serverUrl: string, name: string, template: string | undefined) {
+  const admin = new Client({ connectionString: serverUrl })
+  await admin.connect()
+  try {
+    const from = template ? ` TEMPLATE "${template}"` : ''
+    await retryWhileBusy(() => admin.query(`CREATE DATABASE "${name}"${from}`))
+  } finally {
+    await admin.end()
+  }
+}
+
+/**
+ * PostgreSQL refuses to copy or rename a database while a session is on it ("being accessed by other
+ * users"); a closing pool's sessions end a moment after their client says so.
+ */
+async function retryWhileBusy<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run()
+    } catch (error) {
+      if (attempt >= 40 || !/being accessed by other users/.test((error as Error).message)) throw error
+    }
+    await Bun.sleep(250)
+  }
+}
+
+function databaseUrlOf(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  return url.toString()
 }
 
 /**
