@@ -83,4 +83,35 @@ describe(`HTTP endpoints (${DATABASE_KIND})`, () => {
     expect(mine.status).toBe(200)
     expect(await mine.json()).toMatchObject({ slug: privateSlug, whose: 'yours', canWrite: true })
   })
+
+  test('every HTTP refusal is { error, message, field? } with the status its code maps to, and is counted', async () => {
+    const cases = [
+      {
+        res: await get('/api/documents?offset=-1', owner.token),
+        status: 400,
+        error: 'invalid_input',
+        field: 'offset',
+      },
+      { res: await get('/api/documents'), status: 401, error: 'unauthorized' },
+      {
+        res: await get('/api/documents/no-such-document', owner.token),
+        status: 404,
+        error: 'not_found',
+        field: 'slug',
+      },
+      { res: await get('/no/such/route'), status: 404, error: 'not_found' },
+      { res: await get('/mcp'), status: 405, error: 'method_not_allowed' },
+    ]
+    for (const { res, status, error, field } of cases) {
+      expect(res.status).toBe(status)
+      expect(res.headers.get('content-type')).toStartWith('application/json')
+      const body = (await res.json()) as Record<string, unknown>
+      expect(Object.keys(body).sort()).toEqual(field ? ['error', 'field', 'message'] : ['error', 'message'])
+      expect(body).toMatchObject({ error, ...(field ? { field } : {}) })
+      if (field) expect(body.message).toStartWith(`${field}: `)
+    }
+    const text = await (await get('/metrics')).text()
+    expect(text).toContain('http_requests_total{method="GET",route="/api/documents",status="400"}')
+    expect(text).toContain('http_requests_total{method="GET",route="/api/documents/:slug",status="404"}')
+  })
 })

@@ -6,6 +6,7 @@ import { Hono } from 'hono'
 import type { DocumentListing, DocumentRow, Resolved } from '../documents/service.ts'
 import type { Services } from '../services.ts'
 import { type AuthVariables, bearerAuth } from './bearer.ts'
+import { httpRefusal, refusalToHttp } from './refusal.ts'
 
 /** Collection answers are bounded; the caller's documents beyond this are reached with `?offset=`. */
 export const MAX_API_DOCUMENTS = 200
@@ -29,7 +30,7 @@ export function apiRoutes(services: Services) {
     const offsetRaw = c.req.query('offset') ?? '0'
     const offset = Number(offsetRaw)
     if (!Number.isInteger(offset) || offset < 0) {
-      return c.json({ error: 'invalid_input', message: 'offset: must be a whole number of 0 or more' }, 400)
+      throw httpRefusal('invalid_input', 'offset: must be a whole number of 0 or more', { field: 'offset' })
     }
     const all: DocumentListing[] = await services.documents.listForUser(c.get('principal').user.id)
     const page = all.slice(offset, offset + MAX_API_DOCUMENTS)
@@ -44,7 +45,7 @@ export function apiRoutes(services: Services) {
   api.get('/documents/:slug', async (c) => {
     const principal = c.get('principal')
     const resolved = await services.documents.resolve(c.req.param('slug'), principal)
-    if (resolved.kind === 'error') return c.json({ error: 'not_found', message: resolved.message }, 404)
+    if (resolved.kind === 'error') throw refusalToHttp(resolved)
     const { document, access }: Resolved = resolved.value
     return c.json({ ...present(document, access.whose), canWrite: access.canWrite })
   })

@@ -10,6 +10,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 
 import { Hono } from 'hono'
+import { HTTPException } from 'hono/http-exception'
 import { routePath } from 'hono/route'
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/errors.ts'
 import type { Logger } from '../logger.ts'
@@ -17,6 +18,7 @@ import type { Metrics } from '../metrics.ts'
 import type { McpModule } from '../modules/mcp/index.ts'
 import type { Services } from '../services.ts'
 import { apiRoutes } from './api.ts'
+import { httpRefusal, refusalResponse } from './refusal.ts'
 
 /** What server.ts passes with each request (`app.fetch(request, bindings)`). */
 export type HttpBindings = {
@@ -88,19 +90,13 @@ export function createHttpApp(deps: {
 
   app.get('/metrics', (c) => {
     if (!operator(c.req.header('authorization'), c.env?.ip)) {
-      return expectedToken
-        ? c.json(
-            { error: 'unauthorized', message: 'Authorization: send Bearer <METRICS_TOKEN> to read /metrics' },
-            401,
-            { 'WWW-Authenticate': 'Bearer' },
-          )
-        : c.json(
-            {
-              error: 'forbidden',
-              message:
-                '/metrics answers loopback only; set METRICS_TOKEN on the server to read it from elsewhere with Authorization: Bearer',
-            },
-            403,
+      throw expectedToken
+        ? httpRefusal('unauthorized', 'Authorization: send Bearer <METRICS_TOKEN> to read /metrics', {
+            headers: { 'WWW-Authenticate': 'Bearer' },
+          })
+        : httpRefusal(
+            'forbidden',
+            '/metrics answers loopback only; set METRICS_TOKEN on the server to read it from elsewhere with Authorization: Bearer',
           )
     }
     return c.text(metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4' })
@@ -111,10 +107,9 @@ export function createHttpApp(deps: {
   // The MCP module serves /mcp and its protected-resource metadata under /.well-known.
   app.route('/', deps.mcp.router)
 
-  app.notFound((c) =>
-    c.json({ error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}` }, 404),
-  )
+  app.notFound((c) => refusalResponse('not_found', `No route for ${c.req.method} ${c.req.path}`))
   app.onError((error, c) => {
+    if (error instanceof HTTPException) return error.getResponse()
     if (isDatabaseUnavailable(error)) {
       // The database is away (e.g. a bearer token could not be checked): 503, and when to come back.
       logger.warn({ route: routePath(c) }, 'HTTP request: database unavailable')
@@ -125,10 +120,10 @@ export function createHttpApp(deps: {
           503,
           headers,
         )
-      return c.json({ error: 'database_unavailable', message: DATABASE_UNAVAILABLE_MESSAGE }, 503, headers)
+      return refusalResponse('database_unavailable', DATABASE_UNAVAILABLE_MESSAGE, { headers })
     }
     logger.error({ err: error, route: routePath(c) }, 'unhandled HTTP error')
-    return c.json({ error: 'internal', message: 'Internal server error' }, 500)
+    return refusalResponse('internal', 'Internal server error')
   })
   return app
 }

@@ -1,6 +1,7 @@
 /** Bearer-token middleware: resolves the API token to a principal, or answers 401. */
 import type { MiddlewareHandler } from 'hono'
 import type { Principal, TokensService } from '../auth/tokens.ts'
+import { httpRefusal } from './refusal.ts'
 
 export type AuthVariables = { principal: Principal }
 
@@ -15,15 +16,12 @@ export function bearerAuth(options: {
     const principal = match ? await options.tokens.verify(match[1]) : null
     if (!principal) {
       const challenge = options.challenge ? `Bearer ${options.challenge(c.req.url)}` : 'Bearer realm="collab"'
-      return c.json(
-        {
-          error: 'unauthorized',
-          message: match
-            ? 'The bearer token is unknown, revoked or expired; issue a new one with: bun run cli -- token issue HANDLE'
-            : 'Send an API token as: Authorization: Bearer <token>',
-        },
-        401,
-        { 'WWW-Authenticate': challenge },
+      throw httpRefusal(
+        'unauthorized',
+        match
+          ? 'The bearer token is unknown, revoked or expired; issue a new one with: bun run cli -- token issue HANDLE'
+          : 'Send an API token as: Authorization: Bearer <token>',
+        { headers: { 'WWW-Authenticate': challenge } },
       )
     }
     c.set('principal', principal)

@@ -5,6 +5,7 @@
  * The SDK's own helpers are Express-only, hence this middleware.
  */
 import type { MiddlewareHandler } from 'hono'
+import { refusalResponse } from '../../../http/refusal.ts'
 
 export type OriginHostOptions = {
   /** Exact origins (scheme://host[:port]) allowed to send an Origin header. */
@@ -35,18 +36,12 @@ export function originHostGuard(options: OriginHostOptions): MiddlewareHandler {
   return async function originHost(c, next) {
     const origin = c.req.header('origin')
     if (origin !== undefined && !origins.has(origin.replace(/\/+$/, '').toLowerCase())) {
-      return c.json(
-        { error: 'forbidden', message: 'Origin not allowed; add it to MCP_ALLOWED_ORIGINS to accept it.' },
-        403,
-      )
+      return refusalResponse('forbidden', 'Origin not allowed; add it to MCP_ALLOWED_ORIGINS to accept it.')
     }
     if (checkHost) {
       const name = hostName(c.req.header('host') ?? new URL(c.req.url).host)
       if (!isLoopback(name) && !hosts.has(name)) {
-        return c.json(
-          { error: 'forbidden', message: 'Host not allowed while the server listens on loopback.' },
-          403,
-        )
+        return refusalResponse('forbidden', 'Host not allowed while the server listens on loopback.')
       }
     }
     await next()
