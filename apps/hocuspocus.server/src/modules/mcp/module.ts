@@ -11,6 +11,7 @@ import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import type { Principal } from '../../auth/tokens.ts'
 import { type AuthVariables, bearerAuth } from '../../http/bearer.ts'
+import { refusalResponse } from '../../http/refusal.ts'
 import type { Logger } from '../../logger.ts'
 import type { Metrics } from '../../metrics.ts'
 import type { Services } from '../../services.ts'
@@ -108,17 +109,16 @@ export function init(deps: McpDeps): McpModule {
       allowedHosts: extraHosts,
     }),
   )
-  router.on(['GET', 'DELETE'], '/mcp', (c) =>
-    c.json({ error: 'method_not_allowed', message: 'This MCP endpoint is stateless: use POST.' }, 405, {
-      Allow: 'POST',
+  router.on(['GET', 'DELETE'], '/mcp', () =>
+    refusalResponse('method_not_allowed', 'This MCP endpoint is stateless: use POST.', {
+      headers: { Allow: 'POST' },
     }),
   )
   router.post(
     '/mcp',
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
-      onError: (c) =>
-        c.json({ error: 'payload_too_large', message: `Request body over ${MAX_BODY_BYTES} bytes.` }, 413),
+      onError: () => refusalResponse('payload_too_large', `Request body over ${MAX_BODY_BYTES} bytes.`),
     }),
     bearerAuth({ tokens: services.tokens, challenge: (url) => challengeFor(originOf(url)) }),
     async (c) => {
