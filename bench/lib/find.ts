@@ -12,7 +12,6 @@ import {
   connectInMemory,
   startHarness,
 } from '../../apps/hocuspocus.server/src/modules/mcp/__tests__/harness.ts'
-import { toPrefixTsQuery } from '../../apps/hocuspocus.server/src/modules/mcp/domain/cursor.ts'
 import {
   documentsByIdsSql,
   type SearchInput,
@@ -20,6 +19,7 @@ import {
   snapshotSliceSql,
 } from '../../apps/hocuspocus.server/src/modules/mcp/infra/search.ts'
 import { MAX_FIND_SNAPSHOT_DOCUMENTS } from '../../apps/hocuspocus.server/src/modules/mcp/limits.ts'
+import { toPrefixTsQuery } from '../../apps/hocuspocus.server/src/modules/mcp/paging/cursor.ts'
 import { percentile, prng, progress, type Rng, summarize } from './stats.ts'
 import type { Row } from './types.ts'
 

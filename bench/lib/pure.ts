@@ -1,7 +1,8 @@
 /** Measurements 1 and 2: outline, section read and whole read, cold and warm, in process. */
-import { outlineLines } from '../../apps/hocuspocus.server/src/modules/mcp/domain/outline.ts'
-import { readWholeDocument } from '../../apps/hocuspocus.server/src/modules/mcp/domain/whole-read.ts'
+
 import { MAX_READ_CHARS } from '../../apps/hocuspocus.server/src/modules/mcp/limits.ts'
+import { outlineLines } from '../../apps/hocuspocus.server/src/modules/mcp/render/outline.ts'
+import { readWholeDocument } from '../../apps/hocuspocus.server/src/modules/mcp/render/whole-read.ts'
 import { FRAGMENT_NAME, readOutline, renderSection } from '../../packages/doc-schema/src/index.ts'
 import { createOutlineMemo } from '../../packages/doc-schema/src/sections/outline-memo.ts'
 import { Y, type YDoc, type YXmlFragment } from '../deps.ts'

@@ -6,7 +6,7 @@
  * "No access" and "not found" must read the same.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { FRAME_END } from '../../modules/mcp/domain/frame.ts'
+import { FRAME_END } from '../../modules/mcp/render/frame.ts'
 import { notFoundMessage } from '../../modules/mcp/tools/open-document.ts'
 import { userWithToken } from '../helpers/server.ts'
 import {

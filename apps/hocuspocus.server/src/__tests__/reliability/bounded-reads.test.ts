@@ -17,7 +17,7 @@ import {
   readTitle,
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
-import { FRAME_END } from '../../modules/mcp/domain/frame.ts'
+import { FRAME_END } from '../../modules/mcp/render/frame.ts'
 import { userWithToken } from '../helpers/server.ts'
 import {
   callText,

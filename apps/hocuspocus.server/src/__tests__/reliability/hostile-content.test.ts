@@ -15,7 +15,7 @@ import {
   readTitle,
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
-import { FRAME_END } from '../../modules/mcp/domain/frame.ts'
+import { FRAME_END } from '../../modules/mcp/render/frame.ts'
 import { MAX_READ_CHARS } from '../../modules/mcp/limits.ts'
 import { userWithToken } from '../helpers/server.ts'
 import {

@@ -19,7 +19,7 @@ import {
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { FLOOD_CLOSE_REASON } from '../../collab/boundary.ts'
-import { FRAME_END } from '../../modules/mcp/domain/frame.ts'
+import { FRAME_END } from '../../modules/mcp/render/frame.ts'
 import { connectProvider, type TestProvider } from '../helpers/provider.ts'
 import { eventually, userWithToken } from '../helpers/server.ts'
 import {

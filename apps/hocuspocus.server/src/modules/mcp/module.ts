@@ -20,9 +20,10 @@ import { originHostGuard } from './http/origin-host.ts'
 import { challengeFor, RESOURCE_METADATA_PATH, resourceMetadata } from './http/resource-metadata.ts'
 import { createDocumentReader } from './infra/documents.ts'
 import { createMemoryRateLimiter, createRedisRateLimiter } from './infra/rate-limit.ts'
+import { createSnapshot, documentsByIds, readSnapshotSlice, searchDocuments } from './infra/search.ts'
 import { createDocumentWriter, type StoreConfirmations } from './infra/writer.ts'
 import { MAX_BODY_BYTES } from './limits.ts'
-import type { ToolContext, ToolObserver } from './tools/context.ts'
+import type { CallerContext, ToolDeps, ToolObserver } from './tools/context.ts'
 import { TOOLS } from './tools/index.ts'
 
 export type McpConfig = {
@@ -39,8 +40,9 @@ export type McpConfig = {
 }
 
 export type McpDeps = {
-  services: Services
-  hocuspocus: Hocuspocus
+  services: Pick<Services, 'db' | 'documents' | 'chat' | 'tokens'>
+  /** Only for the live documents: read, written and notified through the module's reader, writer and notify. */
+  hocuspocus: Pick<Hocuspocus, 'documents' | 'openDirectConnection'>
   logger: Logger
   /** The app's metrics: per-tool calls by outcome and latency. Optional for tests of the router alone. */
   metrics?: Pick<Metrics, 'mcpToolCalls' | 'mcpToolLatency'>
@@ -84,16 +86,24 @@ export function init(deps: McpDeps): McpModule {
         metrics.mcpToolLatency.observe({ tool }, seconds)
       }
     : undefined
-  const contextFor = (principal: Principal): ToolContext => ({
-    principal,
-    services,
-    hocuspocus,
+  const { prisma } = services.db
+  const toolDeps: ToolDeps = {
+    documents: services.documents,
+    chat: services.chat,
+    search: {
+      search: (input) => searchDocuments(prisma, input),
+      byIds: (input) => documentsByIds(prisma, input),
+      createSnapshot: (userId, ids) => createSnapshot(prisma, userId, ids),
+      readSnapshotSlice: (input) => readSnapshotSlice(prisma, input),
+    },
     reader,
     writer,
+    notify: (room, payload) => hocuspocus.documents.get(room)?.broadcastStateless(payload),
     logger,
     observer,
     rateLimiter,
-  })
+  }
+  const contextFor = (principal: Principal): CallerContext => ({ ...toolDeps, principal })
   const stdioServers = new Set<McpServer>()
   const shared = createSharedServerParts()
 

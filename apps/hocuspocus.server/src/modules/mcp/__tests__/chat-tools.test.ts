@@ -9,9 +9,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import * as Y from 'yjs'
 import { connectProvider } from '../../../__tests__/helpers/provider.ts'
 import { eventually, userWithToken } from '../../../__tests__/helpers/server.ts'
-import { FRAME_END } from '../domain/frame.ts'
-import { notes } from '../domain/notes.ts'
 import { MAX_CHAT_MESSAGE_CHARS, MAX_CHAT_PAGE, MAX_READ_CHARS } from '../limits.ts'
+import { FRAME_END } from '../render/frame.ts'
+import { notes } from '../render/notes.ts'
 import { call, connectClient, createLargeDocument, type Harness, startHarness } from './harness.ts'
 
 let h: Harness

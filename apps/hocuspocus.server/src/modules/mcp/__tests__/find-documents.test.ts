@@ -2,9 +2,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { userWithToken } from '../../../__tests__/helpers/server.ts'
-import { FRAME_END } from '../domain/frame.ts'
-import { notes } from '../domain/notes.ts'
 import { DEFAULT_FIND_LIMIT, MAX_FIND_LIMIT } from '../limits.ts'
+import { FRAME_END } from '../render/frame.ts'
+import { notes } from '../render/notes.ts'
 import { call, connectClient, type Harness, startHarness } from './harness.ts'
 
 let h: Harness

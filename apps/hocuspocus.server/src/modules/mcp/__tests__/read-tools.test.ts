@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { appendMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { eventually, userWithToken } from '../../../__tests__/helpers/server.ts'
-import { FRAME_END } from '../domain/frame.ts'
-import { notes } from '../domain/notes.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
+import { FRAME_END } from '../render/frame.ts'
+import { notes } from '../render/notes.ts'
 import { call, connectClient, createLargeDocument, type Harness, startHarness } from './harness.ts'
 
 let h: Harness

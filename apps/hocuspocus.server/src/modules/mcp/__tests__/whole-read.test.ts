@@ -9,8 +9,8 @@ import { appendMarkdown, documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-s
 import fc from 'fast-check'
 import * as Y from 'yjs'
 import { runs } from '../../../../../../packages/doc-schema/src/__tests__/property-runs.ts'
-import { walkLines } from '../domain/budget.ts'
-import { readWholeDocument } from '../domain/whole-read.ts'
+import { walkLines } from '../render/budget.ts'
+import { readWholeDocument } from '../render/whole-read.ts'
 
 /** The earlier read_document path: the whole document to Markdown, then the walk when it does not fit. */
 function wholeThenCut(fragment: Y.XmlFragment, max: number) {

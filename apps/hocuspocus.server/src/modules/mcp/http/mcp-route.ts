@@ -15,8 +15,10 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import { INSTRUCTIONS } from '../domain/instructions.ts'
-import type { ToolContext, ToolModule } from '../tools/context.ts'
+import { INSTRUCTIONS } from '../render/instructions.ts'
+import type { CallerContext } from '../tools/context.ts'
+import { registerTools } from '../tools/register.ts'
+import type { Tool } from '../tools/tool.ts'
 
 export const SERVER_INFO = { name: 'collab-documents', version: '0.1.0' }
 
@@ -38,8 +40,8 @@ export function scopeSetOf(scopes: readonly string[]): string {
 
 /** A server with the tools this caller's token may use: read tools always, write tools with scope write. */
 export function buildMcpServer(
-  ctx: ToolContext,
-  tools: readonly ToolModule[],
+  ctx: CallerContext,
+  tools: readonly Tool[],
   shared: SharedServerParts = createSharedServerParts(),
   options: { listOnly?: boolean } = {},
 ): McpServer {
@@ -48,14 +50,13 @@ export function buildMcpServer(
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: shared.validator,
   })
-  const canWrite = ctx.principal.scopes.includes('write')
   // Tool definitions are static for a scope set: answer tools/list from the SDK's first answer.
   const scopeSet = scopeSetOf(ctx.principal.scopes)
   const known = shared.toolLists.get(scopeSet)
   // A request that only lists tools (or pings) needs no tool registered once the list is known:
   // registering ten tools (a zod object per tool) was the largest remaining cost of a tools/list.
   if (!(known && options.listOnly)) {
-    for (const tool of tools) if (tool.needs === 'read' || canWrite) tool.register(server, ctx)
+    registerTools(server, ctx, tools)
   }
   if (known) {
     server.server.setRequestHandler(ListToolsRequestSchema, () => known)

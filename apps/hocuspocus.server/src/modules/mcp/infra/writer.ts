@@ -9,9 +9,12 @@ import type { Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import type { DocumentsService } from '../../../documents/service.ts'
 
+/** A refusal of the edit (the document model's): nothing changed. */
+export type EditRefusal = { kind: 'error'; code: string; field?: string; message: string }
+
 export type WriteOutcome<T> =
   | { kind: 'ok'; value: T }
-  | { kind: 'error'; code: string; message: string }
+  | EditRefusal
   /** The change is in the live document but the store did not confirm it. */
   | { kind: 'unstored'; value: T }
 
@@ -19,9 +22,7 @@ export type DocumentWriter = {
   write<T>(
     room: string,
     context: Record<string, unknown>,
-    edit: (
-      fragment: Y.XmlFragment,
-    ) => { kind: 'ok'; value: T } | { kind: 'error'; code: string; message: string },
+    edit: (fragment: Y.XmlFragment) => { kind: 'ok'; value: T } | EditRefusal,
   ): Promise<WriteOutcome<T>>
 }
 
@@ -47,10 +48,7 @@ export function createDocumentWriter(deps: {
         stopListening?.()
         throw error
       })
-      let outcome:
-        | { kind: 'ok'; value: unknown }
-        | { kind: 'error'; code: string; message: string }
-        | undefined
+      let outcome: { kind: 'ok'; value: unknown } | EditRefusal | undefined
       try {
         await connection.transact((doc) => {
           outcome = edit(doc.getXmlFragment(FRAGMENT_NAME))

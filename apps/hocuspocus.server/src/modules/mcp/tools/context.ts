@@ -1,20 +1,22 @@
-/** What every tool handler receives: the caller, the shared services, and document access. */
-import type { Hocuspocus } from '@hocuspocus/server'
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+/** What every tool handler receives: the caller and the module's narrow dependencies (never storage or Hocuspocus). */
 import type { Principal } from '../../../auth/tokens.ts'
+import type { ChatService } from '../../../chat/service.ts'
+import type { DocumentsService } from '../../../documents/service.ts'
 import type { Logger } from '../../../logger.ts'
-import type { Services } from '../../../services.ts'
 import type { DocumentReader } from '../infra/documents.ts'
 import type { RateLimiter } from '../infra/rate-limit.ts'
 import type { DocumentWriter } from '../infra/writer.ts'
+import type { DocumentSearch } from '../paging/find-pages.ts'
 
-export type ToolContext = {
-  principal: Principal
-  services: Services
-  hocuspocus: Hocuspocus
+export type ToolDeps = {
+  documents: Pick<DocumentsService, 'resolve' | 'create'>
+  chat: Pick<ChatService, 'listRooms' | 'findRoom' | 'readThread' | 'post'>
+  /** find_documents' queries and paging snapshots. */
+  search: DocumentSearch
   reader: DocumentReader
   writer: DocumentWriter
+  /** Tells everyone with the document `room` open (a stateless message); a no-op when nobody has it open. */
+  notify(room: string, payload: string): void
   logger: Logger
   /** Per-tool metrics (calls by outcome, latency); absent in tests that do not need them. */
   observer?: ToolObserver
@@ -22,25 +24,15 @@ export type ToolContext = {
   rateLimiter?: RateLimiter
 }
 
+/** The module's dependencies for one caller. */
+export type CallerContext = ToolDeps & { principal: Principal }
+
+export type ToolContext = CallerContext & {
+  /** The name of the tool being called (set by the registration loop). */
+  tool: string
+}
+
 export type ToolOutcome = 'ok' | 'refused' | 'error' | 'rate_limited' | 'unavailable'
 
 /** Where instrument() reports each call (the app's Prometheus metrics). */
 export type ToolObserver = (tool: string, outcome: ToolOutcome, seconds: number) => void
-
-/** A tool module: which scope it needs, and how it registers itself on a fresh server. */
-export type ToolModule = {
-  name: string
-  /** `read` tools are listed for every token; `write` tools only for tokens with the write scope. */
-  needs: 'read' | 'write'
-  register(server: McpServer, ctx: ToolContext): void
-}
-
-/** A successful answer: text only (the list tools return no structuredContent). */
-export function textResult(text: string): CallToolResult {
-  return { content: [{ type: 'text', text }] }
-}
-
-/** An expected refusal: `message` starts with the field at fault and names the next step. */
-export function refusal(message: string): CallToolResult {
-  return { content: [{ type: 'text', text: message }], isError: true }
-}

@@ -1,46 +1,28 @@
 /** create_document: a new private document owned by the caller, from a title and optional Markdown. */
 import { z } from 'zod'
 import { MAX_MARKDOWN_CHARS, MAX_TITLE_CHARS } from '../limits.ts'
-import { refusal, type ToolModule, textResult } from './context.ts'
-import { instrument } from './instrument.ts'
+import { defineTool } from './tool.ts'
 
-export const inputSchema = {
-  title: z.string().min(1).max(MAX_TITLE_CHARS).describe(`The title, up to ${MAX_TITLE_CHARS} characters.`),
-  markdown: z
-    .string()
-    .max(MAX_MARKDOWN_CHARS)
-    .optional()
-    .describe(`Body as Markdown, up to ${MAX_MARKDOWN_CHARS} characters; headings ## and deeper.`),
-}
-
-export const createDocument: ToolModule = {
+export const createDocument = defineTool({
   name: 'create_document',
-  needs: 'write',
-  register(server, ctx) {
-    server.registerTool(
-      'create_document',
-      {
-        title: 'Create a document',
-        description:
-          'Creates a new private document owned by you and returns its slug. ' +
-          `Title up to ${MAX_TITLE_CHARS} characters; Markdown up to ${MAX_MARKDOWN_CHARS} characters ` +
-          '(use ## and deeper headings; the title is the only level-1 heading). Markdown that is refused ' +
-          'leaves no document. Add more afterwards with append_to_document.',
-        inputSchema,
-        annotations: {
-          readOnlyHint: false,
-          destructiveHint: false,
-          idempotentHint: false,
-          openWorldHint: false,
-        },
-      },
-      instrument(ctx, 'create_document', async ({ title, markdown }) => {
-        const created = await ctx.services.documents.create(ctx.principal.user.id, { title, markdown })
-        if (created.kind === 'error') return refusal(created.message)
-        return textResult(
-          `slug: ${created.value.slug}\nCreated a private document. Call get_outline to see its sections.`,
-        )
-      }),
-    )
+  kind: 'write',
+  title: 'Create a document',
+  description:
+    'Creates a new private document owned by you and returns its slug. ' +
+    `Title up to ${MAX_TITLE_CHARS} characters; Markdown up to ${MAX_MARKDOWN_CHARS} characters ` +
+    '(use ## and deeper headings; the title is the only level-1 heading). Markdown that is refused ' +
+    'leaves no document. Add more afterwards with append_to_document.',
+  inputSchema: {
+    title: z.string().min(1).max(MAX_TITLE_CHARS).describe(`The title, up to ${MAX_TITLE_CHARS} characters.`),
+    markdown: z
+      .string()
+      .max(MAX_MARKDOWN_CHARS)
+      .optional()
+      .describe(`Body as Markdown, up to ${MAX_MARKDOWN_CHARS} characters; headings ## and deeper.`),
   },
-}
+  async handler({ title, markdown }, ctx) {
+    const created = await ctx.documents.create(ctx.principal.user.id, { title, markdown })
+    if (created.kind === 'error') return created
+    return `slug: ${created.value.slug}\nCreated a private document. Call get_outline to see its sections.`
+  },
+})

@@ -2,79 +2,65 @@
 import { editBlocks as editSectionBlocks } from '@collab/doc-schema'
 import { z } from 'zod'
 import { MAX_MARKDOWN_CHARS } from '../limits.ts'
-import type { ToolModule } from './context.ts'
-import { instrument } from './instrument.ts'
-import { resolveForWrite, writeAndAnswer } from './write-access.ts'
+import { revField, sectionIdField, slugField } from './fields.ts'
+import { defineTool } from './tool.ts'
+import { editDocument } from './write-path.ts'
 
-export const inputSchema = {
-  slug: z.string().min(1).max(200).describe('The document slug.'),
-  section_id: z.string().min(1).max(100).describe('The section to edit, from get_outline.'),
-  rev: z.string().min(1).max(100).describe('The section rev you read; a stale rev is refused.'),
-  remove_blocks: z
-    .array(z.number().int().min(1))
-    .max(1_000)
-    .optional()
-    .describe('Block numbers to remove, as read_document numbers them.'),
-  after_block: z
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .describe(
-      'Insert after this block (0 = right after the heading). Default: where the first removed block was, else the end.',
-    ),
-  markdown: z
-    .string()
-    .max(MAX_MARKDOWN_CHARS)
-    .optional()
-    .describe(
-      `Markdown to insert, up to ${MAX_MARKDOWN_CHARS} characters; headings deeper than the section's.`,
-    ),
-  allow_media_removal: z
-    .boolean()
-    .optional()
-    .describe('Set to true to remove a block that holds an image or embed.'),
-}
-
-export const editBlocks: ToolModule = {
+export const editBlocks = defineTool({
   name: 'edit_blocks',
-  needs: 'write',
-  register(server, ctx) {
-    server.registerTool(
-      'edit_blocks',
-      {
-        title: 'Edit blocks of a section',
-        description:
-          'Removes numbered blocks of one section and/or inserts Markdown, in one change. Block numbers are ' +
-          'the [n] of read_document with section_id, before removal. Pass the rev you read: if the section ' +
-          'changed since, the edit is refused and nothing changes (read it again). Blocks you do not name ' +
-          `keep everything, including what Markdown cannot show. Markdown up to ${MAX_MARKDOWN_CHARS} ` +
-          "characters. Returns the section's new rev, after the change is stored.",
-        inputSchema,
-        annotations: {
-          readOnlyHint: false,
-          destructiveHint: true,
-          idempotentHint: false,
-          openWorldHint: false,
-        },
-      },
-      instrument(ctx, 'edit_blocks', async (args) => {
-        const resolved = await resolveForWrite(ctx, args.slug)
-        if (resolved.kind === 'error') return resolved.result
-        return writeAndAnswer(
-          ctx,
-          resolved.value,
-          'edit_blocks',
-          (fragment) =>
-            editSectionBlocks(fragment, args.section_id, args.rev, {
-              removeBlocks: args.remove_blocks,
-              afterBlock: args.after_block,
-              markdown: args.markdown,
-              allowMediaRemoval: args.allow_media_removal,
-            }),
-          (done) => `section_id: ${args.section_id}\nrev: ${done.rev}`,
-        )
-      }),
-    )
+  kind: 'destructive',
+  title: 'Edit blocks of a section',
+  description:
+    'Removes numbered blocks of one section and/or inserts Markdown, in one change. Block numbers are ' +
+    'the [n] of read_document with section_id, before removal. Pass the rev you read: if the section ' +
+    'changed since, the edit is refused and nothing changes (read it again). Blocks you do not name ' +
+    `keep everything, including what Markdown cannot show. Markdown up to ${MAX_MARKDOWN_CHARS} ` +
+    "characters. Returns the section's new rev, after the change is stored.",
+  inputSchema: {
+    slug: slugField('The document slug.'),
+    section_id: sectionIdField('The section to edit, from get_outline.'),
+    rev: revField(),
+    remove_blocks: z
+      .array(z.number().int().min(1))
+      .max(1_000)
+      .optional()
+      .describe('Block numbers to remove, as read_document numbers them.'),
+    after_block: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'Insert after this block (0 = right after the heading). Default: where the first removed block was, else the end.',
+      ),
+    markdown: z
+      .string()
+      .max(MAX_MARKDOWN_CHARS)
+      .optional()
+      .describe(
+        `Markdown to insert, up to ${MAX_MARKDOWN_CHARS} characters; headings deeper than the section's.`,
+      ),
+    allow_media_removal: z
+      .boolean()
+      .optional()
+      .describe('Set to true to remove a block that holds an image or embed.'),
   },
-}
+  handler: (args, ctx) =>
+    editDocument(
+      ctx,
+      args.slug,
+      (fragment) => {
+        const edited = editSectionBlocks(fragment, args.section_id, args.rev, {
+          removeBlocks: args.remove_blocks,
+          afterBlock: args.after_block,
+          markdown: args.markdown,
+          allowMediaRemoval: args.allow_media_removal,
+        })
+        // "Nothing to change" names no single field of the model; here it is the Markdown that is missing.
+        return edited.kind === 'error' && edited.code === 'nothing_to_change' && edited.field === undefined
+          ? { ...edited, field: 'markdown' }
+          : edited
+      },
+      (done) => `section_id: ${args.section_id}\nrev: ${done.rev}`,
+    ),
+})

@@ -1,6 +1,5 @@
-/** Every tool, in the order tools/list shows them. */
+/** Every tool, in the order tools/list shows them. A new tool is one file here plus its entry in docs/mcp/reference.md. */
 import { appendToDocument } from './append-to-document.ts'
-import type { ToolModule } from './context.ts'
 import { createDocument } from './create-document.ts'
 import { editBlocks } from './edit-blocks.ts'
 import { findDocuments } from './find-documents.ts'
@@ -10,8 +9,9 @@ import { postChatMessage } from './post-chat-message.ts'
 import { readChatThread } from './read-chat-thread.ts'
 import { readDocument } from './read-document.ts'
 import { replaceText } from './replace-text.ts'
+import type { Tool } from './tool.ts'
 
-export const TOOLS: readonly ToolModule[] = [
+export const TOOLS: readonly Tool[] = [
   findDocuments,
   getOutline,
   readDocument,

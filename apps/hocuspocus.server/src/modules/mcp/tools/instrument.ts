@@ -8,6 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../../db/errors.ts'
 import { storableText } from '../../../documents/store.ts'
 import { rateLimitMessage } from '../infra/rate-limit.ts'
+import { toolResult } from './answer.ts'
 import type { ToolContext, ToolOutcome } from './context.ts'
 
 export const GENERIC_FAILURE =
@@ -15,11 +16,11 @@ export const GENERIC_FAILURE =
 
 export function instrument<A>(
   ctx: ToolContext,
-  tool: string,
   handler: (args: A) => Promise<CallToolResult>,
 ): (args: A) => Promise<CallToolResult> {
   return async function instrumented(args) {
     const started = performance.now()
+    const { tool } = ctx
     const userId = ctx.principal.user.id
     const finish = (outcome: ToolOutcome, fields: Record<string, unknown> = {}) => {
       const ms = performance.now() - started
@@ -34,12 +35,8 @@ export function instrument<A>(
         const decision = await ctx.rateLimiter.take(userId)
         if (!decision.ok) {
           finish('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds })
-          return {
-            content: [
-              { type: 'text', text: rateLimitMessage(ctx.rateLimiter.limit, decision.retryAfterSeconds) },
-            ],
-            isError: true,
-          }
+          const message = rateLimitMessage(ctx.rateLimiter.limit, decision.retryAfterSeconds)
+          return toolResult({ kind: 'error', code: 'rate_limited', message })
         }
       }
       const result = await handler(storableArgs(args))
@@ -50,10 +47,10 @@ export function instrument<A>(
       if (isDatabaseUnavailable(error)) {
         // Not a fault of the call: the database is away (stopped, restarting). Say when to come back.
         finish('unavailable')
-        return { content: [{ type: 'text', text: DATABASE_UNAVAILABLE_MESSAGE }], isError: true }
+        return toolResult({ kind: 'error', code: 'unavailable', message: DATABASE_UNAVAILABLE_MESSAGE })
       }
       finish('error', { err: error })
-      return { content: [{ type: 'text', text: GENERIC_FAILURE }], isError: true }
+      return toolResult({ kind: 'error', code: 'internal', message: GENERIC_FAILURE })
     }
   }
 }

@@ -4,34 +4,30 @@
  */
 import type { OutlineNode } from '@collab/doc-schema'
 import type { Resolved } from '../../../documents/service.ts'
+import { ok, type Result, refuse } from '../../../errors.ts'
 import type { ReadableDocument } from '../infra/documents.ts'
 import type { ToolContext } from './context.ts'
 
 export type Opened = { resolved: Resolved; content: ReadableDocument }
 
-export async function openDocument(
-  ctx: ToolContext,
-  slug: string,
-): Promise<{ kind: 'ok'; value: Opened } | { kind: 'error'; message: string }> {
-  const resolved = await ctx.services.documents.resolve(slug, ctx.principal)
-  if (resolved.kind === 'error') return { kind: 'error', message: resolved.message }
+export async function openDocument(ctx: ToolContext, slug: string): Promise<Result<Opened>> {
+  const resolved = await ctx.documents.resolve(slug, ctx.principal)
+  if (resolved.kind === 'error') return resolved
   const content = await ctx.reader.open(resolved.value.document.room)
-  if (!content) return { kind: 'error', message: notFoundMessage(slug) }
-  return { kind: 'ok', value: { resolved: resolved.value, content } }
+  if (!content) return goneRefusal(slug)
+  return ok({ resolved: resolved.value, content })
 }
 
 /** Access as openDocument, then only the document's outline (ctx.reader.openOutline: nothing decoded). */
 export async function openOutline(
   ctx: ToolContext,
   slug: string,
-): Promise<
-  { kind: 'ok'; value: { resolved: Resolved; outline: OutlineNode[] } } | { kind: 'error'; message: string }
-> {
-  const resolved = await ctx.services.documents.resolve(slug, ctx.principal)
-  if (resolved.kind === 'error') return { kind: 'error', message: resolved.message }
+): Promise<Result<{ resolved: Resolved; outline: OutlineNode[] }>> {
+  const resolved = await ctx.documents.resolve(slug, ctx.principal)
+  if (resolved.kind === 'error') return resolved
   const outline = await ctx.reader.openOutline(resolved.value.document.room)
-  if (!outline) return { kind: 'error', message: notFoundMessage(slug) }
-  return { kind: 'ok', value: { resolved: resolved.value, outline } }
+  if (!outline) return goneRefusal(slug)
+  return ok({ resolved: resolved.value, outline })
 }
 
 /** Every heading of an outline in document order (id and title): what the chat tools need of it. */
@@ -49,3 +45,5 @@ export function headingsOf(outline: readonly OutlineNode[]): Array<{ sectionId: 
 export function notFoundMessage(slug: string): string {
   return `slug: no document "${slug}" that you can open; list yours with find_documents or GET /api/documents`
 }
+
+export const goneRefusal = (slug: string) => refuse('not_found', notFoundMessage(slug), 'slug')

@@ -1,7 +1,7 @@
 /**
  * find_documents cursors: opaque base64url JSON bound to the query, scope and limit of the run.
  *
- * A run's order is frozen when its second page is read (see infra/search.ts snapshots), so the cursor has
+ * A run's order is frozen when its second page is read (paging/find-pages.ts), so the cursor has
  * two stages: after page one it carries the time of page one (documents created later are left out) and
  * short hashes of the documents page one showed (they are not shown again, even if edited since); after
  * that it names the snapshot and the offset in it. A cursor that does not decode or belongs to another
@@ -9,9 +9,13 @@
  * toISOString writes it or outside the server's years, an offset past any snapshot, an id not a UUID):
  * forged values are refused here, before any query, and never reach SQL.
  */
+import { ok, type Result, refuse } from '../../../errors.ts'
 import { MAX_FIND_LIMIT, MAX_FIND_SNAPSHOT_DOCUMENTS } from '../limits.ts'
 
-export type FindCursorBinding = { query: string; scope: 'mine' | 'public'; limit: number }
+/** Which documents find_documents looks in (not a token scope). */
+export type FindScope = 'mine' | 'public'
+
+export type FindCursorBinding = { query: string; scope: FindScope; limit: number }
 
 export type FindCursor = FindCursorBinding &
   (
@@ -65,15 +69,13 @@ const isIsoTime = (value: unknown): value is string => {
 const isSnapshotOffset = (value: unknown): value is number =>
   Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_FIND_SNAPSHOT_DOCUMENTS
 
-const notOurs = {
-  kind: 'error',
-  message: `cursor: not a cursor find_documents gave out. ${START_OVER}`,
-} as const
+const notOurs = refuse(
+  'invalid_input',
+  `cursor: not a cursor find_documents gave out. ${START_OVER}`,
+  'cursor',
+)
 
-export function decodeCursor(
-  raw: string,
-  expected: FindCursorBinding,
-): { kind: 'ok'; value: FindCursor } | { kind: 'error'; message: string } {
+export function decodeCursor(raw: string, expected: FindCursorBinding): Result<FindCursor> {
   let p: Record<string, unknown>
   try {
     if (!/^[A-Za-z0-9_-]+$/.test(raw)) throw new Error('not base64url')
@@ -91,22 +93,20 @@ export function decodeCursor(
     return notOurs
   }
   if (p.q !== expected.query || p.s !== expected.scope || p.l !== expected.limit) {
-    return {
-      kind: 'error',
-      message: `cursor: it belongs to a different query, scope or limit; pass the same ones as the call that returned it. ${START_OVER}`,
-    }
+    return refuse(
+      'invalid_input',
+      `cursor: it belongs to a different query, scope or limit; pass the same ones as the call that returned it. ${START_OVER}`,
+      'cursor',
+    )
   }
   const binding = { query: p.q, scope: p.s, limit: p.l } as FindCursorBinding
   if (isIsoTime(p.a) && typeof p.h === 'string' && p.h.length % 8 === 0 && p.h.length <= 8 * MAX_FIND_LIMIT) {
     const shown = p.h.match(/.{8}/g) ?? []
     if (!shown.every((h) => SHORT_ID.test(h))) return notOurs
-    return { kind: 'ok', value: { ...binding, stage: 'first', asOf: p.a, shown } }
+    return ok({ ...binding, stage: 'first', asOf: p.a, shown })
   }
   if (typeof p.n === 'string' && UUID.test(p.n) && isSnapshotOffset(p.o) && (p.c === 0 || p.c === 1)) {
-    return {
-      kind: 'ok',
-      value: { ...binding, stage: 'snapshot', snapshotId: p.n, offset: p.o, capped: p.c === 1 },
-    }
+    return ok({ ...binding, stage: 'snapshot', snapshotId: p.n, offset: p.o, capped: p.c === 1 })
   }
   return notOurs
 }

@@ -3,20 +3,31 @@
  * the budget walk from `start`, then the continuation note when lines are left, then the truncation note
  * (also when the page began past the first line, so the count says which part was shown).
  */
+import { type Result, refuse } from '../../../errors.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
-import { walkLines } from './budget.ts'
-import { notes } from './notes.ts'
+import { walkLines } from '../render/budget.ts'
+import { notes } from '../render/notes.ts'
 
-export type StartPage = { kind: 'ok'; body: string; notes: string[] } | { kind: 'past_end'; total: number }
+export type StartPage = { body: string; notes: string[] }
+
+/** What the lines are, for the refusal of a `start` past the end: "heading" / "headings". */
+export type LineUnit = { one: string; many: string }
 
 export function pageFromStart(
   lines: readonly string[],
   start: number | undefined,
+  unit: LineUnit,
   truncated: (shown: number, total: number) => string,
-): StartPage {
+): Result<StartPage> {
   const total = lines.length
   const first = start ?? 1
-  if (total > 0 && first > total) return { kind: 'past_end', total }
+  if (total > 0 && first > total) {
+    return refuse(
+      'invalid_input',
+      `start: ${first} is past the last ${unit.one}; the document has ${total} ${unit.many}. Call again with start from 1 to ${total}, or without start.`,
+      'start',
+    )
+  }
   const walk = walkLines(lines.slice(first - 1), MAX_READ_CHARS)
   const shownEnd = first - 1 + walk.kept
   const noteLines: string[] = []
@@ -24,5 +35,5 @@ export function pageFromStart(
     if (shownEnd < total) noteLines.push(notes.nextStart(shownEnd + 1))
     noteLines.push(truncated(walk.kept, total))
   }
-  return { kind: 'ok', body: walk.text, notes: noteLines }
+  return { kind: 'ok', value: { body: walk.text, notes: noteLines } }
 }

@@ -1,0 +1,149 @@
+/**
+ * find_documents' paging run. Page one is a plain LIMIT query and its cursor remembers when it ran and
+ * which documents it showed; page two freezes the rest of the run's order in a snapshot, so later edits
+ * cannot make a document repeat or go missing; later pages read slices of that snapshot.
+ */
+import { ok, type Result, refuse } from '../../../errors.ts'
+import type { FoundRow, SearchInput } from '../infra/search.ts'
+import { FIND_SNAPSHOT_TTL_MS, MAX_FIND_SNAPSHOT_DOCUMENTS } from '../limits.ts'
+import {
+  decodeCursor,
+  encodeCursor,
+  type FindCursor,
+  type FindScope,
+  shortId,
+  toPrefixTsQuery,
+} from './cursor.ts'
+
+/** The queries a run needs (the documents' search and its snapshots), wired by the module. */
+export type DocumentSearch = {
+  search(input: SearchInput): Promise<FoundRow[]>
+  /** The rows of these documents the user can still see, in no particular order. */
+  byIds(input: { userId: string; scope: FindScope; ids: string[] }): Promise<FoundRow[]>
+  /** Stores a run's remaining order; returns the snapshot id. */
+  createSnapshot(userId: string, documentIds: string[]): Promise<string>
+  /** `count` ids from `offset` of the user's live snapshot, and its length; null when gone or expired. */
+  readSnapshotSlice(input: {
+    snapshotId: string
+    userId: string
+    offset: number
+    count: number
+  }): Promise<{ ids: string[]; total: number } | null>
+}
+
+export type FindRequest = { query?: string; scope: FindScope; limit: number; cursor?: string }
+
+export type FindPage = {
+  rows: FoundRow[]
+  /** The cursor of the next page, when there is one. */
+  next?: string
+  /** More documents match than a run can page through (the snapshot's cap): narrow the query. */
+  capped: boolean
+  /** True when this page continues a run (a cursor was given). */
+  continued: boolean
+}
+
+/** One page of a run: the request's checks, then the stage its cursor names. */
+export async function findPage(
+  search: DocumentSearch,
+  userId: string,
+  request: FindRequest,
+): Promise<Result<FindPage>> {
+  const query = request.query?.trim() ?? ''
+  const { scope, limit } = request
+  if (scope === 'public' && query === '') {
+    return refuse(
+      'invalid_input',
+      'query: scope public needs a query. Call again with a few words to find, or with scope mine.',
+      'query',
+    )
+  }
+  const tsQuery = query === '' ? null : toPrefixTsQuery(query)
+  if (query !== '' && tsQuery === null) {
+    return refuse(
+      'invalid_input',
+      'query: has no letters or digits to search for. Call again with words, or without query.',
+      'query',
+    )
+  }
+  const run: Run = { search, userId, binding: { query, scope, limit }, tsQuery }
+  if (request.cursor === undefined) return ok(await firstPage(run))
+  const cursor = decodeCursor(request.cursor, run.binding)
+  if (cursor.kind === 'error') return cursor
+  return cursor.value.stage === 'first'
+    ? ok(await snapshotStart(run, cursor.value))
+    : snapshotPage(run, cursor.value)
+}
+
+type Run = {
+  search: DocumentSearch
+  userId: string
+  binding: { query: string; scope: FindScope; limit: number }
+  tsQuery: string | null
+}
+
+const searchInput = (run: Run, asOf: Date, take: number): SearchInput => ({
+  userId: run.userId,
+  scope: run.binding.scope,
+  tsQuery: run.tsQuery,
+  asOf,
+  take,
+})
+
+/** Page one: a plain LIMIT query; the cursor remembers when, and which documents it showed. */
+async function firstPage(run: Run): Promise<FindPage> {
+  const { limit } = run.binding
+  const asOf = new Date().toISOString()
+  const rows = await run.search.search(searchInput(run, new Date(asOf), limit + 1))
+  const page = rows.slice(0, limit)
+  const next =
+    rows.length > limit
+      ? encodeCursor({ ...run.binding, stage: 'first', asOf, shown: page.map((r) => shortId(r.id)) })
+      : undefined
+  return { rows: page, next, capped: false, continued: false }
+}
+
+/** Page two freezes the rest of the run's order, so later edits cannot reorder what is left. */
+async function snapshotStart(run: Run, cursor: FindCursor & { stage: 'first' }): Promise<FindPage> {
+  const { limit } = run.binding
+  const shown = new Set(cursor.shown)
+  const all = await run.search.search(
+    searchInput(run, new Date(cursor.asOf), MAX_FIND_SNAPSHOT_DOCUMENTS + 1),
+  )
+  const capped = all.length > MAX_FIND_SNAPSHOT_DOCUMENTS
+  const rest = all.slice(0, MAX_FIND_SNAPSHOT_DOCUMENTS).filter((r) => !shown.has(shortId(r.id)))
+  const page = rest.slice(0, limit)
+  if (rest.length <= limit) return { rows: page, capped, continued: true }
+  const snapshotId = await run.search.createSnapshot(
+    run.userId,
+    rest.map((r) => r.id),
+  )
+  const next = encodeCursor({ ...run.binding, stage: 'snapshot', snapshotId, offset: limit, capped })
+  return { rows: page, next, capped: false, continued: true }
+}
+
+/** Later pages: a slice of the snapshot, in its order; a document deleted or unshared since is left out. */
+async function snapshotPage(run: Run, cursor: FindCursor & { stage: 'snapshot' }): Promise<Result<FindPage>> {
+  const slice = await run.search.readSnapshotSlice({
+    snapshotId: cursor.snapshotId,
+    userId: run.userId,
+    offset: cursor.offset,
+    count: run.binding.limit,
+  })
+  if (!slice) {
+    return refuse(
+      'not_found',
+      `cursor: this paging run has expired (cursors last ${FIND_SNAPSHOT_TTL_MS / 60_000} minutes). Call again without cursor to start over.`,
+      'cursor',
+    )
+  }
+  const found = await run.search.byIds({ userId: run.userId, scope: run.binding.scope, ids: slice.ids })
+  const byId = new Map(found.map((r) => [r.id, r] as const))
+  const offset = cursor.offset + slice.ids.length
+  return ok({
+    rows: slice.ids.flatMap((id) => byId.get(id) ?? []),
+    next: offset < slice.total ? encodeCursor({ ...cursor, offset }) : undefined,
+    capped: offset >= slice.total && cursor.capped,
+    continued: true,
+  })
+}

@@ -1,0 +1,47 @@
+/**
+ * The one mapping from a handler's answer to an MCP tool result. A refusal is `isError` text that starts
+ * with the field at fault, named as the caller sends it: the document model names its fields in camelCase
+ * (fromBlock), tools take them in snake_case (from_block).
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { ToolAnswer, ToolRefusal } from './tool.ts'
+
+/** fromBlock -> from_block. */
+export const argumentName = (name: string): string =>
+  name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
+
+/** Names a caller can send (tool and argument names): their camelCase forms in a message become these. */
+export type CallerNames = readonly string[]
+
+/**
+ * Rewrites, in a refusal's text, each camelCase form of a name the caller sends as that name; quoted
+ * parts (ids, slugs the caller gave) are left as they are.
+ */
+export function callerWords(names: CallerNames): (text: string) => string {
+  const byCamel = new Map<string, string>()
+  for (const name of names) {
+    const camel = name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase())
+    if (camel !== name) byCamel.set(camel, name)
+  }
+  if (byCamel.size === 0) return (text) => text
+  const pattern = new RegExp(`\\b(?:${[...byCamel.keys()].join('|')})\\b`, 'g')
+  return (text) =>
+    text
+      .split(/("[^"]*")/)
+      .map((part, i) => (i % 2 === 1 ? part : part.replace(pattern, (camel) => byCamel.get(camel)!)))
+      .join('')
+}
+
+/** The text of a refusal: its leading `label:` is the field at fault when the refusal names one. */
+export function refusalText(refusal: ToolRefusal, words: (text: string) => string = (t) => t): string {
+  const { field, message } = refusal
+  const label = /^[\w-]+:/.exec(message)?.[0]
+  const text =
+    field !== undefined && label ? `${argumentName(field)}:${message.slice(label.length)}` : message
+  return words(text)
+}
+
+export function toolResult(answer: ToolAnswer, words?: (text: string) => string): CallToolResult {
+  if (typeof answer === 'string') return { content: [{ type: 'text', text: answer }] }
+  return { content: [{ type: 'text', text: refusalText(answer, words) }], isError: true }
+}

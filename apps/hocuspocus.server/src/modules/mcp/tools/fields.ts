@@ -1,0 +1,29 @@
+/** Argument fields several tools share: one shape for each, the description says what this tool does with it. */
+import { z } from 'zod'
+
+/** Longest slug accepted (slugs are far shorter; bounds the lookup). */
+const MAX_SLUG_CHARS = 200
+
+/** Longest section id or rev accepted (both are short server-made strings). */
+const MAX_SECTION_REF_CHARS = 100
+
+export const slugField = (description = 'The document slug, as find_documents lists it.') =>
+  z.string().min(1).max(MAX_SLUG_CHARS).describe(description)
+
+export const sectionIdField = (description: string) =>
+  z.string().min(1).max(MAX_SECTION_REF_CHARS).describe(description)
+
+export const optionalSectionIdField = (description: string) =>
+  z.string().min(1).max(MAX_SECTION_REF_CHARS).optional().describe(description)
+
+export const revField = () =>
+  z.string().min(1).max(MAX_SECTION_REF_CHARS).describe('The section rev you read; a stale rev is refused.')
+
+/** `start` of a line list: `item` is what one line is, `list` what a cut one is called. */
+export const startField = (item: string, list: string) =>
+  z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(`1-based index of the first ${item} to show (default 1); a cut ${list} names the next one.`)

@@ -1,0 +1,50 @@
+/**
+ * A tool is data: declared once with its kind, and everything else (the token scope that lists it, its MCP
+ * annotations, instrumentation, the mapping of its answer to a tool result) follows from the declaration.
+ */
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js'
+import type { z } from 'zod'
+import type { ToolContext } from './context.ts'
+
+/**
+ * `read` changes nothing; `write` adds (a document, blocks at the end, a message); `destructive` may
+ * change or remove what is there.
+ */
+export type ToolKind = 'read' | 'write' | 'destructive'
+
+/** An expected refusal, from a service, the document model or the tool itself: the field at fault leads `message`. */
+export type ToolRefusal = { kind: 'error'; code: string; field?: string; message: string }
+
+/** What a handler returns: the answer's text, or a refusal (the registration loop makes either a tool result). */
+export type ToolAnswer = string | ToolRefusal
+
+export type Tool<Shape extends z.ZodRawShape = z.ZodRawShape> = {
+  name: string
+  kind: ToolKind
+  title: string
+  description: string
+  inputSchema: Shape
+  /** Only when the tool's idempotency differs from its kind's (read: idempotent; write, destructive: not). */
+  idempotent?: boolean
+  handler(args: z.infer<z.ZodObject<Shape>>, ctx: ToolContext): Promise<ToolAnswer>
+}
+
+/** Declares a tool (typing the handler's arguments from the input schema). */
+export function defineTool<Shape extends z.ZodRawShape>(tool: Tool<Shape>): Tool {
+  return tool as unknown as Tool
+}
+
+/** A token lists and calls read tools with scope read; every other kind needs scope write. */
+export function mayUse(scopes: readonly string[], kind: ToolKind): boolean {
+  return kind === 'read' || scopes.includes('write')
+}
+
+/** The MCP annotations of a tool, from its kind: no tool reaches outside this server. */
+export function annotationsOf(tool: Pick<Tool, 'kind' | 'idempotent'>): ToolAnnotations {
+  return {
+    readOnlyHint: tool.kind === 'read',
+    destructiveHint: tool.kind === 'destructive',
+    idempotentHint: tool.idempotent ?? tool.kind === 'read',
+    openWorldHint: false,
+  }
+}
