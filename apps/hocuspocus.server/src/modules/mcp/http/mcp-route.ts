@@ -1,11 +1,8 @@
 /**
  * POST /mcp: stateless Streamable HTTP. Each request gets a fresh McpServer (tools registered for the
  * caller's scopes) and a fresh transport answering with JSON; both are closed once the answer is built.
- *
- * What does not depend on the caller is built once per module and shared by those servers: the JSON
- * Schema validator (the SDK otherwise builds a new Ajv per server) and the tools/list answer per scope
- * set (the SDK otherwise converts every tool's zod schema to JSON Schema on every tools/list). Profiled:
- * the two were ~45% of a tools/list request.
+ * What does not depend on the caller (the JSON Schema validator, the tools/list answer per scope set) is
+ * built once per module and shared by those servers.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
@@ -53,8 +50,7 @@ export function buildMcpServer(
   // Tool definitions are static for a scope set: answer tools/list from the SDK's first answer.
   const scopeSet = scopeSetOf(ctx.principal.scopes)
   const known = shared.toolLists.get(scopeSet)
-  // A request that only lists tools (or pings) needs no tool registered once the list is known:
-  // registering ten tools (a zod object per tool) was the largest remaining cost of a tools/list.
+  // A request that only lists tools (or pings) needs no tool registered once the list is known.
   if (!(known && options.listOnly)) {
     registerTools(server, ctx, tools)
   }
@@ -122,7 +118,7 @@ export async function handleMcpRequest(
 
 /**
  * The most frequent request, a single plain tools/list, answered from the known list without an MCP
- * server and transport (they cost ~0.3 ms of CPU per request; this answer is one JSON.stringify). Only
+ * server and transport (this answer is one JSON.stringify). Only
  * when every check the SDK's transport makes would pass (Accept, Content-Type, protocol version, a
  * well-formed JSON-RPC request): anything else, including every error, goes to the SDK. The answer is
  * the one the SDK gives (tested equal).
@@ -169,10 +165,9 @@ function onlyListsTools(body: unknown): boolean {
 const INVALID_PARAMS = -32602
 
 /**
- * The SDK answers a `tools/call` whose `arguments` is not an object (an array, a string, null…) with
- * -32603 "Internal error" and a raw schema dump. Found by the input fuzzing suite: such a call is the
- * caller's mistake, so it gets -32602 (invalid params) with a message that starts with the field at
- * fault and names the next step.
+ * A `tools/call` whose `params` or `arguments` is not an object is the caller's mistake: -32602 (invalid
+ * params) with a message that starts with the field at fault and names the next step (the SDK would
+ * answer -32603 "Internal error" with a raw schema dump).
  */
 export function refuseMalformedToolCalls(body: unknown): Response | undefined {
   const messages = Array.isArray(body) ? body : [body]

@@ -66,8 +66,8 @@ export function createDocumentWriter(deps: {
       if (outcome.kind === 'error') return outcome
       const value = outcome.value as never
       if (confirmed) return { kind: 'ok', value }
-      // The change is in the live document whatever happens now: a database that cannot be asked (found by
-      // the PostgreSQL outage suite) is "not confirmed", never a failure the caller would retry as new.
+      // The change is in the live document whatever happens now: a database that cannot be asked means
+      // "not confirmed", never a failure the caller would retry as new.
       const stored = await deps.documents.loadState(room).catch(() => null)
       const storedClock = stored?.state
         ? (Y.decodeStateVector(Y.encodeStateVectorFromUpdate(stored.state)).get(clientId) ?? 0)

@@ -4,8 +4,7 @@
  * parts) so hosts can cache it. The frame's brackets ⟦ ⟧ are escaped inside the content (shown as ⁅ ⁆,
  * the same length), so no document can forge the closing line or a note after it.
  */
-
-export type Whose = 'yours' | 'shared with you' | "another person's"
+import type { Whose } from '../../../documents/access.ts'
 
 /** The closing line; exactly one per output, and nothing inside the frame can equal it. */
 export const FRAME_END = '⟦end of data⟧'
