@@ -4,6 +4,7 @@ import { createTokensService, type TokensService } from './auth/tokens.ts'
 import { createUsersService, type UsersService } from './auth/users.ts'
 import { type ChatService, createChatService } from './chat/service.ts'
 import type { Database } from './db/client.ts'
+import { createSearchService, type SearchService } from './documents/search.ts'
 import { createDocumentsService, type DocumentsService } from './documents/service.ts'
 
 export type Services = {
@@ -11,6 +12,8 @@ export type Services = {
   users: UsersService
   tokens: TokensService
   documents: DocumentsService
+  /** Finding documents for a user (find_documents) and its paging snapshots; access as documents/access.ts. */
+  search: SearchService
   chat: ChatService
   /** Told of every change of who may open or write what (collab/access-watch.ts follows it). */
   accessChanges: AccessChanges
@@ -28,6 +31,7 @@ export function createServices(db: Database): Services {
     users: createUsersService(db.prisma),
     tokens,
     documents: createDocumentsService(db.prisma, accessChanges),
+    search: createSearchService(db.prisma),
     chat: createChatService(db.prisma),
     accessChanges,
   }

@@ -7,6 +7,7 @@
  * - Write: the owner, or an `editor` member unless the document is read-only; and only with a token
  *   that has the `write` scope.
  */
+import { Prisma } from '../db/generated/client.ts'
 import type { MemberRole, TokenScope } from '../db/generated/enums.ts'
 
 export type Whose = 'yours' | 'shared with you' | "another person's"
@@ -37,3 +38,19 @@ export function decideAccess({ document, userId, role, scopes }: AccessInput): A
     return { canRead: true, canWrite: false, whose: "another person's", role: 'public' }
   return { canRead: false }
 }
+
+/**
+ * The caller's membership row `m` beside each document `d`: the join every query over many documents
+ * uses with `readableBy` (at most one row per document: (document_id, user_id) is the key).
+ */
+export const withMembership = (userId: string): Prisma.Sql => Prisma.sql`
+  FROM documents d
+  LEFT JOIN document_members m ON m.document_id = d.id AND m.user_id = ${userId}::uuid`
+
+/**
+ * decideAccess's read rule as one SQL condition over `d` and `m` (see `withMembership`): not deleted,
+ * and owned by the user, shared with them, or public. Every query that lists documents for a user ANDs
+ * it in; __tests__/access-sql.test.ts holds it equal to decideAccess over roles × document flags.
+ */
+export const readableBy = (userId: string): Prisma.Sql => Prisma.sql`
+  (d.deleted_at IS NULL AND (d.owner_id = ${userId}::uuid OR m.role IS NOT NULL OR d.is_private = false))`

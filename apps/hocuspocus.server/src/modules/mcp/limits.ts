@@ -20,8 +20,8 @@ export const MAX_FIND_LIMIT = 50
  */
 export const MAX_FIND_SNAPSHOT_DOCUMENTS = 10_000
 
-/** ... and lives this long: an older cursor is refused with "start over". */
-export const FIND_SNAPSHOT_TTL_MS = 60 * 60_000
+/** ... and lives as long as the documents service keeps it: an older cursor is refused with "start over". */
+export { FIND_SNAPSHOT_TTL_MS } from '../../documents/search.ts'
 
 /** Write size: the largest Markdown one call may add (the document model's own ceiling, re-exported). */
 export { MAX_MARKDOWN_CHARS }

@@ -20,7 +20,6 @@ import { originHostGuard } from './http/origin-host.ts'
 import { challengeFor, RESOURCE_METADATA_PATH, resourceMetadata } from './http/resource-metadata.ts'
 import { createDocumentReader } from './infra/documents.ts'
 import { createMemoryRateLimiter, createRedisRateLimiter } from './infra/rate-limit.ts'
-import { createSnapshot, documentsByIds, readSnapshotSlice, searchDocuments } from './infra/search.ts'
 import { createDocumentWriter, type StoreConfirmations } from './infra/writer.ts'
 import { MAX_BODY_BYTES } from './limits.ts'
 import type { CallerContext, ToolDeps, ToolObserver } from './tools/context.ts'
@@ -40,7 +39,7 @@ export type McpConfig = {
 }
 
 export type McpDeps = {
-  services: Pick<Services, 'db' | 'documents' | 'chat' | 'tokens'>
+  services: Pick<Services, 'documents' | 'search' | 'chat' | 'tokens'>
   /** Only for the live documents: read, written and notified through the module's reader, writer and notify. */
   hocuspocus: Pick<Hocuspocus, 'documents' | 'openDirectConnection'>
   logger: Logger
@@ -86,16 +85,10 @@ export function init(deps: McpDeps): McpModule {
         metrics.mcpToolLatency.observe({ tool }, seconds)
       }
     : undefined
-  const { prisma } = services.db
   const toolDeps: ToolDeps = {
     documents: services.documents,
     chat: services.chat,
-    search: {
-      search: (input) => searchDocuments(prisma, input),
-      byIds: (input) => documentsByIds(prisma, input),
-      createSnapshot: (userId, ids) => createSnapshot(prisma, userId, ids),
-      readSnapshotSlice: (input) => readSnapshotSlice(prisma, input),
-    },
+    search: services.search,
     reader,
     writer,
     notify: (room, payload) => hocuspocus.documents.get(room)?.broadcastStateless(payload),

@@ -3,8 +3,8 @@
  * which documents it showed; page two freezes the rest of the run's order in a snapshot, so later edits
  * cannot make a document repeat or go missing; later pages read slices of that snapshot.
  */
+import type { FoundRow, SearchInput } from '../../../documents/search.ts'
 import { ok, type Result, refuse } from '../../../errors.ts'
-import type { FoundRow, SearchInput } from '../infra/search.ts'
 import { FIND_SNAPSHOT_TTL_MS, MAX_FIND_SNAPSHOT_DOCUMENTS } from '../limits.ts'
 import {
   decodeCursor,

@@ -5,7 +5,7 @@
 import { z } from 'zod'
 import type { Principal } from '../../../auth/tokens.ts'
 import { decideAccess } from '../../../documents/access.ts'
-import type { FoundRow } from '../infra/search.ts'
+import type { FoundRow } from '../../../documents/search.ts'
 import { DEFAULT_FIND_LIMIT, MAX_FIND_LIMIT, MAX_QUERY_CHARS } from '../limits.ts'
 import { findPage } from '../paging/find-pages.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'

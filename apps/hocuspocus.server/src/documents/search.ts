@@ -1,0 +1,170 @@
+/**
+ * Finding documents (find_documents' queries). Full text over documents.search_vector (title weight A,
+ * text weight B), ordered by relevance, then most recently changed content, then slug. Page one is a
+ * LIMIT query; the rest of a run reads a snapshot of the ordered ids taken when page two is asked for
+ * (find_snapshots), so edits between pages cannot reorder what is left. Raw SQL because Prisma has no
+ * tsvector type; every value is a bound parameter. Who may see a row is access.ts's `readableBy`, ANDed
+ * into every query here; the scope only narrows it.
+ */
+import type { PrismaClient } from '../db/generated/client.ts'
+import { Prisma } from '../db/generated/client.ts'
+import type { MemberRole } from '../db/generated/enums.ts'
+import { readableBy, withMembership } from './access.ts'
+import { storableText } from './store.ts'
+
+/**
+ * A paging run's snapshot lives this long; an older cursor is refused with "start over", and older
+ * snapshots are deleted as new ones are taken.
+ */
+export const FIND_SNAPSHOT_TTL_MS = 60 * 60_000
+
+export type FoundRow = {
+  id: string
+  slug: string
+  title: string
+  ownerId: string
+  isPrivate: boolean
+  readOnly: boolean
+  contentUpdatedAt: Date
+  role: MemberRole | null
+}
+
+/** `mine`: documents the user owns or is a member of; `public`: every public document. */
+export type FindScope = 'mine' | 'public'
+
+export type SearchInput = {
+  userId: string
+  scope: FindScope
+  /** A tsquery built by toPrefixTsQuery, or null for "everything in scope". */
+  tsQuery: string | null
+  /** Documents created after this are left out of the run. */
+  asOf: Date
+  take: number
+}
+
+export type SnapshotSliceInput = { snapshotId: string; userId: string; offset: number; count: number }
+
+const selected = Prisma.sql`
+  d.id::text AS id, d.slug, d.title, d.owner_id::text AS "ownerId", d.is_private AS "isPrivate",
+  d.read_only AS "readOnly", d.content_updated_at AS "contentUpdatedAt", m.role::text AS role`
+
+/**
+ * The documents shared with the user, as ids looked up in the primary key. Written as an array built
+ * first (an InitPlan) because a join let the planner hash the members and scan every document.
+ */
+const sharedWith = (userId: string) => Prisma.sql`
+  d.id = ANY(ARRAY(SELECT document_id FROM document_members WHERE user_id = ${userId}::uuid))`
+
+const where = (conditions: Prisma.Sql[]) => Prisma.join(conditions, ' AND ')
+
+/**
+ * The SQL of the first `take` matches in order (exported so the bench can EXPLAIN exactly this).
+ *
+ * Scope mine is two branches, each ordered and cut by its own index, merged: documents the user owns
+ * (the owner_id, content_updated_at, slug index) and documents shared with them (the members' user_id
+ * index, then the primary key). One `owner = me OR member` condition over a join cannot use either index
+ * and scanned the whole documents table (found by the bench's EXPLAIN check).
+ */
+export function searchSql(input: SearchInput): Prisma.Sql {
+  const { userId, take } = input
+  const tsQuery = input.tsQuery === null ? null : storableText(input.tsQuery)
+  const common = [readableBy(userId), Prisma.sql`d.created_at <= ${input.asOf}`]
+  if (tsQuery) common.push(Prisma.sql`d.search_vector @@ to_tsquery('simple', ${tsQuery})`)
+  const rank = tsQuery
+    ? Prisma.sql`ts_rank(d.search_vector, to_tsquery('simple', ${tsQuery}))`
+    : Prisma.sql`0`
+  const order = Prisma.sql`ORDER BY rank DESC, d.content_updated_at DESC, d.slug ASC LIMIT ${take}`
+  if (input.scope === 'public') {
+    return Prisma.sql`
+      SELECT ${selected}, ${rank}::real AS rank ${withMembership(userId)}
+       WHERE ${where([...common, Prisma.sql`d.is_private = false`])}
+       ${order}`
+  }
+  return Prisma.sql`
+    SELECT id, slug, title, "ownerId", "isPrivate", "readOnly", "contentUpdatedAt", role FROM (
+      (SELECT ${selected}, ${rank}::real AS rank ${withMembership(userId)}
+        WHERE ${where([...common, Prisma.sql`d.owner_id = ${userId}::uuid`])}
+        ${order})
+      UNION ALL
+      (SELECT ${selected}, ${rank}::real AS rank ${withMembership(userId)}
+        WHERE ${where([...common, sharedWith(userId), Prisma.sql`d.owner_id <> ${userId}::uuid`])}
+        ${order})
+    ) found
+    ORDER BY rank DESC, "contentUpdatedAt" DESC, slug ASC
+    LIMIT ${take}`
+}
+
+/** The first `take` matches in order. */
+export async function searchDocuments(prisma: PrismaClient, input: SearchInput): Promise<FoundRow[]> {
+  return prisma.$queryRaw<FoundRow[]>(searchSql(input))
+}
+
+/** The SQL of documentsByIds. */
+export function documentsByIdsSql(input: { userId: string; scope: FindScope; ids: string[] }): Prisma.Sql {
+  const conditions = [
+    readableBy(input.userId),
+    input.scope === 'mine'
+      ? Prisma.sql`(d.owner_id = ${input.userId}::uuid OR m.role IS NOT NULL)`
+      : Prisma.sql`d.is_private = false`,
+    Prisma.sql`d.id = ANY(${input.ids}::uuid[])`,
+  ]
+  return Prisma.sql`SELECT ${selected} ${withMembership(input.userId)} WHERE ${where(conditions)}`
+}
+
+/** The rows of these documents that the user can still see (in no particular order). */
+export async function documentsByIds(
+  prisma: PrismaClient,
+  input: { userId: string; scope: FindScope; ids: string[] },
+): Promise<FoundRow[]> {
+  if (input.ids.length === 0) return []
+  return prisma.$queryRaw<FoundRow[]>(documentsByIdsSql(input))
+}
+
+/** Stores a run's remaining order; drops snapshots past their lifetime on the way. */
+export async function createSnapshot(
+  prisma: PrismaClient,
+  userId: string,
+  documentIds: string[],
+): Promise<string> {
+  await prisma.findSnapshot.deleteMany({
+    where: { createdAt: { lt: new Date(Date.now() - FIND_SNAPSHOT_TTL_MS) } },
+  })
+  const created = await prisma.findSnapshot.create({ data: { userId, documentIds }, select: { id: true } })
+  return created.id
+}
+
+/** The SQL of readSnapshotSlice. */
+export function snapshotSliceSql(input: SnapshotSliceInput): Prisma.Sql {
+  return Prisma.sql`
+    SELECT (document_ids[${input.offset + 1}:${input.offset + input.count}])::text[] AS ids,
+           coalesce(array_length(document_ids, 1), 0) AS total
+      FROM find_snapshots
+     WHERE id = ${input.snapshotId}::uuid AND user_id = ${input.userId}::uuid
+       AND created_at >= ${new Date(Date.now() - FIND_SNAPSHOT_TTL_MS)}`
+}
+
+/** `count` ids from `offset` of the user's live snapshot, and its length; null when gone or expired. */
+export async function readSnapshotSlice(
+  prisma: PrismaClient,
+  input: SnapshotSliceInput,
+): Promise<{ ids: string[]; total: number } | null> {
+  const rows = await prisma.$queryRaw<Array<{ ids: string[] | null; total: number | null }>>(
+    snapshotSliceSql(input),
+  )
+  const row = rows[0]
+  return row ? { ids: row.ids ?? [], total: Number(row.total ?? 0) } : null
+}
+
+/** find_documents' queries and its paging snapshots, bound to the database: `services.search`. */
+export function createSearchService(prisma: PrismaClient) {
+  return {
+    search: (input: SearchInput) => searchDocuments(prisma, input),
+    /** The rows of these documents the user can still see, in no particular order. */
+    byIds: (input: { userId: string; scope: FindScope; ids: string[] }) => documentsByIds(prisma, input),
+    /** Stores a run's remaining order; returns the snapshot id. */
+    createSnapshot: (userId: string, documentIds: string[]) => createSnapshot(prisma, userId, documentIds),
+    readSnapshotSlice: (input: SnapshotSliceInput) => readSnapshotSlice(prisma, input),
+  }
+}
+
+export type SearchService = ReturnType<typeof createSearchService>
