@@ -3,33 +3,10 @@
  * which documents it showed; page two freezes the rest of the run's order in a snapshot, so later edits
  * cannot make a document repeat or go missing; later pages read slices of that snapshot.
  */
-import type { FoundRow, SearchInput } from '../../../documents/search.ts'
+import type { FindScope, FoundRow, SearchInput, SearchService } from '../../../documents/search.ts'
 import { ok, type Result, refuse } from '../../../errors.ts'
 import { FIND_SNAPSHOT_TTL_MS, MAX_FIND_SNAPSHOT_DOCUMENTS } from '../limits.ts'
-import {
-  decodeCursor,
-  encodeCursor,
-  type FindCursor,
-  type FindScope,
-  shortId,
-  toPrefixTsQuery,
-} from './cursor.ts'
-
-/** The queries a run needs (the documents' search and its snapshots), wired by the module. */
-export type DocumentSearch = {
-  search(input: SearchInput): Promise<FoundRow[]>
-  /** The rows of these documents the user can still see, in no particular order. */
-  byIds(input: { userId: string; scope: FindScope; ids: string[] }): Promise<FoundRow[]>
-  /** Stores a run's remaining order; returns the snapshot id. */
-  createSnapshot(userId: string, documentIds: string[]): Promise<string>
-  /** `count` ids from `offset` of the user's live snapshot, and its length; null when gone or expired. */
-  readSnapshotSlice(input: {
-    snapshotId: string
-    userId: string
-    offset: number
-    count: number
-  }): Promise<{ ids: string[]; total: number } | null>
-}
+import { decodeCursor, encodeCursor, type FindCursor, shortId, toPrefixTsQuery } from './cursor.ts'
 
 export type FindRequest = { query?: string; scope: FindScope; limit: number; cursor?: string }
 
@@ -45,7 +22,7 @@ export type FindPage = {
 
 /** One page of a run: the request's checks, then the stage its cursor names. */
 export async function findPage(
-  search: DocumentSearch,
+  search: SearchService,
   userId: string,
   request: FindRequest,
 ): Promise<Result<FindPage>> {
@@ -76,7 +53,7 @@ export async function findPage(
 }
 
 type Run = {
-  search: DocumentSearch
+  search: SearchService
   userId: string
   binding: { query: string; scope: FindScope; limit: number }
   tsQuery: string | null

@@ -1,18 +1,18 @@
 /** What every tool handler receives: the caller and the module's narrow dependencies (never storage or Hocuspocus). */
 import type { Principal } from '../../../auth/tokens.ts'
 import type { ChatService } from '../../../chat/service.ts'
+import type { SearchService } from '../../../documents/search.ts'
 import type { DocumentsService } from '../../../documents/service.ts'
 import type { Logger } from '../../../logger.ts'
 import type { DocumentReader } from '../infra/documents.ts'
 import type { RateLimiter } from '../infra/rate-limit.ts'
 import type { DocumentWriter } from '../infra/writer.ts'
-import type { DocumentSearch } from '../paging/find-pages.ts'
 
 export type ToolDeps = {
   documents: Pick<DocumentsService, 'resolve' | 'create'>
   chat: Pick<ChatService, 'listRooms' | 'findRoom' | 'readThread' | 'post'>
   /** find_documents' queries and paging snapshots. */
-  search: DocumentSearch
+  search: SearchService
   reader: DocumentReader
   writer: DocumentWriter
   /** Tells everyone with the document `room` open (a stateless message); a no-op when nobody has it open. */
