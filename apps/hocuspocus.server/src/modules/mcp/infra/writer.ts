@@ -9,14 +9,14 @@ import type { Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import type { DocumentsService } from '../../../documents/service.ts'
 
-/** A refusal of the edit (the document model's): nothing changed. */
+/** A refusal: of the edit (the document model's; nothing changed), or of a store that was not confirmed. */
 export type EditRefusal = { kind: 'error'; code: string; field?: string; message: string }
 
-export type WriteOutcome<T> =
-  | { kind: 'ok'; value: T }
-  | EditRefusal
-  /** The change is in the live document but the store did not confirm it. */
-  | { kind: 'unstored'; value: T }
+export type WriteOutcome<T> = { kind: 'ok'; value: T } | EditRefusal
+
+/** The change is in the live document but no store confirmed it: the caller should read before retrying. */
+export const UNSTORED_MESSAGE =
+  'slug: the change reached the live document but storing it was not confirmed; the server keeps retrying. Call read_document to check before editing again.'
 
 export type DocumentWriter = {
   write<T>(
@@ -72,7 +72,8 @@ export function createDocumentWriter(deps: {
       const storedClock = stored?.state
         ? (Y.decodeStateVector(Y.encodeStateVectorFromUpdate(stored.state)).get(clientId) ?? 0)
         : 0
-      return storedClock >= clock ? { kind: 'ok', value } : { kind: 'unstored', value }
+      if (storedClock >= clock) return { kind: 'ok', value }
+      return { kind: 'error', code: 'unavailable', field: 'slug', message: UNSTORED_MESSAGE }
     },
   }
 }

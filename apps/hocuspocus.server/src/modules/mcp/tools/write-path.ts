@@ -29,9 +29,6 @@ export async function resolveForWrite(ctx: ToolContext, slug: string): Promise<R
 /** An edit of the document model on the live fragment: its value, or a refusal that changed nothing. */
 export type Edit<T> = (fragment: Y.XmlFragment) => { kind: 'ok'; value: T } | ToolRefusal
 
-export const UNSTORED_MESSAGE =
-  'slug: the change reached the live document but storing it was not confirmed; the server keeps retrying. Call read_document to check before editing again.'
-
 /** Resolves `slug` for write, applies `edit` as the calling tool, and answers once the change is stored. */
 export async function editDocument<T>(
   ctx: ToolContext,
@@ -46,7 +43,5 @@ export async function editDocument<T>(
     { mcp: { tool: ctx.tool, userId: ctx.principal.user.id } },
     edit,
   )
-  if (outcome.kind === 'error') return outcome
-  if (outcome.kind === 'unstored') return refuse('unavailable', UNSTORED_MESSAGE, 'slug')
-  return answer(outcome.value)
+  return outcome.kind === 'error' ? outcome : answer(outcome.value)
 }
