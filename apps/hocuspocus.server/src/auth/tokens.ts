@@ -222,7 +222,10 @@ export function createTokensService(
     },
 
     async revoke(id: string): Promise<Result<TokenRecord>> {
-      const row = await prisma.apiToken.findUnique({ where: { id: id.trim() }, select: tokenSelect })
+      const row = await prisma.apiToken.findUnique({
+        where: { id: storableText(id).trim() },
+        select: tokenSelect,
+      })
       if (!row)
         return refuse(
           'not_found',

@@ -44,6 +44,9 @@ export type SearchInput = {
 
 export type SnapshotSliceInput = { snapshotId: string; userId: string; offset: number; count: number }
 
+/** Ids and snapshot ids are UUIDs; anything else names no row and is not sent to SQL (a cast would fail). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
 const selected = Prisma.sql`
   d.id::text AS id, d.slug, d.title, d.owner_id::text AS "ownerId", d.is_private AS "isPrivate",
   d.read_only AS "readOnly", d.content_updated_at AS "contentUpdatedAt", m.role::text AS role`
@@ -116,8 +119,9 @@ export async function documentsByIds(
   prisma: PrismaClient,
   input: { userId: string; scope: FindScope; ids: string[] },
 ): Promise<FoundRow[]> {
-  if (input.ids.length === 0) return []
-  return prisma.$queryRaw<FoundRow[]>(documentsByIdsSql(input))
+  const ids = input.ids.filter((id) => UUID.test(id))
+  if (ids.length === 0) return []
+  return prisma.$queryRaw<FoundRow[]>(documentsByIdsSql({ ...input, ids }))
 }
 
 /** Stores a run's remaining order; drops snapshots past their lifetime on the way. */
@@ -148,6 +152,7 @@ export async function readSnapshotSlice(
   prisma: PrismaClient,
   input: SnapshotSliceInput,
 ): Promise<{ ids: string[]; total: number } | null> {
+  if (!UUID.test(input.snapshotId)) return null
   const rows = await prisma.$queryRaw<Array<{ ids: string[] | null; total: number | null }>>(
     snapshotSliceSql(input),
   )

@@ -120,7 +120,10 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
   }
 
   async function bySlugForAdmin(slug: string): Promise<Result<DocumentRow>> {
-    const row = await prisma.document.findUnique({ where: { slug: slug.trim() }, select: documentSelect })
+    const row = await prisma.document.findUnique({
+      where: { slug: storableText(slug).trim() },
+      select: documentSelect,
+    })
     return row && !row.deletedAt ? ok(row) : notFound(slug)
   }
 
@@ -182,7 +185,8 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
           'title',
         )
       }
-      const built = createDocumentUpdate(title, input.markdown)
+      const markdown = input.markdown === undefined ? undefined : storableText(input.markdown)
+      const built = createDocumentUpdate(title, markdown)
       if (built.kind === 'error') return refuse('invalid_input', built.message, built.field)
       const { text, outline } = derivedOf(built.value)
       const base = slugBase(title)
@@ -291,6 +295,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
 
     /** The latest stored Yjs state of a live (not deleted) document, or null. */
     async loadState(room: string): Promise<{ documentId: string; state: Uint8Array | null } | null> {
+      if (storableText(room) !== room) return null // no room is named so (see resolveRoom)
       // One query, with the state as base64 text: reading a bytea through PGlite cost ~140 ms per MiB,
       // base64 ~15 ms (the same trick as the store step, documents/store.ts).
       const rows = await prisma.$queryRaw<Array<{ id: string; deleted: boolean; state: string | null }>>`
@@ -310,6 +315,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
      * gone; `outline` null when none was stored (then decode the state).
      */
     async loadOutline(room: string): Promise<{ documentId: string; outline: OutlineNode[] | null } | null> {
+      if (storableText(room) !== room) return null // no room is named so (see resolveRoom)
       const rows = await prisma.$queryRaw<
         Array<{ id: string; deleted: boolean; outline: OutlineNode[] | null; hasState: boolean }>
       >`

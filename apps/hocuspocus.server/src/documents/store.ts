@@ -25,6 +25,8 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * Text PostgreSQL can store: lone surrogates become U+FFFD and NUL is dropped (a `text` column refuses
  * both, and a refused store would be retried forever). Found by the input fuzzing suite: a title, a chat
  * message or document text holding either made the write fail. Yjs state (bytes) is stored unchanged.
+ * The services (documents, search, chat, users, tokens) put every string they are given through this
+ * (or check its shape) before it reaches SQL, so transports pass what they received as it is.
  */
 export function storableText(text: string): string {
   const wellFormed = text.replace(LONE_SURROGATE, '\ufffd')
