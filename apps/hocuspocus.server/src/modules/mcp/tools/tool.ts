@@ -31,7 +31,7 @@ export type Tool<Shape extends z.ZodRawShape = z.ZodRawShape> = {
 
 /** Declares a tool (typing the handler's arguments from the input schema). */
 export function defineTool<Shape extends z.ZodRawShape>(tool: Tool<Shape>): Tool {
-  return tool as unknown as Tool
+  return tool
 }
 
 /** A token lists and calls read tools with scope read; every other kind needs scope write. */
