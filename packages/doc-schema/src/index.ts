@@ -35,5 +35,6 @@ export {
 } from './sections/render-section.ts'
 export { findSection, listSections, type SectionInfo } from './sections/section-index.ts'
 export { REV_LENGTH } from './sections/section-rev.ts'
+export { cutText, safeCut } from './text-cut.ts'
 export { checkEditorUpdate, type UpdateCheck } from './yjs/check-update.ts'
 export { fragmentToJSON } from './yjs/read-y.ts'

@@ -4,8 +4,11 @@ export const FRAGMENT_NAME = 'default'
 /** Largest Markdown input accepted in one call, in UTF-16 code units (JavaScript string length). */
 export const MAX_MARKDOWN_CHARS = 65_536
 
-/** Longest document title, in UTF-16 code units: titles show up in lists and outlines. */
-export const MAX_TITLE_CHARS = 512
+/**
+ * Longest document title, in UTF-16 code units: titles show up in lists and outlines. The one title
+ * limit: creation refuses a longer title (REST, CLI, MCP) and the store step cuts a longer first heading.
+ */
+export const MAX_TITLE_CHARS = 200
 
 /** Heading attribute holding the stable section id that agents address. */
 export const HEADING_ID_ATTR = 'toc-id'

@@ -5,6 +5,7 @@
 import {
   createDocumentUpdate,
   FRAGMENT_NAME,
+  MAX_TITLE_CHARS,
   type OutlineNode,
   readOutline,
   readPlainText,
@@ -19,8 +20,6 @@ import { ok, type Result, refuse } from '../errors.ts'
 import { type Access, decideAccess, type Whose } from './access.ts'
 import { newRoomName, SLUG_PATTERN, slugBase, slugWithTail } from './slug.ts'
 import { type StoredContent, type StoreOptions, storableText, storeContent } from './store.ts'
-
-export const MAX_TITLE_CHARS = 200
 
 export type DocumentRow = {
   id: string

@@ -2,7 +2,7 @@
  * Writing a document's content: the merged Yjs state, the title (its first heading), the full-text
  * vector and, now and then, a version snapshot. One transaction, so search and content never disagree.
  */
-import type { OutlineNode } from '@collab/doc-schema'
+import { cutText, MAX_TITLE_CHARS, type OutlineNode } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import type { Prisma } from '../db/generated/client.ts'
 
@@ -56,13 +56,6 @@ export function storableJSON(value: unknown): string {
     const record = item as Record<string, unknown>
     return Object.fromEntries(keys.map((key) => [storableText(key), record[key]]))
   })
-}
-
-/** Cut at a code-point boundary: a lone surrogate is not valid text for PostgreSQL. */
-export function cutText(text: string, max: number): string {
-  if (text.length <= max) return text
-  const code = text.charCodeAt(max - 1)
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max)
 }
 
 /** What a store writes: the state, its title and search text, and what the store step derived. */
@@ -137,7 +130,7 @@ export async function storeContent(
   if (options.stateOnly) {
     await tx.$executeRaw`UPDATE documents SET content_updated_at = now() WHERE id = ${documentId}::uuid`
   } else {
-    const title = cutText(storableText(content.title).trim(), 200) || UNTITLED
+    const title = cutText(storableText(content.title).trim(), MAX_TITLE_CHARS) || UNTITLED
     const text = cutText(storableText(content.text), MAX_SEARCH_TEXT_CHARS)
     await tx.$executeRaw`
     UPDATE documents

@@ -9,7 +9,7 @@ import {
   reassignDuplicateIds,
   renderSection,
 } from '../index.ts'
-import { safeCut } from '../sections/render-section.ts'
+import { safeCut } from '../text-cut.ts'
 import { cloneDocument, expectOk, loadDocument, UNICODE_WORDS } from './fixtures.ts'
 import { runs } from './property-runs.ts'
 

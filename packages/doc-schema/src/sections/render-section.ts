@@ -3,6 +3,7 @@ import { blockMarkdownPrefix } from '../markdown/block-prefix.ts'
 import { yBlockForRender } from '../markdown/render-depth.ts'
 import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
 import { ok, type Result, refuse } from '../result.ts'
+import { safeCut } from '../text-cut.ts'
 import { memoSectionRev } from './outline-memo.ts'
 import { locateSection } from './section-index.ts'
 
@@ -126,12 +127,4 @@ export function renderSection(
   if (nextBlock !== undefined) result.nextBlock = nextBlock
   if (truncatedBlock !== undefined) result.truncatedBlock = truncatedBlock
   return ok(result)
-}
-
-/** The largest cut ≤ `at` that does not separate a high surrogate from its low surrogate. */
-export function safeCut(text: string, at: number): number {
-  if (at <= 0) return 0
-  if (at >= text.length) return text.length
-  const before = text.charCodeAt(at - 1)
-  return before >= 0xd800 && before <= 0xdbff ? at - 1 : at
 }

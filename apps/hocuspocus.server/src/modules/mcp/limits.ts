@@ -2,7 +2,7 @@
  * Every budget of the MCP module, in one place so tools, descriptions, notes, docs and tests agree.
  * Each constant names what it protects. Character counts are UTF-16 code units (JavaScript length).
  */
-import { MAX_MARKDOWN_CHARS } from '@collab/doc-schema'
+import { MAX_MARKDOWN_CHARS, MAX_TITLE_CHARS } from '@collab/doc-schema'
 
 /** Model context: the most characters of document or list text one tool call returns. */
 export const MAX_READ_CHARS = 100_000
@@ -23,11 +23,8 @@ export const MAX_FIND_SNAPSHOT_DOCUMENTS = 10_000
 /** ... and lives as long as the documents service keeps it: an older cursor is refused with "start over". */
 export { FIND_SNAPSHOT_TTL_MS } from '../../documents/search.ts'
 
-/** Write size: the largest Markdown one call may add (the document model's own ceiling, re-exported). */
-export { MAX_MARKDOWN_CHARS }
-
-/** Input size: longest document title accepted (the same rule as the documents service). */
-export const MAX_TITLE_CHARS = 200
+/** Write size: the largest Markdown one call may add; input size: the longest title (the document model's own ceilings, re-exported). */
+export { MAX_MARKDOWN_CHARS, MAX_TITLE_CHARS }
 
 /** Input size: longest `find_documents` query; longer queries only slow the full-text search. */
 export const MAX_QUERY_CHARS = 200
@@ -46,6 +43,3 @@ export const MAX_CHAT_PAGE = 50
 
 /** Chat: the largest `before_seq` accepted; message seqs are PostgreSQL integers. */
 export const MAX_CHAT_SEQ = 2_147_483_647
-
-/** Rate limit (MCP_CALLS_PER_MINUTE): tool calls per minute per user; 0 turns the limit off. */
-export const MCP_CALLS_PER_MINUTE = 60

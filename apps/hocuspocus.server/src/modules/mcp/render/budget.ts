@@ -3,6 +3,7 @@
  * lines always survive and a cut lands on a line boundary. A first line longer than the whole budget is
  * shown cut (never inside a surrogate pair) so every call makes progress.
  */
+import { safeCut } from '@collab/doc-schema'
 
 export type Walk = {
   /** The kept lines joined by newlines. */
@@ -11,14 +12,6 @@ export type Walk = {
   kept: number
   /** True when the first kept line had to be cut. */
   cutLine: boolean
-}
-
-/** The largest cut ≤ `at` that does not separate a high surrogate from its low surrogate. */
-export function safeCut(text: string, at: number): number {
-  if (at <= 0) return 0
-  if (at >= text.length) return text.length
-  const before = text.charCodeAt(at - 1)
-  return before >= 0xd800 && before <= 0xdbff ? at - 1 : at
 }
 
 export function walkLines(lines: readonly string[], max: number): Walk {
