@@ -1,18 +1,12 @@
 /** Deterministic randomness and small statistics: medians with min/max, percentiles, side-by-side timing. */
 
-/** mulberry32: a tiny seeded PRNG, so fixtures are byte-identical run to run (never Math.random). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import type { Rng } from '../../packages/doc-schema/src/__tests__/seeded-random.ts'
 
-export type Rng = () => number
+/** The seeded generator tests use too (mulberry32): fixtures are byte-identical run to run. */
+export {
+  type Rng,
+  seededRandom as prng,
+} from '../../packages/doc-schema/src/__tests__/seeded-random.ts'
 
 export const pick = <T>(rng: Rng, items: readonly T[]): T => items[Math.floor(rng() * items.length)]!
 export const between = (rng: Rng, lo: number, hi: number) => lo + Math.floor(rng() * (hi - lo + 1))

@@ -6,18 +6,7 @@ import { FRAGMENT_NAME } from '../limits.ts'
 import { readOutline } from '../sections/outline.ts'
 import { createOutlineMemo } from '../sections/outline-memo.ts'
 import { listSections } from '../sections/section-index.ts'
-
-/** Seeded PRNG (mulberry32) so a failure replays. */
-function prng(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { seededRandom } from './seeded-random.ts'
 
 function seeded(doc: Y.Doc) {
   const fragment = doc.getXmlFragment(FRAGMENT_NAME)
@@ -33,7 +22,7 @@ function seeded(doc: Y.Doc) {
 describe('createOutlineMemo', () => {
   test('equals a fresh readOutline after each of many random edits (typing, marks, attributes, block edits)', () => {
     for (const seed of [1, 2, 3, 4, 5]) {
-      const rng = prng(seed)
+      const rng = seededRandom(seed)
       const doc = new Y.Doc()
       const fragment = seeded(doc)
       const memo = createOutlineMemo(fragment)

@@ -391,14 +391,5 @@ export function describeDifference(a: string, b: string): string {
   }, content ${contentSame ? 'same' : 'differs'}`
 }
 
-/** A seeded pseudo-random generator (mulberry32), so a run can be replayed by its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
+/** The shared seeded generator, so a soak run can be replayed by its seed. */
+export { seededRandom } from '../../../../../packages/doc-schema/src/__tests__/seeded-random.ts'
