@@ -5,13 +5,9 @@
  * measurement 4, is left out) is timed side by side with the SQL it runs, executed raw on the same client.
  * Every statement's EXPLAIN is checked: a sequential scan of `documents` fails the bench.
  */
-import { userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
+import { call, connectInMemory } from '../../apps/hocuspocus.server/src/__tests__/helpers/mcp.ts'
+import { startFreshServer, userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
 import { Prisma, type PrismaClient } from '../../apps/hocuspocus.server/src/db/generated/client.ts'
-import {
-  call,
-  connectInMemory,
-  startHarness,
-} from '../../apps/hocuspocus.server/src/modules/mcp/__tests__/harness.ts'
 import {
   documentsByIdsSql,
   type SearchInput,
@@ -152,7 +148,7 @@ export async function measureFind(
 ): Promise<Row[]> {
   const size = opts.quick ? QUICK_CORPUS : FULL_CORPUS
   const runs = opts.quick ? 9 : 101 // p99 of 101 samples is not just the slowest one
-  const h = await startHarness({}, { postgresUrl: database.postgresUrl })
+  const h = await startFreshServer({ postgresUrl: database.postgresUrl })
   const rows: Row[] = []
   try {
     const { user, token } = await userWithToken(h.server, 'bench-finder')
@@ -163,7 +159,7 @@ export async function measureFind(
       user.id,
       `corpus ${database.name} ${size.documents.toLocaleString('en-US')}`,
     )
-    const client = await connectInMemory(h, token)
+    const client = await connectInMemory(h.server, token)
     const tool = async (args: Record<string, unknown>) => {
       const answer = await call(client, 'find_documents', args)
       if (answer.isError) throw new Error(`find_documents ${JSON.stringify(args)}: ${answer.text}`)

@@ -13,6 +13,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { call, connectClient } from '../../apps/hocuspocus.server/src/__tests__/helpers/mcp.ts'
 import {
   type ServerProcess,
   spawnServer,
@@ -21,7 +22,6 @@ import {
   connectProvider,
   type TestProvider,
 } from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
-import { call, connectClient } from '../../apps/hocuspocus.server/src/modules/mcp/__tests__/harness.ts'
 import { between, pick, prng, type Rng, summarize } from './stats.ts'
 import type { Row } from './types.ts'
 

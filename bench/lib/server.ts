@@ -1,15 +1,12 @@
 /**
- * Measurements 4 and 5 against the real server (real database, real Hocuspocus, the MCP router on its own
- * Bun.serve as the tests run it): MCP over HTTP at 1/10/50 concurrent clients vs a bare Bun.serve handler
- * answering the same bytes, and edit_blocks → a connected provider seeing the change.
+ * Measurements 4 and 5 against the real server (real database, real Hocuspocus, MCP on the server's own
+ * port as in production and in the tests): MCP over HTTP at 1/10/50 concurrent clients vs a bare
+ * Bun.serve handler answering the same bytes, and edit_blocks → a connected provider seeing the change.
  */
+
+import { call, connectClient, mcpUrlOf } from '../../apps/hocuspocus.server/src/__tests__/helpers/mcp.ts'
 import { connectProvider } from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
-import { userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
-import {
-  call,
-  connectClient,
-  startHarness,
-} from '../../apps/hocuspocus.server/src/modules/mcp/__tests__/harness.ts'
+import { startFreshServer, userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
 import { FRAGMENT_NAME, readPlainText, readTitle } from '../../packages/doc-schema/src/index.ts'
 import { Y } from '../deps.ts'
 import type { Fixture } from './fixtures.ts'
@@ -102,7 +99,8 @@ async function load(url: string, init: RequestInit, clients: number, total: numb
 
 export async function measureServer(fixture: Fixture, opts: { quick: boolean }): Promise<Row[]> {
   const rows: Row[] = []
-  const h = await startHarness()
+  const h = await startFreshServer()
+  const mcpUrl = mcpUrlOf(h.server)
   const bare = { server: undefined as ReturnType<typeof Bun.serve> | undefined }
   const cleanups: Array<() => unknown> = []
   try {
@@ -124,7 +122,7 @@ export async function measureServer(fixture: Fixture, opts: { quick: boolean }):
     cleanups.push(() => editor.destroy())
     await editor.ready
 
-    const client = await connectClient(h.mcpUrl, token)
+    const client = await connectClient(mcpUrl, token)
     cleanups.push(() => client.close())
     const sessionId = (client.transport as { sessionId?: string } | undefined)?.sessionId
     const headers: Record<string, string> = {
@@ -147,7 +145,7 @@ export async function measureServer(fixture: Fixture, opts: { quick: boolean }):
     // Capture each answer once: the bare handler serves exactly these bytes with the same content type.
     const answers = new Map<string, { body: Uint8Array; type: string }>()
     for (const [name, body] of Object.entries(requests)) {
-      const res = await fetch(h.mcpUrl, { method: 'POST', headers, body: JSON.stringify(body) })
+      const res = await fetch(mcpUrl, { method: 'POST', headers, body: JSON.stringify(body) })
       const bytes = new Uint8Array(await res.arrayBuffer())
       if (!res.ok)
         throw new Error(`${name}: HTTP ${res.status} ${new TextDecoder().decode(bytes).slice(0, 300)}`)
@@ -176,10 +174,10 @@ export async function measureServer(fixture: Fixture, opts: { quick: boolean }):
         // Interleave: bare, ours, bare, ours (two rounds each) so both see the same machine state.
         const ours: Load[] = []
         const floor: Load[] = []
-        await load(h.mcpUrl, init, clients, Math.min(total, 5)) // warm-up
+        await load(mcpUrl, init, clients, Math.min(total, 5)) // warm-up
         for (let round = 0; round < 2; round++) {
           floor.push(await load(bareUrl, init, clients, total))
-          ours.push(await load(h.mcpUrl, init, clients, total))
+          ours.push(await load(mcpUrl, init, clients, total))
         }
         const merge = (ls: Load[]) => summarize(ls.flatMap((l) => l.latencies))
         const rps = (ls: Load[]) => ls.reduce((s, l) => s + l.rps, 0) / ls.length

@@ -7,34 +7,26 @@
  * the stored state. Runs on PGlite, or PostgreSQL with TEST_DATABASE_URL; the two-instance part needs
  * TEST_REDIS_URL and TEST_DATABASE_URL too.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
+import { describe, expect, test } from 'bun:test'
 import * as Y from 'yjs'
 import { ACCESS_REVOKED_CODE, AccessWatch } from '../collab/access-watch.ts'
 import type { RunningServer } from '../server.ts'
 import { createServices } from '../services.ts'
-import {
-  createTestDatabase,
-  DATABASE_KIND,
-  TEST_DATABASE_URL,
-  type TestDatabase,
-} from './helpers/database.ts'
+import { DATABASE_KIND, TEST_DATABASE_URL, type TestDatabase } from './helpers/database.ts'
+import { appendParagraph, textOf } from './helpers/documents.ts'
 import { runCli } from './helpers/process.ts'
 import { connectProvider, type TestProvider } from './helpers/provider.ts'
-import { eventually, startTestServer, userWithToken } from './helpers/server.ts'
-
-const REDIS_URL = process.env.TEST_REDIS_URL || undefined
+import {
+  eventually,
+  TEST_REDIS_URL,
+  TWO_INSTANCES,
+  userWithToken,
+  useTestServer,
+  useTwoTestServers,
+} from './helpers/server.ts'
 
 /** Long enough for a loopback update to arrive if it were going to (it is not a measurement). */
 const GRACE_MS = 300
-
-function type(doc: Y.Doc, text: string): void {
-  const paragraph = new Y.XmlElement('paragraph')
-  paragraph.insert(0, [new Y.XmlText(text)])
-  doc.getXmlFragment(FRAGMENT_NAME).push([paragraph])
-}
-
-const textOf = (doc: Y.Doc) => readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
 
 /** The stored state's text, read from the table itself (also for a deleted document). */
 async function storedText(server: RunningServer, documentId: string): Promise<string> {
@@ -92,7 +84,7 @@ async function twoEditors(
   const ownerClient = connectProvider(server.url, room, owner.token)
   const bobClient = connectProvider(bobOn.url, room, bob.token)
   await Promise.all([ownerClient.ready, bobClient.ready])
-  type(bobClient.doc, 'bob before')
+  appendParagraph(bobClient.doc, 'bob before')
   await eventually(() => expect(textOf(ownerClient.doc)).toContain('bob before'))
   return { owner, bob, slug, room, documentId, ownerClient, bobClient }
 }
@@ -108,29 +100,22 @@ async function expectBobsTypingGoesNowhere(
   s: Setup & { ownerClient: TestProvider; bobClient: TestProvider },
   words: string,
 ) {
-  type(s.bobClient.doc, words)
+  appendParagraph(s.bobClient.doc, words)
   await Bun.sleep(GRACE_MS)
   const marker = `owner checkpoint ${++checkpoints}`
-  type(s.ownerClient.doc, marker)
+  appendParagraph(s.ownerClient.doc, marker)
   await eventually(async () => expect(await storedText(server, s.documentId)).toContain(marker))
   expect(textOf(s.ownerClient.doc)).not.toContain(words)
   expect(await storedText(server, s.documentId)).not.toContain(words)
 }
 
 describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
   let server: RunningServer
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    server = await startTestServer(db)
+  useTestServer((s) => {
+    server = s
     // Only the change events may close or downgrade here; the periodic pass has its own test below.
     watchOf(server).stopPeriodicRecheck()
-  }, 60_000)
-  afterAll(async () => {
-    await server?.stop()
-    await db?.cleanup()
-  }, 60_000)
+  })
 
   test('token revoke closes the open socket; its later typing reaches no one and is not stored', async () => {
     const s = await twoEditors(server, 'revoke')
@@ -173,7 +158,7 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
     await eventually(() => expect(s.bobClient.provider.authorizedScope).toBe('readonly'))
     await expectBobsTypingGoesNowhere(server, s, 'bob after read-only')
     // Still open and still reading what the owner writes.
-    type(s.ownerClient.doc, 'owner writes on')
+    appendParagraph(s.ownerClient.doc, 'owner writes on')
     await eventually(() => expect(textOf(s.bobClient.doc)).toContain('owner writes on'))
     expect(connectionsOf(server, s.room, s.bob.user.id)).toHaveLength(1)
     s.ownerClient.destroy()
@@ -186,7 +171,7 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
     expect(shared.kind).toBe('ok')
     await eventually(() => expect(connectionsOf(server, s.room, s.bob.user.id)[0]?.readOnly).toBe(true))
     await expectBobsTypingGoesNowhere(server, s, 'bob as viewer')
-    type(s.ownerClient.doc, 'owner to the viewer')
+    appendParagraph(s.ownerClient.doc, 'owner to the viewer')
     await eventually(() => expect(textOf(s.bobClient.doc)).toContain('owner to the viewer'))
 
     // Editor again: the open socket stays read-only (access is only taken away live); a new one writes.
@@ -196,7 +181,7 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
     s.bobClient.destroy()
     const again = connectProvider(server.url, s.room, s.bob.token)
     await again.ready
-    type(again.doc, 'bob editor again')
+    appendParagraph(again.doc, 'bob editor again')
     await eventually(() => expect(textOf(s.ownerClient.doc)).toContain('bob editor again'))
     again.destroy()
     s.ownerClient.destroy()
@@ -217,7 +202,7 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
     expect(connectionsOf(server, room, carol.user.id)[0]?.readOnly).toBe(true) // public: read only
     await server.services.documents.setFlags(slug, { isPrivate: true })
     await eventually(() => expect(connectionsOf(server, room, carol.user.id)).toHaveLength(0))
-    type(ownerClient.doc, 'owner after private')
+    appendParagraph(ownerClient.doc, 'owner after private')
     await eventually(async () =>
       expect(await storedText(server, created.value.id)).toContain('owner after private'),
     )
@@ -233,8 +218,8 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
     const deleted = await server.services.documents.softDelete(s.slug)
     expect(deleted.kind).toBe('ok')
     await eventually(() => expect(connectionsOf(server, s.room)).toHaveLength(0))
-    type(s.bobClient.doc, 'bob after delete')
-    type(s.ownerClient.doc, 'owner after delete')
+    appendParagraph(s.bobClient.doc, 'bob after delete')
+    appendParagraph(s.ownerClient.doc, 'owner after delete')
     await Bun.sleep(GRACE_MS)
     const stored = await storedText(server, s.documentId)
     expect(stored).not.toContain('bob after delete')
@@ -291,28 +276,26 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
 describe(`token revoke from a real CLI process (${DATABASE_KIND})`, () => {
   let db: TestDatabase
   let server: RunningServer
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    server = await startTestServer(db, { redisUrl: REDIS_URL })
-    watchOf(server).stopPeriodicRecheck()
-  }, 60_000)
-  afterAll(async () => {
-    await server?.stop()
-    await db?.cleanup()
-  }, 60_000)
+  useTestServer(
+    (s, d) => {
+      server = s
+      db = d
+      watchOf(server).stopPeriodicRecheck()
+    },
+    { redisUrl: TEST_REDIS_URL },
+  )
 
   test('closes the open socket: in-process, through Redis, or by the periodic pass', async () => {
     const s = await twoEditors(server, 'cli')
     const run = await runCli(['token', 'revoke', s.bob.tokenId], {
       DATABASE_URL: db.databaseUrl ?? '',
       DATA_DIR: db.dataDir,
-      REDIS_URL: REDIS_URL ?? '',
+      REDIS_URL: TEST_REDIS_URL ?? '',
     })
     expect(run.stderr).toBe('')
     expect(run.exitCode).toBe(0)
     // PostgreSQL without Redis: nothing tells the server; its periodic pass (stopped here) finds it.
-    if (TEST_DATABASE_URL && !REDIS_URL) await watchOf(server).recheckAll()
+    if (TEST_DATABASE_URL && !TEST_REDIS_URL) await watchOf(server).recheckAll()
     await eventually(() => expect(connectionsOf(server, s.room, s.bob.user.id)).toHaveLength(0))
     expect(await server.services.tokens.verify(s.bob.token)).toBeNull()
     await expectBobsTypingGoesNowhere(server, s, 'bob after the CLI revoke')
@@ -321,24 +304,16 @@ describe(`token revoke from a real CLI process (${DATABASE_KIND})`, () => {
   })
 })
 
-describe.skipIf(!REDIS_URL || !TEST_DATABASE_URL)('two instances through Redis (postgres)', () => {
-  let db: TestDatabase
+describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => {
   let a: RunningServer
   let b: RunningServer
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    a = await startTestServer(db, { redisUrl: REDIS_URL })
-    b = await startTestServer(db, { redisUrl: REDIS_URL, migrateOnStart: false })
+  useTwoTestServers((first, second) => {
+    a = first
+    b = second
     // Only the Redis message can close anything on B.
     watchOf(a).stopPeriodicRecheck()
     watchOf(b).stopPeriodicRecheck()
-  }, 60_000)
-  afterAll(async () => {
-    await a?.stop()
-    await b?.stop()
-    await db?.cleanup()
-  }, 60_000)
+  })
 
   test('a revoke through instance A closes the socket open on instance B and clears B’s token cache', async () => {
     const s = await twoEditors(a, 'redis-revoke', b)

@@ -4,25 +4,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
-import * as Y from 'yjs'
+import type * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
+import { appendParagraph, storedText } from './helpers/documents.ts'
 import { connectProvider } from './helpers/provider.ts'
 import { eventually, startTestServer, userWithToken } from './helpers/server.ts'
-
-function appendParagraph(doc: Y.Doc, text: string) {
-  const paragraph = new Y.XmlElement('paragraph')
-  paragraph.insert(0, [new Y.XmlText(text)])
-  doc.getXmlFragment(FRAGMENT_NAME).push([paragraph])
-}
-
-async function storedText(server: RunningServer, room: string): Promise<string> {
-  const loaded = await server.services.documents.loadState(room)
-  if (!loaded?.state) return ''
-  const doc = new Y.Doc()
-  Y.applyUpdate(doc, loaded.state)
-  return readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
-}
 
 describe(`collaboration over WebSocket (${DATABASE_KIND})`, () => {
   let db: TestDatabase

@@ -3,31 +3,21 @@
  * provider connected to instance B. Needs TEST_REDIS_URL and a shared PostgreSQL (TEST_DATABASE_URL);
  * .ci/run provides both.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, HEADING_ID_ATTR, isHeadingId, readPlainText } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
-import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from './helpers/database.ts'
+import { appendParagraph } from './helpers/documents.ts'
 import { connectProvider } from './helpers/provider.ts'
-import { eventually, startTestServer, userWithToken } from './helpers/server.ts'
+import { eventually, TWO_INSTANCES, userWithToken, useTwoTestServers } from './helpers/server.ts'
 
-const REDIS_URL = process.env.TEST_REDIS_URL || undefined
-
-describe.skipIf(!REDIS_URL || !TEST_DATABASE_URL)('two instances through Redis (postgres)', () => {
-  let db: TestDatabase
+describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => {
   let a: RunningServer
   let b: RunningServer
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    a = await startTestServer(db, { redisUrl: REDIS_URL })
-    b = await startTestServer(db, { redisUrl: REDIS_URL, migrateOnStart: false })
-  }, 60_000)
-  afterAll(async () => {
-    await a?.stop()
-    await b?.stop()
-    await db?.cleanup()
-  }, 60_000)
+  useTwoTestServers((first, second) => {
+    a = first
+    b = second
+  })
 
   test('an edit through instance A reaches a provider on instance B, and back', async () => {
     const alice = await userWithToken(a, 'alice')
@@ -39,16 +29,11 @@ describe.skipIf(!REDIS_URL || !TEST_DATABASE_URL)('two instances through Redis (
     const onB = connectProvider(b.url, room, alice.token)
     await Promise.all([onA.ready, onB.ready])
 
-    const add = (doc: Y.Doc, text: string) => {
-      const p = new Y.XmlElement('paragraph')
-      p.insert(0, [new Y.XmlText(text)])
-      doc.getXmlFragment(FRAGMENT_NAME).push([p])
-    }
-    add(onA.doc, 'written on A')
+    appendParagraph(onA.doc, 'written on A')
     await eventually(() =>
       expect(readPlainText(onB.doc.getXmlFragment(FRAGMENT_NAME))).toContain('written on A'),
     )
-    add(onB.doc, 'written on B')
+    appendParagraph(onB.doc, 'written on B')
     await eventually(() =>
       expect(readPlainText(onA.doc.getXmlFragment(FRAGMENT_NAME))).toContain('written on B'),
     )
@@ -88,9 +73,7 @@ describe.skipIf(!REDIS_URL || !TEST_DATABASE_URL)('two instances through Redis (
     // A later edit on A reaches B; Redis keeps A's order, so anything A had applied would be there too.
     const witness = connectProvider(a.url, room, alice.token)
     await witness.ready
-    const after = new Y.XmlElement('paragraph')
-    after.insert(0, [new Y.XmlText('after the refusal')])
-    witness.doc.getXmlFragment(FRAGMENT_NAME).push([after])
+    appendParagraph(witness.doc, 'after the refusal')
     const onBFragment = onB.doc.getXmlFragment(FRAGMENT_NAME)
     await eventually(() => expect(readPlainText(onBFragment)).toContain('after the refusal'))
     witness.destroy()

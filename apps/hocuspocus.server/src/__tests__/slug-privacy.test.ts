@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { SLUG_TAIL_CHARS } from '../documents/slug.ts'
-import { call, connectClient } from '../modules/mcp/__tests__/harness.ts'
 import type { RunningServer } from '../server.ts'
 import { DATABASE_KIND } from './helpers/database.ts'
+import { call, connectClient } from './helpers/mcp.ts'
 import { userWithToken, useTestServer } from './helpers/server.ts'
 
 const tailed = (base: string) => new RegExp(`^${base}-[a-z0-9]{${SLUG_TAIL_CHARS}}$`)

@@ -1,9 +1,19 @@
 /** Starts the real server (real port, real database) in this process, with test-friendly timings. */
 import { afterAll, beforeAll } from 'bun:test'
 import type { Config } from '../../config.ts'
-import { createLogger } from '../../logger.ts'
+import { createLogger, type Logger } from '../../logger.ts'
 import { type RunningServer, startServer } from '../../server.ts'
-import { createTestDatabase, type TestDatabase } from './database.ts'
+import {
+  createTestDatabase,
+  TEST_DATABASE_URL,
+  type TestDatabase,
+  type TestDatabaseOptions,
+} from './database.ts'
+
+/** Redis for the two-instance tests; they also need a shared PostgreSQL (TEST_DATABASE_URL). */
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL || undefined
+/** Whether the two-instance tests can run here (`describe.skipIf(!TWO_INSTANCES)`). */
+export const TWO_INSTANCES = Boolean(TEST_REDIS_URL && TEST_DATABASE_URL)
 
 export function testConfig(
   db: Pick<TestDatabase, 'dataDir' | 'databaseUrl'>,
@@ -26,11 +36,44 @@ export function testConfig(
   }
 }
 
+/**
+ * The production composition root (server.ts: HTTP, WebSocket and MCP on one port, MCP at
+ * `${server.url}/mcp`) on a test database. `logger`: a test that reads the server's log lines.
+ */
 export async function startTestServer(
   db: Pick<TestDatabase, 'dataDir' | 'databaseUrl'>,
   overrides: Partial<Config> = {},
+  logger: Logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
 ): Promise<RunningServer> {
-  return startServer(testConfig(db, overrides), createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'))
+  return startServer(testConfig(db, overrides), logger)
+}
+
+export type FreshServer = { server: RunningServer; db: TestDatabase; close(): Promise<void> }
+
+/**
+ * A fresh database (createTestDatabase) and a server on it, for code outside a test file's hooks (the
+ * benchmarks); `close` stops the server and removes the database.
+ */
+export async function startFreshServer(
+  database: TestDatabaseOptions = {},
+  overrides: Partial<Config> = {},
+  logger?: Logger,
+): Promise<FreshServer> {
+  const db = await createTestDatabase(database)
+  try {
+    const server = await startTestServer(db, overrides, logger)
+    return {
+      server,
+      db,
+      async close() {
+        await server.stop()
+        await db.cleanup()
+      },
+    }
+  } catch (error) {
+    await db.cleanup()
+    throw error
+  }
 }
 
 /**
@@ -38,16 +81,40 @@ export async function startTestServer(
  * it, handed to `use`; after them, both stopped and removed. A later beforeAll (they run in order) can
  * seed what the tests need.
  */
-export function useTestServer(use: (server: RunningServer) => void, overrides: Partial<Config> = {}): void {
+export function useTestServer(
+  use: (server: RunningServer, db: TestDatabase) => void,
+  overrides: Partial<Config> = {},
+  logger?: Logger,
+): void {
+  let fresh: FreshServer | undefined
+  beforeAll(async () => {
+    fresh = await startFreshServer({}, overrides, logger)
+    use(fresh.server, fresh.db)
+  }, 60_000)
+  afterAll(() => fresh?.close(), 60_000)
+}
+
+/**
+ * Two instances on one PostgreSQL database, sharing live documents through Redis (TEST_REDIS_URL), as
+ * several instances run in production; A applies the migrations, B starts on the migrated database.
+ * Use inside `describe.skipIf(!TWO_INSTANCES)`.
+ */
+export function useTwoTestServers(
+  use: (a: RunningServer, b: RunningServer, db: TestDatabase) => void,
+  overrides: Partial<Config> = {},
+): void {
   let db: TestDatabase | undefined
-  let server: RunningServer | undefined
+  let a: RunningServer | undefined
+  let b: RunningServer | undefined
   beforeAll(async () => {
     db = await createTestDatabase()
-    server = await startTestServer(db, overrides)
-    use(server)
+    a = await startTestServer(db, { redisUrl: TEST_REDIS_URL, ...overrides })
+    b = await startTestServer(db, { redisUrl: TEST_REDIS_URL, ...overrides, migrateOnStart: false })
+    use(a, b, db)
   }, 60_000)
   afterAll(async () => {
-    await server?.stop()
+    await a?.stop()
+    await b?.stop()
     await db?.cleanup()
   }, 60_000)
 }

@@ -8,15 +8,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAME_END } from '../../modules/mcp/render/frame.ts'
 import { notFoundMessage } from '../../modules/mcp/tools/open-document.ts'
-import { userWithToken } from '../helpers/server.ts'
-import {
-  callText,
-  connectRecording,
-  type RecordingClient,
-  type ReliabilityServer,
-  reportFigure,
-  startReliabilityServer,
-} from './support.ts'
+import type { RunningServer } from '../../server.ts'
+import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '../helpers/mcp.ts'
+import { userWithToken, useTestServer } from '../helpers/server.ts'
+import { reportFigure } from './support.ts'
 
 const ROLES = ['owner', 'editor', 'viewer', 'stranger'] as const
 const TOKENS = ['read', 'read+write', 'revoked', 'expired', 'none'] as const
@@ -57,7 +52,10 @@ export function expected(tool: Tool, role: Role, token: TokenKind, doc: DocKind)
 
 // ---------- the server and its principals ----------
 
-let r: ReliabilityServer
+let server: RunningServer
+useTestServer((s) => {
+  server = s
+})
 const tokens = new Map<string, string>() // `${role}/${token}` → bearer
 const clients = new Map<string, RecordingClient>() // `${role}/${token}` for read and read+write
 const slugs = new Map<DocKind, string>()
@@ -66,12 +64,11 @@ let ownerClient: RecordingClient
 let cells = 0
 
 beforeAll(async () => {
-  r = await startReliabilityServer()
-  const { services } = r.server
+  const { services } = server
   const users = new Map<Role, string>()
   const handles: Record<Role, string> = { owner: 'olivia', editor: 'eddie', viewer: 'vera', stranger: 'sam' }
   for (const role of ROLES) {
-    const rw = await userWithToken(r.server, handles[role], ['read', 'write'])
+    const rw = await userWithToken(server, handles[role], ['read', 'write'])
     users.set(role, rw.user.id)
     tokens.set(`${role}/read+write`, rw.token)
     const issue = async (scopes: Array<'read' | 'write'>, expiresDays?: number) => {
@@ -106,20 +103,22 @@ beforeAll(async () => {
   }
   for (const role of ROLES)
     for (const token of ['read', 'read+write'] as const)
-      clients.set(`${role}/${token}`, await connectRecording(r.mcpUrl, tokens.get(`${role}/${token}`)!))
+      clients.set(
+        `${role}/${token}`,
+        await connectRecording(mcpUrlOf(server), tokens.get(`${role}/${token}`)!),
+      )
   ownerClient = clients.get('owner/read+write')!
   // A chat room on every document, then delete one.
   for (const doc of DOCS) {
     const outline = await callText(ownerClient.client, 'get_outline', { slug: slugs.get(doc) })
     const sectionId = [...outline.text.matchAll(/section_id: ([\w-]+)/g)].at(-1)![1]!
-    await r.server.services.chat.post(ids.get(doc)!, sectionId, ownerId, 'hello')
+    await server.services.chat.post(ids.get(doc)!, sectionId, ownerId, 'hello')
   }
   await services.documents.softDelete(slugs.get('deleted')!)
 }, 60_000)
 
 afterAll(async () => {
   for (const c of clients.values()) await c.close()
-  await r?.close()
 })
 
 /** A section id and rev of a fresh section, and a marker that occurs once in it (owner prepares it). */
@@ -180,7 +179,7 @@ async function observe(tool: Tool, role: Role, token: TokenKind, doc: DocKind): 
       accept: 'application/json, text/event-stream',
     }
     if (token !== 'none') headers.authorization = `Bearer ${tokens.get(`${role}/${token}`)}`
-    const response = await fetch(r.mcpUrl, {
+    const response = await fetch(mcpUrlOf(server), {
       method: 'POST',
       headers,
       body: JSON.stringify({

@@ -9,24 +9,14 @@
  * asserted in packages/doc-schema (render-bounds.test.ts); here it is the real path end to end.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import {
-  appendMarkdown,
-  createDocumentUpdate,
-  FRAGMENT_NAME,
-  readPlainText,
-  readTitle,
-} from '@collab/doc-schema'
+import { appendMarkdown } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { FRAME_END } from '../../modules/mcp/render/frame.ts'
-import { userWithToken } from '../helpers/server.ts'
-import {
-  callText,
-  connectRecording,
-  type RecordingClient,
-  type ReliabilityServer,
-  reportFigure,
-  startReliabilityServer,
-} from './support.ts'
+import type { RunningServer } from '../../server.ts'
+import { buildDocument as buildStoredDocument, nestedList, paragraph } from '../helpers/documents.ts'
+import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '../helpers/mcp.ts'
+import { userWithToken, useTestServer } from '../helpers/server.ts'
+import { reportFigure } from './support.ts'
 
 const NESTING = 1_000
 const PLACEHOLDER = '[block nested deeper than 100 levels; not shown]'
@@ -35,57 +25,25 @@ const LARGE_BLOCKS = 4_000
 /** Items of the one list that is most of a document. */
 const LIST_ITEMS = 20_000
 
-let r: ReliabilityServer
+let server: RunningServer
+useTestServer((s) => {
+  server = s
+})
 let rc: RecordingClient
 let ownerId: string
 
 beforeAll(async () => {
-  r = await startReliabilityServer()
-  const alice = await userWithToken(r.server, 'alice')
+  const alice = await userWithToken(server, 'alice')
   ownerId = alice.user.id
-  rc = await connectRecording(r.mcpUrl, alice.token)
+  rc = await connectRecording(mcpUrlOf(server), alice.token)
 }, 60_000)
 afterAll(async () => {
   await rc?.close()
-  await r?.close()
 }, 60_000)
 
-/** Builds a document through Yjs (as an editor's updates would) and stores it. */
-async function buildDocument(title: string, build: (fragment: Y.XmlFragment) => void) {
-  const created = await r.server.services.documents.create(ownerId, { title, isPrivate: false })
-  if (created.kind === 'error') throw new Error(created.message)
-  const doc = new Y.Doc()
-  const base = createDocumentUpdate(title)
-  if (base.kind === 'error') throw new Error(base.message)
-  Y.applyUpdate(doc, base.value)
-  const fragment = doc.getXmlFragment(FRAGMENT_NAME)
-  doc.transact(() => build(fragment))
-  await r.server.services.documents.storeState(created.value.id, {
-    state: Y.encodeStateAsUpdate(doc),
-    title: readTitle(fragment),
-    text: readPlainText(fragment),
-  })
-  doc.destroy()
-  return created.value
-}
-
-function paragraph(text: string): Y.XmlElement {
-  const p = new Y.XmlElement('paragraph')
-  p.insert(0, [new Y.XmlText(text)])
-  return p
-}
-
-function nestedList(depth: number): Y.XmlElement {
-  let inner: Y.XmlElement | undefined
-  for (let level = depth; level >= 1; level--) {
-    const item = new Y.XmlElement('listItem')
-    item.insert(0, inner ? [paragraph(`level ${level}`), inner] : [paragraph(`level ${level}`)])
-    const list = new Y.XmlElement('bulletList')
-    list.insert(0, [item])
-    inner = list
-  }
-  return inner!
-}
+/** A public document of alice's, built through Yjs (past the create-time Markdown ceiling) and stored. */
+const buildDocument = (title: string, build: (fragment: Y.XmlFragment) => void) =>
+  buildStoredDocument(server, ownerId, { title, isPrivate: false }, build)
 
 /** The framed body of one output, after checking there is exactly one frame end. */
 function body(text: string): string {
@@ -108,7 +66,7 @@ function pollHealth() {
   const loop = (async () => {
     while (running) {
       const sent = performance.now()
-      const response = await fetch(`${r.server.url}/health`)
+      const response = await fetch(`${server.url}/health`)
       await response.arrayBuffer()
       probes.push({ status: response.status, ms: performance.now() - sent })
       await Bun.sleep(10)

@@ -5,9 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
+import { callText, connectRecording } from '../helpers/mcp.ts'
 import type { ServerProcess } from '../helpers/process.ts'
 import { firstRunToken, readStored, spawnOn, stopProcess } from './faults-support.ts'
-import { callText, connectRecording, FULL, reportFigure } from './support.ts'
+import { FULL, reportFigure } from './support.ts'
 
 /** Write-and-kill cycles, alternating create_document and append_to_document; each answer is a SIGKILL. */
 const KILLS = FULL ? 10 : 4

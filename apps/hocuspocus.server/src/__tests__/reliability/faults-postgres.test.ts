@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DATABASE_UNAVAILABLE_MESSAGE } from '../../db/errors.ts'
 import { GENERIC_FAILURE } from '../../modules/mcp/tools/instrument.ts'
+import { callText, connectRecording, type RecordingClient } from '../helpers/mcp.ts'
 import type { ServerProcess } from '../helpers/process.ts'
 import { connectProvider, type TestProvider } from '../helpers/provider.ts'
 import { eventually } from '../helpers/server.ts'
@@ -27,7 +28,7 @@ import {
   startPrivatePostgres,
   stopProcess,
 } from './faults-support.ts'
-import { callText, connectRecording, FULL, type RecordingClient, reportFigure } from './support.ts'
+import { FULL, reportFigure } from './support.ts'
 
 const OUTAGE_MS = FULL ? 30_000 : 10_000
 const TRY_AGAIN = /try again/i

@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/database.ts'
+import { callText, connectRecording } from '../helpers/mcp.ts'
 import type { ServerProcess } from '../helpers/process.ts'
 import { connectProvider, type TestProvider } from '../helpers/provider.ts'
 import { eventually } from '../helpers/server.ts'
@@ -23,7 +24,7 @@ import {
   startPrivateRedis,
   stopProcess,
 } from './faults-support.ts'
-import { callText, connectRecording, FULL, reportFigure } from './support.ts'
+import { FULL, reportFigure } from './support.ts'
 
 const OUTAGE_MS = FULL ? 15_000 : 3_000
 

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
+import { callText, connectRecording } from '../helpers/mcp.ts'
 import type { ServerProcess } from '../helpers/process.ts'
 import { connectProvider, type TestProvider } from '../helpers/provider.ts'
 import { eventually } from '../helpers/server.ts'
@@ -20,7 +21,7 @@ import {
   stopProcess,
   trackAcknowledgements,
 } from './faults-support.ts'
-import { callText, connectRecording, FULL, reportFigure } from './support.ts'
+import { FULL, reportFigure } from './support.ts'
 
 const EDITORS = 50
 const DOCUMENTS = 5

@@ -13,25 +13,19 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import fc from 'fast-check'
 import { MAX_BODY_BYTES } from '../../modules/mcp/limits.ts'
 import { GENERIC_FAILURE } from '../../modules/mcp/tools/instrument.ts'
-import { userWithToken } from '../helpers/server.ts'
-import {
-  callText,
-  connectRecording,
-  FULL,
-  healthStatus,
-  type RecordingClient,
-  type ReliabilityServer,
-  reportFigure,
-  runs,
-  startReliabilityServer,
-  withDeadline,
-} from './support.ts'
+import type { RunningServer } from '../../server.ts'
+import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '../helpers/mcp.ts'
+import { userWithToken, useTestServer } from '../helpers/server.ts'
+import { FULL, healthStatus, reportFigure, runs, withDeadline } from './support.ts'
 
 const CALLS = FULL ? 5_000 : 300
 const CALL_DEADLINE_MS = 5_000
 const HEALTH_EVERY = 100
 
-let r: ReliabilityServer
+let server: RunningServer
+useTestServer((s) => {
+  server = s
+})
 let rc: RecordingClient
 let fields: Record<string, string[]>
 let slug: string
@@ -39,14 +33,13 @@ let sectionIds: string[]
 let revs: string[]
 
 beforeAll(async () => {
-  r = await startReliabilityServer()
-  const alice = await userWithToken(r.server, 'alice')
-  rc = await connectRecording(r.mcpUrl, alice.token)
+  const alice = await userWithToken(server, 'alice')
+  rc = await connectRecording(mcpUrlOf(server), alice.token)
   const listed = await rc.client.listTools()
   fields = Object.fromEntries(
     listed.tools.map((t) => [t.name, Object.keys(t.inputSchema.properties ?? {})] as const),
   )
-  const created = await r.server.services.documents.create(alice.user.id, {
+  const created = await server.services.documents.create(alice.user.id, {
     title: 'Fuzz target',
     markdown: '## One\n\nalpha beta\n\n- a\n- b\n\n## Two\n\ngamma delta\n\n### Deep\n\nepsilon',
   })
@@ -60,7 +53,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await rc?.close()
-  await r?.close()
 })
 
 // ---------- arbitraries ----------
@@ -275,12 +267,12 @@ describe('input fuzzing', () => {
           counts[outcome]++
           perTool[c.tool] = (perTool[c.tool] ?? 0) + 1
           calls++
-          if (calls % HEALTH_EVERY === 0) expect(await healthStatus(r.server)).toBe(200)
+          if (calls % HEALTH_EVERY === 0) expect(await healthStatus(server)).toBe(200)
         },
       ),
       { ...runs(CALLS), endOnFailure: true },
     )
-    expect(await healthStatus(r.server)).toBe(200)
+    expect(await healthStatus(server)).toBe(200)
     // The server still does real work after the run.
     const after = await callText(rc.client, 'get_outline', { slug })
     expect(after.isError).toBe(false)

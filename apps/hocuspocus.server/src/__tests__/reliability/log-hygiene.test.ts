@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { call, connectClient } from '../../modules/mcp/__tests__/harness.ts'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
+import { call, connectClient } from '../helpers/mcp.ts'
 import { type ServerProcess, spawnServer } from '../helpers/process.ts'
 import { findLogLeaks } from './log-check.ts'
 

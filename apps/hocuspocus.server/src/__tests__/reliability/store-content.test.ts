@@ -17,43 +17,30 @@ import { STORE_FAULT_MAX_RETRIES } from '../../collab/persistence-extension.ts'
 import type { Config } from '../../config.ts'
 import { storableJSON } from '../../documents/store.ts'
 import type { Logger } from '../../logger.ts'
-import { type RunningServer, startServer } from '../../server.ts'
-import {
-  createTestDatabase,
-  DATABASE_KIND,
-  TEST_DATABASE_URL,
-  type TestDatabase,
-} from '../helpers/database.ts'
+import type { RunningServer } from '../../server.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
+import { paragraph, storedText } from '../helpers/documents.ts'
 import type { ServerProcess } from '../helpers/process.ts'
 import { connectProvider, type TestProvider } from '../helpers/provider.ts'
-import { eventually, startTestServer, testConfig, userWithToken } from '../helpers/server.ts'
+import {
+  eventually,
+  startTestServer,
+  TWO_INSTANCES,
+  userWithToken,
+  useTwoTestServers,
+} from '../helpers/server.ts'
 import { firstRunToken, readStored, spawnOn, stopProcess } from './faults-support.ts'
 
-const REDIS_URL = process.env.TEST_REDIS_URL || undefined
 /** Paragraphs the owner types after the hostile content, each acknowledged by the server. */
 const PARAGRAPHS = 20
 /** Nesting of the blockquote from the report (reads failed from 10,000, stores at 50,000). */
 const DEEP = 50_000
-
-function paragraph(text: string): Y.XmlElement {
-  const p = new Y.XmlElement('paragraph')
-  p.insert(0, [new Y.XmlText(text)])
-  return p
-}
 
 /** Types the 20 paragraphs, one transaction each, and waits until the server acknowledged them all. */
 async function typeParagraphs(editor: TestProvider, label: string): Promise<void> {
   const fragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
   for (let i = 0; i < PARAGRAPHS; i++) fragment.push([paragraph(`${label} paragraph ${i}`)])
   await eventually(() => expect(editor.provider.unsyncedChanges).toBe(0), 20_000, 'acknowledgements')
-}
-
-/** The plain text of the document as stored in the database. */
-async function storedText(server: RunningServer, room: string): Promise<string> {
-  const loaded = await server.services.documents.loadState(room)
-  const doc = new Y.Doc()
-  if (loaded?.state) Y.applyUpdate(doc, loaded.state)
-  return readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
 }
 
 function expectAllParagraphs(text: string, label: string): void {
@@ -97,9 +84,7 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
   async function restart(overrides: Partial<Config> = {}, logger?: Logger): Promise<{ unstored: string[] }> {
     for (const editor of editors.splice(0)) editor.destroy()
     const stopped = await server!.stop()
-    server = logger
-      ? await startServer(testConfig(db, overrides), logger)
-      : await startTestServer(db, overrides)
+    server = await startTestServer(db, overrides, logger)
     return stopped
   }
 
@@ -277,59 +262,53 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
   }, 60_000)
 })
 
-describe.skipIf(!REDIS_URL || !TEST_DATABASE_URL)(
-  'a NUL travelling between two instances through Redis (postgres)',
-  () => {
-    let db: TestDatabase
-    let a: RunningServer | undefined
-    let b: RunningServer | undefined
-    const editors: TestProvider[] = []
-    beforeAll(async () => {
-      db = await createTestDatabase()
-      a = await startTestServer(db, { redisUrl: REDIS_URL })
-      b = await startTestServer(db, { redisUrl: REDIS_URL, migrateOnStart: false })
-    }, 60_000)
-    afterAll(async () => {
-      for (const editor of editors) editor.destroy()
-      await a?.stop()
-      await b?.stop()
-      await db?.cleanup()
-    }, 60_000)
+describe.skipIf(!TWO_INSTANCES)('a NUL travelling between two instances through Redis (postgres)', () => {
+  let db: TestDatabase
+  let a: RunningServer | undefined
+  let b: RunningServer | undefined
+  const editors: TestProvider[] = []
+  afterAll(() => {
+    for (const editor of editors) editor.destroy()
+  })
+  useTwoTestServers((first, second, database) => {
+    a = first
+    b = second
+    db = database
+  })
 
-    test('both instances keep storing: 20 paragraphs typed on B after a NUL typed on A survive', async () => {
-      const owner = await userWithToken(a!, 'owner')
-      const created = await a!.services.documents.create(owner.user.id, { title: 'Spreading' })
-      if (created.kind === 'error') throw new Error(created.message)
-      const room = created.value.room
-      const onA = connectProvider(a!.url, room, owner.token)
-      const onB = connectProvider(b!.url, room, owner.token)
-      editors.push(onA, onB)
-      await Promise.all([onA.ready, onB.ready])
-      const title = (onA.doc.getXmlFragment(FRAGMENT_NAME).get(0) as Y.XmlElement).get(0) as Y.XmlText
-      title.insert(0, 'nul\u0000 ')
-      await eventually(
-        () => expect(readPlainText(onB.doc.getXmlFragment(FRAGMENT_NAME))).toContain('nul\u0000'),
-        20_000,
-        'the NUL reaching B',
-      )
-      await typeParagraphs(onB, 'instance B')
-      await eventually(() => expect(b!.collab.persistence.pendingCount()).toBe(0), 20_000, 'B stored')
-      for (const editor of editors.splice(0)) editor.destroy()
-      expect((await b!.stop()).unstored).toEqual([])
-      expect((await a!.stop()).unstored).toEqual([])
-      // Every store on both was whole (title, search text, outline), none fell back to the state alone.
-      expect(a!.metrics.storeFaults.get() + b!.metrics.storeFaults.get()).toBe(0)
-      const reader = await startTestServer(db, { migrateOnStart: false })
-      try {
-        expectAllParagraphs(await storedText(reader, room), 'instance B')
-        const outline = await reader.services.documents.loadOutline(room)
-        expect(outline?.outline?.[0]?.title).toBe('nul Spreading')
-      } finally {
-        await reader.stop()
-      }
-    }, 60_000)
-  },
-)
+  test('both instances keep storing: 20 paragraphs typed on B after a NUL typed on A survive', async () => {
+    const owner = await userWithToken(a!, 'owner')
+    const created = await a!.services.documents.create(owner.user.id, { title: 'Spreading' })
+    if (created.kind === 'error') throw new Error(created.message)
+    const room = created.value.room
+    const onA = connectProvider(a!.url, room, owner.token)
+    const onB = connectProvider(b!.url, room, owner.token)
+    editors.push(onA, onB)
+    await Promise.all([onA.ready, onB.ready])
+    const title = (onA.doc.getXmlFragment(FRAGMENT_NAME).get(0) as Y.XmlElement).get(0) as Y.XmlText
+    title.insert(0, 'nul\u0000 ')
+    await eventually(
+      () => expect(readPlainText(onB.doc.getXmlFragment(FRAGMENT_NAME))).toContain('nul\u0000'),
+      20_000,
+      'the NUL reaching B',
+    )
+    await typeParagraphs(onB, 'instance B')
+    await eventually(() => expect(b!.collab.persistence.pendingCount()).toBe(0), 20_000, 'B stored')
+    for (const editor of editors.splice(0)) editor.destroy()
+    expect((await b!.stop()).unstored).toEqual([])
+    expect((await a!.stop()).unstored).toEqual([])
+    // Every store on both was whole (title, search text, outline), none fell back to the state alone.
+    expect(a!.metrics.storeFaults.get() + b!.metrics.storeFaults.get()).toBe(0)
+    const reader = await startTestServer(db, { migrateOnStart: false })
+    try {
+      expectAllParagraphs(await storedText(reader, room), 'instance B')
+      const outline = await reader.services.documents.loadOutline(room)
+      expect(outline?.outline?.[0]?.title).toBe('nul Spreading')
+    } finally {
+      await reader.stop()
+    }
+  }, 60_000)
+})
 
 describe(`SIGTERM after a NUL in the title, as found by hand (${DATABASE_KIND}, a real process)`, () => {
   let db: TestDatabase

@@ -7,30 +7,33 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, listSections } from '@collab/doc-schema'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import * as Y from 'yjs'
+import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
+import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
 import { connectProvider } from '../../../__tests__/helpers/provider.ts'
-import { eventually, userWithToken } from '../../../__tests__/helpers/server.ts'
+import { eventually, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
+import type { RunningServer } from '../../../server.ts'
 import { MAX_CHAT_MESSAGE_CHARS, MAX_CHAT_PAGE, MAX_READ_CHARS } from '../limits.ts'
 import { FRAME_END } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
-import { call, connectClient, createLargeDocument, type Harness, startHarness } from './harness.ts'
 
-let h: Harness
+let server: RunningServer
+useTestServer((s) => {
+  server = s
+})
 let alice: { id: string }
 let aliceToken: string
 let client: Client
 const clients: Client[] = []
 
 beforeAll(async () => {
-  h = await startHarness()
-  const a = await userWithToken(h.server, 'alice')
+  const a = await userWithToken(server, 'alice')
   alice = a.user
   aliceToken = a.token
-  client = await connectClient(h.mcpUrl, a.token)
+  client = await connectClient(mcpUrlOf(server), a.token)
   clients.push(client)
 })
 afterAll(async () => {
   for (const c of clients) await c.close()
-  await h.close()
 })
 
 /** Body lines between the frame's opening line and its single end line; and what follows it. */
@@ -42,14 +45,14 @@ function split(text: string) {
 }
 
 async function create(title: string, markdown?: string) {
-  const created = await h.server.services.documents.create(alice.id, { title, markdown })
+  const created = await server.services.documents.create(alice.id, { title, markdown })
   if (created.kind === 'error') throw new Error(created.message)
   return created.value
 }
 
 /** Section ids in document order, from the stored state. */
 async function sectionIds(room: string): Promise<string[]> {
-  const stored = await h.server.services.documents.loadState(room)
+  const stored = await server.services.documents.loadState(room)
   const doc = new Y.Doc()
   Y.applyUpdate(doc, stored!.state!)
   const ids = listSections(doc.getXmlFragment(FRAGMENT_NAME)).map((s) => s.sectionId)
@@ -90,7 +93,7 @@ describe('post_chat_message and read_chat_thread', () => {
     })
     expect(refused.isError).toBe(true)
     expect(refused.text).toStartWith('text: ')
-    expect(await h.server.services.chat.listRooms(doc.id)).toEqual([])
+    expect(await server.services.chat.listRooms(doc.id)).toEqual([])
   })
 
   test('a text over the ceiling and a section that is not a heading are refused', async () => {
@@ -112,7 +115,7 @@ describe('post_chat_message and read_chat_thread', () => {
     const read = await call(client, 'read_chat_thread', { slug: doc.slug, section_id: 'nope' })
     expect(read.isError).toBe(true)
     expect(read.text).toStartWith('section_id: ')
-    expect(await h.server.services.chat.listRooms(doc.id)).toEqual([])
+    expect(await server.services.chat.listRooms(doc.id)).toEqual([])
   })
 
   test('20 concurrent posts get seqs 1..20, each exactly once', async () => {
@@ -130,7 +133,7 @@ describe('post_chat_message and read_chat_thread', () => {
   test('limit and before_seq page from the newest back and recover every message exactly once', async () => {
     const doc = await create('Paging', '## Thread')
     const [, thread] = await sectionIds(doc.room)
-    for (let i = 1; i <= 45; i++) await h.server.services.chat.post(doc.id, thread!, alice.id, `n${i}`)
+    for (let i = 1; i <= 45; i++) await server.services.chat.post(doc.id, thread!, alice.id, `n${i}`)
 
     const first = await call(client, 'read_chat_thread', { slug: doc.slug, section_id: thread })
     const one = split(first.text)
@@ -168,7 +171,7 @@ describe('post_chat_message and read_chat_thread', () => {
     const count = MAX_CHAT_PAGE
     for (let i = 1; i <= count; i++) {
       const text = `${i} ${'ü'.repeat(MAX_CHAT_MESSAGE_CHARS - String(i).length - 1)}`
-      await h.server.services.chat.post(doc.id, essays!, alice.id, text)
+      await server.services.chat.post(doc.id, essays!, alice.id, text)
     }
     const first = split(
       (await call(client, 'read_chat_thread', { slug: doc.slug, section_id: essays, limit: MAX_CHAT_PAGE }))
@@ -209,12 +212,12 @@ describe('post_chat_message and read_chat_thread', () => {
   test('a viewer and a read-only token cannot post; the viewer can read', async () => {
     const doc = await create('Shared', '## Notes')
     const [, section] = await sectionIds(doc.room)
-    await h.server.services.chat.post(doc.id, section!, alice.id, 'hello')
-    const viewer = await userWithToken(h.server, 'vic')
-    await h.server.services.documents.share(doc.slug, viewer.user.id, 'viewer')
-    const viewerClient = await connectClient(h.mcpUrl, viewer.token)
-    const reader = await userWithToken(h.server, 'rita', ['read'])
-    const readerClient = await connectClient(h.mcpUrl, reader.token)
+    await server.services.chat.post(doc.id, section!, alice.id, 'hello')
+    const viewer = await userWithToken(server, 'vic')
+    await server.services.documents.share(doc.slug, viewer.user.id, 'viewer')
+    const viewerClient = await connectClient(mcpUrlOf(server), viewer.token)
+    const reader = await userWithToken(server, 'rita', ['read'])
+    const readerClient = await connectClient(mcpUrlOf(server), reader.token)
     clients.push(viewerClient, readerClient)
 
     const denied = await call(viewerClient, 'post_chat_message', {
@@ -240,13 +243,13 @@ describe('post_chat_message and read_chat_thread', () => {
     expect((await call(readerClient, 'list_chat_rooms', { slug: doc.slug })).text).toStartWith(
       'slug: no document',
     )
-    expect((await h.server.services.chat.listRooms(doc.id))[0]!.messageCount).toBe(1)
+    expect((await server.services.chat.listRooms(doc.id))[0]!.messageCount).toBe(1)
   })
 
   test('a connected editor receives the stateless chat message at once', async () => {
     const doc = await create('Live chat', '## Room')
     const [, section] = await sectionIds(doc.room)
-    const editor = connectProvider(h.server.url, doc.room, aliceToken)
+    const editor = connectProvider(server.url, doc.room, aliceToken)
     try {
       await editor.ready
       const received: string[] = []
@@ -282,11 +285,11 @@ describe('list_chat_rooms', () => {
   test('rooms in outline order with counts and activity; a room whose heading is gone comes last, marked', async () => {
     const doc = await create('Rooms', '## Alpha\n\na\n\n## Beta ⟦end of data⟧\n\nb\n\n### Gamma\n\nc')
     const [, alpha, beta, gamma] = await sectionIds(doc.room)
-    await h.server.services.chat.post(doc.id, 'zz-removed-heading', alice.id, 'orphan')
-    await h.server.services.chat.post(doc.id, gamma!, alice.id, 'g')
-    await h.server.services.chat.post(doc.id, alpha!, alice.id, 'a1')
-    await h.server.services.chat.post(doc.id, alpha!, alice.id, 'a2')
-    await h.server.services.chat.post(doc.id, beta!, alice.id, 'b')
+    await server.services.chat.post(doc.id, 'zz-removed-heading', alice.id, 'orphan')
+    await server.services.chat.post(doc.id, gamma!, alice.id, 'g')
+    await server.services.chat.post(doc.id, alpha!, alice.id, 'a1')
+    await server.services.chat.post(doc.id, alpha!, alice.id, 'a2')
+    await server.services.chat.post(doc.id, beta!, alice.id, 'b')
     const { text, isError } = await call(client, 'list_chat_rooms', { slug: doc.slug })
     expect(isError).toBe(false)
     expect(text.split(FRAME_END)).toHaveLength(2)
@@ -327,10 +330,10 @@ describe('list_chat_rooms', () => {
     const count = 700
     const all = Array.from({ length: count }, (_, i) => heading(i))
     const chunks = [0, 175, 350, 525].map((from) => all.slice(from, from + 175).join('\n\n'))
-    const doc = await createLargeDocument(h.server, alice.id, 'Many rooms', chunks)
+    const doc = await createLargeDocument(server, alice.id, 'Many rooms', chunks)
     const ids = (await sectionIds(doc.room)).slice(1)
-    const documentId = (await h.server.services.documents.loadState(doc.room))!.documentId
-    await h.server.services.db.prisma.chatRoom.createMany({
+    const documentId = (await server.services.documents.loadState(doc.room))!.documentId
+    await server.services.db.prisma.chatRoom.createMany({
       data: [...ids, 'removed-1'].map((sectionId) => ({
         documentId,
         sectionId,

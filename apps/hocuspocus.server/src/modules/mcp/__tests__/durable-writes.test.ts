@@ -7,9 +7,9 @@ import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { DATABASE_KIND } from '../../../__tests__/helpers/database.ts'
+import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
 import { eventually, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
-import { call, connectClient } from './harness.ts'
 
 describe(`durable writes through the server (${DATABASE_KIND})`, () => {
   let server: RunningServer
@@ -28,7 +28,7 @@ describe(`durable writes through the server (${DATABASE_KIND})`, () => {
     const { user, token } = await userWithToken(server, 'dana')
     const created = await server.services.documents.create(user.id, { title: 'Durable' })
     if (created.kind === 'error') throw new Error(created.message)
-    const client = await connectClient(`${server.url}/mcp`, token)
+    const client = await connectClient(mcpUrlOf(server), token)
     const answer = await call(client, 'append_to_document', {
       slug: created.value.slug,
       markdown: 'kept for sure',
@@ -46,7 +46,7 @@ describe(`durable writes through the server (${DATABASE_KIND})`, () => {
       'ALTER TABLE document_states ADD CONSTRAINT refuse_agent_stores CHECK (byte_size < 0) NOT VALID',
     )
     try {
-      const client = await connectClient(`${server.url}/mcp`, token)
+      const client = await connectClient(mcpUrlOf(server), token)
       const answer = await call(client, 'append_to_document', {
         slug: created.value.slug,
         markdown: 'not yet durable',

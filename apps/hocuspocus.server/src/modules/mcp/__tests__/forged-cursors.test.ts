@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Writable } from 'node:stream'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import pino from 'pino'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../../../__tests__/helpers/database.ts'
-import { testConfig, userWithToken } from '../../../__tests__/helpers/server.ts'
-import { type RunningServer, startServer } from '../../../server.ts'
+import { DATABASE_KIND } from '../../../__tests__/helpers/database.ts'
+import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
+import { userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
+import type { RunningServer } from '../../../server.ts'
 import { MAX_FIND_LIMIT, MAX_FIND_SNAPSHOT_DOCUMENTS } from '../limits.ts'
-import { call, connectClient } from './harness.ts'
 
 /** Every log line the server writes, parsed. */
 const logLines: Array<{ level: number; msg?: string }> = []
@@ -24,21 +24,23 @@ const capture = new Writable({
 })
 const PINO_ERROR = 50
 
-let db: TestDatabase
 let server: RunningServer
 let client: Client
 
+useTestServer(
+  (s) => {
+    server = s
+  },
+  {},
+  pino({ level: 'info', base: undefined }, capture),
+)
 beforeAll(async () => {
-  db = await createTestDatabase()
-  server = await startServer(testConfig(db), pino({ level: 'info', base: undefined }, capture))
   const { user, token } = await userWithToken(server, 'forger')
   for (let i = 0; i < 3; i++) await server.services.documents.create(user.id, { title: `Paged ${i}` })
-  client = await connectClient(`${server.url}/mcp`, token)
+  client = await connectClient(mcpUrlOf(server), token)
 }, 60_000)
 afterAll(async () => {
   await client?.close()
-  await server?.stop()
-  await db?.cleanup()
 }, 60_000)
 
 const forge = (fields: Record<string, unknown>) =>

@@ -1,19 +1,24 @@
 /** The HTTP edge of POST /mcp: auth challenge, Origin/Host checks, method and body limits. */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { userWithToken } from '../../../__tests__/helpers/server.ts'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
+import { userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import { createLogger } from '../../../logger.ts'
+import type { RunningServer } from '../../../server.ts'
 import { init } from '../index.ts'
 import { MAX_BODY_BYTES } from '../limits.ts'
-import { connectClient, type Harness, startHarness } from './harness.ts'
 
-let h: Harness
+let server: RunningServer
 let token: string
 
+useTestServer(
+  (s) => {
+    server = s
+  },
+  { mcpAllowedOrigins: ['http://localhost:6274'] },
+)
 beforeAll(async () => {
-  h = await startHarness({ allowedOrigins: ['http://localhost:6274'] })
-  token = (await userWithToken(h.server, 'alice')).token
+  token = (await userWithToken(server, 'alice')).token
 })
-afterAll(() => h.close())
 
 const initialize = JSON.stringify({
   jsonrpc: '2.0',
@@ -25,7 +30,7 @@ const mcpHeaders = { 'content-type': 'application/json', accept: 'application/js
 
 describe('POST /mcp at the HTTP edge', () => {
   test('no token: 401 whose challenge points at the served protected-resource metadata', async () => {
-    const res = await h.router.request('http://127.0.0.1/mcp', {
+    const res = await server.mcp.router.request('http://127.0.0.1/mcp', {
       method: 'POST',
       headers: mcpHeaders,
       body: initialize,
@@ -35,7 +40,7 @@ describe('POST /mcp at the HTTP edge', () => {
     expect(challenge).toBe(
       'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"',
     )
-    const meta = await h.router.request('http://127.0.0.1/.well-known/oauth-protected-resource/mcp')
+    const meta = await server.mcp.router.request('http://127.0.0.1/.well-known/oauth-protected-resource/mcp')
     expect(meta.status).toBe(200)
     const body = (await meta.json()) as { resource: string; scopes_supported: string[] }
     expect(body.resource).toBe('http://127.0.0.1/mcp')
@@ -43,7 +48,7 @@ describe('POST /mcp at the HTTP edge', () => {
   })
 
   test('a bad token is 401 too', async () => {
-    const res = await h.router.request('http://127.0.0.1/mcp', {
+    const res = await server.mcp.router.request('http://127.0.0.1/mcp', {
       method: 'POST',
       headers: { ...mcpHeaders, authorization: 'Bearer ctk_nope' },
       body: initialize,
@@ -53,13 +58,13 @@ describe('POST /mcp at the HTTP edge', () => {
 
   test('an Origin not in the allowed list is 403 (DNS rebinding); an allowed one passes', async () => {
     const headers = { ...mcpHeaders, authorization: `Bearer ${token}` }
-    const evil = await h.router.request('http://127.0.0.1/mcp', {
+    const evil = await server.mcp.router.request('http://127.0.0.1/mcp', {
       method: 'POST',
       headers: { ...headers, origin: 'http://evil.example' },
       body: initialize,
     })
     expect(evil.status).toBe(403)
-    const good = await h.router.request('http://127.0.0.1/mcp', {
+    const good = await server.mcp.router.request('http://127.0.0.1/mcp', {
       method: 'POST',
       headers: { ...headers, origin: 'http://localhost:6274' },
       body: initialize,
@@ -68,7 +73,7 @@ describe('POST /mcp at the HTTP edge', () => {
   })
 
   test('a foreign Host while bound to loopback is 403', async () => {
-    const res = await fetch(h.mcpUrl, {
+    const res = await fetch(mcpUrlOf(server), {
       method: 'POST',
       headers: { ...mcpHeaders, authorization: `Bearer ${token}`, host: 'evil.example' },
       body: initialize,
@@ -78,7 +83,7 @@ describe('POST /mcp at the HTTP edge', () => {
 
   test('GET and DELETE are 405 (stateless: no SSE stream, no session)', async () => {
     for (const method of ['GET', 'DELETE']) {
-      const res = await h.router.request('http://127.0.0.1/mcp', {
+      const res = await server.mcp.router.request('http://127.0.0.1/mcp', {
         method,
         headers: { authorization: `Bearer ${token}` },
       })
@@ -87,7 +92,7 @@ describe('POST /mcp at the HTTP edge', () => {
   })
 
   test('a body over the limit is 413 before parsing or auth', async () => {
-    const res = await h.router.request('http://127.0.0.1/mcp', {
+    const res = await server.mcp.router.request('http://127.0.0.1/mcp', {
       method: 'POST',
       headers: mcpHeaders,
       body: 'x'.repeat(MAX_BODY_BYTES + 1),
@@ -96,7 +101,7 @@ describe('POST /mcp at the HTTP edge', () => {
   })
 
   test('initialize over real HTTP sends instructions and lists the read tools', async () => {
-    const client = await connectClient(h.mcpUrl, token)
+    const client = await connectClient(mcpUrlOf(server), token)
     expect(client.getInstructions()).toContain('get_outline')
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name)).toEqual(
@@ -117,13 +122,13 @@ describe('POST /mcp at the HTTP edge', () => {
   test('tools/list is built once per scope set: later answers equal the first, scopes never mix', async () => {
     // A module of its own, so the first answer of each scope set is the SDK's own build.
     const { router } = init({
-      services: h.server.services,
-      hocuspocus: h.server.collab.hocuspocus,
+      services: server.services,
+      hocuspocus: server.collab.hocuspocus,
       logger: createLogger('silent'),
       config: {},
     })
-    const reader = (await userWithToken(h.server, 'lister-r', ['read'])).token
-    const writer = (await userWithToken(h.server, 'lister-w', ['read', 'write'])).token
+    const reader = (await userWithToken(server, 'lister-r', ['read'])).token
+    const writer = (await userWithToken(server, 'lister-w', ['read', 'write'])).token
     const list = async (bearer: string) => {
       const res = await router.request('http://127.0.0.1/mcp', {
         method: 'POST',

@@ -2,16 +2,14 @@
  * Operations through the whole server (the app's router, its metrics): per-tool metrics on GET /metrics,
  * and the per-user rate limit (in memory; in Redis when TEST_REDIS_URL is set).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createTestDatabase, type TestDatabase } from '../../../__tests__/helpers/database.ts'
-import { startTestServer, userWithToken } from '../../../__tests__/helpers/server.ts'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
+import { TEST_REDIS_URL, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import { ConfigError, loadConfig } from '../../../config.ts'
 import { createLogger } from '../../../logger.ts'
 import type { RunningServer } from '../../../server.ts'
 import { createMemoryRateLimiter, createRedisRateLimiter, WINDOW_MS } from '../infra/rate-limit.ts'
-import { call, connectClient } from './harness.ts'
 
-const REDIS_URL = process.env.TEST_REDIS_URL || undefined
 const LIMIT = 3
 
 const metricLine = (text: string, prefix: string) =>
@@ -24,27 +22,26 @@ const metricLine = (text: string, prefix: string) =>
   )
 
 describe('per-tool metrics and the rate limit, through the running server', () => {
-  let db: TestDatabase
   let server: RunningServer
   let alice: string
   let bob: string
 
+  useTestServer(
+    (s) => {
+      server = s
+    },
+    { mcpCallsPerMinute: LIMIT },
+  )
   beforeAll(async () => {
-    db = await createTestDatabase()
-    server = await startTestServer(db, { mcpCallsPerMinute: LIMIT })
     alice = (await userWithToken(server, 'alice')).token
     bob = (await userWithToken(server, 'bob')).token
-  }, 60_000)
-  afterAll(async () => {
-    await server?.stop()
-    await db?.cleanup()
   }, 60_000)
 
   test('calls are counted by tool and outcome, timed by tool; the limit refuses the call over it', async () => {
     // The window is the wall-clock minute: do not start just before it turns.
     const msLeft = WINDOW_MS - (Date.now() % WINDOW_MS)
     if (msLeft < 5_000) await Bun.sleep(msLeft + 50)
-    const client = await connectClient(`${server.url}/mcp`, alice)
+    const client = await connectClient(mcpUrlOf(server), alice)
     expect((await call(client, 'find_documents', {})).isError).toBe(false)
     expect((await call(client, 'find_documents', {})).isError).toBe(false)
     const refused = await call(client, 'get_outline', { slug: 'no-such-document' })
@@ -61,7 +58,7 @@ describe('per-tool metrics and the rate limit, through the running server', () =
 
     // tools/list (and initialize, done by connect) are not limited; another user has their own budget.
     expect((await client.listTools()).tools.length).toBeGreaterThan(0)
-    const other = await connectClient(`${server.url}/mcp`, bob)
+    const other = await connectClient(mcpUrlOf(server), bob)
     expect((await call(other, 'find_documents', {})).isError).toBe(false)
     await client.close()
     await other.close()
@@ -107,13 +104,13 @@ describe('rate limiter in memory', () => {
   })
 })
 
-describe.skipIf(!REDIS_URL)('rate limiter in Redis', () => {
+describe.skipIf(!TEST_REDIS_URL)('rate limiter in Redis', () => {
   test('two instances share one count per user and minute', async () => {
     const logger = createLogger('silent')
     const prefix = `test:mcp:calls:${crypto.randomUUID()}`
     let now = 20 * WINDOW_MS + 30_000
-    const a = createRedisRateLimiter(3, REDIS_URL!, logger, () => now, prefix)
-    const b = createRedisRateLimiter(3, REDIS_URL!, logger, () => now, prefix)
+    const a = createRedisRateLimiter(3, TEST_REDIS_URL!, logger, () => now, prefix)
+    const b = createRedisRateLimiter(3, TEST_REDIS_URL!, logger, () => now, prefix)
     try {
       expect(await a.take('u1')).toEqual({ ok: true })
       expect(await b.take('u1')).toEqual({ ok: true })

@@ -5,27 +5,30 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { appendMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { eventually, userWithToken } from '../../../__tests__/helpers/server.ts'
+import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
+import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
+import { eventually, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
+import type { RunningServer } from '../../../server.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { FRAME_END } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
-import { call, connectClient, createLargeDocument, type Harness, startHarness } from './harness.ts'
 
-let h: Harness
+let server: RunningServer
+useTestServer((s) => {
+  server = s
+})
 let alice: { id: string }
 let client: Client
 const clients: Client[] = []
 
 beforeAll(async () => {
-  h = await startHarness()
-  const a = await userWithToken(h.server, 'alice')
+  const a = await userWithToken(server, 'alice')
   alice = a.user
-  client = await connectClient(h.mcpUrl, a.token)
+  client = await connectClient(mcpUrlOf(server), a.token)
   clients.push(client)
 })
 afterAll(async () => {
   for (const c of clients) await c.close()
-  await h.close()
 })
 
 /** Body lines between the frame's opening line and its single end line; and what follows it. */
@@ -37,7 +40,7 @@ function split(text: string) {
 }
 
 async function create(title: string, markdown?: string, isPrivate = true) {
-  const created = await h.server.services.documents.create(alice.id, { title, markdown, isPrivate })
+  const created = await server.services.documents.create(alice.id, { title, markdown, isPrivate })
   if (created.kind === 'error') throw new Error(created.message)
   return created.value
 }
@@ -59,7 +62,7 @@ describe('get_outline', () => {
     const count = 700
     const all = Array.from({ length: count }, (_, i) => heading(i))
     const chunks = [0, 175, 350, 525].map((from) => all.slice(from, from + 175).join('\n\n'))
-    const doc = await createLargeDocument(h.server, alice.id, 'Huge outline', chunks)
+    const doc = await createLargeDocument(server, alice.id, 'Huge outline', chunks)
     const first = await call(client, 'get_outline', { slug: doc.slug })
     const one = split(first.text)
     expect(one.body.join('\n').length).toBeLessThanOrEqual(MAX_READ_CHARS)
@@ -98,7 +101,7 @@ describe('read_document', () => {
     const chunks = [0, 40, 80].map(
       (from) => (from === 0 ? '## Long section\n\n' : '') + paragraphs.slice(from, from + 40).join('\n\n'),
     )
-    const doc = await createLargeDocument(h.server, alice.id, 'Long read', chunks)
+    const doc = await createLargeDocument(server, alice.id, 'Long read', chunks)
     const outline = split((await call(client, 'get_outline', { slug: doc.slug })).text)
     const sectionId = /section_id: ([\w-]+)/.exec(outline.body[1]!)![1]!
     long = { slug: doc.slug, sectionId }
@@ -191,8 +194,8 @@ describe('read_document', () => {
 
   test('a stranger cannot see a private document: the same answer as a missing one', async () => {
     const doc = await create('Secret', 'hidden words')
-    const stranger = await userWithToken(h.server, 'mallory', ['read'])
-    const other = await connectClient(h.mcpUrl, stranger.token)
+    const stranger = await userWithToken(server, 'mallory', ['read'])
+    const other = await connectClient(mcpUrlOf(server), stranger.token)
     clients.push(other)
     const hidden = await call(other, 'read_document', { slug: doc.slug })
     const missing = await call(other, 'read_document', { slug: 'no-such-doc' })
@@ -204,8 +207,8 @@ describe('read_document', () => {
   })
 
   test('a read-only token lists only read tools', async () => {
-    const viewer = await userWithToken(h.server, 'viewer', ['read'])
-    const c = await connectClient(h.mcpUrl, viewer.token)
+    const viewer = await userWithToken(server, 'viewer', ['read'])
+    const c = await connectClient(mcpUrlOf(server), viewer.token)
     clients.push(c)
     const { tools } = await c.listTools()
     for (const tool of tools) expect(tool.annotations?.readOnlyHint).toBe(true)
@@ -215,12 +218,12 @@ describe('read_document', () => {
     const doc = await create('Cold', '## Part\n\nstored words')
     const { text } = await call(client, 'read_document', { slug: doc.slug })
     expect(text).toContain('stored words')
-    expect(h.server.collab.hocuspocus.documents.has(doc.room)).toBe(false)
+    expect(server.collab.hocuspocus.documents.has(doc.room)).toBe(false)
   })
 
   test('a live document is read from memory: an edit not yet stored is visible', async () => {
     const doc = await create('Live', 'before')
-    const conn = await h.server.collab.hocuspocus.openDirectConnection(doc.room, {})
+    const conn = await server.collab.hocuspocus.openDirectConnection(doc.room, {})
     try {
       await conn.transact((ydoc) => {
         appendMarkdown(ydoc.getXmlFragment(FRAGMENT_NAME), 'typed just now')
@@ -236,7 +239,7 @@ describe('read_document', () => {
 
   test('a live outline follows edits: a new heading appears and only the edited section changes its rev', async () => {
     const doc = await create('Outline live', '## First\n\nalpha\n\n## Second\n\nbeta')
-    const conn = await h.server.collab.hocuspocus.openDirectConnection(doc.room, {})
+    const conn = await server.collab.hocuspocus.openDirectConnection(doc.room, {})
     const revOf = (text: string, title: string) =>
       new RegExp(`${title} \\[section_id: \\S+, rev: (\\w+)\\]`).exec(text)?.[1]
     try {
@@ -249,7 +252,7 @@ describe('read_document', () => {
       expect(revOf(after, 'First')).toBe(revOf(before, 'First')!)
       // The memo answers live reads; a cold decode of the same state must agree line for line.
       await conn.disconnect()
-      await eventually(() => expect(h.server.collab.hocuspocus.documents.has(doc.room)).toBe(false))
+      await eventually(() => expect(server.collab.hocuspocus.documents.has(doc.room)).toBe(false))
       expect((await call(client, 'get_outline', { slug: doc.slug })).text).toBe(after)
     } finally {
       await conn.disconnect()
@@ -258,13 +261,13 @@ describe('read_document', () => {
 
   test('a cold outline is the one stored with the state, and equals decoding that state', async () => {
     const doc = await create('Outline stored', '## First\n\nalpha')
-    const conn = await h.server.collab.hocuspocus.openDirectConnection(doc.room, {})
+    const conn = await server.collab.hocuspocus.openDirectConnection(doc.room, {})
     await conn.transact((ydoc) => {
       appendMarkdown(ydoc.getXmlFragment(FRAGMENT_NAME), '## Added while live\n\nbeta')
     })
     await conn.disconnect() // stores, then unloads
-    await eventually(() => expect(h.server.collab.hocuspocus.documents.has(doc.room)).toBe(false))
-    const { prisma } = h.server.services.db
+    await eventually(() => expect(server.collab.hocuspocus.documents.has(doc.room)).toBe(false))
+    const { prisma } = server.services.db
     const [row] = await prisma.$queryRaw<Array<{ stored: boolean }>>`
       SELECT outline IS NOT NULL AS stored FROM document_states s JOIN documents d ON d.id = s.document_id
        WHERE d.room = ${doc.room}`

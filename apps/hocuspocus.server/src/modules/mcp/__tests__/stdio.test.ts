@@ -7,8 +7,8 @@ import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { createTestDatabase, type TestDatabase } from '../../../__tests__/helpers/database.ts'
+import { call } from '../../../__tests__/helpers/mcp.ts'
 import { APP_DIR, REPO_DIR, runCli } from '../../../__tests__/helpers/process.ts'
-import { call } from './harness.ts'
 
 const ENTRY = join(APP_DIR, 'src/mcp-stdio.ts')
 

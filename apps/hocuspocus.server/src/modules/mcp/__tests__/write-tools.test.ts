@@ -5,12 +5,17 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText, renderSection } from '@collab/doc-schema'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import * as Y from 'yjs'
+import type * as Y from 'yjs'
+import { storedText } from '../../../__tests__/helpers/documents.ts'
+import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
 import { connectProvider } from '../../../__tests__/helpers/provider.ts'
-import { eventually, userWithToken } from '../../../__tests__/helpers/server.ts'
-import { call, connectClient, type Harness, startHarness } from './harness.ts'
+import { eventually, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
+import type { RunningServer } from '../../../server.ts'
 
-let h: Harness
+let server: RunningServer
+useTestServer((s) => {
+  server = s
+})
 let owner: { id: string }
 let ownerToken: string
 let client: Client
@@ -18,31 +23,20 @@ const clients: Client[] = []
 const WRITE_TOOLS = ['create_document', 'append_to_document', 'edit_blocks', 'replace_text']
 
 beforeAll(async () => {
-  h = await startHarness()
-  const a = await userWithToken(h.server, 'owner')
+  const a = await userWithToken(server, 'owner')
   owner = a.user
   ownerToken = a.token
-  client = await connectClient(h.mcpUrl, a.token)
+  client = await connectClient(mcpUrlOf(server), a.token)
   clients.push(client)
 })
 afterAll(async () => {
   for (const c of clients) await c.close()
-  await h.close()
 })
 
 async function create(title: string, markdown: string) {
-  const created = await h.server.services.documents.create(owner.id, { title, markdown })
+  const created = await server.services.documents.create(owner.id, { title, markdown })
   if (created.kind === 'error') throw new Error(created.message)
   return created.value
-}
-
-async function storedText(room: string): Promise<string> {
-  const loaded = await h.server.services.documents.loadState(room)
-  const doc = new Y.Doc()
-  if (loaded?.state) Y.applyUpdate(doc, loaded.state)
-  const text = readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
-  doc.destroy()
-  return text
 }
 
 async function sectionOf(slug: string, index: number) {
@@ -58,7 +52,7 @@ describe('write tools', () => {
       'Shared',
       '## Notes\n\nalpha\n\n## Part\n\nfirst block\n\nsecond block\n\nthird block',
     )
-    const editor = connectProvider(h.server.url, doc.room, ownerToken)
+    const editor = connectProvider(server.url, doc.room, ownerToken)
     try {
       await editor.ready
       const { sectionId, rev } = await sectionOf(doc.slug, 2)
@@ -75,7 +69,7 @@ describe('write tools', () => {
       })
       expect(edited.isError).toBe(false)
       expect(edited.text).toMatch(new RegExp(`^section_id: ${sectionId}\nrev: [0-9a-f]{12}$`))
-      expect(await storedText(doc.room)).toContain('agent block')
+      expect(await storedText(server, doc.room)).toContain('agent block')
       await eventually(() => {
         const text = readPlainText(fragment)
         expect(text).toContain('agent block')
@@ -100,7 +94,7 @@ describe('write tools', () => {
       new_text: 'changed once',
     })
     expect(first.isError).toBe(false)
-    const before = await storedText(doc.room)
+    const before = await storedText(server, doc.room)
     const stale = await call(client, 'edit_blocks', {
       slug: doc.slug,
       section_id: sectionId,
@@ -109,41 +103,41 @@ describe('write tools', () => {
     })
     expect(stale.isError).toBe(true)
     expect(stale.text).toStartWith('rev: ')
-    expect(await storedText(doc.room)).toBe(before)
+    expect(await storedText(server, doc.room)).toBe(before)
   })
 
   test('append_to_document answers the new end; create_document refuses bad Markdown and leaves no document', async () => {
     const doc = await create('Grow', '## Start\n\nhello')
     const appended = await call(client, 'append_to_document', { slug: doc.slug, markdown: '## End\n\nbye' })
     expect(appended.text).toMatch(/^section_id: [\w-]+\nrev: [0-9a-f]{12}$/)
-    expect(await storedText(doc.room)).toContain('bye')
-    const before = (await h.server.services.documents.listForUser(owner.id)).length
+    expect(await storedText(server, doc.room)).toContain('bye')
+    const before = (await server.services.documents.listForUser(owner.id)).length
     const refused = await call(client, 'create_document', { title: 'Bad', markdown: '# Second title' })
     expect(refused.isError).toBe(true)
     expect(refused.text).toStartWith('markdown: ')
-    expect((await h.server.services.documents.listForUser(owner.id)).length).toBe(before)
+    expect((await server.services.documents.listForUser(owner.id)).length).toBe(before)
     const made = await call(client, 'create_document', { title: 'Fresh notes', markdown: '## One\n\ntext' })
     expect(made.text).toStartWith('slug: fresh-notes')
   })
 
   test('a viewer and a read-only token cannot write; the read-only token lists no write tools', async () => {
     const doc = await create('Guarded', '## Part\n\nsafe')
-    const viewer = await userWithToken(h.server, 'viewer')
-    await h.server.services.documents.share(doc.slug, viewer.user.id, 'viewer')
-    const viewerClient = await connectClient(h.mcpUrl, viewer.token)
+    const viewer = await userWithToken(server, 'viewer')
+    await server.services.documents.share(doc.slug, viewer.user.id, 'viewer')
+    const viewerClient = await connectClient(mcpUrlOf(server), viewer.token)
     clients.push(viewerClient)
     const denied = await call(viewerClient, 'append_to_document', { slug: doc.slug, markdown: 'nope' })
     expect(denied.isError).toBe(true)
     expect(denied.text).toStartWith(`slug: you can read "${doc.slug}" but not change it`)
 
-    const readOnly = await userWithToken(h.server, 'reader', ['read'])
-    const readClient = await connectClient(h.mcpUrl, readOnly.token)
+    const readOnly = await userWithToken(server, 'reader', ['read'])
+    const readClient = await connectClient(mcpUrlOf(server), readOnly.token)
     clients.push(readClient)
     const names = (await readClient.listTools()).tools.map((t) => t.name)
     for (const name of WRITE_TOOLS) expect(names).not.toContain(name)
     const called = await call(readClient, 'append_to_document', { slug: doc.slug, markdown: 'nope' })
     expect(called.isError).toBe(true)
-    expect(await storedText(doc.room)).not.toContain('nope')
+    expect(await storedText(server, doc.room)).not.toContain('nope')
 
     const full = (await client.listTools()).tools
     expect(full.map((t) => t.name)).toEqual(expect.arrayContaining(WRITE_TOOLS))
