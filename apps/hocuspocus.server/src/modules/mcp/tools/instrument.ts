@@ -6,7 +6,6 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../../db/errors.ts'
-import { storableText } from '../../../documents/store.ts'
 import { rateLimitMessage } from '../infra/rate-limit.ts'
 import { toolResult } from './answer.ts'
 import type { ToolContext, ToolOutcome } from './context.ts'
@@ -39,7 +38,7 @@ export function instrument<A>(
           return toolResult({ kind: 'error', code: 'rate_limited', message })
         }
       }
-      const result = await handler(storableArgs(args))
+      const result = await handler(args)
       const chars = result.content.reduce((n, part) => n + (part.type === 'text' ? part.text.length : 0), 0)
       finish(result.isError ? 'refused' : 'ok', { outputChars: chars })
       return result
@@ -53,20 +52,4 @@ export function instrument<A>(
       return toolResult({ kind: 'error', code: 'internal', message: GENERIC_FAILURE })
     }
   }
-}
-
-/**
- * Every string argument as text the database can hold: lone surrogates become U+FFFD and NUL is dropped
- * (found by the input fuzzing suite: a title, query, section_id or message holding either reached
- * PostgreSQL and failed the call). Only strings change; numbers, booleans and arrays keep their shape.
- */
-export function storableArgs<A>(args: A): A {
-  if (typeof args === 'string') return storableText(args) as A
-  if (Array.isArray(args)) return args.map(storableArgs) as A
-  if (args && typeof args === 'object') {
-    const out: Record<string, unknown> = {}
-    for (const [key, value] of Object.entries(args)) out[key] = storableArgs(value)
-    return out as A
-  }
-  return args
 }
