@@ -6,8 +6,9 @@
  * shown to a stranger, a member's document left out.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
+import type { Principal } from '../auth/tokens.ts'
 import { Prisma } from '../db/generated/client.ts'
-import { decideAccess, readableBy, withMembership } from '../documents/access.ts'
+import { readableBy, withMembership } from '../documents/access.ts'
 import type { RunningServer } from '../server.ts'
 import { DATABASE_KIND } from './helpers/database.ts'
 import { useTestServer } from './helpers/server.ts'
@@ -50,24 +51,22 @@ beforeAll(async () => {
   }
 }, 60_000)
 
-/** What decideAccess says of each test document for this role's user, from the stored rows. */
+/** What decideAccess says of each test document for this role's user (accessMany asks it, row by row). */
 async function decided(role: Role) {
-  const rows = await server.services.db.prisma.document.findMany({
-    where: { id: { in: documentIds } },
-    select: {
-      id: true,
-      ownerId: true,
-      isPrivate: true,
-      readOnly: true,
-      deletedAt: true,
-      members: { where: { userId: users[role] }, select: { role: true } },
-    },
-  })
-  return rows.map((row) => {
-    const member = row.members[0]?.role ?? null
-    const access = decideAccess({ document: row, userId: users[role], role: member, scopes: ['read'] })
-    return { id: row.id, canRead: access.canRead, mine: row.ownerId === users[role] || member !== null, row }
-  })
+  const principal: Principal = {
+    user: { id: users[role], handle: `sql-${role}`, name: null, createdAt: new Date() },
+    tokenId: 'test',
+    scopes: ['read'],
+  }
+  const access = await server.services.documents.accessMany(
+    documentIds.map((documentId) => ({ documentId, principal })),
+  )
+  return access.map((a, i) => ({
+    id: documentIds[i]!,
+    canRead: a.canRead,
+    mine: a.canRead && a.role !== 'public',
+    isPrivate: FLAGS[i]!.isPrivate,
+  }))
 }
 
 const sorted = (ids: Iterable<string>) => [...ids].sort()
@@ -91,7 +90,7 @@ describe(`readableBy is decideAccess in SQL (${DATABASE_KIND})`, () => {
       const { search } = server.services
       const all = await decided(role)
       const mine = all.filter((d) => d.canRead && d.mine).map((d) => d.id)
-      const publicOnes = all.filter((d) => d.canRead && !d.row.isPrivate).map((d) => d.id)
+      const publicOnes = all.filter((d) => d.canRead && !d.isPrivate).map((d) => d.id)
       const asOf = new Date(Date.now() + 60_000)
       const ours = (rows: Array<{ id: string }>) =>
         rows.map((r) => r.id).filter((id) => documentIds.includes(id))
