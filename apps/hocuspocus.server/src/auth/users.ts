@@ -1,6 +1,6 @@
 /** Users: a handle people and agents see, and an optional display name. */
 import type { PrismaClient } from '../db/generated/client.ts'
-import { storableText } from '../documents/store.ts'
+import { storableText } from '../db/storable-text.ts'
 import { ok, type Result, refuse } from '../errors.ts'
 
 export const HANDLE_PATTERN = /^[a-z0-9][a-z0-9_-]{1,31}$/

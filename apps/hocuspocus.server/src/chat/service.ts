@@ -5,7 +5,7 @@
  * `storableText`, in writes and lookups alike, so they always name the same room.
  */
 import type { PrismaClient } from '../db/generated/client.ts'
-import { storableText } from '../documents/store.ts'
+import { storableText } from '../db/storable-text.ts'
 
 export type ChatRoomSummary = {
   id: string

@@ -9,8 +9,8 @@
 import type { PrismaClient } from '../db/generated/client.ts'
 import { Prisma } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
+import { storableText } from '../db/storable-text.ts'
 import { readableBy, withMembership } from './access.ts'
-import { storableText } from './store.ts'
 
 /**
  * A paging run's snapshot lives this long; an older cursor is refused with "start over", and older

@@ -16,10 +16,11 @@ import type { AccessChanges } from '../access-changes.ts'
 import type { Principal } from '../auth/tokens.ts'
 import { Prisma, type PrismaClient } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
+import { storableText } from '../db/storable-text.ts'
 import { ok, type Result, refuse } from '../errors.ts'
 import { type Access, decideAccess, type Whose } from './access.ts'
 import { newRoomName, SLUG_PATTERN, slugBase, slugWithTail } from './slug.ts'
-import { type StoredContent, type StoreOptions, storableText, storeContent } from './store.ts'
+import { type StoredContent, type StoreOptions, storeContent } from './store.ts'
 
 export type DocumentRow = {
   id: string

@@ -5,6 +5,7 @@
 import { cutText, MAX_TITLE_CHARS, type OutlineNode } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import type { Prisma } from '../db/generated/client.ts'
+import { storableText } from '../db/storable-text.ts'
 
 /** A new version snapshot is taken when the newest one is older than this. */
 export const VERSION_INTERVAL_MS = 10 * 60_000
@@ -17,21 +18,6 @@ export const MAX_VERSIONS_PER_DOCUMENT = 20
 export const MAX_SEARCH_TEXT_CHARS = 200_000
 /** Stored when a document's first heading is empty, so listings never show a blank title. */
 export const UNTITLED = 'Untitled'
-
-/** A UTF-16 code unit of a surrogate pair standing alone (not half of a valid pair). */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
-
-/**
- * Text PostgreSQL can store: lone surrogates become U+FFFD and NUL is dropped (a `text` column refuses
- * both, and a refused store would be retried forever). Found by the input fuzzing suite: a title, a chat
- * message or document text holding either made the write fail. Yjs state (bytes) is stored unchanged.
- * The services (documents, search, chat, users, tokens) put every string they are given through this
- * (or check its shape) before it reaches SQL, so transports pass what they received as it is.
- */
-export function storableText(text: string): string {
-  const wellFormed = text.replace(LONE_SURROGATE, '\ufffd')
-  return wellFormed.includes('\u0000') ? wellFormed.replaceAll('\u0000', '') : wellFormed
-}
 
 /**
  * What JSON.stringify writes for a NUL (`\u0000`) or a lone surrogate (`\ud800`…`\udfff`): jsonb refuses
