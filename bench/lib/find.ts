@@ -13,7 +13,7 @@ import {
   type SearchInput,
   searchSql,
   snapshotSliceSql,
-} from '../../apps/hocuspocus.server/src/modules/mcp/infra/search.ts'
+} from '../../apps/hocuspocus.server/src/documents/search.ts'
 import { MAX_FIND_SNAPSHOT_DOCUMENTS } from '../../apps/hocuspocus.server/src/modules/mcp/limits.ts'
 import { toPrefixTsQuery } from '../../apps/hocuspocus.server/src/modules/mcp/paging/cursor.ts'
 import { percentile, prng, progress, type Rng, summarize } from './stats.ts'
