@@ -1,0 +1,95 @@
+/**
+ * A refusal names the field at fault as the agent sends it. The document model names its fields as its
+ * API does (fromBlock, removeBlocks, oldText, editBlocks); an agent told "fromBlock: …" is told about a
+ * field it cannot send. Every refusal below must come back in the tools' own names, start to end.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
+import { userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
+import type { RunningServer } from '../../../server.ts'
+
+let server: RunningServer
+useTestServer((s) => {
+  server = s
+})
+let client: Client
+let slug: string
+let sectionId: string
+let rev: string
+
+beforeAll(async () => {
+  const owner = await userWithToken(server, 'namer')
+  client = await connectClient(mcpUrlOf(server), owner.token)
+  const created = await server.services.documents.create(owner.user.id, {
+    title: 'Names',
+    markdown: '## Part\n\nfirst line\n\n![a picture](https://example.com/p.png)',
+  })
+  if (created.kind === 'error') throw new Error(created.message)
+  slug = created.value.slug
+  const { text } = await call(client, 'get_outline', { slug })
+  const [, id, r] = /section_id: ([\w-]+), rev: ([0-9a-f]+)/.exec(text.split('\n')[2]!)!
+  sectionId = id!
+  rev = r!
+})
+afterAll(async () => {
+  await client?.close()
+})
+
+/** Document-model names (camelCase) that no tool accepts. */
+const MODEL_NAMES = /\b(fromBlock|removeBlocks|afterBlock|allowMediaRemoval|oldText|newText|editBlocks)\b/
+
+describe('refusals in the names an agent sends', () => {
+  const cases: Array<[string, string, () => Record<string, unknown>, string]> = [
+    [
+      'a block number past the section',
+      'read_document',
+      () => ({ slug, section_id: sectionId, from_block: 99 }),
+      'from_block: 99 is outside',
+    ],
+    [
+      'removing a block that is not there',
+      'edit_blocks',
+      () => ({ slug, section_id: sectionId, rev, remove_blocks: [99] }),
+      'remove_blocks: 99 not in',
+    ],
+    [
+      'inserting after a block that is not there',
+      'edit_blocks',
+      () => ({ slug, section_id: sectionId, rev, after_block: 99, markdown: 'x' }),
+      'after_block: 99 is not in',
+    ],
+    [
+      'removing an image without the flag',
+      'edit_blocks',
+      () => ({ slug, section_id: sectionId, rev, remove_blocks: [2] }),
+      'remove_blocks: block 2 holds an image or embed; set allow_media_removal',
+    ],
+    [
+      'an edit that changes nothing',
+      'edit_blocks',
+      () => ({ slug, section_id: sectionId, rev }),
+      'markdown: give remove_blocks or markdown',
+    ],
+    [
+      'a replacement equal to the text',
+      'replace_text',
+      () => ({ slug, section_id: sectionId, rev, old_text: 'first', new_text: 'first' }),
+      'new_text: it equals old_text',
+    ],
+    [
+      'a line break in a replacement',
+      'replace_text',
+      () => ({ slug, section_id: sectionId, rev, old_text: 'first', new_text: 'a\nb' }),
+      'new_text: a line break',
+    ],
+  ]
+  for (const [what, tool, args, start] of cases) {
+    test(`${what} (${tool}): starts with "${start.split(':')[0]}:" and names no model field`, async () => {
+      const refused = await call(client, tool, args())
+      expect(refused.isError).toBe(true)
+      expect(refused.text).toStartWith(start)
+      expect(refused.text).not.toMatch(MODEL_NAMES)
+    })
+  }
+})
