@@ -2,11 +2,13 @@
  * Real MCP SDK clients against a test server's production wiring: Streamable HTTP on the server's own
  * port (`${server.url}/mcp`), or in memory through the module's stdio path.
  */
+import { afterAll } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { RunningServer } from '../../server.ts'
+import { userWithToken } from './server.ts'
 
 /** Where a server serves MCP over HTTP: the same port as everything else, as in production. */
 export const mcpUrlOf = (server: Pick<RunningServer, 'url'>) => `${server.url}/mcp`
@@ -18,6 +20,29 @@ export async function connectClient(mcpUrl: string, token: string): Promise<Clie
   })
   await client.connect(transport)
   return client
+}
+
+/**
+ * MCP clients over HTTP for one test file, all closed after its tests: `connect(token)`, or `user(handle)`
+ * for a new user with a token (read and write unless `scopes` says otherwise) and a client of theirs.
+ */
+export function useMcpClients(server: () => RunningServer) {
+  const clients: Client[] = []
+  afterAll(async () => {
+    for (const client of clients.splice(0)) await client.close()
+  }, 60_000)
+  const connect = async (token: string): Promise<Client> => {
+    const client = await connectClient(mcpUrlOf(server()), token)
+    clients.push(client)
+    return client
+  }
+  return {
+    connect,
+    async user(handle: string, scopes?: Array<'read' | 'write'>) {
+      const made = await userWithToken(server(), handle, scopes)
+      return { ...made, client: await connect(made.token) }
+    },
+  }
 }
 
 /**

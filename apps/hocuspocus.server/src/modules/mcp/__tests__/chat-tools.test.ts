@@ -3,12 +3,12 @@
  * every message and room exactly once, the budget walks and their exact notes, the frame against forged
  * ends, write access, and the stateless message connected editors receive.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, listSections } from '@collab/doc-schema'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import * as Y from 'yjs'
 import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
-import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
+import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
 import { connectProvider } from '../../../__tests__/helpers/provider.ts'
 import { eventually, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
@@ -20,20 +20,16 @@ let server: RunningServer
 useTestServer((s) => {
   server = s
 })
+const mcp = useMcpClients(() => server)
 let alice: { id: string }
 let aliceToken: string
 let client: Client
-const clients: Client[] = []
 
 beforeAll(async () => {
-  const a = await userWithToken(server, 'alice')
+  const a = await mcp.user('alice')
   alice = a.user
   aliceToken = a.token
-  client = await connectClient(mcpUrlOf(server), a.token)
-  clients.push(client)
-})
-afterAll(async () => {
-  for (const c of clients) await c.close()
+  client = a.client
 })
 
 /** Body lines between the frame's opening line and its single end line; and what follows it. */
@@ -215,10 +211,9 @@ describe('post_chat_message and read_chat_thread', () => {
     await server.services.chat.post(doc.id, section!, alice.id, 'hello')
     const viewer = await userWithToken(server, 'vic')
     await server.services.documents.share(doc.slug, viewer.user.id, 'viewer')
-    const viewerClient = await connectClient(mcpUrlOf(server), viewer.token)
+    const viewerClient = await mcp.connect(viewer.token)
     const reader = await userWithToken(server, 'rita', ['read'])
-    const readerClient = await connectClient(mcpUrlOf(server), reader.token)
-    clients.push(viewerClient, readerClient)
+    const readerClient = await mcp.connect(reader.token)
 
     const denied = await call(viewerClient, 'post_chat_message', {
       slug: doc.slug,

@@ -1,7 +1,6 @@
 /** find_documents over a real client: silent caps, notes, keyset cursors, scopes, full text. */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
+import { describe, expect, test } from 'bun:test'
+import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
 import { userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { DEFAULT_FIND_LIMIT, MAX_FIND_LIMIT } from '../limits.ts'
@@ -12,17 +11,10 @@ let server: RunningServer
 useTestServer((s) => {
   server = s
 })
-const clients: Client[] = []
-
-beforeAll(async () => {})
-afterAll(async () => {
-  for (const c of clients) await c.close()
-})
+const mcp = useMcpClients(() => server)
 
 async function userClient(handle: string) {
-  const { user, token } = await userWithToken(server, handle)
-  const client = await connectClient(mcpUrlOf(server), token)
-  clients.push(client)
+  const { user, client } = await mcp.user(handle)
   return { user, client }
 }
 

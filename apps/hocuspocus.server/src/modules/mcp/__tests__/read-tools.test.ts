@@ -2,11 +2,11 @@
  * get_outline and read_document over a real client: the MAX_READ_CHARS walks and their notes, the
  * continuation calls that recover everything left out, the frame, and access.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { appendMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
-import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
+import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
 import { eventually, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
@@ -17,18 +17,14 @@ let server: RunningServer
 useTestServer((s) => {
   server = s
 })
+const mcp = useMcpClients(() => server)
 let alice: { id: string }
 let client: Client
-const clients: Client[] = []
 
 beforeAll(async () => {
-  const a = await userWithToken(server, 'alice')
+  const a = await mcp.user('alice')
   alice = a.user
-  client = await connectClient(mcpUrlOf(server), a.token)
-  clients.push(client)
-})
-afterAll(async () => {
-  for (const c of clients) await c.close()
+  client = a.client
 })
 
 /** Body lines between the frame's opening line and its single end line; and what follows it. */
@@ -195,8 +191,7 @@ describe('read_document', () => {
   test('a stranger cannot see a private document: the same answer as a missing one', async () => {
     const doc = await create('Secret', 'hidden words')
     const stranger = await userWithToken(server, 'mallory', ['read'])
-    const other = await connectClient(mcpUrlOf(server), stranger.token)
-    clients.push(other)
+    const other = await mcp.connect(stranger.token)
     const hidden = await call(other, 'read_document', { slug: doc.slug })
     const missing = await call(other, 'read_document', { slug: 'no-such-doc' })
     expect(hidden.isError).toBe(true)
@@ -208,8 +203,7 @@ describe('read_document', () => {
 
   test('a read-only token lists only read tools', async () => {
     const viewer = await userWithToken(server, 'viewer', ['read'])
-    const c = await connectClient(mcpUrlOf(server), viewer.token)
-    clients.push(c)
+    const c = await mcp.connect(viewer.token)
     const { tools } = await c.listTools()
     for (const tool of tools) expect(tool.annotations?.readOnlyHint).toBe(true)
   })

@@ -2,12 +2,12 @@
  * The editing tools over a real client: writes reach connected editors at once and are stored before
  * success is answered; stale revs, viewers and read-only tokens change nothing.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText, renderSection } from '@collab/doc-schema'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type * as Y from 'yjs'
 import { storedText } from '../../../__tests__/helpers/documents.ts'
-import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
+import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
 import { connectProvider } from '../../../__tests__/helpers/provider.ts'
 import { eventually, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
@@ -16,21 +16,17 @@ let server: RunningServer
 useTestServer((s) => {
   server = s
 })
+const mcp = useMcpClients(() => server)
 let owner: { id: string }
 let ownerToken: string
 let client: Client
-const clients: Client[] = []
 const WRITE_TOOLS = ['create_document', 'append_to_document', 'edit_blocks', 'replace_text']
 
 beforeAll(async () => {
-  const a = await userWithToken(server, 'owner')
+  const a = await mcp.user('owner')
   owner = a.user
   ownerToken = a.token
-  client = await connectClient(mcpUrlOf(server), a.token)
-  clients.push(client)
-})
-afterAll(async () => {
-  for (const c of clients) await c.close()
+  client = a.client
 })
 
 async function create(title: string, markdown: string) {
@@ -124,15 +120,13 @@ describe('write tools', () => {
     const doc = await create('Guarded', '## Part\n\nsafe')
     const viewer = await userWithToken(server, 'viewer')
     await server.services.documents.share(doc.slug, viewer.user.id, 'viewer')
-    const viewerClient = await connectClient(mcpUrlOf(server), viewer.token)
-    clients.push(viewerClient)
+    const viewerClient = await mcp.connect(viewer.token)
     const denied = await call(viewerClient, 'append_to_document', { slug: doc.slug, markdown: 'nope' })
     expect(denied.isError).toBe(true)
     expect(denied.text).toStartWith(`slug: you can read "${doc.slug}" but not change it`)
 
     const readOnly = await userWithToken(server, 'reader', ['read'])
-    const readClient = await connectClient(mcpUrlOf(server), readOnly.token)
-    clients.push(readClient)
+    const readClient = await mcp.connect(readOnly.token)
     const names = (await readClient.listTools()).tools.map((t) => t.name)
     for (const name of WRITE_TOOLS) expect(names).not.toContain(name)
     const called = await call(readClient, 'append_to_document', { slug: doc.slug, markdown: 'nope' })
