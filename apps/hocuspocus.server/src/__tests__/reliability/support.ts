@@ -9,11 +9,8 @@ import type { RunningServer } from '../../server.ts'
 /** Full counts when RELIABILITY_FULL=1 (the `reliability` script); the quick ones in every `bun test`. */
 export const FULL = process.env.RELIABILITY_FULL === '1'
 
-/** Under CI the seed is fixed (a red CI always means a change, not luck); locally each run explores. */
-export const CI_SEED = 20_261_129
-export function runs(numRuns: number): { numRuns: number; seed?: number } {
-  return process.env.CI ? { numRuns, seed: CI_SEED } : { numRuns }
-}
+/** fast-check parameters, as the document model's properties use them: a fixed seed under CI only. */
+export { CI_SEED, runs } from '../../../../../packages/doc-schema/src/__tests__/property-runs.ts'
 
 /** Rejects after `ms` with a recognisable error, so a hang is a failure, not a stuck test. */
 export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
