@@ -61,6 +61,15 @@ const sharedWith = (userId: string) => Prisma.sql`
 const where = (conditions: Prisma.Sql[]) => Prisma.join(conditions, ' AND ')
 
 /**
+ * What a scope narrows the readable documents to, as one condition (rows by id, and scope public). Page
+ * one of scope mine states it as two branches instead, one per index (see searchSql).
+ */
+const inScope = (scope: FindScope, userId: string) =>
+  scope === 'mine'
+    ? Prisma.sql`(d.owner_id = ${userId}::uuid OR m.role IS NOT NULL)`
+    : Prisma.sql`d.is_private = false`
+
+/**
  * The SQL of the first `take` matches in order (exported so the bench can EXPLAIN exactly this).
  *
  * Scope mine is two branches, each ordered and cut by its own index, merged: documents the user owns
@@ -80,7 +89,7 @@ export function searchSql(input: SearchInput): Prisma.Sql {
   if (input.scope === 'public') {
     return Prisma.sql`
       SELECT ${selected}, ${rank}::real AS rank ${withMembership(userId)}
-       WHERE ${where([...common, Prisma.sql`d.is_private = false`])}
+       WHERE ${where([...common, inScope('public', userId)])}
        ${order}`
   }
   return Prisma.sql`
@@ -106,9 +115,7 @@ export async function searchDocuments(prisma: PrismaClient, input: SearchInput):
 export function documentsByIdsSql(input: { userId: string; scope: FindScope; ids: string[] }): Prisma.Sql {
   const conditions = [
     readableBy(input.userId),
-    input.scope === 'mine'
-      ? Prisma.sql`(d.owner_id = ${input.userId}::uuid OR m.role IS NOT NULL)`
-      : Prisma.sql`d.is_private = false`,
+    inScope(input.scope, input.userId),
     Prisma.sql`d.id = ANY(${input.ids}::uuid[])`,
   ]
   return Prisma.sql`SELECT ${selected} ${withMembership(input.userId)} WHERE ${where(conditions)}`
