@@ -1,7 +1,7 @@
 import * as Y from 'yjs'
 import type { DocNode } from './doc-json.ts'
 import { newHeadingId } from './heading-id.ts'
-import { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_TITLE_CHARS } from './limits.ts'
+import { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_DOCUMENT_BYTES, MAX_TITLE_CHARS } from './limits.ts'
 import { parseMarkdown } from './markdown/parse-markdown.ts'
 import { ok, type Result, refuse } from './result.ts'
 import { blocksToY } from './yjs/build-y.ts'
@@ -38,12 +38,17 @@ export function buildDocumentBlocks(title: string, markdown?: string): Result<Do
 
 /** Writes a new document into an empty Y.Doc's `default` fragment, in one transaction. */
 export function writeNewDocument(doc: Y.Doc, title: string, markdown?: string): Result<void> {
+  const blocks = buildDocumentBlocks(title, markdown)
+  if (blocks.kind === 'error') return blocks
+  return writeBlocks(doc, blocks)
+}
+
+function writeBlocks(doc: Y.Doc, blocks: Result<DocNode[]>): Result<void> {
+  if (blocks.kind === 'error') return blocks
   const fragment = doc.getXmlFragment(FRAGMENT_NAME)
   if (fragment.length > 0) {
     return refuse('not_empty', 'doc: it already has content; write a new document into an empty Y.Doc.')
   }
-  const blocks = buildDocumentBlocks(title, markdown)
-  if (blocks.kind === 'error') return blocks
   const elements = blocksToY(blocks.value)
   doc.transact(() => fragment.insert(0, elements))
   return ok(undefined)
@@ -51,8 +56,27 @@ export function writeNewDocument(doc: Y.Doc, title: string, markdown?: string): 
 
 /** The full Yjs update (`Y.encodeStateAsUpdate`) of a new document: what a store saves as its first state. */
 export function createDocumentUpdate(title: string, markdown?: string): Result<Uint8Array> {
+  return encodeNew((doc) => writeNewDocument(doc, title, markdown))
+}
+
+/** The same for an imported file (importMarkdown): the title heading, then its checked body blocks. */
+export function importedDocumentUpdate(imported: { title: string; blocks: DocNode[] }): Result<Uint8Array> {
+  const heading = buildDocumentBlocks(imported.title)
+  if (heading.kind === 'error') return heading
+  const update = encodeNew((doc) => writeBlocks(doc, ok([...heading.value, ...imported.blocks])))
+  if (update.kind === 'ok' && update.value.length > MAX_DOCUMENT_BYTES) {
+    return refuse(
+      'too_large',
+      `markdown: the document would hold ${update.value.length} bytes of state, over ${MAX_DOCUMENT_BYTES}; split the file into several documents.`,
+      'markdown',
+    )
+  }
+  return update
+}
+
+function encodeNew(write: (doc: Y.Doc) => Result<void>): Result<Uint8Array> {
   const doc = new Y.Doc()
-  const written = writeNewDocument(doc, title, markdown)
+  const written = write(doc)
   if (written.kind === 'error') return written
   const update = Y.encodeStateAsUpdate(doc)
   doc.destroy()

@@ -1,4 +1,9 @@
-export { createDocumentUpdate, normaliseTitle, writeNewDocument } from './create-document.ts'
+export {
+  createDocumentUpdate,
+  importedDocumentUpdate,
+  normaliseTitle,
+  writeNewDocument,
+} from './create-document.ts'
 export type { DocMark, DocNode } from './doc-json.ts'
 export { appendMarkdown } from './edits/append-markdown.ts'
 export { type EditBlocksInput, editBlocks } from './edits/edit-blocks.ts'
@@ -15,12 +20,14 @@ export {
   MAX_AWARENESS_STATES_PER_MESSAGE,
   MAX_DOCUMENT_BYTES,
   MAX_EDITOR_UPDATE_BYTES,
+  MAX_IMPORT_BYTES,
   MAX_MARKDOWN_CHARS,
   MAX_NESTING_DEPTH,
   MAX_TITLE_CHARS,
 } from './limits.ts'
 export type { MediaStyle, SerializeOptions } from './markdown/blocks-to-mdast.ts'
 export { documentMarkdownPrefix, documentToMarkdown } from './markdown/document-to-markdown.ts'
+export { type ImportedMarkdown, importMarkdown } from './markdown/import-markdown.ts'
 export { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
 export type { MarkdownPrefix } from './markdown/serialize-markdown.ts'
 export { readPlainText, readTitle } from './read-document.ts'

@@ -5,6 +5,15 @@ export const FRAGMENT_NAME = 'default'
 export const MAX_MARKDOWN_CHARS = 65_536
 
 /**
+ * Largest Markdown file a person imports in one go (`doc import`, `POST /api/documents`), in UTF-8 bytes;
+ * MAX_MARKDOWN_CHARS stays the limit of one agent write. The imported document's Yjs state must also fit
+ * MAX_DOCUMENT_BYTES: prose costs about 1.25 bytes of state per byte of Markdown, so a 24 MiB manual fits,
+ * while markup-dense text (a node every few bytes: short table cells, one-word list items) costs up to ~7
+ * and is refused past ~9 MiB with a message to split the file.
+ */
+export const MAX_IMPORT_BYTES = 24 * 1024 * 1024
+
+/**
  * Longest document title, in UTF-16 code units: titles show up in lists and outlines. The one title
  * limit: creation refuses a longer title (REST, CLI, MCP) and the store step cuts a longer first heading.
  */

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { MAX_TITLE_CHARS } from '@collab/doc-schema'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
 import { runCli } from './helpers/process.ts'
 
@@ -108,8 +109,8 @@ describe(`CLI (${DATABASE_KIND})`, () => {
 
   test('doc import refuses what the document model refuses and leaves no document', async () => {
     await cli('user', 'add', 'fay')
-    const file = join(db.dataDir, 'two-titles.md')
-    writeFileSync(file, '# One\n\ntext\n\n# Two\n')
+    const file = join(db.dataDir, 'long-title.md')
+    writeFileSync(file, `# One ${'x'.repeat(MAX_TITLE_CHARS)}\n\ntext\n`)
     const refused = await cli('doc', 'import', file, '--owner', 'fay')
     expect(refused.exitCode).toBe(2)
     expect(refused.stderr.trim().split('\n')).toHaveLength(1)

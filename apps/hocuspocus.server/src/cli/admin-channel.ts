@@ -7,6 +7,7 @@
  */
 import { chmodSync, existsSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
+import { MAX_IMPORT_BYTES } from '@collab/doc-schema'
 import { z } from 'zod'
 import type { Logger } from '../logger.ts'
 import type { Services } from '../services.ts'
@@ -23,8 +24,11 @@ export const MAX_ADMIN_ARGS = 64
 export const MAX_ADMIN_ARG_CHARS = 4_096
 /** Files one request carries (the CLI reads them for the server; doc import takes one). */
 export const MAX_ADMIN_FILES = 4
-/** Bytes of one request body, files included. */
-export const MAX_ADMIN_REQUEST_BYTES = 16 * 1024 * 1024
+/**
+ * Bytes of one request body, files included: room for a Markdown file at the import limit (MAX_IMPORT_BYTES)
+ * once JSON has escaped it (quotes, backslashes and newlines take two bytes each, so at most twice its size).
+ */
+export const MAX_ADMIN_REQUEST_BYTES = 2 * MAX_IMPORT_BYTES + 1024 * 1024
 
 const USAGE = 'send {"argv": ["user", "list"]} as JSON, as `bun run cli` does'
 

@@ -3,12 +3,13 @@
  * a running server (see admin-channel.ts). Output goes through `io`; bad input is one line on stderr and
  * exit code 2.
  */
+
+import { basename, extname } from 'node:path'
 import { parseArgs } from 'node:util'
 import { parseScopes } from '../auth/tokens.ts'
 import { applyMigrations, migrationStatus } from '../db/migrations.ts'
 import type { Result } from '../errors.ts'
 import type { Services } from '../services.ts'
-import { titleAndBody } from './import-markdown.ts'
 
 export type CommandIO = { out(text: string): void; err(text: string): void }
 /** argv after `cli --`; files holds the contents of files the command names, read by the calling process. */
@@ -50,6 +51,16 @@ const table = (rows: string[][]): string => {
   return `${rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n')}\n`
 }
 const when = (d: Date | null) => (d ? d.toISOString().replace(/\.\d+Z$/, 'Z') : '-')
+
+/** --owner's user; without it the only user there is (a fresh install has one, see first-run.ts). */
+async function ownerFor(services: Services, handle: string | undefined) {
+  if (handle) return unwrap(await services.users.byHandle(handle))
+  const users = await services.users.list()
+  if (users.length === 1) return users[0]!
+  throw new UsageError(
+    `--owner: required when there is more than one user (the HANDLE of the user who will own the document; \`user list\` shows them)`,
+  )
+}
 
 const commands: Record<string, Command> = {
   'user add': {
@@ -138,8 +149,9 @@ const commands: Record<string, Command> = {
     },
   },
   'doc import': {
-    usage: 'doc import FILE.md --owner HANDLE [--title TITLE] [--public]',
-    summary: 'Create a document from a Markdown file (private unless --public); prints its slug.',
+    usage: 'doc import FILE.md [--owner HANDLE] [--title TITLE] [--private|--public]',
+    summary:
+      'Create a document from a Markdown file (up to 24 MiB; private unless --public); prints its slug. See docs/document-model.md, "Importing a file".',
     options: {
       owner: { type: 'string' },
       title: { type: 'string' },
@@ -148,21 +160,30 @@ const commands: Record<string, Command> = {
     },
     positionals: ['FILE'],
     async run({ args, opts, services, io, files }) {
-      if (!opts.owner)
-        throw new UsageError('--owner: required (the HANDLE of the user who will own the document)')
       if (opts.public && opts.private) throw new UsageError('--public and --private: pick one')
       const content = files[args[0]!]
       if (content === undefined) throw new UsageError(`FILE: cannot read "${args[0]}"`)
-      const owner = unwrap(await services.users.byHandle(opts.owner as string))
-      const { title, body } = titleAndBody(content, opts.title as string | undefined, args[0]!)
-      const doc = unwrap(
-        await services.documents.create(owner.id, {
-          title,
-          markdown: body || undefined,
+      const owner = await ownerFor(services, opts.owner as string | undefined)
+      const imported = unwrap(
+        await services.documents.importMarkdown(owner.id, {
+          markdown: content,
+          title: opts.title as string | undefined,
+          fallbackTitle: basename(args[0]!, extname(args[0]!)) || 'Untitled',
           isPrivate: !opts.public,
         }),
       )
-      io.out(`${doc.slug}\n`)
+      for (const change of imported.changes) io.err(`${change}\n`)
+      io.out(`${imported.document.slug}\n`)
+      return EXIT_OK
+    },
+  },
+  'doc export': {
+    usage: 'doc export SLUG [--out FILE.md]',
+    summary: 'Write a document as Markdown (its title first as `# `) to stdout or FILE.md.',
+    options: { out: { type: 'string' } },
+    positionals: ['SLUG'],
+    async run({ args, services, io }) {
+      io.out(unwrap(await services.documents.markdownForAdmin(args[0]!)))
       return EXIT_OK
     },
   },
@@ -288,6 +309,23 @@ export function helpText(): string {
 export function findCommand(argv: string[]): { key: string; rest: string[] } | null {
   const key = argv.slice(0, 2).join(' ')
   return commands[key] ? { key, rest: argv.slice(2) } : null
+}
+
+/** The file a command's output goes to (its --out option), written by the calling process; null for stdout. */
+export function outputNamed(argv: string[]): string | null {
+  const found = findCommand(argv)
+  if (!found || !('out' in commands[found.key]!.options)) return null
+  try {
+    const { values } = parseArgs({
+      args: found.rest,
+      options: commands[found.key]!.options,
+      allowPositionals: true,
+      strict: true,
+    })
+    return typeof values.out === 'string' ? values.out : null
+  } catch {
+    return null // runCommand reports the usage error
+  }
 }
 
 /**

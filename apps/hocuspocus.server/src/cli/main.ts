@@ -3,7 +3,7 @@
  * database held by a running server, the command runs inside that server (admin channel); otherwise
  * this process opens the database itself.
  */
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { bridgeAccessChanges } from '../access-changes.ts'
 import { ConfigError, loadConfig } from '../config.ts'
 import { databaseTarget, openDatabase } from '../db/client.ts'
@@ -23,12 +23,13 @@ import {
   filesNamed,
   findCommand,
   helpText,
+  outputNamed,
   runCommand,
 } from './commands.ts'
 
-const io: CommandIO = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }
+const stdio: CommandIO = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }
 
-async function main(argv: string[]): Promise<number> {
+async function main(argv: string[], io: CommandIO): Promise<number> {
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     io.out(helpText())
     return argv.length === 0 ? EXIT_USAGE : 0
@@ -105,7 +106,23 @@ const drained = (stream: NodeJS.WriteStream) =>
   new Promise<void>((resolve) => stream.write('', () => resolve()))
 
 const args = process.argv.slice(2)
-const code = await main(args[0] === '--' ? args.slice(1) : args)
+const argv = args[0] === '--' ? args.slice(1) : args
+// A command's --out FILE is written here, by the calling process, whether the command ran here or in a server.
+const outFile = outputNamed(argv)
+const output: string[] = []
+// stdout is written once at the end with Bun.write, which waits until a pipe took all of it (a large export).
+let code = await main(argv, { out: (s) => output.push(s), err: stdio.err })
+if (!outFile) await Bun.write(Bun.stdout, output.join(''))
+else if (code === 0) {
+  try {
+    writeFileSync(outFile, output.join(''))
+  } catch (error) {
+    stdio.err(
+      `--out: cannot write "${outFile}": ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`,
+    )
+    code = 1
+  }
+}
 await Promise.all([drained(process.stdout), drained(process.stderr)])
 // The migration engine can leave handles open for seconds; a CLI command is done when its work is.
 process.exit(code)

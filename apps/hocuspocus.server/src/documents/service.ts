@@ -4,7 +4,10 @@
  */
 import {
   createDocumentUpdate,
+  documentToMarkdown,
   FRAGMENT_NAME,
+  importedDocumentUpdate,
+  importMarkdown,
   MAX_TITLE_CHARS,
   type OutlineNode,
   readOutline,
@@ -119,6 +122,42 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
     return access.canRead && row.id !== null ? ok({ document, access }) : notFound(label)
   }
 
+  /** A new document row and its first stored state, in one transaction (a retry on a taken slug). */
+  async function insertDocument(
+    ownerId: string,
+    title: string,
+    state: Uint8Array,
+    flags: { isPrivate?: boolean; readOnly?: boolean },
+  ): Promise<Result<DocumentRow>> {
+    const { text, outline } = derivedOf(state)
+    const base = slugBase(title)
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const slug = slugWithTail(base) // always a tail: the slug says nothing about other documents
+      try {
+        const document = await prisma.$transaction(async (tx) => {
+          const created = await tx.document.create({
+            data: {
+              room: newRoomName(),
+              slug,
+              title,
+              ownerId,
+              isPrivate: flags.isPrivate ?? true,
+              readOnly: flags.readOnly ?? false,
+            },
+            select: documentSelect,
+          })
+          await storeContent(tx, created.id, { state, title, text, outline })
+          return created
+        })
+        return ok(document)
+      } catch (error) {
+        if ((error as { code?: string }).code === 'P2002') continue // slug taken: retry with another tail
+        throw error
+      }
+    }
+    return refuse('conflict', 'title: could not find a free slug; try a different title', 'title')
+  }
+
   async function bySlugForAdmin(slug: string): Promise<Result<DocumentRow>> {
     const row = await prisma.document.findUnique({
       where: { slug: storableText(slug).trim() },
@@ -188,33 +227,35 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
       const markdown = input.markdown === undefined ? undefined : storableText(input.markdown)
       const built = createDocumentUpdate(title, markdown)
       if (built.kind === 'error') return refuse('invalid_input', built.message, built.field)
-      const { text, outline } = derivedOf(built.value)
-      const base = slugBase(title)
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const slug = slugWithTail(base) // always a tail: the slug says nothing about other documents
-        try {
-          const document = await prisma.$transaction(async (tx) => {
-            const created = await tx.document.create({
-              data: {
-                room: newRoomName(),
-                slug,
-                title,
-                ownerId,
-                isPrivate: input.isPrivate ?? true,
-                readOnly: input.readOnly ?? false,
-              },
-              select: documentSelect,
-            })
-            await storeContent(tx, created.id, { state: built.value, title, text, outline })
-            return created
-          })
-          return ok(document)
-        } catch (error) {
-          if ((error as { code?: string }).code === 'P2002') continue // slug taken: retry with another tail
-          throw error
-        }
+      return insertDocument(ownerId, title, built.value, input)
+    },
+
+    /**
+     * A document from a person's Markdown file (importMarkdown's mapping: title, headings, front matter,
+     * HTML), built in memory and stored in one transaction: a refusal leaves nothing behind.
+     */
+    async importMarkdown(
+      ownerId: string,
+      input: { markdown: string; title?: string; fallbackTitle: string; isPrivate?: boolean },
+    ): Promise<Result<{ document: DocumentRow; changes: string[] }>> {
+      const imported = importMarkdown(storableText(input.markdown), {
+        title: input.title === undefined ? undefined : storableText(input.title),
+        fallbackTitle: storableText(input.fallbackTitle),
+      })
+      if (imported.kind === 'error') return refuse('invalid_input', imported.message, imported.field)
+      const title = imported.value.title
+      if (title.length > MAX_TITLE_CHARS) {
+        return refuse(
+          'invalid_input',
+          `title: ${title.length} characters; at most ${MAX_TITLE_CHARS} (give a shorter --title)`,
+          'title',
+        )
       }
-      return refuse('conflict', 'title: could not find a free slug; try a different title', 'title')
+      const built = importedDocumentUpdate(imported.value)
+      if (built.kind === 'error') return refuse('invalid_input', built.message, built.field)
+      const document = await insertDocument(ownerId, title, built.value, input)
+      if (document.kind === 'error') return document
+      return ok({ document: document.value, changes: imported.value.changes })
     },
 
     /** Documents the user owns or is a member of, most recently changed first. */
@@ -294,6 +335,30 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
     },
 
     /** The latest stored Yjs state of a live (not deleted) document, or null. */
+    /**
+     * The whole stored document as Markdown, its title first as `# ` (an export: a running server stores
+     * edits within its debounce, so the last seconds of typing may not be in it yet).
+     */
+    async markdownOf(document: Pick<DocumentRow, 'room' | 'slug'>): Promise<Result<string>> {
+      const loaded = await this.loadState(document.room)
+      if (!loaded) return notFound(document.slug)
+      const doc = new Y.Doc()
+      try {
+        if (loaded.state) Y.applyUpdate(doc, loaded.state)
+        const text = documentToMarkdown(doc.getXmlFragment(FRAGMENT_NAME), { media: 'source' })
+        return ok(text.endsWith('\n') ? text : `${text}\n`) // a file ends with a newline
+      } finally {
+        doc.destroy()
+      }
+    },
+
+    /** markdownOf by slug, for the CLI (an administrator on the machine). */
+    async markdownForAdmin(slug: string): Promise<Result<string>> {
+      const document = await bySlugForAdmin(slug)
+      if (document.kind === 'error') return document
+      return this.markdownOf(document.value)
+    },
+
     async loadState(room: string): Promise<{ documentId: string; state: Uint8Array | null } | null> {
       if (storableText(room) !== room) return null // no room is named so (see resolveRoom)
       // One query, with the state as base64 text: reading a bytea through PGlite cost ~140 ms per MiB,

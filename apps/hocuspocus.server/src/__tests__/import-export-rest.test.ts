@@ -1,0 +1,106 @@
+/**
+ * Markdown over REST (issue 12): POST /api/documents imports by the same rules as `doc import`, and
+ * GET /api/documents/:slug/markdown exports to whoever may read, 404 alike for missing and forbidden.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { MAX_API_IMPORT_BODY_BYTES } from '../http/api.ts'
+import type { RunningServer } from '../server.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
+import { startTestServer, userWithToken } from './helpers/server.ts'
+
+describe(`REST import and export (${DATABASE_KIND})`, () => {
+  let db: TestDatabase
+  let server: RunningServer
+  let owner: Awaited<ReturnType<typeof userWithToken>>
+  let stranger: Awaited<ReturnType<typeof userWithToken>>
+  let reader: Awaited<ReturnType<typeof userWithToken>>
+
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    server = await startTestServer(db)
+    owner = await userWithToken(server, 'olive')
+    stranger = await userWithToken(server, 'sam')
+    reader = await userWithToken(server, 'rea', ['read'])
+  }, 60_000)
+  afterAll(async () => {
+    await server?.stop()
+    await db?.cleanup()
+  }, 60_000)
+
+  const post = (token: string, body: BodyInit, type: string) =>
+    fetch(`${server.url}/api/documents`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'content-type': type },
+      body,
+    })
+  const getMarkdown = (slug: string, token: string) =>
+    fetch(`${server.url}/api/documents/${slug}/markdown`, { headers: { Authorization: `Bearer ${token}` } })
+
+  test('POST JSON imports with the file rules; GET …/markdown exports it; a second trip is identical', async () => {
+    const markdown = '---\na: 1\n---\n# Notes\n\nIntro.\n\n# Part two\n\n## Detail\n'
+    const res = await post(owner.token, JSON.stringify({ markdown }), 'application/json')
+    expect(res.status).toBe(201)
+    const body = (await res.json()) as { slug: string; title: string; private: boolean; changes: string[] }
+    expect(body.title).toBe('Notes')
+    expect(body.private).toBe(true)
+    expect(body.changes.join('\n')).toContain('one level deeper')
+    const exported = await getMarkdown(body.slug, owner.token)
+    expect(exported.status).toBe(200)
+    expect(exported.headers.get('content-type')).toStartWith('text/markdown')
+    const first = await exported.text()
+    expect(first).toBe('# Notes\n\n```yaml\na: 1\n```\n\nIntro.\n\n## Part two\n\n### Detail\n')
+
+    const again = await post(owner.token, first, 'text/markdown')
+    expect(again.status).toBe(201)
+    const second = await getMarkdown(((await again.json()) as { slug: string }).slug, owner.token)
+    expect(await second.text()).toBe(first)
+  })
+
+  test('export: a stranger and a missing slug get the same 404; a public document is readable', async () => {
+    const res = await post(
+      owner.token,
+      JSON.stringify({ title: 'Secret', markdown: 'x' }),
+      'application/json',
+    )
+    const { slug } = (await res.json()) as { slug: string }
+    const forbidden = await getMarkdown(slug, stranger.token)
+    const missing = await getMarkdown('no-such-doc-abcdef', stranger.token)
+    expect(forbidden.status).toBe(404)
+    expect(missing.status).toBe(404)
+    const strip = (text: string) => text.replaceAll(slug, 'SLUG').replaceAll('no-such-doc-abcdef', 'SLUG')
+    expect(strip(await forbidden.text())).toBe(strip(await missing.text()))
+    const open = await post(
+      owner.token,
+      JSON.stringify({ title: 'Open', markdown: 'Hello.', private: false }),
+      'application/json',
+    )
+    const openSlug = ((await open.json()) as { slug: string }).slug
+    expect(await (await getMarkdown(openSlug, stranger.token)).text()).toBe('# Open\n\nHello.\n')
+    expect((await fetch(`${server.url}/api/documents/${openSlug}/markdown`)).status).toBe(401)
+  })
+
+  test('import refusals: a read-only token, a bad body, an over-long title, an oversized body; nothing created', async () => {
+    const before = (
+      (await (
+        await fetch(`${server.url}/api/documents`, { headers: { Authorization: `Bearer ${owner.token}` } })
+      ).json()) as { total: number }
+    ).total
+    expect((await post(reader.token, 'Hi.', 'text/markdown')).status).toBe(403)
+    const notJson = await post(owner.token, '{', 'application/json')
+    expect(notJson.status).toBe(400)
+    const noMarkdown = await post(owner.token, JSON.stringify({ title: 'x' }), 'application/json')
+    expect(noMarkdown.status).toBe(400)
+    expect(((await noMarkdown.json()) as { field: string }).field).toBe('markdown')
+    const longTitle = await post(owner.token, `# ${'t'.repeat(201)}\n`, 'text/markdown')
+    expect(longTitle.status).toBe(400)
+    expect(((await longTitle.json()) as { field: string }).field).toBe('title')
+    const huge = await post(owner.token, new Uint8Array(MAX_API_IMPORT_BODY_BYTES + 1), 'text/markdown')
+    expect(huge.status).toBe(413)
+    const after = (
+      (await (
+        await fetch(`${server.url}/api/documents`, { headers: { Authorization: `Bearer ${owner.token}` } })
+      ).json()) as { total: number }
+    ).total
+    expect(after).toBe(before)
+  })
+})

@@ -1,0 +1,174 @@
+/**
+ * Importing a person's Markdown file (importMarkdown): the title, the heading shift, front matter and HTML
+ * blocks, refusals naming the line, and import → export → import over real files that `bun install` puts
+ * in node_modules (READMEs and CHANGELOGs, read in place: nothing is copied into the repository).
+ */
+import { describe, expect, test } from 'bun:test'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import * as Y from 'yjs'
+import { importedDocumentUpdate } from '../create-document.ts'
+import type { DocNode } from '../doc-json.ts'
+import { FRAGMENT_NAME, MAX_IMPORT_BYTES } from '../limits.ts'
+import { documentToMarkdown } from '../markdown/document-to-markdown.ts'
+import { importMarkdown } from '../markdown/import-markdown.ts'
+
+function imported(markdown: string, title?: string) {
+  const result = importMarkdown(markdown, { title, fallbackTitle: 'file-name' })
+  if (result.kind === 'error') throw new Error(result.message)
+  return result.value
+}
+
+/** What `doc export` writes: the stored document (title heading included) as Markdown, images as source. */
+function exported(markdown: string, title?: string): string {
+  const update = importedDocumentUpdate(imported(markdown, title))
+  if (update.kind === 'error') throw new Error(update.message)
+  const doc = new Y.Doc()
+  Y.applyUpdate(doc, update.value)
+  const text = documentToMarkdown(doc.getXmlFragment(FRAGMENT_NAME), { media: 'source' })
+  doc.destroy()
+  return text
+}
+
+const headings = (blocks: DocNode[]) =>
+  blocks
+    .filter((b) => b.type === 'heading')
+    .map((b) => `${b.attrs?.level} ${b.content?.map((c) => c.text).join('')}`)
+
+describe('importMarkdown: the mapping', () => {
+  test('the first # line is the title and leaves the body; without one the file name is', () => {
+    const one = imported('# Project\n\nIntro.\n\n## Use\n')
+    expect(one.title).toBe('Project')
+    expect(headings(one.blocks)).toEqual(['2 Use'])
+    expect(one.changes).toEqual([])
+    expect(imported('Just text.\n').title).toBe('file-name')
+  })
+
+  test('--title: a leading # line with the same text is not repeated in the body; another one stays', () => {
+    // Fails if the title heading stays in the body (the bug of issue 12: every --title import refused).
+    expect(headings(imported('# Project\n\nIntro.\n', 'Project').blocks)).toEqual([])
+    const other = imported('# Project\n\nIntro.\n', 'Notes')
+    expect(other.title).toBe('Notes')
+    expect(headings(other.blocks)).toEqual(['2 Project'])
+  })
+
+  test('further # headings are kept: every body heading moves one level deeper, level 6 stays 6', () => {
+    const result = imported('# Changelog\n\n# v2\n\n## Fixes\n\n##### five\n\n###### six\n\n# v1\n')
+    expect(result.title).toBe('Changelog')
+    expect(headings(result.blocks)).toEqual(['2 v2', '3 Fixes', '6 five', '6 six', '2 v1'])
+    expect(result.changes).toHaveLength(1)
+    expect(result.changes[0]).toContain('one level deeper')
+    expect(result.changes[0]).toContain('1 level-6 heading(s) stayed at level 6')
+  })
+
+  test('front matter (YAML, TOML) is kept verbatim as a code block at the top, never a heading', () => {
+    const yaml = imported('---\ntitle: x\ntags: [a, b]\n---\n# Real title\n\nBody.\n')
+    expect(yaml.title).toBe('Real title')
+    expect(yaml.blocks[0]).toEqual({
+      type: 'codeBlock',
+      attrs: { language: 'yaml' },
+      content: [{ type: 'text', text: 'title: x\ntags: [a, b]' }],
+    })
+    const toml = imported('+++\ntitle = "x"\n+++\n\nBody.\n')
+    expect(toml.blocks[0]?.attrs?.language).toBe('toml')
+    expect(toml.changes.some((line) => line.includes('front matter'))).toBe(true)
+  })
+
+  test('a leading HTML logo is kept verbatim as an html code block', () => {
+    const html = '<p align="center">\n  <img src="logo.svg" width="100">\n</p>'
+    const result = imported(`${html}\n\n# Tool\n\nText.\n`)
+    expect(result.title).toBe('Tool')
+    expect(result.blocks[0]).toEqual({
+      type: 'codeBlock',
+      attrs: { language: 'html' },
+      content: [{ type: 'text', text: html }],
+    })
+  })
+
+  test('typed text that looks like structure stays text through import and export', () => {
+    const text = exported('# T\n\nA line with \\# hash, 1\\. number and\n\n\\---\n')
+    const again = exported(text)
+    expect(again).toBe(text)
+    expect(again).not.toContain('\n---\n')
+  })
+
+  test('a file over MAX_IMPORT_BYTES is refused, naming the limit and what to do', () => {
+    const result = importMarkdown('x'.repeat(MAX_IMPORT_BYTES + 1), { fallbackTitle: 'big' })
+    expect(result.kind).toBe('error')
+    if (result.kind === 'error') {
+      expect(result.code).toBe('too_large')
+      expect(result.message).toContain('split the file')
+    }
+  })
+})
+
+/** Real files from node_modules, chosen by package so the corpus is varied (READMEs, CHANGELOGs, API docs). */
+const CORPUS_PACKAGES = [
+  'accepts',
+  'better-result',
+  'commander',
+  'd3-geo',
+  'denque',
+  'encodeurl',
+  'eventsource',
+  'fast-check',
+  'function-bind',
+  'http-errors',
+  'lib0',
+  'mdast-util-gfm-table',
+  'micromark-factory-whitespace',
+  'micromark-util-subtokenize',
+  'parseurl',
+  'pino-std-serializers',
+  'prosemirror-dropcursor',
+  'prosemirror-view',
+  'redis-parser',
+  'side-channel',
+  'type-is',
+  'y-protocols',
+  'zod',
+  'hono',
+  'yjs',
+]
+const MODULES = resolve(import.meta.dir, '../../../../node_modules/.bun/node_modules')
+
+function corpusFiles(): string[] {
+  const files: string[] = []
+  for (const name of CORPUS_PACKAGES) {
+    const dir = join(MODULES, name)
+    if (!existsSync(dir)) continue
+    for (const entry of readdirSync(dir)) {
+      if (/^(readme|changelog)\.md$/i.test(entry)) files.push(join(dir, entry))
+    }
+  }
+  return files
+}
+
+const backslashes = (text: string) => text.match(/\\/g)?.length ?? 0
+
+describe('importMarkdown: real files', () => {
+  const files = corpusFiles()
+
+  test('the corpus holds at least 20 real files', () => {
+    expect(files.length).toBeGreaterThanOrEqual(20)
+  })
+
+  test('every file imports, and import → export → import → export gives the first export again', () => {
+    const unstable: string[] = []
+    let source = 0
+    let export1 = 0
+    for (const file of files) {
+      const text = readFileSync(file, 'utf8')
+      const first = exported(text)
+      const second = exported(first)
+      if (second !== first) unstable.push(file)
+      source += backslashes(text)
+      export1 += backslashes(first)
+    }
+    expect(unstable).toEqual([])
+    // Escaping noise: the issue's target is at most 5% more backslashes than the sources; not met yet
+    // (inline HTML is text here and exports as `\<tag>`, see docs/document-model.md). This figure must not grow.
+    console.log(`corpus: ${files.length} files, backslashes ${source} in the sources, ${export1} exported`)
+    expect(export1).toBeLessThanOrEqual(Math.ceil(source * 9.5))
+  })
+})

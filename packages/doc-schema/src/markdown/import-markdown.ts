@@ -1,0 +1,161 @@
+/**
+ * A person's Markdown file as a new document (`doc import`, `POST /api/documents`): any size up to
+ * MAX_IMPORT_BYTES, several `# ` headings, front matter and HTML included. Agents' writes keep the stricter
+ * parseMarkdown (MAX_MARKDOWN_CHARS, no level-1 headings).
+ *
+ * The mapping, applied the same way every time:
+ * - Title: `title` when given (then the first level-1 heading is left out of the body if its text is the
+ *   same); otherwise the text of the first level-1 heading (left out of the body); otherwise `fallbackTitle`.
+ * - When the body still holds a level-1 heading, every body heading moves one level deeper (`#` → `##`,
+ *   … `#####` → `######`); `######` stays `######`, so levels 5 and 6 of such a file both read back as 6.
+ * - YAML (`---`) or TOML (`+++`) front matter at the top becomes the first block: a code block with
+ *   language `yaml` or `toml` holding it verbatim (the schema has no metadata node; a code block keeps every
+ *   character and exports back as a fenced block).
+ * - An HTML block (a logo `<p align="center">…`, `<details>`) becomes a code block with language `html`
+ *   holding it verbatim (the schema has no raw HTML node).
+ */
+import MarkdownIt from 'markdown-it'
+import type Token from 'markdown-it/lib/token.mjs'
+import type { DocNode } from '../doc-json.ts'
+import { newHeadingId } from '../heading-id.ts'
+import { HEADING_ID_ATTR, MAX_IMPORT_BYTES } from '../limits.ts'
+import { ok, type Result, refuse } from '../result.ts'
+import { checkBlocks } from './parse-markdown.ts'
+import { tokensToBlocks } from './tokens-to-blocks.ts'
+
+const markdownIt = new MarkdownIt('default', { html: true, linkify: false, typographer: false })
+
+export type ImportedMarkdown = {
+  title: string
+  /** The body's top-level blocks, checked, each heading with a fresh id (the title heading not included). */
+  blocks: DocNode[]
+  /** One line per change the mapping made, for the person importing (empty when nothing changed). */
+  changes: string[]
+}
+
+const FRONT_MATTER =
+  /^(?:(---)[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*|(\+\+\+)[ \t]*\r?\n([\s\S]*?)\r?\n\+\+\+[ \t]*)(?:\r?\n|$)/
+
+/** Splits front matter (YAML `---` or TOML `+++`, first line of the file) from the rest. */
+function splitFrontMatter(text: string) {
+  const match = FRONT_MATTER.exec(text)
+  if (!match) return { frontMatter: null, rest: text, lineOffset: 0 }
+  const language = match[1] ? 'yaml' : 'toml'
+  const content = (match[2] ?? match[4] ?? '').replace(/\r\n/g, '\n')
+  const lineOffset = match[0].split('\n').length - (match[0].endsWith('\n') ? 1 : 0)
+  return { frontMatter: { language, content }, rest: text.slice(match[0].length), lineOffset }
+}
+
+/** Top-level token groups (one block each) with the 1-based line where each starts. */
+function topLevelGroups(tokens: Token[]): { tokens: Token[]; line: number }[] {
+  const groups: { tokens: Token[]; line: number }[] = []
+  let start = 0
+  let depth = 0
+  for (let i = 0; i < tokens.length; i++) {
+    depth += tokens[i]!.nesting
+    if (depth === 0) {
+      const first = tokens[start]!
+      groups.push({ tokens: tokens.slice(start, i + 1), line: (first.map?.[0] ?? 0) + 1 })
+      start = i + 1
+    }
+  }
+  return groups
+}
+
+const inlineText = (tokens: Token[]) =>
+  (tokens[1]?.children ?? [])
+    .map((t) => (t.type === 'softbreak' || t.type === 'hardbreak' ? ' ' : t.content))
+    .join('')
+    .replace(/\s+/g, ' ')
+    .trim()
+
+/**
+ * Imports a Markdown file. Refusals: `too_large` (over MAX_IMPORT_BYTES), `empty_title` when there is no
+ * title at all, `invalid_content` naming the line of the block at fault.
+ */
+export function importMarkdown(
+  markdown: string,
+  opts: { title?: string; fallbackTitle: string },
+): Result<ImportedMarkdown> {
+  const bytes = Buffer.byteLength(markdown, 'utf8')
+  if (bytes > MAX_IMPORT_BYTES) {
+    return refuse(
+      'too_large',
+      `markdown: ${bytes} bytes is over the import limit of ${MAX_IMPORT_BYTES} bytes (${MAX_IMPORT_BYTES / 1024 / 1024} MiB); split the file into several documents.`,
+      'markdown',
+    )
+  }
+  const text = markdown.replace(/^\uFEFF/, '')
+  const { frontMatter, rest, lineOffset } = splitFrontMatter(text)
+  const changes: string[] = []
+  const groups = topLevelGroups(markdownIt.parse(rest, {}))
+
+  const isH1 = (group: { tokens: Token[] }) =>
+    group.tokens[0]?.type === 'heading_open' && group.tokens[0].tag === 'h1'
+  const firstH1 = groups.findIndex(isH1)
+  let title = opts.title?.replace(/\s+/g, ' ').trim() ?? ''
+  let dropped = -1
+  if (title) {
+    if (firstH1 !== -1 && inlineText(groups[firstH1]!.tokens) === title) dropped = firstH1
+  } else if (firstH1 !== -1 && inlineText(groups[firstH1]!.tokens) !== '') {
+    title = inlineText(groups[firstH1]!.tokens)
+    dropped = firstH1
+  } else {
+    title = opts.fallbackTitle.replace(/\s+/g, ' ').trim()
+  }
+  if (!title) return refuse('empty_title', 'title: the file has no `# ` heading; give --title.', 'title')
+  const body = groups.filter((_, i) => i !== dropped)
+
+  const shift = body.some(isH1)
+  if (shift) {
+    let capped = 0
+    for (const group of body) {
+      const open = group.tokens[0]!
+      if (open.type !== 'heading_open') continue
+      const level = Number(open.tag.slice(1))
+      if (level === 6) capped++
+      const next = `h${Math.min(6, level + 1)}`
+      open.tag = next
+      group.tokens.at(-1)!.tag = next
+    }
+    changes.push(
+      `headings: the body holds level-1 headings, so every body heading moved one level deeper (# → ##, …, ##### → ######)${capped ? `; ${capped} level-6 heading(s) stayed at level 6` : ''}`,
+    )
+  }
+
+  const blocks: DocNode[] = []
+  if (frontMatter) {
+    blocks.push(codeBlock(frontMatter.language, frontMatter.content))
+    changes.push(`front matter: kept as a \`${frontMatter.language}\` code block at the top`)
+  }
+  let htmlBlocks = 0
+  for (const group of body) {
+    const line = group.line + lineOffset
+    const open = group.tokens[0]!
+    let converted: DocNode[]
+    if (open.type === 'html_block') {
+      htmlBlocks++
+      converted = [codeBlock('html', open.content.replace(/\n+$/, ''))]
+    } else {
+      converted = tokensToBlocks(group.tokens)
+    }
+    for (const block of converted) {
+      if (block.type === 'heading') block.attrs = { ...block.attrs, [HEADING_ID_ATTR]: newHeadingId() }
+    }
+    const checked = checkBlocks(converted)
+    if (checked.kind === 'error') {
+      return refuse(
+        'invalid_content',
+        `markdown: line ${line}: ${checked.message.replace(/^markdown: /, '')}`,
+        'markdown',
+      )
+    }
+    blocks.push(...checked.value)
+  }
+  if (htmlBlocks) changes.push(`HTML: ${htmlBlocks} HTML block(s) kept verbatim as \`html\` code blocks`)
+  return ok({ title, blocks, changes })
+}
+
+function codeBlock(language: string, text: string): DocNode {
+  return { type: 'codeBlock', attrs: { language }, content: text ? [{ type: 'text', text }] : [] }
+}
