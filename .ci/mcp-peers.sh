@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# MCP peers against a started server: the conformance suite's server-initialize, ping, tools-list and
-# dns-rebinding-protection scenarios (under Bun; it needs Node 22 otherwise), and an MCP Inspector CLI
+# MCP peers against a started server on its DEFAULT configuration (no MCP_ALLOWED_ORIGINS): every server
+# scenario of the conformance suite (`conformance list`, under Bun; it needs Node 22 otherwise), each one
+# passing or named with its reason in .ci/conformance-baseline.yml, and an MCP Inspector CLI
 # tools/list + tools/call smoke with the bearer header. Each check writes a one-case JUnit report into
 # OUT (first argument, or a temporary folder), which .ci/junit-summary.ts sums with the test runs.
 # Standalone: bash .ci/mcp-peers.sh   (prints its own "N passed, N failed" line; exit 1 on any failure)
@@ -50,8 +51,7 @@ check() {
 }
 
 echo "=== mcp peers: server on 127.0.0.1:$PORT"
-DATA_DIR="$WORK/data" HOST=127.0.0.1 PORT=$PORT LOG_LEVEL=warn \
-  MCP_ALLOWED_ORIGINS="http://127.0.0.1:$PROXY_PORT,http://localhost:$PROXY_PORT" \
+env -u MCP_ALLOWED_ORIGINS DATA_DIR="$WORK/data" HOST=127.0.0.1 PORT=$PORT LOG_LEVEL=warn \
   bun run start >"$LOG" 2>&1 &
 server_pid=$!
 token=""
@@ -76,8 +76,15 @@ TARGET="http://127.0.0.1:$PORT" LISTEN_PORT=$PROXY_PORT MCP_TEST_TOKEN=$token \
 proxy_pid=$!
 for _ in $(seq 1 100); do grep -q "auth-proxy:" "$WORK/proxy.log" 2>/dev/null && break; sleep 0.1; done
 
-for scenario in server-initialize ping tools-list dns-rebinding-protection; do
-  check "conformance-$scenario" bun --bun "$ROOT/node_modules/.bin/conformance" server \
+CONFORMANCE="$ROOT/node_modules/.bin/conformance"
+scenarios=$(bun --bun "$CONFORMANCE" list 2>/dev/null | awk '/^Server scenarios/ {on=1; next} /^$/ {on=0} on && /^ *- / {print $2}')
+if [ -z "$scenarios" ]; then
+  echo "conformance list printed no server scenario" >"$WORK/list.out"
+  record conformance-list 1 "$WORK/list.out"
+fi
+# A scenario in the baseline is expected to fail (the tool fails the run if it passes: stale baseline).
+for scenario in $scenarios; do
+  check "conformance-$scenario" bun --bun "$CONFORMANCE" server \
     --url "http://127.0.0.1:$PROXY_PORT/mcp" --scenario "$scenario" \
     --expected-failures "$ROOT/.ci/conformance-baseline.yml" -o "$WORK/conformance-$scenario"
 done

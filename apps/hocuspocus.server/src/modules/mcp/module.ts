@@ -112,6 +112,9 @@ export function init(deps: McpDeps): McpModule {
       allowedHosts: extraHosts,
     }),
   )
+  // The order every request to /mcp meets: Origin/Host (needs no principal) -> bearer token (401 with the
+  // challenge, before any answer that depends on the method or the body) -> method (405) -> body (413).
+  router.use('/mcp', bearerAuth({ tokens: services.tokens, challenge: (url) => challengeFor(originOf(url)) }))
   router.on(['GET', 'DELETE'], '/mcp', () =>
     refusalResponse('method_not_allowed', 'This MCP endpoint is stateless: use POST.', {
       headers: { Allow: 'POST' },
@@ -123,7 +126,6 @@ export function init(deps: McpDeps): McpModule {
       maxSize: MAX_BODY_BYTES,
       onError: () => refusalResponse('payload_too_large', `Request body over ${MAX_BODY_BYTES} bytes.`),
     }),
-    bearerAuth({ tokens: services.tokens, challenge: (url) => challengeFor(originOf(url)) }),
     async (c) => {
       const principal = c.get('principal')
       const context = contextFor(principal)

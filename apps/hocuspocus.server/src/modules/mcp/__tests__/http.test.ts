@@ -1,5 +1,10 @@
-/** The HTTP edge of POST /mcp: auth challenge, Origin/Host checks, method and body limits. */
+/**
+ * The HTTP edge of /mcp: Origin/Host checks, then the auth challenge, then method and body limits;
+ * protocol versions. The server runs the default configuration (no MCP_ALLOWED_ORIGINS, bound to
+ * 127.0.0.1); a second module checks the allowed list.
+ */
 import { beforeAll, describe, expect, test } from 'bun:test'
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
 import { userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import { createLogger } from '../../../logger.ts'
@@ -10,12 +15,9 @@ import { MAX_BODY_BYTES } from '../limits.ts'
 let server: RunningServer
 let token: string
 
-useTestServer(
-  (s) => {
-    server = s
-  },
-  { mcpAllowedOrigins: ['http://localhost:6274'] },
-)
+useTestServer((s) => {
+  server = s
+})
 beforeAll(async () => {
   token = (await userWithToken(server, 'alice')).token
 })
@@ -56,20 +58,67 @@ describe('POST /mcp at the HTTP edge', () => {
     expect(res.status).toBe(401)
   })
 
-  test('an Origin not in the allowed list is 403 (DNS rebinding); an allowed one passes', async () => {
-    const headers = { ...mcpHeaders, authorization: `Bearer ${token}` }
-    const evil = await server.mcp.router.request('http://127.0.0.1/mcp', {
-      method: 'POST',
-      headers: { ...headers, origin: 'http://evil.example' },
-      body: initialize,
-    })
-    expect(evil.status).toBe(403)
-    const good = await server.mcp.router.request('http://127.0.0.1/mcp', {
-      method: 'POST',
-      headers: { ...headers, origin: 'http://localhost:6274' },
-      body: initialize,
-    })
-    expect(good.status).toBe(200)
+  test('loopback Host + loopback Origin (any port) pass on the default configuration', async () => {
+    // The conformance suite's dns-rebinding-protection "valid" case: it failed (403) before loopback
+    // origins were accepted without MCP_ALLOWED_ORIGINS.
+    const own = new URL(server.url).host // 127.0.0.1:PORT
+    const port = new URL(server.url).port
+    for (const origin of [
+      `http://${own}`,
+      `http://localhost:${port}`,
+      `http://[::1]:${port}`,
+      'http://localhost:6274',
+      'http://127.0.0.1',
+    ]) {
+      const res = await fetch(mcpUrlOf(server), {
+        method: 'POST',
+        headers: { ...mcpHeaders, authorization: `Bearer ${token}`, origin },
+        body: initialize,
+      })
+      expect({ origin, status: res.status }).toEqual({ origin, status: 200 })
+    }
+  })
+
+  test('a rebinding Origin is 403 before auth; look-alike loopback names are not loopback', async () => {
+    for (const origin of [
+      'http://evil.example',
+      'http://localhost.evil.example',
+      'http://127.0.0.1.evil.example',
+      'file://localhost',
+      'null',
+    ]) {
+      // No token: the Origin check answers before authentication (it needs no principal).
+      const res = await fetch(mcpUrlOf(server), {
+        method: 'POST',
+        headers: { ...mcpHeaders, origin },
+        body: initialize,
+      })
+      expect({ origin, status: res.status }).toEqual({ origin, status: 403 })
+    }
+  })
+
+  test('MCP_ALLOWED_ORIGINS adds origins; bound to a non-loopback interface, loopback origins need it', async () => {
+    const moduleFor = (bindHost: string, allowedOrigins: string[]) =>
+      init({
+        services: server.services,
+        hocuspocus: server.collab.hocuspocus,
+        logger: createLogger('silent'),
+        config: { bindHost, allowedOrigins },
+      }).router
+    const status = async (router: ReturnType<typeof moduleFor>, origin: string) =>
+      (
+        await router.request('http://127.0.0.1/mcp', {
+          method: 'POST',
+          headers: { ...mcpHeaders, authorization: `Bearer ${token}`, origin },
+          body: initialize,
+        })
+      ).status
+    const listed = moduleFor('127.0.0.1', ['https://agent.example'])
+    expect(await status(listed, 'https://agent.example')).toBe(200)
+    expect(await status(listed, 'http://evil.example')).toBe(403)
+    const open = moduleFor('0.0.0.0', [])
+    expect(await status(open, 'http://localhost:6274')).toBe(403)
+    expect(await status(moduleFor('0.0.0.0', ['http://localhost:6274']), 'http://localhost:6274')).toBe(200)
   })
 
   test('a foreign Host while bound to loopback is 403', async () => {
@@ -81,20 +130,60 @@ describe('POST /mcp at the HTTP edge', () => {
     expect(res.status).toBe(403)
   })
 
-  test('GET and DELETE are 405 (stateless: no SSE stream, no session)', async () => {
+  test('GET, DELETE and POST without a token: 401 with the challenge (before 405 or 413)', async () => {
+    for (const method of ['GET', 'DELETE', 'POST']) {
+      const res = await fetch(mcpUrlOf(server), {
+        method,
+        headers: mcpHeaders,
+        body: method === 'POST' ? 'x'.repeat(MAX_BODY_BYTES + 1) : undefined,
+      })
+      expect({ method, status: res.status }).toEqual({ method, status: 401 })
+      expect(res.headers.get('www-authenticate')).toStartWith('Bearer resource_metadata="')
+    }
+  })
+
+  test('GET and DELETE with a token are 405 (stateless: no SSE stream, no session)', async () => {
     for (const method of ['GET', 'DELETE']) {
       const res = await server.mcp.router.request('http://127.0.0.1/mcp', {
         method,
         headers: { authorization: `Bearer ${token}` },
       })
       expect(res.status).toBe(405)
+      expect(res.headers.get('allow')).toBe('POST')
     }
   })
 
-  test('a body over the limit is 413 before parsing or auth', async () => {
+  test('initialize negotiates every protocol version the SDK supports; an unknown one gets the newest', async () => {
+    const negotiated = async (protocolVersion: string) => {
+      const res = await fetch(mcpUrlOf(server), {
+        method: 'POST',
+        headers: { ...mcpHeaders, authorization: `Bearer ${token}` },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion, capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        }),
+      })
+      expect(res.status).toBe(200)
+      return ((await res.json()) as { result: { protocolVersion: string } }).result.protocolVersion
+    }
+    expect(SUPPORTED_PROTOCOL_VERSIONS).toContain(LATEST_PROTOCOL_VERSION)
+    for (const version of SUPPORTED_PROTOCOL_VERSIONS) expect(await negotiated(version)).toBe(version)
+    expect(await negotiated('2099-01-01')).toBe(LATEST_PROTOCOL_VERSION)
+  })
+
+  test('logging/setLevel is answered (capability logging), not "method not found"', async () => {
+    const client = await connectClient(mcpUrlOf(server), token)
+    expect(client.getServerCapabilities()?.logging).toEqual({})
+    expect(await client.setLoggingLevel('warning')).toEqual({})
+    await client.close()
+  })
+
+  test('a body over the limit is 413 before parsing', async () => {
     const res = await server.mcp.router.request('http://127.0.0.1/mcp', {
       method: 'POST',
-      headers: mcpHeaders,
+      headers: { ...mcpHeaders, authorization: `Bearer ${token}` },
       body: 'x'.repeat(MAX_BODY_BYTES + 1),
     })
     expect(res.status).toBe(413)

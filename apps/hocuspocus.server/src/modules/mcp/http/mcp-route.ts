@@ -43,7 +43,9 @@ export function buildMcpServer(
   options: { listOnly?: boolean } = {},
 ): McpServer {
   const server = new McpServer(SERVER_INFO, {
-    capabilities: { tools: {} },
+    // logging: the SDK answers logging/setLevel and keeps the level for this server's life: one request
+    // over stateless HTTP (a batch shares it), the whole session over stdio.
+    capabilities: { tools: {}, logging: {} },
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: shared.validator,
   })
