@@ -6,6 +6,7 @@
 import { describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import MarkdownIt from 'markdown-it'
 import * as Y from 'yjs'
 import { importedDocumentUpdate } from '../create-document.ts'
 import type { DocNode } from '../doc-json.ts'
@@ -92,6 +93,15 @@ describe('importMarkdown: the mapping', () => {
     expect(again).not.toContain('\n---\n')
   })
 
+  test('bare URLs become links and link targets are kept as written, never re-encoded or escaped', () => {
+    // Fails on the agents' parser settings: `https\\://` text and `%5E` / `%E2%80%93` targets (issue 12).
+    const text = exported('# T\n\nSee https://example.com/a_b and [x](https://e.com/a^b–c).\n')
+    expect(text).toBe('# T\n\nSee <https://example.com/a_b> and [x](https://e.com/a^b–c).')
+    expect(exported(text)).toBe(text)
+    // Still no unsafe targets: a javascript: link stays text.
+    expect(exported('# T\n\n[y](javascript:alert(1))\n')).not.toContain('](javascript:')
+  })
+
   test('a file over MAX_IMPORT_BYTES is refused, naming the limit and what to do', () => {
     const result = importMarkdown('x'.repeat(MAX_IMPORT_BYTES + 1), { fallbackTitle: 'big' })
     expect(result.kind).toBe('error')
@@ -146,6 +156,50 @@ function corpusFiles(): string[] {
 
 const backslashes = (text: string) => text.match(/\\/g)?.length ?? 0
 
+/**
+ * Top-level blocks of a Markdown text as comparable keys (an mdast-style block comparison over markdown-it's
+ * tree): each block rendered to HTML with whitespace collapsed, after the import's documented mapping
+ * (heading levels ignored, an HTML block equal to an `html` code block with the same text).
+ */
+const blockParser = new MarkdownIt('default', { html: true, linkify: true })
+blockParser.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false })
+function blockKeys(markdown: string): string[] {
+  const tokens = blockParser.parse(markdown.replace(/^---\n[\s\S]*?\n---\n/, ''), {})
+  const keys: string[] = []
+  let start = 0
+  let depth = 0
+  tokens.forEach((token, index) => {
+    depth += token.nesting
+    if (depth !== 0) return
+    const group = tokens.slice(start, index + 1)
+    start = index + 1
+    const first = group[0]!
+    if (first.type === 'html_block') keys.push(`code:html:${first.content.trim()}`)
+    else if (first.type === 'fence' || first.type === 'code_block')
+      keys.push(`code:${first.info.trim().split(/\s+/)[0] || ''}:${first.content.trim()}`)
+    else if (first.type === 'heading_open')
+      keys.push(`h:${blockParser.renderer.render(group.slice(1, 2), {}, {})}`)
+    else keys.push(blockParser.renderer.render(group, blockParser.options, {}).replace(/\s+/g, ' ').trim())
+  })
+  return keys
+}
+
+/** Source blocks found unchanged in the export (as a multiset), and those that are not. */
+function compareBlocks(source: string, exported: string) {
+  const left = new Map<string, number>()
+  for (const key of blockKeys(exported)) left.set(key, (left.get(key) ?? 0) + 1)
+  const differ: string[] = []
+  let same = 0
+  for (const key of blockKeys(source)) {
+    const n = left.get(key) ?? 0
+    if (n > 0) {
+      left.set(key, n - 1)
+      same++
+    } else differ.push(key)
+  }
+  return { same, differ }
+}
+
 describe('importMarkdown: real files', () => {
   const files = corpusFiles()
 
@@ -157,6 +211,9 @@ describe('importMarkdown: real files', () => {
     const unstable: string[] = []
     let source = 0
     let export1 = 0
+    let same = 0
+    let total = 0
+    const report: string[] = []
     for (const file of files) {
       const text = readFileSync(file, 'utf8')
       const first = exported(text)
@@ -164,11 +221,25 @@ describe('importMarkdown: real files', () => {
       if (second !== first) unstable.push(file)
       source += backslashes(text)
       export1 += backslashes(first)
+      const blocks = compareBlocks(text, first)
+      same += blocks.same
+      total += blocks.same + blocks.differ.length
+      if (blocks.differ.length > 0) {
+        const where = file.slice(MODULES.length + 1)
+        report.push(
+          `${where}: ${blocks.differ.length} of ${blocks.same + blocks.differ.length} blocks differ, e.g. ${blocks.differ[0]!.slice(0, 100)}`,
+        )
+      }
     }
+    console.log(report.join('\n'))
+    console.log(`corpus: ${same} of ${total} blocks identical (${((100 * same) / total).toFixed(1)}%)`)
     expect(unstable).toEqual([])
     // Escaping noise: the issue's target is at most 5% more backslashes than the sources; not met yet
     // (inline HTML is text here and exports as `\<tag>`, see docs/document-model.md). This figure must not grow.
     console.log(`corpus: ${files.length} files, backslashes ${source} in the sources, ${export1} exported`)
     expect(export1).toBeLessThanOrEqual(Math.ceil(source * 9.5))
+    // Blocks identical after import → export: the issue's target is 99.5%; not met yet (README badges, an image
+    // inside a link, lose the link; inline HTML exports escaped). This figure must not fall.
+    expect(same / total).toBeGreaterThanOrEqual(0.945)
   })
 })

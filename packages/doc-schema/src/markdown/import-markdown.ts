@@ -13,6 +13,7 @@
  *   character and exports back as a fenced block).
  * - An HTML block (a logo `<p align="center">…`, `<details>`) becomes a code block with language `html`
  *   holding it verbatim (the schema has no raw HTML node).
+ * - Bare URLs become links; link targets are kept as written (see the parser below).
  */
 import MarkdownIt from 'markdown-it'
 import type Token from 'markdown-it/lib/token.mjs'
@@ -23,7 +24,12 @@ import { ok, type Result, refuse } from '../result.ts'
 import { checkBlocks } from './parse-markdown.ts'
 import { tokensToBlocks } from './tokens-to-blocks.ts'
 
-const markdownIt = new MarkdownIt('default', { html: true, linkify: false, typographer: false })
+// linkify: a bare `https://…` or `mailto:` URL in a file is a link (a GFM autolink), written back as
+// `<https://…>`; fuzzy forms (`example.com`, `a@b.c`) stay text. Link targets are kept as written (markdown-it
+// would percent-encode `^` or `–`); validateLink still refuses `javascript:` and other unsafe schemes.
+const markdownIt = new MarkdownIt('default', { html: true, linkify: true, typographer: false })
+markdownIt.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false })
+markdownIt.normalizeLink = (url) => url
 
 export type ImportedMarkdown = {
   title: string
