@@ -102,6 +102,13 @@ describe('importMarkdown: the mapping', () => {
     expect(exported('# T\n\n[y](javascript:alert(1))\n')).not.toContain('](javascript:')
   })
 
+  test('a list mixing task and plain items keeps every checkbox (consecutive lists, one per kind)', () => {
+    // Fails on the old conversion: one plain list, `- \\[x] done` (issue 12).
+    const text = exported('# T\n\n- [x] done\n- plain\n- [ ] todo\n')
+    expect(text).toBe('# T\n\n- [x] done\n\n* plain\n\n- [ ] todo')
+    expect(exported(text)).toBe(text)
+  })
+
   test('a file over MAX_IMPORT_BYTES is refused, naming the limit and what to do', () => {
     const result = importMarkdown('x'.repeat(MAX_IMPORT_BYTES + 1), { fallbackTitle: 'big' })
     expect(result.kind).toBe('error')

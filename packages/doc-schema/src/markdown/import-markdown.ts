@@ -14,6 +14,7 @@
  * - An HTML block (a logo `<p align="center">…`, `<details>`) becomes a code block with language `html`
  *   holding it verbatim (the schema has no raw HTML node).
  * - Bare URLs become links; link targets are kept as written (see the parser below).
+ * - A bullet list mixing task and plain items becomes consecutive lists, one per kind (tokens-to-blocks.ts).
  */
 import MarkdownIt from 'markdown-it'
 import type Token from 'markdown-it/lib/token.mjs'
@@ -143,7 +144,7 @@ export function importMarkdown(
       htmlBlocks++
       converted = [codeBlock('html', open.content.replace(/\n+$/, ''))]
     } else {
-      converted = tokensToBlocks(group.tokens)
+      converted = tokensToBlocks(group.tokens, { splitMixedLists: true })
     }
     for (const block of converted) {
       if (block.type === 'heading') block.attrs = { ...block.attrs, [HEADING_ID_ATTR]: newHeadingId() }

@@ -9,13 +9,19 @@ const { unescapeAll } = new MarkdownIt().utils
 
 const TASK_PREFIX = /^\[([ xX])\](?: |$)/
 
+/**
+ * Where the conversion is in the token stream. `splitMixedLists` (file imports): a bullet list mixing task
+ * and plain items becomes consecutive lists, one per run of the same kind; otherwise it is one plain list.
+ */
+type Cursor = { index: number; splitMixedLists: boolean }
+
 /** Blocks of a markdown-it token stream; `nested` is false only at the document's top level. */
-export function tokensToBlocks(tokens: Token[]): DocNode[] {
-  const cursor = { index: 0 }
+export function tokensToBlocks(tokens: Token[], opts: { splitMixedLists?: boolean } = {}): DocNode[] {
+  const cursor: Cursor = { index: 0, splitMixedLists: opts.splitMixedLists ?? false }
   return readBlocks(tokens, cursor, null, false)
 }
 
-function readBlocks(tokens: Token[], cursor: { index: number }, closeType: string | null, nested: boolean) {
+function readBlocks(tokens: Token[], cursor: Cursor, closeType: string | null, nested: boolean) {
   const blocks: DocNode[] = []
   while (cursor.index < tokens.length) {
     const token = tokens[cursor.index]!
@@ -28,7 +34,7 @@ function readBlocks(tokens: Token[], cursor: { index: number }, closeType: strin
   return blocks
 }
 
-function readBlock(tokens: Token[], cursor: { index: number }, nested: boolean): DocNode[] {
+function readBlock(tokens: Token[], cursor: Cursor, nested: boolean): DocNode[] {
   const token = tokens[cursor.index++]!
   switch (token.type) {
     case 'paragraph_open': {
@@ -54,7 +60,7 @@ function readBlock(tokens: Token[], cursor: { index: number }, nested: boolean):
       return [{ type: 'blockquote', content: content.length > 0 ? content : [paragraph([])] }]
     }
     case 'bullet_list_open':
-      return [bulletOrTaskList(readItems(tokens, cursor, 'bullet_list_close'))]
+      return bulletOrTaskLists(readItems(tokens, cursor, 'bullet_list_close'), cursor.splitMixedLists)
     case 'ordered_list_open': {
       const start = Number(token.attrGet('start') ?? 1)
       const content = readItems(tokens, cursor, 'ordered_list_close')
@@ -163,7 +169,7 @@ function mediaEmbedFor(block: DocNode): DocNode | null {
   return mediaNodeForLine(only.text ?? '')
 }
 
-function readItems(tokens: Token[], cursor: { index: number }, closeType: string): DocNode[] {
+function readItems(tokens: Token[], cursor: Cursor, closeType: string): DocNode[] {
   const items: DocNode[] = []
   while (cursor.index < tokens.length) {
     const token = tokens[cursor.index++]!
@@ -177,27 +183,35 @@ function readItems(tokens: Token[], cursor: { index: number }, closeType: string
   return items
 }
 
-/** GFM task lists: a bullet list whose every item starts with `[ ]` or `[x]`. */
-function bulletOrTaskList(items: DocNode[]): DocNode {
-  const prefixes = items.map(taskPrefix)
-  if (items.length === 0 || prefixes.some((prefix) => prefix === null)) {
-    return { type: 'bulletList', content: items }
+/**
+ * GFM task lists: items starting with `[ ]` or `[x]` are task items. A list mixing task and plain items is
+ * one plain list, or with `split` consecutive lists, one per run of the same kind (the schema keeps the two
+ * kinds apart), so no checkbox is lost; they are written back as separate lists (`-` then `*`).
+ */
+function bulletOrTaskLists(items: DocNode[], split: boolean): DocNode[] {
+  if (items.length === 0) return [{ type: 'bulletList', content: items }]
+  if (!split && items.some((item) => taskPrefix(item) === null))
+    return [{ type: 'bulletList', content: items }]
+  const lists: DocNode[] = []
+  for (const item of items) {
+    const match = taskPrefix(item)
+    const type = match ? 'taskList' : 'bulletList'
+    const converted = match ? taskItem(item, match) : item
+    const last = lists.at(-1)
+    if (last?.type === type) last.content!.push(converted)
+    else lists.push({ type, content: [converted] })
   }
-  const content = items.map((item, index) => {
-    const match = prefixes[index]!
-    const [first, ...rest] = item.content ?? []
-    const inline = [...(first?.content ?? [])]
-    const head = inline[0]!
-    const remaining = (head.text ?? '').slice(match[0].length)
-    if (remaining === '') inline.shift()
-    else inline[0] = { ...head, text: remaining }
-    return {
-      type: 'taskItem',
-      attrs: { checked: match[1] !== ' ' },
-      content: [paragraph(inline), ...rest],
-    }
-  })
-  return { type: 'taskList', content }
+  return lists
+}
+
+function taskItem(item: DocNode, match: RegExpExecArray): DocNode {
+  const [first, ...rest] = item.content ?? []
+  const inline = [...(first?.content ?? [])]
+  const head = inline[0]!
+  const remaining = (head.text ?? '').slice(match[0].length)
+  if (remaining === '') inline.shift()
+  else inline[0] = { ...head, text: remaining }
+  return { type: 'taskItem', attrs: { checked: match[1] !== ' ' }, content: [paragraph(inline), ...rest] }
 }
 
 function taskPrefix(item: DocNode): RegExpExecArray | null {
@@ -206,7 +220,7 @@ function taskPrefix(item: DocNode): RegExpExecArray | null {
   return TASK_PREFIX.exec(head.text ?? '')
 }
 
-function readTable(tokens: Token[], cursor: { index: number }): DocNode {
+function readTable(tokens: Token[], cursor: Cursor): DocNode {
   const rows: DocNode[] = []
   let cells: DocNode[] = []
   while (cursor.index < tokens.length) {
