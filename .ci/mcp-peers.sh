@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # MCP peers against a started server on its DEFAULT configuration (no MCP_ALLOWED_ORIGINS): every server
 # scenario of the conformance suite (`conformance list`, under Bun; it needs Node 22 otherwise), each one
-# passing or named with its reason in .ci/conformance-baseline.yml, and an MCP Inspector CLI
-# tools/list + tools/call smoke with the bearer header. Each check writes a one-case JUnit report into
+# passing or named with its reason in .ci/conformance-baseline.yml, and MCP Inspector CLI calls with the
+# bearer header: tools/list, tools/call, resources/list, resources/templates/list, resources/read (and
+# completion/complete as a plain JSON-RPC POST: the Inspector CLI has no one-shot method for it). Each check writes a one-case JUnit report into
 # OUT (first argument, or a temporary folder), which .ci/junit-summary.ts sums with the test runs.
 # Standalone: bash .ci/mcp-peers.sh   (prints its own "N passed, N failed" line; exit 1 on any failure)
 set -uo pipefail
@@ -96,6 +97,19 @@ inspector() {
 }
 EXPECT='"find_documents"' check inspector-tools-list inspector --method tools/list
 EXPECT='Welcome' check inspector-tools-call inspector --method tools/call --tool-name find_documents
+EXPECT='collab://documents/welcome' check inspector-resources-list inspector --method resources/list
+EXPECT='collab://documents/{slug}/sections/{section_id}' check inspector-resources-templates-list \
+  inspector --method resources/templates/list
+# The welcome document's slug has a random suffix: its URI as resources/list gave it.
+welcome_uri=$(grep -o 'collab://documents/welcome[^"]*' "$WORK/inspector-resources-list.out" | head -n 1)
+EXPECT='# Welcome' check inspector-resources-read inspector --method resources/read --uri "${welcome_uri:-missing}"
+# The Inspector CLI's one-shot methods have no completion/complete: one JSON-RPC POST with the bearer token.
+complete() {
+  curl -sS --fail-with-body "http://127.0.0.1:$PORT/mcp" -H "Authorization: Bearer $token" \
+    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"collab://documents/{slug}"},"argument":{"name":"slug","value":"wel"}}}'
+}
+EXPECT='"values":\["welcome-' check http-completion-complete complete
 
 kill "$proxy_pid" 2>/dev/null
 proxy_pid=""

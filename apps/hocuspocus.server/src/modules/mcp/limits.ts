@@ -26,6 +26,15 @@ export { FIND_SNAPSHOT_TTL_MS } from '../../documents/search.ts'
 /** Write size: the largest Markdown one call may add; input size: the longest title (the document model's own ceilings, re-exported). */
 export { MAX_MARKDOWN_CHARS, MAX_TITLE_CHARS }
 
+/**
+ * Collection pagination: resources `resources/list` returns per page (the caller's documents, in
+ * find_documents' order and with its cursors); a longer list ends with `nextCursor`.
+ */
+export const MAX_RESOURCE_PAGE = MAX_FIND_LIMIT
+
+/** completion/complete: the most values one answer holds (the MCP spec's own ceiling). */
+export const MAX_COMPLETION_VALUES = 100
+
 /** Input size: longest `find_documents` query; longer queries only slow the full-text search. */
 export const MAX_QUERY_CHARS = 200
 

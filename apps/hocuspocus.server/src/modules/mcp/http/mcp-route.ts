@@ -13,6 +13,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { INSTRUCTIONS } from '../render/instructions.ts'
+import { registerDocumentResources } from '../resources/documents.ts'
 import type { CallerContext } from '../tools/context.ts'
 import { registerTools } from '../tools/register.ts'
 import type { Tool } from '../tools/tool.ts'
@@ -56,6 +57,7 @@ export function buildMcpServer(
   if (!(known && options.listOnly)) {
     registerTools(server, ctx, tools)
   }
+  registerDocumentResources(server, ctx)
   if (known) {
     server.server.setRequestHandler(ListToolsRequestSchema, () => known)
   } else {

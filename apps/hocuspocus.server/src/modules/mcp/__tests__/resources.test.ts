@@ -1,0 +1,175 @@
+/**
+ * Documents as MCP resources over a real client and real HTTP: templates, reads equal to read_document
+ * (frame, budget, notes), resources/list paged with cursors (nothing dropped), completion of the
+ * templates' arguments, and access: a stranger cannot list, read or complete a private document.
+ */
+import { beforeAll, describe, expect, test } from 'bun:test'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
+import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
+import { useTestServer } from '../../../__tests__/helpers/server.ts'
+import type { RunningServer } from '../../../server.ts'
+import { MAX_READ_CHARS, MAX_RESOURCE_PAGE } from '../limits.ts'
+import { notes } from '../render/notes.ts'
+import { DOCUMENT_TEMPLATE, documentUri, SECTION_TEMPLATE } from '../resources/documents.ts'
+
+let server: RunningServer
+useTestServer((s) => {
+  server = s
+})
+const mcp = useMcpClients(() => server)
+let alice: { id: string }
+let aliceClient: Client
+let strangerClient: Client
+
+beforeAll(async () => {
+  const a = await mcp.user('alice')
+  alice = a.user
+  aliceClient = a.client
+  strangerClient = (await mcp.user('stranger', ['read'])).client
+})
+
+async function create(ownerId: string, title: string, markdown?: string, isPrivate = true) {
+  const created = await server.services.documents.create(ownerId, { title, markdown, isPrivate })
+  if (created.kind === 'error') throw new Error(created.message)
+  return created.value
+}
+
+const textOf = (result: { contents: Array<Record<string, unknown>> }) => String(result.contents[0]?.text)
+
+async function sectionIds(client: Client, slug: string): Promise<string[]> {
+  const { text } = await call(client, 'get_outline', { slug })
+  return [...text.matchAll(/section_id: ([\w-]+)/g)].map((m) => m[1]!)
+}
+
+async function refusalOf(read: Promise<unknown>): Promise<{ code: number; message: string }> {
+  try {
+    await read
+  } catch (error) {
+    if (error instanceof McpError) return { code: error.code, message: error.message }
+    throw error
+  }
+  throw new Error('expected a refusal')
+}
+
+describe('documents as resources', () => {
+  test('initialize advertises resources; both templates are listed', async () => {
+    expect(aliceClient.getServerCapabilities()?.resources).toBeDefined()
+    expect(aliceClient.getServerCapabilities()?.completions).toBeDefined()
+    const { resourceTemplates } = await aliceClient.listResourceTemplates()
+    expect(resourceTemplates.map((t) => t.uriTemplate).sort()).toEqual(
+      [DOCUMENT_TEMPLATE, SECTION_TEMPLATE].sort(),
+    )
+    for (const t of resourceTemplates) expect(t.mimeType).toBe('text/markdown')
+  })
+
+  test('reading a document or a section answers exactly what read_document answers', async () => {
+    const doc = await create(alice.id, 'Resource plan', '## Goals\n\nship it\n\n## Risks\n\nnone')
+    const whole = await aliceClient.readResource({ uri: documentUri(doc.slug) })
+    expect(whole.contents[0]).toMatchObject({ uri: documentUri(doc.slug), mimeType: 'text/markdown' })
+    expect(textOf(whole)).toBe((await call(aliceClient, 'read_document', { slug: doc.slug })).text)
+    expect(textOf(whole)).toContain('ship it')
+    const [, goals] = await sectionIds(aliceClient, doc.slug)
+    const uri = `${documentUri(doc.slug)}/sections/${goals}`
+    const section = await aliceClient.readResource({ uri })
+    expect(textOf(section)).toBe(
+      (await call(aliceClient, 'read_document', { slug: doc.slug, section_id: goals })).text,
+    )
+    expect(textOf(section)).toContain('[1] ship it')
+    const unknown = await refusalOf(
+      aliceClient.readResource({ uri: `${documentUri(doc.slug)}/sections/nope` }),
+    )
+    expect(unknown.code).toBe(-32002)
+    expect(unknown.message).toContain('section_id')
+  })
+
+  test('a document over the read budget is cut and says which call reads the rest', async () => {
+    const part = (i: number) => `## Part ${i}\n\n${'word '.repeat(60)}`
+    const chunks = [0, 1, 2, 3].map((c) =>
+      Array.from({ length: 100 }, (_, i) => part(c * 100 + i)).join('\n\n'),
+    )
+    const big = await createLargeDocument(server, alice.id, 'Big resource', chunks)
+    const text = textOf(await aliceClient.readResource({ uri: documentUri(big.slug) }))
+    expect(text).toBe((await call(aliceClient, 'read_document', { slug: big.slug })).text)
+    expect(text.length).toBeLessThan(MAX_READ_CHARS + 2_000)
+    expect(text).toContain('Part 0')
+    expect(text).not.toContain('Part 399')
+    expect(text).toEndWith(
+      notes.documentCut(MAX_READ_CHARS).replace(/^.*the document is longer\./, 'the document is longer.'),
+    )
+  })
+
+  test('resources/list pages through every document of the caller with cursors, none twice, none dropped', async () => {
+    const owner = await mcp.user('lister')
+    const made = new Set<string>()
+    for (let i = 0; i < MAX_RESOURCE_PAGE + 7; i++)
+      made.add((await create(owner.user.id, `Listed ${i}`)).slug)
+    const seen: string[] = []
+    let cursor: string | undefined
+    let pages = 0
+    do {
+      const page = await owner.client.listResources(cursor ? { cursor } : {})
+      expect(page.resources.length).toBeLessThanOrEqual(MAX_RESOURCE_PAGE)
+      for (const r of page.resources) {
+        expect(r.uri).toBe(documentUri(r.name))
+        seen.push(r.name)
+      }
+      cursor = page.nextCursor
+      pages++
+    } while (cursor && pages < 10)
+    expect(pages).toBe(2)
+    expect(new Set(seen).size).toBe(seen.length)
+    expect(new Set(seen)).toEqual(made)
+  })
+
+  test('completion offers the caller’s slugs by prefix and a document’s section ids, ordered and bounded', async () => {
+    const doc = await create(alice.id, 'Zebra notes', '## Alpha\n\na\n\n## Beta\n\nb')
+    const slugs = await aliceClient.complete({
+      ref: { type: 'ref/resource', uri: DOCUMENT_TEMPLATE },
+      argument: { name: 'slug', value: doc.slug.slice(0, 4) },
+    })
+    expect(slugs.completion.values).toContain(doc.slug)
+    for (const v of slugs.completion.values) expect(v.startsWith(doc.slug.slice(0, 4))).toBe(true)
+    const ids = await sectionIds(aliceClient, doc.slug)
+    const sections = await aliceClient.complete({
+      ref: { type: 'ref/resource', uri: SECTION_TEMPLATE },
+      argument: { name: 'section_id', value: '' },
+      context: { arguments: { slug: doc.slug } },
+    })
+    expect(sections.completion.values).toEqual(ids)
+    expect(sections.completion.values.length).toBeLessThanOrEqual(100)
+  })
+})
+
+describe('access', () => {
+  test('a stranger cannot list, read or complete a private document; the answer equals a missing one', async () => {
+    const secret = await create(alice.id, 'Quarterly secret', '## Numbers\n\n42')
+    const [, numbers] = await sectionIds(aliceClient, secret.slug)
+    const listed = await strangerClient.listResources()
+    expect(listed.resources.map((r) => r.name)).not.toContain(secret.slug)
+    const privateRead = await refusalOf(strangerClient.readResource({ uri: documentUri(secret.slug) }))
+    const missing = 'no-such-document-anywhere'
+    const missingRead = await refusalOf(strangerClient.readResource({ uri: documentUri(missing) }))
+    expect(privateRead.code).toBe(-32002)
+    expect(privateRead.code).toBe(missingRead.code)
+    expect(privateRead.message.replace(secret.slug, 'SLUG')).toBe(
+      missingRead.message.replace(missing, 'SLUG'),
+    )
+    const sectionRead = await refusalOf(
+      strangerClient.readResource({ uri: `${documentUri(secret.slug)}/sections/${numbers}` }),
+    )
+    expect(sectionRead.code).toBe(-32002)
+    const slugs = await strangerClient.complete({
+      ref: { type: 'ref/resource', uri: DOCUMENT_TEMPLATE },
+      argument: { name: 'slug', value: secret.slug.slice(0, 5) },
+    })
+    expect(slugs.completion.values).not.toContain(secret.slug)
+    const sections = await strangerClient.complete({
+      ref: { type: 'ref/resource', uri: SECTION_TEMPLATE },
+      argument: { name: 'section_id', value: '' },
+      context: { arguments: { slug: secret.slug } },
+    })
+    expect(sections.completion.values).toEqual([])
+  })
+})

@@ -1,0 +1,131 @@
+/**
+ * Documents as MCP resources: `collab://documents/{slug}` (the whole Markdown) and
+ * `collab://documents/{slug}/sections/{section_id}` (one section), both read through read_document's own
+ * handler, so access, the data frame, the budget (MAX_READ_CHARS) and the notes naming the next call are
+ * the tool's. resources/list pages through the caller's documents (find_documents' scope mine, its
+ * cursors and order); completion/complete offers slugs and section ids for the templates' arguments.
+ */
+
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { ErrorCode, ListResourcesRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { MAX_COMPLETION_VALUES, MAX_FIND_LIMIT, MAX_RESOURCE_PAGE } from '../limits.ts'
+import { findPage } from '../paging/find-pages.ts'
+import { refusalText, toolResult } from '../tools/answer.ts'
+import type { CallerContext, ToolContext } from '../tools/context.ts'
+import { instrument } from '../tools/instrument.ts'
+import { headingsOf, openOutline } from '../tools/open-document.ts'
+import { readDocument } from '../tools/read-document.ts'
+import type { ToolAnswer } from '../tools/tool.ts'
+
+export const DOCUMENT_TEMPLATE = 'collab://documents/{slug}'
+export const SECTION_TEMPLATE = 'collab://documents/{slug}/sections/{section_id}'
+
+export const documentUri = (slug: string) => `collab://documents/${encodeURIComponent(slug)}`
+
+/** JSON-RPC "resource not found" (the spec's -32002): a missing document and one the caller may not read. */
+const RESOURCE_NOT_FOUND = -32002
+
+/** Refusals that mean "no such resource for you" (a missing document and one the caller may not read). */
+const NOT_FOUND_CODES = new Set(['not_found', 'section_not_found'])
+
+const MIME = 'text/markdown'
+
+export function registerDocumentResources(server: McpServer, caller: CallerContext): void {
+  const ctx: ToolContext = { ...caller, tool: 'resources/read' }
+  // Through the tools' instrument: the same rate limit, log line and metrics (tool "resources/read").
+  const read = async (uri: URL, slug: string, sectionId?: string) => {
+    let answer: ToolAnswer | undefined
+    const result = await instrument(ctx, async (args: { slug: string; section_id?: string }) => {
+      answer = await readDocument.handler(args, ctx)
+      return toolResult(answer)
+    })({ slug, section_id: sectionId })
+    const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
+    if (result.isError) {
+      const missing = typeof answer === 'object' && NOT_FOUND_CODES.has(answer.code)
+      throw new McpError(missing ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, text, {
+        uri: uri.toString(),
+      })
+    }
+    return { contents: [{ uri: uri.toString(), mimeType: MIME, text }] }
+  }
+  const completeSlug = (value: string) => completeSlugs(caller, value)
+  const completeSection = async (value: string, context?: { arguments?: Record<string, string> }) => {
+    const slug = context?.arguments?.slug
+    if (!slug) return []
+    const opened = await openOutline({ ...caller, tool: 'completion/complete' }, slug)
+    if (opened.kind === 'error') return []
+    return headingsOf(opened.value.outline)
+      .map((h) => h.sectionId)
+      .filter((id) => id.startsWith(value))
+      .slice(0, MAX_COMPLETION_VALUES)
+  }
+  // The section template first: a URI is matched against the templates in registration order.
+  server.registerResource(
+    'document-section',
+    new ResourceTemplate(SECTION_TEMPLATE, {
+      list: undefined,
+      complete: { slug: completeSlug, section_id: completeSection },
+    }),
+    {
+      title: 'One section of a document',
+      description: `A heading and its numbered blocks, as read_document with section_id (at most the read budget; a cut read names the from_block that continues). Section ids come from get_outline.`,
+      mimeType: MIME,
+    },
+    (uri, variables) =>
+      read(uri, decodeURIComponent(String(variables.slug)), decodeURIComponent(String(variables.section_id))),
+  )
+  server.registerResource(
+    'document',
+    new ResourceTemplate(DOCUMENT_TEMPLATE, { list: undefined, complete: { slug: completeSlug } }),
+    {
+      title: 'A whole document',
+      description: `The document's Markdown in the data frame, as read_document without section_id (at most the read budget; a longer document's read says to call get_outline and read one section at a time).`,
+      mimeType: MIME,
+    },
+    (uri, variables) => read(uri, decodeURIComponent(String(variables.slug))),
+  )
+  server.server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+    const page = await findPage(caller.search, caller.principal.user.id, {
+      scope: 'mine',
+      limit: MAX_RESOURCE_PAGE,
+      cursor: request.params?.cursor,
+    })
+    if (page.kind === 'error') throw new McpError(ErrorCode.InvalidParams, refusalText(page))
+    return {
+      resources: page.value.rows.map((row) => ({
+        uri: documentUri(row.slug),
+        name: row.slug,
+        title: row.title,
+        mimeType: MIME,
+      })),
+      ...(page.value.next ? { nextCursor: page.value.next } : {}),
+    }
+  })
+}
+
+/**
+ * Slugs the caller can read that start with `value`, in find_documents' order: the caller's documents
+ * matching the value as a search (words of the title and text start with it), then the most recently
+ * changed ones, filtered to the prefix. At most MAX_COMPLETION_VALUES.
+ */
+async function completeSlugs(caller: CallerContext, value: string): Promise<string[]> {
+  const prefix = value.toLowerCase()
+  const found: string[] = []
+  const add = (slugs: string[]) => {
+    for (const slug of slugs) {
+      if (found.length < MAX_COMPLETION_VALUES && slug.startsWith(prefix) && !found.includes(slug))
+        found.push(slug)
+    }
+  }
+  const words = value.replace(/[^\p{L}\p{N}]+/gu, ' ').trim()
+  for (const query of words ? [words, undefined] : [undefined]) {
+    const page = await findPage(caller.search, caller.principal.user.id, {
+      scope: 'mine',
+      query,
+      limit: MAX_FIND_LIMIT,
+    })
+    if (page.kind === 'ok') add(page.value.rows.map((row) => row.slug))
+  }
+  return found
+}
