@@ -2,7 +2,8 @@
 # MCP peers against a started server on its DEFAULT configuration (no MCP_ALLOWED_ORIGINS): every server
 # scenario of the conformance suite (`conformance list`, under Bun; it needs Node 22 otherwise), each one
 # passing or named with its reason in .ci/conformance-baseline.yml, and MCP Inspector CLI calls with the
-# bearer header: tools/list, tools/call, resources/list, resources/templates/list, resources/read (and
+# bearer header: tools/list, tools/call, resources/list, resources/templates/list, resources/read,
+# prompts/get (and
 # completion/complete as a plain JSON-RPC POST: the Inspector CLI has no one-shot method for it). Each check writes a one-case JUnit report into
 # OUT (first argument, or a temporary folder), which .ci/junit-summary.ts sums with the test runs.
 # Standalone: bash .ci/mcp-peers.sh   (prints its own "N passed, N failed" line; exit 1 on any failure)
@@ -103,6 +104,8 @@ EXPECT='collab://documents/{slug}/sections/{section_id}' check inspector-resourc
 # The welcome document's slug has a random suffix: its URI as resources/list gave it.
 welcome_uri=$(grep -o 'collab://documents/welcome[^"]*' "$WORK/inspector-resources-list.out" | head -n 1)
 EXPECT='# Welcome' check inspector-resources-read inspector --method resources/read --uri "${welcome_uri:-missing}"
+EXPECT='"type": "resource"' check inspector-prompts-get inspector --method prompts/get \
+  --prompt-name summarise_document --prompt-args "slug=${welcome_uri##*/}"
 # The Inspector CLI's one-shot methods have no completion/complete: one JSON-RPC POST with the bearer token.
 complete() {
   curl -sS --fail-with-body "http://127.0.0.1:$PORT/mcp" -H "Authorization: Bearer $token" \

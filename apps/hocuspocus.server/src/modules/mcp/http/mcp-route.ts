@@ -12,6 +12,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import { registerPrompts } from '../prompts/prompts.ts'
 import { INSTRUCTIONS } from '../render/instructions.ts'
 import { registerDocumentResources } from '../resources/documents.ts'
 import type { CallerContext } from '../tools/context.ts'
@@ -57,7 +58,7 @@ export function buildMcpServer(
   if (!(known && options.listOnly)) {
     registerTools(server, ctx, tools)
   }
-  registerDocumentResources(server, ctx)
+  registerPrompts(server, registerDocumentResources(server, ctx))
   if (known) {
     server.server.setRequestHandler(ListToolsRequestSchema, () => known)
   } else {

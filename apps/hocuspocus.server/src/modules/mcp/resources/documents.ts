@@ -22,6 +22,8 @@ export const DOCUMENT_TEMPLATE = 'collab://documents/{slug}'
 export const SECTION_TEMPLATE = 'collab://documents/{slug}/sections/{section_id}'
 
 export const documentUri = (slug: string) => `collab://documents/${encodeURIComponent(slug)}`
+export const sectionUri = (slug: string, sectionId: string) =>
+  `${documentUri(slug)}/sections/${encodeURIComponent(sectionId)}`
 
 /** JSON-RPC "resource not found" (the spec's -32002): a missing document and one the caller may not read. */
 const RESOURCE_NOT_FOUND = -32002
@@ -31,7 +33,18 @@ const NOT_FOUND_CODES = new Set(['not_found', 'section_not_found'])
 
 const MIME = 'text/markdown'
 
-export function registerDocumentResources(server: McpServer, caller: CallerContext): void {
+/** What prompts reuse of the resources: the read (as a resource content item) and the completers. */
+export type DocumentResources = {
+  read(
+    uri: URL,
+    slug: string,
+    sectionId?: string,
+  ): Promise<{ contents: Array<{ uri: string; mimeType: string; text: string }> }>
+  completeSlug(value: string): Promise<string[]>
+  completeSection(value: string, context?: { arguments?: Record<string, string> }): Promise<string[]>
+}
+
+export function registerDocumentResources(server: McpServer, caller: CallerContext): DocumentResources {
   const ctx: ToolContext = { ...caller, tool: 'resources/read' }
   // Through the tools' instrument: the same rate limit, log line and metrics (tool "resources/read").
   const read = async (uri: URL, slug: string, sectionId?: string) => {
@@ -102,6 +115,7 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
       ...(page.value.next ? { nextCursor: page.value.next } : {}),
     }
   })
+  return { read, completeSlug, completeSection }
 }
 
 /**
