@@ -100,7 +100,8 @@ describe(`HTTP endpoints (${DATABASE_KIND})`, () => {
         field: 'slug',
       },
       { res: await get('/no/such/route'), status: 404, error: 'not_found' },
-      { res: await get('/mcp'), status: 405, error: 'method_not_allowed' },
+      // The bearer token is checked before the method (a client probing with GET sees the challenge).
+      { res: await get('/mcp', owner.token), status: 405, error: 'method_not_allowed' },
     ]
     for (const { res, status, error, field } of cases) {
       expect(res.status).toBe(status)
