@@ -26,16 +26,11 @@ export const HEADING_ID_ATTR = 'toc-id'
 export const HEADING_ID_LENGTH = 16
 
 /**
- * Reads: deepest element nesting rendered to Markdown (a top-level block is level 1, a list item inside it
- * level 2, …; text is no level). A block nested deeper, which only a document stored before editor input
- * was checked can hold, is shown as one placeholder line instead, so no read recurses or stalls on it.
- */
-export const MAX_RENDER_DEPTH = 100
-
-/**
- * Editor input: deepest element nesting an editor may build (the title and top-level blocks are depth 1, a
- * list item inside a top-level list depth 2, …). Every walk, render and store stays shallow below it; markdown-it
- * refuses deeper Markdown by the same count (its `maxNesting`). A bullet list nested 49 levels deep fits.
+ * Deepest element nesting (the title and top-level blocks are level 1, a list item inside a top-level list
+ * level 2, …; text is no level). Editors cannot build deeper (collab/boundary.ts, `checkEditorUpdate`) and
+ * markdown-it refuses deeper Markdown by the same count (its `maxNesting`); a block nested deeper, which only
+ * a document stored before editor input was checked can hold, reads as one placeholder line
+ * (markdown/render-depth.ts), so no read recurses or stalls on it. A bullet list nested 49 levels deep fits.
  */
 export const MAX_NESTING_DEPTH = 100
 

@@ -2,13 +2,13 @@
  * Reads bounded by the answer, not the document. Two attacks: a list nested 1,000 deep (built through Yjs,
  * which Markdown cannot build) made one whole read take seconds, because rendering was super-linear in
  * depth; and a section read with a 500-character budget rendered every block of a 15 MB section to count
- * its total. Now a block past MAX_RENDER_DEPTH is one placeholder line, and a section read renders blocks
+ * its total. Now a block past MAX_NESTING_DEPTH is one placeholder line, and a section read renders blocks
  * only until its budget is spent. Asserted on behaviour (which blocks were touched), never on time.
  */
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import * as Y from 'yjs'
-import { MAX_RENDER_DEPTH } from '../limits.ts'
+import { MAX_NESTING_DEPTH } from '../limits.ts'
 import { blockMarkdownPrefix, PREFIX_SLACK_CHARS } from '../markdown/block-prefix.ts'
 import { documentMarkdownPrefix, documentToMarkdown } from '../markdown/document-to-markdown.ts'
 import { TOO_DEEP_TEXT } from '../markdown/render-depth.ts'
@@ -46,7 +46,7 @@ function deepDocument(blocks: () => Y.XmlElement[]) {
   return { doc, fragment, sectionId }
 }
 
-describe(`a block nested deeper than MAX_RENDER_DEPTH (${MAX_RENDER_DEPTH})`, () => {
+describe(`a block nested deeper than MAX_NESTING_DEPTH (${MAX_NESTING_DEPTH})`, () => {
   test('a list nested 1,000 deep reads as one placeholder line; its siblings read as usual', () => {
     const { fragment, sectionId } = deepDocument(() => [
       paragraph('before'),
@@ -54,7 +54,7 @@ describe(`a block nested deeper than MAX_RENDER_DEPTH (${MAX_RENDER_DEPTH})`, ()
       paragraph('after'),
     ])
     const expected = `# Doc\n\n## Deep\n\nbefore\n\n${TOO_DEEP_TEXT}\n\nafter`
-    expect(TOO_DEEP_TEXT).toBe(`[block nested deeper than ${MAX_RENDER_DEPTH} levels; not shown]`)
+    expect(TOO_DEEP_TEXT).toBe(`[block nested deeper than ${MAX_NESTING_DEPTH} levels; not shown]`)
     expect(documentToMarkdown(fragment)).toBe(expected)
     expect(documentToMarkdown(fragmentToJSON(fragment))).toBe(expected)
     expect(documentMarkdownPrefix(fragment, 100_000)).toEqual({ text: expected, complete: true })
@@ -64,11 +64,11 @@ describe(`a block nested deeper than MAX_RENDER_DEPTH (${MAX_RENDER_DEPTH})`, ()
 
   test('at the ceiling a list renders whole; one level past it, the placeholder', () => {
     // 49 lists: the deepest paragraph is level 99; 50 lists: level 101.
-    const within = deepDocument(() => [nestedList((MAX_RENDER_DEPTH - 2) / 2)])
+    const within = deepDocument(() => [nestedList((MAX_NESTING_DEPTH - 2) / 2)])
     const markdown = documentToMarkdown(within.fragment)
-    expect(markdown).toContain(`- level ${(MAX_RENDER_DEPTH - 2) / 2}`)
+    expect(markdown).toContain(`- level ${(MAX_NESTING_DEPTH - 2) / 2}`)
     expect(markdown).not.toContain(TOO_DEEP_TEXT)
-    const past = deepDocument(() => [nestedList(MAX_RENDER_DEPTH / 2)])
+    const past = deepDocument(() => [nestedList(MAX_NESTING_DEPTH / 2)])
     expect(documentToMarkdown(past.fragment)).toBe(`# Doc\n\n## Deep\n\n${TOO_DEEP_TEXT}`)
   })
 

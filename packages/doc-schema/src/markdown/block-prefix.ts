@@ -65,7 +65,7 @@ export function exactBefore(rendered: string): number {
 /**
  * The block as `yElementToJSON` gives it, but with content (in document order) only up to `budget`
  * characters of text, each element counting one: the rest is left out and `cut` says so. A block past
- * MAX_RENDER_DEPTH is TOO_DEEP_NODE. Iterative; reads nothing past the budget except the child lists of
+ * MAX_NESTING_DEPTH is TOO_DEEP_NODE. Iterative; reads nothing past the budget except the child lists of
  * the elements it enters (and a cut table's row lengths).
  */
 export function blockPrefix(element: Y.XmlElement, budget: number): BlockPrefix {

@@ -15,7 +15,7 @@ const NO_TABLE = { inTable: false }
 
 /**
  * One top-level block as mdast; an empty paragraph has no Markdown form and yields nothing. A block nested
- * deeper than MAX_RENDER_DEPTH is its placeholder line (render-depth.ts), so the recursion below, and the
+ * deeper than MAX_NESTING_DEPTH is its placeholder line (render-depth.ts), so the recursion below, and the
  * serialiser's over the mdast, never go deeper than the ceiling.
  */
 export function blockToMdast(node: DocNode, opts: SerializeOptions): RootContent[] {
