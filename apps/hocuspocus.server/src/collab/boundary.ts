@@ -33,6 +33,8 @@ import type {
   Extension,
   onChangePayload,
 } from '@hocuspocus/server'
+import { IncomingMessage, MessageType } from '@hocuspocus/server'
+import { messageYjsSyncStep2, messageYjsUpdate } from 'y-protocols/sync'
 import type * as Y from 'yjs'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
@@ -84,11 +86,6 @@ export class FloodBuckets {
 /** A WebSocket close reason holds at most 123 bytes. */
 const MAX_REASON_CHARS = 120
 
-const MESSAGE_SYNC = 0
-const MESSAGE_AWARENESS = 1
-const SYNC_STEP_2 = 1
-const SYNC_UPDATE = 2
-
 /** The origin of the server's own repairs: a local change, stored like any other. */
 const REPAIR_ORIGIN = { source: 'local' as const, context: { boundary: true } }
 
@@ -96,22 +93,15 @@ type Refusal = { code: number; reason: string }
 
 const mib = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MiB`
 
-/** A message's type: after its address (a length-prefixed string), a varint (lib0 encoding). */
-function messageType(message: Uint8Array): number {
-  let position = 0
-  const readVarUint = () => {
-    let value = 0
-    for (let shift = 0; shift < 35 && position < message.length; shift += 7) {
-      const byte = message[position++]!
-      value += (byte & 0x7f) * 2 ** shift
-      if (byte < 0x80) return value
-    }
-    return -1
+/** A message's type (after its document address), or undefined when it does not decode. */
+function messageType(message: Uint8Array): MessageType | undefined {
+  try {
+    const incoming = new IncomingMessage(message)
+    incoming.readVarString()
+    return incoming.readVarUint()
+  } catch {
+    return undefined // Hocuspocus refuses it when it reads it
   }
-  const addressLength = readVarUint()
-  if (addressLength < 0) return -1
-  position += addressLength
-  return readVarUint()
 }
 
 export class EditorBoundary implements Extension {
@@ -139,6 +129,17 @@ export class EditorBoundary implements Extension {
 
   async beforeHandleMessage({ update, connection }: beforeHandleMessagePayload): Promise<void> {
     if (this.refused.has(connection)) return
+    const type = messageType(update)
+    if (type === MessageType.Sync && update.byteLength > MAX_EDITOR_UPDATE_BYTES)
+      return this.refuse(connection, 'size', {
+        code: EDITOR_TOO_LARGE_CODE,
+        reason: `update refused: ${mib(update.byteLength)} is over the ${mib(MAX_EDITOR_UPDATE_BYTES)} limit per message; send smaller changes`,
+      })
+    if (type === MessageType.Awareness && update.byteLength > MAX_AWARENESS_MESSAGE_BYTES)
+      return this.refuse(connection, 'awareness', {
+        code: EDITOR_TOO_LARGE_CODE,
+        reason: `awareness refused: ${update.byteLength} bytes is over the ${MAX_AWARENESS_MESSAGE_BYTES}-byte limit`,
+      })
     // Pace this connection's queue to the flood rates, so its messages never crowd out everyone else's.
     let buckets = this.buckets.get(connection)
     if (!buckets) {
@@ -147,21 +148,10 @@ export class EditorBoundary implements Extension {
     }
     const wait = buckets.draw(update.byteLength)
     if (wait > 0) await Bun.sleep(Math.min(wait, MAX_EDITOR_WAIT_MS))
-    const type = messageType(update)
-    if (type === MESSAGE_SYNC && update.byteLength > MAX_EDITOR_UPDATE_BYTES)
-      this.refuse(connection, 'size', {
-        code: EDITOR_TOO_LARGE_CODE,
-        reason: `update refused: ${mib(update.byteLength)} is over the ${mib(MAX_EDITOR_UPDATE_BYTES)} limit per message; send smaller changes`,
-      })
-    if (type === MESSAGE_AWARENESS && update.byteLength > MAX_AWARENESS_MESSAGE_BYTES)
-      this.refuse(connection, 'awareness', {
-        code: EDITOR_TOO_LARGE_CODE,
-        reason: `awareness refused: ${update.byteLength} bytes is over the ${MAX_AWARENESS_MESSAGE_BYTES}-byte limit`,
-      })
   }
 
   async beforeSync({ type, payload, connection, document }: beforeSyncPayload): Promise<void> {
-    if (type !== SYNC_STEP_2 && type !== SYNC_UPDATE) return
+    if (type !== messageYjsSyncStep2 && type !== messageYjsUpdate) return
     // Hocuspocus does not apply a read-only connection's changes (refused ones are read-only): no check.
     if (connection.readOnly) return
     const check = checkEditorUpdate(document, payload)
