@@ -48,7 +48,9 @@ function nestedBlockToMdast(node: DocNode, opts: SerializeOptions): RootContent[
     case 'codeBlock': {
       const language = node.attrs?.language
       const value = content.map((text) => text.text ?? '').join('')
-      return [{ type: 'code', lang: typeof language === 'string' && language ? language : null, value }]
+      // A `|` in the info string would let GFM read the fence line as a table header: not written.
+      const lang = typeof language === 'string' && language && !language.includes('|') ? language : null
+      return [{ type: 'code', lang, value }]
     }
     case 'horizontalRule':
       return [{ type: 'thematicBreak' }]

@@ -1,3 +1,4 @@
+import { unescapeAll } from 'markdown-it/lib/common/utils.mjs'
 import type Token from 'markdown-it/lib/token.mjs'
 import type { DocMark, DocNode } from '../doc-json.ts'
 
@@ -58,6 +59,8 @@ export function convertInline(tokens: Token[]): InlinePiece[] {
   const paired = pairedHtmlMarks(tokens)
   const pieces: InlinePiece[] = []
   const marks: DocMark[] = []
+  let nestedLinks = 0
+  let rawText = false
 
   const pushText = (text: string, extra?: DocMark) => {
     if (text === '') return
@@ -81,14 +84,24 @@ export function convertInline(tokens: Token[]): InlinePiece[] {
     const closed = TOKEN_MARK_CLOSE[token.type]
     if (opened) marks.push({ type: opened })
     else if (closed) closeMark(closed)
-    else if (token.type === 'text') pushText(token.content)
+    else if (token.type === 'text') pushText(rawText ? unescapeAll(token.content) : token.content)
     else if (token.type === 'softbreak') pushText(' ')
     else if (token.type === 'hardbreak') pieces.push({ kind: 'inline', node: { type: 'hardBreak' } })
     else if (token.type === 'code_inline') pushText(token.content, { type: 'code' })
     else if (token.type === 'link_open') {
-      marks.push({ type: 'link', attrs: { href: token.attrGet('href'), title: token.attrGet('title') } })
-    } else if (token.type === 'link_close') closeMark('link')
-    else if (token.type === 'image') {
+      // A link inside a link (linkify finds a URL in a link's text) stays the outer link's text.
+      if (marks.some((mark) => mark.type === 'link')) {
+        nestedLinks++
+        // linkify's text is the raw source: its escapes are still in it.
+        if (token.markup === 'linkify') rawText = true
+      } else
+        marks.push({ type: 'link', attrs: { href: token.attrGet('href'), title: token.attrGet('title') } })
+    } else if (token.type === 'link_close') {
+      if (nestedLinks > 0) {
+        nestedLinks--
+        rawText = false
+      } else closeMark('link')
+    } else if (token.type === 'image') {
       const alt = token.children?.map((child) => child.content).join('') ?? token.content
       const attrs = { src: token.attrGet('src'), alt: alt === '' ? null : alt, title: token.attrGet('title') }
       pieces.push({ kind: 'image', node: { type: 'image', attrs } })
@@ -104,7 +117,8 @@ export function convertInline(tokens: Token[]): InlinePiece[] {
         else closeMark(markType)
         return
       }
-      pushText(token.content)
+      // A line break inside a tag is a space, as soft breaks are: the tag stays one line, written as is.
+      pushText(token.content.replace(/\r?\n/g, ' '))
     } else pushText(token.content)
   })
   return pieces

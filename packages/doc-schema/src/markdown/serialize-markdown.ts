@@ -3,6 +3,7 @@ import { gfmToMarkdown } from 'mdast-util-gfm'
 import { type Handle, type Options, type State, toMarkdown } from 'mdast-util-to-markdown'
 import type { DocNode } from '../doc-json.ts'
 import { blockToMdast, type SerializeOptions } from './blocks-to-mdast.ts'
+import { textHandler } from './escape-text.ts'
 
 // Every option spelled out: output must not change if a library default does.
 const TO_MARKDOWN_OPTIONS: Options = {
@@ -21,6 +22,8 @@ const TO_MARKDOWN_OPTIONS: Options = {
   setext: false,
   closeAtx: false,
   resourceLink: false,
+  // Escapes only what would change the meaning; inline HTML tags as written (escape-text.ts).
+  handlers: { text: textHandler },
 }
 
 /** Markdown of a run of sibling blocks, serialised together so adjacent lists stay apart. */
@@ -94,7 +97,10 @@ export function blocksToMarkdownPrefix(
     text = results.join('')
     return text
   }
-  toMarkdown({ type: 'root', children: [] }, { ...TO_MARKDOWN_OPTIONS, handlers: { root } })
+  toMarkdown(
+    { type: 'root', children: [] },
+    { ...TO_MARKDOWN_OPTIONS, handlers: { ...TO_MARKDOWN_OPTIONS.handlers, root } },
+  )
   return { text: text.replace(/\n+$/, ''), complete }
 }
 

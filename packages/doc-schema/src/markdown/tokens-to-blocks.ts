@@ -175,13 +175,21 @@ function readItems(tokens: Token[], cursor: Cursor, closeType: string): DocNode[
     const token = tokens[cursor.index++]!
     if (token.type === closeType) break
     if (token.type !== 'list_item_open') continue
+    // The checkbox is read from the source: an escaped `\[ ]` is text, not a task (GFM).
+    const head = tokens[cursor.index]?.type === 'paragraph_open' ? tokens[cursor.index + 1] : undefined
+    const checkbox = TASK_PREFIX.test(head?.content ?? '')
     const content = readBlocks(tokens, cursor, 'list_item_close', true)
     // A list item must start with a paragraph (schema: `paragraph block*`).
     if (content[0]?.type !== 'paragraph') content.unshift(paragraph([]))
-    items.push({ type: 'listItem', content })
+    const item: DocNode = { type: 'listItem', content }
+    if (checkbox) withCheckbox.add(item)
+    items.push(item)
   }
   return items
 }
+
+/** Items whose source starts with an unescaped `[ ]`/`[x]` (set by readItems). */
+const withCheckbox = new WeakSet<DocNode>()
 
 /**
  * GFM task lists: items starting with `[ ]` or `[x]` are task items. A list mixing task and plain items is
@@ -215,6 +223,7 @@ function taskItem(item: DocNode, match: RegExpExecArray): DocNode {
 }
 
 function taskPrefix(item: DocNode): RegExpExecArray | null {
+  if (!withCheckbox.has(item)) return null
   const head = item.content?.[0]?.content?.[0]
   if (head?.type !== 'text' || head.marks) return null
   return TASK_PREFIX.exec(head.text ?? '')
