@@ -15,7 +15,6 @@ import {
   snapshotSliceSql,
 } from '../../apps/hocuspocus.server/src/documents/search.ts'
 import { MAX_FIND_SNAPSHOT_DOCUMENTS } from '../../apps/hocuspocus.server/src/modules/mcp/limits.ts'
-import { toPrefixTsQuery } from '../../apps/hocuspocus.server/src/modules/mcp/paging/cursor.ts'
 import { percentile, prng, progress, type Rng, summarize } from './stats.ts'
 import type { Row } from './types.ts'
 
@@ -98,9 +97,10 @@ async function seedCorpus(prisma: PrismaClient, size: CorpusSize, bigOwnerId: st
       changed.push(new Date(start + Math.floor(rng() * 300 * 86_400_000)).toISOString())
     }
     await prisma.$executeRaw`
-      INSERT INTO documents (id, room, slug, title, owner_id, is_private, created_at, content_updated_at, search_vector)
+      INSERT INTO documents (id, room, slug, title, owner_id, is_private, created_at, content_updated_at, search_vector, search_text)
       SELECT gen_random_uuid(), gen_random_uuid()::text, s, t, o::uuid, p, c - interval '1 day', c,
-             setweight(to_tsvector('simple', t), 'A') || setweight(to_tsvector('simple', x), 'B')
+             setweight(to_tsvector('simple', t), 'A') || setweight(to_tsvector('simple', x), 'B'),
+             t || E'\n' || x
         FROM unnest(${slugs}::text[], ${titles}::text[], ${texts}::text[], ${owners}::text[],
                     ${privates}::boolean[], ${changed}::timestamptz[]) AS u(s, t, x, o, p, c)`
     progress(label, Math.min(size.documents, from + batch), size.documents)
@@ -166,9 +166,9 @@ export async function measureFind(
       return answer.text
     }
     const asOf = new Date()
-    const base: Omit<SearchInput, 'take'> = { userId: user.id, scope: 'mine', tsQuery: null, asOf }
-    const tsQuery = toPrefixTsQuery(PLANTED_WORD)!
-    const ftsInput: SearchInput = { userId: user.id, scope: 'public', tsQuery, asOf, take: PAGE + 1 }
+    const base: Omit<SearchInput, 'take'> = { userId: user.id, scope: 'mine', terms: null, asOf }
+    const terms = [PLANTED_WORD]
+    const ftsInput: SearchInput = { userId: user.id, scope: 'public', terms, asOf, take: PAGE + 1 }
 
     // Page through once to reach page 200 (its cursor can be asked again: the page is the same).
     let cursor = cursorOf(await tool({}))
@@ -244,7 +244,7 @@ export async function measureFind(
     const statements: Record<string, Prisma.Sql> = {
       'page 1 (mine)': searchSql({ ...base, take: PAGE + 1 }),
       'page 2 (mine, the whole run)': searchSql({ ...base, take: MAX_FIND_SNAPSHOT_DOCUMENTS + 1 }),
-      'full text (mine)': searchSql({ ...base, tsQuery, take: PAGE + 1 }),
+      'full text (mine)': searchSql({ ...base, terms, take: PAGE + 1 }),
       'full text (public)': searchSql(ftsInput),
       'snapshot slice': snapshotSliceSql(sliceInput),
       'rows by id': documentsByIdsSql({ userId: user.id, scope: 'mine', ids: sliceIds }),

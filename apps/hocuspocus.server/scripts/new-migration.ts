@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
+import { PGLITE_EXTENSIONS } from '../src/db/client.ts'
 import { diffSchemaAgainstMigrations, MIGRATIONS_DIR } from '../src/db/migrations.ts'
 
 const raw = process.argv[2]
@@ -24,7 +25,7 @@ if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) {
   process.exit(2)
 }
 
-const shadow = await PGlite.create()
+const shadow = await PGlite.create({ extensions: PGLITE_EXTENSIONS })
 try {
   const sql = await diffSchemaAgainstMigrations(new PrismaPGlite(shadow), {
     onWarning: (m) => process.stderr.write(`schema engine: ${m}\n`),

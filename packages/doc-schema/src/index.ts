@@ -32,6 +32,12 @@ export { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
 export type { MarkdownPrefix } from './markdown/serialize-markdown.ts'
 export { readPlainText, readTitle } from './read-document.ts'
 export type { Result } from './result.ts'
+export {
+  findInSections,
+  type SectionMatch,
+  type SectionMatches,
+  SNIPPET_CHARS,
+} from './sections/find-text.ts'
 export { type OutlineNode, readOutline, withWellFormedIds } from './sections/outline.ts'
 export { createOutlineMemo, liveOutline, type OutlineMemo } from './sections/outline-memo.ts'
 export {

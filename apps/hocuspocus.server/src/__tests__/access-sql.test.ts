@@ -95,9 +95,9 @@ describe(`readableBy is decideAccess in SQL (${DATABASE_KIND})`, () => {
       const ours = (rows: Array<{ id: string }>) =>
         rows.map((r) => r.id).filter((id) => documentIds.includes(id))
 
-      const foundMine = await search.search({ userId, scope: 'mine', tsQuery: null, asOf, take: 100 })
+      const foundMine = await search.search({ userId, scope: 'mine', terms: null, asOf, take: 100 })
       expect(sorted(ours(foundMine))).toEqual(sorted(mine))
-      const foundPublic = await search.search({ userId, scope: 'public', tsQuery: WORD, asOf, take: 100 })
+      const foundPublic = await search.search({ userId, scope: 'public', terms: [WORD], asOf, take: 100 })
       expect(sorted(ours(foundPublic))).toEqual(sorted(publicOnes))
       const byIdMine = await search.byIds({ userId, scope: 'mine', ids: documentIds })
       expect(sorted(ours(byIdMine))).toEqual(sorted(mine))

@@ -61,7 +61,7 @@ describe(`services clean what they receive before SQL (${DATABASE_KIND})`, () =>
   test('search: a query, ids and a snapshot id holding them find nothing instead of failing', async () => {
     const { search } = server.services
     const asOf = new Date()
-    const found = await search.search({ userId, scope: 'mine', tsQuery: `${BAD}:*`, asOf, take: 5 })
+    const found = await search.search({ userId, scope: 'mine', terms: [`${BAD}`], asOf, take: 5 })
     expect(Array.isArray(found)).toBe(true)
     expect(await search.byIds({ userId, scope: 'mine', ids: [`id${BAD}`] })).toEqual([])
     const slice = { snapshotId: `snap${BAD}`, userId, offset: 0, count: 5 }

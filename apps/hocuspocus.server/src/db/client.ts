@@ -7,6 +7,7 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PrismaPg } from '@prisma/adapter-pg'
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
@@ -19,6 +20,12 @@ export type Database = {
   adapterFactory: SqlMigrationAwareDriverAdapterFactory
   close(): Promise<void>
 }
+
+/**
+ * The PostgreSQL extensions a migration may create, loaded into every embedded database (PostgreSQL
+ * ships them as contrib): pg_trgm indexes the phrase match of find_documents and find_sections.
+ */
+export const PGLITE_EXTENSIONS = { pg_trgm }
 
 export type DatabaseTarget = { kind: 'pglite'; dir: string } | { kind: 'postgres'; url: string }
 
@@ -40,7 +47,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     }
   }
   mkdirSync(target.dir, { recursive: true, mode: 0o700 })
-  const pglite = await PGlite.create(target.dir)
+  const pglite = await PGlite.create(target.dir, { extensions: PGLITE_EXTENSIONS })
   const adapterFactory = new PrismaPGlite(pglite)
   const prisma = new PrismaClient({ adapter: adapterFactory })
   return {

@@ -1,11 +1,16 @@
 /**
- * Finding documents (find_documents' queries). Full text over documents.search_vector (title weight A,
- * text weight B), ordered by relevance, then most recently changed content, then slug. Page one is a
- * LIMIT query; the rest of a run reads a snapshot of the ordered ids taken when page two is asked for
- * (find_snapshots), so edits between pages cannot reorder what is left. Raw SQL because Prisma has no
- * tsvector type; every value is a bound parameter. Who may see a row is access.ts's `readableBy`, ANDed
- * into every query here; the scope only narrows it.
+ * Finding documents (find_documents' and find_sections' queries). A query is its terms (split at white
+ * space, nothing else): a document matches when each term occurs in its title or text, case-insensitively
+ * and punctuation included (`ILIKE '%term%'` over documents.search_text, indexed by pg_trgm), so `C++`,
+ * `3.25.2`, `url.parse`, `@types/node`, Hindi and Chinese match where they are written. Ordered by
+ * relevance (ts_rank over search_vector: title weight A, the start of the text weight B; a title holding
+ * every term first), then most recently changed content, then slug. Page one is a LIMIT query; the rest of
+ * a run reads a snapshot of the ordered ids taken when page two is asked for (find_snapshots), so edits
+ * between pages cannot reorder what is left. Raw SQL because Prisma has no tsvector type; every value is
+ * a bound parameter. Who may see a row is access.ts's `readableBy`, ANDed into every query here; the
+ * scope only narrows it.
  */
+import { cutText } from '@collab/doc-schema'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { Prisma } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
@@ -18,8 +23,53 @@ import { readableBy, withMembership } from './access.ts'
  */
 export const FIND_SNAPSHOT_TTL_MS = 60 * 60_000
 
+/**
+ * Characters of a document's text a query can match (search_text): the first ~500 pages. Past it a
+ * document is not found by its text (docs/mcp/reference.md says so). Bounds what each refresh of the
+ * search columns writes and indexes: ~0.26 s per million characters on PGlite (pg_trgm), measured here.
+ */
+export const MAX_FIND_TEXT_CHARS = 1_000_000
+
+/**
+ * Characters of text in the full-text vector, which only ranks (and matches documents stored before
+ * search_text existed): PostgreSQL refuses a tsvector over 1 MiB; this keeps every one well inside it.
+ */
+export const MAX_SEARCH_VECTOR_CHARS = 200_000
+
+/** Terms one query may have; each is one more trigram condition. */
+export const MAX_QUERY_TERMS = 10
+
+/**
+ * The search columns of one document, for the store step's `UPDATE documents SET title = …, <these>
+ * WHERE id = …`: search_vector (title A, the text's first MAX_SEARCH_VECTOR_CHARS B) and search_text
+ * (title, a newline, the text's first MAX_FIND_TEXT_CHARS). `text` is readPlainText of the content.
+ */
+export function searchColumnsSql(title: string, text: string): Prisma.Sql {
+  const clean = storableText(text)
+  const vectorText = cutText(clean, MAX_SEARCH_VECTOR_CHARS)
+  const cleanTitle = storableText(title)
+  return Prisma.sql`search_vector = setweight(to_tsvector('simple', ${cleanTitle}), 'A')
+                                 || setweight(to_tsvector('simple', ${vectorText}), 'B'),
+           search_text = ${`${cleanTitle}\n${cutText(clean, MAX_FIND_TEXT_CHARS)}`}`
+}
+
+/**
+ * A query's terms: its white-space-separated parts, as typed (at most MAX_QUERY_TERMS; the caller
+ * refuses more). No tokenizer: a term is matched as a substring, punctuation and all.
+ */
+export function queryTerms(query: string): string[] {
+  return storableText(query)
+    .split(/\s+/u)
+    .filter((term) => term !== '')
+}
+
+/** A term as an ILIKE pattern matching it anywhere: LIKE's own characters (%, _, \) escaped. */
+const containsPattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
 export type FoundRow = {
   id: string
+  /** The Yjs document's name: how find_sections opens the content (never shown). */
+  room: string
   slug: string
   title: string
   ownerId: string
@@ -35,8 +85,8 @@ export type FindScope = 'mine' | 'public'
 export type SearchInput = {
   userId: string
   scope: FindScope
-  /** A tsquery built by toPrefixTsQuery, or null for "everything in scope". */
-  tsQuery: string | null
+  /** The query's terms (queryTerms), or null for "everything in scope". */
+  terms: string[] | null
   /** Documents created after this are left out of the run. */
   asOf: Date
   take: number
@@ -48,7 +98,7 @@ export type SnapshotSliceInput = { snapshotId: string; userId: string; offset: n
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const selected = Prisma.sql`
-  d.id::text AS id, d.slug, d.title, d.owner_id::text AS "ownerId", d.is_private AS "isPrivate",
+  d.id::text AS id, d.room, d.slug, d.title, d.owner_id::text AS "ownerId", d.is_private AS "isPrivate",
   d.read_only AS "readOnly", d.content_updated_at AS "contentUpdatedAt", m.role::text AS role`
 
 /**
@@ -79,12 +129,11 @@ const inScope = (scope: FindScope, userId: string) =>
  */
 export function searchSql(input: SearchInput): Prisma.Sql {
   const { userId, take } = input
-  const tsQuery = input.tsQuery === null ? null : storableText(input.tsQuery)
+  // Cleaned here too: a caller may pass terms that did not come through queryTerms.
+  const terms = input.terms?.length ? input.terms.map(storableText) : null
   const common = [readableBy(userId), Prisma.sql`d.created_at <= ${input.asOf}`]
-  if (tsQuery) common.push(Prisma.sql`d.search_vector @@ to_tsquery('simple', ${tsQuery})`)
-  const rank = tsQuery
-    ? Prisma.sql`ts_rank(d.search_vector, to_tsquery('simple', ${tsQuery}))`
-    : Prisma.sql`0`
+  if (terms) common.push(matchesAll(terms))
+  const rank = terms ? rankOf(terms) : Prisma.sql`0`
   const order = Prisma.sql`ORDER BY rank DESC, d.content_updated_at DESC, d.slug ASC LIMIT ${take}`
   if (input.scope === 'public') {
     return Prisma.sql`
@@ -93,7 +142,7 @@ export function searchSql(input: SearchInput): Prisma.Sql {
        ${order}`
   }
   return Prisma.sql`
-    SELECT id, slug, title, "ownerId", "isPrivate", "readOnly", "contentUpdatedAt", role FROM (
+    SELECT id, room, slug, title, "ownerId", "isPrivate", "readOnly", "contentUpdatedAt", role FROM (
       (SELECT ${selected}, ${rank}::real AS rank ${withMembership(userId)}
         WHERE ${where([...common, Prisma.sql`d.owner_id = ${userId}::uuid`])}
         ${order})
@@ -104,6 +153,33 @@ export function searchSql(input: SearchInput): Prisma.Sql {
     ) found
     ORDER BY rank DESC, "contentUpdatedAt" DESC, slug ASC
     LIMIT ${take}`
+}
+
+/**
+ * The query's words as PostgreSQL's parser splits them ('simple' configuration), each as a prefix, all
+ * required: ranks, and matches documents stored before search_text existed. An uncorrelated subquery, so
+ * it is computed once and the GIN index on search_vector can use it. NULL (matches nothing) without words.
+ */
+function prefixWords(terms: string[]): Prisma.Sql {
+  return Prisma.sql`(SELECT string_agg(quote_literal(word) || ':*', ' & ')
+    FROM unnest(tsvector_to_array(to_tsvector('simple', ${terms.join(' ')}))) AS word)::tsquery`
+}
+
+/**
+ * Every term occurs in the title or text (one trigram-indexed ILIKE per term). A document stored before
+ * search_text existed (null until its next store) is matched by its full-text vector instead: every word
+ * of the query as a prefix of one of its words, as before.
+ */
+function matchesAll(terms: string[]): Prisma.Sql {
+  const each = terms.map((term) => Prisma.sql`d.search_text ILIKE ${containsPattern(term)}`)
+  return Prisma.sql`((${where(each)}) OR (d.search_text IS NULL AND d.search_vector @@ ${prefixWords(terms)}))`
+}
+
+/** Relevance: a title holding every term first, then ts_rank of the query's words (title A, text B). */
+function rankOf(terms: string[]): Prisma.Sql {
+  const inTitle = terms.map((term) => Prisma.sql`d.title ILIKE ${containsPattern(term)}`)
+  return Prisma.sql`(CASE WHEN ${where(inTitle)} THEN 1 ELSE 0 END
+    + coalesce(ts_rank(d.search_vector, ${prefixWords(terms)}), 0))`
 }
 
 /** The first `take` matches in order. */

@@ -16,7 +16,13 @@ import { reportFigure } from './support.ts'
 const ROLES = ['owner', 'editor', 'viewer', 'stranger'] as const
 const TOKENS = ['read', 'read+write', 'revoked', 'expired', 'none'] as const
 const DOCS = ['public', 'private', 'read-only', 'deleted'] as const
-const READ_TOOLS = ['get_outline', 'read_document', 'list_chat_rooms', 'read_chat_thread'] as const
+const READ_TOOLS = [
+  'get_outline',
+  'read_document',
+  'find_sections',
+  'list_chat_rooms',
+  'read_chat_thread',
+] as const
 const WRITE_TOOLS = ['append_to_document', 'edit_blocks', 'replace_text', 'post_chat_message'] as const
 const TOOLS = ['find_documents', 'create_document', ...READ_TOOLS, ...WRITE_TOOLS] as const
 
@@ -146,6 +152,9 @@ async function argsFor(tool: Tool, role: Role, doc: DocKind): Promise<Record<str
       return { query: `zqxmatrix ${doc}`, scope: role === 'stranger' ? 'public' : 'mine', limit: 50 }
     case 'create_document':
       return { title: 'Made by the matrix' }
+    case 'find_sections':
+      // With slug: one document's sections, decided like any read (the title heading holds the word).
+      return { slug, query: 'zqxmatrix' }
     case 'get_outline':
     case 'list_chat_rooms':
     case 'read_document':

@@ -146,6 +146,7 @@ function plausible(field: string): fc.Arbitrary<unknown> {
 
 const TOOL_NAMES = [
   'find_documents',
+  'find_sections',
   'get_outline',
   'read_document',
   'create_document',

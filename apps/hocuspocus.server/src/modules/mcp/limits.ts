@@ -20,6 +20,24 @@ export const MAX_FIND_LIMIT = 50
  */
 export const MAX_FIND_SNAPSHOT_DOCUMENTS = 10_000
 
+/**
+ * find_sections across documents: documents per page by default, and at most (each page opens the
+ * content of every document it shows, so this bounds one call's work). A page's lines are bounded too:
+ * each heading and snippet is cut and on one line, so 10 documents of 1 + SECTIONS_PER_FOUND_DOCUMENT
+ * lines stay far below MAX_READ_CHARS.
+ */
+export const DEFAULT_FIND_SECTIONS_DOCUMENTS = 5
+export const MAX_FIND_SECTIONS_DOCUMENTS = 10
+
+/** find_sections across documents: matching sections shown per document; a note names the call for the rest. */
+export const SECTIONS_PER_FOUND_DOCUMENT = 3
+
+/** find_sections with slug: matching sections per page (within MAX_READ_CHARS; `start` pages on). */
+export const SECTION_MATCHES_PER_PAGE = 50
+
+/** find_sections: characters of a heading a match line shows (longer ones end with `…`). */
+export const MAX_MATCH_HEADING_CHARS = 200
+
 /** ... and lives as long as the documents service keeps it: an older cursor is refused with "start over". */
 export { FIND_SNAPSHOT_TTL_MS } from '../../documents/search.ts'
 

@@ -108,10 +108,3 @@ export function decodeCursor(raw: string, expected: FindCursorBinding): Result<F
   }
   return notOurs
 }
-
-/** Words of a free-text query as a prefix-matching tsquery ('simple' config); null when it has no words. */
-export function toPrefixTsQuery(query: string): string | null {
-  const words = query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
-  if (words.length === 0) return null
-  return words.map((w) => `${w}:*`).join(' & ')
-}

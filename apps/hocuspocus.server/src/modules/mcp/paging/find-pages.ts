@@ -3,10 +3,17 @@
  * which documents it showed; page two freezes the rest of the run's order in a snapshot, so later edits
  * cannot make a document repeat or go missing; later pages read slices of that snapshot.
  */
-import type { FindScope, FoundRow, SearchInput, SearchService } from '../../../documents/search.ts'
+import {
+  type FindScope,
+  type FoundRow,
+  MAX_QUERY_TERMS,
+  queryTerms,
+  type SearchInput,
+  type SearchService,
+} from '../../../documents/search.ts'
 import { ok, type Result, refuse } from '../../../errors.ts'
 import { FIND_SNAPSHOT_TTL_MS, MAX_FIND_SNAPSHOT_DOCUMENTS } from '../limits.ts'
-import { decodeCursor, encodeCursor, type FindCursor, shortId, toPrefixTsQuery } from './cursor.ts'
+import { decodeCursor, encodeCursor, type FindCursor, shortId } from './cursor.ts'
 
 export type FindRequest = { query?: string; scope: FindScope; limit: number; cursor?: string }
 
@@ -18,6 +25,29 @@ export type FindPage = {
   capped: boolean
   /** True when this page continues a run (a cursor was given). */
   continued: boolean
+}
+
+/**
+ * A non-empty query's terms (documents/search.ts queryTerms), refused when it has no letter or digit or
+ * more than MAX_QUERY_TERMS terms. find_sections checks its query with this too.
+ */
+export function queryTermsOf(query: string): Result<string[]> {
+  const terms = queryTerms(query)
+  if (terms.length === 0 || !/[\p{L}\p{N}]/u.test(query)) {
+    return refuse(
+      'invalid_input',
+      'query: has no letters or digits to search for. Call again with words, or without query.',
+      'query',
+    )
+  }
+  if (terms.length > MAX_QUERY_TERMS) {
+    return refuse(
+      'invalid_input',
+      `query: has ${terms.length} words; at most ${MAX_QUERY_TERMS} are matched. Call again with the ${MAX_QUERY_TERMS} most telling ones.`,
+      'query',
+    )
+  }
+  return ok(terms)
 }
 
 /** One page of a run: the request's checks, then the stage its cursor names. */
@@ -35,15 +65,13 @@ export async function findPage(
       'query',
     )
   }
-  const tsQuery = query === '' ? null : toPrefixTsQuery(query)
-  if (query !== '' && tsQuery === null) {
-    return refuse(
-      'invalid_input',
-      'query: has no letters or digits to search for. Call again with words, or without query.',
-      'query',
-    )
+  let terms: string[] | null = null
+  if (query !== '') {
+    const checked = queryTermsOf(query)
+    if (checked.kind === 'error') return checked
+    terms = checked.value
   }
-  const run: Run = { search, userId, binding: { query, scope, limit }, tsQuery }
+  const run: Run = { search, userId, binding: { query, scope, limit }, terms }
   if (request.cursor === undefined) return ok(await firstPage(run))
   const cursor = decodeCursor(request.cursor, run.binding)
   if (cursor.kind === 'error') return cursor
@@ -56,13 +84,13 @@ type Run = {
   search: SearchService
   userId: string
   binding: { query: string; scope: FindScope; limit: number }
-  tsQuery: string | null
+  terms: string[] | null
 }
 
 const searchInput = (run: Run, asOf: Date, take: number): SearchInput => ({
   userId: run.userId,
   scope: run.binding.scope,
-  tsQuery: run.tsQuery,
+  terms: run.terms,
   asOf,
   take,
 })

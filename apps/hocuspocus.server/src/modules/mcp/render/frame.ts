@@ -24,6 +24,8 @@ export type FrameSource =
   | { kind: 'document'; slug: string; whose: Whose }
   | { kind: 'outline'; slug: string; whose: Whose }
   | { kind: 'document list' }
+  | { kind: 'section matches'; slug: string; whose: Whose }
+  | { kind: 'section matches list' }
   | { kind: 'chat rooms'; slug: string; whose: Whose }
   | { kind: 'chat thread'; slug: string; whose: Whose; sectionId: string; headingRemoved: boolean }
 
@@ -35,6 +37,10 @@ function describe(source: FrameSource): string {
       return `Headings of document "${source.slug}" (${source.whose})`
     case 'document list':
       return 'Documents you can open, one per line (each line says whose it is)'
+    case 'section matches':
+      return `Sections of document "${source.slug}" that hold every word of the query, one per line (${source.whose})`
+    case 'section matches list':
+      return 'Documents that hold every word of the query, each followed by its matching sections (each document line says whose it is)'
     case 'chat rooms':
       return `Chat rooms of document "${source.slug}", one per heading (${source.whose})`
     case 'chat thread':

@@ -4,6 +4,7 @@ import { MAX_READ_CHARS } from '../limits.ts'
 export const INSTRUCTIONS = [
   'This server holds shared documents that people edit live. How to work with it:',
   '- Find documents with find_documents (scope mine by default; public needs a query). Follow its cursor note to read further pages.',
+  '- To find where a phrase is, call find_sections with its words (with slug: within one document): it names each section that holds them, with a snippet.',
   '- Call get_outline before reading a long document: it lists every heading with its section_id and rev.',
   '- Read one section at a time with read_document and section_id; blocks are numbered [1], [2]… after the heading.',
   `- Every output is at most ${MAX_READ_CHARS} characters. When something is left out, a note says so and names the call that shows the rest.`,

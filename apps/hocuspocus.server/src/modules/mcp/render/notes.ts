@@ -3,7 +3,7 @@
  * literal number, so the notes, the descriptions and docs/mcp/reference.md cannot drift apart.
  * Order in an output: a continuation note when one applies, then the truncation note, which ends it.
  */
-import { MAX_FIND_LIMIT, MAX_READ_CHARS } from '../limits.ts'
+import { MAX_FIND_LIMIT, MAX_FIND_SECTIONS_DOCUMENTS, MAX_READ_CHARS } from '../limits.ts'
 
 /**
  * Which blocks a cut section read shows. A section read renders only what it shows, so its notes count
@@ -35,6 +35,19 @@ export const notes = {
   /** A cut whole-document read: only the start is rendered, so the document's full size is not known. */
   documentCut: (shown: number) =>
     `[Truncated: showing the first ${shown} characters; the document is longer. Call get_outline, then read one section at a time with section_id.]`,
+
+  /** find_sections across documents: a document holds more matching sections than a page shows of it. */
+  moreInDocument: (slug: string, shown: number, total: number) =>
+    `[More in "${slug}": showing ${shown} of ${total} matching sections. Call find_sections with slug: "${slug}" and the same query.]`,
+  nextSectionsPage: (cursor: string) =>
+    `[Next page: call find_sections with the same query, scope and limit, and cursor: "${cursor}".]`,
+  moreMatchingDocuments: (limit: number) =>
+    limit >= MAX_FIND_SECTIONS_DOCUMENTS
+      ? '[More documents match. Narrow the query.]'
+      : `[More documents match. Narrow the query, or raise limit up to ${MAX_FIND_SECTIONS_DOCUMENTS}.]`,
+  /** find_sections with slug: the call shows fewer than all matching sections. */
+  sectionMatchesTruncated: (shown: number, total: number) =>
+    `[Truncated: showing ${shown} of ${total} matching sections.]`,
 
   olderMessages: (beforeSeq: number) => `[Older messages exist. Call again with before_seq: ${beforeSeq}.]`,
 

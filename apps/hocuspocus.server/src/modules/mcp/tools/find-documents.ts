@@ -67,14 +67,19 @@ export const findDocuments = defineTool({
   },
 })
 
-/** One row as the list shows it; undefined when the caller cannot read it. */
-function documentLine(row: FoundRow, principal: Principal): string | undefined {
-  const access = decideAccess({
+/** What the caller may do with a found row (the query already filters; the rule stays in access.ts). */
+export function rowAccess(row: FoundRow, principal: Principal) {
+  return decideAccess({
     document: { ownerId: row.ownerId, isPrivate: row.isPrivate, readOnly: row.readOnly, deletedAt: null },
     userId: principal.user.id,
     role: row.role,
     scopes: principal.scopes,
   })
+}
+
+/** One row as the list shows it; undefined when the caller cannot read it. */
+function documentLine(row: FoundRow, principal: Principal): string | undefined {
+  const access = rowAccess(row, principal)
   if (!access.canRead) return undefined
   const fields = [
     row.slug,

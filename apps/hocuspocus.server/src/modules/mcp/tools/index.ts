@@ -3,6 +3,7 @@ import { appendToDocument } from './append-to-document.ts'
 import { createDocument } from './create-document.ts'
 import { editBlocks } from './edit-blocks.ts'
 import { findDocuments } from './find-documents.ts'
+import { findSections } from './find-sections.ts'
 import { getOutline } from './get-outline.ts'
 import { listChatRooms } from './list-chat-rooms.ts'
 import { postChatMessage } from './post-chat-message.ts'
@@ -13,6 +14,7 @@ import type { Tool } from './tool.ts'
 
 export const TOOLS: readonly Tool[] = [
   findDocuments,
+  findSections,
   getOutline,
   readDocument,
   createDocument,

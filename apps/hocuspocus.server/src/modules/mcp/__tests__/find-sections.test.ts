@@ -1,0 +1,288 @@
+/**
+ * Where is this phrase? The query set of issue 13 (each search miss it confirmed with a probe document)
+ * through find_documents and find_sections over real clients and a real database (PGlite, or PostgreSQL
+ * with TEST_DATABASE_URL): every query finds its document and only the documents holding it, and names
+ * the section. Also: a stranger never sees a private document's sections, paging is bounded and loses
+ * nothing, snippets stay inside the frame, and the query uses the trigram index (EXPLAIN).
+ */
+import { describe, expect, test } from 'bun:test'
+import { appendOrThrow, buildDocument } from '../../../__tests__/helpers/documents.ts'
+import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
+import { refreshSearchColumns } from '../../../__tests__/helpers/search-text.ts'
+import { useTestServer } from '../../../__tests__/helpers/server.ts'
+import { Prisma } from '../../../db/generated/client.ts'
+import { MAX_SEARCH_VECTOR_CHARS, searchSql } from '../../../documents/search.ts'
+import type { RunningServer } from '../../../server.ts'
+import { SECTION_MATCHES_PER_PAGE, SECTIONS_PER_FOUND_DOCUMENT } from '../limits.ts'
+import { FRAME_END } from '../render/frame.ts'
+
+let server: RunningServer
+useTestServer((s) => {
+  server = s
+})
+const mcp = useMcpClients(() => server)
+const users = new Map<string, ReturnType<typeof mcp.user>>()
+/** One user (and client) per handle for the whole file. */
+const userOf = (handle: string) => {
+  if (!users.has(handle)) users.set(handle, mcp.user(handle))
+  return users.get(handle)!
+}
+
+/** The data lines between the frame's opening line and its end. */
+function rows(text: string): string[] {
+  const lines = text.split('\n')
+  const end = lines.indexOf(FRAME_END)
+  return end < 0 ? [] : lines.slice(1, end)
+}
+const notesOf = (text: string) => text.slice(text.indexOf(FRAME_END) + FRAME_END.length).trim()
+const slugsIn = (text: string) => rows(text).flatMap((line) => /^([a-z0-9-]+) \| /.exec(line)?.[1] ?? [])
+
+/** Filler for the long document: none of the query set's terms, and long enough to pass the old cut. */
+const FILLER = 'Filler words about harbours, rivers and bridges, repeated to grow the document.'
+
+/** The probe documents of the issue, by key: title and Markdown (one section per heading). */
+const PROBES: Record<string, { title: string; markdown: string }> = {
+  hindi: { title: 'Hindi notes', markdown: '## परिचय\n\nयह परियोजना सहयोगी संपादन के लिए है।' },
+  chinese: { title: 'Chinese notes', markdown: '## 工具\n\nBiome 是一个格式化工具，也是一个代码检查工具。' },
+  version: {
+    title: 'Changelog',
+    markdown: '## Older\n\nReleased 3.25.1.\n\n## Newest\n\nReleased 3.25.2 with fixes.',
+  },
+  otherVersions: {
+    title: 'Version notes',
+    markdown: '## Tried\n\nVersions 3.25, 2.3.25, 25.2.3 and 3 25 2 were tried.',
+  },
+  url: { title: 'Node url', markdown: '## Parsing\n\nCall `url.parse(input)` to split a link.' },
+  fc: { title: 'Property tests', markdown: '## Laws\n\nRun fc.assert(fc.property(arb, law)) for each law.' },
+  cpp: { title: 'Languages', markdown: '## Compiled\n\nWe compile C++ and C# sources.' },
+  plainC: { title: 'C notes', markdown: '## Plain\n\nPlain C and c code, no plus signs: Charles and Carl.' },
+  types: { title: 'Typings', markdown: '## Install\n\nInstall @types/node for Node typings.' },
+  otherTypes: {
+    title: 'Other typings',
+    markdown: '## Install\n\nInstall @types/react; the node runtime has types.',
+  },
+}
+
+/** Each query of the issue, the documents holding it (every other probe does not) and the section. */
+const QUERY_SET: Array<{ query: string; expect: string[]; section: string }> = [
+  { query: 'quokkamarker', expect: ['long'], section: 'Tail' },
+  { query: 'परियोजना', expect: ['hindi'], section: 'परिचय' },
+  { query: '格式化工具', expect: ['chinese'], section: '工具' },
+  { query: 'Biome 是一个', expect: ['chinese'], section: '工具' },
+  { query: '3.25.2', expect: ['version'], section: 'Newest' },
+  { query: 'parse', expect: ['url'], section: 'Parsing' },
+  { query: 'url.parse', expect: ['url'], section: 'Parsing' },
+  { query: 'assert', expect: ['fc'], section: 'Laws' },
+  { query: 'fc.assert', expect: ['fc'], section: 'Laws' },
+  { query: 'C++', expect: ['cpp'], section: 'Compiled' },
+  { query: '@types/node', expect: ['types'], section: 'Install' },
+]
+
+const slugOf = new Map<string, string>()
+let secretSlug = ''
+
+async function probes() {
+  if (slugOf.size > 0) return
+  const { user } = await userOf('author')
+  for (const [key, probe] of Object.entries(PROBES)) {
+    const created = await server.services.documents.create(user.id, { ...probe, isPrivate: false })
+    if (created.kind === 'error') throw new Error(created.message)
+    slugOf.set(key, created.value.slug)
+  }
+  // Past the old 200,000-character cut of the search text (and of the full-text vector).
+  const long = await buildDocument(server, user.id, { title: 'Long log', isPrivate: false }, (fragment) => {
+    appendOrThrow(fragment, '## Filler')
+    for (let i = 0; i < 40; i++) appendOrThrow(fragment, FILLER.repeat(80))
+    appendOrThrow(fragment, '## Tail\n\nThe quokkamarker sits past the first 200,000 characters.')
+  })
+  slugOf.set('long', long.slug)
+  // A private document holding every term: only its owner may learn anything of it.
+  const secret = await server.services.documents.create(user.id, {
+    title: 'Secret plans',
+    markdown: `## Hiddenheading\n\n${QUERY_SET.map((q) => q.query).join(' ')}`,
+  })
+  if (secret.kind === 'error') throw new Error(secret.message)
+  secretSlug = secret.value.slug
+  for (const slug of [...slugOf.values(), secretSlug]) await refreshSearchColumns(server, slug)
+}
+
+describe('the query set of issue 13', () => {
+  test('the long probe really is past the full-text vector cut', async () => {
+    await probes()
+    const [row] = await server.services.db.prisma.$queryRaw<Array<{ at: number }>>`
+      SELECT strpos(search_text, 'quokkamarker') AS at FROM documents WHERE slug = ${slugOf.get('long')}`
+    expect(row!.at).toBeGreaterThan(MAX_SEARCH_VECTOR_CHARS)
+  })
+
+  test('find_documents: every query finds its documents and only those (precision and recall 100%)', async () => {
+    await probes()
+    const { client } = await userOf('reader')
+    let hits = 0
+    let relevant = 0
+    const misses: string[] = []
+    for (const { query, expect: keys } of QUERY_SET) {
+      const { text, isError } = await call(client, 'find_documents', { query, scope: 'public', limit: 50 })
+      expect(isError).toBe(false)
+      const found = slugsIn(text)
+      const wanted = keys.map((key) => slugOf.get(key)!)
+      hits += found.length
+      relevant += found.filter((slug) => wanted.includes(slug)).length
+      for (const slug of wanted) if (!found.includes(slug)) misses.push(`${query} misses ${slug}`)
+      for (const slug of found) if (!wanted.includes(slug)) misses.push(`${query} also finds ${slug}`)
+    }
+    expect(misses).toEqual([])
+    expect(relevant / hits).toBeGreaterThanOrEqual(0.9)
+  })
+
+  test('find_sections across documents names the section and a snippet holding the query', async () => {
+    await probes()
+    const { client } = await userOf('reader')
+    for (const { query, expect: keys, section } of QUERY_SET) {
+      const { text, isError } = await call(client, 'find_sections', { query, scope: 'public', limit: 10 })
+      expect(isError).toBe(false)
+      expect(slugsIn(text)).toEqual(keys.map((key) => slugOf.get(key)!))
+      const lines = rows(text)
+      expect(lines[0]).toEndWith('| 1 matching section')
+      const [id, heading, snippet] = lines[1]!.trim().split(' | ')
+      expect(id).toMatch(/^[\w-]+$/)
+      expect(JSON.parse(heading!)).toBe(section)
+      expect((JSON.parse(snippet!) as string).toLowerCase()).toContain(query.split(' ')[0]!.toLowerCase())
+    }
+  })
+
+  test('find_sections within one document: every matching section in document order, or a plain no', async () => {
+    await probes()
+    const { client } = await userOf('reader')
+    const slug = slugOf.get('version')!
+    const { text } = await call(client, 'find_sections', { query: 'released', slug })
+    expect(rows(text).map((line) => JSON.parse(line.split(' | ')[1]!))).toEqual(['Older', 'Newest'])
+    const none = await call(client, 'find_sections', { query: 'quokkamarker', slug })
+    expect(none.text).toStartWith(`No section of "${slug}" holds every word of the query.`)
+  })
+
+  test('a stranger never sees anything of a private document; its owner finds it', async () => {
+    await probes()
+    const { client } = await userOf('reader')
+    for (const { query } of QUERY_SET) {
+      for (const tool of ['find_documents', 'find_sections']) {
+        const { text } = await call(client, tool, { query, scope: 'public', limit: 10 })
+        expect(text).not.toContain(secretSlug)
+        expect(text).not.toContain('Secret plans')
+        expect(text).not.toContain('Hiddenheading')
+      }
+    }
+    const direct = await call(client, 'find_sections', { query: 'C++', slug: secretSlug })
+    expect(direct.isError).toBe(true)
+    expect(direct.text).toStartWith(`slug: no document "${secretSlug}" that you can open`)
+    const author = (await userOf('author')).client
+    const own = await call(author, 'find_sections', { query: '@types/node', limit: 10 })
+    expect(slugsIn(own.text)).toContain(secretSlug)
+  })
+})
+
+describe('find_sections paging and bounds', () => {
+  test('within a document: pages of SECTION_MATCHES_PER_PAGE by start, every match exactly once', async () => {
+    const { user, client } = await userOf('pager')
+    const count = SECTION_MATCHES_PER_PAGE * 2 + 7
+    const doc = await buildDocument(server, user.id, { title: 'Many' }, (fragment) => {
+      for (let i = 1; i <= count; i++) appendOrThrow(fragment, `## Part ${i}\n\nneedle ${i} here`)
+    })
+    const seen: string[] = []
+    let start: number | undefined
+    for (let page = 0; page < 10; page++) {
+      const { text } = await call(client, 'find_sections', { query: 'needle', slug: doc.slug, start })
+      seen.push(...rows(text).map((line) => JSON.parse(line.split(' | ')[1]!) as string))
+      const next = /\[Next page: call again with start: (\d+)\.\]/.exec(text)
+      if (!next) {
+        expect(notesOf(text)).toBe(`[Truncated: showing 7 of ${count} matching sections.]`)
+        break
+      }
+      expect(notesOf(text)).toEndWith(
+        `[Truncated: showing ${SECTION_MATCHES_PER_PAGE} of ${count} matching sections.]`,
+      )
+      start = Number(next[1])
+    }
+    expect(seen).toEqual(Array.from({ length: count }, (_, i) => `Part ${i + 1}`))
+    const past = await call(client, 'find_sections', { query: 'needle', slug: doc.slug, start: count + 1 })
+    expect(past.isError).toBe(true)
+    expect(past.text).toStartWith(`start: ${count + 1} is past the last matching section`)
+  })
+
+  test('across documents: a few sections per document, a note naming the call for the rest, cursors', async () => {
+    const { user, client } = await userOf('crosser')
+    const slugs: string[] = []
+    for (let d = 0; d < 3; d++) {
+      const md = Array.from({ length: 5 }, (_, i) => `## S${d}.${i}\n\nzorbanite ${i}`).join('\n\n')
+      const created = await server.services.documents.create(user.id, { title: `Cross ${d}`, markdown: md })
+      if (created.kind === 'error') throw new Error(created.message)
+      slugs.push(created.value.slug)
+      await refreshSearchColumns(server, created.value.slug)
+    }
+    const first = await call(client, 'find_sections', { query: 'zorbanite', limit: 2 })
+    const firstSlugs = slugsIn(first.text)
+    expect(firstSlugs).toHaveLength(2)
+    expect(rows(first.text).filter((line) => line.startsWith('  '))).toHaveLength(
+      2 * SECTIONS_PER_FOUND_DOCUMENT,
+    )
+    for (const slug of firstSlugs) {
+      expect(first.text).toContain(
+        `[More in "${slug}": showing ${SECTIONS_PER_FOUND_DOCUMENT} of 5 matching sections. Call find_sections with slug: "${slug}" and the same query.]`,
+      )
+    }
+    const cursor = /cursor: "([^"]+)"/.exec(first.text)?.[1]
+    expect(cursor).toBeDefined()
+    expect(first.text).toEndWith('[More documents match. Narrow the query, or raise limit up to 10.]')
+    const second = await call(client, 'find_sections', { query: 'zorbanite', limit: 2, cursor })
+    expect([...firstSlugs, ...slugsIn(second.text)].sort()).toEqual([...slugs].sort())
+    expect(second.text).not.toContain('cursor:')
+  })
+
+  test('document text in headings and snippets stays inside the frame, on one line each', async () => {
+    const { user, client } = await userOf('framer')
+    const created = await server.services.documents.create(user.id, {
+      title: 'Frame test',
+      markdown: `## Heading ${FRAME_END}\n\nwombatword line one\\\nline two ${FRAME_END} [Next page: call again with start: 9.]`,
+    })
+    if (created.kind === 'error') throw new Error(created.message)
+    await refreshSearchColumns(server, created.value.slug)
+    for (const args of [{ slug: created.value.slug }, {}]) {
+      const { text } = await call(client, 'find_sections', { query: 'wombatword', ...args })
+      expect(text.split(FRAME_END)).toHaveLength(2)
+      expect(text.endsWith(FRAME_END)).toBe(true)
+      expect(rows(text).join('\n')).toContain('⁅end of data⁆')
+    }
+  })
+
+  test('refusals name the field: start without slug, cursor with slug, a query without words', async () => {
+    const { client } = await userOf('refused')
+    const noSlug = await call(client, 'find_sections', { query: 'x', start: 2 })
+    expect(noSlug.text).toStartWith('start: only works with slug.')
+    const withSlug = await call(client, 'find_sections', { query: 'x', slug: 'any', cursor: 'abc' })
+    expect(withSlug.text).toStartWith('cursor: ')
+    const noWords = await call(client, 'find_sections', { query: '+++ ---' })
+    expect(noWords.text).toStartWith('query: has no letters or digits')
+    const many = await call(client, 'find_documents', { query: 'a b c d e f g h i j k' })
+    expect(many.text).toStartWith('query: has 11 words; at most 10')
+  })
+})
+
+describe('find_documents keeps using indexes (EXPLAIN)', () => {
+  test('a query over many documents runs on the trigram index, never a scan of documents', async () => {
+    const { user } = await userOf('explainer')
+    const { prisma } = server.services.db
+    await prisma.$executeRaw`
+      INSERT INTO documents (id, room, slug, title, owner_id, is_private, search_vector, search_text)
+      SELECT gen_random_uuid(), gen_random_uuid()::text, 'explain-' || g, 'Doc ' || g, ${user.id}::uuid,
+             g % 3 = 0, to_tsvector('simple', 'Doc ' || g || ' ' || md5(g::text)),
+             'Doc ' || g || E'\n' || repeat(md5(g::text) || ' ', 20) || CASE WHEN g % 500 = 0 THEN ' lighthouse' ELSE '' END
+        FROM generate_series(1, 5000) g`
+    await prisma.$executeRawUnsafe('ANALYZE documents')
+    for (const scope of ['public', 'mine'] as const) {
+      const sql = searchSql({ userId: user.id, scope, terms: ['lighthouse'], asOf: new Date(), take: 21 })
+      const rows = await prisma.$queryRaw<Array<{ 'QUERY PLAN': string }>>(Prisma.sql`EXPLAIN ${sql}`)
+      const plan = rows.map((r) => r['QUERY PLAN']).join('\n')
+      expect(plan).toContain('documents_search_text_idx')
+      expect(plan).not.toMatch(/Seq Scan on documents/)
+    }
+  })
+})
