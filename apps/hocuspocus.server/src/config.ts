@@ -11,6 +11,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 /** A shorter METRICS_TOKEN could be guessed. */
 export const METRICS_TOKEN_MIN_CHARS = 16
+/** AUTH_SECRET signs cookies: 32 characters at least (Better Auth's own floor). */
+export const AUTH_SECRET_MIN_CHARS = 32
 
 const boolFromEnv = z
   .string()
@@ -85,6 +87,18 @@ const envSchema = z.object({
       `expected at least ${METRICS_TOKEN_MIN_CHARS} characters (e.g. openssl rand -hex 32)`,
     )
     .optional(),
+  /**
+   * Secret that signs sign-in cookies and OAuth requests (auth/). Unset: one is generated once and kept
+   * in the database, shared by every instance. At least AUTH_SECRET_MIN_CHARS characters.
+   */
+  AUTH_SECRET: z
+    .string()
+    .trim()
+    .min(
+      AUTH_SECRET_MIN_CHARS,
+      `expected at least ${AUTH_SECRET_MIN_CHARS} characters (e.g. openssl rand -hex 32)`,
+    )
+    .optional(),
 })
 
 export type Config = {
@@ -106,6 +120,8 @@ export type Config = {
   mcpToken?: string
   /** METRICS_TOKEN; absent: /metrics answers loopback peers only. */
   metricsToken?: string
+  /** AUTH_SECRET; absent: generated once and kept in the database. */
+  authSecret?: string
 }
 
 export class ConfigError extends Error {
@@ -144,5 +160,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mcpCallsPerMinute: e.MCP_CALLS_PER_MINUTE,
     mcpToken: e.MCP_TOKEN,
     metricsToken: e.METRICS_TOKEN,
+    authSecret: e.AUTH_SECRET,
   }
 }

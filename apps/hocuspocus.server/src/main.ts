@@ -18,10 +18,17 @@ say(`Collaboration server listening on ${server.url} (database: ${server.service
 say(`  Editors (WebSocket): ${base.replace(/^http/, 'ws')}`)
 say(`  MCP endpoint:        ${base}/mcp`)
 say(`  Health / metrics:    ${base}/health  ${base}/metrics`)
+if (server.auth.enabled()) {
+  say(`  Sign in (people):    ${base}/sign-in   (OAuth for MCP apps: ${base}/auth)`)
+} else {
+  say(`  Sign-in and OAuth are off: they need an https PUBLIC_URL (or a loopback address)`)
+}
 if (created) {
   say()
   say(`First run: created user "${created.handle}" and a read+write API token, saved to:`)
   say(`  ${created.tokenFile}   (read it with: cat ${created.tokenFile})`)
+  say(`To sign in as "${created.handle}" (and connect OAuth apps), choose a password with the link from:`)
+  say(`  bun run cli -- user invite ${created.handle}`)
 } else if (existsSync(tokenFile)) {
   say(`  First-run token:     ${tokenFile}`)
 }

@@ -4,6 +4,7 @@
  */
 import type { Hocuspocus } from '@hocuspocus/server'
 import type { Server, ServerWebSocket } from 'bun'
+import { type AuthModule, createAuthModule } from './auth/module.ts'
 import { type AdminChannel, startAdminChannel } from './cli/admin-channel.ts'
 import { FLOOD_CLOSE_CODE, FLOOD_CLOSE_REASON, FloodBuckets, MAX_EDITOR_WAIT_MS } from './collab/boundary.ts'
 import { type Collab, createCollab } from './collab/hocuspocus.ts'
@@ -35,6 +36,8 @@ export type RunningServer = {
   metrics: Metrics
   /** The MCP module: its router is mounted on the port; `connectStdio` serves the stdio entry. */
   mcp: McpModule
+  /** Sign-in, invites, connected apps and the OAuth authorization server (auth/module.ts). */
+  auth: AuthModule
   /** Stops accepting, closes connections, stores every pending change, closes the database. */
   stop(): Promise<{ unstored: string[] }>
 }
@@ -65,6 +68,14 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const services = createServices(database)
   const metrics = createMetrics()
   const collab = createCollab({ config, services, logger, metrics })
+  // Sign-in and OAuth: built on first use, once the listening address (PORT=0) is known.
+  let listeningUrl = ''
+  const auth = createAuthModule({
+    prisma: database.prisma,
+    logger,
+    baseUrl: () => config.publicUrl ?? listeningUrl,
+    secret: config.authSecret,
+  })
   const mcp = initMcp({
     services,
     hocuspocus: collab.hocuspocus,
@@ -77,6 +88,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       publicUrl: config.publicUrl,
       callsPerMinute: config.mcpCallsPerMinute ?? 0,
       redisUrl: config.redisUrl,
+      oauth: auth,
     },
   })
   const app = createHttpApp({
@@ -86,6 +98,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     logger,
     version: VERSION,
     metricsToken: config.metricsToken,
+    auth,
   })
   const { hocuspocus } = collab
 
@@ -128,6 +141,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
 
   const port = server.port ?? config.port
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+  listeningUrl = url
   let stopping: Promise<{ unstored: string[] }> | undefined
 
   return {
@@ -137,6 +151,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     collab,
     metrics,
     mcp,
+    auth,
     stop() {
       stopping ??= (async () => {
         server.stop(false) // stop accepting; existing sockets are closed below

@@ -6,7 +6,9 @@
 
 import { basename, extname } from 'node:path'
 import { parseArgs } from 'node:util'
+import { createAccountsService, INVITE_TTL_MS } from '../auth/accounts.ts'
 import { parseScopes } from '../auth/tokens.ts'
+import { loadConfig } from '../config.ts'
 import { applyMigrations, migrationStatus } from '../db/migrations.ts'
 import type { Result } from '../errors.ts'
 import type { Services } from '../services.ts'
@@ -52,6 +54,19 @@ const table = (rows: string[][]): string => {
 }
 const when = (d: Date | null) => (d ? d.toISOString().replace(/\.\d+Z$/, 'Z') : '-')
 
+/** Where people reach the server (PUBLIC_URL, else the listening address), for links the CLI prints. */
+function publicBase(): string {
+  try {
+    const config = loadConfig()
+    return (
+      config.publicUrl ??
+      `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`
+    )
+  } catch {
+    return 'http://127.0.0.1:4000'
+  }
+}
+
 /** --owner's user; without it the only user there is (a fresh install has one, see first-run.ts). */
 async function ownerFor(services: Services, handle: string | undefined) {
   if (handle) return unwrap(await services.users.byHandle(handle))
@@ -87,6 +102,72 @@ const commands: Record<string, Command> = {
           ...users.map((u) => [u.handle, u.name ?? '-', when(u.createdAt)]),
         ]),
       )
+      return EXIT_OK
+    },
+  },
+  'user set-password': {
+    usage: 'user set-password HANDLE FILE',
+    summary:
+      "Set a user's sign-in password from the first line of FILE (/dev/stdin to pipe it; never an argument). Signs their browsers out.",
+    options: {},
+    positionals: ['HANDLE', 'FILE'],
+    async run({ args, services, io, files }) {
+      const user = unwrap(await services.users.byHandle(args[0]!))
+      const content = files[args[1]!]
+      if (content === undefined) throw new UsageError(`FILE: cannot read "${args[1]}"`)
+      const password = content.split(/\r?\n/)[0] ?? ''
+      unwrap(await createAccountsService(services.db.prisma).setPassword(user.id, password))
+      io.out(`${user.handle}: password set; sign in at ${publicBase()}/sign-in\n`)
+      return EXIT_OK
+    },
+  },
+  'user invite': {
+    usage: 'user invite HANDLE',
+    summary: `Print a link that lets the user choose their own password (works once, for ${INVITE_TTL_MS / 86_400_000} days).`,
+    options: {},
+    positionals: ['HANDLE'],
+    async run({ args, services, io }) {
+      const user = unwrap(await services.users.byHandle(args[0]!))
+      const invite = await createAccountsService(services.db.prisma).createInvite(user.id)
+      io.out(`${publicBase()}/invite/${invite.token}\n`)
+      io.err(
+        `Invite for ${user.handle}, valid until ${when(invite.expiresAt)}. Send it privately: it sets their password.\n`,
+      )
+      return EXIT_OK
+    },
+  },
+  'app list': {
+    usage: 'app list HANDLE',
+    summary: 'List the apps (OAuth clients) a user connected, with what they may do.',
+    options: {},
+    positionals: ['HANDLE'],
+    async run({ args, services, io }) {
+      const user = unwrap(await services.users.byHandle(args[0]!))
+      const apps = await createAccountsService(services.db.prisma).apps(user.id)
+      io.out(
+        table([
+          ['CLIENT_ID', 'SCOPES', 'CONNECTED', 'REDIRECTS TO', 'NAME'],
+          ...apps.map((a) => [
+            a.clientId,
+            a.scopes.join(','),
+            when(a.connectedAt),
+            a.redirectHosts.join(','),
+            a.name,
+          ]),
+        ]),
+      )
+      return EXIT_OK
+    },
+  },
+  'app revoke': {
+    usage: 'app revoke HANDLE CLIENT_ID',
+    summary: 'Disconnect an app from a user: its tokens stop working at the next call.',
+    options: {},
+    positionals: ['HANDLE', 'CLIENT_ID'],
+    async run({ args, services, io }) {
+      const user = unwrap(await services.users.byHandle(args[0]!))
+      const revoked = unwrap(await createAccountsService(services.db.prisma).revokeApp(user.id, args[1]!))
+      io.out(`revoked ${args[1]} for ${user.handle} (${revoked.tokens} tokens)\n`)
       return EXIT_OK
     },
   },

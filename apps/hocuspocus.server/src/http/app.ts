@@ -12,6 +12,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { Hono } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { routePath } from 'hono/route'
+import type { AuthModule } from '../auth/module.ts'
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/errors.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
@@ -44,6 +45,8 @@ export function createHttpApp(deps: {
   version: string
   /** METRICS_TOKEN: when set, /metrics (and /health's details) need `Authorization: Bearer <it>`. */
   metricsToken?: string
+  /** Sign-in pages and the OAuth authorization server (auth/module.ts). */
+  auth?: Pick<AuthModule, 'router'>
 }) {
   const { services, metrics, logger } = deps
   const app = new Hono<{ Bindings: HttpBindings }>()
@@ -106,6 +109,9 @@ export function createHttpApp(deps: {
 
   // The MCP module serves /mcp and its protected-resource metadata under /.well-known.
   app.route('/', deps.mcp.router)
+
+  // People sign in (/sign-in, /consent, /apps, /invite) and OAuth clients use /auth/… and its metadata.
+  if (deps.auth) app.route('/', deps.auth.router)
 
   app.notFound((c) => refusalResponse('not_found', `No route for ${c.req.method} ${c.req.path}`))
   app.onError((error, c) => {

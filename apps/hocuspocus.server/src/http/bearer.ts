@@ -1,6 +1,6 @@
-/** Bearer-token middleware: resolves the API token to a principal, or answers 401. */
+/** Bearer-token middleware: resolves the API token (or an OAuth access token) to a principal, or answers 401. */
 import type { MiddlewareHandler } from 'hono'
-import type { Principal, TokensService } from '../auth/tokens.ts'
+import { type Principal, TOKEN_PREFIX, type TokensService } from '../auth/tokens.ts'
 import { httpRefusal } from './refusal.ts'
 
 export type AuthVariables = { principal: Principal }
@@ -9,17 +9,23 @@ export function bearerAuth(options: {
   tokens: TokensService
   /** Extra WWW-Authenticate parameters (the MCP module points at its resource metadata). */
   challenge?: (requestUrl: string) => string
+  /** OAuth access tokens (auth/oauth-access.ts), tried for a bearer value that is not an API token. */
+  verifyOAuth?: (token: string) => Promise<Principal | null>
 }): MiddlewareHandler<{ Variables: AuthVariables }> {
   return async function bearer(c, next) {
     const header = c.req.header('authorization') ?? ''
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
-    const principal = match ? await options.tokens.verify(match[1]) : null
+    const raw = match?.[1]
+    let principal = raw ? await options.tokens.verify(raw) : null
+    if (!principal && raw && options.verifyOAuth && !raw.startsWith(`${TOKEN_PREFIX}_`)) {
+      principal = await options.verifyOAuth(raw)
+    }
     if (!principal) {
       const challenge = options.challenge ? `Bearer ${options.challenge(c.req.url)}` : 'Bearer realm="collab"'
       throw httpRefusal(
         'unauthorized',
         match
-          ? 'The bearer token is unknown, revoked or expired; issue a new one with: bun run cli -- token issue HANDLE'
+          ? 'The bearer token is unknown, revoked or expired; issue a new one with: bun run cli -- token issue HANDLE (or sign in again through OAuth)'
           : 'Send an API token as: Authorization: Bearer <token>',
         { headers: { 'WWW-Authenticate': challenge } },
       )

@@ -36,6 +36,14 @@ export type McpConfig = {
   callsPerMinute?: number
   /** redis://… (REDIS_URL): the rate limit is counted in Redis, shared by every instance. */
   redisUrl?: string
+  /**
+   * The server's own OAuth authorization server (auth/module.ts): listed in the resource metadata and
+   * the 401 challenge, and its access tokens accepted beside API tokens.
+   */
+  oauth?: {
+    issuer(): string | undefined
+    verifyAccessToken(token: string): Promise<Principal | null>
+  }
 }
 
 export type McpDeps = {
@@ -102,7 +110,11 @@ export function init(deps: McpDeps): McpModule {
 
   const router = new Hono<{ Variables: AuthVariables }>()
 
-  router.get(RESOURCE_METADATA_PATH, (c) => c.json(resourceMetadata(originOf(c.req.url))))
+  const issuers = () => {
+    const issuer = config.oauth?.issuer()
+    return issuer ? [issuer] : []
+  }
+  router.get(RESOURCE_METADATA_PATH, (c) => c.json(resourceMetadata(originOf(c.req.url), issuers())))
 
   router.use(
     '/mcp',
@@ -114,7 +126,14 @@ export function init(deps: McpDeps): McpModule {
   )
   // The order every request to /mcp meets: Origin/Host (needs no principal) -> bearer token (401 with the
   // challenge, before any answer that depends on the method or the body) -> method (405) -> body (413).
-  router.use('/mcp', bearerAuth({ tokens: services.tokens, challenge: (url) => challengeFor(originOf(url)) }))
+  router.use(
+    '/mcp',
+    bearerAuth({
+      tokens: services.tokens,
+      challenge: (url) => challengeFor(originOf(url), issuers().length > 0),
+      verifyOAuth: config.oauth?.verifyAccessToken,
+    }),
+  )
   router.on(['GET', 'DELETE'], '/mcp', () =>
     refusalResponse('method_not_allowed', 'This MCP endpoint is stateless: use POST.', {
       headers: { Allow: 'POST' },

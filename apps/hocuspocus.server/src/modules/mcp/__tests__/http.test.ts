@@ -39,14 +39,20 @@ describe('POST /mcp at the HTTP edge', () => {
     })
     expect(res.status).toBe(401)
     const challenge = res.headers.get('www-authenticate') ?? ''
+    // scope: what OAuth clients should ask for (offline_access brings a refresh token), see docs/auth.md.
     expect(challenge).toBe(
-      'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"',
+      'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp", scope="read write offline_access"',
     )
     const meta = await server.mcp.router.request('http://127.0.0.1/.well-known/oauth-protected-resource/mcp')
     expect(meta.status).toBe(200)
-    const body = (await meta.json()) as { resource: string; scopes_supported: string[] }
+    const body = (await meta.json()) as {
+      resource: string
+      scopes_supported: string[]
+      authorization_servers: string[]
+    }
     expect(body.resource).toBe('http://127.0.0.1/mcp')
     expect(body.scopes_supported).toEqual(['read', 'write'])
+    expect(body.authorization_servers).toEqual([`${server.url}/auth`])
   })
 
   test('a bad token is 401 too', async () => {

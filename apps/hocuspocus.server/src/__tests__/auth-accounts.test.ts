@@ -1,0 +1,153 @@
+/**
+ * People's accounts over real HTTP: passwords (argon2id), the sign-in form, session and CSRF cookies,
+ * invite links and the CLI commands that set passwords. The OAuth flows are in auth-oauth.test.ts.
+ */
+import { describe, expect, test } from 'bun:test'
+import { runCommand } from '../cli/commands.ts'
+import type { RunningServer } from '../server.ts'
+import { Browser, hiddenFields } from './helpers/browser.ts'
+import { DATABASE_KIND } from './helpers/database.ts'
+import { useTestServer } from './helpers/server.ts'
+
+const PASSWORD = 'correct horse battery staple'
+
+async function cli(server: RunningServer, argv: string[], files: Record<string, string> = {}) {
+  let out = ''
+  let err = ''
+  const code = await runCommand({ argv, files }, server.services, {
+    out: (s) => {
+      out += s
+    },
+    err: (s) => {
+      err += s
+    },
+  })
+  return { code, out, err }
+}
+
+async function signIn(browser: Browser, handle: string, password: string, next?: string) {
+  const page = await (
+    await browser.fetch(`/sign-in${next ? `?next=${encodeURIComponent(next)}` : ''}`)
+  ).text()
+  return browser.post('/sign-in', { ...hiddenFields(page), handle, password })
+}
+
+describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
+  let server: RunningServer
+  useTestServer((s) => {
+    server = s
+  })
+
+  test('user add + set-password: the password is stored as argon2id, and too short is refused', async () => {
+    expect((await cli(server, ['user', 'add', 'alice'])).code).toBe(0)
+    const short = await cli(server, ['user', 'set-password', 'alice', 'pw.txt'], { 'pw.txt': 'short\n' })
+    expect(short.code).toBe(2)
+    expect(short.err).toContain('password: at least 12 characters')
+    const set = await cli(server, ['user', 'set-password', 'alice', 'pw.txt'], { 'pw.txt': `${PASSWORD}\n` })
+    expect(set.code).toBe(0)
+    const account = await server.services.db.prisma.account.findFirstOrThrow({
+      where: { providerId: 'credential' },
+    })
+    expect(account.password).toStartWith('$argon2id$')
+    expect(account.password).not.toContain(PASSWORD)
+  })
+
+  test('signing in with the form sets an HttpOnly, SameSite session cookie (not Secure over http) and shows the account', async () => {
+    const browser = new Browser(server.url)
+    const response = await signIn(browser, 'alice', PASSWORD)
+    expect(response.status).toBe(303)
+    expect(response.headers.get('location')).toBe('/apps')
+    const session = response.headers.getSetCookie().find((c) => c.startsWith('collab.session_token='))
+    expect(session).toBeDefined()
+    expect(session).toMatch(/HttpOnly/i)
+    expect(session).toMatch(/SameSite=Lax/i)
+    expect(session).not.toMatch(/Secure/i)
+    const apps = await browser.fetch('/apps')
+    expect(apps.status).toBe(200)
+    expect(await apps.text()).toContain('Signed in as <strong>alice</strong>')
+  })
+
+  test('a wrong password is refused with the form again, and no session', async () => {
+    const browser = new Browser(server.url)
+    const response = await signIn(browser, 'alice', 'not the password at all')
+    expect(response.status).toBe(401)
+    expect(await response.text()).toContain('The handle or the password is wrong.')
+    expect([...browser.cookies.keys()].some((k) => k.includes('session'))).toBe(false)
+    expect((await browser.fetch('/apps')).status).toBe(303)
+  })
+
+  test('CSRF: a sign-in post without the cookie token, with another token, or from another origin is refused', async () => {
+    const browser = new Browser(server.url)
+    const page = await (await browser.fetch('/sign-in')).text()
+    const fields = { ...hiddenFields(page), handle: 'alice', password: PASSWORD }
+    // A cross-site form: the attacker cannot read the victim's token, so it sends its own guess.
+    const wrong = await browser.post('/sign-in', { ...fields, csrf: 'A'.repeat(43) })
+    expect(wrong.status).toBe(403)
+    const foreign = await browser.post('/sign-in', fields, { origin: 'https://evil.example' })
+    expect(foreign.status).toBe(403)
+    const cookieless = new Browser(server.url)
+    expect((await cookieless.post('/sign-in', fields)).status).toBe(403)
+    expect((await browser.post('/sign-in', fields)).status).toBe(303)
+  })
+
+  test('open redirect: after sign-in only same-site paths are followed', async () => {
+    for (const next of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
+      const response = await signIn(new Browser(server.url), 'alice', PASSWORD, next)
+      expect(response.status).toBe(303)
+      expect(response.headers.get('location')).toBe('/apps')
+    }
+    const ok = await signIn(new Browser(server.url), 'alice', PASSWORD, '/apps?x=1')
+    expect(ok.headers.get('location')).toBe('/apps?x=1')
+  })
+
+  test('an invite link lets a person choose their password once, then sign in', async () => {
+    expect((await cli(server, ['user', 'add', 'bruno'])).code).toBe(0)
+    const invite = await cli(server, ['user', 'invite', 'bruno'])
+    expect(invite.code).toBe(0)
+    const link = new URL(invite.out.trim())
+    expect(link.pathname).toMatch(/^\/invite\/[A-Za-z0-9_-]{43}$/)
+    const browser = new Browser(server.url)
+    const page = await browser.fetch(link.pathname)
+    expect(page.status).toBe(200)
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer')
+    const fields = hiddenFields(await page.text())
+    const mismatch = await browser.post(link.pathname, {
+      ...fields,
+      password: PASSWORD,
+      confirm: `${PASSWORD}!`,
+    })
+    expect(mismatch.status).toBe(400)
+    const set = await browser.post(link.pathname, { ...fields, password: PASSWORD, confirm: PASSWORD })
+    expect(set.status).toBe(200)
+    expect(await set.text()).toContain('Your password is set')
+    // Used once: the same link is refused now.
+    expect((await browser.fetch(link.pathname)).status).toBe(410)
+    expect((await signIn(new Browser(server.url), 'bruno', PASSWORD)).status).toBe(303)
+  })
+
+  test('pages refuse framing and caching', async () => {
+    const response = await new Browser(server.url).fetch('/sign-in')
+    expect(response.headers.get('x-frame-options')).toBe('DENY')
+    expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+    expect(response.headers.get('cache-control')).toBe('no-store')
+  })
+})
+
+describe(`sign-in behind https (${DATABASE_KIND})`, () => {
+  let server: RunningServer
+  useTestServer(
+    (s) => {
+      server = s
+    },
+    { publicUrl: 'https://docs.example.org' },
+  )
+
+  test('cookies are Secure when the public URL is https', async () => {
+    const response = await fetch(`${server.url}/sign-in`, { headers: { host: 'docs.example.org' } })
+    expect(response.status).toBe(200)
+    const csrf = response.headers.getSetCookie().find((c) => c.startsWith('collab.csrf='))
+    expect(csrf).toMatch(/Secure/)
+    expect(csrf).toMatch(/HttpOnly/)
+    expect(csrf).toMatch(/SameSite=Strict/)
+  })
+})

@@ -1,0 +1,72 @@
+/**
+ * Sign-in and the OAuth authorization server as one module: `createAuthModule(deps)` gives the router
+ * to mount (pages and OAuth endpoints), the accounts service (passwords, invites, connected apps) and
+ * `verifyAccessToken` for /mcp. Better Auth is built on first use, once the public origin is known
+ * (with PORT=0 it is known only after listening).
+ */
+import type { PrismaClient } from '../db/generated/client.ts'
+import type { Logger } from '../logger.ts'
+import { type AccountsService, createAccountsService } from './accounts.ts'
+import { type BetterAuth, createBetterAuth, issuerOf, mcpResourceOf } from './better-auth.ts'
+import { createOAuthAccess } from './oauth-access.ts'
+import { authRoutes } from './routes.ts'
+import { sharedSecret } from './shared-state.ts'
+import type { Principal } from './tokens.ts'
+
+const SECRET_NAME = 'better-auth'
+
+export type AuthModule = {
+  router: ReturnType<typeof authRoutes>
+  accounts: AccountsService
+  /** False when the public origin cannot host OAuth (plain http off loopback): set PUBLIC_URL to https. */
+  enabled(): boolean
+  /** The authorization server's issuer (listed in /mcp's protected-resource metadata), when enabled. */
+  issuer(): string | undefined
+  /** The principal of an OAuth access token bound to this server's /mcp, or null. */
+  verifyAccessToken(token: string): Promise<Principal | null>
+}
+
+/** OAuth needs an https origin, or plain http on a loopback name (development). */
+export function canHostOAuth(baseUrl: string): boolean {
+  const url = new URL(baseUrl)
+  if (url.protocol === 'https:') return true
+  return url.protocol === 'http:' && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(url.hostname)
+}
+
+export function createAuthModule(deps: {
+  prisma: PrismaClient
+  logger: Logger
+  /** PUBLIC_URL, or the address the server listens on; read on first use. */
+  baseUrl: () => string
+  /** AUTH_SECRET; absent: one generated secret shared through the database. */
+  secret?: string
+}): AuthModule {
+  const { prisma } = deps
+  const logger = deps.logger.child({ module: 'auth' })
+  const baseUrl = () => deps.baseUrl().replace(/\/+$/, '')
+  let instance: Promise<BetterAuth> | undefined
+  const auth = () => {
+    instance ??= (async () => {
+      if (!canHostOAuth(baseUrl())) {
+        throw new Error(`sign-in needs an https PUBLIC_URL (or a loopback address); ${baseUrl()} is neither`)
+      }
+      const secret = deps.secret ?? (await sharedSecret(prisma, SECRET_NAME))
+      return createBetterAuth({ prisma, baseUrl: baseUrl(), secret })
+    })()
+    instance.catch(() => {
+      instance = undefined
+    })
+    return instance
+  }
+  const access = createOAuthAccess(prisma)
+  const accounts = createAccountsService(prisma)
+  const enabled = () => canHostOAuth(baseUrl())
+  return {
+    router: authRoutes({ prisma, auth, accounts, baseUrl, enabled, logger }),
+    accounts,
+    enabled,
+    issuer: () => (enabled() ? issuerOf(baseUrl()) : undefined),
+    verifyAccessToken: (token) =>
+      enabled() ? access.verify(token, mcpResourceOf(baseUrl())) : Promise.resolve(null),
+  }
+}
