@@ -1,0 +1,454 @@
+/**
+ * OAuth 2.1 for /mcp with real clients on a real server: the MCP TypeScript SDK's client auth flow
+ * (an OAuthClientProvider, discovery from the 401 challenge, dynamic registration, PKCE) completes
+ * sign-in and consent through the HTML forms, then lists tools with the token it got; and the attacks
+ * the authorization server must refuse, each driven by hand against the same endpoints.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createHash, randomBytes } from 'node:crypto'
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { REGISTRATIONS_PER_MINUTE } from '../auth/better-auth.ts'
+import { MAX_REGISTRATIONS_PER_HOUR } from '../auth/routes.ts'
+import { runCommand } from '../cli/commands.ts'
+import { TOOLS } from '../modules/mcp/tools/index.ts'
+import type { RunningServer } from '../server.ts'
+import { Browser, hiddenFields, signInAndConsent, TestOAuthProvider } from './helpers/browser.ts'
+import { DATABASE_KIND } from './helpers/database.ts'
+import { mcpUrlOf } from './helpers/mcp.ts'
+import { useTestServer } from './helpers/server.ts'
+
+const PASSWORD = 'correct horse battery staple'
+const CALLBACK = 'http://127.0.0.1:33418/callback'
+const READ_TOOLS = TOOLS.filter((t) => t.kind === 'read')
+  .map((t) => t.name)
+  .sort()
+const ALL_TOOLS = TOOLS.map((t) => t.name).sort()
+
+async function addPerson(server: RunningServer, handle: string) {
+  const user = await server.services.users.add(handle)
+  if (user.kind === 'error') throw new Error(user.message)
+  const set = await server.auth.accounts.setPassword(user.value.id, PASSWORD)
+  if (set.kind === 'error') throw new Error(set.message)
+  return user.value
+}
+
+function pkce() {
+  const verifier = randomBytes(32).toString('base64url')
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
+}
+
+async function register(
+  server: RunningServer,
+  name = 'Hand-made app',
+  redirect = CALLBACK,
+): Promise<Response> {
+  return fetch(`${server.url}/auth/oauth2/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: name,
+      redirect_uris: [redirect],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    }),
+  })
+}
+
+function authorizeUrl(
+  server: RunningServer,
+  clientId: string,
+  options: { challenge?: string; method?: string; redirect?: string; resource?: string; scope?: string } = {},
+): string {
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: options.redirect ?? CALLBACK,
+    scope: options.scope ?? 'read write offline_access',
+    state: 'hand-made-state',
+    resource: options.resource ?? mcpUrlOf(server),
+  })
+  if (options.challenge !== undefined) {
+    query.set('code_challenge', options.challenge)
+    query.set('code_challenge_method', options.method ?? 'S256')
+  }
+  return `${server.url}/auth/oauth2/authorize?${query}`
+}
+
+function tokenRequest(server: RunningServer, fields: Record<string, string>): Promise<Response> {
+  return fetch(`${server.url}/auth/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  })
+}
+
+/** What /mcp answers to tools/list with this bearer token (status only: 200 or 401). */
+async function mcpStatus(server: RunningServer, token: string): Promise<number> {
+  const response = await fetch(mcpUrlOf(server), {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  })
+  await response.body?.cancel()
+  return response.status
+}
+
+describe(`OAuth for /mcp with the MCP SDK client (${DATABASE_KIND})`, () => {
+  let server: RunningServer
+  useTestServer((s) => {
+    server = s
+  })
+  const clients: Client[] = []
+  afterAll(async () => {
+    for (const client of clients.splice(0)) await client.close()
+  }, 60_000)
+
+  /** The SDK client is sent to sign in (401 -> discovery -> registration -> authorize); the person approves `access`. */
+  async function connectThroughOAuth(
+    browser: Browser,
+    handle: string,
+    access: 'read' | 'read write',
+    provider = new TestOAuthProvider(),
+  ) {
+    const url = new URL(mcpUrlOf(server))
+    const first = new Client({ name: 'oauth-test', version: '1.0.0' })
+    await expect(
+      first.connect(new StreamableHTTPClientTransport(url, { authProvider: provider })),
+    ).rejects.toThrow(UnauthorizedError)
+    const back = await signInAndConsent(
+      browser,
+      provider.authorizationUrl!,
+      { handle, password: PASSWORD },
+      { access },
+    )
+    expect(`${back.origin}${back.pathname}`).toBe(CALLBACK)
+    expect(back.searchParams.get('state')).toBe('state-of-the-test')
+    const transport = new StreamableHTTPClientTransport(url, { authProvider: provider })
+    await transport.finishAuth(back.searchParams.get('code')!)
+    const client = new Client({ name: 'oauth-test', version: '1.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }))
+    clients.push(client)
+    return { client, provider }
+  }
+
+  beforeAll(async () => {
+    await addPerson(server, 'alice')
+    await addPerson(server, 'bob')
+  }, 60_000)
+
+  test('discovery: /mcp answers 401 pointing at metadata that lists this authorization server (RFC 9728, 8414, OpenID)', async () => {
+    const unauthenticated = await fetch(mcpUrlOf(server), { method: 'GET' })
+    expect(unauthenticated.status).toBe(401)
+    const challenge = unauthenticated.headers.get('www-authenticate') ?? ''
+    expect(challenge).toContain(`resource_metadata="${server.url}/.well-known/oauth-protected-resource/mcp"`)
+    const resource = (await (
+      await fetch(`${server.url}/.well-known/oauth-protected-resource/mcp`)
+    ).json()) as {
+      resource: string
+      authorization_servers: string[]
+    }
+    expect(resource.resource).toBe(mcpUrlOf(server))
+    expect(resource.authorization_servers).toEqual([`${server.url}/auth`])
+    for (const path of [
+      '/.well-known/oauth-authorization-server/auth',
+      '/.well-known/openid-configuration/auth',
+      '/auth/.well-known/openid-configuration',
+    ]) {
+      const response = await fetch(`${server.url}${path}`)
+      expect(response.status).toBe(200)
+      const metadata = (await response.json()) as Record<string, unknown>
+      expect(metadata.issuer).toBe(`${server.url}/auth`)
+      expect(metadata.code_challenge_methods_supported).toEqual(['S256'])
+      expect(metadata.registration_endpoint).toBe(`${server.url}/auth/oauth2/register`)
+    }
+    // The library's administration endpoints are not reachable (allow-list).
+    expect((await fetch(`${server.url}/auth/oauth2/create-client`, { method: 'POST' })).status).toBe(404)
+  })
+
+  test('a person approves read only: the SDK client lists only the read tools, and the consent page named the app', async () => {
+    const browser = new Browser(server.url)
+    const { client, provider } = await connectThroughOAuth(browser, 'alice', 'read')
+    expect(provider.saved?.scope?.split(' ')).not.toContain('write')
+    const names = (await client.listTools()).tools.map((t) => t.name).sort()
+    expect(names).toEqual(READ_TOOLS)
+    expect(names.length).toBeLessThan(ALL_TOOLS.length)
+    const apps = await (await browser.fetch('/apps')).text()
+    expect(apps).toContain('Test MCP app')
+    expect(apps).toContain('127.0.0.1:33418')
+  })
+
+  test('read and write approved: every tool, a short-lived access token and a refresh token that rotates', async () => {
+    const { client, provider } = await connectThroughOAuth(new Browser(server.url), 'bob', 'read write')
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(ALL_TOOLS)
+    const tokens = provider.saved!
+    expect(tokens.expires_in).toBeLessThanOrEqual(600)
+    expect(tokens.refresh_token).toBeString()
+    const clientId = provider.information!.client_id
+    const refreshed = await tokenRequest(server, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: clientId,
+      resource: mcpUrlOf(server),
+    })
+    expect(refreshed.status).toBe(200)
+    const next = (await refreshed.json()) as { access_token: string; refresh_token: string }
+    expect(next.refresh_token).not.toBe(tokens.refresh_token)
+    expect(await mcpStatus(server, next.access_token)).toBe(200)
+    // Replay of the rotated refresh token: refused.
+    const replay = await tokenRequest(server, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: clientId,
+      resource: mcpUrlOf(server),
+    })
+    expect(replay.status).toBe(400)
+  })
+
+  describe('attacks on the authorization server', () => {
+    let clientId: string
+    let browser: Browser
+
+    beforeAll(async () => {
+      const registered = await register(server)
+      expect(registered.status).toBe(201)
+      clientId = ((await registered.json()) as { client_id: string }).client_id
+      browser = new Browser(server.url)
+    }, 60_000)
+
+    /** A code for this client, through sign-in and consent (read and write). */
+    async function codeFor(challenge: string, options: { resource?: string } = {}) {
+      const back = await signInAndConsent(
+        browser,
+        authorizeUrl(server, clientId, { challenge, ...options }),
+        {
+          handle: 'alice',
+          password: PASSWORD,
+        },
+      )
+      const code = back.searchParams.get('code')
+      if (!code) throw new Error(`no code: ${back}`)
+      return code
+    }
+
+    const exchange = (code: string, verifier: string, redirect = CALLBACK) =>
+      tokenRequest(server, {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: redirect,
+        client_id: clientId,
+        resource: mcpUrlOf(server),
+      })
+
+    test('code reuse: the second exchange is refused, and the tokens of the first stop working', async () => {
+      const { verifier, challenge } = pkce()
+      const code = await codeFor(challenge)
+      const first = await exchange(code, verifier)
+      expect(first.status).toBe(200)
+      const { access_token } = (await first.json()) as { access_token: string }
+      expect(await mcpStatus(server, access_token)).toBe(200)
+      const second = await exchange(code, verifier)
+      expect(second.status).toBe(400)
+      expect(((await second.json()) as { error: string }).error).toBe('invalid_grant')
+      expect(await mcpStatus(server, access_token)).toBe(401)
+    })
+
+    test('wrong PKCE verifier: refused, and the code is spent (the right verifier cannot follow)', async () => {
+      const { verifier, challenge } = pkce()
+      const code = await codeFor(challenge)
+      const response = await exchange(code, pkce().verifier)
+      // The library answers 401 invalid_request "code verification failed" (RFC 6749 would say 400 invalid_grant).
+      expect([400, 401]).toContain(response.status)
+      expect(((await response.json()) as { access_token?: string }).access_token).toBeUndefined()
+      expect((await exchange(code, verifier)).status).toBe(400)
+    })
+
+    test('PKCE is required, and only S256', async () => {
+      for (const url of [
+        authorizeUrl(server, clientId),
+        authorizeUrl(server, clientId, { challenge: 'a'.repeat(43), method: 'plain' }),
+      ]) {
+        const response = await browser.fetch(url)
+        const location = response.headers.get('location') ?? ''
+        // Never a code: an error to the client (or our error page), and no sign-in or consent step.
+        expect(location).not.toContain('code=')
+        expect(location).not.toContain('/consent')
+      }
+    })
+
+    test('mismatched redirect URI: authorize never sends the browser there, and the token exchange refuses another one', async () => {
+      for (const evil of ['https://evil.example/callback', 'http://127.0.0.1:33418/other', `${CALLBACK}/x`]) {
+        const response = await browser.fetch(
+          authorizeUrl(server, clientId, { challenge: pkce().challenge, redirect: evil }),
+        )
+        const location = response.headers.get('location') ?? ''
+        expect(location.startsWith(evil)).toBe(false)
+        expect(location).not.toContain('evil.example')
+      }
+      const { verifier, challenge } = pkce()
+      const code = await codeFor(challenge)
+      const response = await exchange(code, verifier, 'http://127.0.0.1:33418/other')
+      expect(response.status).toBe(400)
+    })
+
+    test('token for another resource: not issued, and a token bound elsewhere is refused at /mcp', async () => {
+      const other = 'http://127.0.0.1:9/mcp'
+      const response = await browser.fetch(
+        authorizeUrl(server, clientId, { challenge: pkce().challenge, resource: other }),
+      )
+      expect(response.headers.get('location') ?? '').not.toContain('code=')
+      const { verifier, challenge } = pkce()
+      const code = await codeFor(challenge)
+      const wrongResource = await tokenRequest(server, {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: CALLBACK,
+        client_id: clientId,
+        resource: other,
+      })
+      expect(wrongResource.status).toBe(400)
+      // A token the authorization server bound to another resource (rebinding ours in the database).
+      const fresh = pkce()
+      const issued = (await (await exchange(await codeFor(fresh.challenge), fresh.verifier)).json()) as {
+        access_token: string
+      }
+      expect(await mcpStatus(server, issued.access_token)).toBe(200)
+      await server.services.db.prisma.oauthAccessToken.updateMany({
+        where: { resources: { has: mcpUrlOf(server) }, revoked: null, clientId },
+        data: { resources: [other] },
+      })
+      expect(await mcpStatus(server, issued.access_token)).toBe(401)
+    })
+
+    test('expired access token: refused', async () => {
+      const { verifier, challenge } = pkce()
+      const issued = (await (await exchange(await codeFor(challenge), verifier)).json()) as {
+        access_token: string
+      }
+      expect(await mcpStatus(server, issued.access_token)).toBe(200)
+      await server.services.db.prisma.oauthAccessToken.updateMany({
+        where: { clientId, revoked: null },
+        data: { expiresAt: new Date(Date.now() - 1000) },
+      })
+      expect(await mcpStatus(server, issued.access_token)).toBe(401)
+    })
+
+    test('revoked by the client (RFC 7009): the next call is refused', async () => {
+      const { verifier, challenge } = pkce()
+      const issued = (await (await exchange(await codeFor(challenge), verifier)).json()) as {
+        access_token: string
+      }
+      expect(await mcpStatus(server, issued.access_token)).toBe(200)
+      const revoked = await fetch(`${server.url}/auth/oauth2/revoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          token: issued.access_token,
+          token_type_hint: 'access_token',
+          client_id: clientId,
+        }).toString(),
+      })
+      expect(revoked.status).toBe(200)
+      expect(await mcpStatus(server, issued.access_token)).toBe(401)
+    })
+
+    test('CSRF on consent: a post without the page token, with another one, or from another origin gives no code', async () => {
+      const url = authorizeUrl(server, clientId, { challenge: pkce().challenge, scope: 'read openid' })
+      const first = await browser.fetch(url)
+      const consentUrl = first.headers.get('location')!
+      expect(new URL(consentUrl, server.url).pathname).toBe('/consent')
+      const fields = {
+        ...hiddenFields(await (await browser.fetch(consentUrl)).text()),
+        decision: 'allow',
+        access: 'read',
+      }
+      const forged = await browser.post('/consent', { ...fields, csrf: 'B'.repeat(43) })
+      expect(forged.status).toBe(403)
+      const foreign = await browser.post('/consent', fields, { origin: 'https://evil.example' })
+      expect(foreign.status).toBe(403)
+      // A cross-site page posting for the victim: it cannot send the CSRF cookie's value.
+      const attacker = new Browser(server.url)
+      for (const [name, value] of browser.cookies)
+        if (!name.includes('csrf')) attacker.cookies.set(name, value)
+      expect((await attacker.post('/consent', { ...fields, csrf: '' })).status).toBe(403)
+      for (const response of [forged, foreign]) expect(response.headers.get('location')).toBeNull()
+      const allowed = await browser.post('/consent', fields)
+      expect(allowed.status).toBe(303)
+      expect(allowed.headers.get('location')).toContain('code=')
+    })
+  })
+
+  test('revocation: disconnecting an app on the apps page (or with the CLI) refuses its very next call', async () => {
+    const browser = new Browser(server.url)
+    const { client, provider } = await connectThroughOAuth(browser, 'bob', 'read')
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0)
+    const token = provider.saved!.access_token
+    const page = await (await browser.fetch('/apps')).text()
+    const clientId = provider.information!.client_id
+    expect(page).toContain(clientId)
+    const fields = hiddenFields(page)
+    const revoked = await browser.post('/apps/revoke', { csrf: fields.csrf!, client_id: clientId })
+    expect(revoked.status).toBe(200)
+    expect(await revoked.text()).toContain('was disconnected')
+    expect(await mcpStatus(server, token)).toBe(401)
+    // The refresh token went with it: the SDK cannot get a new access token either.
+    await expect(client.listTools()).rejects.toThrow()
+
+    // The CLI: app list shows a connected app, app revoke disconnects it.
+    const again = await connectThroughOAuth(new Browser(server.url), 'alice', 'read')
+    const id = again.provider.information!.client_id
+    let out = ''
+    const io = { out: (s: string) => void (out += s), err: () => {} }
+    expect(await runCommand({ argv: ['app', 'list', 'alice'] }, server.services, io)).toBe(0)
+    expect(out).toContain(id)
+    expect(await runCommand({ argv: ['app', 'revoke', 'alice', id] }, server.services, io)).toBe(0)
+    expect(await mcpStatus(server, again.provider.saved!.access_token)).toBe(401)
+  })
+})
+
+describe(`OAuth client registration is bounded (${DATABASE_KIND})`, () => {
+  let server: RunningServer
+  useTestServer((s) => {
+    server = s
+  })
+
+  test('registration flood: over the global hourly bound, then over the per-address limit, registration is refused', async () => {
+    const prisma = server.services.db.prisma
+    await prisma.oauthClient.createMany({
+      data: Array.from({ length: MAX_REGISTRATIONS_PER_HOUR }, (_, i) => ({
+        id: `flood-${i}`,
+        clientId: `flood-${i}`,
+        redirectUris: [CALLBACK],
+        scopes: ['read'],
+      })),
+    })
+    const closed = await register(server)
+    expect(closed.status).toBe(429)
+    expect(((await closed.json()) as { error: string }).error).toBe('temporarily_unavailable')
+    await prisma.oauthClient.deleteMany({ where: { clientId: { startsWith: 'flood-' } } })
+
+    const statuses: number[] = []
+    for (let i = 0; i < REGISTRATIONS_PER_MINUTE + 2; i++)
+      statuses.push((await register(server, `Flood ${i}`)).status)
+    expect(statuses.slice(0, REGISTRATIONS_PER_MINUTE)).toEqual(Array(REGISTRATIONS_PER_MINUTE).fill(201))
+    expect(statuses.slice(REGISTRATIONS_PER_MINUTE)).toEqual([429, 429])
+    expect(await prisma.oauthClient.count()).toBe(REGISTRATIONS_PER_MINUTE)
+  })
+
+  test('a registration body over the bound is refused before it is parsed', async () => {
+    const response = await fetch(`${server.url}/auth/oauth2/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'x'.repeat(20_000), redirect_uris: [CALLBACK] }),
+    })
+    expect(response.status).toBe(413)
+  })
+})
