@@ -360,6 +360,30 @@ describe(`OAuth for /mcp with the MCP SDK client (${DATABASE_KIND})`, () => {
       expect(await mcpStatus(server, issued.access_token)).toBe(401)
     })
 
+    test('deny sends the app an error and no code; an approval is remembered for the same scopes', async () => {
+      const bobs = new Browser(server.url)
+      const url = () => authorizeUrl(server, clientId, { challenge: pkce().challenge, scope: 'read' })
+      const denied = await signInAndConsent(
+        bobs,
+        url(),
+        { handle: 'bob', password: PASSWORD },
+        { decision: 'deny' },
+      )
+      expect(`${denied.origin}${denied.pathname}`).toBe(CALLBACK)
+      expect(denied.searchParams.get('error')).toBe('access_denied')
+      expect(denied.searchParams.get('code')).toBeNull()
+      const approved = await signInAndConsent(
+        bobs,
+        url(),
+        { handle: 'bob', password: PASSWORD },
+        { access: 'read' },
+      )
+      expect(approved.searchParams.get('code')).toBeString()
+      // Asked again for no more than was approved: straight back to the app, no consent page.
+      const again = await bobs.fetch(url())
+      expect(again.headers.get('location') ?? '').toStartWith(`${CALLBACK}?code=`)
+    })
+
     test('CSRF on consent: a post without the page token, with another one, or from another origin gives no code', async () => {
       const url = authorizeUrl(server, clientId, { challenge: pkce().challenge, scope: 'read openid' })
       const first = await browser.fetch(url)
@@ -406,7 +430,12 @@ describe(`OAuth for /mcp with the MCP SDK client (${DATABASE_KIND})`, () => {
     const again = await connectThroughOAuth(new Browser(server.url), 'alice', 'read')
     const id = again.provider.information!.client_id
     let out = ''
-    const io = { out: (s: string) => void (out += s), err: () => {} }
+    const io = {
+      out: (s: string) => {
+        out += s
+      },
+      err: () => {},
+    }
     expect(await runCommand({ argv: ['app', 'list', 'alice'] }, server.services, io)).toBe(0)
     expect(out).toContain(id)
     expect(await runCommand({ argv: ['app', 'revoke', 'alice', id] }, server.services, io)).toBe(0)
