@@ -6,6 +6,7 @@
  */
 import { resolve } from 'node:path'
 import { z } from 'zod'
+import { COMPACT_AFTER_UPDATES, SEARCH_REFRESH_MS } from './collab/store-policy.ts'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
@@ -55,6 +56,16 @@ const envSchema = z.object({
   STORE_DEBOUNCE_MS: intFromEnv(0, 60_000).default(2_000),
   /** A document that keeps changing is still stored at least this often (ms). */
   STORE_MAX_DEBOUNCE_MS: intFromEnv(0, 600_000).default(10_000),
+  /**
+   * Stores append to each document's update log; after this many rows the log is merged into the
+   * document's snapshot (compaction; also when the log reaches the snapshot's size, and at unload).
+   */
+  STORE_COMPACT_AFTER_UPDATES: intFromEnv(1, 100_000).default(COMPACT_AFTER_UPDATES),
+  /**
+   * How often, at most, a changing document's title and search text are rewritten (ms): search lags the
+   * content by at most this. 0 rewrites them at every store (the cost follows the document's size).
+   */
+  SEARCH_REFRESH_MS: intFromEnv(0, 600_000).default(SEARCH_REFRESH_MS),
   /** How long shutdown waits for pending stores before giving up and exiting non-zero (ms). */
   SHUTDOWN_TIMEOUT_MS: intFromEnv(0, 600_000).default(30_000),
   /** Public base URL shown to people (defaults to http://HOST:PORT). */
@@ -111,6 +122,10 @@ export type Config = {
   migrateOnStart: boolean
   storeDebounceMs: number
   storeMaxDebounceMs: number
+  /** Absent (test configs): COMPACT_AFTER_UPDATES. */
+  storeCompactAfterUpdates?: number
+  /** Absent (test configs): SEARCH_REFRESH_MS. */
+  searchRefreshMs?: number
   shutdownTimeoutMs: number
   publicUrl: string | undefined
   mcpAllowedOrigins: string[]
@@ -154,6 +169,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     migrateOnStart: e.MIGRATE_ON_START,
     storeDebounceMs: e.STORE_DEBOUNCE_MS,
     storeMaxDebounceMs: e.STORE_MAX_DEBOUNCE_MS,
+    storeCompactAfterUpdates: e.STORE_COMPACT_AFTER_UPDATES,
+    searchRefreshMs: e.SEARCH_REFRESH_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS ?? [],

@@ -112,6 +112,10 @@ export function createMetrics() {
       'Document stores that failed (each is retried).',
     ),
     storeLatency: new Histogram('collab_document_store_duration_seconds', 'Time to store one document.'),
+    compactions: new Counter(
+      'collab_document_compactions_total',
+      'Update logs merged into their document snapshot.',
+    ),
     storeFaults: new Counter(
       'collab_document_store_faults_total',
       'Document stores that failed for a reason other than the database being away (content or a bug).',
@@ -143,6 +147,7 @@ export function createMetrics() {
         metrics.stores,
         metrics.storeFailures,
         metrics.storeLatency,
+        metrics.compactions,
         metrics.storeFaults,
         metrics.editorRefusals,
         metrics.headingIdRepairs,

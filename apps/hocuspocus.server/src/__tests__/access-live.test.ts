@@ -28,12 +28,14 @@ import {
 /** Long enough for a loopback update to arrive if it were going to (it is not a measurement). */
 const GRACE_MS = 300
 
-/** The stored state's text, read from the table itself (also for a deleted document). */
+/** The stored text, read from the tables themselves (also for a deleted document): snapshot, then log. */
 async function storedText(server: RunningServer, documentId: string): Promise<string> {
-  const row = await server.services.db.prisma.documentState.findUnique({ where: { documentId } })
-  if (!row) return ''
+  const { prisma } = server.services.db
+  const row = await prisma.documentState.findUnique({ where: { documentId } })
+  const logged = await prisma.documentUpdate.findMany({ where: { documentId }, orderBy: { id: 'asc' } })
   const doc = new Y.Doc()
-  Y.applyUpdate(doc, new Uint8Array(row.state))
+  if (row) Y.applyUpdate(doc, new Uint8Array(row.state))
+  for (const update of logged) Y.applyUpdate(doc, new Uint8Array(update.update))
   return textOf(doc)
 }
 

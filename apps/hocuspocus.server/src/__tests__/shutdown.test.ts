@@ -60,10 +60,12 @@ describe(`shutdown (${DATABASE_KIND})`, () => {
     try {
       const row = await reopened.prisma.document.findUniqueOrThrow({
         where: { room },
-        include: { state: true },
+        include: { state: true, updates: { orderBy: { id: 'asc' } } },
       })
       const doc = new Y.Doc()
+      // What a load applies: the snapshot, then the update log (shutdown appends; it compacts nothing).
       Y.applyUpdate(doc, new Uint8Array(row.state!.state))
+      for (const logged of row.updates) Y.applyUpdate(doc, new Uint8Array(logged.update))
       const text = readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
       for (let i = 1; i <= 20; i++) expect(text).toContain(`unsaved line ${i}`)
     } finally {

@@ -22,9 +22,9 @@ describe(`a failing store (${DATABASE_KIND})`, () => {
     if (created.kind === 'error') throw new Error(created.message)
     const room = created.value.room
     const { prisma } = server.services.db
-    // A real refusal from the real database: every new state row violates this check.
+    // A real refusal from the real database: every new update-log row (what a store writes) violates it.
     await prisma.$executeRawUnsafe(
-      'ALTER TABLE document_states ADD CONSTRAINT refuse_stores CHECK (byte_size < 0) NOT VALID',
+      'ALTER TABLE document_updates ADD CONSTRAINT refuse_stores CHECK (byte_size < 0) NOT VALID',
     )
 
     const client = connectProvider(server.url, room, owner.token)
@@ -41,7 +41,7 @@ describe(`a failing store (${DATABASE_KIND})`, () => {
     await Bun.sleep(300)
     expect(server.collab.hocuspocus.documents.has(room)).toBe(true) // kept: its changes are not stored
 
-    await prisma.$executeRawUnsafe('ALTER TABLE document_states DROP CONSTRAINT refuse_stores')
+    await prisma.$executeRawUnsafe('ALTER TABLE document_updates DROP CONSTRAINT refuse_stores')
     await eventually(
       async () => {
         const loaded = await server.services.documents.loadState(room)

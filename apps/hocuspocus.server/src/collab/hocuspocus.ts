@@ -71,7 +71,10 @@ class RedisSync extends RedisExtension {
 export type Collab = { hocuspocus: Hocuspocus; persistence: PersistenceExtension; close(): Promise<void> }
 
 export function createCollab(deps: {
-  config: Pick<Config, 'storeDebounceMs' | 'storeMaxDebounceMs' | 'redisUrl'>
+  config: Pick<
+    Config,
+    'storeDebounceMs' | 'storeMaxDebounceMs' | 'redisUrl' | 'storeCompactAfterUpdates' | 'searchRefreshMs'
+  >
   services: Services
   logger: Logger
   metrics: Metrics
@@ -81,8 +84,10 @@ export function createCollab(deps: {
     documents: services.documents,
     logger,
     metrics,
-    // With Redis, other instances store the same documents: each store merges with what they stored.
+    // With Redis, other instances log the same documents: compaction merges what they logged.
     mergeWithStored: Boolean(config.redisUrl),
+    compactAfterUpdates: config.storeCompactAfterUpdates,
+    searchRefreshMs: config.searchRefreshMs,
   })
   const extensions: Extension[] = [
     new AuthExtension({ tokens: services.tokens, documents: services.documents, logger, metrics }),

@@ -22,8 +22,41 @@ import type { MemberRole } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
 import { ok, type Result, refuse } from '../errors.ts'
 import { type Access, decideAccess, type Whose } from './access.ts'
+import { MAX_FIND_TEXT_CHARS } from './search.ts'
 import { newRoomName, SLUG_PATTERN, slugBase, slugWithTail } from './slug.ts'
-import { type StoredContent, type StoreOptions, storeContent } from './store.ts'
+import {
+  appendUpdate,
+  type DerivedContent,
+  type StoredContent,
+  type StoreOptions,
+  storeContent,
+  writeDerived,
+} from './store.ts'
+
+/** Applies a document's stored content to `doc`: the snapshot, then each logged update in order. */
+export function applyStored(
+  doc: Y.Doc,
+  stored: Pick<StoredParts, 'snapshot' | 'updates'>,
+  origin?: unknown,
+): void {
+  Y.transact(
+    doc,
+    () => {
+      if (stored.snapshot) Y.applyUpdate(doc, stored.snapshot)
+      for (const update of stored.updates) Y.applyUpdate(doc, update)
+    },
+    origin,
+  )
+}
+
+/** A document's stored content: the snapshot, then the log's updates in order. */
+export type StoredParts = {
+  documentId: string
+  snapshot: Uint8Array | null
+  updates: Uint8Array[]
+  /** Total bytes of `updates`. */
+  updateBytes: number
+}
 
 export type DocumentRow = {
   id: string
@@ -87,7 +120,7 @@ function derivedOf(update: Uint8Array): { text: string; outline: OutlineNode[] }
   const doc = new Y.Doc()
   Y.applyUpdate(doc, update)
   const fragment = doc.getXmlFragment(FRAGMENT_NAME)
-  const derived = { text: readPlainText(fragment), outline: readOutline(fragment) }
+  const derived = { text: readPlainText(fragment, MAX_FIND_TEXT_CHARS), outline: readOutline(fragment) }
   doc.destroy()
   return derived
 }
@@ -340,11 +373,11 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
      * edits within its debounce, so the last seconds of typing may not be in it yet).
      */
     async markdownOf(document: Pick<DocumentRow, 'room' | 'slug'>): Promise<Result<string>> {
-      const loaded = await this.loadState(document.room)
+      const loaded = await this.loadStored(document.room)
       if (!loaded) return notFound(document.slug)
       const doc = new Y.Doc()
       try {
-        if (loaded.state) Y.applyUpdate(doc, loaded.state)
+        applyStored(doc, loaded)
         const text = documentToMarkdown(doc.getXmlFragment(FRAGMENT_NAME), { media: 'source' })
         return ok(text.endsWith('\n') ? text : `${text}\n`) // a file ends with a newline
       } finally {
@@ -359,20 +392,40 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
       return this.markdownOf(document.value)
     },
 
-    async loadState(room: string): Promise<{ documentId: string; state: Uint8Array | null } | null> {
+    /**
+     * The stored content as it is kept: the snapshot and the update log after it, in order (apply the
+     * snapshot, then each update). Null when the document is gone. One query; bytes travel as base64 text:
+     * reading a bytea through PGlite cost ~140 ms per MiB, base64 ~15 ms (the store step does the same).
+     */
+    async loadStored(room: string): Promise<StoredParts | null> {
       if (storableText(room) !== room) return null // no room is named so (see resolveRoom)
-      // One query, with the state as base64 text: reading a bytea through PGlite cost ~140 ms per MiB,
-      // base64 ~15 ms (the same trick as the store step, documents/store.ts).
-      const rows = await prisma.$queryRaw<Array<{ id: string; deleted: boolean; state: string | null }>>`
-        SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, encode(s.state, 'base64') AS state
+      const rows = await prisma.$queryRaw<
+        Array<{ id: string; deleted: boolean; state: string | null; updates: string[] | null }>
+      >`
+        SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, encode(s.state, 'base64') AS state,
+               (SELECT array_agg(encode(u."update", 'base64') ORDER BY u.id)
+                  FROM document_updates u WHERE u.document_id = d.id) AS updates
           FROM documents d LEFT JOIN document_states s ON s.document_id = d.id
          WHERE d.room = ${room}`
       const row = rows[0]
       if (!row || row.deleted) return null
+      const updates = (row.updates ?? []).map((b64) => new Uint8Array(Buffer.from(b64, 'base64')))
       return {
         documentId: row.id,
-        state: row.state === null ? null : new Uint8Array(Buffer.from(row.state, 'base64')),
+        snapshot: row.state === null ? null : new Uint8Array(Buffer.from(row.state, 'base64')),
+        updates,
+        updateBytes: updates.reduce((sum, update) => sum + update.byteLength, 0),
       }
+    },
+
+    /** The latest stored Yjs state (snapshot and log merged into one update), or null when gone. */
+    async loadState(room: string): Promise<{ documentId: string; state: Uint8Array | null } | null> {
+      const stored = await this.loadStored(room)
+      if (!stored) return null
+      const parts = [stored.snapshot, ...stored.updates].filter((p): p is Uint8Array => p !== null)
+      const state =
+        parts.length === 0 ? null : parts.length === 1 ? (parts[0] as Uint8Array) : Y.mergeUpdates(parts)
+      return { documentId: stored.documentId, state }
     },
 
     /**
@@ -382,23 +435,49 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
     async loadOutline(room: string): Promise<{ documentId: string; outline: OutlineNode[] | null } | null> {
       if (storableText(room) !== room) return null // no room is named so (see resolveRoom)
       const rows = await prisma.$queryRaw<
-        Array<{ id: string; deleted: boolean; outline: OutlineNode[] | null; hasState: boolean }>
+        Array<{
+          id: string
+          deleted: boolean
+          outline: OutlineNode[] | null
+          hasState: boolean
+          logged: boolean
+        }>
       >`
         SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, s.outline,
-               s.document_id IS NOT NULL AS "hasState"
+               s.document_id IS NOT NULL AS "hasState",
+               EXISTS (SELECT 1 FROM document_updates u WHERE u.document_id = d.id) AS logged
           FROM documents d LEFT JOIN document_states s ON s.document_id = d.id
          WHERE d.room = ${room}`
       const row = rows[0]
       if (!row || row.deleted) return null
-      // No state at all is an empty document, whose outline is empty.
+      // The stored outline describes the snapshot: with updates logged after it, it may be stale (null:
+      // decode the content). No state at all is an empty document, whose outline is empty.
       // Stored before ids were checked, an outline may hold a forged id: never hand one out.
+      if (row.logged) return { documentId: row.id, outline: null }
       const outline = row.hasState ? row.outline && withWellFormedIds(row.outline) : []
       return { documentId: row.id, outline }
     },
 
-    /** Stores a document's merged state, title and search text together. Throws when the database does. */
-    async storeState(documentId: string, content: StoredContent, options: StoreOptions = {}): Promise<void> {
-      await prisma.$transaction((tx) => storeContent(tx, documentId, content, options))
+    /**
+     * Stores a document's whole state with its title, search text and outline (compaction, with
+     * `compact`: the log rows it covers are deleted). Returns the bytes stored. Throws when the database does.
+     */
+    async storeState(
+      documentId: string,
+      content: StoredContent,
+      options: StoreOptions = {},
+    ): Promise<{ bytes: number }> {
+      return prisma.$transaction((tx) => storeContent(tx, documentId, content, options))
+    },
+
+    /** Appends one Yjs update to the document's log (a store). Throws when the database does. */
+    async appendUpdate(documentId: string, update: Uint8Array): Promise<void> {
+      await appendUpdate(prisma, documentId, update)
+    },
+
+    /** Writes the title and full-text vector derived from the live content. */
+    async refreshDerived(documentId: string, content: DerivedContent): Promise<void> {
+      await writeDerived(prisma, documentId, content)
     },
   }
 }

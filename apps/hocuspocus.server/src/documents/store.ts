@@ -1,21 +1,23 @@
 /**
- * Writing a document's content: the merged Yjs state, the title (its first heading), the full-text
- * vector and, now and then, a version snapshot. One transaction, so search and content never disagree.
+ * Writing a document's content. Two kinds of write:
+ * - a store appends the Yjs updates made since the last store to the update log (`appendUpdate`): its
+ *   cost follows the change, not the document;
+ * - compaction (`storeContent` with `compact`) writes the merged state as the new snapshot with its
+ *   title, full-text vector, outline and, now and then, a version, and deletes the log rows it merged. One
+ *   transaction, so search, content and log never disagree.
+ * Between compactions the title and search text are refreshed on their own (`writeDerived`), a bounded
+ * time behind the log (collab/persistence-extension.ts says when).
  */
 import { cutText, MAX_TITLE_CHARS, type OutlineNode } from '@collab/doc-schema'
 import * as Y from 'yjs'
-import type { Prisma } from '../db/generated/client.ts'
+import { Prisma } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
+import { searchColumnsSql } from './search.ts'
 
 /** A new version snapshot is taken when the newest one is older than this. */
 export const VERSION_INTERVAL_MS = 10 * 60_000
 /** Versions kept per document; older ones are deleted as new ones are taken. Bounds history to ~N × state size. */
 export const MAX_VERSIONS_PER_DOCUMENT = 20
-/**
- * Characters of document text fed to the full-text index. PostgreSQL refuses a tsvector over 1 MiB;
- * this keeps every document well inside that while indexing the first ~100 pages of text.
- */
-export const MAX_SEARCH_TEXT_CHARS = 200_000
 /** Stored when a document's first heading is empty, so listings never show a blank title. */
 export const UNTITLED = 'Untitled'
 
@@ -75,6 +77,53 @@ export type StoreOptions = {
    * they were. The fallback when deriving or storing those failed, so what editors wrote is durable anyway.
    */
   stateOnly?: boolean
+  /**
+   * Compaction: the state holds every row of the document's update log (this instance's own copy, which
+   * applied each row it loaded and appended), or, with `mergeWithStored`, the rows are merged in; either
+   * way the rows are deleted in the same transaction. The content-updated time is left alone: nothing new.
+   */
+  compact?: boolean
+}
+
+/** Bytes of base64 text for `bytes` (what the state and updates travel as; see storeContent). */
+function base64Of(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
+}
+
+/**
+ * Appends one Yjs update to the document's log and marks its content changed, in one statement. Only
+ * bytes and a time: no text of the document goes through it, so no content can make it fail.
+ */
+export async function appendUpdate(
+  tx: Prisma.TransactionClient,
+  documentId: string,
+  update: Uint8Array,
+): Promise<void> {
+  await tx.$executeRaw`
+    WITH appended AS (
+      INSERT INTO document_updates (document_id, "update", byte_size)
+      VALUES (${documentId}::uuid, decode(${base64Of(update)}, 'base64'), ${update.byteLength})
+      RETURNING document_id)
+    UPDATE documents SET content_updated_at = now() WHERE id = (SELECT document_id FROM appended)`
+}
+
+/** What is derived from the content for listings and search: the title and the plain text. */
+export type DerivedContent = { title: string; text: string }
+
+/**
+ * Writes the title (its first heading, cut) and the search columns (documents/search.ts: the full-text
+ * vector and the text phrase search matches). `text`: readPlainText of the content, at most
+ * MAX_FIND_TEXT_CHARS (more is cut).
+ */
+export async function writeDerived(
+  tx: Prisma.TransactionClient,
+  documentId: string,
+  content: DerivedContent,
+): Promise<void> {
+  const title = cutText(storableText(content.title).trim(), MAX_TITLE_CHARS) || UNTITLED
+  await tx.$executeRaw`
+    UPDATE documents SET title = ${title}, ${searchColumnsSql(title, content.text)}
+     WHERE id = ${documentId}::uuid`
 }
 
 export async function storeContent(
@@ -82,50 +131,58 @@ export async function storeContent(
   documentId: string,
   content: StoredContent,
   options: StoreOptions = {},
-): Promise<void> {
+): Promise<{ bytes: number }> {
   let state = content.state
   let outline = content.outline ?? null
-  if (options.mergeWithStored) {
-    const rows = await tx.$queryRaw<Array<{ state: string }>>`
-      SELECT encode(state, 'base64') AS state FROM document_states
-       WHERE document_id = ${documentId}::uuid FOR UPDATE`
-    const stored = rows[0]?.state
-    if (stored) {
-      const storedBytes = new Uint8Array(Buffer.from(stored, 'base64'))
-      // Always merged, even when our state vector covers the stored one: a deletion does not advance a
-      // state vector, so only the merge keeps a deletion the other instance stored.
-      state = Y.mergeUpdates([storedBytes, state])
-      // Our outline describes our copy: kept only when the stored state holds nothing we lack (up to a
-      // deletion still on its way, which the next store corrects).
-      if (!content.vector || !covers(content.vector, Y.encodeStateVectorFromUpdate(storedBytes)))
-        outline = null
+  let merged: bigint[] = []
+  if (options.mergeWithStored || options.compact) {
+    // The row lock orders this instance's compaction with every other instance's: each keeps what the
+    // other wrote. Rows appended meanwhile (not yet committed) are not read, so not deleted: they stay in
+    // the log for the next compaction and every load.
+    const rows = await tx.$queryRaw<Array<{ state: string | null }>>`
+      SELECT ${options.mergeWithStored ? Prisma.sql`encode(state, 'base64')` : Prisma.sql`NULL`} AS state
+        FROM document_states WHERE document_id = ${documentId}::uuid FOR UPDATE`
+    const log = options.compact
+      ? await tx.$queryRaw<Array<{ id: bigint; update: string | null }>>`
+          SELECT id, ${options.mergeWithStored ? Prisma.sql`encode("update", 'base64')` : Prisma.sql`NULL`} AS "update"
+            FROM document_updates WHERE document_id = ${documentId}::uuid ORDER BY id`
+      : []
+    merged = log.map((row) => BigInt(row.id))
+    if (options.mergeWithStored) {
+      const stored = [rows[0]?.state, ...log.map((row) => row.update)]
+        .filter((b64): b64 is string => typeof b64 === 'string')
+        .map((b64) => new Uint8Array(Buffer.from(b64, 'base64')))
+      if (stored.length > 0) {
+        // Always merged, even when our state vector covers the stored one: a deletion does not advance a
+        // state vector, so only the merge keeps a deletion another instance stored.
+        const theirs = stored.length === 1 ? (stored[0] as Uint8Array) : Y.mergeUpdates(stored)
+        state = Y.mergeUpdates([theirs, state])
+        // Our outline describes our copy: kept only when the stored state holds nothing we lack (up to a
+        // deletion still on its way, which the next compaction corrects).
+        if (!content.vector || !covers(content.vector, Y.encodeStateVectorFromUpdate(theirs))) outline = null
+      }
     }
   }
   if (options.stateOnly) outline = null
   // Raw SQL, not Prisma's upsert: that returns the row, which reads the whole state back. The state goes
   // as base64 text decoded by the database: PGlite's bytea parameter encoding took ~210 ms per MiB,
   // base64 text ~35 ms (measured on this machine; PostgreSQL is not slower either way).
-  const base64 = Buffer.from(state.buffer, state.byteOffset, state.byteLength).toString('base64')
   await tx.$executeRaw`
     INSERT INTO document_states (document_id, state, byte_size, outline, updated_at)
-    VALUES (${documentId}::uuid, decode(${base64}, 'base64'), ${state.byteLength},
+    VALUES (${documentId}::uuid, decode(${base64Of(state)}, 'base64'), ${state.byteLength},
             ${outline === null ? null : storableJSON(outline)}::jsonb, now())
     ON CONFLICT (document_id)
     DO UPDATE SET state = EXCLUDED.state, byte_size = EXCLUDED.byte_size, outline = EXCLUDED.outline,
                   updated_at = EXCLUDED.updated_at`
-  if (options.stateOnly) {
-    await tx.$executeRaw`UPDATE documents SET content_updated_at = now() WHERE id = ${documentId}::uuid`
-  } else {
-    const title = cutText(storableText(content.title).trim(), MAX_TITLE_CHARS) || UNTITLED
-    const text = cutText(storableText(content.text), MAX_SEARCH_TEXT_CHARS)
+  // By the ids read, never by a range: under READ COMMITTED a row committed after the read would match
+  // a range here, and be deleted without having been merged.
+  if (merged.length > 0)
     await tx.$executeRaw`
-    UPDATE documents
-       SET title = ${title},
-           content_updated_at = now(),
-           search_vector = setweight(to_tsvector('simple', ${title}), 'A')
-                        || setweight(to_tsvector('simple', ${text}), 'B')
-     WHERE id = ${documentId}::uuid`
-  }
+      DELETE FROM document_updates
+       WHERE id = ANY(string_to_array(${merged.join(',')}, ',')::bigint[])`
+  if (!options.stateOnly) await writeDerived(tx, documentId, content)
+  if (!options.compact)
+    await tx.$executeRaw`UPDATE documents SET content_updated_at = now() WHERE id = ${documentId}::uuid`
   const newest = await tx.documentVersion.findFirst({
     where: { documentId },
     orderBy: { createdAt: 'desc' },
@@ -142,4 +199,5 @@ export async function storeContent(
          AND id NOT IN (SELECT id FROM document_versions WHERE document_id = ${documentId}::uuid
                          ORDER BY created_at DESC, id DESC LIMIT ${MAX_VERSIONS_PER_DOCUMENT})`
   }
+  return { bytes: state.byteLength }
 }

@@ -29,6 +29,9 @@ export function testConfig(
     migrateOnStart: true,
     storeDebounceMs: 50,
     storeMaxDebounceMs: 200,
+    // Title and search text at every store, so a test can search for what it just wrote; the lag has
+    // its own tests (update-log.test.ts).
+    searchRefreshMs: 0,
     shutdownTimeoutMs: 10_000,
     publicUrl: undefined,
     mcpAllowedOrigins: [],

@@ -62,9 +62,14 @@ export async function readStored(
   try {
     const out = new Map<string, StoredDocument>()
     for (const room of rooms) {
-      const row = await database.prisma.document.findUnique({ where: { room }, include: { state: true } })
+      const row = await database.prisma.document.findUnique({
+        where: { room },
+        include: { state: true, updates: { orderBy: { id: 'asc' } } },
+      })
       const doc = new Y.Doc()
+      // What a load applies: the snapshot, then the update log in order.
       if (row?.state) Y.applyUpdate(doc, new Uint8Array(row.state.state))
+      for (const logged of row?.updates ?? []) Y.applyUpdate(doc, new Uint8Array(logged.update))
       out.set(room, {
         doc,
         text: readPlainText(doc.getXmlFragment(FRAGMENT_NAME)),

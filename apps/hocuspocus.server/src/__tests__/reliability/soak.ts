@@ -298,8 +298,11 @@ async function run(): Promise<{ recorder: Recorder; typists: Typist[]; convergen
   const pg = new PgClient({ connectionString: databaseUrl })
   await pg.connect()
   const rows = (
-    await pg.query<{ room: string; state: Buffer }>(
-      'SELECT d.room, s.state FROM documents d JOIN document_states s ON s.document_id = d.id',
+    await pg.query<{ room: string; state: Buffer; updates: Buffer[] | null }>(
+      `SELECT d.room, s.state,
+              (SELECT array_agg(u."update" ORDER BY u.id) FROM document_updates u WHERE u.document_id = d.id)
+                AS updates
+         FROM documents d JOIN document_states s ON s.document_id = d.id`,
     )
   ).rows
   await pg.end()
@@ -311,7 +314,9 @@ async function run(): Promise<{ recorder: Recorder; typists: Typist[]; convergen
       continue
     }
     const copy = new Y.Doc()
+    // What a load applies: the snapshot, then the update log in order.
     Y.applyUpdate(copy, new Uint8Array(row.state))
+    for (const logged of row.updates ?? []) Y.applyUpdate(copy, new Uint8Array(logged))
     const form = canonical(copy)
     if (form === finals[i]) stored++
     else failures.push(`stored state: ${doc.slug}: ${describeDifference(finals[i]!, form)} (live vs stored)`)

@@ -43,7 +43,7 @@ describe(`durable writes through the server (${DATABASE_KIND})`, () => {
     if (created.kind === 'error') throw new Error(created.message)
     const { prisma } = server.services.db
     await prisma.$executeRawUnsafe(
-      'ALTER TABLE document_states ADD CONSTRAINT refuse_agent_stores CHECK (byte_size < 0) NOT VALID',
+      'ALTER TABLE document_updates ADD CONSTRAINT refuse_agent_stores CHECK (byte_size < 0) NOT VALID',
     )
     try {
       const client = await connectClient(mcpUrlOf(server), token)
@@ -55,7 +55,7 @@ describe(`durable writes through the server (${DATABASE_KIND})`, () => {
       expect(answer.text).toContain('storing it was not confirmed')
       expect(await storedText(created.value.room)).not.toContain('not yet durable')
     } finally {
-      await prisma.$executeRawUnsafe('ALTER TABLE document_states DROP CONSTRAINT refuse_agent_stores')
+      await prisma.$executeRawUnsafe('ALTER TABLE document_updates DROP CONSTRAINT refuse_agent_stores')
     }
     await eventually(
       async () => expect(await storedText(created.value.room)).toContain('not yet durable'),

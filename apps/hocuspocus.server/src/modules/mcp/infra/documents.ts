@@ -6,7 +6,7 @@
 import { FRAGMENT_NAME, liveOutline, type OutlineNode, readOutline } from '@collab/doc-schema'
 import type { Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
-import type { DocumentsService } from '../../../documents/service.ts'
+import { applyStored, type DocumentsService } from '../../../documents/service.ts'
 
 export type ReadableDocument = {
   fragment: Y.XmlFragment
@@ -29,7 +29,7 @@ export type DocumentReader = {
 
 export function createDocumentReader(deps: {
   hocuspocus: Pick<Hocuspocus, 'documents'>
-  documents: Pick<DocumentsService, 'loadState' | 'loadOutline'>
+  documents: Pick<DocumentsService, 'loadStored' | 'loadOutline'>
 }): DocumentReader {
   const reader: DocumentReader = {
     async open(room) {
@@ -37,10 +37,10 @@ export function createDocumentReader(deps: {
       if (live) {
         return { fragment: live.getXmlFragment(FRAGMENT_NAME), source: 'live', release() {} }
       }
-      const stored = await deps.documents.loadState(room)
+      const stored = await deps.documents.loadStored(room)
       if (!stored) return null
       const doc = new Y.Doc()
-      if (stored.state) Y.applyUpdate(doc, stored.state)
+      applyStored(doc, stored)
       return { fragment: doc.getXmlFragment(FRAGMENT_NAME), source: 'stored', release: () => doc.destroy() }
     },
 
