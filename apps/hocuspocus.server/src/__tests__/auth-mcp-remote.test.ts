@@ -11,21 +11,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TOOLS } from '../modules/mcp/tools/index.ts'
 import type { RunningServer } from '../server.ts'
-import { Browser, signInAndConsent } from './helpers/browser.ts'
+import { Browser, freePort, signInAndConsent } from './helpers/browser.ts'
 import { DATABASE_KIND } from './helpers/database.ts'
 import { mcpUrlOf } from './helpers/mcp.ts'
 import { eventually, useTestServer } from './helpers/server.ts'
 
 const PASSWORD = 'correct horse battery staple'
 const MCP_REMOTE = join(import.meta.dir, '../../node_modules/mcp-remote/dist/proxy.js')
-
-/** A loopback port free right now, for mcp-remote's callback server. */
-function freePort(): number {
-  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const { port } = probe
-  probe.stop(true)
-  return port
-}
 
 describe(`mcp-remote without a header signs in through OAuth (${DATABASE_KIND})`, () => {
   let server: RunningServer

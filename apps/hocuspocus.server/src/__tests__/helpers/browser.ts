@@ -13,7 +13,11 @@ import type {
 export class Browser {
   readonly cookies = new Map<string, string>()
 
-  constructor(readonly origin: string) {}
+  /** `sentOrigin`: the Origin header of posts (another instance behind the same public origin). */
+  constructor(
+    readonly origin: string,
+    readonly sentOrigin = origin,
+  ) {}
 
   /** One request (relative URLs resolve against the origin); cookies are sent and stored. */
   async fetch(url: string, init: RequestInit = {}): Promise<Response> {
@@ -36,7 +40,7 @@ export class Browser {
   post(url: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
     return this.fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: this.origin, ...headers },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: this.sentOrigin, ...headers },
       body: new URLSearchParams(fields).toString(),
     })
   }
@@ -142,4 +146,12 @@ export async function signInAndConsent(
       throw new Error(`consent: expected a redirect, got ${response.status}: ${await response.text()}`)
   }
   return new URL(location, browser.origin)
+}
+
+/** A loopback port free right now (for a callback server, or an instance given a fixed port). */
+export function freePort(): number {
+  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const { port } = probe
+  probe.stop(true)
+  return port
 }
