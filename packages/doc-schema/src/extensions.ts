@@ -50,7 +50,25 @@ export const extensions: Extensions = [
   TableRow,
   TableHeader,
   TableCell,
-  Image,
+  // An image keeps the link around it (README badges: `[![alt](img)](url)`) and whether it shared a
+  // paragraph with the block before it, so Markdown export can write a row of badges back as one line.
+  Image.extend({
+    addAttributes() {
+      return {
+        ...this.parent?.(),
+        href: {
+          default: null,
+          parseHTML: (element) => element.getAttribute('data-href'),
+          renderHTML: (attributes) => (attributes.href ? { 'data-href': attributes.href } : {}),
+        },
+        sameLine: {
+          default: false,
+          parseHTML: (element) => element.hasAttribute('data-same-line'),
+          renderHTML: (attributes) => (attributes.sameLine ? { 'data-same-line': '' } : {}),
+        },
+      }
+    },
+  }),
   Youtube,
   MediaEmbed,
   Bold,

@@ -119,6 +119,43 @@ describe('importMarkdown: the mapping', () => {
     expect(exported('# T\n\nsee <a\nhref="#x">x</a>\n')).toBe('# T\n\nsee <a href="#x">x</a>')
   })
 
+  test('README badges keep their link targets and their line; images elsewhere stay blocks of their own', () => {
+    // Fails without the image's `href` (the link target was lost) or `sameLine` (one block per badge).
+    const source = [
+      '# T',
+      '[![Version](https://img.example/v.svg)](https://npm.example/p) [![CI](https://img.example/ci.svg)](https://ci.example/p)',
+      'Text then a badge [![Sponsor](https://img.example/s.svg)](https://sponsor.example)',
+      '![Alone](https://img.example/a.png "title")',
+    ].join('\n\n')
+    const result = imported(source)
+    expect(
+      result.blocks.map((block) => [block.type, block.attrs?.href ?? null, block.attrs?.sameLine ?? null]),
+    ).toEqual([
+      ['image', 'https://npm.example/p', false],
+      ['image', 'https://ci.example/p', true],
+      ['paragraph', null, null],
+      ['image', 'https://sponsor.example', true],
+      ['image', null, false],
+    ])
+    const text = exported(source)
+    expect(text).toBe(source)
+    expect(exported(text)).toBe(text)
+    // What agents read keeps one placeholder per image block.
+    const view = documentToMarkdown({ type: 'doc', content: result.blocks })
+    expect(view).toBe(
+      '[image: Version]\n\n[image: CI]\n\nText then a badge\n\n[image: Sponsor]\n\n[image: Alone]',
+    )
+  })
+
+  test('marks over the same text keep a readable nesting: the longer run outside, ties fixed', () => {
+    // Fails on a fixed nesting order (link always outermost wrote `**[a](u)**` as `[**a**](u)`).
+    const source =
+      '# T\n\n**[a](https://u.example)** and [**b** c](https://v.example) and **[d](https://w.example) e**'
+    const text = exported(source)
+    expect(text).toBe(source)
+    expect(exported(text)).toBe(text)
+  })
+
   test('a list mixing task and plain items keeps every checkbox (consecutive lists, one per kind)', () => {
     // Fails on the old conversion: one plain list, `- \\[x] done` (issue 12).
     const text = exported('# T\n\n- [x] done\n- plain\n- [ ] todo\n')
@@ -182,8 +219,10 @@ const backslashes = (text: string) => text.match(/\\/g)?.length ?? 0
 
 /**
  * Top-level blocks of a Markdown text as comparable keys (an mdast-style block comparison over markdown-it's
- * tree): each block rendered to HTML with whitespace collapsed, after the import's documented mapping
- * (heading levels ignored, an HTML block equal to an `html` code block with the same text).
+ * tree): each block rendered to HTML with whitespace collapsed, after the documented mapping and losses
+ * (docs/document-model.md): heading levels ignored, an HTML block equal to an `html` code block with the
+ * same text, `<br>` equal to a hard break, a cell's edge spaces trimmed, and marks covering exactly the same
+ * text in one nesting order (`<a><strong>x</strong></a>` as `<strong><a>x</a></strong>`).
  */
 const blockParser = new MarkdownIt('default', { html: true, linkify: true })
 blockParser.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false })
@@ -203,9 +242,25 @@ function blockKeys(markdown: string): string[] {
       keys.push(`code:${first.info.trim().split(/\s+/)[0] || ''}:${first.content.trim()}`)
     else if (first.type === 'heading_open')
       keys.push(`h:${blockParser.renderer.render(group.slice(1, 2), {}, {})}`)
-    else keys.push(blockParser.renderer.render(group, blockParser.options, {}).replace(/\s+/g, ' ').trim())
+    else keys.push(canonical(blockParser.renderer.render(group, blockParser.options, {})))
   })
   return keys
+}
+
+/** Rendered HTML with the documented losses applied (see blockKeys). */
+function canonical(html: string): string {
+  let text = html
+    .replace(/\s+/g, ' ')
+    .replace(/ ?<br> ?/g, '<br>')
+    .replace(/ <\/t([dh])>/g, '</t$1>')
+    .trim()
+  for (let before = ''; before !== text; ) {
+    before = text
+    text = text
+      .replace(/<a ([^>]*)><(strong|em|s)>([^<]*)<\/\2><\/a>/g, '<$2><a $1>$3</a></$2>')
+      .replace(/<strong><em>([^<]*)<\/em><\/strong>/g, '<em><strong>$1</strong></em>')
+  }
+  return text
 }
 
 /** Source blocks found unchanged in the export (as a multiset), and those that are not. */
@@ -261,8 +316,7 @@ describe('importMarkdown: real files', () => {
     // Escaping noise: the issue's target, at most 5% more backslashes than the sources (escape-text.ts).
     console.log(`corpus: ${files.length} files, backslashes ${source} in the sources, ${export1} exported`)
     expect(export1).toBeLessThanOrEqual(Math.floor(source * 1.05))
-    // Blocks identical after import → export: the issue's target is 99.5%; not met yet (README badges, an image
-    // inside a link, lose the link). This figure must not fall.
-    expect(same / total).toBeGreaterThanOrEqual(0.98)
+    // Blocks identical after import → export (after the documented losses): the issue's target, 99.5%.
+    expect(same / total).toBeGreaterThanOrEqual(0.995)
   })
 })

@@ -23,6 +23,39 @@ export function blockToMdast(node: DocNode, opts: SerializeOptions): RootContent
   return nestedBlockToMdast(node, opts)
 }
 
+/**
+ * A run of sibling blocks as mdast, read lazily. With `media: 'source'`, an image marked `sameLine` (it
+ * shared a paragraph with what came before it in an imported file, like a row of README badges) is
+ * appended to the paragraph written just before it, after a space, as it was in the file.
+ */
+export function* flowToMdast(
+  blocks: Iterable<DocNode>,
+  opts: SerializeOptions,
+  convert: (node: DocNode, opts: SerializeOptions) => RootContent[] = blockToMdast,
+): Generator<RootContent> {
+  let last: RootContent | undefined
+  for (const block of blocks) {
+    const nodes = convert(block, opts)
+    const only = nodes[0]
+    if (
+      opts.media === 'source' &&
+      block.type === 'image' &&
+      block.attrs?.sameLine === true &&
+      last?.type === 'paragraph' &&
+      nodes.length === 1 &&
+      only?.type === 'paragraph'
+    ) {
+      last.children.push({ type: 'text', value: ' ' }, ...only.children)
+      continue
+    }
+    if (nodes.length === 0) continue
+    last = nodes.at(-1)
+    // Yielded at once (a lazy reader reads one block ahead, no further); a `sameLine` image read next is
+    // still appended to it, since the serialiser writes a node only after reading the one after it.
+    yield* nodes
+  }
+}
+
 /** A block already known to be within the ceiling, and the blocks inside it. */
 function nestedBlockToMdast(node: DocNode, opts: SerializeOptions): RootContent[] {
   const content = node.content ?? []
@@ -67,7 +100,7 @@ function nestedBlockToMdast(node: DocNode, opts: SerializeOptions): RootContent[
 }
 
 function flow(nodes: DocNode[], opts: SerializeOptions): BlockContent[] {
-  return nodes.flatMap((node) => nestedBlockToMdast(node, opts)) as BlockContent[]
+  return [...flowToMdast(nodes, opts, nestedBlockToMdast)] as BlockContent[]
 }
 
 function listItem(item: DocNode, opts: SerializeOptions): ListItem {
@@ -116,7 +149,11 @@ export function mediaInline(node: DocNode, opts: SerializeOptions): PhrasingCont
     const alt = typeof node.attrs?.alt === 'string' ? node.attrs.alt : ''
     if (opts.media === 'source' && src) {
       const title = typeof node.attrs?.title === 'string' ? node.attrs.title : null
-      return { type: 'image', url: src, alt, title }
+      const image: PhrasingContent = { type: 'image', url: src, alt, title }
+      const href = node.attrs?.href
+      return typeof href === 'string' && href
+        ? { type: 'link', url: href, title: null, children: [image] }
+        : image
     }
     // Raw html so the brackets are not escaped: the placeholder reads the same in every view.
     return { type: 'html', value: alt ? `[image: ${alt}]` : '[image]' }
@@ -145,7 +182,9 @@ function tableCell(cell: DocNode, opts: SerializeOptions): TableCell {
   for (const block of cell.content ?? []) {
     const inline = cellBlockInline(block, opts)
     if (inline.length === 0) continue
-    if (children.length > 0) children.push({ type: 'html', value: '<br>' })
+    const sameLine = opts.media === 'source' && block.type === 'image' && block.attrs?.sameLine === true
+    if (children.length > 0)
+      children.push(sameLine ? { type: 'text', value: ' ' } : { type: 'html', value: '<br>' })
     children.push(...inline)
   }
   return { type: 'tableCell', children }

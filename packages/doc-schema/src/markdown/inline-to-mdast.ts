@@ -1,13 +1,13 @@
 import type { PhrasingContent } from 'mdast'
 import type { DocMark, DocNode } from '../doc-json.ts'
 
-// Fixed nesting, outermost first, so the same marks always print the same way; code is innermost
-// because inline code cannot contain other Markdown.
+// Marks in the order that breaks ties, outermost first (see `wrap`): emphasis around a link (`**[a](u)**`,
+// the commoner form in real files); code is innermost because inline code cannot contain other Markdown.
 const MARK_ORDER = [
-  'link',
-  'bold',
   'italic',
+  'bold',
   'strike',
+  'link',
   'underline',
   'highlight',
   'subscript',
@@ -32,8 +32,7 @@ function markKey(mark: DocMark | undefined): string {
   return `link ${String(mark.attrs?.href ?? '')} ${String(mark.attrs?.title ?? '')}`
 }
 
-function markAt(node: DocNode, depth: number): DocMark | undefined {
-  const type = MARK_ORDER[depth]
+function markOf(node: DocNode, type: string): DocMark | undefined {
   return node.marks?.find((mark) => mark.type === type)
 }
 
@@ -42,21 +41,54 @@ export function inlineToMdast(nodes: DocNode[], context: InlineContext): Phrasin
   // A trailing hard break has no Markdown form.
   const trimmed = [...nodes]
   while (trimmed.at(-1)?.type === 'hardBreak') trimmed.pop()
-  return wrap(trimmed, 0, context)
+  return wrap(trimmed, MARK_ORDER, context)
 }
 
-function wrap(nodes: DocNode[], depth: number, context: InlineContext): PhrasingContent[] {
-  if (depth >= MARK_ORDER.length) return nodes.flatMap((node) => leaf(node, context))
+/** Where the run of nodes from `index` carrying the same `type` mark as nodes[index] ends. */
+function runEnd(nodes: DocNode[], index: number, type: string): number {
+  const key = markKey(markOf(nodes[index]!, type))
+  let end = index + 1
+  while (end < nodes.length && markKey(markOf(nodes[end]!, type)) === key) end++
+  return end
+}
+
+/**
+ * Nests the marks of `types` (not yet written) around the nodes: at each position the mark whose run
+ * reaches furthest is outermost, ties broken by MARK_ORDER, so `[**a** b](u)` keeps the link outside and
+ * `**[a](u) b**` the bold. Code only once no other mark is left (it holds no Markdown).
+ * The same content always gives the same nesting.
+ */
+function wrap(nodes: DocNode[], types: string[], context: InlineContext): PhrasingContent[] {
   const out: PhrasingContent[] = []
   let index = 0
   while (index < nodes.length) {
-    const mark = markAt(nodes[index]!, depth)
-    const key = markKey(mark)
-    let end = index + 1
-    while (end < nodes.length && markKey(markAt(nodes[end]!, depth)) === key) end++
-    const run = nodes.slice(index, end)
-    out.push(...wrapRun(run, mark, depth, context))
-    index = end
+    const node = nodes[index]!
+    const present = types.filter((type) => markOf(node, type))
+    const candidates = present.length > 1 ? present.filter((type) => type !== 'code') : present
+    let best: string | undefined
+    let bestEnd = index
+    for (const type of candidates) {
+      let end = runEnd(nodes, index, type)
+      // A code span ends where another mark starts: that mark goes outside it.
+      if (type === 'code') {
+        const other = (at: number) => types.some((t) => t !== 'code' && markOf(nodes[at]!, t))
+        for (let at = index + 1; at < end; at++) if (other(at)) end = at
+      }
+      if (end > bestEnd) {
+        best = type
+        bestEnd = end
+      }
+    }
+    if (!best) {
+      let end = index + 1
+      while (end < nodes.length && !types.some((type) => markOf(nodes[end]!, type))) end++
+      out.push(...nodes.slice(index, end).flatMap((leafNode) => leaf(leafNode, context)))
+      index = end
+      continue
+    }
+    const rest = types.filter((type) => type !== best)
+    out.push(...wrapRun(nodes.slice(index, bestEnd), markOf(node, best)!, rest, context))
+    index = bestEnd
   }
   return out
 }
@@ -69,8 +101,7 @@ function codeSpanText(text: string): string {
   return /^[ \t\n]+$/.test(text) ? ' ' : text
 }
 
-function wrapRun(run: DocNode[], mark: DocMark | undefined, depth: number, context: InlineContext) {
-  if (!mark) return wrap(run, depth + 1, context)
+function wrapRun(run: DocNode[], mark: DocMark, types: string[], context: InlineContext) {
   if (mark.type === 'code') {
     return run.map(
       (node): PhrasingContent =>
@@ -79,7 +110,7 @@ function wrapRun(run: DocNode[], mark: DocMark | undefined, depth: number, conte
           : breakNode(context),
     )
   }
-  const children = wrap(run, depth + 1, context)
+  const children = wrap(run, types, context)
   switch (mark.type) {
     case 'link': {
       const title = mark.attrs?.title

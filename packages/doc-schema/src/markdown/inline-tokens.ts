@@ -103,7 +103,14 @@ export function convertInline(tokens: Token[]): InlinePiece[] {
       } else closeMark('link')
     } else if (token.type === 'image') {
       const alt = token.children?.map((child) => child.content).join('') ?? token.content
-      const attrs = { src: token.attrGet('src'), alt: alt === '' ? null : alt, title: token.attrGet('title') }
+      // An image inside a link (a README badge) keeps the link's target.
+      const href = marks.find((mark) => mark.type === 'link')?.attrs?.href ?? null
+      const attrs = {
+        src: token.attrGet('src'),
+        alt: alt === '' ? null : alt,
+        title: token.attrGet('title'),
+        ...(href ? { href } : {}),
+      }
       pieces.push({ kind: 'image', node: { type: 'image', attrs } })
     } else if (token.type === 'html_inline') {
       if (HTML_BREAK.test(token.content)) {

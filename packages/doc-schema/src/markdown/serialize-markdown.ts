@@ -2,7 +2,7 @@ import type { Root, RootContent } from 'mdast'
 import { gfmToMarkdown } from 'mdast-util-gfm'
 import { type Handle, type Options, type State, toMarkdown } from 'mdast-util-to-markdown'
 import type { DocNode } from '../doc-json.ts'
-import { blockToMdast, type SerializeOptions } from './blocks-to-mdast.ts'
+import { flowToMdast, type SerializeOptions } from './blocks-to-mdast.ts'
 import { textHandler } from './escape-text.ts'
 
 // Every option spelled out: output must not change if a library default does.
@@ -28,7 +28,7 @@ const TO_MARKDOWN_OPTIONS: Options = {
 
 /** Markdown of a run of sibling blocks, serialised together so adjacent lists stay apart. */
 export function blocksToMarkdown(blocks: DocNode[], opts: SerializeOptions = {}): string {
-  const children: RootContent[] = blocks.flatMap((block) => blockToMdast(block, opts))
+  const children: RootContent[] = [...flowToMdast(blocks, opts)]
   if (children.length === 0) return ''
   const root: Root = { type: 'root', children }
   return toMarkdown(root, TO_MARKDOWN_OPTIONS).replace(/\n+$/, '')
@@ -55,7 +55,7 @@ export function blocksToMarkdownPrefix(
   minChars: number,
   opts: SerializeOptions = {},
 ): MarkdownPrefix {
-  const source = mdastOf(blocks, opts)
+  const source = flowToMdast(blocks, opts)
   let complete = true
   let text = ''
   /** `containerFlow` (mdast-util-to-markdown/lib/util/container-flow.js) over the lazily built children. */
@@ -102,10 +102,6 @@ export function blocksToMarkdownPrefix(
     { ...TO_MARKDOWN_OPTIONS, handlers: { ...TO_MARKDOWN_OPTIONS.handlers, root } },
   )
   return { text: text.replace(/\n+$/, ''), complete }
-}
-
-function* mdastOf(blocks: Iterable<DocNode>, opts: SerializeOptions): Generator<RootContent> {
-  for (const block of blocks) yield* blockToMdast(block, opts)
 }
 
 /** The library's `between` (container-flow.js): the last join rule with an answer decides. */

@@ -111,7 +111,10 @@ function inlineOnly(children: Token[]): DocNode[] {
   return nodes
 }
 
-/** A paragraph, split around images (block nodes here); a paragraph holding only a media URL is an embed. */
+/**
+ * A paragraph, split around images (block nodes here); a paragraph holding only a media URL is an embed.
+ * An image after other content of the paragraph is marked `sameLine`, so export writes it back on that line.
+ */
 function paragraphBlocks(children: Token[]): DocNode[] {
   const blocks: DocNode[] = []
   let run: DocNode[] = []
@@ -122,6 +125,7 @@ function paragraphBlocks(children: Token[]): DocNode[] {
     }
     pushRun(blocks, run)
     run = []
+    if (blocks.length > 0) piece.node.attrs = { ...piece.node.attrs, sameLine: true }
     blocks.push(piece.node)
   }
   // Edge whitespace only survives as `&#x20;` entities: trimming it keeps export stable and readable.
