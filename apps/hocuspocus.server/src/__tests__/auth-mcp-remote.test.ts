@@ -1,14 +1,16 @@
 /**
  * `mcp-remote` (0.15.1) with no `--header`, as a person starts it from a desktop app: it gets the 401,
- * discovers this server's authorization server, registers, prints the authorization URL (no browser
- * here), and waits on its loopback callback. The person's browser step is driven over HTTP through the
- * real sign-in and consent forms (helpers/browser.ts), the browser then lands on mcp-remote's callback,
- * and mcp-remote bridges stdio to /mcp with the token it got: tools/list and find_documents answer.
+ * discovers this server's authorization server, registers, prints the authorization URL, and waits on
+ * its loopback callback. The person's browser step is done twice: over HTTP through the real sign-in and
+ * consent forms (helpers/browser.ts), and in headless Chromium (Debian's `chromium`, driven by
+ * puppeteer-core; skipped when it is not installed). Then mcp-remote bridges stdio to /mcp with the token
+ * it got: tools/list shows the read tools only and find_documents answers.
  */
 import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import puppeteer from 'puppeteer-core'
 import { TOOLS } from '../modules/mcp/tools/index.ts'
 import type { RunningServer } from '../server.ts'
 import { Browser, freePort, signInAndConsent } from './helpers/browser.ts'
@@ -18,6 +20,40 @@ import { eventually, useTestServer } from './helpers/server.ts'
 
 const PASSWORD = 'correct horse battery staple'
 const MCP_REMOTE = join(import.meta.dir, '../../node_modules/mcp-remote/dist/proxy.js')
+/** Debian's chromium (`apt-get install -y chromium`; .ci/run installs it). */
+const CHROMIUM = Bun.which('chromium') ?? undefined
+
+/** The person's part: open the authorization URL, sign in, approve read only, land on the callback. */
+type BrowserStep = (authorizationUrl: string, person: { handle: string; password: string }) => Promise<URL>
+
+/** Over HTTP, form by form, then the callback request the browser would make. */
+const formsOverHttp =
+  (server: () => RunningServer): BrowserStep =>
+  async (url, person) => {
+    const back = await signInAndConsent(new Browser(server().url), url, person, { access: 'read' })
+    expect((await fetch(back)).status).toBe(200)
+    return back
+  }
+
+/** In headless Chromium: typing into the fields and pressing the buttons. */
+const chromium: BrowserStep = async (url, person) => {
+  const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] })
+  try {
+    const page = await browser.newPage()
+    await page.goto(url)
+    expect(new URL(page.url()).pathname).toBe('/sign-in')
+    await page.type('#handle', person.handle)
+    await page.type('#password', person.password)
+    await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')])
+    expect(new URL(page.url()).pathname).toBe('/consent')
+    expect(await page.content()).toContain('wants to use your documents')
+    await page.click('input[name=access][value=read]')
+    await Promise.all([page.waitForNavigation(), page.click('button[value=allow]')])
+    return new URL(page.url())
+  } finally {
+    await browser.close()
+  }
+}
 
 describe(`mcp-remote without a header signs in through OAuth (${DATABASE_KIND})`, () => {
   let server: RunningServer
@@ -25,11 +61,13 @@ describe(`mcp-remote without a header signs in through OAuth (${DATABASE_KIND})`
     server = s
   })
 
-  test('mcp-remote completes sign-in and a read-only approval, then lists the read tools and calls find_documents', async () => {
-    const user = await server.services.users.add('rosa')
+  async function mcpRemoteFlow(handle: string, step: BrowserStep) {
+    const user = await server.services.users.add(handle)
     if (user.kind === 'error') throw new Error(user.message)
     expect((await server.auth.accounts.setPassword(user.value.id, PASSWORD)).kind).toBe('ok')
-    const created = await server.services.documents.create(user.value.id, { title: 'Remote plan' })
+    const created = await server.services.documents.create(user.value.id, {
+      title: `Remote plan of ${handle}`,
+    })
     if (created.kind === 'error') throw new Error(created.message)
 
     const configDir = mkdtempSync(join(tmpdir(), 'mcp-remote-'))
@@ -37,7 +75,9 @@ describe(`mcp-remote without a header signs in through OAuth (${DATABASE_KIND})`
       stdin: 'pipe',
       stdout: 'pipe',
       stderr: 'pipe',
-      env: { ...process.env, MCP_REMOTE_CONFIG_DIR: configDir },
+      // BROWSER=true: its opener "opens" the URL with `true`, so no stray browser starts; the URL is
+      // printed either way, and the test's browser step opens it.
+      env: { ...process.env, MCP_REMOTE_CONFIG_DIR: configDir, BROWSER: 'true' },
     })
     let stderr = ''
     let stdout = ''
@@ -67,16 +107,10 @@ describe(`mcp-remote without a header signs in through OAuth (${DATABASE_KIND})`
         'mcp-remote to print its authorization URL',
       )
       expect(url.startsWith(`${server.url}/auth/oauth2/authorize?`)).toBe(true)
-      const back = await signInAndConsent(
-        new Browser(server.url),
-        url,
-        { handle: 'rosa', password: PASSWORD },
-        { access: 'read' },
-      )
-      // The browser arrives at mcp-remote's own loopback callback with the code.
+      const back = await step(url, { handle, password: PASSWORD })
+      // The browser arrived at mcp-remote's own loopback callback with the code.
       expect(back.hostname).toBe('localhost')
       expect(back.searchParams.get('code')).toBeString()
-      expect((await fetch(back)).status).toBe(200)
 
       const send = (message: unknown) => {
         remote.stdin.write(`${JSON.stringify(message)}\n`)
@@ -117,11 +151,25 @@ describe(`mcp-remote without a header signs in through OAuth (${DATABASE_KIND})`
       send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'find_documents', arguments: {} } })
       const found = (await answer(3)).result as { content: Array<{ text: string }>; isError?: boolean }
       expect(found.isError).toBeFalsy()
-      expect(found.content.map((c) => c.text).join('\n')).toContain('Remote plan')
+      expect(found.content.map((c) => c.text).join('\n')).toContain(`Remote plan of ${handle}`)
     } finally {
       remote.kill()
       await remote.exited
       rmSync(configDir, { recursive: true, force: true })
     }
+  }
+
+  test('browser step over HTTP: sign-in and a read-only approval, then the read tools and find_documents', async () => {
+    await mcpRemoteFlow(
+      'rosa',
+      formsOverHttp(() => server),
+    )
   })
+
+  test.skipIf(!CHROMIUM)(
+    'browser step in headless Chromium: the same flow, typed and clicked in a real browser',
+    async () => {
+      await mcpRemoteFlow('tomas', chromium)
+    },
+  )
 })

@@ -1,7 +1,8 @@
 /**
  * The sign-in, consent, connected-apps and invite pages: small server-rendered HTML, no script, every
  * value escaped. Each form carries the CSRF token (csrf.ts). Headers forbid framing (a consent page in
- * someone else's frame could be clicked through), referrers (invite links hold a secret) and caching.
+ * someone else's frame could be clicked through), referrers to other sites (invite links hold a secret)
+ * and caching.
  */
 import type { ConnectedApp } from './accounts.ts'
 
@@ -10,7 +11,9 @@ export const PAGE_HEADERS: Record<string, string> = {
   'Content-Security-Policy':
     "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
   'X-Frame-Options': 'DENY',
-  'Referrer-Policy': 'no-referrer',
+  // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on our own form posts,
+  // which the CSRF check refuses; other sites (an app's callback) still get no referrer (invite secrets).
+  'Referrer-Policy': 'same-origin',
   'Cache-Control': 'no-store',
   'X-Content-Type-Options': 'nosniff',
 }
