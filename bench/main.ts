@@ -13,11 +13,12 @@ import { measurePure } from './lib/pure.ts'
 import { renderReport } from './lib/report.ts'
 import { measureServer } from './lib/server.ts'
 import { fmtRatio } from './lib/stats.ts'
+import { measureStore } from './lib/store.ts'
 import type { Row } from './lib/types.ts'
 
 const ROOT = join(import.meta.dir, '..')
 const quick = process.argv.includes('--quick')
-/** --only=pure|server|find|memory runs one group (the others are skipped). */
+/** --only=pure|server|store|find|memory runs one group (the others are skipped). */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7)
 const started = performance.now()
 
@@ -48,6 +49,25 @@ if (!only || only === 'server') {
     rows.push(...(await measureServer(oneMiB, { quick })))
   } catch (error) {
     failures.push(`server measurements: ${(error as Error).stack ?? error}`)
+  }
+}
+
+if (!only || only === 'store') {
+  // PostgreSQL as for find_documents below (BENCH_DATABASE_URL, else TEST_DATABASE_URL).
+  const postgresUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || null
+  const databases: Array<{ name: string; postgresUrl: string | null }> = [
+    { name: 'PGlite', postgresUrl: null },
+  ]
+  if (postgresUrl) databases.push({ name: 'PostgreSQL', postgresUrl })
+  for (const database of databases) {
+    process.stderr.write(
+      `measuring stores on ${database.name}: writes by size, event-loop delay, compaction…\n`,
+    )
+    try {
+      rows.push(...(await measureStore(database, { quick })))
+    } catch (error) {
+      failures.push(`stores on ${database.name}: ${(error as Error).stack ?? error}`)
+    }
   }
 }
 

@@ -45,6 +45,11 @@ async function searchFinds(server: RunningServer, room: string, word: string): P
   return rows[0]?.found === true
 }
 
+async function contentUpdatedAt(server: RunningServer, room: string): Promise<number> {
+  const row = await server.services.db.prisma.document.findUniqueOrThrow({ where: { room } })
+  return row.contentUpdatedAt.getTime()
+}
+
 describe(`the update log (${DATABASE_KIND})`, () => {
   let db: TestDatabase
   let server: RunningServer | undefined
@@ -196,8 +201,12 @@ describe(`the update log (${DATABASE_KIND})`, () => {
       10_000,
       'refresh',
     )
+    const refreshed = await contentUpdatedAt(server!, doc.room)
     await typeAndStore(editor, 'bandicoot')
     expect(await searchFinds(server!, doc.room, 'bandicoot')).toBe(false)
+    // A store does not touch the documents row (whose search columns every update re-indexes): the
+    // content-updated time moves with the next refresh.
+    expect(await contentUpdatedAt(server!, doc.room)).toBe(refreshed)
     // Leaving unloads and compacts, which writes the search text with the snapshot.
     for (const e of editors.splice(0)) e.destroy()
     await eventually(
@@ -206,6 +215,7 @@ describe(`the update log (${DATABASE_KIND})`, () => {
       'unload',
     )
     expect(await searchFinds(server!, doc.room, 'bandicoot')).toBe(true)
+    expect(await contentUpdatedAt(server!, doc.room)).toBeGreaterThan(refreshed)
 
     // A short interval: the timer catches the last change while the editor stays.
     await restart({ searchRefreshMs: 300 })

@@ -68,6 +68,8 @@ type Stored = {
   snapshotBytes: number
   logRows: number
   logBytes: number
+  /** When the last store of this instance succeeded (the content-updated time the refresh writes). */
+  changedAt: Date | undefined
   /** When the title and search text were last written (0: not since load), and whether they lag. */
   derivedAt: number
   derivedStale: boolean
@@ -148,6 +150,7 @@ export class PersistenceExtension implements Extension {
       snapshotBytes: loaded.snapshot?.byteLength ?? 0,
       logRows: loaded.updates.length,
       logBytes: loaded.updateBytes,
+      changedAt: undefined,
       derivedAt: 0,
       derivedStale: false,
       derivedTimer: null,
@@ -358,6 +361,7 @@ export class PersistenceExtension implements Extension {
       throw error
     }
     entry.writing = false
+    entry.changedAt = new Date()
     entry.logRows++
     entry.logBytes += update.byteLength
     entry.derivedStale = true
@@ -408,6 +412,7 @@ export class PersistenceExtension implements Extension {
       await this.deps.documents.refreshDerived(entry.documentId, {
         title: readTitle(fragment),
         text: readPlainText(fragment, MAX_FIND_TEXT_CHARS),
+        changedAt: entry.changedAt,
       })
       entry.derivedCostMs = performance.now() - started
       if (this.faults.get(document.name)?.part === 'derived') this.faults.delete(document.name)
@@ -473,10 +478,11 @@ export class PersistenceExtension implements Extension {
             vector,
             title: readTitle(fragment),
             text: readPlainText(fragment, MAX_FIND_TEXT_CHARS),
+            changedAt: entry.changedAt,
             // From the document's shared memo: only sections edited since the last time are re-hashed.
             outline: liveOutline(fragment),
           },
-          { mergeWithStored, compact: true },
+          { mergeWithStored, compact: true, keepDerived: !entry.derivedStale },
         )
         this.faults.delete(name)
         entry.derivedAt = Date.now()
