@@ -13,6 +13,7 @@ import type { DocNode } from '../doc-json.ts'
 import { FRAGMENT_NAME, MAX_IMPORT_BYTES } from '../limits.ts'
 import { documentToMarkdown } from '../markdown/document-to-markdown.ts'
 import { importMarkdown } from '../markdown/import-markdown.ts'
+import { parseMarkdown } from '../markdown/parse-markdown.ts'
 
 function imported(markdown: string, title?: string) {
   const result = importMarkdown(markdown, { title, fallbackTitle: 'file-name' })
@@ -108,7 +109,7 @@ describe('importMarkdown: the mapping', () => {
       '# T',
       '<a href="#geoPath" name="geoPath">#</a> d3.<b>geoPath</b>([<i>projection</i>[, <i>context</i>]])',
       '- [Fix] `assert`: keys & values, [see](https://x.org) [1] a[0]',
-      'Inline <div> stays; still escaped: \\<u>text\\</u>, \\[^1], \\&amp;, \\<br>, and at line starts:',
+      'Inline <div> stays; still escaped: \\<u>text\\</u>, \\&amp;, \\<br>, and at line starts:',
       '\\[a]: b',
       '\\<div> c',
     ].join('\n\n')
@@ -154,6 +155,42 @@ describe('importMarkdown: the mapping', () => {
     const text = exported(source)
     expect(text).toBe(source)
     expect(exported(text)).toBe(text)
+  })
+
+  test('GFM footnotes keep their labels, content and order: references and definitions as written', () => {
+    // Fails without the definition rule (a one-word definition vanished as a link definition, consecutive
+    // ones merged into one paragraph) or with `[^` escaped (references exported as `\\[^1]`).
+    const source = [
+      '# T',
+      'A claim[^1] and another[^note].',
+      '[^1]: https://example.com',
+      '[^note]: A longer note\nwith a lazy line.\n\n    A second paragraph.',
+      'After.',
+    ].join('\n\n')
+    const result = imported(source.replace('https://example.com\n\n[^note]', 'https://example.com\n[^note]'))
+    expect(result.blocks.map((block) => block.content?.[0]?.text)).toEqual([
+      'A claim[^1] and another[^note].',
+      '[^1]: ',
+      '[^note]: A longer note with a lazy line.',
+      'After.',
+    ])
+    const text = exported(source)
+    expect(text).toBe(
+      [
+        '# T',
+        'A claim[^1] and another[^note].',
+        '[^1]: <https://example.com>',
+        '[^note]: A longer note with a lazy line.\\\nA second paragraph.',
+        'After.',
+      ].join('\n\n'),
+    )
+    expect(exported(text)).toBe(text)
+    // The agents' parser reads them the same way.
+    const agents = parseMarkdown('[^a]: word\n[^b]: two words')
+    expect(agents.kind === 'ok' && agents.value.map((block) => block.content?.[0]?.text)).toEqual([
+      '[^a]: word',
+      '[^b]: two words',
+    ])
   })
 
   test('a list mixing task and plain items keeps every checkbox (consecutive lists, one per kind)', () => {

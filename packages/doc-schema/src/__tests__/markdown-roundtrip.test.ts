@@ -110,6 +110,8 @@ const textPiece = fc.constantFrom(
   '[x] ',
   '[a]: x',
   '[^1]',
+  '[^1]: ',
+  '[^a b]: ',
   '^',
   '!',
   '&',

@@ -4,9 +4,10 @@
  * with its `unsafe` patterns, of which three broad ones are narrowed for text (`textHandler` below):
  *
  * - `[` is escaped where it could open something: at a line start when a definition (`[a]: …`), a task
- *   checkbox (`[ ]`, `[x]`) or an unclosed label could form, and before `^` (a footnote reference). Elsewhere
- *   a bracket cannot make a link, since `](` (the library escapes that `(`) and definitions never occur in
- *   our output. The library (and its GFM footnote extension) escapes every `[`.
+ *   checkbox (`[ ]`, `[x]`) or an unclosed label could form. Elsewhere a bracket cannot make a link, since
+ *   `](` (the library escapes that `(`) and definitions never occur in our output. Footnotes (`[^1]`, and
+ *   `[^1]: …` at a line start) are written as they are: both parsers keep them as that text (footnotes.ts)
+ *   and a GFM renderer shows them as footnotes. The library (and its GFM footnote extension) escapes every `[`.
  * - `&` is escaped only before what reads as a character reference (`&name;`, `&#9;`, `&#x9;`).
  * - An inline HTML tag (a complete `<i>`, `</a>`, `<a href="#x" name="x">`, `<!-- … -->`, exactly what
  *   markdown-it's HTML_TAG_RE reads as one) is written as is: both parsers keep inline HTML as its text, so
@@ -33,8 +34,11 @@ const HTML_BLOCK_TAG_LINE = new RegExp(`${HTML_OPEN_CLOSE_TAG_RE.source}\\s*$`)
 
 /** The narrow patterns that replace the library's `[` and `&` rules in text (see above). */
 const TEXT_UNSAFE: Unsafe[] = [
-  { atBreak: true, character: '[', after: '[^\\]]*(?:\\]:|$)|[ xX]\\](?:[ \\t\\r\\n]|$)|\\^' },
-  { character: '[', after: '\\^', inConstruct: 'phrasing' },
+  {
+    atBreak: true,
+    character: '[',
+    after: '(?!\\^[^\\]\\s]+\\]:)[^\\]]*(?:\\]:|$)|[ xX]\\](?:[ \\t\\r\\n]|$)',
+  },
   {
     character: '&',
     after: '(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});',

@@ -22,6 +22,7 @@ import type { DocNode } from '../doc-json.ts'
 import { newHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR, MAX_IMPORT_BYTES } from '../limits.ts'
 import { ok, type Result, refuse } from '../result.ts'
+import { footnoteDefinitions } from './footnotes.ts'
 import { checkBlocks } from './parse-markdown.ts'
 import { tokensToBlocks } from './tokens-to-blocks.ts'
 
@@ -31,6 +32,7 @@ import { tokensToBlocks } from './tokens-to-blocks.ts'
 const markdownIt = new MarkdownIt('default', { html: true, linkify: true, typographer: false })
 markdownIt.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false })
 markdownIt.normalizeLink = (url) => url
+markdownIt.use(footnoteDefinitions)
 
 export type ImportedMarkdown = {
   title: string

@@ -4,6 +4,7 @@ import { schema } from '../extensions.ts'
 import { newHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR, MAX_MARKDOWN_CHARS } from '../limits.ts'
 import { ok, type Result, refuse } from '../result.ts'
+import { footnoteDefinitions } from './footnotes.ts'
 import { tokensToBlocks } from './tokens-to-blocks.ts'
 
 export type ParseOptions = {
@@ -16,6 +17,7 @@ export type ParseOptions = {
 // html: true so the few allowed inline tags (<u>, <mark>, <sub>, <sup>, <br>) can be read as marks;
 // every other tag is turned back into visible text by the token conversion.
 const markdownIt = new MarkdownIt('default', { html: true, linkify: false, typographer: false })
+markdownIt.use(footnoteDefinitions)
 
 /**
  * Parses GFM Markdown into checked top-level blocks (ProseMirror JSON), each heading with a fresh id.
