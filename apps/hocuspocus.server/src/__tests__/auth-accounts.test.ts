@@ -3,6 +3,7 @@
  * invite links and the CLI commands that set passwords. The OAuth flows are in auth-oauth.test.ts.
  */
 import { describe, expect, test } from 'bun:test'
+import { SIGN_INS_PER_MINUTE } from '../auth/better-auth.ts'
 import { runCommand } from '../cli/commands.ts'
 import type { RunningServer } from '../server.ts'
 import { Browser, hiddenFields } from './helpers/browser.ts'
@@ -124,6 +125,15 @@ describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
     // Used once: the same link is refused now.
     expect((await browser.fetch(link.pathname)).status).toBe(410)
     expect((await signIn(new Browser(server.url), 'bruno', PASSWORD)).status).toBe(303)
+  })
+
+  test('password guessing: past SIGN_INS_PER_MINUTE attempts from one address, sign-in answers 429', async () => {
+    const statuses: number[] = []
+    for (let i = 0; i <= SIGN_INS_PER_MINUTE; i++) {
+      statuses.push((await signIn(new Browser(server.url), 'alice', `guess number ${i} here`)).status)
+    }
+    expect(statuses).toContain(429)
+    expect(statuses.every((s) => s === 401 || s === 429)).toBe(true)
   })
 
   test('pages refuse framing and caching', async () => {

@@ -179,6 +179,10 @@ describe(`OAuth for /mcp with the MCP SDK client (${DATABASE_KIND})`, () => {
     const names = (await client.listTools()).tools.map((t) => t.name).sort()
     expect(names).toEqual(READ_TOOLS)
     expect(names.length).toBeLessThan(ALL_TOOLS.length)
+    // Not listed, and not callable either: a write tool called by name is refused.
+    const write = await client.callTool({ name: 'create_document', arguments: { title: 'Sneaky' } })
+    expect(write.isError).toBe(true)
+    expect(await server.services.db.prisma.document.count({ where: { title: 'Sneaky' } })).toBe(0)
     const apps = await (await browser.fetch('/apps')).text()
     expect(apps).toContain('Test MCP app')
     expect(apps).toContain('127.0.0.1:33418')
@@ -470,6 +474,18 @@ describe(`OAuth client registration is bounded (${DATABASE_KIND})`, () => {
     expect(statuses.slice(0, REGISTRATIONS_PER_MINUTE)).toEqual(Array(REGISTRATIONS_PER_MINUTE).fill(201))
     expect(statuses.slice(REGISTRATIONS_PER_MINUTE)).toEqual([429, 429])
     expect(await prisma.oauthClient.count()).toBe(REGISTRATIONS_PER_MINUTE)
+  })
+
+  test('a client nobody approved is deleted after a day, so the bound does not fill up for good', async () => {
+    const prisma = server.services.db.prisma
+    const old = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000)
+    await prisma.oauthClient.create({
+      data: { id: 'stale', clientId: 'stale', redirectUris: [CALLBACK], scopes: ['read'], createdAt: old },
+    })
+    // Registering prunes first (here the per-address limit of the test above may refuse the new one).
+    const response = await register(server, 'After the prune')
+    expect([201, 429]).toContain(response.status)
+    expect(await prisma.oauthClient.findUnique({ where: { clientId: 'stale' } })).toBeNull()
   })
 
   test('a registration body over the bound is refused before it is parsed', async () => {
