@@ -156,6 +156,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       stopping ??= (async () => {
         server.stop(false) // stop accepting; existing sockets are closed below
         admin?.stop()
+        auth.close()
         await mcp.close()
         hocuspocus.closeConnections()
         hocuspocus.flushPendingStores()

@@ -136,6 +136,49 @@ describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
     expect(statuses.every((s) => s === 401 || s === 429)).toBe(true)
   })
 
+  test('expired sessions, codes and tokens, and refresh tokens rotated long ago, are swept; live ones stay', async () => {
+    const prisma = server.services.db.prisma
+    const alice = await prisma.user.findUniqueOrThrow({ where: { handle: 'alice' } })
+    const longAgo = new Date(Date.now() - 3 * 86_400_000)
+    const soon = new Date(Date.now() + 3_600_000)
+    await prisma.session.createMany({
+      data: [
+        { id: 'old-s', token: 'old-s', userId: alice.id, expiresAt: longAgo },
+        { id: 'live-s', token: 'live-s', userId: alice.id, expiresAt: soon },
+      ],
+    })
+    await prisma.verification.create({
+      data: { id: 'old-v', identifier: 'x', value: 'y', expiresAt: longAgo },
+    })
+    await prisma.oauthClient.create({
+      data: { id: 'c1', clientId: 'c1', redirectUris: ['http://127.0.0.1:1/cb'], scopes: ['read'] },
+    })
+    const token = { clientId: 'c1', userId: alice.id, scopes: ['read'] }
+    await prisma.oauthRefreshToken.create({
+      data: {
+        id: 'r-old',
+        token: 'r-old',
+        ...token,
+        expiresAt: soon,
+        createdAt: longAgo,
+        rotatedAt: longAgo,
+      },
+    })
+    await prisma.oauthAccessToken.createMany({
+      data: [
+        { id: 'a-old', token: 'a-old', ...token, expiresAt: longAgo, createdAt: longAgo },
+        { id: 'a-live', token: 'a-live', ...token, expiresAt: soon, createdAt: new Date() },
+      ],
+    })
+    await server.auth.sweep()
+    expect(await prisma.session.findUnique({ where: { id: 'old-s' } })).toBeNull()
+    expect(await prisma.session.findUnique({ where: { id: 'live-s' } })).not.toBeNull()
+    expect(await prisma.verification.findUnique({ where: { id: 'old-v' } })).toBeNull()
+    expect(await prisma.oauthRefreshToken.findUnique({ where: { id: 'r-old' } })).toBeNull()
+    expect(await prisma.oauthAccessToken.findUnique({ where: { id: 'a-old' } })).toBeNull()
+    expect(await prisma.oauthAccessToken.findUnique({ where: { id: 'a-live' } })).not.toBeNull()
+  })
+
   test('pages refuse framing and caching', async () => {
     const response = await new Browser(server.url).fetch('/sign-in')
     expect(response.headers.get('x-frame-options')).toBe('DENY')

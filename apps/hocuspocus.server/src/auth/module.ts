@@ -11,6 +11,7 @@ import { type BetterAuth, createBetterAuth, issuerOf, mcpResourceOf } from './be
 import { createOAuthAccess } from './oauth-access.ts'
 import { authRoutes } from './routes.ts'
 import { sharedSecret } from './shared-state.ts'
+import { AUTH_SWEEP_INTERVAL_MS, sweepExpired } from './sweep.ts'
 import type { Principal } from './tokens.ts'
 
 const SECRET_NAME = 'better-auth'
@@ -24,6 +25,10 @@ export type AuthModule = {
   issuer(): string | undefined
   /** The principal of an OAuth access token bound to this server's /mcp, or null. */
   verifyAccessToken(token: string): Promise<Principal | null>
+  /** Deletes expired sessions, codes and tokens now (also run every AUTH_SWEEP_INTERVAL_MS). */
+  sweep(): ReturnType<typeof sweepExpired>
+  /** Stops the periodic sweep. */
+  close(): void
 }
 
 /** OAuth needs an https origin, or plain http on a loopback name (development). */
@@ -61,6 +66,11 @@ export function createAuthModule(deps: {
   const access = createOAuthAccess(prisma)
   const accounts = createAccountsService(prisma)
   const enabled = () => canHostOAuth(baseUrl())
+  const sweep = () => sweepExpired(prisma)
+  const sweeper = setInterval(() => {
+    sweep().catch((error: Error) => logger.warn({ err: error.message }, 'auth sweep failed; retried later'))
+  }, AUTH_SWEEP_INTERVAL_MS)
+  sweeper.unref()
   return {
     router: authRoutes({ prisma, auth, accounts, baseUrl, enabled, logger }),
     accounts,
@@ -68,5 +78,7 @@ export function createAuthModule(deps: {
     issuer: () => (enabled() ? issuerOf(baseUrl()) : undefined),
     verifyAccessToken: (token) =>
       enabled() ? access.verify(token, mcpResourceOf(baseUrl())) : Promise.resolve(null),
+    sweep,
+    close: () => clearInterval(sweeper),
   }
 }
