@@ -13,7 +13,15 @@ export const DEFAULT_SECTION_CHARS = 16_000
 /** Smallest budget honoured: below it a heading and the cut marker alone would not fit. */
 export const MIN_SECTION_CHARS = 200
 
-export type RenderOptions = { fromBlock?: number; maxChars?: number }
+export type RenderOptions = {
+  fromBlock?: number
+  /**
+   * Characters of block `fromBlock`'s Markdown already shown (a cut read names it): the read starts there,
+   * so a block longer than the budget is read in parts, every character once. Default 0.
+   */
+  blockOffset?: number
+  maxChars?: number
+}
 
 export type SectionRender = {
   sectionId: string
@@ -28,6 +36,13 @@ export type SectionRender = {
   lastBlock: number
   /** First block not shown whole: pass it as `fromBlock` to read on. Absent when the read reached the end. */
   nextBlock?: number
+  /**
+   * With `nextBlock` naming the block this read cut: the characters of its Markdown shown so far (this
+   * read and the earlier parts); pass it as `blockOffset` with `fromBlock: nextBlock` for the rest.
+   */
+  nextOffset?: number
+  /** The first block was shown from this character of its Markdown (`blockOffset` > 0). */
+  firstOffset?: number
   /** A single block longer than the budget is shown cut (never inside a surrogate pair); this names it. */
   truncatedBlock?: number
 }
@@ -43,6 +58,13 @@ export function blockMarkdown(block: Y.XmlElement): string {
 function numbered(number: number, markdown: string): string {
   return markdown === '' ? `[${number}]` : `[${number}] ${markdown}`
 }
+
+/** The label of a block shown from `offset` (> 0) of its Markdown: the rest of a block an earlier read cut. */
+const continuedLabel = (number: number, offset: number) => `[${number}, from character ${offset}] `
+
+/** The line that ends a cut block: where its next part starts (the `blockOffset` that continues it). */
+const cutMarker = (number: number, end: number) =>
+  `\n[… block ${number} cut at character ${end} of its Markdown]`
 
 /**
  * The heading's Markdown line. A heading is text an editor chose, so it can be longer than the budget:
@@ -84,34 +106,64 @@ export function renderSection(
       'fromBlock',
     )
   }
+  const blockOffset = opts.blockOffset ?? 0
+  if (!Number.isSafeInteger(blockOffset) || blockOffset < 0 || (blockOffset > 0 && blockCount === 0)) {
+    return refuse(
+      'block_offset_out_of_range',
+      `blockOffset: ${blockOffset} must be a whole number ≥ 0 within block ${fromBlock}.`,
+      'blockOffset',
+    )
+  }
   const maxChars = Math.max(MIN_SECTION_CHARS, opts.maxChars ?? DEFAULT_SECTION_CHARS)
   let text = headingLine(section.heading, maxChars)
   let lastBlock = fromBlock - 1
   let nextBlock: number | undefined
+  let nextOffset: number | undefined
   let truncatedBlock: number | undefined
   for (let number = fromBlock; number <= blockCount; number++) {
-    // Only as much of the block as could fit, plus one character, is rendered.
+    // Only as much of the block as could fit, plus one character, is rendered (from its start: a part
+    // further in costs its offset too).
     const room = maxChars - text.length - 2
-    const label = `[${number}] `
+    const offset = number === fromBlock ? blockOffset : 0
+    const label = offset > 0 ? continuedLabel(number, offset) : `[${number}] `
     const markdown = blockMarkdownPrefix(
       section.blocks[number - 1]!,
-      Math.max(1, room - label.length + 1),
+      Math.max(1, offset + room - label.length + 1),
       BLOCK_OPTIONS,
     )
-    const piece = numbered(number, markdown.text)
+    if (offset > 0 && markdown.complete && offset >= markdown.text.length) {
+      return refuse(
+        'block_offset_out_of_range',
+        `blockOffset: ${offset} is past the end of block ${number} (${markdown.text.length} characters of Markdown).`,
+        'blockOffset',
+      )
+    }
+    const rest = markdown.text.slice(safeCut(markdown.text, offset))
+    const piece = offset > 0 ? label + rest : numbered(number, rest)
     if (markdown.complete && piece.length <= room) {
       text = `${text}\n\n${piece}`
       lastBlock = number
       continue
     }
     if (number === fromBlock) {
-      // Not even one block fits: show its start so the read still makes progress.
-      const marker = `\n[… block ${number} cut at ${maxChars} characters]`
-      const cut = safeCut(piece, Math.max(0, room - marker.length))
-      text = `${text}\n\n${piece.slice(0, cut)}${marker}`
+      // Not even the rest of one block fits: show its next part, and where the part after it starts.
+      const start = safeCut(markdown.text, offset)
+      const widest = cutMarker(number, start + rest.length).length
+      let cut = safeCut(rest, Math.max(0, room - label.length - widest))
+      // Always progress, even when a long heading leaves little room: at least one code point.
+      if (cut === 0) cut = Math.min(rest.length, rest.codePointAt(0)! > 0xffff ? 2 : 1)
+      if (markdown.complete && cut >= rest.length) {
+        // That one code point was all that was left: the block ends here, whole.
+        text = `${text}\n\n${piece}`
+        lastBlock = number
+        if (number < blockCount) nextBlock = number + 1
+        break
+      }
+      text = `${text}\n\n${label}${rest.slice(0, cut)}${cutMarker(number, start + cut)}`
       truncatedBlock = number
       lastBlock = number
-      nextBlock = number < blockCount ? number + 1 : undefined
+      nextBlock = number
+      nextOffset = start + cut
     } else nextBlock = number
     break
   }
@@ -125,6 +177,8 @@ export function renderSection(
     lastBlock,
   }
   if (nextBlock !== undefined) result.nextBlock = nextBlock
+  if (nextOffset !== undefined) result.nextOffset = nextOffset
+  if (blockOffset > 0) result.firstOffset = blockOffset
   if (truncatedBlock !== undefined) result.truncatedBlock = truncatedBlock
   return ok(result)
 }

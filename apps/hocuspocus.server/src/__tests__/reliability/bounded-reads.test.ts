@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { appendMarkdown } from '@collab/doc-schema'
 import * as Y from 'yjs'
+import { MAX_COUNTED_CHARS } from '../../modules/mcp/limits.ts'
 import { FRAME_END } from '../../modules/mcp/render/frame.ts'
 import type { RunningServer } from '../../server.ts'
 import { buildDocument as buildStoredDocument, nestedList, paragraph } from '../helpers/documents.ts'
@@ -140,8 +141,10 @@ describe('reads cost what they show', () => {
       expect(shown.length).toBeLessThanOrEqual(500)
       expect(shown.startsWith('## Large\n\n[1] Block 1: Words')).toBe(true)
       const lines = text.split('\n')
+      // Block 1 is cut: the next read continues it where this one stopped (the cut marker says where).
+      const cutAt = /\[… block 1 cut at character (\d+) of its Markdown\]$/.exec(shown)?.[1]
       expect(lines.at(-2)).toBe(
-        `[Next page: call read_document with section_id: ${sectionId} and from_block: 2.]`,
+        `[Next page: call read_document with section_id: ${sectionId}, from_block: 1 and block_offset: ${cutAt}.]`,
       )
       expect(lines.at(-1)).toBe(
         `[Truncated: showing ${shown.length} characters, the start of block 1 of ${LARGE_BLOCKS}. Call again with a larger max_chars, up to 100000.]`,
@@ -187,13 +190,20 @@ describe('reads cost what they show', () => {
     const wholeBody = body(whole)
     expect(wholeBody.length).toBeLessThanOrEqual(500)
     expect(wholeBody.startsWith('# One big list\n\n## List\n\n- item 1 with some words')).toBe(true)
-    expect(whole.split('\n').at(-1)).toStartWith('[Truncated: showing the first ')
+    expect(whole.split('\n').at(-1)).toBe(
+      `[Truncated: showing ${wholeBody.length} of more than ${MAX_COUNTED_CHARS} characters. Call get_outline, then read one section at a time with section_id.]`,
+    )
     const sectionBody = body(section)
     expect(sectionBody.length).toBeLessThanOrEqual(500)
     expect(sectionBody.startsWith('## List\n\n[1] - item 1 with some words')).toBe(true)
-    expect(sectionBody).toEndWith('[… block 1 cut at 500 characters]')
+    const cutAt = /\[… block 1 cut at character (\d+) of its Markdown\]$/.exec(sectionBody)?.[1]
+    expect(cutAt).toBeDefined()
+    // The rest of the one block is a call away (it was not before: the read ended there).
+    expect(section.split('\n').at(-2)).toBe(
+      `[Next page: call read_document with section_id: ${sectionId}, from_block: 1 and block_offset: ${cutAt}.]`,
+    )
     expect(section.split('\n').at(-1)).toBe(
-      '[Truncated: showing 500 characters, the start of block 1 of 1. Call again with a larger max_chars, up to 100000.]',
+      `[Truncated: showing ${sectionBody.length} characters, the start of block 1 of 1. Call again with a larger max_chars, up to 100000.]`,
     )
     expect(probes.every((probe) => probe.status === 200)).toBe(true)
     const figures = {

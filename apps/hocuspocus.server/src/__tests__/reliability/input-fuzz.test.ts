@@ -132,6 +132,7 @@ function plausible(field: string): fc.Arbitrary<unknown> {
     case 'max_chars':
     case 'start':
     case 'from_block':
+    case 'block_offset':
     case 'after_block':
     case 'before_seq':
       return fc.oneof(fc.integer({ min: 0, max: 60 }), hostileNumber)

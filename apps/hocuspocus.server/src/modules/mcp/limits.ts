@@ -7,6 +7,14 @@ import { MAX_MARKDOWN_CHARS, MAX_TITLE_CHARS } from '@collab/doc-schema'
 /** Model context: the most characters of document or list text one tool call returns. */
 export const MAX_READ_CHARS = 100_000
 
+/**
+ * A cut whole-document read counts the document's Markdown up to this many characters, so its note can
+ * say the real total ("showing 99987 of 163504 characters"); past it the note says "of more than" this.
+ * Counting renders the Markdown (~2 µs a character here: 13 s for a 5 MiB document), so the count is
+ * bounded like the read: a cut read renders at most twice its budget, whatever the document's size.
+ */
+export const MAX_COUNTED_CHARS = 2 * MAX_READ_CHARS
+
 /** Collection pagination: rows `find_documents` returns when the caller gives no `limit`. */
 export const DEFAULT_FIND_LIMIT = 20
 

@@ -3,7 +3,7 @@
  * continuation calls that recover everything left out, the frame, and access.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { appendMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
+import { appendMarkdown, documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
 import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
@@ -90,7 +90,7 @@ describe('get_outline', () => {
 
 describe('read_document', () => {
   const paragraph = (i: number) => `Paragraph ${i} ${'ab😀'.repeat(330)}`
-  let long: { slug: string; sectionId: string }
+  let long: { slug: string; sectionId: string; room: string }
 
   beforeAll(async () => {
     const paragraphs = Array.from({ length: 120 }, (_, i) => paragraph(i + 1))
@@ -100,7 +100,7 @@ describe('read_document', () => {
     const doc = await createLargeDocument(server, alice.id, 'Long read', chunks)
     const outline = split((await call(client, 'get_outline', { slug: doc.slug })).text)
     const sectionId = /section_id: ([\w-]+)/.exec(outline.body[1]!)![1]!
-    long = { slug: doc.slug, sectionId }
+    long = { slug: doc.slug, sectionId, room: doc.room }
   })
 
   test('a short section: section_id and rev lines, numbered blocks, no note', async () => {
@@ -162,17 +162,18 @@ describe('read_document', () => {
     expect(parts.body.join('\n')).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/)
   })
 
-  test('the whole document over the budget: the get_outline note', async () => {
+  test('the whole document over the budget: the get_outline note names the real total', async () => {
     const { text } = await call(client, 'read_document', { slug: long.slug })
     const parts = split(text)
     const shown = parts.body.join('\n').length
     expect(shown).toBeLessThanOrEqual(MAX_READ_CHARS)
-    expect(parts.after).toHaveLength(1)
-    expect(parts.after[0]).toMatch(
-      new RegExp(
-        `^\\[Truncated: showing the first ${shown} characters; the document is longer\\. Call get_outline, then read one section at a time with section_id\\.\\]$`,
-      ),
-    )
+    const connection = await server.collab.hocuspocus.openDirectConnection(long.room)
+    const total = documentToMarkdown(connection.document!.getXmlFragment(FRAGMENT_NAME)).length
+    await connection.disconnect()
+    expect(total).toBeGreaterThan(MAX_READ_CHARS)
+    expect(parts.after).toEqual([
+      `[Truncated: showing ${shown} of ${total} characters. Call get_outline, then read one section at a time with section_id.]`,
+    ])
   })
 
   test('a forged frame end and note inside a document stay inside the frame', async () => {

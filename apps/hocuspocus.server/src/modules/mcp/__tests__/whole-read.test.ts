@@ -9,14 +9,19 @@ import { appendMarkdown, documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-s
 import fc from 'fast-check'
 import * as Y from 'yjs'
 import { runs } from '../../../../../../packages/doc-schema/src/__tests__/property-runs.ts'
+import { MAX_COUNTED_CHARS } from '../limits.ts'
 import { walkLines } from '../render/budget.ts'
 import { readWholeDocument } from '../render/whole-read.ts'
 
-/** The earlier read_document path: the whole document to Markdown, then the walk when it does not fit. */
+/**
+ * The earlier read_document path: the whole document to Markdown, then the walk when it does not fit;
+ * the total is the whole render's length when it is at most what a read counts (MAX_COUNTED_CHARS).
+ */
 function wholeThenCut(fragment: Y.XmlFragment, max: number) {
   const markdown = documentToMarkdown(fragment)
-  if (markdown.length <= max) return { text: markdown, cut: false }
-  return { text: walkLines(markdown.split('\n'), max).text, cut: true }
+  const total = markdown.length <= Math.max(max, MAX_COUNTED_CHARS) ? markdown.length : undefined
+  if (markdown.length <= max) return { text: markdown, cut: false, total }
+  return { text: walkLines(markdown.split('\n'), max).text, cut: true, total }
 }
 
 const BLOCKS = [

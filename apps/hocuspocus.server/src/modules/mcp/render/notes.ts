@@ -3,16 +3,24 @@
  * literal number, so the notes, the descriptions and docs/mcp/reference.md cannot drift apart.
  * Order in an output: a continuation note when one applies, then the truncation note, which ends it.
  */
-import { MAX_FIND_LIMIT, MAX_FIND_SECTIONS_DOCUMENTS, MAX_READ_CHARS } from '../limits.ts'
+import { MAX_COUNTED_CHARS, MAX_FIND_LIMIT, MAX_FIND_SECTIONS_DOCUMENTS, MAX_READ_CHARS } from '../limits.ts'
 
 /**
  * Which blocks a cut section read shows. A section read renders only what it shows, so its notes count
  * blocks, which are known without rendering, rather than the section's characters, which are not.
  */
-export type ShownBlocks = { first: number; last: number; count: number; lastCut: boolean }
+export type ShownBlocks = {
+  first: number
+  last: number
+  count: number
+  lastCut: boolean
+  /** The first block was shown from an offset into it (block_offset), not from its start. */
+  firstContinued?: boolean
+}
 
-function shownBlocks({ first, last, count, lastCut }: ShownBlocks): string {
-  if (lastCut && first === last) return `the start of block ${last} of ${count}`
+function shownBlocks({ first, last, count, lastCut, firstContinued }: ShownBlocks): string {
+  if (lastCut && first === last)
+    return `${firstContinued ? 'part' : 'the start'} of block ${last} of ${count}`
   const range = first === last ? `block ${first}` : `blocks ${first}–${last}`
   return `${range} of ${count}`
 }
@@ -32,9 +40,12 @@ export const notes = {
   /** A cut section read at the full budget. */
   sectionCutAtCeiling: (shown: number, blocks: ShownBlocks) =>
     `[Truncated: showing ${shown} characters, ${shownBlocks(blocks)}. This section alone is longer than ${MAX_READ_CHARS}.]`,
-  /** A cut whole-document read: only the start is rendered, so the document's full size is not known. */
-  documentCut: (shown: number) =>
-    `[Truncated: showing the first ${shown} characters; the document is longer. Call get_outline, then read one section at a time with section_id.]`,
+  /**
+   * A cut whole-document read: `total` is the document's Markdown length, counted up to MAX_COUNTED_CHARS
+   * (undefined past it: the read renders no further than that).
+   */
+  documentCut: (shown: number, total: number | undefined) =>
+    `[Truncated: showing ${shown} of ${total === undefined ? `more than ${MAX_COUNTED_CHARS}` : total} characters. Call get_outline, then read one section at a time with section_id.]`,
 
   /** find_sections across documents: a document holds more matching sections than a page shows of it. */
   moreInDocument: (slug: string, shown: number, total: number) =>
@@ -54,6 +65,9 @@ export const notes = {
   nextFindPage: (cursor: string) =>
     `[Next page: call find_documents with the same query, scope and limit, and cursor: "${cursor}".]`,
   nextStart: (start: number) => `[Next page: call again with start: ${start}.]`,
-  nextBlock: (sectionId: string, fromBlock: number) =>
-    `[Next page: call read_document with section_id: ${sectionId} and from_block: ${fromBlock}.]`,
+  /** The next read of a section: from a block's start, or (a cut block) from `blockOffset` into it. */
+  nextBlock: (sectionId: string, fromBlock: number, blockOffset?: number) =>
+    blockOffset === undefined
+      ? `[Next page: call read_document with section_id: ${sectionId} and from_block: ${fromBlock}.]`
+      : `[Next page: call read_document with section_id: ${sectionId}, from_block: ${fromBlock} and block_offset: ${blockOffset}.]`,
 } as const

@@ -21,7 +21,8 @@ export const readDocument = defineTool({
     'Without section_id: the whole document as Markdown. With section_id: a `section_id` line and a ' +
     '`rev` line, then the section heading and every block after it numbered [1], [2]… (the numbers ' +
     `edit_blocks uses). At most ${MAX_READ_CHARS} characters per call (max_chars lowers it); a section ` +
-    'read stops on a block boundary and a note names the from_block that continues. For long ' +
+    'read stops on a block boundary and a note names the from_block that continues (a block longer ' +
+    'than the budget is shown in parts: the note adds the block_offset of the next part). For long ' +
     'documents, call get_outline first and read one section at a time.',
   inputSchema: {
     slug: slugField(),
@@ -41,13 +42,28 @@ export const readDocument = defineTool({
       .min(1)
       .optional()
       .describe('With section_id: the first block to show (a cut read names it).'),
+    block_offset: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'With from_block: characters of that block already read; the read shows the rest of it (a cut read names it).',
+      ),
   },
-  async handler({ slug, section_id, max_chars, from_block }, ctx) {
+  async handler({ slug, section_id, max_chars, from_block, block_offset }, ctx) {
     if (from_block !== undefined && section_id === undefined) {
       return refuse(
         'invalid_input',
         'from_block: only works with section_id. Call get_outline for section ids, then read_document with section_id and from_block.',
         'from_block',
+      )
+    }
+    if (block_offset !== undefined && from_block === undefined) {
+      return refuse(
+        'invalid_input',
+        'block_offset: only works with from_block. Call again with the from_block and block_offset a note named.',
+        'block_offset',
       )
     }
     const opened = await openDocument(ctx, slug)
@@ -61,11 +77,12 @@ export const readDocument = defineTool({
         return renderOutput({
           source,
           body: escapeFrameContent(whole.text),
-          notes: whole.cut ? [notes.documentCut(whole.text.length)] : [],
+          notes: whole.cut ? [notes.documentCut(whole.text.length, whole.total)] : [],
         })
       }
       const rendered = renderSection(content.fragment, section_id, {
         fromBlock: from_block,
+        blockOffset: block_offset,
         maxChars: cap,
       })
       if (rendered.kind === 'error') return withNextStep(rendered)
@@ -74,12 +91,13 @@ export const readDocument = defineTool({
       const cut = section.nextBlock !== undefined || section.truncatedBlock !== undefined
       if (cut) {
         if (section.nextBlock !== undefined)
-          noteLines.push(notes.nextBlock(section.sectionId, section.nextBlock))
+          noteLines.push(notes.nextBlock(section.sectionId, section.nextBlock, section.nextOffset))
         const blocks = {
           first: section.firstBlock,
           last: section.lastBlock,
           count: section.blockCount,
           lastCut: section.truncatedBlock !== undefined,
+          firstContinued: section.firstOffset !== undefined,
         }
         noteLines.push(
           max_chars !== undefined && max_chars < MAX_READ_CHARS
@@ -105,6 +123,12 @@ function withNextStep(refusal: ToolRefusal): ToolRefusal {
     return {
       ...refusal,
       message: `${refusal.message} Call again with from_block in that range, or without it.`,
+    }
+  }
+  if (refusal.code === 'block_offset_out_of_range') {
+    return {
+      ...refusal,
+      message: `${refusal.message} Call again with the block_offset a note named, or without it.`,
     }
   }
   if (refusal.code === 'section_not_found') {

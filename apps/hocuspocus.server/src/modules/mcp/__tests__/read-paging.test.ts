@@ -1,0 +1,182 @@
+/**
+ * read_document recovers everything it leaves out (issue 13), over a real client and database: a block
+ * longer than max_chars is read in parts by following the notes (from_block and block_offset) and the parts
+ * join into the block exactly; every section of a real file paged at a small budget shows each block's
+ * Markdown once; a cut whole-document read names the document's real total, or says it is longer than
+ * what a read counts. The pure property over many real files and budgets is doc-schema's
+ * section-paging.test.ts.
+ */
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
+import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
+import { useTestServer } from '../../../__tests__/helpers/server.ts'
+import type { RunningServer } from '../../../server.ts'
+import { MAX_COUNTED_CHARS, MAX_READ_CHARS } from '../limits.ts'
+import { FRAME_END } from '../render/frame.ts'
+
+let server: RunningServer
+useTestServer((s) => {
+  server = s
+})
+const mcp = useMcpClients(() => server)
+let owner: { id: string }
+let client: Client
+
+beforeAll(async () => {
+  const made = await mcp.user('reader')
+  owner = made.user
+  client = made.client
+})
+
+/** The body inside the frame, and the notes after it. */
+function split(text: string): { body: string; notes: string[] } {
+  const lines = text.split('\n')
+  const open = lines.findIndex((line) => line.startsWith('⟦data: '))
+  const end = lines.indexOf(FRAME_END)
+  return { body: lines.slice(open + 1, end).join('\n'), notes: lines.slice(end + 1) }
+}
+
+const sectionIds = async (slug: string) =>
+  [...(await call(client, 'get_outline', { slug })).text.matchAll(/section_id: ([\w-]+), rev:/g)].map(
+    (m) => m[1]!,
+  )
+
+type Part = { block: number; from: number; text: string }
+
+/**
+ * Reads a section from the first call to the last, following each Next page note; returns every block
+ * part shown (its number, the offset it starts at, its text) in order.
+ */
+async function readAll(slug: string, sectionId: string, maxChars: number): Promise<Part[]> {
+  const parts: Part[] = []
+  let next: { from_block?: number; block_offset?: number } = {}
+  for (let calls = 0; calls < 5_000; calls++) {
+    const answer = await call(client, 'read_document', {
+      slug,
+      section_id: sectionId,
+      max_chars: maxChars,
+      ...next,
+    })
+    expect(answer.isError).toBe(false)
+    const { body, notes } = split(answer.text)
+    // Parts start at a line `[n] ` or `[n, from character k] ` after a blank line (the heading comes first).
+    const starts = [...body.matchAll(/\n\n\[(\d+)(?:, from character (\d+))?\](?: |$)/gm)]
+    starts.forEach((match, i) => {
+      const end = i + 1 < starts.length ? starts[i + 1]!.index : body.length
+      let text = body.slice(match.index + match[0].length, end)
+      text = text.replace(/\n\[… block \d+ cut at character \d+ of its Markdown\]$/, '')
+      parts.push({ block: Number(match[1]), from: Number(match[2] ?? 0), text })
+    })
+    const note = notes.find((line) => line.startsWith('[Next page: '))
+    if (!note) return parts
+    const block = Number(/from_block: (\d+)/.exec(note)![1])
+    const offset = /block_offset: (\d+)/.exec(note)?.[1]
+    next = { from_block: block, ...(offset === undefined ? {} : { block_offset: Number(offset) }) }
+  }
+  throw new Error('the section never ended')
+}
+
+/** Joins the parts of each block, checking each part starts where the previous one ended. */
+function joinParts(parts: Part[]): Map<number, string> {
+  const blocks = new Map<number, string>()
+  for (const part of parts) {
+    const sofar = blocks.get(part.block) ?? ''
+    expect(part.from).toBe(sofar.length)
+    blocks.set(part.block, sofar + part.text)
+  }
+  return blocks
+}
+
+describe('read_document: every omission is recoverable', () => {
+  test('one list block of 40,000 characters read at max_chars 2000: its parts join into the block, exactly', async () => {
+    const items = Array.from({ length: 800 }, (_, i) => `- item ${i + 1} with some words 😀 and \`code\``)
+    const doc = await createLargeDocument(server, owner.id, 'Releases', [
+      `## Releases\n\n${items.join('\n')}`,
+    ])
+    const [, sectionId] = await sectionIds(doc.slug)
+    const whole = split(
+      (
+        await call(client, 'read_document', {
+          slug: doc.slug,
+          section_id: sectionId,
+          max_chars: MAX_READ_CHARS,
+        })
+      ).text,
+    ).body
+    const block = whole.slice(whole.indexOf('\n\n[1] ') + '\n\n[1] '.length)
+    expect(block.length).toBeGreaterThan(30_000)
+    const parts = await readAll(doc.slug, sectionId!, 2_000)
+    expect(parts.length).toBeGreaterThan(15)
+    expect(joinParts(parts).get(1)).toBe(block)
+  })
+
+  test('every section of a real file, paged at max_chars 300: each block shown once, nothing skipped', async () => {
+    const file = resolve(
+      import.meta.dir,
+      '../../../../../../node_modules/.bun/node_modules/commander/Readme.md',
+    )
+    const imported = await server.services.documents.importMarkdown(owner.id, {
+      markdown: readFileSync(file, 'utf8'),
+      fallbackTitle: 'commander',
+    })
+    if (imported.kind === 'error') throw new Error(imported.message)
+    const slug = imported.value.document.slug
+    const ids = await sectionIds(slug)
+    expect(ids.length).toBeGreaterThan(20)
+    for (const sectionId of ids) {
+      const full = split(
+        (await call(client, 'read_document', { slug, section_id: sectionId, max_chars: MAX_READ_CHARS }))
+          .text,
+      ).body
+      const paged = joinParts(await readAll(slug, sectionId, 300))
+      // The full read, rebuilt from the joined parts: the same text after the heading.
+      const rebuilt = [...paged.entries()].map(([n, text]) => (text === '' ? `[${n}]` : `[${n}] ${text}`))
+      const blocks = full.includes('\n\n') ? full.slice(full.indexOf('\n\n') + 2) : ''
+      expect(blocks).toBe(rebuilt.join('\n\n'))
+    }
+  })
+
+  test('a block_offset without from_block, or past the block, is refused naming it', async () => {
+    const doc = await createLargeDocument(server, owner.id, 'Small', ['## S\n\nshort text'])
+    const [, sectionId] = await sectionIds(doc.slug)
+    const alone = await call(client, 'read_document', {
+      slug: doc.slug,
+      section_id: sectionId,
+      block_offset: 3,
+    })
+    expect(alone.isError).toBe(true)
+    expect(alone.text).toStartWith('block_offset: only works with from_block.')
+    const past = await call(client, 'read_document', {
+      slug: doc.slug,
+      section_id: sectionId,
+      from_block: 1,
+      block_offset: 500,
+    })
+    expect(past.isError).toBe(true)
+    expect(past.text).toStartWith('block_offset: 500 is past the end of block 1')
+  })
+
+  test('a cut whole-document read names the real total, or that it is longer than a read counts', async () => {
+    const chunk = (c: number) =>
+      Array.from({ length: 60 }, (_, i) => `## Part ${c}.${i}\n\n${'word '.repeat(190)}`).join('\n\n')
+    const counted = await createLargeDocument(server, owner.id, 'Counted', [chunk(0), chunk(1)])
+    const { body, notes } = split((await call(client, 'read_document', { slug: counted.slug })).text)
+    const connection = await server.collab.hocuspocus.openDirectConnection(counted.room)
+    const total = documentToMarkdown(connection.document!.getXmlFragment(FRAGMENT_NAME)).length
+    await connection.disconnect()
+    expect(total).toBeGreaterThan(MAX_READ_CHARS)
+    expect(total).toBeLessThanOrEqual(MAX_COUNTED_CHARS)
+    expect(notes).toEqual([
+      `[Truncated: showing ${body.length} of ${total} characters. Call get_outline, then read one section at a time with section_id.]`,
+    ])
+    const longer = await createLargeDocument(server, owner.id, 'Longer', [0, 1, 2, 3].map(chunk))
+    const read = split((await call(client, 'read_document', { slug: longer.slug })).text)
+    expect(read.notes).toEqual([
+      `[Truncated: showing ${read.body.length} of more than ${MAX_COUNTED_CHARS} characters. Call get_outline, then read one section at a time with section_id.]`,
+    ])
+  })
+})
