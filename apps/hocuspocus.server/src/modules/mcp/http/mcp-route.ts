@@ -42,7 +42,7 @@ export function buildMcpServer(
   ctx: CallerContext,
   tools: readonly Tool[],
   shared: SharedServerParts = createSharedServerParts(),
-  options: { listOnly?: boolean } = {},
+  options: { listOnly?: boolean; onlyTools?: readonly string[] } = {},
 ): McpServer {
   const server = new McpServer(SERVER_INFO, {
     // logging: the SDK answers logging/setLevel and keeps the level for this server's life: one request
@@ -54,11 +54,14 @@ export function buildMcpServer(
   // Tool definitions are static for a scope set: answer tools/list from the SDK's first answer.
   const scopeSet = scopeSetOf(ctx.principal.scopes)
   const known = shared.toolLists.get(scopeSet)
-  // A request that only lists tools (or pings) needs no tool registered once the list is known.
-  if (!(known && options.listOnly)) {
-    registerTools(server, ctx, tools)
-  }
-  registerPrompts(server, registerDocumentResources(server, ctx))
+  // A request that only lists tools (or pings) needs no tool registered once the list is known; one
+  // that only calls tools needs those tools alone (and no resources or prompts): registering the rest
+  // was a third of a warm call's server-side time. Once the list is known, tools/list is answered from
+  // it, so the caller sees the same server either way.
+  const called = known && options.onlyTools ? tools.filter((t) => options.onlyTools?.includes(t.name)) : tools
+  const onlyCalls = known !== undefined && options.onlyTools !== undefined && called.length > 0
+  if (!(known && options.listOnly)) registerTools(server, ctx, onlyCalls ? called : tools)
+  if (!onlyCalls) registerPrompts(server, registerDocumentResources(server, ctx))
   if (known) {
     server.server.setRequestHandler(ListToolsRequestSchema, () => known)
   } else {
@@ -86,7 +89,7 @@ type ServerInternals = {
  */
 export async function handleMcpRequest(
   request: Request,
-  build: (needs: { listOnly: boolean }) => McpServer,
+  build: (needs: { listOnly: boolean; onlyTools?: string[] }) => McpServer,
   /** The caller's tools/list answer once known (SharedServerParts.toolLists): a plain list is served from it. */
   knownToolList?: ListToolsResult,
 ): Promise<Response> {
@@ -104,7 +107,10 @@ export async function handleMcpRequest(
     const listed = answerToolListFromCache(request, parsedBody, knownToolList)
     if (listed) return listed
   }
-  const server = build({ listOnly: parsedBody !== undefined && onlyListsTools(parsedBody) })
+  const server = build({
+    listOnly: parsedBody !== undefined && onlyListsTools(parsedBody),
+    onlyTools: parsedBody === undefined ? undefined : onlyCallsTools(parsedBody),
+  })
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -165,6 +171,23 @@ function onlyListsTools(body: unknown): boolean {
         (m.method === 'tools/list' || m.method === 'ping' || m.method.startsWith('notifications/')),
     )
   )
+}
+
+/**
+ * The names of the tools a body calls, when it holds nothing but tool calls (and pings or
+ * notifications); undefined otherwise (the server then registers everything).
+ */
+function onlyCallsTools(body: unknown): string[] | undefined {
+  const messages = Array.isArray(body) ? body : [body]
+  const names: string[] = []
+  for (const m of messages) {
+    if (!isObject(m) || typeof m.method !== 'string') return undefined
+    if (m.method === 'ping' || m.method.startsWith('notifications/')) continue
+    if (m.method !== 'tools/call' || !isObject(m.params) || typeof m.params.name !== 'string')
+      return undefined
+    names.push(m.params.name)
+  }
+  return names.length > 0 ? names : undefined
 }
 
 const INVALID_PARAMS = -32602
