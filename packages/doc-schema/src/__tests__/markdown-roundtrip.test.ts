@@ -232,3 +232,136 @@ describe('Markdown escaping', () => {
     )
   })
 })
+
+/** What `doc export` writes for an imported file's body (images as source), or null when refused. */
+function importExport(markdown: string): { blocks: DocNode[]; text: string } | null {
+  const result = importMarkdown(markdown, { fallbackTitle: 'f' })
+  if (result.kind === 'error') return null
+  const text = documentToMarkdown({ type: 'doc', content: result.value.blocks }, { media: 'source' })
+  return { blocks: result.value.blocks, text }
+}
+
+const word = fc.constantFrom('alpha', 'beta', 'two words', 'a_b', 'x*y', '[br]', '<i>it</i>', 'é', '日本')
+const label = fc.constantFrom('1', '2', 'note', 'a-b', 'x_y')
+const url = fc.constantFrom(
+  'https://x.org',
+  'https://x.org/a_b?q=1&r=2',
+  'https://e.com/a^b–c',
+  'mailto:a@b.co',
+)
+
+describe('Markdown import: the new paths', () => {
+  test('footnotes: every reference and definition keeps its label, text and order, stable on a second trip', () => {
+    const footnoteFile = fc
+      .array(fc.tuple(label, fc.array(word, { minLength: 1, maxLength: 3 }), fc.boolean()), {
+        minLength: 1,
+        maxLength: 4,
+      })
+      .map((notes) => {
+        const refs = notes.map(([name], i) => `Claim ${i}[^${name}]`).join(' and ')
+        // Definitions with or without blank lines between them (GFM allows both).
+        const defs = notes.map(([name, words, blank]) => `[^${name}]: ${words.join(' ')}${blank ? '\n' : ''}`)
+        return { notes, markdown: `${refs}.\n\n${defs.join('\n')}\n` }
+      })
+    fc.assert(
+      fc.property(footnoteFile, ({ notes, markdown }) => {
+        const once = importExport(markdown)!
+        const definitions = once.text.split('\n\n').filter((block) => /^\[\^[^\]\s]+\]: /.test(block))
+        expect(definitions.map((block) => block.slice(0, block.indexOf(']:') + 2))).toEqual(
+          notes.map(([name]) => `[^${name}]:`),
+        )
+        for (const [name] of notes) expect(once.text).toContain(`[^${name}]`)
+        expect(once.text).not.toContain('\\[^')
+        expect(importExport(once.text)!.text).toBe(once.text)
+      }),
+      runs(200),
+    )
+  })
+
+  test('lists mixing task and plain items keep every item, its kind, checkbox and text', () => {
+    const item = fc.tuple(
+      fc.constantFrom('task', 'done', 'plain'),
+      fc.array(word, { minLength: 1, maxLength: 3 }),
+    )
+    fc.assert(
+      fc.property(fc.array(item, { minLength: 1, maxLength: 6 }), (items) => {
+        const lines = items.map(([kind, words]) => {
+          const box = kind === 'task' ? '[ ] ' : kind === 'done' ? '[x] ' : ''
+          return `- ${box}${words.join(' ')}`
+        })
+        const once = importExport(`${lines.join('\n')}\n`)!
+        const read = once.blocks.flatMap((list) =>
+          (list.content ?? []).map((entry) => [
+            list.type === 'taskList' ? (entry.attrs?.checked ? 'done' : 'task') : 'plain',
+            runsOf(entry.content?.[0]?.content ?? [])
+              .map(([text]) => text)
+              .join(''),
+          ]),
+        )
+        const textOf = (nodes: DocNode[]) =>
+          runsOf(nodes)
+            .map(([text]) => text)
+            .join('')
+        // Each item's text is what the same words read as in a paragraph.
+        const texts = items.map(([, words]) =>
+          textOf(importExport(words.join(' '))!.blocks[0]?.content ?? []),
+        )
+        expect(read.map(([kind]) => kind)).toEqual(items.map(([kind]) => kind))
+        expect(read.map(([, text]) => text)).toEqual(texts)
+        expect(importExport(once.text)!.text).toBe(once.text)
+      }),
+      runs(200),
+    )
+  })
+
+  test('images inside links (badges) keep their targets and their line, in any mix with text', () => {
+    const badge = fc.tuple(fc.constantFrom('CI', 'npm v', 'a_b'), fc.option(url, { nil: null }))
+    const line = fc.tuple(
+      fc.option(fc.array(word, { minLength: 1, maxLength: 2 }), { nil: null }),
+      fc.array(badge, { minLength: 1, maxLength: 4 }),
+    )
+    fc.assert(
+      fc.property(fc.array(line, { minLength: 1, maxLength: 3 }), (lines) => {
+        const markdown = lines
+          .map(([lead, badges]) => {
+            const images = badges.map(([alt, href], i) => {
+              const image = `![${alt}](https://img.example/${i}.svg)`
+              return href ? `[${image}](${href})` : image
+            })
+            return [...(lead ? [lead.join(' ')] : []), ...images].join(' ')
+          })
+          .join('\n\n')
+        const once = importExport(markdown)!
+        const images = once.blocks.filter((block) => block.type === 'image')
+        expect(images.map((image) => image.attrs?.href ?? null)).toEqual(
+          lines.flatMap(([, badges]) => badges.map(([, href]) => href)),
+        )
+        // Every line comes back as one line: as many paragraphs as the source had.
+        expect(once.text.split('\n\n')).toHaveLength(lines.length)
+        expect(importExport(once.text)!.text).toBe(once.text)
+      }),
+      runs(200),
+    )
+  })
+
+  test('bare URLs become links to themselves, written back as autolinks and read back the same', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(word, url), { minLength: 1, maxLength: 6 }), (parts) => {
+        const once = importExport(parts.join(' '))!
+        const links = once.blocks.flatMap((block) =>
+          (block.content ?? []).filter((node) => node.marks?.some((mark) => mark.type === 'link')),
+        )
+        const urls = parts.filter((part) => /^(https:|mailto:)/.test(part))
+        expect(links.map((node) => node.text)).toEqual(urls)
+        for (const node of links) {
+          const href = node.marks!.find((mark) => mark.type === 'link')!.attrs!.href
+          expect(href).toBe(node.text)
+          expect(once.text).toContain(`<${node.text}>`)
+        }
+        expect(once.text).not.toContain('\\:')
+        expect(importExport(once.text)!.text).toBe(once.text)
+      }),
+      runs(200),
+    )
+  })
+})
