@@ -200,6 +200,39 @@ describe('importMarkdown: the mapping', () => {
     expect(exported(text)).toBe(text)
   })
 
+  test('a real-looking README (front matter, HTML logo, badges, several # headings, footnotes) comes back recognisably', () => {
+    // The issue's "done when" file: everything it names, in one file, through import → export → import.
+    const source = [
+      '---\nname: tool\n---',
+      '<p align="center">\n  <img src="logo.svg" width="100">\n</p>',
+      '# Tool',
+      '[![CI](https://img.example/ci.svg)](https://ci.example) [![npm](https://img.example/v.svg)](https://npm.example)',
+      'A <b>fast</b> tool[^speed] by [us](https://us.example), see https://docs.example/a_b.',
+      '# Usage',
+      '- [x] done\n- plain',
+      '# Changelog',
+      '[^speed]: Measured on https://bench.example.',
+    ].join('\n\n')
+    const result = imported(source)
+    expect(result.title).toBe('Tool')
+    expect(result.changes).toHaveLength(3)
+    const text = exported(source)
+    expect(text).toBe(
+      [
+        '# Tool',
+        '```yaml\nname: tool\n```',
+        '```html\n<p align="center">\n  <img src="logo.svg" width="100">\n</p>\n```',
+        '[![CI](https://img.example/ci.svg)](https://ci.example) [![npm](https://img.example/v.svg)](https://npm.example)',
+        'A <b>fast</b> tool[^speed] by [us](https://us.example), see <https://docs.example/a_b>.',
+        '## Usage',
+        '- [x] done\n\n* plain',
+        '## Changelog',
+        '[^speed]: Measured on <https://bench.example>.',
+      ].join('\n\n'),
+    )
+    expect(exported(text)).toBe(text)
+  })
+
   test('a file over MAX_IMPORT_BYTES is refused, naming the limit and what to do', () => {
     const result = importMarkdown('x'.repeat(MAX_IMPORT_BYTES + 1), { fallbackTitle: 'big' })
     expect(result.kind).toBe('error')
