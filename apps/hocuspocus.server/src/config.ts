@@ -110,6 +110,27 @@ const envSchema = z.object({
       `expected at least ${AUTH_SECRET_MIN_CHARS} characters (e.g. openssl rand -hex 32)`,
     )
     .optional(),
+  /**
+   * Peers whose X-Forwarded-For names the client (for the per-address sign-in and registration limits):
+   * comma-separated IP addresses and/or `loopback` (the default: a TLS proxy on this machine); `none`
+   * believes no one.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .transform((v) =>
+      v
+        .split(',')
+        .map((p) => p.trim().toLowerCase())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(/^(loopback|none|[0-9a-f:.]+)$/, 'expected comma-separated IP addresses, loopback or none'),
+      ),
+    )
+    .optional(),
 })
 
 export type Config = {
@@ -137,6 +158,8 @@ export type Config = {
   metricsToken?: string
   /** AUTH_SECRET; absent: generated once and kept in the database. */
   authSecret?: string
+  /** TRUSTED_PROXIES; absent: ['loopback']. */
+  trustedProxies?: string[]
 }
 
 export class ConfigError extends Error {
@@ -178,5 +201,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mcpToken: e.MCP_TOKEN,
     metricsToken: e.METRICS_TOKEN,
     authSecret: e.AUTH_SECRET,
+    trustedProxies: e.TRUSTED_PROXIES,
   }
 }

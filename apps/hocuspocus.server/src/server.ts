@@ -75,6 +75,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     logger,
     baseUrl: () => config.publicUrl ?? listeningUrl,
     secret: config.authSecret,
+    trustedProxies: config.trustedProxies,
   })
   const mcp = initMcp({
     services,

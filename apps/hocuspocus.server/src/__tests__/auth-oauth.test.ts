@@ -10,7 +10,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { REGISTRATIONS_PER_MINUTE } from '../auth/better-auth.ts'
-import { MAX_REGISTRATIONS_PER_HOUR } from '../auth/routes.ts'
+import { clientAddress, MAX_REGISTRATIONS_PER_HOUR } from '../auth/routes.ts'
 import { runCommand } from '../cli/commands.ts'
 import { TOOLS } from '../modules/mcp/tools/index.ts'
 import type { RunningServer } from '../server.ts'
@@ -474,6 +474,33 @@ describe(`OAuth client registration is bounded (${DATABASE_KIND})`, () => {
     expect(statuses.slice(0, REGISTRATIONS_PER_MINUTE)).toEqual(Array(REGISTRATIONS_PER_MINUTE).fill(201))
     expect(statuses.slice(REGISTRATIONS_PER_MINUTE)).toEqual([429, 429])
     expect(await prisma.oauthClient.count()).toBe(REGISTRATIONS_PER_MINUTE)
+  })
+
+  test('behind a proxy on this machine, the limit counts each forwarded client, not the proxy', async () => {
+    const from = (ip: string) =>
+      fetch(`${server.url}/auth/oauth2/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': `203.0.113.9, ${ip}` },
+        body: JSON.stringify({
+          client_name: `Via proxy ${ip}`,
+          redirect_uris: [CALLBACK],
+          token_endpoint_auth_method: 'none',
+        }),
+      })
+    const statuses: number[] = []
+    for (let i = 0; i <= REGISTRATIONS_PER_MINUTE; i++) statuses.push((await from('198.51.100.7')).status)
+    expect(statuses.slice(0, REGISTRATIONS_PER_MINUTE)).toEqual(Array(REGISTRATIONS_PER_MINUTE).fill(201))
+    expect(statuses[REGISTRATIONS_PER_MINUTE]).toBe(429)
+    // Another client behind the same proxy is not refused for the first one's registrations.
+    expect((await from('198.51.100.8')).status).toBe(201)
+  })
+
+  test('X-Forwarded-For is believed from trusted proxies only, and only its untrusted rightmost hop', () => {
+    expect(clientAddress('198.51.100.1', '10.0.0.1', ['loopback'])).toBe('198.51.100.1') // a client spoofing it
+    expect(clientAddress('127.0.0.1', '203.0.113.5, 198.51.100.2', ['loopback'])).toBe('198.51.100.2')
+    expect(clientAddress('10.0.0.2', '198.51.100.3, 10.0.0.1', ['10.0.0.2', '10.0.0.1'])).toBe('198.51.100.3')
+    expect(clientAddress('127.0.0.1', 'not-an-address', ['loopback'])).toBe('127.0.0.1')
+    expect(clientAddress('127.0.0.1', '198.51.100.4', ['none'])).toBe('127.0.0.1')
   })
 
   test('a client nobody approved is deleted after a day, so the bound does not fill up for good', async () => {

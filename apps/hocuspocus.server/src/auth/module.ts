@@ -45,6 +45,8 @@ export function createAuthModule(deps: {
   baseUrl: () => string
   /** AUTH_SECRET; absent: one generated secret shared through the database. */
   secret?: string
+  /** TRUSTED_PROXIES; absent: loopback peers (a TLS proxy on this machine). */
+  trustedProxies?: readonly string[]
 }): AuthModule {
   const { prisma } = deps
   const logger = deps.logger.child({ module: 'auth' })
@@ -72,7 +74,15 @@ export function createAuthModule(deps: {
   }, AUTH_SWEEP_INTERVAL_MS)
   sweeper.unref()
   return {
-    router: authRoutes({ prisma, auth, accounts, baseUrl, enabled, logger }),
+    router: authRoutes({
+      prisma,
+      auth,
+      accounts,
+      baseUrl,
+      enabled,
+      logger,
+      trustedProxies: deps.trustedProxies ?? ['loopback'],
+    }),
     accounts,
     enabled,
     issuer: () => (enabled() ? issuerOf(baseUrl()) : undefined),

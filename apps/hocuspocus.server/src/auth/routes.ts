@@ -37,7 +37,32 @@ export type AuthRoutesDeps = {
   baseUrl: () => string
   /** False when the origin cannot host sign-in (plain http off loopback): every route answers 503. */
   enabled: () => boolean
+  /** TRUSTED_PROXIES: whose X-Forwarded-For names the client (see clientAddress). */
+  trustedProxies: readonly string[]
   logger: Logger
+}
+
+/**
+ * The client's address for the per-address limits: the peer, or, when the peer is a trusted proxy
+ * (`loopback` or a listed address), the rightmost X-Forwarded-For entry that is not a trusted proxy.
+ */
+export function clientAddress(
+  peer: string | undefined,
+  forwardedFor: string | undefined,
+  trusted: readonly string[],
+): string | undefined {
+  const isTrusted = (ip: string) =>
+    !trusted.includes('none') &&
+    ((trusted.includes('loopback') && isLoopback(ip.replace(/^::ffff:/, ''))) ||
+      trusted.includes(ip.toLowerCase()))
+  if (!peer || !forwardedFor || !isTrusted(peer)) return peer
+  const hops = forwardedFor.split(',').map((hop) => hop.trim())
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = hops[i]!
+    if (!/^[0-9a-fA-F:.]{2,45}$/.test(hop)) return peer // not an address: believe nothing of it
+    if (!isTrusted(hop)) return hop
+  }
+  return peer
 }
 
 /** Only same-site paths are followed after sign-in: never another host (no open redirect). */
@@ -70,7 +95,10 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
     onError: (c) => html(c, messagePage('Too large', 'This form is larger than any of ours.'), 413),
   })
 
-  /** The headers Better Auth sees: the browser's cookies and agent, our origin, the peer's address. */
+  const clientOf = (c: Context<Env>) =>
+    clientAddress(c.env?.ip, c.req.header('x-forwarded-for'), deps.trustedProxies)
+
+  /** The headers Better Auth sees: the browser's cookies and agent, our origin, the client's address. */
   function authHeaders(c: Context<Env>, extra: Record<string, string> = {}): Headers {
     const headers = new Headers(extra)
     const cookie = c.req.header('cookie')
@@ -78,7 +106,8 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
     const agent = c.req.header('user-agent')
     if (agent) headers.set('user-agent', agent)
     headers.set('origin', origin())
-    if (c.env?.ip) headers.set(PEER_IP_HEADER, c.env.ip)
+    const client = clientOf(c)
+    if (client) headers.set(PEER_IP_HEADER, client)
     return headers
   }
 
@@ -361,7 +390,8 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
     if (pathname) url.pathname = pathname
     const headers = new Headers(c.req.raw.headers)
     headers.delete(PEER_IP_HEADER)
-    if (c.env?.ip) headers.set(PEER_IP_HEADER, c.env.ip)
+    const client = clientOf(c)
+    if (client) headers.set(PEER_IP_HEADER, client)
     const method = c.req.method
     const payload = method === 'GET' || method === 'HEAD' ? undefined : (body ?? (await c.req.arrayBuffer()))
     if (body !== undefined) headers.delete('content-length')
