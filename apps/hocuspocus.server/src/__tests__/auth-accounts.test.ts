@@ -127,6 +127,44 @@ describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
     expect((await signIn(new Browser(server.url), 'bruno', PASSWORD)).status).toBe(303)
   })
 
+  test('a signed-in person changes their password: the old one stops working and their other browsers are signed out', async () => {
+    // Its own client address (through the loopback proxy's X-Forwarded-For): the sign-in limit is per address.
+    const via = { 'x-forwarded-for': '198.51.100.20' }
+    const signInVia = async (browser: Browser, password: string) => {
+      const page = await (await browser.fetch('/sign-in')).text()
+      return browser.post('/sign-in', { ...hiddenFields(page), handle: 'bruno', password }, via)
+    }
+    const laptop = new Browser(server.url)
+    const phone = new Browser(server.url)
+    expect((await signInVia(laptop, PASSWORD)).status).toBe(303)
+    expect((await signInVia(phone, PASSWORD)).status).toBe(303)
+    const NEW = 'a brand new passphrase'
+    const form = hiddenFields(await (await laptop.fetch('/account/password')).text())
+    const wrong = await laptop.post(
+      '/account/password',
+      { ...form, current: 'not it at all', password: NEW, confirm: NEW },
+      via,
+    )
+    expect(wrong.status).toBe(400)
+    expect(await wrong.text()).toContain('current: the current password is wrong.')
+    const forged = await laptop.post(
+      '/account/password',
+      { ...form, csrf: 'C'.repeat(43), current: PASSWORD, password: NEW, confirm: NEW },
+      via,
+    )
+    expect(forged.status).toBe(403)
+    const changed = await laptop.post(
+      '/account/password',
+      { ...form, current: PASSWORD, password: NEW, confirm: NEW },
+      via,
+    )
+    expect(changed.status).toBe(303)
+    expect((await laptop.fetch('/apps')).status).toBe(200)
+    expect((await phone.fetch('/apps')).status).toBe(303)
+    expect((await signInVia(new Browser(server.url), PASSWORD)).status).toBe(401)
+    expect((await signInVia(new Browser(server.url), NEW)).status).toBe(303)
+  })
+
   test('password guessing: past SIGN_INS_PER_MINUTE attempts from one address, sign-in answers 429', async () => {
     const statuses: number[] = []
     for (let i = 0; i <= SIGN_INS_PER_MINUTE; i++) {

@@ -115,7 +115,27 @@ ${rows}
 </tbody></table>`
     : '<p>No apps are connected.</p>'
 }
+<p><a href="/account/password">Change your password</a></p>
 <form method="post" action="/sign-out">${hidden('csrf', p.csrf)}<button type="submit">Sign out</button></form>`,
+  )
+}
+
+export function passwordPage(p: { csrf: string; handle: string; error?: string }): string {
+  return layout(
+    'Change your password',
+    `${errorBox(p.error)}<p>Signed in as <strong>${escapeHtml(p.handle)}</strong>. Your other browsers are signed out.</p>
+<form method="post" action="/account/password">
+${hidden('csrf', p.csrf)}
+<input type="text" name="handle" autocomplete="username" value="${escapeHtml(p.handle)}" hidden readonly>
+<label for="current">Current password</label>
+<input type="password" id="current" name="current" autocomplete="current-password" required maxlength="256">
+<label for="password">New password (at least 12 characters)</label>
+<input type="password" id="password" name="password" autocomplete="new-password" required minlength="12" maxlength="256">
+<label for="confirm">Repeat it</label>
+<input type="password" id="confirm" name="confirm" autocomplete="new-password" required minlength="12" maxlength="256">
+<button type="submit">Change password</button>
+</form>
+<p><a href="/apps">Back to your connected apps</a></p>`,
   )
 }
 

@@ -15,7 +15,16 @@ import type { AccountsService } from './accounts.ts'
 import { redirectHostsOf } from './accounts.ts'
 import { AUTH_BASE_PATH, type BetterAuth, MCP_SCOPES, PEER_IP_HEADER } from './better-auth.ts'
 import { CSRF_FIELD, csrfToken, csrfValid } from './csrf.ts'
-import { appsPage, consentPage, invitePage, messagePage, PAGE_HEADERS, signInPage } from './pages.ts'
+import {
+  appsPage,
+  consentPage,
+  invitePage,
+  messagePage,
+  PAGE_HEADERS,
+  passwordPage,
+  signInPage,
+} from './pages.ts'
+import { passwordProblem } from './passwords.ts'
 
 /** A form post is a few short fields; anything larger is refused before it is parsed. */
 export const MAX_FORM_BYTES = 16 * 1024
@@ -161,6 +170,7 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
     '/consent',
     '/apps',
     '/apps/*',
+    '/account/*',
     '/invite/*',
     `${AUTH_BASE_PATH}/*`,
     '/.well-known/oauth-authorization-server/*',
@@ -338,6 +348,37 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
         notice,
       }),
     )
+  })
+
+  // ---- Password change ----------------------------------------------------------------------------
+
+  router.get('/account/password', async (c) => {
+    const user = await signedInUser(c)
+    if (!user) return c.redirect('/sign-in?next=/account/password', 303)
+    return html(c, passwordPage({ csrf: csrfToken(c, secure()), handle: user.handle }))
+  })
+
+  router.post('/account/password', formLimit, async (c) => {
+    const form = await c.req.parseBody()
+    if (!csrfValid(c, form[CSRF_FIELD], origin())) return refusedForm(c)
+    const user = await signedInUser(c)
+    if (!user) return c.redirect('/sign-in?next=/account/password', 303)
+    const again = (error: string, status: number) =>
+      html(c, passwordPage({ csrf: csrfToken(c, secure()), handle: user.handle, error }), status)
+    const password = typeof form.password === 'string' ? form.password : ''
+    if (password !== form.confirm)
+      return again('confirm: the two new passwords differ; type the same one twice.', 400)
+    const problem = passwordProblem(password)
+    if (problem) return again(`${problem}; choose another.`, 400)
+    const response = await callAuth(c, '/change-password', {
+      currentPassword: typeof form.current === 'string' ? form.current : '',
+      newPassword: password,
+      revokeOtherSessions: true,
+    })
+    if (response.status === 429)
+      return again('Too many attempts from here: wait a minute, then try again.', 429)
+    if (!response.ok) return again('current: the current password is wrong.', 400)
+    return redirectWith(response, '/apps')
   })
 
   // ---- Invites ------------------------------------------------------------------------------------
