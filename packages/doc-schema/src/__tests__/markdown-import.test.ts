@@ -108,7 +108,7 @@ describe('importMarkdown: the mapping', () => {
     const source = [
       '# T',
       '<a href="#geoPath" name="geoPath">#</a> d3.<b>geoPath</b>([<i>projection</i>[, <i>context</i>]])',
-      '- [Fix] `assert`: keys & values, [see](https://x.org) [1] a[0]',
+      '- [Fix] `assert`: keys & values, [see](https://x.org/?a=1&b=2) [1] a[0]',
       'Inline <div> stays; still escaped: \\<u>text\\</u>, \\&amp;, \\<br>, and at line starts:',
       '\\[a]: b',
       '\\<div> c',

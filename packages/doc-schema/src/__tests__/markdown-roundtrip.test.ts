@@ -154,6 +154,8 @@ const MARKS = [
   [{ type: 'bold' }],
   [{ type: 'code' }],
   [{ type: 'link', attrs: { href: 'https://x.org' } }],
+  // A target with `&`: only `&amp;` (a character reference) needs its escape.
+  [{ type: 'link', attrs: { href: 'https://x.org/?a=1&b=2&amp;c&#35;' } }],
 ]
 const textRun = fc
   .tuple(fc.array(textPiece, { minLength: 1, maxLength: 6 }), fc.nat(MARKS.length - 1))

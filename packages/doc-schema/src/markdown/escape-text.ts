@@ -8,7 +8,8 @@
  *   `](` (the library escapes that `(`) and definitions never occur in our output. Footnotes (`[^1]`, and
  *   `[^1]: …` at a line start) are written as they are: both parsers keep them as that text (footnotes.ts)
  *   and a GFM renderer shows them as footnotes. The library (and its GFM footnote extension) escapes every `[`.
- * - `&` is escaped only before what reads as a character reference (`&name;`, `&#9;`, `&#x9;`).
+ * - `&` is escaped only before what reads as a character reference (`&name;`, `&#9;`, `&#x9;`), in text and
+ *   in link and image targets (`withNarrowAmpersand`).
  * - An inline HTML tag (a complete `<i>`, `</a>`, `<a href="#x" name="x">`, `<!-- … -->`, exactly what
  *   markdown-it's HTML_TAG_RE reads as one) is written as is: both parsers keep inline HTML as its text, so
  *   it reads back the same, and a file's `<b>`/`<a name>` leave as they came in. It is escaped (`\<`) where
@@ -46,6 +47,13 @@ const TEXT_UNSAFE: Unsafe[] = [
   },
 ]
 
+/** In link and image destinations and titles: `&` only before a character reference (decoded there). */
+const DESTINATION_AMP: Unsafe = {
+  character: '&',
+  after: '(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});',
+  inConstruct: ['destinationLiteral', 'destinationRaw', 'titleApostrophe', 'titleQuote'],
+}
+
 /** A library pattern this module narrows for text: every `&`, and `[` other than in labels and references. */
 function isNarrowed(pattern: Unsafe): boolean {
   if (pattern.character === '&') return true
@@ -55,6 +63,28 @@ function isNarrowed(pattern: Unsafe): boolean {
 }
 
 const textUnsafe = new WeakMap<Unsafe[], Unsafe[]>()
+const destinationUnsafe = new WeakMap<Unsafe[], Unsafe[]>()
+
+/**
+ * A link or image handler of the library with `&` in its destination and title escaped only before a
+ * character reference (`?a=1&b=2` stays as written); its text goes through `textHandler` as usual.
+ */
+export function withNarrowAmpersand(handler: Handle): Handle {
+  return (node, parent, state, info) => {
+    const saved = state.unsafe
+    let list = destinationUnsafe.get(saved)
+    if (!list) {
+      list = [...saved.filter((pattern) => pattern.character !== '&'), DESTINATION_AMP]
+      destinationUnsafe.set(saved, list)
+    }
+    state.unsafe = list
+    try {
+      return handler(node, parent, state, info)
+    } finally {
+      state.unsafe = saved
+    }
+  }
+}
 
 /** The state's patterns with the broad `[`/`&` rules replaced by TEXT_UNSAFE (cached per state's list). */
 function unsafeForText(state: State): Unsafe[] {

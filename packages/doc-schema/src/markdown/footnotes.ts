@@ -29,7 +29,9 @@ function footnoteDefinition(state: StateBlock, startLine: number, endLine: numbe
   const terminators = state.md.block.ruler.getRules('paragraph')
   const first = lineText(state, startLine)
   const label = FOOTNOTE_DEFINITION.exec(first)![0]
-  const paragraphs: string[][] = [[first.slice(label.length).trim()]]
+  // The first line's text as written after the label (a space or none), so the text reads back the same.
+  const rest = first.slice(label.length).trimEnd()
+  const paragraphs: string[][] = [[rest]]
   let line = startLine + 1
   while (line < endLine) {
     if (state.isEmpty(line)) {
@@ -47,13 +49,13 @@ function footnoteDefinition(state: StateBlock, startLine: number, endLine: numbe
     line++
   }
   const body = paragraphs
-    .map((lines) => lines.filter((text) => text !== '').join('\n'))
+    .map((lines) => lines.filter((text) => text.trim() !== '').join('\n'))
     .filter((text) => text !== '')
     .join('\\\n')
   const open = state.push('paragraph_open', 'p', 1)
   open.map = [startLine, line]
   const inline = state.push('inline', '', 0)
-  inline.content = body === '' ? label : `${label} ${body}`
+  inline.content = rest.trim() === '' && body !== '' ? `${label} ${body}` : `${label}${body}`
   inline.map = [startLine, line]
   inline.children = []
   state.push('paragraph_close', 'p', -1)

@@ -1,9 +1,9 @@
 import type { Root, RootContent } from 'mdast'
 import { gfmToMarkdown } from 'mdast-util-gfm'
-import { type Handle, type Options, type State, toMarkdown } from 'mdast-util-to-markdown'
+import { defaultHandlers, type Handle, type Options, type State, toMarkdown } from 'mdast-util-to-markdown'
 import type { DocNode } from '../doc-json.ts'
 import { flowToMdast, type SerializeOptions } from './blocks-to-mdast.ts'
-import { textHandler } from './escape-text.ts'
+import { textHandler, withNarrowAmpersand } from './escape-text.ts'
 
 // Every option spelled out: output must not change if a library default does.
 const TO_MARKDOWN_OPTIONS: Options = {
@@ -23,7 +23,11 @@ const TO_MARKDOWN_OPTIONS: Options = {
   closeAtx: false,
   resourceLink: false,
   // Escapes only what would change the meaning; inline HTML tags as written (escape-text.ts).
-  handlers: { text: textHandler },
+  handlers: {
+    text: textHandler,
+    link: withNarrowAmpersand(defaultHandlers.link),
+    image: withNarrowAmpersand(defaultHandlers.image),
+  },
 }
 
 /** Markdown of a run of sibling blocks, serialised together so adjacent lists stay apart. */
