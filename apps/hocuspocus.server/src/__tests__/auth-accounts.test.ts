@@ -51,6 +51,8 @@ describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
     })
     expect(account.password).toStartWith('$argon2id$')
     expect(account.password).not.toContain(PASSWORD)
+    const list = await cli(server, ['user', 'list'])
+    expect(list.out).toMatch(/^alice .* password$/m)
   })
 
   test('signing in with the form sets an HttpOnly, SameSite session cookie (not Secure over http) and shows the account', async () => {

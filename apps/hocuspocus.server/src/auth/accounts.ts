@@ -64,6 +64,15 @@ export function createAccountsService(prisma: PrismaClient, now: () => Date = ()
       return row !== null
     },
 
+    /** Of all users, the ids of those who can sign in with a password (one query, for `user list`). */
+    async withPassword(): Promise<Set<string>> {
+      const rows = await prisma.account.findMany({
+        where: { providerId: CREDENTIAL, password: { not: null } },
+        select: { userId: true },
+      })
+      return new Set(rows.map((row) => row.userId))
+    },
+
     /** A one-time invite secret for this user; only its SHA-256 is stored. */
     async createInvite(userId: string): Promise<{ token: string; expiresAt: Date }> {
       const token = randomBytes(32).toString('base64url')

@@ -91,15 +91,21 @@ const commands: Record<string, Command> = {
   },
   'user list': {
     usage: 'user list',
-    summary: 'List users.',
+    summary: 'List users (SIGN-IN: whether they have a password for the sign-in page).',
     options: {},
     positionals: [],
     async run({ services, io }) {
       const users = await services.users.list()
+      const signIn = await createAccountsService(services.db.prisma).withPassword()
       io.out(
         table([
-          ['HANDLE', 'NAME', 'CREATED'],
-          ...users.map((u) => [u.handle, u.name ?? '-', when(u.createdAt)]),
+          ['HANDLE', 'NAME', 'CREATED', 'SIGN-IN'],
+          ...users.map((u) => [
+            u.handle,
+            u.name ?? '-',
+            when(u.createdAt),
+            signIn.has(u.id) ? 'password' : '-',
+          ]),
         ]),
       )
       return EXIT_OK
