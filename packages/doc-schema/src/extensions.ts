@@ -61,9 +61,11 @@ export const extensions: Extensions = [
           parseHTML: (element) => element.getAttribute('data-href'),
           renderHTML: (attributes) => (attributes.href ? { 'data-href': attributes.href } : {}),
         },
+        // null rather than false by default: Yjs holds non-null attributes only, so images written before
+        // this attribute existed and images written now look the same (no section rev changes).
         sameLine: {
-          default: false,
-          parseHTML: (element) => element.hasAttribute('data-same-line'),
+          default: null,
+          parseHTML: (element) => (element.hasAttribute('data-same-line') ? true : null),
           renderHTML: (attributes) => (attributes.sameLine ? { 'data-same-line': '' } : {}),
         },
       }

@@ -132,11 +132,11 @@ describe('importMarkdown: the mapping', () => {
     expect(
       result.blocks.map((block) => [block.type, block.attrs?.href ?? null, block.attrs?.sameLine ?? null]),
     ).toEqual([
-      ['image', 'https://npm.example/p', false],
+      ['image', 'https://npm.example/p', null],
       ['image', 'https://ci.example/p', true],
       ['paragraph', null, null],
       ['image', 'https://sponsor.example', true],
-      ['image', null, false],
+      ['image', null, null],
     ])
     const text = exported(source)
     expect(text).toBe(source)
