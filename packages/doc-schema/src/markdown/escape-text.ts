@@ -33,6 +33,9 @@ const HTML_BLOCK_START = new RegExp(
 /** Sequence 7: a line that is one open or close tag, then only whitespace. */
 const HTML_BLOCK_TAG_LINE = new RegExp(`${HTML_OPEN_CLOSE_TAG_RE.source}\\s*$`)
 
+/** What follows `&` in a character reference (`&amp;`, `&#35;`, `&#x23;`): only then is `&` escaped. */
+const CHARACTER_REFERENCE = '(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});'
+
 /** The narrow patterns that replace the library's `[` and `&` rules in text (see above). */
 const TEXT_UNSAFE: Unsafe[] = [
   {
@@ -42,7 +45,7 @@ const TEXT_UNSAFE: Unsafe[] = [
   },
   {
     character: '&',
-    after: '(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});',
+    after: CHARACTER_REFERENCE,
     inConstruct: 'phrasing',
   },
 ]
@@ -50,7 +53,7 @@ const TEXT_UNSAFE: Unsafe[] = [
 /** In link and image destinations and titles: `&` only before a character reference (decoded there). */
 const DESTINATION_AMP: Unsafe = {
   character: '&',
-  after: '(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});',
+  after: CHARACTER_REFERENCE,
   inConstruct: ['destinationLiteral', 'destinationRaw', 'titleApostrophe', 'titleQuote'],
 }
 
