@@ -42,6 +42,13 @@ const TRICKY: DocNode[] = [
   { type: 'horizontalRule' },
   { type: 'blockquote', content: [paragraph('quoted'), bullets(item(paragraph('in a quote')))] },
   { type: 'mystery' },
+  // Badges: an image with a link, and one written on the line of the block before it (media: 'source').
+  { type: 'image', attrs: { src: 'https://img.example/a.svg', alt: 'a', href: 'https://x.org' } },
+  {
+    type: 'image',
+    attrs: { src: 'https://img.example/b.svg', alt: 'b', href: 'https://y.org', sameLine: true },
+  },
+  { type: 'image', attrs: { src: 'https://img.example/c.svg', alt: 'c', sameLine: true } },
 ]
 const POOL: DocNode[] = [...expectOk(parseMarkdown(SAMPLE_MARKDOWN)), ...TRICKY]
 
@@ -100,12 +107,14 @@ describe('documentMarkdownPrefix', () => {
       fc.property(
         fc.array(fc.constantFrom(...valid), { minLength: 1, maxLength: 10 }),
         fc.nat({ max: 3_000 }),
-        (blocks, minChars) => {
+        fc.constantFrom<'placeholder' | 'source'>('placeholder', 'source'),
+        (blocks, minChars, media) => {
           const doc = new Y.Doc()
           const fragment = doc.getXmlFragment('default')
           fragment.insert(0, blocksToY(blocks))
-          const full = documentToMarkdown(fragment)
-          for (const n of budgets(full, [minChars])) checkPrefix(full, n, documentMarkdownPrefix(fragment, n))
+          const full = documentToMarkdown(fragment, { media })
+          for (const n of budgets(full, [minChars]))
+            checkPrefix(full, n, documentMarkdownPrefix(fragment, n, { media }))
           doc.destroy()
         },
       ),
