@@ -4,6 +4,7 @@
  */
 import type { Hocuspocus } from '@hocuspocus/server'
 import type { Server, ServerWebSocket } from 'bun'
+import type { ClientMetadataFetch } from './auth/better-auth.ts'
 import { type AuthModule, createAuthModule } from './auth/module.ts'
 import { type AdminChannel, startAdminChannel } from './cli/admin-channel.ts'
 import { FLOOD_CLOSE_CODE, FLOOD_CLOSE_REASON, FloodBuckets, MAX_EDITOR_WAIT_MS } from './collab/boundary.ts'
@@ -42,7 +43,12 @@ export type RunningServer = {
   stop(): Promise<{ unstored: string[] }>
 }
 
-export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  logger: Logger,
+  /** Test seams with no environment setting: how Client ID Metadata Documents are fetched. */
+  seams: { clientMetadataFetch?: ClientMetadataFetch } = {},
+): Promise<RunningServer> {
   const target = databaseTarget(config)
   let lock: DataDirLock | undefined
   if (target.kind === 'pglite') {
@@ -76,6 +82,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     baseUrl: () => config.publicUrl ?? listeningUrl,
     secret: config.authSecret,
     trustedProxies: config.trustedProxies,
+    clientMetadataFetch: seams.clientMetadataFetch,
   })
   const mcp = initMcp({
     services,

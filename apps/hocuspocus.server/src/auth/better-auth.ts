@@ -5,6 +5,7 @@
  * library and how each OAuth rule is met. Nothing here reads the environment.
  */
 import { createHash } from 'node:crypto'
+import { cimd } from '@better-auth/cimd'
 import { mcp } from '@better-auth/mcp'
 import { type BetterAuthPlugin, betterAuth } from 'better-auth'
 import { prismaAdapter } from 'better-auth/adapters/prisma'
@@ -46,7 +47,11 @@ export type BetterAuthSettings = {
   /** The server's public origin, e.g. https://docs.example.org (PUBLIC_URL) or http://127.0.0.1:4000. */
   baseUrl: string
   secret: string
+  /** Fetches Client ID Metadata Documents (metadata-fetch.ts); absent: clients can only register (DCR). */
+  clientMetadataFetch?: ClientMetadataFetch
 }
+
+export type ClientMetadataFetch = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>
 
 export function mcpResourceOf(baseUrl: string): string {
   return `${baseUrl}/mcp`
@@ -125,6 +130,16 @@ export function createBetterAuth(settings: BetterAuthSettings) {
           authorize: { window: 60, max: 30 },
         },
       }) as unknown as BetterAuthPlugin,
+      // Client ID Metadata Documents (the MCP-preferred registration): a client_id that is an https URL
+      // names a document the server fetches (bounded by the plugin's fetch policy and our transport).
+      ...(settings.clientMetadataFetch
+        ? [
+            cimd({
+              fetchClientMetadataResource: settings.clientMetadataFetch,
+              metadataProfile: 'mcp-2026-07-28',
+            }) as unknown as BetterAuthPlugin,
+          ]
+        : []),
     ],
   })
 }

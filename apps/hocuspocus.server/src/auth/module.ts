@@ -7,7 +7,14 @@
 import type { PrismaClient } from '../db/generated/client.ts'
 import type { Logger } from '../logger.ts'
 import { type AccountsService, createAccountsService } from './accounts.ts'
-import { type BetterAuth, createBetterAuth, issuerOf, mcpResourceOf } from './better-auth.ts'
+import {
+  type BetterAuth,
+  type ClientMetadataFetch,
+  createBetterAuth,
+  issuerOf,
+  mcpResourceOf,
+} from './better-auth.ts'
+import { createMetadataFetch } from './metadata-fetch.ts'
 import { createOAuthAccess } from './oauth-access.ts'
 import { authRoutes } from './routes.ts'
 import { sharedSecret } from './shared-state.ts'
@@ -47,6 +54,11 @@ export function createAuthModule(deps: {
   secret?: string
   /** TRUSTED_PROXIES; absent: loopback peers (a TLS proxy on this machine). */
   trustedProxies?: readonly string[]
+  /**
+   * Fetches Client ID Metadata Documents; absent: the SSRF-checked network fetch (metadata-fetch.ts).
+   * Tests pass one serving documents from memory: no public https host is reachable from them.
+   */
+  clientMetadataFetch?: ClientMetadataFetch
 }): AuthModule {
   const { prisma } = deps
   const logger = deps.logger.child({ module: 'auth' })
@@ -58,7 +70,12 @@ export function createAuthModule(deps: {
         throw new Error(`sign-in needs an https PUBLIC_URL (or a loopback address); ${baseUrl()} is neither`)
       }
       const secret = deps.secret ?? (await sharedSecret(prisma, SECRET_NAME))
-      return createBetterAuth({ prisma, baseUrl: baseUrl(), secret })
+      return createBetterAuth({
+        prisma,
+        baseUrl: baseUrl(),
+        secret,
+        clientMetadataFetch: deps.clientMetadataFetch ?? createMetadataFetch(),
+      })
     })()
     instance.catch(() => {
       instance = undefined
