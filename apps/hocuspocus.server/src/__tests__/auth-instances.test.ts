@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { RunningServer } from '../server.ts'
-import { Browser, freePort, hiddenFields, TestOAuthProvider } from './helpers/browser.ts'
+import { Browser, freePort, hiddenFields, TestOAuthProvider, toolsListStatus } from './helpers/browser.ts'
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from './helpers/database.ts'
 import { startTestServer } from './helpers/server.ts'
 
@@ -32,19 +32,7 @@ describe.skipIf(!TEST_DATABASE_URL)('OAuth across two instances (postgres)', () 
     await db?.cleanup()
   }, 60_000)
 
-  const listTools = async (server: RunningServer, token: string) => {
-    const response = await fetch(`${server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    })
-    await response.body?.cancel()
-    return response.status
-  }
+  const listTools = (server: RunningServer, token: string) => toolsListStatus(`${server.url}/mcp`, token)
 
   test('started on A, approved on B, exchanged on A, used on B; revoked on A, refused on B at once', async () => {
     const user = await a.services.users.add('ines')

@@ -14,7 +14,13 @@ import { clientAddress, MAX_REGISTRATIONS_PER_HOUR } from '../auth/routes.ts'
 import { runCommand } from '../cli/commands.ts'
 import { TOOLS } from '../modules/mcp/tools/index.ts'
 import type { RunningServer } from '../server.ts'
-import { Browser, hiddenFields, signInAndConsent, TestOAuthProvider } from './helpers/browser.ts'
+import {
+  Browser,
+  hiddenFields,
+  signInAndConsent,
+  TestOAuthProvider,
+  toolsListStatus,
+} from './helpers/browser.ts'
 import { DATABASE_KIND } from './helpers/database.ts'
 import { mcpUrlOf } from './helpers/mcp.ts'
 import { useTestServer } from './helpers/server.ts'
@@ -86,19 +92,7 @@ function tokenRequest(server: RunningServer, fields: Record<string, string>): Pr
 }
 
 /** What /mcp answers to tools/list with this bearer token (status only: 200 or 401). */
-async function mcpStatus(server: RunningServer, token: string): Promise<number> {
-  const response = await fetch(mcpUrlOf(server), {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-  })
-  await response.body?.cancel()
-  return response.status
-}
+const mcpStatus = (server: RunningServer, token: string) => toolsListStatus(mcpUrlOf(server), token)
 
 describe(`OAuth for /mcp with the MCP SDK client (${DATABASE_KIND})`, () => {
   let server: RunningServer

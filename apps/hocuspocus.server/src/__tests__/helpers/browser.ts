@@ -155,3 +155,18 @@ export function freePort(): number {
   probe.stop(true)
   return port
 }
+
+/** The status /mcp answers a tools/list with this bearer token: 200, or 401 once the token is not usable. */
+export async function toolsListStatus(mcpUrl: string, token: string): Promise<number> {
+  const response = await fetch(mcpUrl, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  })
+  await response.body?.cancel()
+  return response.status
+}
