@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
-import type * as Y from 'yjs'
+import * as Y from 'yjs'
 import {
+  FRAGMENT_NAME,
   findSection,
   HEADING_ID_ATTR,
   listSections,
@@ -9,6 +10,7 @@ import {
   reassignDuplicateIds,
   renderSection,
 } from '../index.ts'
+import { holdsNoElement, lastSection, locateSections } from '../sections/section-index.ts'
 import { safeCut } from '../text-cut.ts'
 import { cloneDocument, expectOk, loadDocument, UNICODE_WORDS } from './fixtures.ts'
 import { runs } from './property-runs.ts'
@@ -106,6 +108,44 @@ describe('rev', () => {
       ),
       runs(60),
     )
+  })
+})
+
+describe('lastSection', () => {
+  test('is locateSections’ last section, found from the end, also after edits and deletions (generated documents)', () => {
+    const block = fc.constantFrom('para', '**bold** text', '- item', '> quote', ...UNICODE_WORDS)
+    const section = fc.tuple(
+      fc.constantFrom('## ', '### '),
+      fc.constantFrom('S', 'T'),
+      fc.array(block, { maxLength: 3 }),
+    )
+    fc.assert(
+      fc.property(fc.array(section, { maxLength: 4 }), fc.nat(), fc.nat(), (sections, cut, at) => {
+        const markdown = sections
+          .map(([hashes, title, blocks]) => [`${hashes}${title}`, ...blocks].join('\n\n'))
+          .join('\n\n')
+        // Without garbage collection (version history keeps it off) a deleted item keeps its content in
+        // Yjs's item list: the walk must skip it as the index walk does.
+        const doc = new Y.Doc({ gc: false })
+        Y.applyUpdate(doc, Y.encodeStateAsUpdate(loadDocument('Doc', markdown).doc))
+        const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+        if (fragment.length > 1)
+          fragment.delete(
+            1 + (at % (fragment.length - 1)),
+            Math.min(cut % 3, fragment.length - 1 - (at % (fragment.length - 1))),
+          )
+        expect(lastSection(fragment)).toEqual(locateSections(fragment).at(-1))
+        expect(holdsNoElement(fragment)).toBe(false)
+      }),
+      runs(60),
+    )
+  })
+
+  test('an empty document has no last section and holds no element', () => {
+    const { fragment } = loadDocument('Doc')
+    fragment.delete(0, fragment.length)
+    expect(lastSection(fragment)).toBeUndefined()
+    expect(holdsNoElement(fragment)).toBe(true)
   })
 })
 

@@ -1,7 +1,7 @@
-import * as Y from 'yjs'
+import type * as Y from 'yjs'
 import { parseMarkdown } from '../markdown/parse-markdown.ts'
 import { ok, type Result, refuse } from '../result.ts'
-import { describeSection, locateSections } from '../sections/section-index.ts'
+import { describeSection, holdsNoElement, lastSection } from '../sections/section-index.ts'
 import { blocksToY } from '../yjs/build-y.ts'
 
 /**
@@ -15,7 +15,7 @@ export function appendMarkdown(
   const doc = fragment.doc
   if (!doc)
     return refuse('detached', 'fragment: it belongs to no Y.Doc; append to a fragment read from a document.')
-  const empty = !fragment.toArray().some((child) => child instanceof Y.XmlElement)
+  const empty = holdsNoElement(fragment)
   const parsed = parseMarkdown(markdown, { allowTitle: empty })
   if (parsed.kind === 'error') return parsed
   const first = parsed.value[0]
@@ -28,7 +28,7 @@ export function appendMarkdown(
   }
   const elements = blocksToY(parsed.value)
   doc.transact(() => fragment.insert(fragment.length, elements))
-  const last = locateSections(fragment).at(-1)
+  const last = lastSection(fragment)
   if (!last)
     return refuse(
       'missing_title',

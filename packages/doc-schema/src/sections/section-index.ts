@@ -55,6 +55,52 @@ export function locateSections(fragment: Y.XmlFragment): LocatedSection[] {
   return sections
 }
 
+/**
+ * The last section only, found from the end: its cost follows that section, not the document (an append
+ * to a 5 MiB document spent ~13 ms in locateSections for the one section it answers with). Walks Yjs's
+ * item list directly: YXmlFragment keeps no search markers, so `get(i)` from the end would be quadratic.
+ */
+export function lastSection(fragment: Y.XmlFragment): LocatedSection | undefined {
+  let item = fragment._start
+  while (item?.right) item = item.right
+  let index = fragment.length
+  const blocks: Y.XmlElement[] = []
+  const blockIndexes: number[] = []
+  for (; item; item = item.left) {
+    if (item.deleted || !item.countable) continue
+    const content = item.content.getContent()
+    for (let i = content.length - 1; i >= 0; i--) {
+      index--
+      const child = content[i]
+      if (!(child instanceof Y.XmlElement)) continue
+      if (child.nodeName !== 'heading') {
+        blocks.unshift(child)
+        blockIndexes.unshift(index)
+        continue
+      }
+      const id = child.getAttribute(HEADING_ID_ATTR)
+      return {
+        sectionId: isHeadingId(id) ? id : '',
+        level: headingLevel(child),
+        heading: child,
+        headingIndex: index,
+        blocks,
+        blockIndexes,
+      }
+    }
+  }
+  return undefined
+}
+
+/** Whether the fragment holds no element (text at the top level does not count), from its first item. */
+export function holdsNoElement(fragment: Y.XmlFragment): boolean {
+  for (let item = fragment._start; item; item = item.right) {
+    if (item.deleted || !item.countable) continue
+    if (item.content.getContent().some((child) => child instanceof Y.XmlElement)) return false
+  }
+  return true
+}
+
 export function headingLevel(heading: Y.XmlElement): number {
   const level = Number(heading.getAttribute('level'))
   return Number.isInteger(level) && level >= 1 && level <= 6 ? level : 1
