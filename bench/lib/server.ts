@@ -7,6 +7,7 @@
 import { call, connectClient, mcpUrlOf } from '../../apps/hocuspocus.server/src/__tests__/helpers/mcp.ts'
 import { connectProvider } from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
 import { startFreshServer, userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
+import { SEARCH_REFRESH_MS } from '../../apps/hocuspocus.server/src/collab/store-policy.ts'
 import { FRAGMENT_NAME, readPlainText, readTitle } from '../../packages/doc-schema/src/index.ts'
 import { Y } from '../deps.ts'
 import type { Fixture } from './fixtures.ts'
@@ -99,7 +100,8 @@ async function load(url: string, init: RequestInit, clients: number, total: numb
 
 export async function measureServer(fixture: Fixture, opts: { quick: boolean }): Promise<Row[]> {
   const rows: Row[] = []
-  const h = await startFreshServer()
+  // The production search refresh (tests rewrite title and search text at every store).
+  const h = await startFreshServer({}, { searchRefreshMs: SEARCH_REFRESH_MS })
   const mcpUrl = mcpUrlOf(h.server)
   const bare = { server: undefined as ReturnType<typeof Bun.serve> | undefined }
   const cleanups: Array<() => unknown> = []
