@@ -4,12 +4,12 @@
  * snapshot (after COMPACT_AFTER_UPDATES rows, and when the document unloads); the title and search text
  * follow the content within `searchRefreshMs`. Real servers, real providers, the real database.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readOutline } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import type { Config } from '../config.ts'
 import type { RunningServer } from '../server.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
+import { DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
 import { appendOrThrow, buildDocument, element, paragraph, storedText } from './helpers/documents.ts'
 import { call, connectClient, mcpUrlOf } from './helpers/mcp.ts'
 import { connectProvider, type TestProvider } from './helpers/provider.ts'
@@ -17,6 +17,7 @@ import {
   eventually,
   startTestServer,
   TWO_INSTANCES,
+  useRestartableServer,
   userWithToken,
   useTwoTestServers,
 } from './helpers/server.ts'
@@ -51,74 +52,51 @@ async function contentUpdatedAt(server: RunningServer, room: string): Promise<nu
 }
 
 describe(`the update log (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
-  let server: RunningServer | undefined
-  const editors: TestProvider[] = []
-  let owner: Awaited<ReturnType<typeof userWithToken>>
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    server = await startTestServer(db)
-    owner = await userWithToken(server, 'logger')
-  }, 60_000)
-  afterAll(async () => {
-    for (const editor of editors) editor.destroy()
-    await server?.stop()
-    await db?.cleanup()
-  }, 60_000)
-
+  const s = useRestartableServer('logger')
+  const connect = (room: string) => s.connect(room)
   async function restart(overrides: Partial<Config> = {}): Promise<void> {
-    for (const editor of editors.splice(0)) editor.destroy()
-    expect((await server!.stop()).unstored).toEqual([])
-    server = await startTestServer(db, overrides)
-  }
-
-  async function connect(room: string): Promise<TestProvider> {
-    const editor = connectProvider(server!.url, room, owner.token)
-    editors.push(editor)
-    await editor.ready
-    return editor
+    expect((await s.restart(overrides)).unstored).toEqual([])
   }
 
   /** Types one paragraph and waits until a store has covered it. */
   async function typeAndStore(editor: TestProvider, text: string): Promise<void> {
     editor.doc.getXmlFragment(FRAGMENT_NAME).push([paragraph(text)])
     await eventually(() => expect(editor.provider.unsyncedChanges).toBe(0), 10_000, 'acknowledged')
-    await eventually(() => expect(server!.collab.persistence.pendingCount()).toBe(0), 10_000, 'stored')
+    await eventually(() => expect(s.server.collab.persistence.pendingCount()).toBe(0), 10_000, 'stored')
   }
 
   test('one paragraph typed into a ~1 MiB document appends a row of a few hundred bytes; the snapshot is not rewritten', async () => {
-    const big = await buildDocument(server!, owner.user.id, { title: 'Big' }, (fragment) => {
+    const big = await buildDocument(s.server, s.owner.user.id, { title: 'Big' }, (fragment) => {
       for (let i = 0; i < 40; i++)
         appendOrThrow(fragment, `## Part ${i}\n\n${'Lorem ipsum dolor sit amet. '.repeat(900)}`)
     })
-    const before = await stateRow(server!, big.room)
+    const before = await stateRow(s.server, big.room)
     expect(before.bytes).toBeGreaterThan(900_000)
     const editor = await connect(big.room)
     await typeAndStore(editor, 'one new paragraph')
 
-    const rows = await logRows(server!, big.room)
+    const rows = await logRows(s.server, big.room)
     expect(rows).toHaveLength(1)
     expect(rows[0]!.bytes).toBeLessThan(1_000)
-    const after = await stateRow(server!, big.room)
+    const after = await stateRow(s.server, big.room)
     expect(after.bytes).toBe(before.bytes)
     expect(after.updatedAt.getTime()).toBe(before.updatedAt.getTime())
-    expect(await storedText(server!, big.room)).toContain('one new paragraph')
+    expect(await storedText(s.server, big.room)).toContain('one new paragraph')
   }, 60_000)
 
   test('a restart loads the snapshot and then the log; cold reads and the outline see the logged changes', async () => {
-    const doc = await buildDocument(server!, owner.user.id, { title: 'Logged' }, (fragment) => {
+    const doc = await buildDocument(s.server, s.owner.user.id, { title: 'Logged' }, (fragment) => {
       fragment.push([paragraph('from the snapshot')])
     })
     // A first visit ends with the unload's compaction: a snapshot with its stored outline.
     await typeAndStore(await connect(doc.room), 'in the snapshot too')
-    for (const e of editors.splice(0)) e.destroy()
+    s.closeEditors()
     await eventually(
-      () => expect(server!.collab.hocuspocus.documents.has(doc.room)).toBe(false),
+      () => expect(s.server.collab.hocuspocus.documents.has(doc.room)).toBe(false),
       10_000,
       'unload',
     )
-    expect((await stateRow(server!, doc.room)).outline).toBe(true)
+    expect((await stateRow(s.server, doc.room)).outline).toBe(true)
 
     const editor = await connect(doc.room)
     await typeAndStore(editor, 'logged first')
@@ -129,12 +107,12 @@ describe(`the update log (${DATABASE_KIND})`, () => {
     // Shutdown appends what is pending and compacts nothing: the log is what the next load must apply,
     // and the stored outline is the snapshot's, without the logged heading.
     await restart()
-    expect((await logRows(server!, doc.room)).length).toBeGreaterThanOrEqual(2)
-    expect((await stateRow(server!, doc.room)).outline).toBe(true)
+    expect((await logRows(s.server, doc.room)).length).toBeGreaterThanOrEqual(2)
+    expect((await stateRow(s.server, doc.room)).outline).toBe(true)
 
     // A cold MCP read (the document is not loaded) applies the log too.
-    expect(server!.collab.hocuspocus.documents.has(doc.room)).toBe(false)
-    const client = await connectClient(mcpUrlOf(server!), owner.token)
+    expect(s.server.collab.hocuspocus.documents.has(doc.room)).toBe(false)
+    const client = await connectClient(mcpUrlOf(s.server), s.owner.token)
     try {
       const read = await call(client, 'read_document', { slug: doc.slug })
       expect(read.text).toContain('from the snapshot')
@@ -155,15 +133,15 @@ describe(`the update log (${DATABASE_KIND})`, () => {
 
   test('the log is merged into the snapshot after STORE_COMPACT_AFTER_UPDATES rows, and when the document unloads', async () => {
     await restart({ storeCompactAfterUpdates: 3 })
-    const doc = await buildDocument(server!, owner.user.id, { title: 'Compacted' }, () => {})
+    const doc = await buildDocument(s.server, s.owner.user.id, { title: 'Compacted' }, () => {})
     const editor = await connect(doc.room)
-    const compactions = server!.metrics.compactions.get()
+    const compactions = s.server.metrics.compactions.get()
     for (let i = 1; i <= 3; i++) await typeAndStore(editor, `compact me ${i}`)
     // The third row made it due: merged after that store, all rows gone, the snapshot holds them.
-    await eventually(async () => expect(await logRows(server!, doc.room)).toHaveLength(0), 10_000, 'merge')
-    expect(server!.metrics.compactions.get()).toBe(compactions + 1)
-    expect(server!.collab.persistence.logRows(doc.room)).toBe(0)
-    const snapshot = await server!.services.documents.loadStored(doc.room)
+    await eventually(async () => expect(await logRows(s.server, doc.room)).toHaveLength(0), 10_000, 'merge')
+    expect(s.server.metrics.compactions.get()).toBe(compactions + 1)
+    expect(s.server.collab.persistence.logRows(doc.room)).toBe(0)
+    const snapshot = await s.server.services.documents.loadStored(doc.room)
     expect(snapshot!.updates).toHaveLength(0)
     const merged = new Y.Doc()
     Y.applyUpdate(merged, snapshot!.snapshot!)
@@ -174,48 +152,48 @@ describe(`the update log (${DATABASE_KIND})`, () => {
     // a fresh stored outline (so the next cold outline reads no state).
     editor.doc.getXmlFragment(FRAGMENT_NAME).push([element('heading', { level: 2 }, [new Y.XmlText('Late')])])
     await typeAndStore(editor, 'after the merge')
-    expect(await logRows(server!, doc.room)).toHaveLength(1)
-    for (const e of editors.splice(0)) e.destroy()
+    expect(await logRows(s.server, doc.room)).toHaveLength(1)
+    s.closeEditors()
     await eventually(
-      () => expect(server!.collab.hocuspocus.documents.has(doc.room)).toBe(false),
+      () => expect(s.server.collab.hocuspocus.documents.has(doc.room)).toBe(false),
       10_000,
       'unload',
     )
-    expect(await logRows(server!, doc.room)).toHaveLength(0)
-    const outline = await server!.services.documents.loadOutline(doc.room)
+    expect(await logRows(s.server, doc.room)).toHaveLength(0)
+    const outline = await s.server.services.documents.loadOutline(doc.room)
     expect(JSON.stringify(outline?.outline)).toContain('"Late"')
     const cold = new Y.Doc()
-    Y.applyUpdate(cold, (await server!.services.documents.loadState(doc.room))!.state!)
+    Y.applyUpdate(cold, (await s.server.services.documents.loadState(doc.room))!.state!)
     expect(readOutline(cold.getXmlFragment(FRAGMENT_NAME))).toEqual(outline!.outline!)
   }, 60_000)
 
   test('search lags the content by at most SEARCH_REFRESH_MS: refreshed at once after a quiet period, then not per store but by the timer', async () => {
     // A long interval: the second word must not be searchable after its own store (no refresh per store).
     await restart({ searchRefreshMs: 60_000 })
-    const doc = await buildDocument(server!, owner.user.id, { title: 'Searched' }, () => {})
+    const doc = await buildDocument(s.server, s.owner.user.id, { title: 'Searched' }, () => {})
     const editor = await connect(doc.room)
     await typeAndStore(editor, 'aardvark')
     // Due at once after a quiet period (by a timer, so the store that made it due is not held up).
     await eventually(
-      async () => expect(await searchFinds(server!, doc.room, 'aardvark')).toBe(true),
+      async () => expect(await searchFinds(s.server, doc.room, 'aardvark')).toBe(true),
       10_000,
       'refresh',
     )
-    const refreshed = await contentUpdatedAt(server!, doc.room)
+    const refreshed = await contentUpdatedAt(s.server, doc.room)
     await typeAndStore(editor, 'bandicoot')
-    expect(await searchFinds(server!, doc.room, 'bandicoot')).toBe(false)
+    expect(await searchFinds(s.server, doc.room, 'bandicoot')).toBe(false)
     // A store does not touch the documents row (whose search columns every update re-indexes): the
     // content-updated time moves with the next refresh.
-    expect(await contentUpdatedAt(server!, doc.room)).toBe(refreshed)
+    expect(await contentUpdatedAt(s.server, doc.room)).toBe(refreshed)
     // Leaving unloads and compacts, which writes the search text with the snapshot.
-    for (const e of editors.splice(0)) e.destroy()
+    s.closeEditors()
     await eventually(
-      () => expect(server!.collab.hocuspocus.documents.has(doc.room)).toBe(false),
+      () => expect(s.server.collab.hocuspocus.documents.has(doc.room)).toBe(false),
       10_000,
       'unload',
     )
-    expect(await searchFinds(server!, doc.room, 'bandicoot')).toBe(true)
-    expect(await contentUpdatedAt(server!, doc.room)).toBeGreaterThan(refreshed)
+    expect(await searchFinds(s.server, doc.room, 'bandicoot')).toBe(true)
+    expect(await contentUpdatedAt(s.server, doc.room)).toBeGreaterThan(refreshed)
 
     // A short interval: the timer catches the last change while the editor stays.
     await restart({ searchRefreshMs: 300 })
@@ -223,11 +201,11 @@ describe(`the update log (${DATABASE_KIND})`, () => {
     await typeAndStore(kept, 'capybara')
     await typeAndStore(kept, 'dugong')
     await eventually(
-      async () => expect(await searchFinds(server!, doc.room, 'dugong')).toBe(true),
+      async () => expect(await searchFinds(s.server, doc.room, 'dugong')).toBe(true),
       10_000,
       'refresh',
     )
-    expect(server!.collab.hocuspocus.documents.has(doc.room)).toBe(true)
+    expect(s.server.collab.hocuspocus.documents.has(doc.room)).toBe(true)
   }, 60_000)
 })
 

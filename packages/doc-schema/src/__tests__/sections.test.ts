@@ -15,6 +15,17 @@ import { safeCut } from '../text-cut.ts'
 import { cloneDocument, expectOk, loadDocument, UNICODE_WORDS } from './fixtures.ts'
 import { runs } from './property-runs.ts'
 
+/** Generated sections: a heading (## or ###, title S or T) and up to three blocks. */
+const block = fc.constantFrom('para', '**bold** text', '- item', '> quote', ...UNICODE_WORDS)
+const section = fc.tuple(
+  fc.constantFrom('## ', '### '),
+  fc.constantFrom('S', 'T'),
+  fc.array(block, { maxLength: 3 }),
+)
+type GeneratedSection = [string, string, string[]]
+const sectionsMarkdown = (sections: GeneratedSection[]): string =>
+  sections.map(([hashes, title, blocks]) => [`${hashes}${title}`, ...blocks].join('\n\n')).join('\n\n')
+
 const OUTLINE_MD = 'intro\n\n## A\n\na text\n\n#### A.skip\n\n### A.b\n\n## B\n\nb text'
 
 describe('outline', () => {
@@ -84,24 +95,14 @@ describe('rev', () => {
   })
 
   test('depends only on the section’s content (generated documents)', () => {
-    const block = fc.constantFrom('para', '**bold** text', '- item', '> quote', ...UNICODE_WORDS)
-    const section = fc.tuple(
-      fc.constantFrom('## ', '### '),
-      fc.constantFrom('S', 'T'),
-      fc.array(block, { maxLength: 3 }),
-    )
     fc.assert(
       fc.property(
         section,
         fc.array(section, { maxLength: 3 }),
         fc.array(section, { maxLength: 3 }),
         (target, pre, post) => {
-          const md = (sections: typeof pre) =>
-            sections
-              .map(([hashes, title, blocks]) => [`${hashes}${title}`, ...blocks].join('\n\n'))
-              .join('\n\n')
-          const alone = loadDocument('X', md([target]))
-          const among = loadDocument('Y', md([...pre, target, ...post]))
+          const alone = loadDocument('X', sectionsMarkdown([target]))
+          const among = loadDocument('Y', sectionsMarkdown([...pre, target, ...post]))
           const rev = listSections(alone.fragment)[1]!.rev
           expect(listSections(among.fragment)[1 + pre.length]!.rev).toBe(rev)
         },
@@ -113,17 +114,9 @@ describe('rev', () => {
 
 describe('lastSection', () => {
   test('is locateSections’ last section, found from the end, also after edits and deletions (generated documents)', () => {
-    const block = fc.constantFrom('para', '**bold** text', '- item', '> quote', ...UNICODE_WORDS)
-    const section = fc.tuple(
-      fc.constantFrom('## ', '### '),
-      fc.constantFrom('S', 'T'),
-      fc.array(block, { maxLength: 3 }),
-    )
     fc.assert(
       fc.property(fc.array(section, { maxLength: 4 }), fc.nat(), fc.nat(), (sections, cut, at) => {
-        const markdown = sections
-          .map(([hashes, title, blocks]) => [`${hashes}${title}`, ...blocks].join('\n\n'))
-          .join('\n\n')
+        const markdown = sectionsMarkdown(sections)
         // Without garbage collection (version history keeps it off) a deleted item keeps its content in
         // Yjs's item list: the walk must skip it as the index walk does.
         const doc = new Y.Doc({ gc: false })

@@ -9,6 +9,7 @@ import {
   type TestDatabase,
   type TestDatabaseOptions,
 } from './database.ts'
+import { connectProvider, type TestProvider } from './provider.ts'
 
 /** Redis for the two-instance tests; they also need a shared PostgreSQL (TEST_DATABASE_URL). */
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL || undefined
@@ -120,6 +121,61 @@ export function useTwoTestServers(
     await b?.stop()
     await db?.cleanup()
   }, 60_000)
+}
+
+/**
+ * A server a test file can stop and start again on the same database (the SIGTERM path, then a new
+ * process's start), with an owner whose token the editors it connects use. Editors are destroyed before
+ * each restart and after the file.
+ */
+export function useRestartableServer(ownerHandle: string) {
+  let db: TestDatabase | undefined
+  let server: RunningServer | undefined
+  let owner: Awaited<ReturnType<typeof userWithToken>> | undefined
+  const editors: TestProvider[] = []
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    server = await startTestServer(db)
+    owner = await userWithToken(server, ownerHandle)
+  }, 60_000)
+  afterAll(async () => {
+    for (const editor of editors.splice(0)) editor.destroy()
+    await server?.stop()
+    await db?.cleanup()
+  }, 60_000)
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the server is not started (use it inside tests)')
+    return value
+  }
+  return {
+    get server(): RunningServer {
+      return started(server)
+    },
+    get db(): TestDatabase {
+      return started(db)
+    },
+    get owner() {
+      return started(owner)
+    },
+    /** A provider of the owner's on `room`, synced. */
+    async connect(room: string): Promise<TestProvider> {
+      const editor = connectProvider(started(server).url, room, started(owner).token)
+      editors.push(editor)
+      await editor.ready
+      return editor
+    },
+    /** Destroys the editors connected so far (their documents may then unload). */
+    closeEditors(): void {
+      for (const editor of editors.splice(0)) editor.destroy()
+    },
+    /** stop() (the SIGTERM path), then a new server on the same database. */
+    async restart(overrides: Partial<Config> = {}, logger?: Logger): Promise<{ unstored: string[] }> {
+      for (const editor of editors.splice(0)) editor.destroy()
+      const stopped = await started(server).stop()
+      server = await startTestServer(started(db), overrides, logger)
+      return stopped
+    },
+  }
 }
 
 /** A user with a token of the given scopes. */

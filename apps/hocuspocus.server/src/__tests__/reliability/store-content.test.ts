@@ -26,6 +26,7 @@ import {
   eventually,
   startTestServer,
   TWO_INSTANCES,
+  useRestartableServer,
   userWithToken,
   useTwoTestServers,
 } from '../helpers/server.ts'
@@ -51,41 +52,14 @@ function expectAllParagraphs(text: string, label: string): void {
 }
 
 describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
-  let server: RunningServer | undefined
-  let owner: { user: { id: string }; token: string }
-  const editors: TestProvider[] = []
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    server = await startTestServer(db)
-    owner = await userWithToken(server, 'owner')
-  }, 60_000)
-  afterAll(async () => {
-    for (const editor of editors) editor.destroy()
-    await server?.stop()
-    await db?.cleanup()
-  }, 60_000)
+  const s = useRestartableServer('owner')
+  const connect = (room: string) => s.connect(room)
+  const restart = (overrides: Partial<Config> = {}, logger?: Logger) => s.restart(overrides, logger)
 
   async function createDocument(title: string): Promise<{ id: string; room: string }> {
-    const created = await server!.services.documents.create(owner.user.id, { title })
+    const created = await s.server.services.documents.create(s.owner.user.id, { title })
     if (created.kind === 'error') throw new Error(created.message)
     return created.value
-  }
-
-  async function connect(room: string): Promise<TestProvider> {
-    const editor = connectProvider(server!.url, room, owner.token)
-    editors.push(editor)
-    await editor.ready
-    return editor
-  }
-
-  /** stop() (the SIGTERM path), then a new server on the same database (logging to `logger`, if given). */
-  async function restart(overrides: Partial<Config> = {}, logger?: Logger): Promise<{ unstored: string[] }> {
-    for (const editor of editors.splice(0)) editor.destroy()
-    const stopped = await server!.stop()
-    server = await startTestServer(db, overrides, logger)
-    return stopped
   }
 
   test('a NUL and a lone surrogate in the title, a heading id and a paragraph: 20 later paragraphs survive a restart', async () => {
@@ -102,26 +76,26 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
       fragment.push([heading, paragraph('a paragraph with a \u0000 and a \ud800')])
     })
     await typeParagraphs(editor, 'nul')
-    await eventually(() => expect(server!.collab.persistence.pendingCount()).toBe(0), 20_000, 'stored')
-    expect(server!.collab.persistence.faultsByRoom().size).toBe(0) // stored whole, not as the state alone
+    await eventually(() => expect(s.server.collab.persistence.pendingCount()).toBe(0), 20_000, 'stored')
+    expect(s.server.collab.persistence.faultsByRoom().size).toBe(0) // stored whole, not as the state alone
     // The last editor leaving unloads the document, which merges its update log into the snapshot with
     // the title, search text and outline derived from the content.
-    for (const e of editors.splice(0)) e.destroy()
+    s.closeEditors()
     await eventually(
-      () => expect(server!.collab.hocuspocus.documents.has(room)).toBe(false),
+      () => expect(s.server.collab.hocuspocus.documents.has(room)).toBe(false),
       20_000,
       'unload',
     )
-    expect(server!.collab.persistence.faultsByRoom().size).toBe(0)
+    expect(s.server.collab.persistence.faultsByRoom().size).toBe(0)
 
     const { unstored } = await restart()
     expect(unstored).toEqual([])
-    const text = await storedText(server!, room)
+    const text = await storedText(s.server, room)
     expectAllParagraphs(text, 'nul')
-    const row = await server!.services.db.prisma.document.findUniqueOrThrow({ where: { id } })
+    const row = await s.server.services.db.prisma.document.findUniqueOrThrow({ where: { id } })
     expect(row.title).toContain('lone')
     expect(row.title).not.toContain('\u0000')
-    const outline = await server!.services.documents.loadOutline(room)
+    const outline = await s.server.services.documents.loadOutline(room)
     expect(outline?.outline?.map((node) => node.title)).toEqual([row.title])
     expect(JSON.stringify(outline)).not.toContain('\\u0000')
   }, 60_000)
@@ -129,7 +103,7 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
   test('JSON built from content with a NUL or a lone surrogate anywhere is stored as jsonb', async () => {
     // Lone surrogates cannot cross a provider's wire (UTF-8), but MCP and direct writes reach the store.
     const { id, room } = await createDocument('Direct JSON')
-    const loaded = await server!.services.documents.loadState(room)
+    const loaded = await s.server.services.documents.loadState(room)
     const title = 'Title \ud800 with \u0000 and \udfff'
     const outline = [
       {
@@ -141,25 +115,25 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
       },
     ]
     expect(storableJSON(outline)).not.toMatch(/\\u(0000|d[89a-f])/i)
-    await server!.services.documents.storeState(id, { state: loaded!.state!, title, text: title, outline })
-    const stored = await server!.services.documents.loadOutline(room)
+    await s.server.services.documents.storeState(id, { state: loaded!.state!, title, text: title, outline })
+    const stored = await s.server.services.documents.loadOutline(room)
     expect(stored?.outline?.[0]?.title).toBe('Title \ufffd with  and \ufffd')
     expect(stored?.outline?.[0]?.sectionId).not.toContain('\u0000') // and '' unless well-formed
     expect(stored?.outline?.[0]?.children[0]?.title).toBe('')
   }, 60_000)
 
   test('names and labels written from input: a NUL or lone surrogate is stored clean or refused as not found', async () => {
-    const principal = await server!.services.tokens.verify(owner.token)
+    const principal = await s.server.services.tokens.verify(s.owner.token)
     for (const room of ['room\u0000name', 'room\ud800name']) {
-      const resolved = await server!.services.documents.resolveRoom(room, principal!)
+      const resolved = await s.server.services.documents.resolveRoom(room, principal!)
       expect(resolved.kind === 'error' && resolved.code).toBe('not_found')
     }
-    const issued = await server!.services.tokens.issue(owner.user.id, {
+    const issued = await s.server.services.tokens.issue(s.owner.user.id, {
       scopes: ['read'],
       label: 'la\u0000bel\ud800',
     })
     expect(issued.kind === 'ok' && issued.value.record.label).toBe('label\ufffd')
-    const user = await server!.services.users.add('named', 'Na\u0000me \udc00')
+    const user = await s.server.services.users.add('named', 'Na\u0000me \udc00')
     expect(user.kind === 'ok' && user.value.name).toBe('Name \ufffd')
   }, 60_000)
 
@@ -168,7 +142,7 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
     const editor = await connect(room)
     // Written in the server's own document (the editor boundary refuses this depth from a provider):
     // the store must survive whatever reaches the document, whichever way it came.
-    const direct = await server!.collab.hocuspocus.openDirectConnection(room, {})
+    const direct = await s.server.collab.hocuspocus.openDirectConnection(room, {})
     await direct.transact((doc) => {
       let parent: Y.XmlFragment | Y.XmlElement = doc.getXmlFragment(FRAGMENT_NAME)
       for (let level = 0; level < DEEP; level++) {
@@ -185,12 +159,12 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
       'the deep quote reaching the editor',
     )
     await typeParagraphs(editor, 'deep')
-    await eventually(() => expect(server!.collab.persistence.pendingCount()).toBe(0), 20_000, 'stored')
-    expect(server!.collab.persistence.faultsByRoom().size).toBe(0)
+    await eventually(() => expect(s.server.collab.persistence.pendingCount()).toBe(0), 20_000, 'stored')
+    expect(s.server.collab.persistence.faultsByRoom().size).toBe(0)
 
     const { unstored } = await restart()
     expect(unstored).toEqual([])
-    const text = await storedText(server!, room)
+    const text = await storedText(s.server, room)
     expect(text).toContain('at the bottom of the quote')
     expectAllParagraphs(text, 'deep')
   }, 60_000)
@@ -200,18 +174,18 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
     await restart({}, pino({ level: 'info', base: undefined }, { write: (line: string) => lines.push(line) }))
     const { id, room } = await createDocument('Refused title')
     // A real refusal from the real database, for content this server cannot store: the title.
-    await server!.services.db.prisma.$executeRawUnsafe(
+    await s.server.services.db.prisma.$executeRawUnsafe(
       `ALTER TABLE documents ADD CONSTRAINT refuse_title CHECK (title NOT LIKE '%unstorable%') NOT VALID`,
     )
     try {
       const editor = await connect(room)
       const fragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
       ;((fragment.get(0) as Y.XmlElement).get(0) as Y.XmlText).insert(0, 'unstorable ')
-      const faultsBefore = server!.metrics.storeFaults.get()
+      const faultsBefore = s.server.metrics.storeFaults.get()
       await typeParagraphs(editor, 'refused')
-      await eventually(() => expect(server!.collab.persistence.pendingCount()).toBe(0), 20_000, 'stored')
-      expect(server!.metrics.storeFaults.get()).toBeGreaterThan(faultsBefore)
-      expect(server!.collab.persistence.faultsByRoom().get(room)?.code).toBe('23514')
+      await eventually(() => expect(s.server.collab.persistence.pendingCount()).toBe(0), 20_000, 'stored')
+      expect(s.server.metrics.storeFaults.get()).toBeGreaterThan(faultsBefore)
+      expect(s.server.collab.persistence.faultsByRoom().get(room)?.code).toBe('23514')
       // Logged once, at error level, with the document and the reason, and without the document's text.
       const reported = lines.map((line) => JSON.parse(line)).filter((line) => line.documentId === id)
       expect(reported.filter((line) => line.level >= 50 && line.code === '23514')).toHaveLength(1)
@@ -221,13 +195,15 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
 
       const { unstored } = await restart()
       expect(unstored).toEqual([])
-      expectAllParagraphs(await storedText(server!, room), 'refused')
+      expectAllParagraphs(await storedText(s.server, room), 'refused')
       // Title and search text stay as last stored; the outline is left for reads to derive.
-      const row = await server!.services.db.prisma.document.findUniqueOrThrow({ where: { id } })
+      const row = await s.server.services.db.prisma.document.findUniqueOrThrow({ where: { id } })
       expect(row.title).toBe('Refused title')
-      expect((await server!.services.documents.loadOutline(room))?.outline).toBeNull()
+      expect((await s.server.services.documents.loadOutline(room))?.outline).toBeNull()
     } finally {
-      await server!.services.db.prisma.$executeRawUnsafe('ALTER TABLE documents DROP CONSTRAINT refuse_title')
+      await s.server.services.db.prisma.$executeRawUnsafe(
+        'ALTER TABLE documents DROP CONSTRAINT refuse_title',
+      )
     }
   }, 60_000)
 
@@ -238,35 +214,35 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
     const good = await createDocument('Stored fine')
     // Neither the whole store nor the state alone: the update-log row and the state row are refused.
     for (const table of ['document_updates', 'document_states'])
-      await server!.services.db.prisma.$executeRawUnsafe(
+      await s.server.services.db.prisma.$executeRawUnsafe(
         `ALTER TABLE ${table} ADD CONSTRAINT refuse_one CHECK (document_id <> '${bad.id}'::uuid) NOT VALID`,
       )
     try {
       const onBad = await connect(bad.room)
       const onGood = await connect(good.room)
-      const faultsBefore = server!.metrics.storeFaults.get()
+      const faultsBefore = s.server.metrics.storeFaults.get()
       onBad.doc.getXmlFragment(FRAGMENT_NAME).push([paragraph('never stored')])
       await eventually(
-        () => expect(server!.collab.persistence.faultsByRoom().get(bad.room)?.stalled).toBe(true),
+        () => expect(s.server.collab.persistence.faultsByRoom().get(bad.room)?.stalled).toBe(true),
         30_000,
         'retries to stop',
       )
-      const faults = server!.metrics.storeFaults.get()
+      const faults = s.server.metrics.storeFaults.get()
       // The first store and its retries (Hocuspocus may add a store of its own per change).
       expect(faults - faultsBefore).toBeLessThanOrEqual(2 * (1 + STORE_FAULT_MAX_RETRIES))
       await typeParagraphs(onGood, 'other document')
-      await eventually(() => expect(server!.collab.persistence.pendingCount()).toBe(1), 20_000, 'stored')
+      await eventually(() => expect(s.server.collab.persistence.pendingCount()).toBe(1), 20_000, 'stored')
       // No retry of the stalled document while nothing changes in it (longer than the first backoffs).
       await Bun.sleep(2_000)
-      expect(server!.metrics.storeFaults.get()).toBe(faults)
-      expect(server!.collab.hocuspocus.documents.has(bad.room)).toBe(true) // kept in memory
+      expect(s.server.metrics.storeFaults.get()).toBe(faults)
+      expect(s.server.collab.hocuspocus.documents.has(bad.room)).toBe(true) // kept in memory
 
       const { unstored } = await restart()
       expect(unstored).toEqual([bad.room])
-      expectAllParagraphs(await storedText(server!, good.room), 'other document')
+      expectAllParagraphs(await storedText(s.server, good.room), 'other document')
     } finally {
       for (const table of ['document_updates', 'document_states'])
-        await server!.services.db.prisma.$executeRawUnsafe(`ALTER TABLE ${table} DROP CONSTRAINT refuse_one`)
+        await s.server.services.db.prisma.$executeRawUnsafe(`ALTER TABLE ${table} DROP CONSTRAINT refuse_one`)
     }
   }, 60_000)
 })
