@@ -14,6 +14,7 @@ import { type Database, databaseTarget, openDatabase } from './db/client.ts'
 import { acquireDataDirLock, type DataDirLock } from './db/data-dir-lock.ts'
 import { startEmbeddedMaintenance } from './db/maintenance.ts'
 import { applyMigrations } from './db/migrations.ts'
+import { startSearchBackfill } from './documents/search-backfill.ts'
 import { createHttpApp } from './http/app.ts'
 import type { Logger } from './logger.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
@@ -74,6 +75,13 @@ export async function startServer(
   const services = createServices(database)
   const metrics = createMetrics()
   const collab = createCollab({ config, services, logger, metrics })
+  // Documents stored before the search columns existed get them, in the background, once.
+  const searchBackfill = startSearchBackfill({
+    prisma: database.prisma,
+    documents: services.documents,
+    live: (room) => collab.hocuspocus.documents.get(room),
+    logger,
+  })
   // Sign-in and OAuth: built on first use, once the listening address (PORT=0) is known.
   let listeningUrl = ''
   const auth = createAuthModule({
@@ -164,6 +172,7 @@ export async function startServer(
       stopping ??= (async () => {
         server.stop(false) // stop accepting; existing sockets are closed below
         admin?.stop()
+        await searchBackfill.stop()
         auth.close()
         await mcp.close()
         hocuspocus.closeConnections()
