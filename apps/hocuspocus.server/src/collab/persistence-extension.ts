@@ -463,6 +463,8 @@ export class PersistenceExtension implements Extension {
     const name = document.name
     const entry = this.stored.get(name)
     if (!entry || entry.logRows === 0 || !this.instance?.documents.has(name)) return
+    // Shutdown compacts nothing (a compaction scheduled just before it would race the database's close).
+    if (this.closing) return
     const started = performance.now()
     const state = Y.encodeStateAsUpdate(document)
     const vector = Y.encodeStateVector(document) // the same snapshot: nothing runs between the two
