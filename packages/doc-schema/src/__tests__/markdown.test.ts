@@ -48,6 +48,25 @@ describe('parseMarkdown', () => {
     for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{16}$/)
   })
 
+  test('emphasis inside emphasis of the same kind is one mark, not a refusal of the whole text', () => {
+    // Valid CommonMark (<em>a <em>b</em> c</em>); the schema allows a mark once per text node.
+    for (const [markdown, mark] of [
+      ['*a _b_ c*', 'italic'],
+      ['**a __b__ c**', 'bold'],
+      ['x a*b 1 _y_ 2 a*b z', 'italic'],
+    ] as const) {
+      const parsed = parseMarkdown(markdown)
+      expect(parsed.kind).toBe('ok')
+      if (parsed.kind !== 'ok') continue
+      const texts = (parsed.value[0]?.content ?? []).filter((node) => node.type === 'text')
+      for (const text of texts) {
+        const types = (text.marks ?? []).map((m) => m.type)
+        expect(new Set(types).size).toBe(types.length)
+      }
+      expect(texts.some((text) => text.marks?.some((m) => m.type === mark))).toBe(true)
+    }
+  })
+
   test('raw HTML stays visible text, never markup', () => {
     const blocks = expectOk(
       parseMarkdown('<script>alert(1)</script>\n\nhello <b onclick="x">bold</b> <u>under'),

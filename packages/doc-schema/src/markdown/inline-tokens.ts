@@ -54,6 +54,11 @@ function sameMarks(a: DocMark[] | undefined, b: DocMark[] | undefined): boolean 
   return JSON.stringify(a ?? []) === JSON.stringify(b ?? [])
 }
 
+/** The marks in order, each type once (its outermost). */
+function onePerType(marks: DocMark[]): DocMark[] {
+  return marks.filter((mark, index) => marks.findIndex((other) => other.type === mark.type) === index)
+}
+
 /** Converts the children of an inline token, keeping marks as a stack like markdown-it nests them. */
 export function convertInline(tokens: Token[]): InlinePiece[] {
   const paired = pairedHtmlMarks(tokens)
@@ -64,7 +69,10 @@ export function convertInline(tokens: Token[]): InlinePiece[] {
 
   const pushText = (text: string, extra?: DocMark) => {
     if (text === '') return
-    const nodeMarks = extra ? [...marks, extra] : [...marks]
+    // Emphasis inside emphasis of the same kind (`*a _b_ c*`, valid CommonMark) is one mark on the text:
+    // the schema refuses a text holding a mark twice, which refused the whole file. The stack keeps both,
+    // so closing the inner one leaves the outer open.
+    const nodeMarks = onePerType(extra ? [...marks, extra] : marks)
     const last = pieces.at(-1)
     if (last?.kind === 'inline' && last.node.type === 'text' && sameMarks(last.node.marks, nodeMarks)) {
       last.node.text += text
