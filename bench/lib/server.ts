@@ -8,11 +8,33 @@ import { call, connectClient, mcpUrlOf } from '../../apps/hocuspocus.server/src/
 import { connectProvider } from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
 import { startFreshServer, userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
 import { SEARCH_REFRESH_MS } from '../../apps/hocuspocus.server/src/collab/store-policy.ts'
+import type { RunningServer } from '../../apps/hocuspocus.server/src/server.ts'
 import { FRAGMENT_NAME, readPlainText, readTitle } from '../../packages/doc-schema/src/index.ts'
 import { Y } from '../deps.ts'
 import type { Fixture } from './fixtures.ts'
 import { percentile, summarize } from './stats.ts'
 import type { Row } from './types.ts'
+
+/** A document of `ownerId` holding a fixture's Yjs state, stored as the server's own store step stores one. */
+export async function createFixtureDocument(
+  server: RunningServer,
+  ownerId: string,
+  title: string,
+  state: Uint8Array,
+): Promise<{ id: string; slug: string; room: string }> {
+  const created = await server.services.documents.create(ownerId, { title })
+  if (created.kind === 'error') throw new Error(created.message)
+  const doc = new Y.Doc()
+  Y.applyUpdate(doc, state)
+  const fragment = doc.getXmlFragment(FRAGMENT_NAME) as never
+  await server.services.documents.storeState(created.value.id, {
+    state,
+    title: readTitle(fragment),
+    text: readPlainText(fragment),
+  })
+  doc.destroy()
+  return created.value
+}
 
 /** bench/lib/remote-editor.ts as a child process; `seen(n)` resolves with the epoch ms it printed for n. */
 async function startRemoteEditor(url: string, room: string, token: string) {
@@ -107,18 +129,7 @@ export async function measureServer(fixture: Fixture, opts: { quick: boolean }):
   const cleanups: Array<() => unknown> = []
   try {
     const { user, token } = await userWithToken(h.server, 'bench')
-    const created = await h.server.services.documents.create(user.id, { title: 'Bench' })
-    if (created.kind === 'error') throw new Error(created.message)
-    const doc = new Y.Doc()
-    Y.applyUpdate(doc, fixture.state)
-    const fragment = doc.getXmlFragment(FRAGMENT_NAME) as never
-    await h.server.services.documents.storeState(created.value.id, {
-      state: fixture.state,
-      title: readTitle(fragment),
-      text: readPlainText(fragment),
-    })
-    doc.destroy()
-    const { slug, room } = created.value
+    const { slug, room } = await createFixtureDocument(h.server, user.id, 'Bench', fixture.state)
     // A connected editor keeps the document live (warm) for the whole measurement.
     const editor = connectProvider(h.server.url, room, token)
     cleanups.push(() => editor.destroy())

@@ -14,6 +14,7 @@ import { SEARCH_REFRESH_MS } from '../../apps/hocuspocus.server/src/collab/store
 import { FRAGMENT_NAME, readPlainText, readTitle } from '../../packages/doc-schema/src/index.ts'
 import { Y } from '../deps.ts'
 import { buildFixture } from './fixtures.ts'
+import { createFixtureDocument } from './server.ts'
 import { percentile, summarize } from './stats.ts'
 import type { Row } from './types.ts'
 
@@ -61,20 +62,10 @@ export async function measureStore(
     const docs: Array<{ name: string; slug: string; room: string; id: string; bytes: number }> = []
     for (const size of sizes) {
       const fixture = buildFixture(size.name, size.bytes)
-      const created = await h.server.services.documents.create(user.id, { title: `Store ${size.name}` })
-      if (created.kind === 'error') throw new Error(created.message)
-      const doc = new Y.Doc()
-      Y.applyUpdate(doc, fixture.state)
-      const fragment = doc.getXmlFragment(FRAGMENT_NAME) as never
-      await h.server.services.documents.storeState(created.value.id, {
-        state: fixture.state,
-        title: readTitle(fragment),
-        text: readPlainText(fragment),
-      })
-      doc.destroy()
-      docs.push({ name: size.name, ...created.value, bytes: fixture.state.length })
+      const created = await createFixtureDocument(h.server, user.id, `Store ${size.name}`, fixture.state)
+      docs.push({ name: size.name, ...created, bytes: fixture.state.length })
       // Warm: a connected editor keeps it loaded for the whole measurement.
-      const editor = connectProvider(h.server.url, created.value.room, token)
+      const editor = connectProvider(h.server.url, created.room, token)
       cleanups.push(() => editor.destroy())
       await editor.ready
     }

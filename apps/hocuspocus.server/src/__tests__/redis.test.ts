@@ -9,7 +9,7 @@ import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
 import { appendParagraph } from './helpers/documents.ts'
 import { connectProvider } from './helpers/provider.ts'
-import { eventually, TWO_INSTANCES, userWithToken, useTwoTestServers } from './helpers/server.ts'
+import { editorsOnBoth, eventually, TWO_INSTANCES, useTwoTestServers } from './helpers/server.ts'
 
 describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => {
   let a: RunningServer
@@ -20,14 +20,7 @@ describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => 
   })
 
   test('an edit through instance A reaches a provider on instance B, and back', async () => {
-    const alice = await userWithToken(a, 'alice')
-    const created = await a.services.documents.create(alice.user.id, { title: 'Shared across instances' })
-    if (created.kind === 'error') throw new Error(created.message)
-    const room = created.value.room
-
-    const onA = connectProvider(a.url, room, alice.token)
-    const onB = connectProvider(b.url, room, alice.token)
-    await Promise.all([onA.ready, onB.ready])
+    const { onA, onB } = await editorsOnBoth(a, b, 'alice', 'Shared across instances')
 
     appendParagraph(onA.doc, 'written on A')
     await eventually(() =>
@@ -43,13 +36,12 @@ describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => 
   })
 
   test('an update refused on A never reaches B; a heading id repaired on A is repaired on B', async () => {
-    const alice = await userWithToken(a, 'alice2')
-    const created = await a.services.documents.create(alice.user.id, { title: 'Boundary across instances' })
-    if (created.kind === 'error') throw new Error(created.message)
-    const room = created.value.room
-    const attacker = connectProvider(a.url, room, alice.token)
-    const onB = connectProvider(b.url, room, alice.token)
-    await Promise.all([attacker.ready, onB.ready])
+    const {
+      owner: alice,
+      room,
+      onA: attacker,
+      onB,
+    } = await editorsOnBoth(a, b, 'alice2', 'Boundary across instances')
     const reasons: string[] = []
     attacker.provider.on('close', ({ event }: { event: { reason: string } }) => reasons.push(event.reason))
     const fragment = attacker.doc.getXmlFragment(FRAGMENT_NAME)

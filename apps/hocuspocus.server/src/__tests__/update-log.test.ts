@@ -12,13 +12,13 @@ import type { RunningServer } from '../server.ts'
 import { DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
 import { appendOrThrow, buildDocument, element, paragraph, storedText } from './helpers/documents.ts'
 import { call, connectClient, mcpUrlOf } from './helpers/mcp.ts'
-import { connectProvider, type TestProvider } from './helpers/provider.ts'
+import type { TestProvider } from './helpers/provider.ts'
 import {
+  editorsOnBoth,
   eventually,
   startTestServer,
   TWO_INSTANCES,
   useRestartableServer,
-  userWithToken,
   useTwoTestServers,
 } from './helpers/server.ts'
 
@@ -227,14 +227,8 @@ describe.skipIf(!TWO_INSTANCES)('the update log with two instances (postgres, Re
   )
 
   test('each instance logs its editors’ changes; a compaction on either keeps what the other logged', async () => {
-    const owner = await userWithToken(a!, 'pair')
-    const created = await a!.services.documents.create(owner.user.id, { title: 'Two logs' })
-    if (created.kind === 'error') throw new Error(created.message)
-    const room = created.value.room
-    const onA = connectProvider(a!.url, room, owner.token)
-    const onB = connectProvider(b!.url, room, owner.token)
+    const { room, onA, onB } = await editorsOnBoth(a!, b!, 'pair', 'Two logs')
     editors.push(onA, onB)
-    await Promise.all([onA.ready, onB.ready])
     const typed: string[] = []
     for (let i = 1; i <= 6; i++) {
       for (const [name, editor, server] of [

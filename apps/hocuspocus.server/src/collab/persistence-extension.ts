@@ -334,7 +334,7 @@ export class PersistenceExtension implements Extension {
     const entry = this.stored.get(name)
     if (!entry) return // never loaded by us (or already unloaded): nothing of ours to store
     // Hocuspocus also stores on disconnect when nothing changed: nothing is written then, unless the
-    // title and search text are due (the timer below stores with nothing queued to get here).
+    // title and search text are behind and due (a refresh the database was away for, say).
     if (entry.pending.length === 0) {
       if (entry.derivedStale && this.derivedDue(entry)) await this.refreshDerived(document, entry)
       return
@@ -473,18 +473,21 @@ export class PersistenceExtension implements Extension {
     try {
       try {
         const fragment = document.getXmlFragment(FRAGMENT_NAME)
+        // Title and search text only when a refresh is still due: otherwise they are current, and
+        // reading up to a million characters for them would be wasted.
+        const keepDerived = !entry.derivedStale
         stored = await this.deps.documents.storeState(
           entry.documentId,
           {
             state,
             vector,
-            title: readTitle(fragment),
-            text: readPlainText(fragment, MAX_FIND_TEXT_CHARS),
+            title: keepDerived ? '' : readTitle(fragment),
+            text: keepDerived ? '' : readPlainText(fragment, MAX_FIND_TEXT_CHARS),
             changedAt: entry.changedAt,
             // From the document's shared memo: only sections edited since the last time are re-hashed.
             outline: liveOutline(fragment),
           },
-          { mergeWithStored, compact: true, keepDerived: !entry.derivedStale },
+          { mergeWithStored, compact: true, keepDerived },
         )
         this.faults.delete(name)
         entry.derivedAt = Date.now()

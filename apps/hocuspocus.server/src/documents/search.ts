@@ -16,6 +16,7 @@ import { Prisma } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
 import { readableBy, withMembership } from './access.ts'
+import type { DocumentRow } from './service.ts'
 
 /**
  * A paging run's snapshot lives this long; an older cursor is refused with "start over", and older
@@ -66,16 +67,8 @@ export function queryTerms(query: string): string[] {
 /** A term as an ILIKE pattern matching it anywhere: LIKE's own characters (%, _, \) escaped. */
 const containsPattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
-export type FoundRow = {
-  id: string
-  /** The Yjs document's name: how find_sections opens the content (never shown). */
-  room: string
-  slug: string
-  title: string
-  ownerId: string
-  isPrivate: boolean
-  readOnly: boolean
-  contentUpdatedAt: Date
+/** A listed document (its `room` is how find_sections opens the content; never shown) and the caller's role. */
+export type FoundRow = Omit<DocumentRow, 'deletedAt' | 'createdAt' | 'updatedAt'> & {
   role: MemberRole | null
 }
 

@@ -178,6 +178,21 @@ export function useRestartableServer(ownerHandle: string) {
   }
 }
 
+/**
+ * Two instances sharing a document: a new user `handle` creates it on A, and it is open in an editor on A
+ * and one on B, both synced. The caller destroys the editors.
+ */
+export async function editorsOnBoth(a: RunningServer, b: RunningServer, handle: string, title: string) {
+  const owner = await userWithToken(a, handle)
+  const created = await a.services.documents.create(owner.user.id, { title })
+  if (created.kind === 'error') throw new Error(created.message)
+  const room = created.value.room
+  const onA = connectProvider(a.url, room, owner.token)
+  const onB = connectProvider(b.url, room, owner.token)
+  await Promise.all([onA.ready, onB.ready])
+  return { owner, room, onA, onB }
+}
+
 /** A user with a token of the given scopes. */
 export async function userWithToken(
   server: RunningServer,

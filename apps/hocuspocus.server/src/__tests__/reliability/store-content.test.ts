@@ -23,11 +23,11 @@ import { paragraph, storedText } from '../helpers/documents.ts'
 import type { ServerProcess } from '../helpers/process.ts'
 import { connectProvider, type TestProvider } from '../helpers/provider.ts'
 import {
+  editorsOnBoth,
   eventually,
   startTestServer,
   TWO_INSTANCES,
   useRestartableServer,
-  userWithToken,
   useTwoTestServers,
 } from '../helpers/server.ts'
 import { firstRunToken, readStored, spawnOn, stopProcess } from './faults-support.ts'
@@ -262,14 +262,8 @@ describe.skipIf(!TWO_INSTANCES)('a NUL travelling between two instances through 
   })
 
   test('both instances keep storing: 20 paragraphs typed on B after a NUL typed on A survive', async () => {
-    const owner = await userWithToken(a!, 'owner')
-    const created = await a!.services.documents.create(owner.user.id, { title: 'Spreading' })
-    if (created.kind === 'error') throw new Error(created.message)
-    const room = created.value.room
-    const onA = connectProvider(a!.url, room, owner.token)
-    const onB = connectProvider(b!.url, room, owner.token)
+    const { room, onA, onB } = await editorsOnBoth(a!, b!, 'owner', 'Spreading')
     editors.push(onA, onB)
-    await Promise.all([onA.ready, onB.ready])
     const title = (onA.doc.getXmlFragment(FRAGMENT_NAME).get(0) as Y.XmlElement).get(0) as Y.XmlText
     title.insert(0, 'nul\u0000 ')
     await eventually(

@@ -58,9 +58,9 @@ export function buildMcpServer(
   // that only calls tools needs those tools alone (and no resources or prompts): registering the rest
   // was a third of a warm call's server-side time. Once the list is known, tools/list is answered from
   // it, so the caller sees the same server either way.
-  const called = known && options.onlyTools ? tools.filter((t) => options.onlyTools?.includes(t.name)) : tools
-  const onlyCalls = known !== undefined && options.onlyTools !== undefined && called.length > 0
-  if (!(known && options.listOnly)) registerTools(server, ctx, onlyCalls ? called : tools)
+  const onlyCalls = known !== undefined && options.onlyTools !== undefined
+  const registered = onlyCalls ? tools.filter((t) => options.onlyTools?.includes(t.name)) : tools
+  if (!(known && options.listOnly)) registerTools(server, ctx, registered)
   if (!onlyCalls) registerPrompts(server, registerDocumentResources(server, ctx))
   if (known) {
     server.server.setRequestHandler(ListToolsRequestSchema, () => known)
