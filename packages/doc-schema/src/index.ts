@@ -5,6 +5,15 @@ export {
   writeNewDocument,
 } from './create-document.ts'
 export type { DocMark, DocNode } from './doc-json.ts'
+export {
+  ALL_EDITOR_TYPES,
+  EDITOR_TYPES_PARAM,
+  type EditorTypes,
+  knowsType,
+  MAX_DECLARED_TYPES,
+  parseEditorTypes,
+  STARTER_KIT_TYPES,
+} from './editor-types.ts'
 export { appendMarkdown } from './edits/append-markdown.ts'
 export { type EditBlocksInput, editBlocks } from './edits/edit-blocks.ts'
 export { reassignDuplicateIds, repairHeadingIds } from './edits/reassign-ids.ts'
@@ -49,5 +58,10 @@ export {
 export { findSection, listSections, type SectionInfo } from './sections/section-index.ts'
 export { REV_LENGTH } from './sections/section-rev.ts'
 export { cutText, safeCut } from './text-cut.ts'
-export { checkEditorUpdate, type UpdateCheck } from './yjs/check-update.ts'
+export {
+  checkEditorUpdate,
+  restoreHeadingIds,
+  type StrippedId,
+  type UpdateCheck,
+} from './yjs/check-update.ts'
 export { fragmentToJSON } from './yjs/read-y.ts'

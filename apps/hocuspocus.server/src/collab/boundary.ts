@@ -7,21 +7,31 @@
  * - Sync messages: at most MAX_EDITOR_UPDATE_BYTES; the update's content must fit the document model
  *   (`checkEditorUpdate`: schema types, attributes, marks, nesting depth); a document whose state is over
  *   MAX_DOCUMENT_BYTES takes deletions only.
+ * - Editors cannot delete what they do not know: a connection declares the node and mark types its editor
+ *   has (`?types=…` in the WebSocket URL, `types=*` for the project's schema; StarterKit's when it declares
+ *   nothing), and an update that deletes content of another type is refused (a bound editor deletes what
+ *   its schema cannot represent as soon as it opens a document).
  * - Heading ids are the server's: headings an update creates or re-labels get a fresh id when theirs is
- *   malformed, missing or taken, as one small Yjs edit right after the update (so every editor sees it);
- *   ids left malformed by older versions are repaired when a document loads.
+ *   malformed, missing or taken, and a heading an update strips of its id gets that id back, as one small
+ *   Yjs edit right after the update (so every editor sees it); ids left malformed by older versions are
+ *   repaired when a document loads.
  * - Awareness (carets, names): bounded per message, per client state and in the number of states.
  */
 import {
   checkEditorUpdate,
+  EDITOR_TYPES_PARAM,
+  type EditorTypes,
   FRAGMENT_NAME,
   MAX_AWARENESS_MESSAGE_BYTES,
   MAX_AWARENESS_STATE_BYTES,
   MAX_AWARENESS_STATES_PER_MESSAGE,
   MAX_DOCUMENT_BYTES,
   MAX_EDITOR_UPDATE_BYTES,
+  parseEditorTypes,
   reassignDuplicateIds,
   repairHeadingIds,
+  restoreHeadingIds,
+  type StrippedId,
 } from '@collab/doc-schema'
 import type {
   afterHandleMessagePayload,
@@ -115,6 +125,10 @@ export class EditorBoundary implements Extension {
   private readonly buckets = new WeakMap<Connection, FloodBuckets>()
   /** Headings each connection's last message created or re-labelled, repaired after it is applied. */
   private readonly touchedHeadings = new WeakMap<Connection, Y.ID[]>()
+  /** Headings each connection's last message stripped of their id, and that id: restored after it. */
+  private readonly strippedIds = new WeakMap<Connection, StrippedId[]>()
+  /** The node and mark types each connection declared (`?types=` of its WebSocket request). */
+  private readonly declaredTypes = new WeakMap<Connection, EditorTypes>()
   /** Bytes of updates applied to each document since its last load or store (the size estimate's growth). */
   private readonly growth = new Map<string, { base: number; bytes: number }>()
 
@@ -154,7 +168,7 @@ export class EditorBoundary implements Extension {
     if (type !== messageYjsSyncStep2 && type !== messageYjsUpdate) return
     // Hocuspocus does not apply a read-only connection's changes (refused ones are read-only): no check.
     if (connection.readOnly) return
-    const check = checkEditorUpdate(document, payload)
+    const check = checkEditorUpdate(document, payload, this.typesOf(connection))
     if (!check.ok)
       return this.refuse(connection, 'content', {
         code: EDITOR_REFUSED_CODE,
@@ -169,13 +183,26 @@ export class EditorBoundary implements Extension {
       const pending = this.touchedHeadings.get(connection)
       this.touchedHeadings.set(connection, pending ? pending.concat(check.headingItems) : check.headingItems)
     }
+    if (check.strippedIds.length > 0) {
+      const pending = this.strippedIds.get(connection)
+      this.strippedIds.set(connection, pending ? pending.concat(check.strippedIds) : check.strippedIds)
+    }
   }
 
   async afterHandleMessage({ connection, document }: afterHandleMessagePayload): Promise<void> {
     const touched = this.touchedHeadings.get(connection)
-    if (!touched) return
+    const stripped = this.strippedIds.get(connection)
+    if (!touched && !stripped) return
     this.touchedHeadings.delete(connection)
-    const repaired = repairHeadingIds(document.getXmlFragment(FRAGMENT_NAME), touched, REPAIR_ORIGIN)
+    this.strippedIds.delete(connection)
+    let repaired = 0
+    // One transaction: the stripped ids come back first, so a heading pasted with one of them is the one
+    // that gets a fresh id.
+    document.transact(() => {
+      if (stripped) repaired += restoreHeadingIds(stripped, REPAIR_ORIGIN)
+      if (touched)
+        repaired += repairHeadingIds(document.getXmlFragment(FRAGMENT_NAME), touched, REPAIR_ORIGIN)
+    }, REPAIR_ORIGIN)
     if (repaired > 0) {
       this.deps.metrics.headingIdRepairs.inc({}, repaired)
       this.deps.logger.debug({ documentId: this.documentId(connection), repaired }, 'heading ids repaired')
@@ -234,6 +261,22 @@ export class EditorBoundary implements Extension {
       this.growth.set(documentName, entry)
     }
     return entry
+  }
+
+  /** The types a connection declared in its WebSocket URL (read once per connection). */
+  private typesOf(connection: Connection): EditorTypes {
+    let types = this.declaredTypes.get(connection)
+    if (!types) {
+      let value: string | null = null
+      try {
+        value = new URL(connection.request.url).searchParams.get(EDITOR_TYPES_PARAM)
+      } catch {
+        // no URL to read: the connection declared nothing
+      }
+      types = parseEditorTypes(value)
+      this.declaredTypes.set(connection, types)
+    }
+    return types
   }
 
   private documentId(connection: Connection): string | undefined {

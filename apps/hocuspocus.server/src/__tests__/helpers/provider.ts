@@ -1,4 +1,5 @@
 /** A real @hocuspocus/provider client over a real WebSocket. */
+import { ALL_EDITOR_TYPES, EDITOR_TYPES_PARAM } from '@collab/doc-schema'
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider'
 import * as Y from 'yjs'
 
@@ -10,9 +11,25 @@ export type TestProvider = {
   destroy(): void
 }
 
-export function connectProvider(serverUrl: string, room: string, token: string): TestProvider {
+/** The WebSocket URL of a server, declaring the editor's types (`null`: declares nothing, as StarterKit). */
+export function editorSocketUrl(serverUrl: string, types: string | null = ALL_EDITOR_TYPES): string {
+  const url = new URL(serverUrl.replace(/^http/, 'ws'))
+  if (types !== null) url.searchParams.set(EDITOR_TYPES_PARAM, types)
+  return url.toString()
+}
+
+/**
+ * A provider for `room`. `types` is what it declares it knows (docs/server.md, Editor input): by default
+ * the project's whole schema, as the web editor does, so it may delete any content.
+ */
+export function connectProvider(
+  serverUrl: string,
+  room: string,
+  token: string,
+  { types = ALL_EDITOR_TYPES }: { types?: string | null } = {},
+): TestProvider {
   const doc = new Y.Doc()
-  const socket = new HocuspocusProviderWebsocket({ url: serverUrl.replace(/^http/, 'ws'), maxAttempts: 1 })
+  const socket = new HocuspocusProviderWebsocket({ url: editorSocketUrl(serverUrl, types), maxAttempts: 1 })
   let resolve!: () => void
   let reject!: (e: Error) => void
   const ready = new Promise<void>((res, rej) => {

@@ -76,9 +76,12 @@ async function sharedDocument(title: string, stored?: (doc: Y.Doc) => void) {
   return created.value
 }
 
-/** A provider that records the reasons the server gives when it closes this document's connection. */
-async function open(room: string, token: string) {
-  const p = connectProvider(server.url, room, token)
+/**
+ * A provider that records the reasons the server gives when it closes this document's connection. It
+ * declares the project's whole schema unless `types` says otherwise (null: declares nothing, StarterKit).
+ */
+async function open(room: string, token: string, types?: string | null) {
+  const p = connectProvider(server.url, room, token, types === undefined ? {} : { types })
   providers.push(p)
   const closes: string[] = []
   p.provider.on('close', ({ event }: { event: { reason: string } }) => closes.push(event.reason))
@@ -184,6 +187,65 @@ describe('editor updates outside the document model are refused at the edge', ()
     editor.doc.transact(() => editor.fragment.insert(2, [paragraph(huge)]))
     await eventually(() => expect(editor.closes.join('\n')).toContain('limit per message'))
     expect(serverText(doc.room).length).toBeLessThan(1000)
+  })
+})
+
+/** A table of one cell, as the project's editor inserts it. */
+const table = () =>
+  element('table', {}, [
+    element('tableRow', {}, [element('tableCell', { colspan: 1, rowspan: 1 }, [paragraph('cell text')])]),
+  ])
+
+describe('editors cannot delete what they do not know', () => {
+  test('an editor that declares nothing (StarterKit) deleting a table is refused; nothing is lost', async () => {
+    const doc = await sharedDocument('Foreign editor', (d) => d.getXmlFragment(FRAGMENT_NAME).push([table()]))
+    const owner = await open(doc.room, alice.token)
+    const foreign = await open(doc.room, bob.token, null)
+    const at = foreign.fragment.toArray().findIndex((c) => (c as Y.XmlElement).nodeName === 'table')
+    foreign.doc.transact(() => foreign.fragment.delete(at, 1))
+    await eventually(() =>
+      expect(foreign.closes.join('\n')).toContain('would delete table, which this editor lacks'),
+    )
+    expect(foreign.closes.join('\n')).toContain('?types=')
+    expect(serverText(doc.room)).toContain('cell text')
+    expect(owner.fragment.toString()).toContain('cell text')
+    owner.doc.transact(() => owner.fragment.push([paragraph('owner after the refusal')]))
+    await storedHolds(doc.room, 'owner after the refusal')
+    await storedHolds(doc.room, 'cell text')
+  })
+
+  test('an editor that declares types=* deletes a table: allowed', async () => {
+    const doc = await sharedDocument('Project editor', (d) => d.getXmlFragment(FRAGMENT_NAME).push([table()]))
+    const editor = await open(doc.room, bob.token, '*')
+    const at = editor.fragment.toArray().findIndex((c) => (c as Y.XmlElement).nodeName === 'table')
+    editor.doc.transact(() => editor.fragment.delete(at, 1))
+    await eventually(() => expect(serverText(doc.room)).not.toContain('cell text'))
+    expect(editor.closes).toEqual([])
+  })
+
+  test('a StarterKit editor typing in a heading strips its id: the same id comes back for everyone', async () => {
+    const doc = await sharedDocument('Kept ids')
+    const owner = await open(doc.room, alice.token)
+    const foreign = await open(doc.room, bob.token, null)
+    const id = (owner.fragment.get(2) as Y.XmlElement).getAttribute(HEADING_ID_ATTR) as string
+    const before = await callText(agent.client, 'get_outline', { slug: doc.slug })
+    expect(before.text).toContain(id)
+    // What y-prosemirror sends when an editor without the id attribute edits the heading's text.
+    foreign.doc.transact(() => {
+      const heading = foreign.fragment.get(2) as Y.XmlElement
+      ;(heading.get(0) as Y.XmlText).insert(5, ' ahead')
+      heading.removeAttribute(HEADING_ID_ATTR)
+    })
+    for (const editor of [owner, foreign])
+      await eventually(() => {
+        const heading = editor.fragment.get(2) as Y.XmlElement
+        expect(heading.toString()).toContain('Plans ahead')
+        expect(heading.getAttribute(HEADING_ID_ATTR)).toBe(id)
+      })
+    expect(foreign.closes).toEqual([])
+    const after = await callText(agent.client, 'get_outline', { slug: doc.slug })
+    expect(after.text).toContain(id)
+    expect(after.text).toContain('Plans ahead')
   })
 })
 
