@@ -8,6 +8,7 @@ import type { ClientMetadataFetch } from './auth/better-auth.ts'
 import { type AuthModule, createAuthModule } from './auth/module.ts'
 import { type AdminChannel, startAdminChannel } from './cli/admin-channel.ts'
 import { FLOOD_CLOSE_CODE, FLOOD_CLOSE_REASON, FloodBuckets, MAX_EDITOR_WAIT_MS } from './collab/boundary.ts'
+import { headingExists } from './collab/headings.ts'
 import { type Collab, createCollab } from './collab/hocuspocus.ts'
 import type { Config } from './config.ts'
 import { type Database, databaseTarget, openDatabase } from './db/client.ts'
@@ -16,6 +17,7 @@ import { startEmbeddedMaintenance } from './db/maintenance.ts'
 import { applyMigrations } from './db/migrations.ts'
 import { startSearchBackfill } from './documents/search-backfill.ts'
 import { createHttpApp } from './http/app.ts'
+import { createWebApp } from './http/web.ts'
 import type { Logger } from './logger.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
 import { init as initMcp, type McpModule } from './modules/mcp/index.ts'
@@ -74,7 +76,12 @@ export async function startServer(
     database.kind === 'pglite' ? startEmbeddedMaintenance({ db: database, logger }) : undefined
   const services = createServices(database)
   const metrics = createMetrics()
-  const collab = createCollab({ config, services, logger, metrics })
+  // The web editor's sockets sign in by the browser's cookie (auth is built below; called only later).
+  const browserSession = {
+    principal: (headers: Headers) => auth.sessionPrincipal(headers),
+    origin: () => auth.origin(),
+  }
+  const collab = createCollab({ config, services, logger, metrics, session: browserSession })
   // Documents stored before the search columns existed get them, in the background, once.
   const searchBackfill = startSearchBackfill({
     prisma: database.prisma,
@@ -91,6 +98,7 @@ export async function startServer(
     secret: config.authSecret,
     trustedProxies: config.trustedProxies,
     clientMetadataFetch: seams.clientMetadataFetch,
+    accessChanges: services.accessChanges,
   })
   const mcp = initMcp({
     services,
@@ -115,6 +123,12 @@ export async function startServer(
     version: VERSION,
     metricsToken: config.metricsToken,
     auth,
+    api: {
+      session: browserSession,
+      notify: (room, payload) => collab.hocuspocus.documents.get(room)?.broadcastStateless(payload),
+      headingExists: (room, sectionId) => headingExists(services, collab.hocuspocus, room, sectionId),
+    },
+    web: createWebApp({ logger, session: browserSession, signInEnabled: () => auth.enabled() }),
   })
   const { hocuspocus } = collab
 

@@ -59,7 +59,7 @@ describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
     const browser = new Browser(server.url)
     const response = await signIn(browser, 'alice', PASSWORD)
     expect(response.status).toBe(303)
-    expect(response.headers.get('location')).toBe('/apps')
+    expect(response.headers.get('location')).toBe('/')
     const session = response.headers.getSetCookie().find((c) => c.startsWith('collab.session_token='))
     expect(session).toBeDefined()
     expect(session).toMatch(/HttpOnly/i)
@@ -97,7 +97,7 @@ describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
     for (const next of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
       const response = await signIn(new Browser(server.url), 'alice', PASSWORD, next)
       expect(response.status).toBe(303)
-      expect(response.headers.get('location')).toBe('/apps')
+      expect(response.headers.get('location')).toBe('/')
     }
     const ok = await signIn(new Browser(server.url), 'alice', PASSWORD, '/apps?x=1')
     expect(ok.headers.get('location')).toBe('/apps?x=1')

@@ -4,6 +4,7 @@
  * `verifyAccessToken` for /mcp. Better Auth is built on first use, once the public origin is known
  * (with PORT=0 it is known only after listening).
  */
+import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
 import type { Logger } from '../logger.ts'
 import { type AccountsService, createAccountsService } from './accounts.ts'
@@ -17,6 +18,7 @@ import {
 import { createMetadataFetch } from './metadata-fetch.ts'
 import { createOAuthAccess } from './oauth-access.ts'
 import { authRoutes } from './routes.ts'
+import { createSessionPrincipals, type SessionPrincipals } from './session-principal.ts'
 import { sharedSecret } from './shared-state.ts'
 import { AUTH_SWEEP_INTERVAL_MS, sweepExpired } from './sweep.ts'
 import type { Principal } from './tokens.ts'
@@ -32,6 +34,10 @@ export type AuthModule = {
   issuer(): string | undefined
   /** The principal of an OAuth access token bound to this server's /mcp, or null. */
   verifyAccessToken(token: string): Promise<Principal | null>
+  /** The public origin (PUBLIC_URL's, or the listening address's): what a browser's Origin must be. */
+  origin(): string
+  /** The person signed in by the browser's session cookie (the web editor), or null. */
+  sessionPrincipal: SessionPrincipals
   /** Deletes expired sessions, codes and tokens now (also run every AUTH_SWEEP_INTERVAL_MS). */
   sweep(): ReturnType<typeof sweepExpired>
   /** Stops the periodic sweep. */
@@ -59,6 +65,8 @@ export function createAuthModule(deps: {
    * Tests pass one serving documents from memory: no public https host is reachable from them.
    */
   clientMetadataFetch?: ClientMetadataFetch
+  /** Told of sign-outs, so the web editor's sockets of that session close at once (access-watch). */
+  accessChanges?: Pick<AccessChanges, 'emit'>
 }): AuthModule {
   const { prisma } = deps
   const logger = deps.logger.child({ module: 'auth' })
@@ -85,6 +93,7 @@ export function createAuthModule(deps: {
   const access = createOAuthAccess(prisma)
   const accounts = createAccountsService(prisma)
   const enabled = () => canHostOAuth(baseUrl())
+  const sessionPrincipal = createSessionPrincipals({ prisma, auth, enabled })
   const sweep = () => sweepExpired(prisma)
   const sweeper = setInterval(() => {
     sweep().catch((error: Error) => logger.warn({ err: error.message }, 'auth sweep failed; retried later'))
@@ -99,12 +108,16 @@ export function createAuthModule(deps: {
       enabled,
       logger,
       trustedProxies: deps.trustedProxies ?? ['loopback'],
+      sessionPrincipal,
+      signedOut: (tokenId) => deps.accessChanges?.emit({ kind: 'token', tokenId }),
     }),
     accounts,
     enabled,
     issuer: () => (enabled() ? issuerOf(baseUrl()) : undefined),
     verifyAccessToken: (token) =>
       enabled() ? access.verify(token, mcpResourceOf(baseUrl())) : Promise.resolve(null),
+    origin: () => new URL(baseUrl()).origin,
+    sessionPrincipal,
     sweep,
     close: () => clearInterval(sweeper),
   }

@@ -49,6 +49,10 @@ export type AuthRoutesDeps = {
   /** TRUSTED_PROXIES: whose X-Forwarded-For names the client (see clientAddress). */
   trustedProxies: readonly string[]
   logger: Logger
+  /** The browser's session as a principal (session-principal.ts), to tell who signs out. */
+  sessionPrincipal?: (headers: Headers) => Promise<{ tokenId: string } | null>
+  /** Told the session's principal id once it signed out (open sockets of it close). */
+  signedOut?: (tokenId: string) => void
 }
 
 /**
@@ -76,7 +80,7 @@ export function clientAddress(
 
 /** Only same-site paths are followed after sign-in: never another host (no open redirect). */
 export function safeNext(raw: unknown): string {
-  return typeof raw === 'string' && /^\/(?![/\\])[A-Za-z0-9\-._~/?=&%]*$/.test(raw) ? raw : '/apps'
+  return typeof raw === 'string' && /^\/(?![/\\])[A-Za-z0-9\-._~/?=&%]*$/.test(raw) ? raw : '/'
 }
 
 /** The signed part of an authorization request that Better Auth sent to the sign-in or consent page. */
@@ -241,7 +245,10 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
   router.post('/sign-out', formLimit, async (c) => {
     const form = await c.req.parseBody()
     if (!csrfValid(c, form[CSRF_FIELD], origin())) return refusedForm(c)
+    const session = await deps.sessionPrincipal?.(c.req.raw.headers)
     const response = await callAuth(c, '/sign-out', {})
+    // The web editor's open sockets of this session close now, not at the next periodic re-check.
+    if (session) deps.signedOut?.(session.tokenId)
     return redirectWith(response, '/sign-in')
   })
 
@@ -416,7 +423,7 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
       signInPage({
         csrf: csrfToken(c, secure()),
         oauthQuery: '',
-        next: '/apps',
+        next: '/',
         handle: result.value.handle,
         notice: 'Your password is set: sign in with it.',
       }),

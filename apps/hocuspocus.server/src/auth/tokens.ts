@@ -3,12 +3,14 @@
  * stored, and it is compared in constant time. Tokens carry scopes `read` and/or `write`, may expire and
  * may be revoked; a revoked or expired token is refused exactly like an unknown one.
  */
+
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
 import type { TokenScope } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
 import { ok, type Result, refuse } from '../errors.ts'
+import { SESSION_PRINCIPAL_PREFIX } from './session-principal.ts'
 import type { UserRecord } from './users.ts'
 
 export const TOKEN_PREFIX = 'ctk'
@@ -198,12 +200,28 @@ export function createTokensService(
     async usableIds(ids: readonly string[]): Promise<Set<string>> {
       const unique = [...new Set(ids)]
       if (unique.length === 0) return new Set()
-      const rows = await prisma.apiToken.findMany({
-        where: { id: { in: unique } },
-        select: { id: true, revokedAt: true, expiresAt: true },
-      })
+      // A browser's session (`session:<id>`, auth/session-principal.ts) is usable while its row lives.
+      const sessionIds = unique
+        .filter((id) => id.startsWith(SESSION_PRINCIPAL_PREFIX))
+        .map((id) => id.slice(SESSION_PRINCIPAL_PREFIX.length))
+      const tokenIds = unique.filter((id) => !id.startsWith(SESSION_PRINCIPAL_PREFIX))
       const at = now()
+      const [rows, sessions] = await Promise.all([
+        tokenIds.length
+          ? prisma.apiToken.findMany({
+              where: { id: { in: tokenIds } },
+              select: { id: true, revokedAt: true, expiresAt: true },
+            })
+          : [],
+        sessionIds.length
+          ? prisma.session.findMany({
+              where: { id: { in: sessionIds }, expiresAt: { gt: at } },
+              select: { id: true },
+            })
+          : [],
+      ])
       const usable = new Set(rows.filter((row) => isUsable(row, at)).map((row) => row.id))
+      for (const session of sessions) usable.add(`${SESSION_PRINCIPAL_PREFIX}${session.id}`)
       for (const id of unique) if (!usable.has(id)) verified.delete(id)
       return usable
     },

@@ -10,7 +10,7 @@ import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import type { Services } from '../services.ts'
 import { AccessWatch } from './access-watch.ts'
-import { AuthExtension } from './auth-extension.ts'
+import { AuthExtension, type BrowserSession } from './auth-extension.ts'
 import { EditorBoundary } from './boundary.ts'
 import { PersistenceExtension } from './persistence-extension.ts'
 
@@ -76,6 +76,8 @@ export function createCollab(deps: {
     'storeDebounceMs' | 'storeMaxDebounceMs' | 'redisUrl' | 'storeCompactAfterUpdates' | 'searchRefreshMs'
   >
   services: Services
+  /** Browsers signed in by cookie (the web editor): see AuthExtension. */
+  session?: BrowserSession
   logger: Logger
   metrics: Metrics
 }): Collab {
@@ -90,7 +92,13 @@ export function createCollab(deps: {
     searchRefreshMs: config.searchRefreshMs,
   })
   const extensions: Extension[] = [
-    new AuthExtension({ tokens: services.tokens, documents: services.documents, logger, metrics }),
+    new AuthExtension({
+      tokens: services.tokens,
+      documents: services.documents,
+      logger,
+      metrics,
+      session: deps.session,
+    }),
     persistence,
     // Every editor message is checked before it is applied or broadcast (schema, depth, sizes, heading ids).
     new EditorBoundary({ logger, metrics, stateBytes: (name) => persistence.stateBytes(name) }),

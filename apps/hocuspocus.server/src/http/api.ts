@@ -1,13 +1,20 @@
 /**
- * REST for editors: which documents the caller has and which room (Yjs document name) to open, a
- * document as Markdown (export) and a new document from Markdown (import). Unknown and forbidden slugs
- * both answer 404.
+ * REST for editors and the web app: which documents the caller has (and, with `q` or `scope=public`,
+ * finds) and which room (Yjs document name) to open, a document as Markdown (export), a new document
+ * from Markdown (import), the owner's sharing and flags, and the chat room of each heading. Unknown and
+ * forbidden slugs both answer 404. The caller is an API token's or, for the web app, a signed-in
+ * browser's (bearer.ts: a request that changes something must then come from our own origin).
  */
 import { MAX_IMPORT_BYTES } from '@collab/doc-schema'
 import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { z } from 'zod'
+import type { Principal } from '../auth/tokens.ts'
+import type { Whose } from '../documents/access.ts'
+import { queryTerms } from '../documents/search.ts'
 import type { DocumentListing, DocumentRow, Resolved } from '../documents/service.ts'
+import { MAX_CHAT_MESSAGE_CHARS } from '../modules/mcp/limits.ts'
+import { cleanChatText } from '../modules/mcp/tools/post-chat-message.ts'
 import type { Services } from '../services.ts'
 import { type AuthVariables, bearerAuth } from './bearer.ts'
 import { httpRefusal, refusalToHttp } from './refusal.ts'
@@ -32,15 +39,82 @@ const present = (doc: DocumentRow, whose: string) => ({
   updatedAt: doc.contentUpdatedAt.toISOString(),
 })
 
-export function apiRoutes(services: Services) {
+/** Chat messages one GET returns; older ones are reached with `?before=<seq>`. */
+export const MAX_API_CHAT_MESSAGES = 100
+
+/** Members listed by one GET of a document's members (the owner shares with at most this many, in practice). */
+export const MAX_API_MEMBERS = 500
+
+export type ApiDeps = {
+  /** A signed-in browser's principal (auth/session-principal.ts) and the origin its changes must come from. */
+  session?: { principal: (headers: Headers) => Promise<Principal | null>; origin: () => string }
+  /** Tells the editors of a live document something (a chat message was posted): Hocuspocus stateless. */
+  notify?: (room: string, payload: string) => void
+  /** Whether the document (by room) has a heading with this id now: the live document's, else the stored one. */
+  headingExists?: (room: string, sectionId: string) => Promise<boolean>
+}
+
+export function apiRoutes(services: Services, deps: ApiDeps = {}) {
   const api = new Hono<{ Variables: AuthVariables }>()
-  api.use('*', bearerAuth({ tokens: services.tokens }))
+  api.use('*', bearerAuth({ tokens: services.tokens, session: deps.session }))
+
+  /** The document when the caller owns it; 404 when they cannot read it, 403 when they only may. */
+  async function owned(slug: string, principal: Principal): Promise<Resolved> {
+    const resolved = await services.documents.resolve(slug, principal)
+    if (resolved.kind === 'error') throw refusalToHttp(resolved)
+    if (resolved.value.access.whose !== 'yours') {
+      throw httpRefusal('forbidden', `${slug}: only its owner may change who may read or write it`)
+    }
+    return resolved.value
+  }
+
+  api.get('/me', (c) => {
+    const { user, scopes } = c.get('principal')
+    return c.json({ handle: user.handle, name: user.name, scopes })
+  })
 
   api.get('/documents', async (c) => {
     const offsetRaw = c.req.query('offset') ?? '0'
     const offset = Number(offsetRaw)
     if (!Number.isInteger(offset) || offset < 0) {
       throw httpRefusal('invalid_input', 'offset: must be a whole number of 0 or more', { field: 'offset' })
+    }
+    const q = c.req.query('q')?.trim() ?? ''
+    const scope = c.req.query('scope') ?? 'mine'
+    if (scope !== 'mine' && scope !== 'public') {
+      throw httpRefusal('invalid_input', 'scope: mine (yours and shared with you) or public', {
+        field: 'scope',
+      })
+    }
+    if (q || scope === 'public') {
+      // Finding: find_documents' search (same access rule, same ranking), the first MAX_API_DOCUMENTS.
+      const userId = c.get('principal').user.id
+      const terms = q ? queryTerms(q) : null
+      if (q && terms?.length === 0) return c.json({ documents: [], total: 0, nextOffset: null })
+      const found = await services.search.search({
+        userId,
+        scope,
+        terms,
+        asOf: new Date(),
+        take: MAX_API_DOCUMENTS + 1,
+      })
+      const whose = (row: (typeof found)[number]): Whose =>
+        row.ownerId === userId ? 'yours' : row.role ? 'shared with you' : "another person's"
+      return c.json({
+        documents: found.slice(0, MAX_API_DOCUMENTS).map((row) => ({
+          slug: row.slug,
+          title: row.title,
+          whose: whose(row),
+          private: row.isPrivate,
+          readOnly: row.readOnly,
+          room: row.room,
+          updatedAt: new Date(row.contentUpdatedAt).toISOString(),
+        })),
+        total: Math.min(found.length, MAX_API_DOCUMENTS),
+        // A search answers its best MAX_API_DOCUMENTS; a narrower query finds the rest.
+        more: found.length > MAX_API_DOCUMENTS,
+        nextOffset: null,
+      })
     }
     const all: DocumentListing[] = await services.documents.listForUser(c.get('principal').user.id)
     const page = all.slice(offset, offset + MAX_API_DOCUMENTS)
@@ -100,7 +174,151 @@ export function apiRoutes(services: Services) {
     },
   )
 
+  // ---- The owner's controls: visibility, read-only, members -----------------------------------------
+
+  api.patch('/documents/:slug', async (c) => {
+    const { document } = await owned(c.req.param('slug'), c.get('principal'))
+    const body = flagsSchema.safeParse(await jsonBody(c.req.raw))
+    if (!body.success) throw zodRefusal(body.error)
+    const result = await services.documents.setFlags(document.slug, {
+      isPrivate: body.data.private,
+      readOnly: body.data.readOnly,
+    })
+    if (result.kind === 'error') throw refusalToHttp(result)
+    return c.json({ ...present({ ...document, ...result.value }, 'yours'), canWrite: true })
+  })
+
+  api.get('/documents/:slug/members', async (c) => {
+    const { document } = await owned(c.req.param('slug'), c.get('principal'))
+    const rows = await services.db.prisma.documentMember.findMany({
+      where: { documentId: document.id },
+      select: { role: true, user: { select: { handle: true } } },
+      orderBy: { user: { handle: 'asc' } },
+      take: MAX_API_MEMBERS,
+    })
+    return c.json({ members: rows.map((row) => ({ handle: row.user.handle, role: row.role })) })
+  })
+
+  api.put('/documents/:slug/members/:handle', async (c) => {
+    const { document } = await owned(c.req.param('slug'), c.get('principal'))
+    const body = memberSchema.safeParse(await jsonBody(c.req.raw))
+    if (!body.success) throw zodRefusal(body.error)
+    const user = await services.users.byHandle(c.req.param('handle'))
+    if (user.kind === 'error') throw refusalToHttp({ ...user, field: 'handle' })
+    const shared = await services.documents.share(document.slug, user.value.id, body.data.role)
+    if (shared.kind === 'error')
+      throw refusalToHttp({
+        ...shared,
+        field: 'handle',
+        message: shared.message.replace(/^HANDLE/, 'handle'),
+      })
+    return c.json({ handle: user.value.handle, role: body.data.role })
+  })
+
+  api.delete('/documents/:slug/members/:handle', async (c) => {
+    const { document } = await owned(c.req.param('slug'), c.get('principal'))
+    const user = await services.users.byHandle(c.req.param('handle'))
+    if (user.kind === 'error') throw refusalToHttp({ ...user, field: 'handle' })
+    const removed = await services.documents.unshare(document.slug, user.value.id)
+    if (removed.kind === 'error') throw refusalToHttp(removed)
+    return c.json({ handle: user.value.handle, removed: removed.value.removed })
+  })
+
+  // ---- Chat: one room per heading (the same rooms as the MCP chat tools) ---------------------------
+
+  api.get('/documents/:slug/chat/:sectionId', async (c) => {
+    const resolved = await services.documents.resolve(c.req.param('slug'), c.get('principal'))
+    if (resolved.kind === 'error') throw refusalToHttp(resolved)
+    const beforeRaw = c.req.query('before')
+    const before = beforeRaw === undefined ? undefined : Number(beforeRaw)
+    if (before !== undefined && (!Number.isInteger(before) || before < 1)) {
+      throw httpRefusal('invalid_input', 'before: a message seq (a whole number of 1 or more)', {
+        field: 'before',
+      })
+    }
+    const page = await services.chat.readThread(
+      { documentId: resolved.value.document.id, sectionId: c.req.param('sectionId') },
+      { beforeSeq: before, limit: MAX_API_CHAT_MESSAGES },
+    )
+    return c.json({
+      messages: page.messages.map((m) => ({
+        seq: m.seq,
+        author: m.authorHandle,
+        text: m.text,
+        createdAt: m.createdAt.toISOString(),
+      })),
+      // Older messages exist: GET again with ?before=<the first seq shown>.
+      hasOlder: page.hasOlder,
+    })
+  })
+
+  api.post(
+    '/documents/:slug/chat/:sectionId',
+    bodyLimit({
+      maxSize: 64 * 1024,
+      onError: () => {
+        throw httpRefusal('payload_too_large', `text: at most ${MAX_CHAT_MESSAGE_CHARS} characters`, {
+          field: 'text',
+        })
+      },
+    }),
+    async (c) => {
+      const principal = c.get('principal')
+      const resolved = await services.documents.resolve(c.req.param('slug'), principal)
+      if (resolved.kind === 'error') throw refusalToHttp(resolved)
+      const { document, access } = resolved.value
+      if (!access.canWrite) {
+        throw httpRefusal(
+          'forbidden',
+          `${document.slug}: posting in its chat needs write access (ask its owner to make you an editor)`,
+        )
+      }
+      const body = chatSchema.safeParse(await jsonBody(c.req.raw))
+      if (!body.success) throw zodRefusal(body.error)
+      const text = cleanChatText(body.data.text)
+      if (!text) throw httpRefusal('invalid_input', 'text: write the message in words', { field: 'text' })
+      const sectionId = c.req.param('sectionId')
+      if (!(await deps.headingExists?.(document.room, sectionId))) {
+        throw httpRefusal(
+          'not_found',
+          `sectionId: no heading has id "${sectionId}"; chat rooms belong to existing headings`,
+          {
+            field: 'sectionId',
+          },
+        )
+      }
+      const posted = await services.chat.post(document.id, sectionId, principal.user.id, text)
+      const author = principal.user.handle
+      deps.notify?.(document.room, JSON.stringify({ type: 'chat', sectionId, seq: posted.seq, author }))
+      return c.json({ seq: posted.seq, author, text, createdAt: posted.createdAt.toISOString() }, 201)
+    },
+  )
+
   return api
+}
+
+const flagsSchema = z
+  .object({ private: z.boolean().optional(), readOnly: z.boolean().optional() })
+  .strict()
+  .refine((v) => v.private !== undefined || v.readOnly !== undefined, 'send private and/or readOnly')
+const memberSchema = z.object({ role: z.enum(['viewer', 'editor']) }).strict()
+const chatSchema = z.object({ text: z.string().min(1).max(MAX_CHAT_MESSAGE_CHARS) }).strict()
+
+async function jsonBody(request: Request): Promise<unknown> {
+  if (!/^application\/json\b/i.test(request.headers.get('content-type') ?? '')) {
+    throw httpRefusal('invalid_input', 'content-type: send application/json', { field: 'content-type' })
+  }
+  try {
+    return await request.json()
+  } catch {
+    throw httpRefusal('invalid_input', 'body: not JSON')
+  }
+}
+
+function zodRefusal(error: z.ZodError) {
+  const issue = error.issues[0]
+  const field = issue?.path.map(String).join('.') || 'body'
+  return httpRefusal('invalid_input', `${field}: ${issue?.message ?? 'invalid'}`, { field })
 }
 
 const importSchema = z.object({

@@ -18,8 +18,9 @@ import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import type { McpModule } from '../modules/mcp/index.ts'
 import type { Services } from '../services.ts'
-import { apiRoutes } from './api.ts'
+import { type ApiDeps, apiRoutes } from './api.ts'
 import { httpRefusal, refusalResponse } from './refusal.ts'
+import type { WebApp } from './web.ts'
 
 /** What server.ts passes with each request (`app.fetch(request, bindings)`). */
 export type HttpBindings = {
@@ -47,6 +48,10 @@ export function createHttpApp(deps: {
   metricsToken?: string
   /** Sign-in pages and the OAuth authorization server (auth/module.ts). */
   auth?: Pick<AuthModule, 'router'>
+  /** The REST API's session sign-in, chat notifications and heading check (api.ts). */
+  api?: ApiDeps
+  /** The web editor at / (web.ts). */
+  web?: Pick<WebApp, 'router'>
 }) {
   const { services, metrics, logger } = deps
   const app = new Hono<{ Bindings: HttpBindings }>()
@@ -105,13 +110,16 @@ export function createHttpApp(deps: {
     return c.text(metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4' })
   })
 
-  app.route('/api', apiRoutes(services))
+  app.route('/api', apiRoutes(services, deps.api))
 
   // The MCP module serves /mcp and its protected-resource metadata under /.well-known.
   app.route('/', deps.mcp.router)
 
   // People sign in (/sign-in, /consent, /apps, /invite) and OAuth clients use /auth/… and its metadata.
   if (deps.auth) app.route('/', deps.auth.router)
+
+  // The web editor for people: /, /d/<slug>, /assets/….
+  if (deps.web) app.route('/', deps.web.router)
 
   app.notFound((c) => refusalResponse('not_found', `No route for ${c.req.method} ${c.req.path}`))
   app.onError((error, c) => {

@@ -1,0 +1,170 @@
+/**
+ * The web editor in a real browser: Debian's Chromium (`apt-get install -y chromium`; .ci/run installs
+ * it) driven by puppeteer-core, against the production server on a real port. A person signs in, opens a
+ * document and types; an agent edits the same paragraph over MCP meanwhile; the page shows the agent's
+ * edit and keeps the person's typing; a second person in another browser context sees both.
+ *
+ * `WEB_SCREENSHOT=docs/web-editor.png bun test web-editor` also saves the page as the README's picture.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { resolve } from 'node:path'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import puppeteer, { type Browser, type Page } from 'puppeteer-core'
+import type { RunningServer } from '../server.ts'
+import { DATABASE_KIND } from './helpers/database.ts'
+import { callText, connectClient, mcpUrlOf } from './helpers/mcp.ts'
+import { eventually, userWithToken, useTestServer } from './helpers/server.ts'
+
+const CHROMIUM = Bun.which('chromium') ?? undefined
+const PASSWORD = 'correct horse battery staple'
+
+/** The page's editor text (ProseMirror's DOM), as the person sees it. */
+const editorText = (page: Page) => page.$eval('.ProseMirror', (element) => element.textContent ?? '')
+
+/** The section id and rev of a heading, from get_outline's `[section_id: …, rev: …]` tags. */
+async function sectionOf(agent: Client, slug: string, heading: string) {
+  const { text: outline } = await callText(agent, 'get_outline', { slug })
+  const line = outline.split('\n').find((l) => l.includes(heading))
+  const match = /section_id: ([A-Za-z0-9_-]+), rev: ([A-Za-z0-9_-]+)/.exec(line ?? '')
+  if (!match) throw new Error(`no section tag for ${heading} in:\n${outline}`)
+  return { sectionId: match[1]!, rev: match[2]! }
+}
+
+describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () => {
+  let server: RunningServer
+  let browser: Browser
+  useTestServer((s) => {
+    server = s
+  })
+  beforeAll(async () => {
+    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] })
+  }, 60_000)
+  afterAll(() => browser?.close())
+
+  async function person(handle: string) {
+    const made = await userWithToken(server, handle)
+    expect((await server.auth.accounts.setPassword(made.user.id, PASSWORD)).kind).toBe('ok')
+    return made
+  }
+
+  /** A fresh browser context (its own cookies) signed in as `handle`, on the documents page. */
+  async function signedIn(handle: string): Promise<Page> {
+    const context = await browser.createBrowserContext()
+    const page = await context.newPage()
+    await page.setViewport({ width: 1280, height: 800 })
+    await page.goto(`${server.url}/`)
+    // Not signed in: the page sends the person to sign in, and back here after.
+    expect(new URL(page.url()).pathname).toBe('/sign-in')
+    await page.type('#handle', handle)
+    await page.type('#password', PASSWORD)
+    await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')])
+    expect(new URL(page.url()).pathname).toBe('/')
+    return page
+  }
+
+  test('a person types while an agent edits the same paragraph: both land, and a second person sees both', async () => {
+    const alice = await person('alice')
+    const bob = await person('bob')
+    const created = await server.services.documents.create(alice.user.id, {
+      title: 'Launch plan',
+      markdown: '## Goals\n\nShip the editor.\n\n## Risks\n\nNone known.\n',
+    })
+    if (created.kind === 'error') throw new Error(created.message)
+    const slug = created.value.slug
+    expect((await server.services.documents.share(slug, bob.user.id, 'editor')).kind).toBe('ok')
+
+    const page = await signedIn('alice')
+    // The list shows the document; opening it shows its text once synced.
+    await page.waitForSelector(`a[href="/d/${slug}"]`)
+    await Promise.all([page.waitForNavigation(), page.click(`a[href="/d/${slug}"]`)])
+    await page.waitForFunction(() =>
+      document.querySelector('.ProseMirror')?.textContent?.includes('Ship the editor.'),
+    )
+    // The outline beside it lists the headings.
+    await eventually(
+      async () => {
+        const outline = await page.$$eval('.outline a', (links) => links.map((a) => a.textContent))
+        expect(outline).toEqual(['Launch plan', 'Goals', 'Risks'])
+      },
+      10_000,
+      'the outline',
+    )
+
+    // The person puts the cursor at the end of "Ship the editor." and types.
+    await page.evaluate(() => {
+      const paragraph = Array.from(document.querySelectorAll('.ProseMirror p')).find(
+        (p) => p.textContent === 'Ship the editor.',
+      )
+      const range = document.createRange()
+      range.selectNodeContents(paragraph!)
+      range.collapse(false)
+      const selection = getSelection()!
+      selection.removeAllRanges()
+      selection.addRange(range)
+    })
+    await page.keyboard.type(' Typed by Alice')
+
+    // Meanwhile an agent, as Alice over MCP, rewrites the start of the same paragraph.
+    const agent = await connectClient(mcpUrlOf(server), alice.token)
+    try {
+      const goals = await sectionOf(agent, slug, 'Goals')
+      const { text: answer, isError } = await callText(agent, 'replace_text', {
+        slug,
+        section_id: goals.sectionId,
+        rev: goals.rev,
+        old_text: 'Ship',
+        new_text: 'Release',
+      })
+      expect({ answer, isError }).toMatchObject({ isError: false })
+      expect(answer).toContain(`section_id: ${goals.sectionId}`)
+    } finally {
+      await agent.close()
+    }
+    await page.keyboard.type(' and more.')
+
+    const expected = 'Release the editor. Typed by Alice and more.'
+    await eventually(
+      async () => expect(await editorText(page)).toContain(expected),
+      15_000,
+      'the merged paragraph in the page',
+    )
+
+    // Bob, in another browser context, opens the same document and sees both edits.
+    const second = await signedIn('bob')
+    await second.goto(`${server.url}/d/${slug}`)
+    await eventually(
+      async () => expect(await editorText(second)).toContain(expected),
+      15_000,
+      "the merged paragraph in Bob's page",
+    )
+    // Each sees the other present.
+    await eventually(
+      async () => {
+        const names = await page.$$eval('.presence li', (items) => items.map((li) => li.textContent))
+        expect(names.some((name) => name?.includes('bob'))).toBe(true)
+      },
+      15_000,
+      'Bob in the presence list',
+    )
+
+    // And the stored document has both (what an agent reads next).
+    const reader = await connectClient(mcpUrlOf(server), alice.token)
+    try {
+      await eventually(
+        async () => expect((await callText(reader, 'read_document', { slug })).text).toContain(expected),
+        15_000,
+        'the stored paragraph',
+      )
+    } finally {
+      await reader.close()
+    }
+
+    if (process.env.WEB_SCREENSHOT) {
+      await page.screenshot({
+        path: resolve(import.meta.dir, '../../../..', process.env.WEB_SCREENSHOT) as `${string}.png`,
+      })
+    }
+    await page.browserContext().close()
+    await second.browserContext().close()
+  }, 120_000)
+})

@@ -1,0 +1,104 @@
+/**
+ * The web editor for people: `/` (their documents) and `/d/<slug>` (one document) answer the app's one
+ * HTML page to a signed-in browser, and a sign-in redirect to anyone else; `/assets/<file>` serves the
+ * bundle (web-bundle.ts). The page's script talks to /api and the WebSocket with the browser's session
+ * cookie (auth/session-principal.ts); nothing is rendered from a document on the server.
+ */
+import { Hono } from 'hono'
+import { escapeHtml, messagePage } from '../auth/pages.ts'
+import type { Principal } from '../auth/tokens.ts'
+import type { Logger } from '../logger.ts'
+import { type WebBundle, webBundle } from './web-bundle.ts'
+
+export type WebApp = {
+  router: Hono
+  /** The bundle, built (or read from its cache) on first use; resolves once it is ready. */
+  bundle: () => Promise<WebBundle>
+}
+
+/** Where document embeds may come from (the schema's YouTube node and media embeds). */
+const FRAME_SOURCES = 'https://www.youtube-nocookie.com https://www.youtube.com https://player.vimeo.com'
+
+/** The page's headers: its own scripts only, no framing, no referrer to other sites, never cached. */
+function pageHeaders(origin: string): Record<string, string> {
+  const socket = origin.replace(/^http/, 'ws')
+  return {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Security-Policy': [
+      "default-src 'self'",
+      "script-src 'self'",
+      // Carets and TipTap set style attributes; no inline script is ever allowed.
+      "style-src 'self' 'unsafe-inline'",
+      // Images in documents are links to anywhere (as in any Markdown viewer).
+      'img-src * data: blob:',
+      `connect-src 'self' ${socket}`,
+      `frame-src ${FRAME_SOURCES}`,
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+      "form-action 'self'",
+    ].join('; '),
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'same-origin',
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+  }
+}
+
+/** JSON inside a <script> element: `<` escaped, so no text can close the element. */
+const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c')
+
+export function createWebApp(deps: {
+  logger: Logger
+  session: { principal: (headers: Headers) => Promise<Principal | null>; origin: () => string }
+  signInEnabled: () => boolean
+}): WebApp {
+  const bundle = webBundle(deps.logger)
+  const router = new Hono()
+
+  async function page(request: Request, path: string): Promise<Response> {
+    if (!deps.signInEnabled()) {
+      return new Response(
+        messagePage(
+          'Sign-in is off',
+          'The web editor needs sign-in, which needs the server to be reached over https: its operator sets PUBLIC_URL to its https address.',
+        ),
+        { status: 503, headers: pageHeaders(deps.session.origin()) },
+      )
+    }
+    const principal = await deps.session.principal(request.headers)
+    if (!principal) {
+      return new Response(null, {
+        status: 303,
+        headers: { Location: `/sign-in?next=${encodeURIComponent(path)}`, 'Cache-Control': 'no-store' },
+      })
+    }
+    const built = await bundle()
+    const boot = { handle: principal.user.handle, name: principal.user.name }
+    const body = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>Documents</title>
+${built.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('\n')}
+</head><body><div id="app"><p class="loading">Loading…</p></div>
+<script type="application/json" id="boot">${scriptJson(boot)}</script>
+<script type="module" src="${escapeHtml(built.script)}"></script>
+</body></html>`
+    return new Response(body, { status: 200, headers: pageHeaders(deps.session.origin()) })
+  }
+
+  router.get('/', (c) => page(c.req.raw, '/'))
+  router.get('/d/:slug', (c) => page(c.req.raw, `/d/${encodeURIComponent(c.req.param('slug'))}`))
+
+  router.get('/assets/:name', async (c) => {
+    const built = await bundle()
+    const file = built.files.get(c.req.param('name'))
+    if (!file) return c.notFound()
+    return c.body(file.bytes, 200, {
+      'Content-Type': file.type,
+      // Names carry their content hash: a new build has new names.
+      'Cache-Control': 'public, max-age=31536000, immutable',
+      'X-Content-Type-Options': 'nosniff',
+    })
+  })
+
+  return { router, bundle }
+}

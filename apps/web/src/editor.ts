@@ -1,0 +1,380 @@
+/**
+ * `/d/<slug>`: one document in TipTap with the project's schema, bound to the live Yjs document through
+ * the Hocuspocus provider (signed in by the browser's cookie), with the others present (their names and
+ * coloured carets; agents marked as agents while their edits land), the outline beside it, the chat room
+ * of the heading being read, export, and the owner's sharing controls.
+ */
+import { extensions, FRAGMENT_NAME, HEADING_ID_ATTR } from '@collab/doc-schema'
+import { HocuspocusProvider } from '@hocuspocus/provider'
+import { Editor } from '@tiptap/core'
+import Collaboration from '@tiptap/extension-collaboration'
+import CollaborationCaret from '@tiptap/extension-collaboration-caret'
+import * as Y from 'yjs'
+import { ApiError, api, type ChatMessage, type DocumentInfo, slugPath } from './api.ts'
+import type { Boot } from './boot.ts'
+import { clear, colorOf, h, when } from './dom.ts'
+import { header } from './header.ts'
+import { shareDialog } from './share.ts'
+
+/** The query parameter an editor declares the node and mark types it knows with (docs/server.md). */
+export const DECLARED_TYPES = 'types=*'
+
+type Heading = { id: string | null; level: number; text: string; pos: number }
+
+type PresentUser = { name: string; color: string; agent?: boolean; section?: string }
+
+export async function editorView(root: HTMLElement, boot: Boot, slug: string): Promise<void> {
+  let info: DocumentInfo
+  try {
+    info = await api<DocumentInfo>(slugPath(slug))
+  } catch (error) {
+    clear(
+      root,
+      header(boot),
+      h(
+        'main',
+        { class: 'list' },
+        h(
+          'p',
+          { class: 'error', role: 'alert' },
+          error instanceof ApiError && error.status === 404
+            ? `No document "${slug}", or you may not read it.`
+            : String(error),
+        ),
+      ),
+    )
+    return
+  }
+  document.title = info.title
+
+  const status = h('span', { class: 'status', role: 'status', 'data-testid': 'status' }, 'Connecting…')
+  const presence = h('ul', { class: 'presence', 'aria-label': 'Present' })
+  const banner = h('p', { class: 'banner', role: 'alert', hidden: true })
+  const outline = h('ol', { class: 'outline', 'aria-label': 'Outline' })
+  const chat = h('section', { class: 'chat', 'aria-label': 'Chat' })
+  const mount = h('div', { class: 'editor', 'data-testid': 'editor' })
+  const exportLink = h(
+    'a',
+    { href: `/api${slugPath(slug)}/markdown`, download: `${slug}.md`, class: 'button' },
+    'Export Markdown',
+  )
+  const shareButton =
+    info.whose === 'yours'
+      ? h(
+          'button',
+          { type: 'button', onclick: () => shareDialog(slug, info, (next) => Object.assign(info, next)) },
+          'Share',
+        )
+      : null
+  const access = h('span', { class: 'access' }, accessText(info))
+
+  clear(
+    root,
+    header(
+      boot,
+      h('span', { class: 'doc-title' }, info.title),
+      access,
+      status,
+      presence,
+      exportLink,
+      shareButton ?? '',
+    ),
+    banner,
+    h(
+      'div',
+      { class: 'workspace' },
+      h('nav', { class: 'side' }, h('h2', {}, 'Outline'), outline),
+      h('main', { class: 'page' }, mount),
+      chat,
+    ),
+  )
+
+  if (new URLSearchParams(location.search).get('imported')) {
+    showBanner(
+      'Imported. Some Markdown had no exact equivalent and was adapted (see the import notes in the docs).',
+      'info',
+    )
+  }
+
+  function showBanner(text: string, kind: 'error' | 'info' = 'error') {
+    banner.hidden = false
+    banner.className = `banner ${kind}`
+    banner.textContent = text
+  }
+
+  const me: PresentUser = { name: boot.name ?? boot.handle, color: colorOf(boot.handle) }
+  const ydoc = new Y.Doc()
+  const socketUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/?${DECLARED_TYPES}`
+  let editor: Editor | undefined
+  let scope: 'read-write' | 'readonly' = info.canWrite ? 'read-write' : 'readonly'
+
+  let connected = false
+  const provider = new HocuspocusProvider({
+    url: socketUrl,
+    name: info.room,
+    document: ydoc,
+    // The socket signs in with this page's session cookie; the provider needs some token string.
+    token: 'session',
+    onAuthenticated: ({ scope: granted }) => {
+      scope = granted === 'readonly' ? 'readonly' : 'read-write'
+      editor?.setEditable(scope === 'read-write')
+      access.textContent = accessText({ ...info, canWrite: scope === 'read-write' })
+    },
+    onAuthenticationFailed: () =>
+      showBanner('This document could not be opened: it was deleted, or you may no longer read it.'),
+    onClose: ({ event }) => {
+      if (event.reason) {
+        showBanner(`Disconnected: ${event.reason}`)
+        editor?.setEditable(false)
+      }
+    },
+    onStatus: ({ status: state }) => {
+      connected = state === 'connected'
+      status.textContent =
+        state === 'connected'
+          ? 'Connected'
+          : state === 'connecting'
+            ? 'Connecting…'
+            : 'Offline: your changes are kept and sent when back'
+    },
+    onUnsyncedChanges: ({ number }) => {
+      if (connected) status.textContent = number > 0 ? 'Sending…' : 'Connected'
+    },
+    onStateless: ({ payload }) => {
+      const message = parse(payload)
+      if (message?.type === 'chat' && message.sectionId === chatSection) void loadChat()
+    },
+    onSynced: () => {
+      if (!editor) createEditor()
+    },
+  })
+
+  function createEditor() {
+    // Made only once the document has synced: an editor bound to an empty document would add its own
+    // empty title heading, which would then sit beside the real one.
+    editor = new Editor({
+      element: mount,
+      editable: scope === 'read-write',
+      extensions: [
+        ...extensions,
+        Collaboration.configure({ fragment: ydoc.getXmlFragment(FRAGMENT_NAME) }),
+        CollaborationCaret.configure({
+          provider,
+          user: me,
+          render: (user: Record<string, unknown>) => caret(user as PresentUser),
+        }),
+      ],
+      editorProps: { attributes: { class: 'prose', spellcheck: 'true', 'aria-label': info.title } },
+    })
+    editor.on('update', renderOutline)
+    editor.on('selectionUpdate', followSelection)
+    renderOutline()
+    followSelection()
+  }
+
+  // ---- Presence: who has the document open (people and agents) --------------------------------------
+
+  function renderPresence() {
+    const states = [...provider.awareness!.getStates().entries()]
+    const users = states
+      .filter(([id, state]) => id !== ydoc.clientID && state.user)
+      .map(([, state]) => state.user as PresentUser)
+    clear(
+      presence,
+      h('li', { style: `--c:${me.color}`, title: 'You' }, `${me.name} (you)`),
+      ...users.map((user) =>
+        h(
+          'li',
+          {
+            style: `--c:${user.color}`,
+            class: user.agent ? 'agent' : '',
+            'data-agent': user.agent ? 'true' : undefined,
+          },
+          user.agent ? `✦ ${user.name}${user.section ? ` — editing “${user.section}”` : ''}` : user.name,
+        ),
+      ),
+    )
+  }
+  provider.awareness?.on('change', renderPresence)
+  renderPresence()
+
+  // ---- Outline ----------------------------------------------------------------------------------------
+
+  function headings(): Heading[] {
+    const out: Heading[] = []
+    editor?.state.doc.forEach((node, offset) => {
+      if (node.type.name === 'heading') {
+        out.push({
+          id: (node.attrs[HEADING_ID_ATTR] as string | null) ?? null,
+          level: node.attrs.level as number,
+          text: node.textContent,
+          pos: offset,
+        })
+      }
+    })
+    return out
+  }
+
+  let outlineTimer: ReturnType<typeof setTimeout> | undefined
+  function renderOutline() {
+    clearTimeout(outlineTimer)
+    outlineTimer = setTimeout(() => {
+      const list = headings()
+      clear(
+        outline,
+        ...list.map((heading) =>
+          h(
+            'li',
+            { class: `level-${heading.level}${heading.id === chatSection ? ' current' : ''}` },
+            h(
+              'a',
+              {
+                href: heading.id ? `#${heading.id}` : '#',
+                onclick: (event: Event) => {
+                  event.preventDefault()
+                  goTo(heading)
+                },
+              },
+              heading.text || '(untitled)',
+            ),
+          ),
+        ),
+      )
+      const current = list.find((heading) => heading.id === chatSection)
+      if (current) chatTitle.textContent = current.text || '(untitled)'
+    }, 100)
+  }
+
+  function goTo(heading: Heading) {
+    if (!editor) return
+    editor
+      .chain()
+      .focus()
+      .setTextSelection(heading.pos + 1)
+      .run()
+    const dom = editor.view.nodeDOM(heading.pos)
+    if (dom instanceof HTMLElement) dom.scrollIntoView({ block: 'start', behavior: 'smooth' })
+  }
+
+  // ---- Chat of the heading above the cursor ----------------------------------------------------------
+
+  let chatSection: string | null = null
+  const chatTitle = h('span')
+  const messages = h('ol', { class: 'messages', 'aria-label': 'Messages' })
+  const input = h('textarea', {
+    name: 'text',
+    rows: '2',
+    maxlength: '2000',
+    placeholder: 'Message this section',
+    'aria-label': 'Message',
+  })
+  const chatError = h('p', { class: 'error', role: 'alert', hidden: true })
+  const form = h(
+    'form',
+    {
+      onsubmit: async (event: Event) => {
+        event.preventDefault()
+        if (!chatSection || !input.value.trim()) return
+        chatError.hidden = true
+        try {
+          await api(`${slugPath(slug)}/chat/${encodeURIComponent(chatSection)}`, {
+            method: 'POST',
+            json: { text: input.value },
+          })
+          input.value = ''
+          await loadChat()
+        } catch (error) {
+          chatError.hidden = false
+          chatError.textContent = error instanceof Error ? error.message : String(error)
+        }
+      },
+    },
+    input,
+    h('button', { type: 'submit' }, 'Send'),
+  )
+  clear(
+    chat,
+    h('h2', {}, 'Chat: ', chatTitle),
+    messages,
+    chatError,
+    info.canWrite ? form : h('p', { class: 'note' }, 'Posting needs write access.'),
+  )
+
+  function followSelection() {
+    if (!editor) return
+    const at = editor.state.selection.from
+    let found: Heading | undefined
+    for (const heading of headings()) if (heading.pos < at) found = heading
+    found ??= headings()[0]
+    const id = found?.id ?? null
+    if (id === chatSection) return
+    chatSection = id
+    chatTitle.textContent = found?.text || '(untitled)'
+    renderOutline()
+    void loadChat()
+  }
+
+  async function loadChat() {
+    const section = chatSection
+    if (!section) return clear(messages)
+    try {
+      const page = await api<{ messages: ChatMessage[]; hasOlder: boolean }>(
+        `${slugPath(slug)}/chat/${encodeURIComponent(section)}`,
+      )
+      if (section !== chatSection) return
+      clear(
+        messages,
+        page.hasOlder ? h('li', { class: 'note' }, 'Older messages are not shown.') : null,
+        ...(page.messages.length
+          ? page.messages.map((m) =>
+              h(
+                'li',
+                {},
+                h('b', { style: `color:${colorOf(m.author)}` }, m.author),
+                ' ',
+                h('time', { datetime: m.createdAt }, when(m.createdAt)),
+                h('p', {}, m.text),
+              ),
+            )
+          : [h('li', { class: 'note' }, 'No messages about this section yet.')]),
+      )
+      messages.lastElementChild?.scrollIntoView({ block: 'nearest' })
+    } catch (error) {
+      chatError.hidden = false
+      chatError.textContent = error instanceof Error ? error.message : String(error)
+    }
+  }
+
+  addEventListener('pagehide', () => {
+    editor?.destroy()
+    provider.destroy()
+  })
+}
+
+function accessText(info: Pick<DocumentInfo, 'canWrite' | 'whose' | 'private' | 'readOnly'>): string {
+  const mode = info.canWrite ? 'editing' : 'read-only'
+  return `${mode} · ${info.private ? 'private' : 'public'}${info.readOnly ? ' · locked' : ''} · ${info.whose}`
+}
+
+function caret(user: PresentUser): HTMLElement {
+  const element = h('span', {
+    class: `caret${user.agent ? ' agent' : ''}`,
+    style: `border-color:${user.color}`,
+  })
+  element.append(
+    h(
+      'span',
+      { class: 'caret-label', style: `background:${user.color}` },
+      user.agent ? `✦ ${user.name}` : user.name,
+    ),
+  )
+  return element
+}
+
+function parse(payload: string): { type?: string; sectionId?: string } | null {
+  try {
+    return JSON.parse(payload) as { type?: string; sectionId?: string }
+  } catch {
+    return null
+  }
+}

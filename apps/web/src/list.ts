@@ -1,0 +1,191 @@
+/** `/`: the person's documents, shared and public ones, search, new document, Markdown import. */
+import { ApiError, api, type DocumentInfo, type DocumentSummary } from './api.ts'
+import type { Boot } from './boot.ts'
+import { clear, h, when } from './dom.ts'
+import { header } from './header.ts'
+
+type Listing = { documents: DocumentSummary[]; total: number; nextOffset?: number | null; more?: boolean }
+
+export function listView(root: HTMLElement, boot: Boot): void {
+  const params = new URLSearchParams(location.search)
+  let scope = params.get('scope') === 'public' ? 'public' : 'mine'
+  const status = h('p', { class: 'status', role: 'status' })
+  const rows = h('tbody')
+  const search = h('input', {
+    type: 'search',
+    name: 'q',
+    placeholder: 'Search titles and text',
+    'aria-label': 'Search',
+  })
+  search.value = params.get('q') ?? ''
+  const tabs = h('div', { class: 'tabs', role: 'tablist' })
+  const problem = h('p', { class: 'error', role: 'alert', hidden: true })
+
+  function fail(error: unknown) {
+    problem.hidden = false
+    problem.textContent = error instanceof ApiError ? error.message : String(error)
+  }
+
+  async function load(offset = 0) {
+    problem.hidden = true
+    const query = new URLSearchParams({ scope })
+    if (search.value.trim()) query.set('q', search.value.trim())
+    if (offset) query.set('offset', String(offset))
+    history.replaceState(null, '', `/?${query}`)
+    status.textContent = 'Loading…'
+    try {
+      const listing = await api<Listing>(`/documents?${query}`)
+      if (offset === 0) rows.replaceChildren()
+      for (const doc of listing.documents) rows.append(row(doc))
+      const shown = rows.children.length
+      status.textContent =
+        shown === 0
+          ? search.value.trim()
+            ? 'No document matches.'
+            : scope === 'mine'
+              ? 'No documents yet: create one or import a Markdown file.'
+              : 'No public documents.'
+          : `${shown} of ${listing.total} document${listing.total === 1 ? '' : 's'}${listing.more ? ' (the best matches; narrow the search for others)' : ''}`
+      if (listing.nextOffset)
+        status.append(
+          ' ',
+          h('button', { type: 'button', onclick: () => load(listing.nextOffset ?? 0) }, 'Show more'),
+        )
+    } catch (error) {
+      status.textContent = ''
+      fail(error)
+    }
+  }
+
+  function row(doc: DocumentSummary): HTMLElement {
+    return h(
+      'tr',
+      {},
+      h('td', {}, h('a', { href: `/d/${encodeURIComponent(doc.slug)}` }, doc.title || doc.slug)),
+      h('td', {}, doc.whose),
+      h('td', {}, doc.private ? 'private' : 'public', doc.readOnly ? ', read-only' : ''),
+      h('td', {}, when(doc.updatedAt)),
+    )
+  }
+
+  function renderTabs() {
+    clear(
+      tabs,
+      ...(['mine', 'public'] as const).map((name) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            role: 'tab',
+            'aria-selected': String(scope === name),
+            onclick: () => {
+              scope = name
+              renderTabs()
+              void load()
+            },
+          },
+          name === 'mine' ? 'Yours and shared' : 'Public',
+        ),
+      ),
+    )
+  }
+
+  const title = h('input', {
+    type: 'text',
+    name: 'title',
+    placeholder: 'Title',
+    required: true,
+    maxlength: '200',
+    'aria-label': 'New document title',
+  })
+  const create = h(
+    'form',
+    {
+      class: 'inline',
+      onsubmit: async (event: Event) => {
+        event.preventDefault()
+        try {
+          const doc = await api<DocumentInfo>('/documents', {
+            method: 'POST',
+            json: { title: title.value, markdown: '' },
+          })
+          location.assign(`/d/${encodeURIComponent(doc.slug)}`)
+        } catch (error) {
+          fail(error)
+        }
+      },
+    },
+    title,
+    h('button', { type: 'submit' }, 'New document'),
+  )
+
+  const file = h('input', {
+    type: 'file',
+    accept: '.md,.markdown,text/markdown,text/plain',
+    'aria-label': 'Markdown file to import',
+  })
+  const importForm = h(
+    'form',
+    {
+      class: 'inline',
+      onsubmit: async (event: Event) => {
+        event.preventDefault()
+        const chosen = file.files?.[0]
+        if (!chosen) return fail(new Error('file: choose a Markdown file first'))
+        try {
+          status.textContent = `Importing ${chosen.name}…`
+          const fallback = chosen.name.replace(/\.(md|markdown|txt)$/i, '')
+          const markdown = await chosen.text()
+          const doc = await api<DocumentInfo & { changes: string[] }>('/documents', {
+            method: 'POST',
+            json: { markdown, ...(/^\s*#\s/.test(markdown) ? {} : { title: fallback }) },
+          })
+          location.assign(`/d/${encodeURIComponent(doc.slug)}${doc.changes.length ? '?imported=1' : ''}`)
+        } catch (error) {
+          status.textContent = ''
+          fail(error)
+        }
+      },
+    },
+    file,
+    h('button', { type: 'submit' }, 'Import Markdown'),
+  )
+
+  let timer: ReturnType<typeof setTimeout> | undefined
+  search.addEventListener('input', () => {
+    clearTimeout(timer)
+    timer = setTimeout(() => void load(), 250)
+  })
+
+  clear(
+    root,
+    header(boot),
+    h(
+      'main',
+      { class: 'list' },
+      h('div', { class: 'actions' }, create, importForm),
+      problem,
+      h('div', { class: 'find' }, tabs, search),
+      h(
+        'table',
+        {},
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', {}, 'Title'),
+            h('th', {}, 'Whose'),
+            h('th', {}, 'Access'),
+            h('th', {}, 'Changed'),
+          ),
+        ),
+        rows,
+      ),
+      status,
+    ),
+  )
+  renderTabs()
+  void load()
+}
