@@ -4,7 +4,13 @@
  * coloured carets; agents marked as agents while their edits land), the outline beside it, the chat room
  * of the heading being read, export, and the owner's sharing controls.
  */
-import { extensions, FRAGMENT_NAME, HEADING_ID_ATTR } from '@collab/doc-schema'
+import {
+  ALL_EDITOR_TYPES,
+  EDITOR_TYPES_PARAM,
+  extensions,
+  FRAGMENT_NAME,
+  HEADING_ID_ATTR,
+} from '@collab/doc-schema'
 import { HocuspocusProvider } from '@hocuspocus/provider'
 import { Editor } from '@tiptap/core'
 import Collaboration from '@tiptap/extension-collaboration'
@@ -16,8 +22,8 @@ import { clear, colorOf, h, when } from './dom.ts'
 import { header } from './header.ts'
 import { shareDialog } from './share.ts'
 
-/** The query parameter an editor declares the node and mark types it knows with (docs/server.md). */
-export const DECLARED_TYPES = 'types=*'
+/** This editor knows the project's whole schema, and says so (docs/server.md, Editor input). */
+const DECLARED_TYPES = `${EDITOR_TYPES_PARAM}=${encodeURIComponent(ALL_EDITOR_TYPES)}`
 
 type Heading = { id: string | null; level: number; text: string; pos: number }
 

@@ -120,6 +120,18 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
     } finally {
       await agent.close()
     }
+    // The agent is shown among those present, as an agent, with its caret where its edit ended.
+    await eventually(
+      async () => {
+        const names = await page.$$eval('.presence li[data-agent]', (items) =>
+          items.map((li) => li.textContent),
+        )
+        expect(names).toEqual(["✦ alice's agent"])
+        expect(await page.$$eval('.ProseMirror .caret.agent', (carets) => carets.length)).toBe(1)
+      },
+      4_000,
+      'the agent among those present',
+    )
     await page.keyboard.type(' and more.')
 
     const expected = 'Release the editor. Typed by Alice and more.'
@@ -158,6 +170,22 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
     } finally {
       await reader.close()
     }
+
+    // A viewer gets the same document in a read-only editor, and no chat box.
+    const carl = await person('carl')
+    expect((await server.services.documents.share(slug, carl.user.id, 'viewer')).kind).toBe('ok')
+    const third = await signedIn('carl')
+    await third.goto(`${server.url}/d/${slug}`)
+    await eventually(
+      async () => expect(await editorText(third)).toContain(expected),
+      15_000,
+      "the paragraph in Carl's page",
+    )
+    expect(await third.$eval('.ProseMirror', (element) => element.getAttribute('contenteditable'))).toBe(
+      'false',
+    )
+    expect(await third.$('.chat textarea')).toBeNull()
+    await third.browserContext().close()
 
     if (process.env.WEB_SCREENSHOT) {
       await page.screenshot({

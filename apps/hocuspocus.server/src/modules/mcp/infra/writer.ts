@@ -5,7 +5,7 @@
  * persistence extension when it is given, else by reading the stored state back.
  */
 import { FRAGMENT_NAME } from '@collab/doc-schema'
-import type { Hocuspocus } from '@hocuspocus/server'
+import type { Document, Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import type { DocumentsService } from '../../../documents/service.ts'
 
@@ -24,6 +24,53 @@ export type DocumentWriter = {
     context: Record<string, unknown>,
     edit: (fragment: Y.XmlFragment) => { kind: 'ok'; value: T } | EditRefusal,
   ): Promise<WriteOutcome<T>>
+}
+
+/**
+ * How long an agent stays among the people present in editors after its edit lands: its name (marked as
+ * an agent) and a caret where its last insertion ends, through the live document's awareness.
+ */
+export const AGENT_PRESENCE_MS = 5_000
+
+/** The awareness colour of agents (people's colours come from their names in the web editor). */
+const AGENT_COLOR = '#7c3aed'
+
+const presenceTimers = new WeakMap<Document, ReturnType<typeof setTimeout>>()
+
+/**
+ * Shows the agent that just wrote in every editor of the document: the server's own awareness state
+ * names it and puts a caret after the last text it inserted (a Yjs relative position). Several agents
+ * writing at once share this one state: the latest is shown.
+ */
+function showAgent(document: Document, context: Record<string, unknown>, from: number): void {
+  const who = (context.mcp ?? {}) as { handle?: unknown; tool?: unknown }
+  if (typeof who.handle !== 'string') return
+  const structs = document.store.clients.get(document.clientID) ?? []
+  let cursor: { anchor: unknown; head: unknown } | undefined
+  for (let i = structs.length - 1; i >= 0; i--) {
+    const struct = structs[i]!
+    if (struct.id.clock < from) break
+    if (struct instanceof Y.Item && !struct.deleted && struct.content instanceof Y.ContentString) {
+      const end = Y.relativePositionToJSON(
+        new Y.RelativePosition(
+          null,
+          null,
+          Y.createID(document.clientID, struct.id.clock + struct.length - 1),
+          -1,
+        ),
+      )
+      cursor = { anchor: end, head: end }
+      break
+    }
+  }
+  document.awareness.setLocalState({
+    user: { name: `${who.handle}'s agent`, color: AGENT_COLOR, agent: true, tool: who.tool },
+    ...(cursor ? { cursor } : {}),
+  })
+  clearTimeout(presenceTimers.get(document))
+  const timer = setTimeout(() => document.awareness.setLocalState(null), AGENT_PRESENCE_MS)
+  timer.unref?.()
+  presenceTimers.set(document, timer)
 }
 
 /** Tells when a store of a document succeeded, with the state vector it covered (PersistenceExtension). */
@@ -50,11 +97,16 @@ export function createDocumentWriter(deps: {
       })
       let outcome: { kind: 'ok'; value: unknown } | EditRefusal | undefined
       try {
+        let written: Document | undefined
+        let before = 0
         await connection.transact((doc) => {
+          before = Y.getState(doc.store, doc.clientID)
           outcome = edit(doc.getXmlFragment(FRAGMENT_NAME))
           clientId = doc.clientID
           clock = Y.getState(doc.store, doc.clientID)
+          written = doc
         })
+        if (written && outcome?.kind === 'ok' && clock > before) showAgent(written, context, before)
         // Hocuspocus sends the change to connected editors from a setImmediate flush. The store that
         // disconnect() starts runs database work that can hold the event loop (PGlite executes on this
         // thread), so let that flush go first: editors see the edit before it is stored, not after.

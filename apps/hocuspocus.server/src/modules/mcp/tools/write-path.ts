@@ -40,7 +40,7 @@ export async function editDocument<T>(
   if (resolved.kind === 'error') return resolved
   const outcome = await ctx.writer.write(
     resolved.value.document.room,
-    { mcp: { tool: ctx.tool, userId: ctx.principal.user.id } },
+    { mcp: { tool: ctx.tool, userId: ctx.principal.user.id, handle: ctx.principal.user.handle } },
     edit,
   )
   return outcome.kind === 'error' ? outcome : answer(outcome.value)
