@@ -61,6 +61,13 @@ export const MAX_RESOURCE_PAGE = MAX_FIND_LIMIT
 /** completion/complete: the most values one answer holds (the MCP spec's own ceiling). */
 export const MAX_COMPLETION_VALUES = 100
 
+/**
+ * Progress: a call whose request carries a progress token reports each stage it reaches, and while a
+ * stage lasts, once per this interval ("still …"), so a host whose timeout restarts on progress waits
+ * for it. Bounds the notifications of one call to one a second beyond its stages.
+ */
+export const PROGRESS_INTERVAL_MS = 1_000
+
 /** Input size: longest `find_documents` query; longer queries only slow the full-text search. */
 export const MAX_QUERY_CHARS = 200
 

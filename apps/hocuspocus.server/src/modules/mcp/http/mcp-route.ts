@@ -9,6 +9,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import {
   ListToolsRequestSchema,
   type ListToolsResult,
+  SetLevelRequestSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
@@ -17,6 +18,7 @@ import { INSTRUCTIONS } from '../render/instructions.ts'
 import { registerDocumentResources } from '../resources/documents.ts'
 import type { CallerContext } from '../tools/context.ts'
 import { registerTools } from '../tools/register.ts'
+import { createLogLevel } from '../tools/report.ts'
 import type { Tool } from '../tools/tool.ts'
 
 export const SERVER_INFO = { name: 'collab-documents', version: '0.1.0' }
@@ -45,14 +47,20 @@ export function buildMcpServer(
   options: { listOnly?: boolean; onlyTools?: readonly string[] } = {},
 ): McpServer {
   const server = new McpServer(SERVER_INFO, {
-    // logging: the SDK answers logging/setLevel and keeps the level for this server's life: one request
-    // over stateless HTTP (a batch shares it), the whole session over stdio.
     capabilities: { tools: {}, logging: {} },
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: shared.validator,
   })
+  // logging/setLevel: the level holds for this server's life (one request over stateless HTTP, the whole
+  // session over stdio) and decides which log messages the calls send (tools/report.ts).
+  const logLevel = createLogLevel()
+  server.server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    logLevel.set(request.params.level)
+    return {}
+  })
+  const caller: CallerContext = { ...ctx, logLevel }
   // Tool definitions are static for a scope set: answer tools/list from the SDK's first answer.
-  const scopeSet = scopeSetOf(ctx.principal.scopes)
+  const scopeSet = scopeSetOf(caller.principal.scopes)
   const known = shared.toolLists.get(scopeSet)
   // A request that only lists tools (or pings) needs no tool registered once the list is known; one
   // that only calls tools needs those tools alone (and no resources or prompts): registering the rest
@@ -60,8 +68,8 @@ export function buildMcpServer(
   // it, so the caller sees the same server either way.
   const onlyCalls = known !== undefined && options.onlyTools !== undefined
   const registered = onlyCalls ? tools.filter((t) => options.onlyTools?.includes(t.name)) : tools
-  if (!(known && options.listOnly)) registerTools(server, ctx, registered)
-  if (!onlyCalls) registerPrompts(server, registerDocumentResources(server, ctx))
+  if (!(known && options.listOnly)) registerTools(server, caller, registered)
+  if (!onlyCalls) registerPrompts(server, registerDocumentResources(server, caller))
   if (known) {
     server.server.setRequestHandler(ListToolsRequestSchema, () => known)
   } else {
@@ -111,20 +119,55 @@ export async function handleMcpRequest(
     listOnly: parsedBody !== undefined && onlyListsTools(parsedBody),
     onlyTools: parsedBody === undefined ? undefined : onlyCallsTools(parsedBody),
   })
+  // JSON unless the caller asked for progress: then a stream (SSE) carries the call's progress and log
+  // messages before its answer (tools/report.ts). Either way the server is closed once the answer is out.
+  const stream = parsedBody !== undefined && asksForProgress(parsedBody)
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
-    enableJsonResponse: true,
+    enableJsonResponse: !stream,
   })
   await server.connect(transport)
+  const close = () => server.close().catch(() => {})
+  let response: Response
   try {
     const forwarded =
       parsedBody === undefined
         ? new Request(request.url, { method: request.method, headers: request.headers, body: text })
         : request
-    return await transport.handleRequest(forwarded, parsedBody === undefined ? undefined : { parsedBody })
-  } finally {
-    await server.close().catch(() => {})
+    response = await transport.handleRequest(forwarded, parsedBody === undefined ? undefined : { parsedBody })
+  } catch (error) {
+    await close()
+    throw error
   }
+  if (!response.body || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    await close()
+    return response
+  }
+  // The stream ends after the last answer (the transport closes it), or when the caller goes away.
+  const reader = response.body.getReader()
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read()
+      if (!done) return controller.enqueue(value)
+      controller.close()
+      await close()
+    },
+    async cancel(reason) {
+      await reader.cancel(reason).catch(() => {})
+      await close()
+    },
+  })
+  return new Response(body, { status: response.status, headers: response.headers })
+}
+
+/** True when a request in the body carries a progress token (`params._meta.progressToken`). */
+function asksForProgress(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body]
+  return messages.some((m) => {
+    if (!isObject(m) || !('id' in m) || !isObject(m.params) || !isObject(m.params._meta)) return false
+    const token = m.params._meta.progressToken
+    return typeof token === 'string' || typeof token === 'number'
+  })
 }
 
 /**

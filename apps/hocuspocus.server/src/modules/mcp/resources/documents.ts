@@ -16,6 +16,7 @@ import type { CallerContext, ToolContext } from '../tools/context.ts'
 import { instrument } from '../tools/instrument.ts'
 import { headingsOf, openOutline } from '../tools/open-document.ts'
 import { readDocument } from '../tools/read-document.ts'
+import type { CallExtra } from '../tools/report.ts'
 import type { ToolAnswer } from '../tools/tool.ts'
 
 export const DOCUMENT_TEMPLATE = 'collab://documents/{slug}'
@@ -39,6 +40,8 @@ export type DocumentResources = {
     uri: URL,
     slug: string,
     sectionId?: string,
+    /** The request being answered: its progress token and log level (tools/report.ts). */
+    extra?: CallExtra,
   ): Promise<{ contents: Array<{ uri: string; mimeType: string; text: string }> }>
   completeSlug(value: string): Promise<string[]>
   completeSection(value: string, context?: { arguments?: Record<string, string> }): Promise<string[]>
@@ -47,12 +50,12 @@ export type DocumentResources = {
 export function registerDocumentResources(server: McpServer, caller: CallerContext): DocumentResources {
   const ctx: ToolContext = { ...caller, tool: 'resources/read' }
   // Through the tools' instrument: the same rate limit, log line and metrics (tool "resources/read").
-  const read = async (uri: URL, slug: string, sectionId?: string) => {
+  const read = async (uri: URL, slug: string, sectionId?: string, extra?: CallExtra) => {
     let answer: ToolAnswer | undefined
-    const result = await instrument(ctx, async (args: { slug: string; section_id?: string }) => {
-      answer = await readDocument.handler(args, ctx)
+    const result = await instrument(ctx, async (args: { slug: string; section_id?: string }, call) => {
+      answer = await readDocument.handler(args, call)
       return toolResult(answer)
-    })({ slug, section_id: sectionId })
+    })({ slug, section_id: sectionId }, extra)
     const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
     if (result.isError) {
       const missing = typeof answer === 'object' && NOT_FOUND_CODES.has(answer.code)
@@ -85,8 +88,13 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
       description: `A heading and its numbered blocks, as read_document with section_id (at most the read budget; a cut read names the from_block that continues). Section ids come from get_outline.`,
       mimeType: MIME,
     },
-    (uri, variables) =>
-      read(uri, decodeURIComponent(String(variables.slug)), decodeURIComponent(String(variables.section_id))),
+    (uri, variables, extra) =>
+      read(
+        uri,
+        decodeURIComponent(String(variables.slug)),
+        decodeURIComponent(String(variables.section_id)),
+        extra,
+      ),
   )
   server.registerResource(
     'document',
@@ -96,7 +104,7 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
       description: `The document's Markdown in the data frame, as read_document without section_id (at most the read budget; a longer document's read says to call get_outline and read one section at a time).`,
       mimeType: MIME,
     },
-    (uri, variables) => read(uri, decodeURIComponent(String(variables.slug))),
+    (uri, variables, extra) => read(uri, decodeURIComponent(String(variables.slug)), undefined, extra),
   )
   server.server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
     const page = await findPage(caller.search, caller.principal.user.id, {

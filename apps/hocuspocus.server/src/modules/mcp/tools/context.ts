@@ -7,6 +7,7 @@ import type { Logger } from '../../../logger.ts'
 import type { DocumentReader } from '../infra/documents.ts'
 import type { RateLimiter } from '../infra/rate-limit.ts'
 import type { DocumentWriter } from '../infra/writer.ts'
+import type { CallReport, LogLevel } from './report.ts'
 
 export type ToolDeps = {
   documents: Pick<DocumentsService, 'resolve' | 'create'>
@@ -25,11 +26,17 @@ export type ToolDeps = {
 }
 
 /** The module's dependencies for one caller. */
-export type CallerContext = ToolDeps & { principal: Principal }
+export type CallerContext = ToolDeps & {
+  principal: Principal
+  /** The log level this caller set on this server (logging/setLevel); absent: the default. */
+  logLevel?: LogLevel
+}
 
 export type ToolContext = CallerContext & {
   /** The name of the tool being called (set by the registration loop). */
   tool: string
+  /** Progress and log messages of this one call (set by instrument() per call; absent outside a call). */
+  report?: CallReport
 }
 
 export type ToolOutcome = 'ok' | 'refused' | 'error' | 'rate_limited' | 'unavailable'

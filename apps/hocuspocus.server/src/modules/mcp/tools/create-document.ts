@@ -21,6 +21,7 @@ export const createDocument = defineTool({
       .describe(`Body as Markdown, up to ${MAX_MARKDOWN_CHARS} characters; headings ## and deeper.`),
   },
   async handler({ title, markdown }, ctx) {
+    ctx.report?.stage(`checking and storing ${markdown?.length ?? 0} characters of Markdown`)
     const created = await ctx.documents.create(ctx.principal.user.id, { title, markdown })
     if (created.kind === 'error') return created
     return `slug: ${created.value.slug}\nCreated a private document. Call get_outline to see its sections.`

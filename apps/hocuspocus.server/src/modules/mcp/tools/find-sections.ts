@@ -116,9 +116,11 @@ async function inOneDocument(
   terms: string[],
   start: number,
 ): Promise<ToolAnswer> {
+  ctx.report?.stage('opening the document')
   const opened = await openDocument(ctx, slug)
   if (opened.kind === 'error') return opened
   const { resolved, content } = opened.value
+  ctx.report?.stage('searching its sections')
   let found: ReturnType<typeof findInSections>
   try {
     found = findInSections(content.fragment, terms, { from: start - 1, count: SECTION_MATCHES_PER_PAGE })
@@ -165,9 +167,10 @@ async function acrossDocuments(
   const page = found.value
   const lines: string[] = []
   const moreNotes: string[] = []
-  for (const row of page.rows) {
+  for (const [i, row] of page.rows.entries()) {
     const access = rowAccess(row, ctx.principal)
     if (!access.canRead) continue // the query already filters; the rule stays in access.ts
+    ctx.report?.stage(`searching the sections of document ${i + 1} of ${page.rows.length}`)
     const content = await ctx.reader.open(row.room)
     if (!content) continue // deleted since the query ran
     let sections: ReturnType<typeof findInSections>

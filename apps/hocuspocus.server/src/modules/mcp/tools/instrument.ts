@@ -2,24 +2,27 @@
  * Wraps a tool handler: the per-user rate limit first, then one log line per call (tool, user id,
  * duration, outcome, output size; never arguments, text or tokens) and the per-tool metrics. Unexpected
  * failures are logged in full but answered with a generic message; a database that cannot be reached is
- * answered with "try again in a few seconds" (DATABASE_UNAVAILABLE_MESSAGE).
+ * answered with "try again in a few seconds" (DATABASE_UNAVAILABLE_MESSAGE). Each call gets its own report
+ * (progress and log messages to the caller, report.ts), ended when the call has its answer.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../../db/errors.ts'
 import { rateLimitMessage } from '../infra/rate-limit.ts'
 import { toolResult } from './answer.ts'
 import type { ToolContext, ToolOutcome } from './context.ts'
+import { type CallExtra, callReport } from './report.ts'
 
 export const GENERIC_FAILURE =
   'The call failed on the server. Try again in a moment; if it keeps failing, tell the person who runs the server.'
 
 export function instrument<A>(
   ctx: ToolContext,
-  handler: (args: A) => Promise<CallToolResult>,
-): (args: A) => Promise<CallToolResult> {
-  return async function instrumented(args) {
+  handler: (args: A, call: ToolContext) => Promise<CallToolResult>,
+): (args: A, extra?: CallExtra) => Promise<CallToolResult> {
+  return async function instrumented(args, extra) {
     const started = performance.now()
     const { tool } = ctx
+    const report = callReport(tool, extra, ctx.logLevel)
     const userId = ctx.principal.user.id
     const finish = (outcome: ToolOutcome, fields: Record<string, unknown> = {}) => {
       const ms = performance.now() - started
@@ -38,7 +41,7 @@ export function instrument<A>(
           return toolResult({ kind: 'error', code: 'rate_limited', message })
         }
       }
-      const result = await handler(args)
+      const result = await handler(args, { ...ctx, report })
       const chars = result.content.reduce((n, part) => n + (part.type === 'text' ? part.text.length : 0), 0)
       finish(result.isError ? 'refused' : 'ok', { outputChars: chars })
       return result
@@ -46,10 +49,14 @@ export function instrument<A>(
       if (isDatabaseUnavailable(error)) {
         // Not a fault of the call: the database is away (stopped, restarting). Say when to come back.
         finish('unavailable')
+        report.log('warning', DATABASE_UNAVAILABLE_MESSAGE)
         return toolResult({ kind: 'error', code: 'unavailable', message: DATABASE_UNAVAILABLE_MESSAGE })
       }
       finish('error', { err: error })
+      report.log('error', GENERIC_FAILURE)
       return toolResult({ kind: 'error', code: 'internal', message: GENERIC_FAILURE })
+    } finally {
+      report.end()
     }
   }
 }

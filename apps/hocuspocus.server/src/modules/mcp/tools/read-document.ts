@@ -66,11 +66,15 @@ export const readDocument = defineTool({
         'block_offset',
       )
     }
+    ctx.report?.stage('opening the document')
     const opened = await openDocument(ctx, slug)
     if (opened.kind === 'error') return opened
     const { resolved, content } = opened.value
     const source = { kind: 'document', slug, whose: resolved.access.whose } as const
     const cap = max_chars ?? MAX_READ_CHARS
+    ctx.report?.stage(
+      `rendering ${section_id === undefined ? 'the document' : 'the section'} (at most ${cap} characters)`,
+    )
     try {
       if (section_id === undefined) {
         const whole = readWholeDocument(content.fragment, cap)

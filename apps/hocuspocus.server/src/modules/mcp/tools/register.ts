@@ -30,7 +30,7 @@ export function registerTools(server: McpServer, caller: CallerContext, tools: r
         inputSchema: tool.inputSchema,
         annotations: annotationsOf(tool),
       },
-      instrument(ctx, async (args) => toolResult(await tool.handler(args, ctx), words)),
+      instrument(ctx, async (args, call) => toolResult(await tool.handler(args, call), words)),
     )
   }
 }

@@ -1,0 +1,150 @@
+/**
+ * Progress and log messages with real SDK clients: over HTTP a call that carries a progress token gets a
+ * stream with its stages before the answer (and the same answer as without one); over stdio (the module's
+ * session path, in memory) logging/setLevel decides which log messages arrive. Failures caught: a client
+ * asking for progress hears nothing (the route answers JSON, where notifications are dropped); the stream
+ * is closed before the answer (the server closed as soon as the response started); setLevel ignored.
+ */
+import { beforeAll, describe, expect, test } from 'bun:test'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import {
+  CallToolResultSchema,
+  type LoggingMessageNotification,
+  LoggingMessageNotificationSchema,
+  type Progress,
+} from '@modelcontextprotocol/sdk/types.js'
+import { connectInMemory, mcpUrlOf, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
+import { useTestServer } from '../../../__tests__/helpers/server.ts'
+import type { RunningServer } from '../../../server.ts'
+import { documentUri } from '../resources/documents.ts'
+import { LOGGER_NAME } from '../tools/report.ts'
+
+let server: RunningServer
+useTestServer((s) => {
+  server = s
+})
+const mcp = useMcpClients(() => server)
+let client: Client
+let token: string
+let slug: string
+
+beforeAll(async () => {
+  const made = await mcp.user('ada')
+  client = made.client
+  token = made.token
+  const created = await server.services.documents.create(made.user.id, {
+    title: 'Plan',
+    markdown: '## Goals\n\nShip it.\n\n## Risks\n\nNone yet.',
+  })
+  if (created.kind === 'error') throw new Error(created.message)
+  slug = created.value.slug
+})
+
+const textOf = (result: unknown) =>
+  CallToolResultSchema.parse(result)
+    .content.map((part) => (part.type === 'text' ? part.text : ''))
+    .join('')
+
+function recordLogs(target: Client): LoggingMessageNotification['params'][] {
+  const logs: LoggingMessageNotification['params'][] = []
+  target.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    logs.push(n.params)
+  })
+  return logs
+}
+
+describe('progress over HTTP', () => {
+  test('a call with a progress token hears its stages, in order, then the same answer as without one', async () => {
+    const plain = textOf(await client.callTool({ name: 'read_document', arguments: { slug } }))
+    const heard: Progress[] = []
+    const withProgress = textOf(
+      await client.callTool({ name: 'read_document', arguments: { slug } }, undefined, {
+        onprogress: (p) => heard.push(p),
+      }),
+    )
+    expect(withProgress).toBe(plain)
+    expect(heard.map((p) => p.message)).toEqual([
+      'opening the document',
+      'rendering the document (at most 100000 characters)',
+    ])
+    expect(heard.map((p) => p.progress)).toEqual([1, 2])
+  })
+
+  test('resources/read and prompts/get report progress too (the same read)', async () => {
+    const heard: Progress[] = []
+    const read = await client.readResource({ uri: documentUri(slug) }, { onprogress: (p) => heard.push(p) })
+    expect(String(read.contents[0]?.text)).toContain('Ship it.')
+    expect(heard.length).toBe(2)
+    const prompted: Progress[] = []
+    await client.getPrompt(
+      { name: 'summarise_document', arguments: { slug } },
+      { onprogress: (p) => prompted.push(p) },
+    )
+    expect(prompted.map((p) => p.message)).toEqual(heard.map((p) => p.message))
+  })
+
+  test('the route streams only when asked: JSON without a progress token, SSE with one', async () => {
+    const post = (meta?: Record<string, unknown>) =>
+      fetch(mcpUrlOf(server), {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${token}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: { name: 'read_document', arguments: { slug }, ...(meta ? { _meta: meta } : {}) },
+        }),
+      })
+    const json = await post()
+    expect(json.headers.get('content-type')).toStartWith('application/json')
+    expect(((await json.json()) as { id: number }).id).toBe(7)
+    const sse = await post({ progressToken: 'p-1' })
+    expect(sse.headers.get('content-type')).toStartWith('text/event-stream')
+    const events = (await sse.text())
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as { method?: string; id?: number; params?: unknown })
+    // Two progress notifications, then the answer, which ends the stream.
+    expect(events.map((e) => e.method ?? `answer ${e.id}`)).toEqual([
+      'notifications/progress',
+      'notifications/progress',
+      'answer 7',
+    ])
+    expect(events[0]!.params).toMatchObject({ progressToken: 'p-1', progress: 1 })
+  })
+
+  test('without setLevel a call sends no info messages (the default level is notice)', async () => {
+    const logs = recordLogs(client)
+    await client.callTool({ name: 'read_document', arguments: { slug } }, undefined, { onprogress: () => {} })
+    expect(logs).toEqual([])
+  })
+})
+
+describe('logging/setLevel over stdio (one session)', () => {
+  test('info shows each stage as a log message; warning hides them again', async () => {
+    const session = await connectInMemory(server, token)
+    try {
+      const logs = recordLogs(session)
+      await session.setLoggingLevel('info')
+      await session.callTool({ name: 'read_document', arguments: { slug } })
+      expect(logs).toEqual([
+        { level: 'info', logger: LOGGER_NAME, data: 'read_document: opening the document' },
+        {
+          level: 'info',
+          logger: LOGGER_NAME,
+          data: 'read_document: rendering the document (at most 100000 characters)',
+        },
+      ])
+      logs.length = 0
+      await session.setLoggingLevel('warning')
+      await session.callTool({ name: 'read_document', arguments: { slug } })
+      expect(logs).toEqual([])
+    } finally {
+      await session.close()
+    }
+  })
+})

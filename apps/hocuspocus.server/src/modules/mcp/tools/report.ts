@@ -1,0 +1,117 @@
+/**
+ * What one call tells its caller while it runs, besides its answer:
+ * - progress notifications, only when the request carries a progress token (`_meta.progressToken`): one
+ *   when the call reaches a stage the tool names, and one every PROGRESS_INTERVAL_MS while a stage lasts,
+ *   so a host whose request timeout restarts on progress keeps waiting for a long call;
+ * - log messages (`notifications/message`) at or above the caller's level (logging/setLevel), by default
+ *   DEFAULT_LOG_LEVEL. Stages are `info`; a failure on the server is `error`.
+ * Both travel with the call (related to its request): over HTTP they reach the caller when the answer is
+ * a stream, which the route chooses when the request carries a progress token (http/mcp-route.ts).
+ * Nothing a person wrote is ever in them: stage texts are the server's own words.
+ */
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
+import type {
+  LoggingLevel,
+  ProgressToken,
+  ServerNotification,
+  ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js'
+import { PROGRESS_INTERVAL_MS } from '../limits.ts'
+
+/** The SDK's second argument to a tool, resource or prompt handler: the request it answers. */
+export type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>
+
+/** The least severe level sent to a caller that has not called logging/setLevel. */
+export const DEFAULT_LOG_LEVEL: LoggingLevel = 'notice'
+
+/** The logger name on every log message. */
+export const LOGGER_NAME = 'collab-documents'
+
+const SEVERITY: readonly LoggingLevel[] = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+]
+
+/** The level one server (one HTTP request, or one stdio session) sends log messages from. */
+export type LogLevel = {
+  get(): LoggingLevel
+  set(level: LoggingLevel): void
+}
+
+export function createLogLevel(): LogLevel {
+  let level = DEFAULT_LOG_LEVEL
+  return {
+    get: () => level,
+    set(next) {
+      level = next
+    },
+  }
+}
+
+export const isAtLeast = (level: LoggingLevel, minimum: LoggingLevel): boolean =>
+  SEVERITY.indexOf(level) >= SEVERITY.indexOf(minimum)
+
+export type CallReport = {
+  /** The call reached a stage (the server's words, e.g. "rendering up to 100000 characters"). */
+  stage(message: string): void
+  /** A log message to the caller, unless its level is below the caller's. */
+  log(level: LoggingLevel, message: string): void
+  /** The call has its answer: no more heartbeats. */
+  end(): void
+}
+
+/**
+ * The report of one call as `tool`. Without `extra` (a direct call in a test) it reports nothing.
+ * Notifications that cannot be sent (the caller went away) are dropped: they never fail the call.
+ */
+export function callReport(
+  tool: string,
+  extra: CallExtra | undefined,
+  level: LogLevel | undefined,
+): CallReport {
+  if (!extra) return { stage() {}, log() {}, end() {} }
+  const token: ProgressToken | undefined = extra._meta?.progressToken
+  let progress = 0
+  let current = 'working'
+  let timer: ReturnType<typeof setInterval> | undefined
+  let ended = false
+  const send = (notification: ServerNotification) => {
+    extra.sendNotification(notification).catch(() => {})
+  }
+  const tick = (message: string) => {
+    if (token === undefined) return
+    progress += 1
+    send({ method: 'notifications/progress', params: { progressToken: token, progress, message } })
+  }
+  const log = (logLevel: LoggingLevel, message: string) => {
+    if (!isAtLeast(logLevel, level?.get() ?? DEFAULT_LOG_LEVEL)) return
+    send({
+      method: 'notifications/message',
+      params: { level: logLevel, logger: LOGGER_NAME, data: `${tool}: ${message}` },
+    })
+  }
+  return {
+    stage(message) {
+      if (ended) return
+      current = message
+      tick(message)
+      log('info', message)
+      if (token !== undefined && timer === undefined) {
+        timer = setInterval(() => tick(`still ${current}`), PROGRESS_INTERVAL_MS)
+        timer.unref?.()
+      }
+    },
+    log,
+    end() {
+      ended = true
+      if (timer !== undefined) clearInterval(timer)
+      timer = undefined
+    },
+  }
+}
