@@ -1,0 +1,225 @@
+/**
+ * The usual TipTap app (StarterKit + Collaboration + the Hocuspocus provider, no declared types) in a real
+ * browser (Debian's chromium, driven by puppeteer-core; skipped when it is not installed) against a real
+ * server. The attack it catches: such an editor deletes every table, task list, image and highlighted or
+ * subscripted paragraph of a document just by opening it, and strips a heading's id (its section id and
+ * chat room) whenever someone types in the heading. Here the document stays as it was, the page is told
+ * why, and headings keep their ids.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import {
+  FRAGMENT_NAME,
+  fragmentToJSON,
+  HEADING_ID_ATTR,
+  isHeadingId,
+  STARTER_KIT_TYPES,
+  schema,
+} from '@collab/doc-schema'
+import { getSchema } from '@tiptap/core'
+import StarterKit from '@tiptap/starter-kit'
+import puppeteer, { type Browser, type Page } from 'puppeteer-core'
+import * as Y from 'yjs'
+import type { RunningServer } from '../server.ts'
+import { DATABASE_KIND } from './helpers/database.ts'
+import { callText, connectRecording, mcpUrlOf, type RecordingClient } from './helpers/mcp.ts'
+import { eventually, userWithToken, useTestServer } from './helpers/server.ts'
+
+/** Debian's chromium (`apt-get install -y chromium`; .ci/run installs it). */
+const CHROMIUM = Bun.which('chromium') ?? undefined
+
+const MIXED = [
+  'Intro paragraph.',
+  'Water is H<sub>2</sub>O.',
+  'A <mark>highlighted</mark> word.',
+  '## Tasks',
+  '- [ ] one\n- [x] two',
+  '## Data',
+  '| a | b |\n| - | - |\n| 1 | 2 |',
+  '![alt](https://example.com/a.png)',
+  '## Notes',
+  'Plain notes.',
+].join('\n\n')
+
+const PLAIN = 'Intro.\n\n## Plans\n\nFirst plan.\n\n## Later\n\nSecond.'
+
+describe('StarterKit 3 is what an editor that declares nothing is taken to know', () => {
+  test('STARTER_KIT_TYPES are exactly @tiptap/starter-kit’s node and mark types', () => {
+    const starterKit = getSchema([StarterKit])
+    expect(new Set(STARTER_KIT_TYPES)).toEqual(
+      new Set([...Object.keys(starterKit.nodes), ...Object.keys(starterKit.marks)]),
+    )
+  })
+
+  test('its types have the project’s attributes, except the heading id (which the server keeps)', () => {
+    const starterKit = getSchema([StarterKit])
+    for (const [name, type] of Object.entries(starterKit.nodes)) {
+      const project = Object.keys(schema.nodes[name]!.spec.attrs ?? {}).filter(
+        (attr) => !(name === 'heading' && attr === HEADING_ID_ATTR),
+      )
+      expect({ name, attrs: Object.keys(type.spec.attrs ?? {}).sort() }).toEqual({
+        name,
+        attrs: project.sort(),
+      })
+    }
+    for (const [name, type] of Object.entries(starterKit.marks))
+      expect(Object.keys(type.spec.attrs ?? {}).sort()).toEqual(
+        Object.keys(schema.marks[name]!.spec.attrs ?? {}).sort(),
+      )
+  })
+})
+
+describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KIND})`, () => {
+  let server: RunningServer
+  useTestServer((s) => {
+    server = s
+  })
+  let owner: Awaited<ReturnType<typeof userWithToken>>
+  let agent: RecordingClient
+  let browser: Browser
+  let pages: ReturnType<typeof Bun.serve>
+
+  beforeAll(async () => {
+    owner = await userWithToken(server, 'kit')
+    agent = await connectRecording(mcpUrlOf(server), owner.token)
+    const built = await Bun.build({
+      entrypoints: [join(import.meta.dir, 'fixtures/starterkit-page.ts')],
+      target: 'browser',
+    })
+    if (!built.success) throw new Error(built.logs.join('\n'))
+    const script = await built.outputs[0]!.text()
+    // The app is served from its own origin, as a third-party app would be.
+    pages = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch(request) {
+        if (new URL(request.url).pathname === '/page.js')
+          return new Response(script, { headers: { 'content-type': 'text/javascript' } })
+        return new Response(
+          '<!doctype html><meta charset="utf-8"><div id="editor"></div><script type="module" src="/page.js"></script>',
+          { headers: { 'content-type': 'text/html' } },
+        )
+      },
+    })
+    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] })
+  }, 60_000)
+  afterAll(async () => {
+    await browser?.close()
+    pages?.stop(true)
+    await agent?.close()
+  }, 60_000)
+
+  async function document(title: string, markdown: string) {
+    const created = await server.services.documents.create(owner.user.id, { title, markdown })
+    if (created.kind === 'error') throw new Error(created.message)
+    return created.value
+  }
+
+  /** The page of the StarterKit app open on `room`, once its provider has synced. */
+  async function openApp(room: string): Promise<Page> {
+    const page = await browser.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (error) => errors.push(String(error)))
+    const query = new URLSearchParams({ ws: server.url.replace(/^http/, 'ws'), room, token: owner.token })
+    await page.goto(`http://127.0.0.1:${pages.port}/?${query}`)
+    await eventually(
+      async () => {
+        expect(errors).toEqual([])
+        expect(await page.evaluate('window.fixture?.synced')).toBe(true)
+      },
+      20_000,
+      'the page’s provider to sync',
+    )
+    return page
+  }
+
+  const closesOf = (page: Page) =>
+    page.evaluate('window.fixture.closes') as Promise<Array<{ code: number; reason: string }>>
+
+  /** The document as the server holds it (live when loaded, else stored). */
+  async function serverJSON(room: string): Promise<unknown> {
+    const live = server.collab.hocuspocus.documents.get(room)
+    if (live) return fragmentToJSON(live.getXmlFragment(FRAGMENT_NAME))
+    return storedJSON(room)
+  }
+
+  async function storedJSON(room: string): Promise<unknown> {
+    const stored = await server.services.documents.loadState(room)
+    const doc = new Y.Doc()
+    if (stored?.state) Y.applyUpdate(doc, stored.state)
+    return fragmentToJSON(doc.getXmlFragment(FRAGMENT_NAME))
+  }
+
+  /** The server's live top-level heading whose text starts with `text`. */
+  function liveHeading(room: string, text: string): Y.XmlElement | undefined {
+    const live = server.collab.hocuspocus.documents.get(room)
+    return live
+      ?.getXmlFragment(FRAGMENT_NAME)
+      .toArray()
+      .find(
+        (c): c is Y.XmlElement =>
+          c instanceof Y.XmlElement &&
+          c.nodeName === 'heading' &&
+          (c.get(0) as Y.XmlText | undefined)?.toString().startsWith(text) === true,
+      )
+  }
+
+  test('opening a document with tables, task lists, images, highlights and subscripts leaves it unchanged', async () => {
+    const doc = await document('Mixed content', MIXED)
+    const stored = await storedJSON(doc.room)
+    const read = await callText(agent.client, 'read_document', { slug: doc.slug })
+    expect(read.text).toContain('highlighted')
+    const page = await openApp(doc.room)
+    await eventually(async () => {
+      const reasons = (await closesOf(page)).map((c) => c.reason).join('\n')
+      expect(reasons).toContain('update refused: would delete')
+      expect(reasons).toContain('which this editor lacks; declare its types with ?types=')
+    })
+    expect(await serverJSON(doc.room)).toEqual(stored)
+    await page.close()
+    await eventually(() => expect(server.collab.hocuspocus.documents.has(doc.room)).toBe(false))
+    expect(await storedJSON(doc.room)).toEqual(stored)
+    expect((await callText(agent.client, 'read_document', { slug: doc.slug })).text).toBe(read.text)
+  })
+
+  test('typing in an existing heading keeps its id, its section and its chat room; a new heading gets an id', async () => {
+    const doc = await document('Plain content', PLAIN)
+    const page = await openApp(doc.room)
+    const id = liveHeading(doc.room, 'Plans')?.getAttribute(HEADING_ID_ATTR) as string
+    expect(isHeadingId(id)).toBe(true)
+    await server.services.chat.post(doc.id, id, owner.user.id, 'about the plans')
+
+    // A person clicks into the heading and types at its end.
+    await page.click('h2')
+    await page.keyboard.press('End')
+    await page.keyboard.type(' ahead')
+    await eventually(() => {
+      const heading = liveHeading(doc.room, 'Plans ahead')
+      expect(heading?.getAttribute(HEADING_ID_ATTR)).toBe(id)
+    })
+    // Typing on after the id came back keeps it too.
+    await page.keyboard.type(' now')
+    await eventually(() =>
+      expect(liveHeading(doc.room, 'Plans ahead now')?.getAttribute(HEADING_ID_ATTR)).toBe(id),
+    )
+    const outline = await callText(agent.client, 'get_outline', { slug: doc.slug })
+    expect(outline.text).toContain('Plans ahead now')
+    expect(outline.text).toContain(id)
+    expect((await server.services.chat.findRoom(doc.id, id))?.messageCount).toBe(1)
+
+    // A new heading, typed with StarterKit's Markdown shortcut at the end of the document.
+    await page.click('p:last-of-type')
+    await page.keyboard.press('End')
+    await page.keyboard.press('Enter')
+    await page.keyboard.type('## Fresh part')
+    await eventually(() =>
+      expect(isHeadingId(liveHeading(doc.room, 'Fresh part')?.getAttribute(HEADING_ID_ATTR))).toBe(true),
+    )
+    const fresh = liveHeading(doc.room, 'Fresh part')!.getAttribute(HEADING_ID_ATTR) as string
+    expect(fresh).not.toBe(id)
+    const after = await callText(agent.client, 'get_outline', { slug: doc.slug })
+    expect(after.text).toContain(fresh)
+    expect(await closesOf(page)).toEqual([])
+    await page.close()
+  })
+})
