@@ -23,7 +23,7 @@ export const FIRST_USER_HANDLE = 'local'
 export async function firstRun(
   services: Services,
   dataDir: string,
-): Promise<{ tokenFile: string; handle: string } | null> {
+): Promise<{ tokenFile: string; handle: string; userId: string } | null> {
   if ((await services.users.count()) > 0) return null
   const user = await services.users.add(FIRST_USER_HANDLE, 'Local user')
   if (user.kind === 'error') return null // another instance won the race
@@ -33,5 +33,5 @@ export async function firstRun(
   const tokenFile = join(dataDir, TOKEN_FILE_NAME)
   writeFileSync(tokenFile, `${issued.value.token}\n`, { mode: 0o600 })
   await services.documents.create(user.value.id, { title: 'Welcome', markdown: WELCOME })
-  return { tokenFile, handle: user.value.handle }
+  return { tokenFile, handle: user.value.handle, userId: user.value.id }
 }

@@ -19,7 +19,7 @@ say(`  Editors (WebSocket): ${base.replace(/^http/, 'ws')}`)
 say(`  MCP endpoint:        ${base}/mcp`)
 say(`  Health / metrics:    ${base}/health  ${base}/metrics`)
 if (server.auth.enabled()) {
-  say(`  Sign in (people):    ${base}/sign-in   (OAuth for MCP apps: ${base}/auth)`)
+  say(`  Web editor (people): ${base}/   (sign-in: ${base}/sign-in, OAuth for MCP apps: ${base}/auth)`)
 } else {
   say(`  Sign-in and OAuth are off: they need an https PUBLIC_URL (or a loopback address)`)
 }
@@ -27,8 +27,17 @@ if (created) {
   say()
   say(`First run: created user "${created.handle}" and a read+write API token, saved to:`)
   say(`  ${created.tokenFile}   (read it with: cat ${created.tokenFile})`)
-  say(`To sign in as "${created.handle}" (and connect OAuth apps), choose a password with the link from:`)
-  say(`  bun run cli -- user invite ${created.handle}`)
+  if (server.auth.enabled()) {
+    // The person who started the server is the one who will sign in: give them the way in now. The
+    // link is single-use and expires; it is printed once, here, never logged.
+    const invite = await server.auth.accounts.createInvite(created.userId)
+    say(`Open this link to choose a password for "${created.handle}", then edit at ${base}/ :`)
+    say(`  ${base}/invite/${invite.token}`)
+    say(`  (single use; a new one: bun run cli -- user invite ${created.handle})`)
+  } else {
+    say(`To sign in as "${created.handle}" (and connect OAuth apps), choose a password with the link from:`)
+    say(`  bun run cli -- user invite ${created.handle}`)
+  }
 } else if (existsSync(tokenFile)) {
   say(`  First-run token:     ${tokenFile}`)
 }

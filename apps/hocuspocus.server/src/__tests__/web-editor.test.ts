@@ -11,8 +11,9 @@ import { resolve } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import puppeteer, { type Browser, type Page } from 'puppeteer-core'
 import type { RunningServer } from '../server.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
+import { createTestDatabase, DATABASE_KIND } from './helpers/database.ts'
 import { callText, connectClient, mcpUrlOf } from './helpers/mcp.ts'
+import { spawnServer } from './helpers/process.ts'
 import { eventually, userWithToken, useTestServer } from './helpers/server.ts'
 
 const CHROMIUM = Bun.which('chromium') ?? undefined
@@ -194,5 +195,49 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
     }
     await page.browserContext().close()
     await second.browserContext().close()
+  }, 120_000)
+
+  test('bun run start on an empty database: the printed link lets the person choose a password, sign in and edit', async () => {
+    const db = await createTestDatabase()
+    const started = await spawnServer({ DATA_DIR: db.dataDir, DATABASE_URL: db.databaseUrl ?? '' })
+    const context = await browser.createBrowserContext()
+    try {
+      const link = await eventually(
+        () => {
+          const match = /(http:\/\/\S+\/invite\/\S+)/.exec(started.stderr())
+          if (!match) throw new Error('no invite link printed yet')
+          return match[1]!
+        },
+        15_000,
+        'the first-run invite link',
+      )
+      const page = await context.newPage()
+      await page.goto(link)
+      await page.type('#password', PASSWORD)
+      await page.type('#confirm', PASSWORD)
+      await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')])
+      // The sign-in page, the handle filled in: the password, and the person is on their documents.
+      await page.type('#password', PASSWORD)
+      await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')])
+      expect(new URL(page.url()).pathname).toBe('/')
+      await page.waitForSelector('a[href^="/d/"]')
+      await Promise.all([page.waitForNavigation(), page.click('a[href^="/d/"]')])
+      await page.waitForFunction(() =>
+        document.querySelector('.ProseMirror')?.textContent?.includes('Next steps'),
+      )
+      await page.click('.ProseMirror h1')
+      await page.keyboard.press('End')
+      await page.keyboard.type(' to our team')
+      await eventually(
+        async () => expect(await editorText(page)).toContain('Welcome to our team'),
+        10_000,
+        'the typed title',
+      )
+    } finally {
+      await context.close()
+      started.proc.kill('SIGTERM')
+      await started.proc.exited
+      await db.cleanup()
+    }
   }, 120_000)
 })
