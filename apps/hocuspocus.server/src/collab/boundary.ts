@@ -170,7 +170,7 @@ export class EditorBoundary implements Extension {
     if (connection.readOnly) return
     const check = checkEditorUpdate(document, payload, this.typesOf(connection))
     if (!check.ok)
-      return this.refuse(connection, 'content', {
+      return this.refuse(connection, check.undeclaredType ? 'undeclared_type' : 'content', {
         code: EDITOR_REFUSED_CODE,
         reason: `update refused: ${check.reason}`,
       })

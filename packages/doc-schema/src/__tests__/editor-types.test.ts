@@ -113,6 +113,7 @@ describe('an editor that lacks a type cannot delete content of it', () => {
       const reason = refusal(server, update, starterKit)
       expect(reason).toContain(`would delete ${type}, which this editor lacks`)
       expect(reason).toContain('?types=')
+      expect(checkEditorUpdate(server, update, starterKit)).toMatchObject({ undeclaredType: type })
       expect(checkEditorUpdate(server, update, everything).ok).toBe(true)
     })
 

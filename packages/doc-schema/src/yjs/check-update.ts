@@ -45,7 +45,12 @@ export type UpdateCheck =
        */
       examined: number
     }
-  | { ok: false; reason: string }
+  | {
+      ok: false
+      reason: string
+      /** Set when the update would delete content of this node or mark type, which the editor did not declare. */
+      undeclaredType?: string
+    }
 
 /** A heading whose id an update removes, and the id it had. */
 export type StrippedId = { heading: Y.XmlElement; id: string }
@@ -335,8 +340,11 @@ export function checkEditorUpdate(
 /** A node or mark name as it may appear in a close reason (ASCII, short). */
 const shown = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, '?').slice(0, 40)
 
-const lacks = (name: string) =>
-  `would delete ${shown(name)}, which this editor lacks; declare its types with ?${EDITOR_TYPES_PARAM}= (docs/server.md)`
+const lacks = (name: string) => ({
+  ok: false as const,
+  reason: `would delete ${shown(name)}, which this editor lacks; declare its types with ?${EDITOR_TYPES_PARAM}= (docs/server.md)`,
+  undeclaredType: name,
+})
 
 /**
  * The deletions of an update, against the live document before it is applied: refused when one removes
@@ -346,7 +354,7 @@ function checkDeletions(
   doc: Y.Doc,
   ds: DeleteRanges,
   types: EditorTypes,
-): { ok: true; strippedIds: StrippedId[]; examined: number } | { ok: false; reason: string } {
+): { ok: true; strippedIds: StrippedId[]; examined: number } | ReturnType<typeof lacks> {
   const strippedIds: StrippedId[] = []
   let examined = 0
   // Per shared type: the undeclared node type it is or sits inside, or null (all its ancestors declared).
@@ -390,16 +398,15 @@ function checkDeletions(
         const content = struct.content
         if (content instanceof Y.ContentType) {
           const type = content.type
-          if (type instanceof Y.XmlElement && !knowsType(types, type.nodeName))
-            return { ok: false, reason: lacks(type.nodeName) }
+          if (type instanceof Y.XmlElement && !knowsType(types, type.nodeName)) return lacks(type.nodeName)
         } else if (content instanceof Y.ContentFormat) {
           const mark = MARK_KEY.exec(content.key)?.[1] ?? content.key
-          if (!knowsType(types, mark)) return { ok: false, reason: lacks(mark) }
+          if (!knowsType(types, mark)) return lacks(mark)
         }
         const parent = struct.parent
         if (!(parent instanceof Y.AbstractType)) continue
         const around = undeclaredAround(parent)
-        if (around !== null) return { ok: false, reason: lacks(around) }
+        if (around !== null) return lacks(around)
         if (
           struct.parentSub === HEADING_ID_ATTR &&
           parent instanceof Y.XmlElement &&
