@@ -10,7 +10,7 @@ import {
   extensions,
   FRAGMENT_NAME,
   HEADING_ID_ATTR,
-} from '@collab/doc-schema'
+} from '@collab/doc-schema/editor'
 import { HocuspocusProvider } from '@hocuspocus/provider'
 import { Editor } from '@tiptap/core'
 import Collaboration from '@tiptap/extension-collaboration'

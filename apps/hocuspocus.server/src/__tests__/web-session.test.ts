@@ -86,10 +86,20 @@ describe(`the web editor's session at /api and the WebSocket (${DATABASE_KIND})`
     const html = await page.text()
     const script = /<script type="module" src="([^"]+)"/.exec(html)?.[1]
     expect(script).toStartWith('/assets/')
-    const bundle = await browser.fetch(script!)
+    const bundle = await browser.fetch(script!, { headers: { 'accept-encoding': 'identity' } })
     expect(bundle.status).toBe(200)
     expect(bundle.headers.get('content-type')).toContain('javascript')
     expect(bundle.headers.get('cache-control')).toContain('immutable')
+    // Bun's fetch option `decompress: false` keeps the body as sent.
+    const zipped = await browser.fetch(script!, {
+      headers: { 'accept-encoding': 'gzip' },
+      decompress: false,
+    } as RequestInit)
+    expect(zipped.headers.get('content-encoding')).toBe('gzip')
+    const sent = new Uint8Array(await zipped.arrayBuffer())
+    const plain = new Uint8Array(await bundle.arrayBuffer())
+    expect(sent.byteLength).toBeLessThan(plain.byteLength / 2)
+    expect(Bun.gunzipSync(sent)).toEqual(plain)
     expect((await browser.fetch('/assets/nothing-here.js')).status).toBe(404)
   })
 

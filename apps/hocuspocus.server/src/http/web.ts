@@ -92,12 +92,17 @@ ${built.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">
     const built = await bundle()
     const file = built.files.get(c.req.param('name'))
     if (!file) return c.notFound()
-    return c.body(file.bytes, 200, {
+    const headers: Record<string, string> = {
       'Content-Type': file.type,
       // Names carry their content hash: a new build has new names.
       'Cache-Control': 'public, max-age=31536000, immutable',
       'X-Content-Type-Options': 'nosniff',
-    })
+      Vary: 'Accept-Encoding',
+    }
+    if (file.gzip && /\bgzip\b/.test(c.req.header('accept-encoding') ?? '')) {
+      return c.body(file.gzip, 200, { ...headers, 'Content-Encoding': 'gzip' })
+    }
+    return c.body(file.bytes, 200, headers)
   })
 
   return { router, bundle }
