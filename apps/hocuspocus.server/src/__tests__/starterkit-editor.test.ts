@@ -32,14 +32,40 @@ const MIXED = [
   'Intro paragraph.',
   'Water is H<sub>2</sub>O.',
   'A <mark>highlighted</mark> word.',
+  'E = mc<sup>2</sup>.',
   '## Tasks',
   '- [ ] one\n- [x] two',
   '## Data',
   '| a | b |\n| - | - |\n| 1 | 2 |',
   '![alt](https://example.com/a.png)',
+  'https://www.youtube.com/watch?v=dQw4w9WgXcQ',
   '## Notes',
   'Plain notes.',
 ].join('\n\n')
+
+/** Each kind of content StarterKit lacks, alone in a document, and the type the refusal names. */
+const ONE_KIND: Array<[string, string, RegExp]> = [
+  ['a table', '| a | b |\n| - | - |\n| 1 | 2 |', /would delete (table|tableRow|tableHeader|tableCell),/],
+  ['a task list', '- [ ] one\n- [x] two', /would delete (taskList|taskItem),/],
+  ['an image', '![alt](https://example.com/a.png)', /would delete image,/],
+  ['a YouTube embed', 'https://www.youtube.com/watch?v=dQw4w9WgXcQ', /would delete youtube,/],
+  ['a highlight', 'A <mark>highlighted</mark> word.', /would delete highlight,/],
+  ['a subscript', 'Water is H<sub>2</sub>O.', /would delete subscript,/],
+  ['a superscript', 'E = mc<sup>2</sup>.', /would delete superscript,/],
+]
+
+/** Node and mark names anywhere in a document's JSON. */
+function typesIn(json: unknown): Set<string> {
+  const names = new Set<string>()
+  const stack = [json]
+  while (stack.length > 0) {
+    const node = stack.pop() as { type?: string; content?: unknown[]; marks?: Array<{ type: string }> }
+    if (node.type) names.add(node.type)
+    for (const mark of node.marks ?? []) names.add(mark.type)
+    stack.push(...(node.content ?? []))
+  }
+  return names
+}
 
 const PLAIN = 'Intro.\n\n## Plans\n\nFirst plan.\n\n## Later\n\nSecond.'
 
@@ -164,9 +190,11 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
       )
   }
 
-  test('opening a document with tables, task lists, images, highlights and subscripts leaves it unchanged', async () => {
+  test('opening a document with tables, task lists, images, embeds, highlights, subscripts and superscripts leaves it unchanged', async () => {
     const doc = await document('Mixed content', MIXED)
     const stored = await storedJSON(doc.room)
+    for (const type of ['table', 'taskList', 'image', 'youtube', 'highlight', 'subscript', 'superscript'])
+      expect(typesIn(stored)).toContain(type)
     const read = await callText(agent.client, 'read_document', { slug: doc.slug })
     expect(read.text).toContain('highlighted')
     const page = await openApp(doc.room)
@@ -181,6 +209,18 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
     expect(await storedJSON(doc.room)).toEqual(stored)
     expect((await callText(agent.client, 'read_document', { slug: doc.slug })).text).toBe(read.text)
   })
+
+  for (const [what, markdown, named] of ONE_KIND)
+    test(`a document with only ${what} StarterKit lacks: unchanged, and the refusal names its type`, async () => {
+      const doc = await document(`With ${what}`, `Intro.\n\n${markdown}\n\n## Notes\n\nPlain.`)
+      const stored = await storedJSON(doc.room)
+      const page = await openApp(doc.room)
+      await eventually(async () =>
+        expect((await closesOf(page)).map((c) => c.reason).join('\n')).toMatch(named),
+      )
+      expect(await serverJSON(doc.room)).toEqual(stored)
+      await page.close()
+    })
 
   test('typing in an existing heading keeps its id, its section and its chat room; a new heading gets an id', async () => {
     const doc = await document('Plain content', PLAIN)
