@@ -2,7 +2,6 @@ import { describe, expect, test } from 'bun:test'
 import * as Y from 'yjs'
 import {
   checkEditorUpdate,
-  createDocumentUpdate,
   FRAGMENT_NAME,
   HEADING_ID_ATTR,
   isHeadingId,
@@ -11,22 +10,13 @@ import {
   repairHeadingIds,
 } from '../index.ts'
 import { listSections } from '../sections/section-index.ts'
-import { expectOk } from './fixtures.ts'
+import { changeOf, cloneDocument, loadDocument } from './fixtures.ts'
 
 /** A server copy of a document and an editor's copy synced with it. */
 function pair(markdown = 'First paragraph.\n\n## Section\n\nBody text.') {
-  const server = new Y.Doc()
-  Y.applyUpdate(server, expectOk(createDocumentUpdate('Plan', markdown)))
-  const editor = new Y.Doc()
-  Y.applyUpdate(editor, Y.encodeStateAsUpdate(server))
-  return { server, editor, fragment: editor.getXmlFragment(FRAGMENT_NAME) }
-}
-
-/** What the editor changed, as the update a sync message would carry. */
-function changeOf(server: Y.Doc, editor: Y.Doc, change: () => void): Uint8Array {
-  const before = Y.encodeStateVector(server)
-  editor.transact(change)
-  return Y.encodeStateAsUpdate(editor, before)
+  const { doc: server } = loadDocument('Plan', markdown)
+  const { doc: editor, fragment } = cloneDocument(server)
+  return { server, editor, fragment }
 }
 
 function element(

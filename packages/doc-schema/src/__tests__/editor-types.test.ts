@@ -8,7 +8,6 @@ import * as Y from 'yjs'
 import {
   ALL_EDITOR_TYPES,
   checkEditorUpdate,
-  createDocumentUpdate,
   type EditorTypes,
   FRAGMENT_NAME,
   HEADING_ID_ATTR,
@@ -18,7 +17,7 @@ import {
   STARTER_KIT_TYPES,
   schema,
 } from '../index.ts'
-import { expectOk } from './fixtures.ts'
+import { changeOf, cloneDocument, loadDocument } from './fixtures.ts'
 
 const MIXED = [
   'Intro paragraph.',
@@ -38,17 +37,9 @@ const everything = parseEditorTypes(ALL_EDITOR_TYPES)
 
 /** A server copy of a document and an editor's copy synced with it. */
 function pair(markdown = MIXED) {
-  const server = new Y.Doc()
-  Y.applyUpdate(server, expectOk(createDocumentUpdate('Plan', markdown)))
-  const editor = new Y.Doc()
-  Y.applyUpdate(editor, Y.encodeStateAsUpdate(server))
-  return { server, editor, fragment: editor.getXmlFragment(FRAGMENT_NAME) }
-}
-
-function changeOf(server: Y.Doc, editor: Y.Doc, change: () => void): Uint8Array {
-  const before = Y.encodeStateVector(server)
-  editor.transact(change)
-  return Y.encodeStateAsUpdate(editor, before)
+  const { doc: server } = loadDocument('Plan', markdown)
+  const { doc: editor, fragment } = cloneDocument(server)
+  return { server, editor, fragment }
 }
 
 /** The top-level block of the editor's copy whose node name is `name` (the first one). */

@@ -18,6 +18,13 @@ export function cloneDocument(doc: Y.Doc): { doc: Y.Doc; fragment: Y.XmlFragment
   return { doc: copy, fragment: copy.getXmlFragment(FRAGMENT_NAME) }
 }
 
+/** What `editor` changes, as the update a sync message to the holder of `server` would carry. */
+export function changeOf(server: Y.Doc, editor: Y.Doc, change: () => void): Uint8Array {
+  const before = Y.encodeStateVector(server)
+  editor.transact(change)
+  return Y.encodeStateAsUpdate(editor, before)
+}
+
 export function expectOk<T>(
   result: { kind: 'ok'; value: T } | { kind: 'error'; code: string; message: string },
 ): T {
