@@ -105,6 +105,33 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
     })
     await page.keyboard.type(' Typed by Alice')
 
+    // The chat beside it is the Goals heading's (the cursor is in that section): Alice posts there.
+    await eventually(
+      async () => expect(await page.$eval('.chat h2', (e) => e.textContent)).toBe('Chat: Goals'),
+      10_000,
+      'the chat of Goals',
+    )
+    await page.type('.chat textarea', 'Agent, can you tighten this @section?')
+    await page.click('.chat button[type=submit]')
+    await eventually(
+      async () =>
+        expect(await page.$$eval('.messages p', (ps) => ps.map((p) => p.textContent))).toEqual([
+          'Agent, can you tighten this section?',
+        ]),
+      10_000,
+      'the posted message',
+    )
+    await page.evaluate(() => {
+      const paragraph = Array.from(document.querySelectorAll('.ProseMirror p')).find((p) =>
+        p.textContent?.startsWith('Ship the editor.'),
+      )
+      const range = document.createRange()
+      range.selectNodeContents(paragraph!)
+      range.collapse(false)
+      getSelection()!.removeAllRanges()
+      getSelection()!.addRange(range)
+    })
+
     // Meanwhile an agent, as Alice over MCP, rewrites the start of the same paragraph.
     const agent = await connectClient(mcpUrlOf(server), alice.token)
     try {
@@ -133,6 +160,11 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
       4_000,
       'the agent among those present',
     )
+    if (process.env.WEB_SCREENSHOT) {
+      await page.screenshot({
+        path: resolve(import.meta.dir, '../../../..', process.env.WEB_SCREENSHOT) as `${string}.png`,
+      })
+    }
     await page.keyboard.type(' and more.')
 
     const expected = 'Release the editor. Typed by Alice and more.'
@@ -188,11 +220,6 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
     expect(await third.$('.chat textarea')).toBeNull()
     await third.browserContext().close()
 
-    if (process.env.WEB_SCREENSHOT) {
-      await page.screenshot({
-        path: resolve(import.meta.dir, '../../../..', process.env.WEB_SCREENSHOT) as `${string}.png`,
-      })
-    }
     await page.browserContext().close()
     await second.browserContext().close()
   }, 120_000)
