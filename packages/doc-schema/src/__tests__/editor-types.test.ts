@@ -140,6 +140,19 @@ describe('an editor that lacks a type cannot delete content of it', () => {
     expect(refusal(server, update, everything)).toContain('would delete callout')
   })
 
+  test('the reason fits a WebSocket close frame with its hint, whatever the type is called', () => {
+    const { server, editor, fragment } = pair('Intro.')
+    server.getXmlFragment(FRAGMENT_NAME).insert(1, [new Y.XmlElement(`κόμβος-${'x'.repeat(200)}`)])
+    Y.applyUpdate(editor, Y.encodeStateAsUpdate(server, Y.encodeStateVector(editor)))
+    const reason = `update refused: ${refusal(
+      server,
+      changeOf(server, editor, () => fragment.delete(1, 1)),
+      everything,
+    )}`
+    expect(new TextEncoder().encode(reason).length).toBeLessThanOrEqual(120)
+    expect(reason).toEndWith('?types= (docs/server.md)')
+  })
+
   test('the check looks at what the update deletes, not at the document', () => {
     const examined = (sections: number) => {
       const markdown = Array.from(

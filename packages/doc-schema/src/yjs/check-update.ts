@@ -337,8 +337,11 @@ export function checkEditorUpdate(
   }
 }
 
-/** A node or mark name as it may appear in a close reason (ASCII, short). */
-const shown = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, '?').slice(0, 40)
+/**
+ * A node or mark name as it may appear in a close reason: ASCII, and at most 16 characters (the schema's
+ * longest is 14), so the whole reason fits a WebSocket close frame (123 bytes) with its hint intact.
+ */
+const shown = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, '?').slice(0, 16)
 
 const lacks = (name: string) => ({
   ok: false as const,
