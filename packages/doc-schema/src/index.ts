@@ -17,7 +17,7 @@ export {
 export { appendMarkdown } from './edits/append-markdown.ts'
 export { type EditBlocksInput, editBlocks } from './edits/edit-blocks.ts'
 export { reassignDuplicateIds, repairHeadingIds } from './edits/reassign-ids.ts'
-export { replaceText } from './edits/replace-text.ts'
+export { type ReplaceTextOptions, replaceText } from './edits/replace-text.ts'
 export { extensions, schema } from './extensions.ts'
 export { isHeadingId, newHeadingId } from './heading-id.ts'
 export {

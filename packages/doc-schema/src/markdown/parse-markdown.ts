@@ -5,6 +5,7 @@ import { newHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR, MAX_MARKDOWN_CHARS } from '../limits.ts'
 import { ok, type Result, refuse } from '../result.ts'
 import { footnoteDefinitions } from './footnotes.ts'
+import { convertInline } from './inline-tokens.ts'
 import { tokensToBlocks } from './tokens-to-blocks.ts'
 
 export type ParseOptions = {
@@ -63,6 +64,24 @@ export function parseMarkdown(markdown: string, opts: ParseOptions = {}): Result
     block.attrs = { ...block.attrs, [HEADING_ID_ATTR]: newHeadingId() }
   }
   return checkBlocks(blocks)
+}
+
+/**
+ * One line of inline Markdown, as a read shows a block's text, read back into text runs with marks:
+ * escapes (`https\://`), character references, code spans, emphasis, links and the mark tags, the same
+ * way `parseMarkdown` reads a paragraph. No block syntax (a leading `- ` or `#` stays text). `media` is
+ * true when it holds an image, which has no place in a text run (it is left out).
+ */
+export function parseInlineMarkdown(text: string): { nodes: DocNode[]; media: boolean } {
+  const nodes: DocNode[] = []
+  let media = false
+  for (const token of markdownIt.parseInline(text, {})) {
+    for (const piece of convertInline(token.children ?? [])) {
+      if (piece.kind === 'image') media = true
+      else nodes.push(piece.node)
+    }
+  }
+  return { nodes, media }
 }
 
 /** Normalises every block through the schema and checks it: nothing invalid is ever written to Yjs. */

@@ -1,11 +1,13 @@
 /**
  * The editing tools over a real client: writes reach connected editors at once and are stored before
- * success is answered; stale revs, viewers and read-only tokens change nothing.
+ * success is answered; stale revs, viewers and read-only tokens change nothing. As an agent uses them
+ * (issue 13, Editing): text copied from a read is found, a heading that repeats in its section is
+ * retitled, refusals say why, and a person's cursor in the block an agent edits stays where it was.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText, renderSection } from '@collab/doc-schema'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type * as Y from 'yjs'
+import * as Y from 'yjs'
 import { storedText } from '../../../__tests__/helpers/documents.ts'
 import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
 import { connectProvider } from '../../../__tests__/helpers/provider.ts'
@@ -142,5 +144,122 @@ describe('write tools', () => {
       append_to_document: false,
       create_document: false,
     })
+  })
+})
+
+/** A section read as the agent sees it: its id, rev and the text of each numbered block. */
+async function readSection(slug: string, index: number) {
+  const outline = await call(client, 'get_outline', { slug })
+  const line = outline.text.split('\n')[index + 1]!
+  const sectionId = /section_id: ([\w-]+)/.exec(line)![1]!
+  const read = await call(client, 'read_document', { slug, section_id: sectionId })
+  const rev = /^rev: ([0-9a-f]+)$/m.exec(read.text)![1]!
+  const blocks = [...read.text.matchAll(/^\[(\d+)\] (.*)$/gm)].map((match) => match[2]!)
+  return { sectionId, rev, blocks, text: read.text }
+}
+
+/** replace_text on a section at the rev it was read. */
+const replaceIn = (
+  slug: string,
+  section: { sectionId: string; rev: string },
+  args: Record<string, unknown>,
+) => call(client, 'replace_text', { slug, section_id: section.sectionId, rev: section.rev, ...args })
+
+describe('replace_text', () => {
+  test('text copied from a read (an escaped URL, a code span) is found and replaced, keeping the code mark', async () => {
+    const doc = await create(
+      'Copied',
+      '## Options\n\nSee https://github.com/tj/commander.js for the value returned by `.opts()` today.',
+    )
+    const section = await readSection(doc.slug, 1)
+    const shown = section.blocks[0]!
+    // The read shows the URL escaped and the code in backticks; the agent copies exactly that.
+    const url = /https\\:\/\/\S+/.exec(shown)![0]
+    expect(url).toBe('https\\://github.com/tj/commander.js')
+    const first = await replaceIn(doc.slug, section, {
+      old_text: url,
+      new_text: 'https\\://github.com/tj/commander',
+    })
+    expect(first.isError).toBe(false)
+    const rev = /rev: ([0-9a-f]+)/.exec(first.text)![1]!
+    const second = await call(client, 'replace_text', {
+      slug: doc.slug,
+      section_id: section.sectionId,
+      rev,
+      old_text: 'returned by `.opts()`',
+      new_text: 'returned by `.optsWithGlobals()`',
+    })
+    expect(second.isError).toBe(false)
+    const after = await readSection(doc.slug, 1)
+    expect(after.blocks[0]).toBe(
+      'See https\\://github.com/tj/commander for the value returned by `.optsWithGlobals()` today.',
+    )
+    expect(await storedText(server, doc.room)).toContain('https://github.com/tj/commander for')
+  })
+
+  test('a heading whose text repeats in its section: the refusal names the places and block, block 0 retitles it', async () => {
+    const doc = await create('Retitle', '## Setup\n\nSetup is easy.\n\nRun Setup twice.')
+    const section = await readSection(doc.slug, 1)
+    const refused = await replaceIn(doc.slug, section, {
+      old_text: 'Setup',
+      new_text: 'Installation',
+    })
+    expect(refused.isError).toBe(true)
+    expect(refused.text).toBe(
+      'old_text: it occurs 3 times in the section (count 3): the heading, block 1, block 2. Add surrounding ' +
+        'text so it occurs once, or pass block with the one to change (0 = the heading).',
+    )
+    const retitled = await replaceIn(doc.slug, section, {
+      old_text: 'Setup',
+      new_text: 'Installation',
+      block: 0,
+    })
+    expect(retitled.isError).toBe(false)
+    const outline = await call(client, 'get_outline', { slug: doc.slug })
+    expect(outline.text).toContain(`Installation [section_id: ${section.sectionId}`)
+    expect(await storedText(server, doc.room)).toContain('Setup is easy.')
+  })
+
+  test('text that is not there: the refusal names the first character that differs', async () => {
+    const doc = await create('Quotes', '## Part\n\nIt’s here.')
+    const section = await readSection(doc.slug, 1)
+    const refused = await replaceIn(doc.slug, section, {
+      old_text: "It's here",
+      new_text: 'It is here',
+    })
+    expect(refused.isError).toBe(true)
+    expect(refused.text).toBe(
+      'old_text: it does not occur in the section (count 0). Its first 2 characters ("It") occur in block 1; ' +
+        'after them the text has "’" (U+2019) where old_text has "\'" (U+0027).',
+    )
+  })
+
+  test('a person typing in the paragraph the agent edits keeps their cursor and their keystrokes', async () => {
+    const doc = await create('Typing', '## Part\n\nThe quick brown fox jumps. I am typing here')
+    const person = connectProvider(server.url, doc.room, ownerToken)
+    try {
+      await person.ready
+      const fragment = person.doc.getXmlFragment(FRAGMENT_NAME)
+      const text = (fragment.get(2) as Y.XmlElement).get(0) as Y.XmlText
+      // The person's cursor sits before "fox", inside the text the agent replaces (a word it keeps).
+      const cursor = Y.createRelativePositionFromTypeIndex(text, 'The quick brown '.length)
+      const section = await readSection(doc.slug, 1)
+      const edited = await replaceIn(doc.slug, section, {
+        old_text: 'quick brown fox jumps',
+        new_text: 'slow red fox walks',
+      })
+      expect(edited.isError).toBe(false)
+      await eventually(() => expect(readPlainText(fragment)).toContain('slow red fox walks'))
+      const at = Y.createAbsolutePositionFromRelativePosition(cursor, person.doc)!
+      expect(at.type).toBe(text)
+      expect(at.index).toBe('The slow red '.length)
+      // Their next keystrokes land where they were typing.
+      text.insert(at.index, 'grey ')
+      await eventually(async () =>
+        expect(await storedText(server, doc.room)).toContain('The slow red grey fox walks. I am typing here'),
+      )
+    } finally {
+      person.destroy()
+    }
   })
 })

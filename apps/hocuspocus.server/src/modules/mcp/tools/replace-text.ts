@@ -11,10 +11,14 @@ export const replaceText = defineTool({
   kind: 'destructive',
   title: 'Replace text in a section',
   description:
-    'Replaces old_text, which must occur exactly once in the section (heading included), with new_text; ' +
-    'formatting around it is kept. Plain text, not Markdown; no line breaks outside code blocks. Pass ' +
-    'the rev you read: a stale rev is refused and nothing changes. Texts up to ' +
-    `${MAX_MARKDOWN_CHARS} characters. Returns the section's new rev, after the change is stored.`,
+    'Replaces old_text, which must occur exactly once in the section (heading included; block narrows ' +
+    'the search, block 0 is the heading, so it retitles a section), with new_text. old_text may be copied ' +
+    'from read_document as shown: escapes (https\\://) and inline Markdown (`code`, **bold**, [text](url)) ' +
+    'are read back; then new_text is read as Markdown too and sets the marks it spells out. Otherwise plain ' +
+    'text: only the characters that differ change, each keeping the formatting of the text it replaces. ' +
+    'No line breaks outside code blocks. Pass the rev you read: a stale rev is refused and nothing ' +
+    `changes. Texts up to ${MAX_MARKDOWN_CHARS} characters. Returns the section's new rev, after the ` +
+    'change is stored.',
   inputSchema: {
     slug: slugField('The document slug.'),
     section_id: sectionIdField('The section, from get_outline.'),
@@ -23,14 +27,25 @@ export const replaceText = defineTool({
       .string()
       .min(1)
       .max(MAX_MARKDOWN_CHARS)
-      .describe('Plain text that occurs exactly once in the section (not Markdown syntax).'),
-    new_text: z.string().max(MAX_MARKDOWN_CHARS).describe('The replacement plain text.'),
+      .describe(
+        'Text that occurs exactly once in the section (or in block), as written or as read_document shows it.',
+      ),
+    new_text: z.string().max(MAX_MARKDOWN_CHARS).describe('The replacement text.'),
+    block: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('Only look in this block: 0 = the heading, n = block [n] of read_document.'),
   },
   handler: (args, ctx) =>
     editDocument(
       ctx,
       args.slug,
-      (fragment) => replaceSectionText(fragment, args.section_id, args.rev, args.old_text, args.new_text),
+      (fragment) =>
+        replaceSectionText(fragment, args.section_id, args.rev, args.old_text, args.new_text, {
+          block: args.block,
+        }),
       (done) => `section_id: ${args.section_id}\nrev: ${done.rev}`,
     ),
 })
