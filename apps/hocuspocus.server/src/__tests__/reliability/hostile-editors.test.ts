@@ -1,9 +1,10 @@
 /**
  * Hostile editors: a collaborator with a real provider sends what TipTap never would — blocks nested far
  * past the ceiling, node types and shared types outside the schema, forged heading ids that try to speak
- * as the server, a huge awareness state from a read-only viewer, a message over the size ceiling. Each is
- * refused at the edge (the connection learns why and nothing changes for anyone else) or repaired by the
- * server (heading ids), while the owner keeps editing and storing.
+ * as the server, a huge awareness state from a read-only viewer, a message over the size ceiling, an
+ * editor that deletes content of a type it did not declare or strips a heading's id. Each is refused at
+ * the edge (the connection learns why and nothing changes for anyone else) or repaired by the server
+ * (heading ids), while the owner keeps editing and storing.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import {
