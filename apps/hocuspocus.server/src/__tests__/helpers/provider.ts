@@ -12,7 +12,7 @@ export type TestProvider = {
 }
 
 /** The WebSocket URL of a server, declaring the editor's types (`null`: declares nothing, as StarterKit). */
-function editorSocketUrl(serverUrl: string, types: string | null = ALL_EDITOR_TYPES): string {
+export function editorSocketUrl(serverUrl: string, types: string | null = ALL_EDITOR_TYPES): string {
   const url = new URL(serverUrl.replace(/^http/, 'ws'))
   if (types !== null) url.searchParams.set(EDITOR_TYPES_PARAM, types)
   return url.toString()
