@@ -73,7 +73,7 @@ describe('progress over HTTP', () => {
   test('resources/read and prompts/get report progress too (the same read)', async () => {
     const heard: Progress[] = []
     const read = await client.readResource({ uri: documentUri(slug) }, { onprogress: (p) => heard.push(p) })
-    expect(String(read.contents[0]?.text)).toContain('Ship it.')
+    expect(JSON.stringify(read.contents[0])).toContain('Ship it.')
     expect(heard.length).toBe(2)
     const prompted: Progress[] = []
     await client.getPrompt(

@@ -18,21 +18,15 @@ import { headingsOf, openOutline } from '../tools/open-document.ts'
 import { readDocument } from '../tools/read-document.ts'
 import type { CallExtra } from '../tools/report.ts'
 import type { ToolAnswer } from '../tools/tool.ts'
+import { DOCUMENT_TEMPLATE, documentUri, RESOURCE_MIME, SECTION_TEMPLATE } from './uris.ts'
 
-export const DOCUMENT_TEMPLATE = 'collab://documents/{slug}'
-export const SECTION_TEMPLATE = 'collab://documents/{slug}/sections/{section_id}'
-
-export const documentUri = (slug: string) => `collab://documents/${encodeURIComponent(slug)}`
-export const sectionUri = (slug: string, sectionId: string) =>
-  `${documentUri(slug)}/sections/${encodeURIComponent(sectionId)}`
+export { DOCUMENT_TEMPLATE, documentUri, SECTION_TEMPLATE, sectionUri } from './uris.ts'
 
 /** JSON-RPC "resource not found" (the spec's -32002): a missing document and one the caller may not read. */
 const RESOURCE_NOT_FOUND = -32002
 
 /** Refusals that mean "no such resource for you" (a missing document and one the caller may not read). */
 const NOT_FOUND_CODES = new Set(['not_found', 'section_not_found'])
-
-const MIME = 'text/markdown'
 
 /** What prompts reuse of the resources: the read (as a resource content item) and the completers. */
 export type DocumentResources = {
@@ -58,12 +52,13 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
     })({ slug, section_id: sectionId }, extra)
     const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
     if (result.isError) {
-      const missing = typeof answer === 'object' && NOT_FOUND_CODES.has(answer.code)
+      const missing =
+        typeof answer === 'object' && answer.kind === 'error' && NOT_FOUND_CODES.has(answer.code)
       throw new McpError(missing ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, text, {
         uri: uri.toString(),
       })
     }
-    return { contents: [{ uri: uri.toString(), mimeType: MIME, text }] }
+    return { contents: [{ uri: uri.toString(), mimeType: RESOURCE_MIME, text }] }
   }
   const completeSlug = (value: string) => completeSlugs(caller, value)
   const completeSection = async (value: string, context?: { arguments?: Record<string, string> }) => {
@@ -86,7 +81,7 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
     {
       title: 'One section of a document',
       description: `A heading and its numbered blocks, as read_document with section_id (at most the read budget; a cut read names the from_block that continues). Section ids come from get_outline.`,
-      mimeType: MIME,
+      mimeType: RESOURCE_MIME,
     },
     (uri, variables, extra) =>
       read(
@@ -102,7 +97,7 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
     {
       title: 'A whole document',
       description: `The document's Markdown in the data frame, as read_document without section_id (at most the read budget; a longer document's read says to call get_outline and read one section at a time).`,
-      mimeType: MIME,
+      mimeType: RESOURCE_MIME,
     },
     (uri, variables, extra) => read(uri, decodeURIComponent(String(variables.slug)), undefined, extra),
   )
@@ -118,7 +113,7 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
         uri: documentUri(row.slug),
         name: row.slug,
         title: row.title,
-        mimeType: MIME,
+        mimeType: RESOURCE_MIME,
       })),
       ...(page.value.next ? { nextCursor: page.value.next } : {}),
     }

@@ -43,5 +43,6 @@ export function refusalText(refusal: ToolRefusal, words: (text: string) => strin
 
 export function toolResult(answer: ToolAnswer, words?: (text: string) => string): CallToolResult {
   if (typeof answer === 'string') return { content: [{ type: 'text', text: answer }] }
+  if (answer.kind === 'linked') return { content: [{ type: 'text', text: answer.text }, ...answer.links] }
   return { content: [{ type: 'text', text: refusalText(answer, words) }], isError: true }
 }

@@ -1,6 +1,7 @@
 /** create_document: a new private document owned by the caller, from a title and optional Markdown. */
 import { z } from 'zod'
 import { MAX_MARKDOWN_CHARS, MAX_TITLE_CHARS } from '../limits.ts'
+import { documentLink } from '../resources/uris.ts'
 import { defineTool } from './tool.ts'
 
 export const createDocument = defineTool({
@@ -24,6 +25,11 @@ export const createDocument = defineTool({
     ctx.report?.stage(`checking and storing ${markdown?.length ?? 0} characters of Markdown`)
     const created = await ctx.documents.create(ctx.principal.user.id, { title, markdown })
     if (created.kind === 'error') return created
-    return `slug: ${created.value.slug}\nCreated a private document. Call get_outline to see its sections.`
+    const { slug } = created.value
+    return {
+      kind: 'linked',
+      text: `slug: ${slug}\nCreated a private document. Call get_outline to see its sections.`,
+      links: [documentLink(slug)],
+    }
   },
 })

@@ -4,12 +4,13 @@
  */
 import { z } from 'zod'
 import type { Principal } from '../../../auth/tokens.ts'
-import { decideAccess } from '../../../documents/access.ts'
+import { type Access, decideAccess } from '../../../documents/access.ts'
 import type { FoundRow } from '../../../documents/search.ts'
 import { DEFAULT_FIND_LIMIT, MAX_FIND_LIMIT, MAX_QUERY_CHARS } from '../limits.ts'
 import { findPage } from '../paging/find-pages.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
+import { documentLink } from '../resources/uris.ts'
 import { defineTool } from './tool.ts'
 
 export const findDocuments = defineTool({
@@ -54,7 +55,11 @@ export const findDocuments = defineTool({
     if (found.kind === 'error') return found
     const page = found.value
     // The query already filters; the access rule stays in one place.
-    const lines = page.rows.flatMap((row) => documentLine(row, ctx.principal) ?? [])
+    const shown = page.rows.flatMap((row) => {
+      const access = rowAccess(row, ctx.principal)
+      return access.canRead ? [{ row, access }] : []
+    })
+    const lines = shown.map(({ row, access }) => documentLine(row, access))
     const noteLines: string[] = []
     if (page.next) noteLines.push(notes.nextFindPage(page.next), notes.moreDocuments(args.limit))
     else if (page.capped) noteLines.push(notes.moreDocuments(MAX_FIND_LIMIT))
@@ -63,7 +68,12 @@ export const findDocuments = defineTool({
         ? 'No more documents: the previous page was the last.'
         : 'No documents match. Try other words, or scope public with a query.'
     }
-    return renderOutput({ source: { kind: 'document list' }, body: lines.join('\n'), notes: noteLines })
+    return {
+      kind: 'linked',
+      text: renderOutput({ source: { kind: 'document list' }, body: lines.join('\n'), notes: noteLines }),
+      // One link per document shown (at most a page: MAX_FIND_LIMIT), in the list's order.
+      links: shown.map(({ row }) => documentLink(row.slug)),
+    }
   },
 })
 
@@ -77,10 +87,8 @@ export function rowAccess(row: FoundRow, principal: Principal) {
   })
 }
 
-/** One row as the list shows it; undefined when the caller cannot read it. */
-function documentLine(row: FoundRow, principal: Principal): string | undefined {
-  const access = rowAccess(row, principal)
-  if (!access.canRead) return undefined
+/** One row the caller can read, as the list shows it. */
+function documentLine(row: FoundRow, access: Extract<Access, { canRead: true }>): string {
   const fields = [
     row.slug,
     JSON.stringify(row.title),

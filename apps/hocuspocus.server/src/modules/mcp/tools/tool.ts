@@ -2,7 +2,7 @@
  * A tool is data: declared once with its kind, and everything else (the token scope that lists it, its MCP
  * annotations, instrumentation, the mapping of its answer to a tool result) follows from the declaration.
  */
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js'
+import type { ResourceLink, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js'
 import type { z } from 'zod'
 import type { ToolContext } from './context.ts'
 
@@ -15,8 +15,17 @@ export type ToolKind = 'read' | 'write' | 'destructive'
 /** An expected refusal, from a service, the document model or the tool itself: the field at fault leads `message`. */
 export type ToolRefusal = { kind: 'error'; code: string; field?: string; message: string }
 
-/** What a handler returns: the answer's text, or a refusal (the registration loop makes either a tool result). */
-export type ToolAnswer = string | ToolRefusal
+/**
+ * An answer's text followed by links to resources (resource_link items: whole documents a host can read
+ * with resources/read without the tool inlining them).
+ */
+export type LinkedAnswer = { kind: 'linked'; text: string; links: ResourceLink[] }
+
+/**
+ * What a handler returns: the answer's text, the text with resource links, or a refusal (the registration
+ * loop makes each a tool result).
+ */
+export type ToolAnswer = string | LinkedAnswer | ToolRefusal
 
 export type Tool<Shape extends z.ZodRawShape = z.ZodRawShape> = {
   name: string
