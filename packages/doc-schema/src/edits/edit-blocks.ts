@@ -1,9 +1,15 @@
+import type { Node as PMNode } from '@tiptap/pm/model'
 import * as Y from 'yjs'
-import { MEDIA_TYPES } from '../doc-json.ts'
+import type { DocNode } from '../doc-json.ts'
+import { schema } from '../extensions.ts'
+import { isHeadingId } from '../heading-id.ts'
+import { HEADING_ID_ATTR } from '../limits.ts'
 import { parseMarkdown } from '../markdown/parse-markdown.ts'
 import { ok, type Result, refuse } from '../result.ts'
-import { blocksToY } from '../yjs/build-y.ts'
-import { editTarget, revAfterEdit } from './edit-target.ts'
+import { sectionRev } from '../sections/section-rev.ts'
+import { nodeToY } from '../yjs/build-y.ts'
+import { editTarget } from './edit-target.ts'
+import { mediaUnder, patchBlocks, restorePlaceholders } from './patch-blocks.ts'
 
 export type EditBlocksInput = {
   /** Block numbers (1-based, as a section read shows them) to remove. */
@@ -17,16 +23,30 @@ export type EditBlocksInput = {
   allowMediaRemoval?: boolean
 }
 
+/** A section a write changed or created, as its answer names it. */
+export type WrittenSection = { sectionId: string; rev: string }
+
+export type EditBlocksResult = {
+  /** The edited section's new rev. */
+  rev: string
+  /** Sections the inserted Markdown's headings created, in document order. */
+  created: WrittenSection[]
+}
+
 /**
- * Removes and inserts whole blocks of one section in one transaction. Untouched blocks are not rewritten,
- * so they keep their Yjs identity and concurrent typing inside them survives.
+ * Removes and inserts blocks of one section in one transaction. Untouched blocks are not rewritten, so
+ * they keep their Yjs identity and concurrent typing inside them survives. When the new blocks replace
+ * removed ones in their place (`afterBlock` left to default), each is written into the removed block of
+ * the same kind in place (`patchBlocks`): text is diffed character by character, so a person's cursor
+ * and typing in that block survive too. A removed image whose `[image: …]` placeholder the Markdown keeps
+ * is kept (and needs no `allowMediaRemoval`).
  */
 export function editBlocks(
   fragment: Y.XmlFragment,
   sectionId: string,
   rev: string,
   input: EditBlocksInput,
-): Result<{ rev: string }> {
+): Result<EditBlocksResult> {
   const target = editTarget(fragment, sectionId, rev)
   if (target.kind === 'error') return target
   const { doc, section } = target.value
@@ -49,26 +69,46 @@ export function editBlocks(
       'afterBlock',
     )
   }
-  const withMedia = remove.filter((n) => containsMedia(section.blocks[n - 1]!))
-  if (withMedia.length > 0 && !input.allowMediaRemoval) {
-    return refuse(
-      'media_removal_needs_flag',
-      `removeBlocks: block ${withMedia.join(', ')} holds an image or embed; set allowMediaRemoval to remove it.`,
-      'removeBlocks',
-    )
-  }
+  const removed = remove.map((n) => section.blocks[n - 1]!)
 
-  let inserted: Y.XmlElement[] = []
+  let blocks: DocNode[] = []
   if (input.markdown !== undefined && input.markdown !== '') {
     const parsed = parseMarkdown(input.markdown, { minHeadingLevel: section.level + 1 })
     if (parsed.kind === 'error') return parsed
-    inserted = blocksToY(parsed.value)
+    blocks = parsed.value
   }
-  if (remove.length === 0 && inserted.length === 0) {
+  const media = mediaUnder(removed)
+  const restored = restorePlaceholders(blocks, media)
+  let nodes = toNodes(restored.blocks)
+  let kept = restored.kept
+  if (!nodes) {
+    // A placeholder where its media cannot stand (the first line of a list item): keep the text.
+    nodes = toNodes(blocks) ?? []
+    kept = new Set()
+  }
+  const lost = remove.filter((_n, i) => mediaUnder([removed[i]!]).some((element) => !kept.has(element)))
+  if (lost.length > 0 && !input.allowMediaRemoval) {
+    return refuse(
+      'media_removal_needs_flag',
+      `removeBlocks: block ${lost.join(', ')} holds an image or embed; keep its [image: …] placeholder line ` +
+        'in markdown to keep it, or set allowMediaRemoval to remove it.',
+      'removeBlocks',
+    )
+  }
+  if (remove.length === 0 && nodes.length === 0) {
     return refuse('nothing_to_change', 'edit: give removeBlocks or markdown; this edit would change nothing.')
   }
 
+  const inPlace =
+    remove.length > 0 &&
+    nodes.length > 0 &&
+    afterBlock === remove[0]! - 1 &&
+    remove.every((n, i) => n === remove[0]! + i)
   doc.transact(() => {
+    if (inPlace) {
+      patchBlocks(fragment, section.blockIndexes[remove[0]! - 1]!, removed, nodes)
+      return
+    }
     let insertAt = afterBlock === 0 ? section.headingIndex + 1 : section.blockIndexes[afterBlock - 1]! + 1
     // Highest index first, so earlier indexes stay valid while deleting.
     for (const number of [...remove].reverse()) {
@@ -76,17 +116,53 @@ export function editBlocks(
       fragment.delete(index, 1)
       if (index < insertAt) insertAt--
     }
-    if (inserted.length > 0) fragment.insert(insertAt, inserted)
+    if (nodes.length > 0) fragment.insert(insertAt, nodes.map(nodeToY))
   })
-  return ok({ rev: revAfterEdit(fragment, sectionId) })
+  const createdIds = new Set(
+    nodes.filter((node) => node.type.name === 'heading').map((node) => String(node.attrs[HEADING_ID_ATTR])),
+  )
+  const [edited, ...created] = sectionsFrom(section.heading, createdIds)
+  return ok({ rev: edited?.rev ?? '', created })
 }
 
-/** Whether the block is or holds media. Iterative: the nesting depth is the document's choice. */
-function containsMedia(block: Y.XmlElement): boolean {
-  const stack: Y.XmlElement[] = [block]
-  for (let element = stack.pop(); element !== undefined; element = stack.pop()) {
-    if (MEDIA_TYPES.has(element.nodeName)) return true
-    for (const child of element.toArray()) if (child instanceof Y.XmlElement) stack.push(child)
+/** The nodes of checked blocks, or undefined when one does not fit the schema. */
+function toNodes(blocks: readonly DocNode[]): PMNode[] | undefined {
+  try {
+    return blocks.map((block) => {
+      const node = schema.nodeFromJSON(block)
+      node.check()
+      return node
+    })
+  } catch {
+    return undefined
   }
-  return false
+}
+
+/**
+ * The section of `heading` and the sections after it whose heading ids are in `created`, with revs:
+ * walked from the heading through Yjs's item list, so the cost follows those sections, not the document.
+ */
+export function sectionsFrom(heading: Y.XmlElement, created: ReadonlySet<string>): WrittenSection[] {
+  const out: WrittenSection[] = []
+  let current: { heading: Y.XmlElement; blocks: Y.XmlElement[] } | undefined = { heading, blocks: [] }
+  const close = (section: { heading: Y.XmlElement; blocks: Y.XmlElement[] }) => {
+    const id = section.heading.getAttribute(HEADING_ID_ATTR)
+    out.push({ sectionId: isHeadingId(id) ? id : '', rev: sectionRev(section.heading, section.blocks) })
+  }
+  for (let item = heading._item?.right ?? null; item && current; item = item.right) {
+    if (item.deleted || !item.countable) continue
+    for (const child of item.content.getContent()) {
+      if (!(child instanceof Y.XmlElement)) continue
+      if (child.nodeName !== 'heading') {
+        current.blocks.push(child)
+        continue
+      }
+      close(current)
+      const id = child.getAttribute(HEADING_ID_ATTR)
+      current = typeof id === 'string' && created.has(id) ? { heading: child, blocks: [] } : undefined
+      if (!current) break
+    }
+  }
+  if (current) close(current)
+  return out
 }

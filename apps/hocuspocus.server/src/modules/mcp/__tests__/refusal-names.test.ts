@@ -63,7 +63,7 @@ describe('refusals in the names an agent sends', () => {
       'removing an image without the flag',
       'edit_blocks',
       () => ({ slug, section_id: sectionId, rev, remove_blocks: [2] }),
-      'remove_blocks: block 2 holds an image or embed; set allow_media_removal',
+      'remove_blocks: block 2 holds an image or embed; keep its [image: …] placeholder line in markdown to keep it, or set allow_media_removal',
     ],
     [
       'an edit that changes nothing',

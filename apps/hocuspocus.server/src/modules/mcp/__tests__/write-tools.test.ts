@@ -235,31 +235,74 @@ describe('replace_text', () => {
   })
 
   test('a person typing in the paragraph the agent edits keeps their cursor and their keystrokes', async () => {
-    const doc = await create('Typing', '## Part\n\nThe quick brown fox jumps. I am typing here')
-    const person = connectProvider(server.url, doc.room, ownerToken)
-    try {
-      await person.ready
-      const fragment = person.doc.getXmlFragment(FRAGMENT_NAME)
-      const text = (fragment.get(2) as Y.XmlElement).get(0) as Y.XmlText
-      // The person's cursor sits before "fox", inside the text the agent replaces (a word it keeps).
-      const cursor = Y.createRelativePositionFromTypeIndex(text, 'The quick brown '.length)
-      const section = await readSection(doc.slug, 1)
-      const edited = await replaceIn(doc.slug, section, {
-        old_text: 'quick brown fox jumps',
-        new_text: 'slow red fox walks',
-      })
-      expect(edited.isError).toBe(false)
-      await eventually(() => expect(readPlainText(fragment)).toContain('slow red fox walks'))
-      const at = Y.createAbsolutePositionFromRelativePosition(cursor, person.doc)!
-      expect(at.type).toBe(text)
-      expect(at.index).toBe('The slow red '.length)
-      // Their next keystrokes land where they were typing.
-      text.insert(at.index, 'grey ')
-      await eventually(async () =>
-        expect(await storedText(server, doc.room)).toContain('The slow red grey fox walks. I am typing here'),
-      )
-    } finally {
-      person.destroy()
-    }
+    await personKeepsCursor(
+      'The quick brown fox jumps. I am typing here',
+      async (slug, section) => {
+        const edited = await replaceIn(slug, section, {
+          old_text: 'quick brown fox jumps',
+          new_text: 'slow red fox walks',
+        })
+        expect(edited.isError).toBe(false)
+      },
+      'The slow red grey fox walks. I am typing here',
+    )
+  })
+})
+
+/**
+ * A person connected to a document whose section 1 block 1 is `paragraph`, with their cursor before "fox",
+ * while `agentEdit` turns "quick brown" into "slow red": afterwards the cursor is still before "fox" and
+ * "grey " typed there is stored as `expected` says.
+ */
+async function personKeepsCursor(
+  paragraph: string,
+  agentEdit: (slug: string, section: { sectionId: string; rev: string }) => Promise<void>,
+  expected: string,
+) {
+  const doc = await create('Typing', `## Part\n\n${paragraph}\n\nlast`)
+  const person = connectProvider(server.url, doc.room, ownerToken)
+  try {
+    await person.ready
+    const fragment = person.doc.getXmlFragment(FRAGMENT_NAME)
+    const text = (fragment.get(2) as Y.XmlElement).get(0) as Y.XmlText
+    // The cursor sits before "fox", inside the text the agent replaces (a word it keeps).
+    const cursor = Y.createRelativePositionFromTypeIndex(text, 'The quick brown '.length)
+    await agentEdit(doc.slug, await readSection(doc.slug, 1))
+    await eventually(() => expect(readPlainText(fragment)).toContain('The slow red fox'))
+    const at = Y.createAbsolutePositionFromRelativePosition(cursor, person.doc)!
+    expect(at.type).toBe(text)
+    expect(at.index).toBe('The slow red '.length)
+    // Their next keystrokes land where they were typing.
+    text.insert(at.index, 'grey ')
+    await eventually(async () => expect(await storedText(server, doc.room)).toContain(expected))
+  } finally {
+    person.destroy()
+  }
+}
+
+describe('edit_blocks', () => {
+  test('a person typing in the paragraph the agent replaces keeps their cursor; the answer names created sections', async () => {
+    await personKeepsCursor(
+      'The quick brown fox jumps.',
+      async (slug, section) => {
+        const edited = await call(client, 'edit_blocks', {
+          slug,
+          section_id: section.sectionId,
+          rev: section.rev,
+          remove_blocks: [1],
+          markdown: 'The slow red fox jumps.\n\n### Details\n\nmore',
+        })
+        expect(edited.isError).toBe(false)
+        const lines = edited.text.split('\n')
+        expect(lines[0]).toBe(`section_id: ${section.sectionId}`)
+        expect(lines[1]).toMatch(/^rev: [0-9a-f]{12}$/)
+        expect(lines[2]).toMatch(/^created: section_id: [\w-]+, rev: [0-9a-f]{12}$/)
+        expect(lines).toHaveLength(3)
+        const outline = await call(client, 'get_outline', { slug })
+        const created = /created: section_id: ([\w-]+), rev: ([0-9a-f]+)/.exec(edited.text)!
+        expect(outline.text).toContain(`Details [section_id: ${created[1]}, rev: ${created[2]}]`)
+      },
+      'The slow red grey fox jumps.',
+    )
   })
 })

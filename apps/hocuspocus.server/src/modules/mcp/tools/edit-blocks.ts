@@ -14,8 +14,11 @@ export const editBlocks = defineTool({
     'Removes numbered blocks of one section and/or inserts Markdown, in one change. Block numbers are ' +
     'the [n] of read_document with section_id, before removal. Pass the rev you read: if the section ' +
     'changed since, the edit is refused and nothing changes (read it again). Blocks you do not name ' +
-    `keep everything, including what Markdown cannot show. Markdown up to ${MAX_MARKDOWN_CHARS} ` +
-    "characters. Returns the section's new rev, after the change is stored.",
+    'keep everything, including what Markdown cannot show. New blocks that take the place of removed ' +
+    'ones are written into them in place (a person typing there keeps their cursor); a removed image ' +
+    'whose [image: …] placeholder line the Markdown keeps is kept. ' +
+    `Markdown up to ${MAX_MARKDOWN_CHARS} characters. Returns the section's new rev, and the section_id ` +
+    'and rev of each section a heading in the Markdown created, after the change is stored.',
   inputSchema: {
     slug: slugField('The document slug.'),
     section_id: sectionIdField('The section to edit, from get_outline.'),
@@ -61,6 +64,11 @@ export const editBlocks = defineTool({
           ? { ...edited, field: 'markdown' }
           : edited
       },
-      (done) => `section_id: ${args.section_id}\nrev: ${done.rev}`,
+      (done) =>
+        [
+          `section_id: ${args.section_id}`,
+          `rev: ${done.rev}`,
+          ...done.created.map((made) => `created: section_id: ${made.sectionId}, rev: ${made.rev}`),
+        ].join('\n'),
     ),
 })

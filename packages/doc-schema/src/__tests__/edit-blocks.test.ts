@@ -1,0 +1,147 @@
+/**
+ * edit_blocks as agents use it (issue 13, Editing): a block replaced by one of the same kind is rewritten
+ * in place (a person's cursor and typing in it survive), the answer names the sections a write created,
+ * and an image whose placeholder the new Markdown keeps is kept.
+ */
+import { describe, expect, test } from 'bun:test'
+import * as Y from 'yjs'
+import { editBlocks, fragmentToJSON, listSections, readPlainText, renderSection } from '../index.ts'
+import { cloneDocument, expectOk, loadDocument } from './fixtures.ts'
+
+const section = (fragment: Y.XmlFragment, index = 1) => listSections(fragment)[index]!
+/** Block n of section 1 as a section read shows it, without its `[n] ` label. */
+function shown(fragment: Y.XmlFragment, n: number): string {
+  const text = expectOk(renderSection(fragment, section(fragment).sectionId)).text
+  const start = text.indexOf(`[${n}] `) + `[${n}] `.length
+  const end = text.indexOf(`\n\n[${n + 1}] `)
+  return text.slice(start, end < 0 ? undefined : end)
+}
+
+describe('a block replaced by one of the same kind is rewritten in place', () => {
+  test('the paragraph keeps its Yjs element and text, and a cursor inside it stays on its word', () => {
+    const { doc, fragment } = loadDocument('Doc', '## S\n\nThe quick brown fox.\n\nnext')
+    const paragraph = fragment.get(2) as Y.XmlElement
+    const text = paragraph.get(0) as Y.XmlText
+    const cursor = Y.createRelativePositionFromTypeIndex(text, 'The quick brown '.length)
+    const s = section(fragment)
+    expectOk(
+      editBlocks(fragment, s.sectionId, s.rev, { removeBlocks: [1], markdown: 'The slow brown **fox**.' }),
+    )
+    expect(fragment.get(2)).toBe(paragraph)
+    expect(paragraph.get(0)).toBe(text)
+    expect(readPlainText(fragment).split('\n')[2]).toBe('The slow brown fox.')
+    expect(Y.createAbsolutePositionFromRelativePosition(cursor, doc)!.index).toBe('The slow brown '.length)
+    expect(shown(fragment, 1)).toBe('The slow brown **fox**.')
+  })
+
+  test('keystrokes a person made in the block just before the edit reached the server are kept', () => {
+    const server = loadDocument('Doc', '## S\n\nThe quick brown fox.\n\nnext')
+    const person = cloneDocument(server.doc)
+    const s = section(server.fragment)
+    expectOk(
+      editBlocks(server.fragment, s.sectionId, s.rev, { removeBlocks: [1], markdown: 'The slow brown fox.' }),
+    )
+    const typed = (person.fragment.get(2) as Y.XmlElement).get(0) as Y.XmlText
+    typed.insert('The quick brown fox'.length, ' jumps')
+    Y.applyUpdate(person.doc, Y.encodeStateAsUpdate(server.doc, Y.encodeStateVector(person.doc)))
+    Y.applyUpdate(server.doc, Y.encodeStateAsUpdate(person.doc, Y.encodeStateVector(server.doc)))
+    expect(readPlainText(server.fragment).split('\n')[2]).toBe('The slow brown fox jumps.')
+    expect(readPlainText(person.fragment)).toBe(readPlainText(server.fragment))
+  })
+
+  test('ticking one checkbox by resending the list changes that item only; the others keep their elements', () => {
+    const { fragment } = loadDocument('Doc', '## S\n\n- [ ] one\n- [ ] two\n- [ ] three')
+    const list = fragment.get(2) as Y.XmlElement
+    const items = list.toArray()
+    const s = section(fragment)
+    expectOk(
+      editBlocks(fragment, s.sectionId, s.rev, {
+        removeBlocks: [1],
+        markdown: '- [ ] one\n- [x] two\n- [ ] three',
+      }),
+    )
+    expect(fragment.get(2)).toBe(list)
+    expect(list.toArray()).toEqual(items)
+    expect((items[1] as Y.XmlElement).getAttribute('checked') as unknown).toBe(true)
+    expect(shown(fragment, 1)).toBe('- [ ] one\n- [x] two\n- [ ] three')
+  })
+
+  test('an item inserted in the middle of a list is an insertion: the items after it keep their elements', () => {
+    const { fragment } = loadDocument('Doc', '## S\n\n- a\n- b\n- c')
+    const list = fragment.get(2) as Y.XmlElement
+    const [a, b, c] = list.toArray()
+    const s = section(fragment)
+    expectOk(
+      editBlocks(fragment, s.sectionId, s.rev, { removeBlocks: [1], markdown: '- a\n- new\n- b\n- c' }),
+    )
+    const after = list.toArray()
+    expect([after[0], after[2], after[3]]).toEqual([a, b, c])
+    expect(shown(fragment, 1)).toBe('- a\n- new\n- b\n- c')
+  })
+
+  test('a block of another kind replaces it (the old one is deleted)', () => {
+    const { fragment } = loadDocument('Doc', '## S\n\ntext\n\nnext')
+    const old = fragment.get(2)
+    const s = section(fragment)
+    expectOk(editBlocks(fragment, s.sectionId, s.rev, { removeBlocks: [1], markdown: '> quoted' }))
+    expect(fragment.get(2)).not.toBe(old)
+    expect(shown(fragment, 1)).toBe('> quoted')
+  })
+})
+
+describe('the answer names the sections a write created', () => {
+  test('inserting a subsection answers its id and rev, and the edited section rev', () => {
+    const { fragment } = loadDocument('Doc', '## S\n\none\n\ntwo\n\n## T\n\nother')
+    const s = section(fragment)
+    const result = expectOk(
+      editBlocks(fragment, s.sectionId, s.rev, { afterBlock: 1, markdown: '### Sub A\n\nbody\n\n### Sub B' }),
+    )
+    const sections = listSections(fragment)
+    expect(sections.map((x) => x.title)).toEqual(['Doc', 'S', 'Sub A', 'Sub B', 'T'])
+    expect(result.rev).toBe(sections[1]!.rev)
+    expect(result.created).toEqual([
+      { sectionId: sections[2]!.sectionId, rev: sections[2]!.rev },
+      { sectionId: sections[3]!.sectionId, rev: sections[3]!.rev },
+    ])
+    // "two" now belongs to Sub B: its rev covers it.
+    expect(sections[3]!.blockCount).toBe(1)
+  })
+
+  test('an edit without headings creates none', () => {
+    const { fragment } = loadDocument('Doc', '## S\n\none')
+    const s = section(fragment)
+    expect(expectOk(editBlocks(fragment, s.sectionId, s.rev, { markdown: 'two' })).created).toEqual([])
+  })
+})
+
+describe('an image whose placeholder the Markdown keeps is kept', () => {
+  const md = '## S\n\n- item one\n\n  ![pic](https://x.org/p.png)\n- two'
+  test('editing a list that holds an image keeps the image, without allow_media_removal', () => {
+    const { fragment } = loadDocument('Doc', md)
+    const before = shown(fragment, 1)
+    expect(before).toContain('[image: pic]')
+    const s = section(fragment)
+    expectOk(
+      editBlocks(fragment, s.sectionId, s.rev, {
+        removeBlocks: [1],
+        markdown: before.replace('two', 'second'),
+      }),
+    )
+    const list = fragmentToJSON(fragment).content![2]!
+    expect(list.content![0]!.content![1]).toEqual({
+      type: 'image',
+      attrs: { src: 'https://x.org/p.png', alt: 'pic' },
+    })
+    expect(shown(fragment, 1)).toBe(before.replace('two', 'second'))
+  })
+
+  test('dropping the placeholder still needs allow_media_removal', () => {
+    const { fragment } = loadDocument('Doc', md)
+    const s = section(fragment)
+    const refused = editBlocks(fragment, s.sectionId, s.rev, {
+      removeBlocks: [1],
+      markdown: '- item one\n- two',
+    })
+    expect(refused.kind === 'error' && refused.code).toBe('media_removal_needs_flag')
+  })
+})
