@@ -2,8 +2,8 @@
 # MCP peers against a started server on its DEFAULT configuration (no MCP_ALLOWED_ORIGINS): every server
 # scenario of the conformance suite (`conformance list`, under Bun; it needs Node 22 otherwise), each one
 # passing or named with its reason in .ci/conformance-baseline.yml, and MCP Inspector CLI calls with the
-# bearer header: tools/list, tools/call, resources/list, resources/templates/list, resources/read,
-# prompts/get (and
+# bearer header: tools/list, tools/call (also with a progress token: answered as an SSE stream),
+# resources/list, resources/templates/list, resources/read, prompts/get, logging/setLevel (and
 # completion/complete as a plain JSON-RPC POST: the Inspector CLI has no one-shot method for it). Each check writes a one-case JUnit report into
 # OUT (first argument, or a temporary folder), which .ci/junit-summary.ts sums with the test runs.
 # Standalone: bash .ci/mcp-peers.sh   (prints its own "N passed, N failed" line; exit 1 on any failure)
@@ -106,6 +106,10 @@ welcome_uri=$(grep -o 'collab://documents/welcome[^"]*' "$WORK/inspector-resourc
 EXPECT='# Welcome' check inspector-resources-read inspector --method resources/read --uri "${welcome_uri:-missing}"
 EXPECT='"type": "resource"' check inspector-prompts-get inspector --method prompts/get \
   --prompt-name summarise_document --prompt-args "slug=${welcome_uri##*/}"
+# A progress token turns the answer into an SSE stream (progress, then the answer): the same text arrives.
+EXPECT='# Welcome' check inspector-tools-call-progress inspector --method tools/call --tool-name read_document \
+  --tool-arg "slug=${welcome_uri##*/}" --tool-metadata progressToken=ci-progress
+EXPECT='{}' check inspector-logging-set-level inspector --method logging/setLevel --log-level info
 # The Inspector CLI's one-shot methods have no completion/complete: one JSON-RPC POST with the bearer token.
 complete() {
   curl -sS --fail-with-body "http://127.0.0.1:$PORT/mcp" -H "Authorization: Bearer $token" \

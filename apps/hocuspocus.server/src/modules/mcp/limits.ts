@@ -58,6 +58,18 @@ export { MAX_MARKDOWN_CHARS, MAX_TITLE_CHARS }
  */
 export const MAX_RESOURCE_PAGE = MAX_FIND_LIMIT
 
+/**
+ * Subscriptions (stdio sessions): resources one session may subscribe to at once; each holds a listener
+ * on its document's stores until unsubscribed or the session ends.
+ */
+export const MAX_SUBSCRIPTIONS = 100
+
+/**
+ * Subscriptions: a subscribed URI is told of a stored change at most once per this interval; changes
+ * during the pause are told together when it ends (a document typed into is one notification a pause).
+ */
+export const RESOURCE_UPDATE_INTERVAL_MS = 2_000
+
 /** completion/complete: the most values one answer holds (the MCP spec's own ceiling). */
 export const MAX_COMPLETION_VALUES = 100
 

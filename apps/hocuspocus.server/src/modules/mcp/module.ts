@@ -159,9 +159,13 @@ export function init(deps: McpDeps): McpModule {
   return {
     router,
     async connectStdio(principal, transport = new StdioServerTransport()) {
-      const server = buildMcpServer(contextFor(principal), TOOLS, shared)
+      const server = buildMcpServer(contextFor(principal), TOOLS, shared, { watch: deps.confirmations })
       stdioServers.add(server)
-      server.server.onclose = () => stdioServers.delete(server)
+      const onclose = server.server.onclose
+      server.server.onclose = () => {
+        stdioServers.delete(server)
+        onclose?.()
+      }
       await server.connect(transport)
       return server
     },

@@ -1,6 +1,7 @@
 /**
  * POST /mcp: stateless Streamable HTTP. Each request gets a fresh McpServer (tools registered for the
- * caller's scopes) and a fresh transport answering with JSON; both are closed once the answer is built.
+ * caller's scopes) and a fresh transport answering with JSON (or SSE when the request asks for progress);
+ * both are closed once the answer is out. The stdio session's server is built here too (with subscriptions).
  * What does not depend on the caller (the JSON Schema validator, the tools/list answer per scope set) is
  * built once per module and shared by those servers.
  */
@@ -16,6 +17,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { registerPrompts } from '../prompts/prompts.ts'
 import { INSTRUCTIONS } from '../render/instructions.ts'
 import { registerDocumentResources } from '../resources/documents.ts'
+import { registerSubscriptions, type StoreWatch } from '../resources/subscriptions.ts'
 import type { CallerContext } from '../tools/context.ts'
 import { registerTools } from '../tools/register.ts'
 import { createLogLevel } from '../tools/report.ts'
@@ -44,7 +46,12 @@ export function buildMcpServer(
   ctx: CallerContext,
   tools: readonly Tool[],
   shared: SharedServerParts = createSharedServerParts(),
-  options: { listOnly?: boolean; onlyTools?: readonly string[] } = {},
+  options: {
+    listOnly?: boolean
+    onlyTools?: readonly string[]
+    /** A session that lives on (stdio): resources/subscribe, told through these store events. */
+    watch?: StoreWatch
+  } = {},
 ): McpServer {
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: {}, logging: {} },
@@ -70,6 +77,14 @@ export function buildMcpServer(
   const registered = onlyCalls ? tools.filter((t) => options.onlyTools?.includes(t.name)) : tools
   if (!(known && options.listOnly)) registerTools(server, caller, registered)
   if (!onlyCalls) registerPrompts(server, registerDocumentResources(server, caller))
+  if (options.watch) {
+    const endSubscriptions = registerSubscriptions(server, caller, options.watch)
+    const onclose = server.server.onclose
+    server.server.onclose = () => {
+      endSubscriptions()
+      onclose?.()
+    }
+  }
   if (known) {
     server.server.setRequestHandler(ListToolsRequestSchema, () => known)
   } else {
