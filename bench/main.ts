@@ -15,10 +15,11 @@ import { measureServer } from './lib/server.ts'
 import { fmtRatio } from './lib/stats.ts'
 import { measureStore } from './lib/store.ts'
 import type { Row } from './lib/types.ts'
+import { measureWeb } from './lib/web.ts'
 
 const ROOT = join(import.meta.dir, '..')
 const quick = process.argv.includes('--quick')
-/** --only=pure|server|store|find|memory runs one group (the others are skipped). */
+/** --only=pure|server|store|find|memory|web runs one group (the others are skipped). */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7)
 const started = performance.now()
 
@@ -86,6 +87,16 @@ if (!only || only === 'find') {
     } catch (error) {
       failures.push(`find_documents on ${database.name}: ${(error as Error).stack ?? error}`)
     }
+  }
+}
+
+if (!only || only === 'web') {
+  const oneMiB = fixtures.find((f) => f.name === '1 MiB')!
+  process.stderr.write('measuring the web editor in Chromium: first paint, keystrokes between browsers…\n')
+  try {
+    rows.push(...(await measureWeb(oneMiB, { quick })))
+  } catch (error) {
+    failures.push(`web editor measurements: ${(error as Error).stack ?? error}`)
   }
 }
 

@@ -9,14 +9,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { resolve } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import puppeteer, { type Browser, type Page } from 'puppeteer-core'
 import type { RunningServer } from '../server.ts'
+import { type Browser, CHROMIUM, launchChromium, type Page } from './helpers/chromium.ts'
 import { createTestDatabase, DATABASE_KIND } from './helpers/database.ts'
 import { callText, connectClient, mcpUrlOf } from './helpers/mcp.ts'
 import { spawnServer } from './helpers/process.ts'
 import { eventually, userWithToken, useTestServer } from './helpers/server.ts'
 
-const CHROMIUM = Bun.which('chromium') ?? undefined
 const PASSWORD = 'correct horse battery staple'
 
 /** The page's editor text (ProseMirror's DOM), as the person sees it. */
@@ -38,7 +37,7 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
     server = s
   })
   beforeAll(async () => {
-    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] })
+    browser = await launchChromium()
   }, 60_000)
   afterAll(() => browser?.close())
 
@@ -222,6 +221,68 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
 
     await page.browserContext().close()
     await second.browserContext().close()
+  }, 120_000)
+
+  test("a person's caret stays in their paragraph while an agent restructures the section above it", async () => {
+    const owner = await person('dora')
+    const created = await server.services.documents.create(owner.user.id, {
+      title: 'Structure',
+      markdown: '## Intro\n\nFirst.\n\nSecond.\n\n## Body\n\nTyping here.\n',
+    })
+    if (created.kind === 'error') throw new Error(created.message)
+    const slug = created.value.slug
+    const page = await signedIn('dora')
+    await page.goto(`${server.url}/d/${slug}`)
+    await page.waitForFunction(() =>
+      document.querySelector('.ProseMirror')?.textContent?.includes('Typing here.'),
+    )
+    await page.evaluate(() => {
+      ;(document.querySelector('.ProseMirror') as HTMLElement).focus()
+      const paragraph = Array.from(document.querySelectorAll('.ProseMirror p')).find(
+        (p) => p.textContent === 'Typing here.',
+      )
+      const range = document.createRange()
+      range.selectNodeContents(paragraph!)
+      range.collapse(false)
+      getSelection()!.removeAllRanges()
+      getSelection()!.addRange(range)
+    })
+    await page.keyboard.type(' One')
+    const agent = await connectClient(mcpUrlOf(server), owner.token)
+    try {
+      // Blocks above the caret removed and added: every node before it changes size and place.
+      const intro = await sectionOf(agent, slug, 'Intro')
+      const edited = await callText(agent, 'edit_blocks', {
+        slug,
+        section_id: intro.sectionId,
+        rev: intro.rev,
+        remove_blocks: [1, 2],
+        markdown:
+          'A new first paragraph.\n\n- a list\n- of two\n\nAnd a longer closing paragraph than before.',
+      })
+      expect(edited.isError).toBe(false)
+    } finally {
+      await agent.close()
+    }
+    await eventually(
+      async () => expect(await editorText(page)).toContain('And a longer closing'),
+      10_000,
+      'the agent edit',
+    )
+    await page.keyboard.type(' Two')
+    await eventually(
+      async () =>
+        expect(await page.$$eval('.ProseMirror p', (ps) => ps.map((p) => p.textContent))).toEqual([
+          'A new first paragraph.',
+          'a list',
+          'of two',
+          'And a longer closing paragraph than before.',
+          'Typing here. One Two',
+        ]),
+      10_000,
+      'the typing in its own paragraph',
+    )
+    await page.browserContext().close()
   }, 120_000)
 
   test('bun run start on an empty database: the printed link lets the person choose a password, sign in and edit', async () => {

@@ -2,7 +2,7 @@
  * The web editor's bundle (apps/web), built with Bun's own bundler: at install (`postinstall` runs
  * scripts/build-web.ts) or, failing that, at the first request that needs it, and cached on disk under
  * `node_modules/.cache/collab-web/<hash>/`, where the hash covers the app's and doc-schema's sources,
- * the lockfile and Bun's version. So a server starts without a build step, a changed source gets a new
+ * the lockfile, the dependency patches and Bun's version. So a server starts without a build step, a changed source gets a new
  * bundle, and several processes (tests, instances) share one. Files are served from memory.
  */
 import { createHash } from 'node:crypto'
@@ -51,6 +51,9 @@ export function bundleHash(): string {
   }
   const lock = join(ROOT, 'bun.lock')
   if (existsSync(lock)) hash.update(readFileSync(lock))
+  // Patched dependencies (package.json patchedDependencies) change the bundle without changing a source.
+  const patches = join(ROOT, 'patches')
+  if (existsSync(patches)) for (const path of sourceFiles(patches)) hash.update(readFileSync(path))
   return hash.digest('hex').slice(0, 16)
 }
 

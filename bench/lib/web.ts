@@ -1,0 +1,268 @@
+/**
+ * The web editor in a real browser (Debian's Chromium through puppeteer-core), each figure beside its floor
+ * measured in the same run:
+ * - first paint: opening `/d/<slug>` until the document's last paragraph is in the editor's DOM, against a
+ *   bare Hocuspocus provider (no browser, no TipTap) connecting and syncing the same document;
+ * - keystroke to another browser: an input event in one page (`insertText`, as typing or an IME commit
+ *   sends) until the text is in the other page's editor DOM, against one bare provider's insert reaching
+ *   another bare provider. Both pages stamp times with the same clock (performance.timeOrigin + now()).
+ * Skipped (no rows) when `chromium` is not installed.
+ */
+import {
+  type Browser,
+  CHROMIUM,
+  launchChromium,
+  type Page,
+} from '../../apps/hocuspocus.server/src/__tests__/helpers/chromium.ts'
+import { connectProvider } from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
+import { startFreshServer, userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
+import { SEARCH_REFRESH_MS } from '../../apps/hocuspocus.server/src/collab/store-policy.ts'
+import type { RunningServer } from '../../apps/hocuspocus.server/src/server.ts'
+import { FRAGMENT_NAME } from '../../packages/doc-schema/src/index.ts'
+import { Y } from '../deps.ts'
+import type { Fixture } from './fixtures.ts'
+import { createFixtureDocument } from './server.ts'
+import { percentile, summarize } from './stats.ts'
+import type { Row } from './types.ts'
+
+const PASSWORD = 'bench password for the web editor'
+
+/** The text of the fixture's last paragraph: once it is in the editor's DOM, the whole document is. */
+function lastParagraphText(state: Uint8Array): string {
+  const doc = new Y.Doc()
+  Y.applyUpdate(doc, state)
+  const blocks = doc.getXmlFragment(FRAGMENT_NAME).toArray()
+  for (let i = blocks.length - 1; i >= 0; i--) {
+    const block = blocks[i]
+    if (block instanceof Y.XmlElement && block.nodeName === 'paragraph') {
+      const text = block
+        .toArray()
+        .map((t) => (t instanceof Y.XmlText ? t.toString().replace(/<[^>]+>/g, '') : ''))
+        .join('')
+      if (text.length > 20) return text.slice(-20)
+    }
+  }
+  throw new Error('the fixture has no paragraph')
+}
+
+async function signedInPage(browser: Browser, server: RunningServer, handle: string): Promise<Page> {
+  const context = await browser.createBrowserContext()
+  const page = await context.newPage()
+  await page.setViewport({ width: 1280, height: 900 })
+  await page.goto(`${server.url}/sign-in`)
+  await page.type('#handle', handle)
+  await page.type('#password', PASSWORD)
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')])
+  return page
+}
+
+/**
+ * Opens a document and resolves once `text` is in its editor: the milliseconds since the navigation
+ * began, and the page's own marks (ms since navigation start) of the document synced and the editor built.
+ */
+async function openUntil(page: Page, url: string, text: string) {
+  const start = performance.now()
+  await page.goto(url)
+  await page.waitForFunction(
+    (t) => document.querySelector('.ProseMirror')?.textContent?.includes(t),
+    { timeout: 60_000, polling: 'mutation' },
+    text,
+  )
+  const ms = performance.now() - start
+  const marks = await page.evaluate(() =>
+    Object.fromEntries(performance.getEntriesByType('mark').map((m) => [m.name, m.startTime])),
+  )
+  return { ms, synced: marks['collab:synced'] ?? Number.NaN, built: marks['collab:editor'] ?? Number.NaN }
+}
+
+/** In the receiving page: stamps the time at which each awaited token first appears in the editor's DOM. */
+function watchTokens(page: Page) {
+  return page.evaluate(() => {
+    const w = window as unknown as { seen: Record<string, number>; waiting: Set<string> }
+    w.seen = {}
+    w.waiting = new Set()
+    const editor = document.querySelector('.ProseMirror')!
+    new MutationObserver((records) => {
+      for (const record of records) {
+        const text = record.target.textContent ?? ''
+        for (const token of w.waiting) {
+          if (text.includes(token)) {
+            w.seen[token] = performance.timeOrigin + performance.now()
+            w.waiting.delete(token)
+          }
+        }
+      }
+    }).observe(editor, { subtree: true, childList: true, characterData: true })
+  })
+}
+
+/** Places the sending page's cursor at the end of its first paragraph. */
+function focusFirstParagraph(page: Page) {
+  return page.evaluate(() => {
+    // Focus first: focusing the editor restores its own selection, which would undo the range below.
+    ;(document.querySelector('.ProseMirror') as HTMLElement).focus()
+    const paragraph = document.querySelector('.ProseMirror p')!
+    const range = document.createRange()
+    range.selectNodeContents(paragraph)
+    range.collapse(false)
+    getSelection()!.removeAllRanges()
+    getSelection()!.addRange(range)
+  })
+}
+
+async function keystrokeInBrowsers(sender: Page, receiver: Page, token: string): Promise<number> {
+  await receiver.evaluate((t) => (window as unknown as { waiting: Set<string> }).waiting.add(t), token)
+  const sent = await sender.evaluate((t) => {
+    const at = performance.timeOrigin + performance.now()
+    document.execCommand('insertText', false, t)
+    return at
+  }, token)
+  const seen = await receiver.waitForFunction(
+    (t) => (window as unknown as { seen: Record<string, number> }).seen[t],
+    { timeout: 10_000, polling: 'mutation' },
+    token,
+  )
+  return ((await seen.jsonValue()) as number) - sent
+}
+
+/** The floor: one bare provider inserts text, another bare provider (same process, same clock) has it. */
+async function keystrokeInProviders(
+  sender: ReturnType<typeof connectProvider>,
+  receiver: ReturnType<typeof connectProvider>,
+  token: string,
+): Promise<number> {
+  const seen = new Promise<number>((resolve) => {
+    // Only the block typed into is read: the whole fragment's text would cost more than the wire.
+    const onUpdate = () => {
+      if (String(receiver.doc.getXmlFragment(FRAGMENT_NAME).get(1)?.toString()).includes(token)) {
+        receiver.doc.off('update', onUpdate)
+        resolve(performance.now())
+      }
+    }
+    receiver.doc.on('update', onUpdate)
+  })
+  const first = sender.doc.getXmlFragment(FRAGMENT_NAME).get(1)
+  const sent = performance.now()
+  if (first instanceof Y.XmlElement && first.get(0) instanceof Y.XmlText) {
+    const text = first.get(0) as InstanceType<typeof Y.XmlText>
+    text.insert(text.length, token)
+  } else {
+    const paragraph = new Y.XmlElement('paragraph')
+    paragraph.insert(0, [new Y.XmlText(token)])
+    sender.doc.getXmlFragment(FRAGMENT_NAME).insert(1, [paragraph])
+  }
+  return (await seen) - sent
+}
+
+export async function measureWeb(fixture: Fixture, options: { quick: boolean }): Promise<Row[]> {
+  if (!CHROMIUM) {
+    process.stderr.write('the web editor: not measured (install Debian chromium)\n')
+    return []
+  }
+  const rows: Row[] = []
+  // The production store debounce and search refresh: the tests' settings re-index at every store.
+  const fresh = await startFreshServer(
+    {},
+    { storeDebounceMs: 2_000, storeMaxDebounceMs: 10_000, searchRefreshMs: SEARCH_REFRESH_MS },
+  )
+  const browser = await launchChromium()
+  const closers: Array<() => unknown> = []
+  try {
+    const { server } = fresh
+    const { user, token } = await userWithToken(server, 'bench-web')
+    await server.auth.accounts.setPassword(user.id, PASSWORD)
+    const big = await createFixtureDocument(server, user.id, 'Bench', fixture.state)
+    const lastText = lastParagraphText(fixture.state)
+
+    // First paint of the 1 MiB document, interleaved with a bare provider syncing it (warm: it stays live).
+    const keeper = connectProvider(server.url, big.room, token)
+    closers.push(() => keeper.destroy())
+    await keeper.ready
+    const page = await signedInPage(browser, server, 'bench-web')
+    const runs = options.quick ? 3 : 9
+    const painted: number[] = []
+    const synced: number[] = []
+    const pageSynced: number[] = []
+    const editorBuilt: number[] = []
+    for (let i = -1; i < runs; i++) {
+      const opened = await openUntil(page, `${server.url}/d/${big.slug}`, lastText)
+      const started = performance.now()
+      const bare = connectProvider(server.url, big.room, token)
+      await bare.ready
+      const floor = performance.now() - started
+      bare.destroy()
+      if (i < 0) continue // the first load also fetches and compiles the script
+      painted.push(opened.ms)
+      synced.push(floor)
+      pageSynced.push(opened.synced)
+      editorBuilt.push(opened.built - opened.synced)
+    }
+    const paint = summarize(painted)
+    const floor = summarize(synced)
+    rows.push({
+      measure: 'web editor first paint (open /d/<slug> → last paragraph in the editor)',
+      size: fixture.name,
+      stateBytes: fixture.state.length,
+      variants: { 'web editor': paint, 'bare provider synced (floor)': floor },
+      ratios: { 'editor / floor': paint.median / floor.median },
+      extra: {
+        'p50 ms': paint.median,
+        'floor p50 ms': floor.median,
+        'page synced at p50 ms': summarize(pageSynced).median,
+        'editor built in p50 ms': summarize(editorBuilt).median,
+      },
+    })
+    await page.browserContext().close()
+
+    // Keystroke to another browser, on a small document and on the 1 MiB one.
+    const small = await server.services.documents.create(user.id, {
+      title: 'Keystrokes',
+      markdown: '## Notes\n\nA short paragraph to type into.\n',
+    })
+    if (small.kind === 'error') throw new Error(small.message)
+    const samples = options.quick ? 10 : 40
+    for (const target of [
+      { name: '1 paragraph', slug: small.value.slug, room: small.value.room, text: 'A short paragraph' },
+      { name: fixture.name, slug: big.slug, room: big.room, text: lastText },
+    ]) {
+      const a = await signedInPage(browser, server, 'bench-web')
+      const b = await signedInPage(browser, server, 'bench-web')
+      await openUntil(a, `${server.url}/d/${target.slug}`, target.text)
+      await openUntil(b, `${server.url}/d/${target.slug}`, target.text)
+      await watchTokens(b)
+      await focusFirstParagraph(a)
+      const pa = connectProvider(server.url, target.room, token)
+      const pb = connectProvider(server.url, target.room, token)
+      await Promise.all([pa.ready, pb.ready])
+      const browsers: number[] = []
+      const providers: number[] = []
+      for (let i = -2; i < samples; i++) {
+        const inBrowsers = await keystrokeInBrowsers(a, b, ` k${i + 2}x`)
+        const inProviders = await keystrokeInProviders(pa, pb, ` p${i + 2}y`)
+        if (i < 0) continue
+        browsers.push(inBrowsers)
+        providers.push(inProviders)
+      }
+      pa.destroy()
+      pb.destroy()
+      await a.browserContext().close()
+      await b.browserContext().close()
+      const ours = summarize(browsers)
+      const bare = summarize(providers)
+      browsers.sort((x, y) => x - y)
+      rows.push({
+        measure: 'keystroke to another browser (input event → text in the other page)',
+        size: target.name,
+        variants: { 'browser → browser': ours, 'bare provider → provider (floor)': bare },
+        ratios: { 'browsers / floor': ours.median / bare.median },
+        extra: { 'p50 ms': ours.median, 'p95 ms': percentile(browsers, 95), 'floor p50 ms': bare.median },
+        target: { text: 'p95 < 100 ms on loopback', met: percentile(browsers, 95) < 100 },
+      })
+    }
+  } finally {
+    for (const close of closers.reverse()) await close()
+    await browser.close()
+    await fresh.close()
+  }
+  return rows
+}
