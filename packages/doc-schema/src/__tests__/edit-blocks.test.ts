@@ -145,3 +145,61 @@ describe('an image whose placeholder the Markdown keeps is kept', () => {
     expect(refused.kind === 'error' && refused.code).toBe('media_removal_needs_flag')
   })
 })
+
+describe('inBlock: one item of a list or one row of a table', () => {
+  test('ticking one checkbox sends that item only; the other items are untouched', () => {
+    const { fragment } = loadDocument('Doc', '## S\n\n- [ ] one\n- [ ] two\n- [ ] three\n\nafter')
+    const list = fragment.get(2) as Y.XmlElement
+    const items = list.toArray()
+    const s = section(fragment)
+    expectOk(
+      editBlocks(fragment, s.sectionId, s.rev, { inBlock: 1, removeBlocks: [2], markdown: '- [x] two' }),
+    )
+    expect(list.toArray()).toEqual(items)
+    expect(shown(fragment, 1)).toBe('- [ ] one\n- [x] two\n- [ ] three')
+  })
+
+  test('adding one table row sends that row only, after the row named', () => {
+    const { fragment } = loadDocument('Doc', '## S\n\n| a | b |\n| - | - |\n| 1 | 2 |\n| 5 | 6 |')
+    const table = fragment.get(2) as Y.XmlElement
+    const rows = table.toArray()
+    const s = section(fragment)
+    expectOk(editBlocks(fragment, s.sectionId, s.rev, { inBlock: 1, afterBlock: 2, markdown: '| 3 | 4 |' }))
+    expect(shown(fragment, 1)).toBe('| a | b |\n| - | - |\n| 1 | 2 |\n| 3 | 4 |\n| 5 | 6 |')
+    expect([table.get(0), table.get(1), table.get(3)] as unknown[]).toEqual(rows)
+  })
+
+  test('an item of a numbered list is removed and another inserted before the first', () => {
+    const { fragment } = loadDocument('Doc', '## S\n\n1. a\n2. b\n3. c')
+    let s = section(fragment)
+    expectOk(editBlocks(fragment, s.sectionId, s.rev, { inBlock: 1, removeBlocks: [2] }))
+    s = section(fragment)
+    expectOk(editBlocks(fragment, s.sectionId, s.rev, { inBlock: 1, afterBlock: 0, markdown: '1. zero' }))
+    expect(shown(fragment, 1)).toBe('1. zero\n2. a\n3. c')
+  })
+
+  describe('refusals name what to do', () => {
+    const refusal = (markdown: string, input: Parameters<typeof editBlocks>[3]) => {
+      const { fragment } = loadDocument('Doc', markdown)
+      const s = section(fragment)
+      const result = editBlocks(fragment, s.sectionId, s.rev, input)
+      return result.kind === 'error' ? `${result.code}: ${result.message}` : 'ok'
+    }
+    test('a paragraph has no items', () =>
+      expect(refusal('## S\n\ntext', { inBlock: 1, markdown: '- x' })).toStartWith(
+        'not_a_container: inBlock: block 1 is a paragraph; inBlock edits the items of a list or the rows of a table.',
+      ))
+    test('a bullet item into a task list', () =>
+      expect(refusal('## S\n\n- [ ] a', { inBlock: 1, markdown: '- b' })).toBe(
+        'not_items: markdown: block 1 is a taskList, so give only its items, each written "- [ ] text".',
+      ))
+    test('removing every item', () =>
+      expect(refusal('## S\n\n- a\n- b', { inBlock: 1, removeBlocks: [1, 2] })).toStartWith(
+        'container_emptied: removeBlocks: that removes every one of the 2 items of block 1;',
+      ))
+    test('an item number out of range', () =>
+      expect(refusal('## S\n\n- a\n- b', { inBlock: 1, removeBlocks: [3] })).toBe(
+        'block_out_of_range: removeBlocks: 3 not in 1..2; block 1 has 2 items.',
+      ))
+  })
+})

@@ -122,7 +122,7 @@ function buildChild(child: NewChild): OldChild {
  * Turns `parent`'s children `[start, start + old.length)` (which are `old`) into `next`, in place where
  * kinds agree. Call inside a transaction.
  */
-function patchChildren(
+function patchNewChildren(
   parent: Y.XmlFragment | Y.XmlElement,
   start: number,
   old: readonly OldChild[],
@@ -155,21 +155,21 @@ export function patchElement(element: Y.XmlElement, node: PMNode): void {
   const children = element
     .toArray()
     .filter((child): child is OldChild => child instanceof Y.XmlElement || child instanceof Y.XmlText)
-  patchChildren(element, 0, children, newChildren(node))
+  patchNewChildren(element, 0, children, newChildren(node))
 }
 
 /**
- * Replaces the top-level blocks `old` (consecutive, from fragment index `start`) with `nodes`, in place
- * where the kinds agree (see `align`). Call inside a transaction.
+ * Replaces `parent`'s consecutive children `old` (from index `start`: blocks of a section, items of a list,
+ * rows of a table) with `nodes`, in place where the kinds agree (see `align`). Call inside a transaction.
  */
-export function patchBlocks(
-  fragment: Y.XmlFragment,
+export function patchChildren(
+  parent: Y.XmlFragment | Y.XmlElement,
   start: number,
   old: readonly Y.XmlElement[],
   nodes: readonly PMNode[],
 ): void {
-  patchChildren(
-    fragment,
+  patchNewChildren(
+    parent,
     start,
     old,
     nodes.map((node) => ({ kind: 'element', node })),

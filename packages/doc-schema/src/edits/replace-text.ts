@@ -95,7 +95,7 @@ export function replaceText(
         if (next.media) {
           return refuse(
             'media_in_text',
-            'newText: it holds an image, which cannot go inside text; use editBlocks to insert it as a block.',
+            'newText: it holds an image, which cannot go inside text; use edit_blocks to insert it as a block.',
             'newText',
           )
         }
@@ -114,7 +114,7 @@ export function replaceText(
     return refuse(
       'newline_in_text',
       `newText: a line break cannot go inside the text of ${unit.block === 0 ? 'a heading' : 'a paragraph, list item or table cell'}; ` +
-        `use editBlocks with removeBlocks: [${Math.max(1, unit.block)}] and the block's new Markdown instead.`,
+        `use edit_blocks with remove_blocks: [${Math.max(1, unit.block)}] and the block's new Markdown instead.`,
       'newText',
     )
   }
@@ -262,7 +262,7 @@ function notFound(
       `${there} where oldText has ${describeChar(needle, low)}.`
   }
   const lines = oldText.includes('\n')
-    ? ' replace_text changes text within one paragraph, heading, list item or table cell (code blocks excepted); for more, use editBlocks.'
+    ? ' replace_text changes text within one paragraph, heading, list item or table cell (code blocks excepted); for more, use edit_blocks.'
     : ''
   return refuse(
     'text_not_found',

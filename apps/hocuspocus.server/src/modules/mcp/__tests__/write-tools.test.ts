@@ -305,4 +305,30 @@ describe('edit_blocks', () => {
       'The slow red grey fox jumps.',
     )
   })
+
+  test('in_block ticks one box of a list by sending that item; a paragraph is refused naming in_block', async () => {
+    const doc = await create('Tasks', '## Todo\n\n- [ ] write\n- [ ] test\n- [ ] ship\n\nnotes')
+    const section = await readSection(doc.slug, 1)
+    const ticked = await call(client, 'edit_blocks', {
+      slug: doc.slug,
+      section_id: section.sectionId,
+      rev: section.rev,
+      in_block: 1,
+      remove_blocks: [2],
+      markdown: '- [x] test',
+    })
+    expect(ticked.isError).toBe(false)
+    const after = await readSection(doc.slug, 1)
+    expect(after.text).toContain('[1] - [ ] write\n- [x] test\n- [ ] ship')
+    const refused = await call(client, 'edit_blocks', {
+      slug: doc.slug,
+      section_id: after.sectionId,
+      rev: after.rev,
+      in_block: 2,
+      markdown: '- more',
+    })
+    expect(refused.isError).toBe(true)
+    expect(refused.text).toStartWith('in_block: block 2 is a paragraph; in_block edits the items of a list')
+    expect(refused.text).not.toMatch(/inBlock|removeBlocks|editBlocks|replaceText/)
+  })
 })

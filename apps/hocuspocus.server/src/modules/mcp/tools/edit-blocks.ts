@@ -12,7 +12,8 @@ export const editBlocks = defineTool({
   title: 'Edit blocks of a section',
   description:
     'Removes numbered blocks of one section and/or inserts Markdown, in one change. Block numbers are ' +
-    'the [n] of read_document with section_id, before removal. Pass the rev you read: if the section ' +
+    'the [n] of read_document with section_id, before removal; with in_block they number the items of ' +
+    'one list or the rows of one table (tick one box, add one row, without resending the block). Pass the rev you read: if the section ' +
     'changed since, the edit is refused and nothing changes (read it again). Blocks you do not name ' +
     'keep everything, including what Markdown cannot show. New blocks that take the place of removed ' +
     'ones are written into them in place (a person typing there keeps their cursor); a removed image ' +
@@ -47,6 +48,15 @@ export const editBlocks = defineTool({
       .boolean()
       .optional()
       .describe('Set to true to remove a block that holds an image or embed.'),
+    in_block: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Edit inside this block (a list or a table): remove_blocks and after_block then number its items ' +
+          'or rows (1 = the first line of the list or table as read), and markdown gives items ("- [x] task") or rows ("| a | b |").',
+      ),
   },
   handler: (args, ctx) =>
     editDocument(
@@ -58,6 +68,7 @@ export const editBlocks = defineTool({
           afterBlock: args.after_block,
           markdown: args.markdown,
           allowMediaRemoval: args.allow_media_removal,
+          inBlock: args.in_block,
         })
         // "Nothing to change" names no single field of the model; here it is the Markdown that is missing.
         return edited.kind === 'error' && edited.code === 'nothing_to_change' && edited.field === undefined
