@@ -6,7 +6,7 @@ import { afterAll } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { type CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { RunningServer } from '../../server.ts'
 import { userWithToken } from './server.ts'
 
@@ -57,6 +57,17 @@ export async function connectInMemory(server: RunningServer, token: string): Pro
   const client = new Client({ name: 'mcp-in-memory', version: '1.0.0' })
   await client.connect(clientSide)
   return client
+}
+
+/** The JSON-RPC error a request is refused with (fails when it is answered, or fails otherwise). */
+export async function refusalOf(request: Promise<unknown>): Promise<{ code: number; message: string }> {
+  try {
+    await request
+  } catch (error) {
+    if (error instanceof McpError) return { code: error.code, message: error.message }
+    throw error
+  }
+  throw new Error('expected a refusal')
 }
 
 /** Calls a tool and returns its single text part (and whether it is an error). */

@@ -5,9 +5,8 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
-import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
+import { call, refusalOf, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
 import { useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_READ_CHARS, MAX_RESOURCE_PAGE } from '../limits.ts'
@@ -41,16 +40,6 @@ const textOf = (result: { contents: Array<Record<string, unknown>> }) => String(
 async function sectionIds(client: Client, slug: string): Promise<string[]> {
   const { text } = await call(client, 'get_outline', { slug })
   return [...text.matchAll(/section_id: ([\w-]+)/g)].map((m) => m[1]!)
-}
-
-async function refusalOf(read: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await read
-  } catch (error) {
-    if (error instanceof McpError) return { code: error.code, message: error.message }
-    throw error
-  }
-  throw new Error('expected a refusal')
 }
 
 describe('documents as resources', () => {

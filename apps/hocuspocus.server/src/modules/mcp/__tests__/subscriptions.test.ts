@@ -7,8 +7,8 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { McpError, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import { call, connectInMemory, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { call, connectInMemory, refusalOf, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
 import { eventually, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { documentUri, sectionUri } from '../resources/uris.ts'
@@ -50,16 +50,6 @@ function recordUpdates(client: Client): string[] {
     uris.push(n.params.uri)
   })
   return uris
-}
-
-async function refusalOf(request: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await request
-  } catch (error) {
-    if (error instanceof McpError) return { code: error.code, message: error.message }
-    throw error
-  }
-  throw new Error('expected a refusal')
 }
 
 describe('subscriptions over a session', () => {
