@@ -83,6 +83,28 @@ describe('progress over HTTP', () => {
     expect(prompted.map((p) => p.message)).toEqual(heard.map((p) => p.message))
   })
 
+  test('writes name their stage: create_document and append_to_document', async () => {
+    const heard: string[] = []
+    const onprogress = (p: Progress) => heard.push(String(p.message))
+    const made = textOf(
+      await client.callTool(
+        { name: 'create_document', arguments: { title: 'Log', markdown: 'one' } },
+        undefined,
+        { onprogress },
+      ),
+    )
+    const madeSlug = /slug: (\S+)/.exec(made)![1]!
+    await client.callTool(
+      { name: 'append_to_document', arguments: { slug: madeSlug, markdown: 'two' } },
+      undefined,
+      { onprogress },
+    )
+    expect(heard).toEqual([
+      'checking and storing 3 characters of Markdown',
+      'adding and storing 3 characters of Markdown',
+    ])
+  })
+
   test('the route streams only when asked: JSON without a progress token, SSE with one', async () => {
     const post = (meta?: Record<string, unknown>) =>
       fetch(mcpUrlOf(server), {

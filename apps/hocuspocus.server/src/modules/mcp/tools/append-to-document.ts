@@ -24,11 +24,13 @@ export const appendToDocument = defineTool({
         `Markdown to add at the end, up to ${MAX_MARKDOWN_CHARS} characters; headings ## and deeper.`,
       ),
   },
-  handler: ({ slug, markdown }, ctx) =>
-    editDocument(
+  handler: ({ slug, markdown }, ctx) => {
+    ctx.report?.stage(`adding and storing ${markdown.length} characters of Markdown`)
+    return editDocument(
       ctx,
       slug,
       (fragment) => appendMarkdown(fragment, markdown),
       (end) => `section_id: ${end.sectionId}\nrev: ${end.rev}`,
-    ),
+    )
+  },
 })
