@@ -331,4 +331,17 @@ describe('edit_blocks', () => {
     expect(refused.text).toStartWith('in_block: block 2 is a paragraph; in_block edits the items of a list')
     expect(refused.text).not.toMatch(/inBlock|removeBlocks|editBlocks|replaceText/)
   })
+
+  test('an unknown slug is refused naming the tool call that lists documents, not the HTTP API', async () => {
+    const expected =
+      'slug: no document "no-such-doc" that you can open; call find_documents to list the documents you can open.'
+    for (const [tool, args] of [
+      ['edit_blocks', { section_id: 'x', rev: 'y', markdown: 'z' }],
+      ['read_document', {}],
+    ] as const) {
+      const refused = await call(client, tool, { slug: 'no-such-doc', ...args })
+      expect(refused.isError).toBe(true)
+      expect(refused.text).toBe(expected)
+    }
+  })
 })

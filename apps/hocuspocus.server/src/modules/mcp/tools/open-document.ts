@@ -10,8 +10,17 @@ import type { ToolContext } from './context.ts'
 
 export type Opened = { resolved: Resolved; content: ReadableDocument }
 
-export async function openDocument(ctx: ToolContext, slug: string): Promise<Result<Opened>> {
+/**
+ * The document for `slug` as the documents service resolves it, its refusal in an agent's words: the
+ * service's "not found" names the HTTP API too, which an MCP agent cannot call.
+ */
+export async function resolveForAgent(ctx: ToolContext, slug: string): Promise<Result<Resolved>> {
   const resolved = await ctx.documents.resolve(slug, ctx.principal)
+  return resolved.kind === 'error' && resolved.code === 'not_found' ? goneRefusal(slug) : resolved
+}
+
+export async function openDocument(ctx: ToolContext, slug: string): Promise<Result<Opened>> {
+  const resolved = await resolveForAgent(ctx, slug)
   if (resolved.kind === 'error') return resolved
   const content = await ctx.reader.open(resolved.value.document.room)
   if (!content) return goneRefusal(slug)
@@ -23,7 +32,7 @@ export async function openOutline(
   ctx: ToolContext,
   slug: string,
 ): Promise<Result<{ resolved: Resolved; outline: OutlineNode[] }>> {
-  const resolved = await ctx.documents.resolve(slug, ctx.principal)
+  const resolved = await resolveForAgent(ctx, slug)
   if (resolved.kind === 'error') return resolved
   const outline = await ctx.reader.openOutline(resolved.value.document.room)
   if (!outline) return goneRefusal(slug)
@@ -41,9 +50,9 @@ export function headingsOf(outline: readonly OutlineNode[]): Array<{ sectionId: 
   return headings
 }
 
-/** The same words as the documents service's refusal, for a document deleted between the two steps. */
+/** An unknown or unreadable slug (the same words for both), naming the tool call that lists documents. */
 export function notFoundMessage(slug: string): string {
-  return `slug: no document "${slug}" that you can open; list yours with find_documents or GET /api/documents`
+  return `slug: no document "${slug}" that you can open; call find_documents to list the documents you can open.`
 }
 
 export const goneRefusal = (slug: string) => refuse('not_found', notFoundMessage(slug), 'slug')

@@ -7,10 +7,11 @@ import type * as Y from 'yjs'
 import type { Resolved } from '../../../documents/service.ts'
 import { type Result, refuse } from '../../../errors.ts'
 import type { ToolContext } from './context.ts'
+import { resolveForAgent } from './open-document.ts'
 import type { ToolAnswer, ToolRefusal } from './tool.ts'
 
 export async function resolveForWrite(ctx: ToolContext, slug: string): Promise<Result<Resolved>> {
-  const resolved = await ctx.documents.resolve(slug, ctx.principal)
+  const resolved = await resolveForAgent(ctx, slug)
   if (resolved.kind === 'error') return resolved
   const { access, document } = resolved.value
   if (access.canWrite) return resolved
