@@ -7,7 +7,9 @@
  * `WEB_SCREENSHOT=docs/web-editor.png bun test web-editor` also saves the page as the README's picture.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { resolve } from 'node:path'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
 import { type Browser, CHROMIUM, launchChromium, type Page } from './helpers/chromium.ts'
@@ -221,6 +223,82 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
 
     await page.browserContext().close()
     await second.browserContext().close()
+  }, 120_000)
+
+  test('the documents page finds, imports a Markdown file and creates; the owner shares and publishes from the dialog', async () => {
+    const owner = await person('edna')
+    await person('fred')
+    for (const title of ['Quarterly report', 'Holiday rota']) {
+      const made = await server.services.documents.create(owner.user.id, {
+        title,
+        markdown: `About ${title}.`,
+      })
+      if (made.kind === 'error') throw new Error(made.message)
+    }
+    const page = await signedIn('edna')
+    const titles = () => page.$$eval('tbody a', (links) => links.map((a) => a.textContent))
+    await eventually(
+      async () => expect((await titles()).sort()).toEqual(['Holiday rota', 'Quarterly report']),
+      10_000,
+      'the list',
+    )
+    await page.type('input[type=search]', 'rota')
+    await eventually(
+      async () => expect(await titles()).toEqual(['Holiday rota']),
+      10_000,
+      'the search result',
+    )
+
+    // Create: a title, and the new document opens with it as its first heading.
+    await page.type('input[name=title]', 'Fresh page')
+    await Promise.all([page.waitForNavigation(), page.click('form.inline button[type=submit]')])
+    await page.waitForFunction(() => document.querySelector('.ProseMirror h1')?.textContent === 'Fresh page')
+    await page.goto(`${server.url}/`)
+
+    // Import: a file from disk through the page's file input, opened once stored.
+    const file = join(mkdtempSync(join(tmpdir(), 'web-import-')), 'minutes.md')
+    writeFileSync(file, '# Team minutes\n\n## Decisions\n\n- [x] Ship the editor\n- [ ] Write the docs\n')
+    const input = await page.$('input[type=file]')
+    await input!.uploadFile(file)
+    await Promise.all([
+      page.waitForNavigation(),
+      page.click('form.inline:nth-of-type(2) button[type=submit]'),
+    ])
+    expect(new URL(page.url()).pathname).toStartWith('/d/')
+    await page.waitForFunction(() =>
+      document.querySelector('.ProseMirror')?.textContent?.includes('Write the docs'),
+    )
+    expect(await page.$$eval('.ProseMirror ul[data-type=taskList] li', (items) => items.length)).toBe(2)
+    const slug = decodeURIComponent(new URL(page.url()).pathname.slice(3))
+
+    // Share with Fred as a viewer and make it public, from the dialog.
+    await page.click('button:not([type=submit])')
+    await page.waitForSelector('dialog.share[open]')
+    await page.type('dialog.share input[name=handle]', 'fred')
+    await page.select('dialog.share select[name=role]', 'viewer')
+    await page.click('dialog.share form.inline button[type=submit]')
+    await eventually(
+      async () =>
+        expect(
+          await page.$$eval('dialog.share .members li', (items) => items.map((li) => li.textContent)),
+        ).toEqual(['fred (viewer) Remove']),
+      10_000,
+      'the member listed',
+    )
+    await page.click('dialog.share label.check input[type=checkbox]')
+    await eventually(
+      async () => {
+        const document = await server.services.documents.bySlugForAdmin(slug)
+        expect(document.kind === 'ok' && document.value.isPrivate).toBe(false)
+      },
+      10_000,
+      'the document public',
+    )
+    const members = await server.services.db.prisma.documentMember.findMany({
+      where: { user: { handle: 'fred' } },
+    })
+    expect(members.map((m) => m.role)).toEqual(['viewer'])
+    await page.browserContext().close()
   }, 120_000)
 
   test("a person's caret stays in their paragraph while an agent restructures the section above it", async () => {
