@@ -1,14 +1,18 @@
 /**
  * The stdio entry as a host runs it: a real SDK Client spawns `src/mcp-stdio.ts` over stdin/stdout
- * (StdioClientTransport), with a temporary database and PORT=0. stdout must carry only MCP messages.
+ * (StdioClientTransport), with a temporary database and PORT=0. stdout must carry only MCP messages; the
+ * session's resource subscriptions hear of changes stored through the same process's HTTP port.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { createTestDatabase, type TestDatabase } from '../../../__tests__/helpers/database.ts'
-import { call } from '../../../__tests__/helpers/mcp.ts'
+import { call, connectClient } from '../../../__tests__/helpers/mcp.ts'
 import { APP_DIR, REPO_DIR, runCli } from '../../../__tests__/helpers/process.ts'
+import { eventually } from '../../../__tests__/helpers/server.ts'
+import { documentUri } from '../resources/uris.ts'
 
 const ENTRY = join(APP_DIR, 'src/mcp-stdio.ts')
 
@@ -95,6 +99,22 @@ describe('MCP over stdio (bun run mcp:stdio)', () => {
       expect(url).toBeDefined()
       const health = await fetch(`${url}/health`)
       expect(health.status).toBe(200)
+
+      // The session subscribes to its document; a change stored through the port's HTTP MCP is told.
+      expect(client.getServerCapabilities()?.resources?.subscribe).toBe(true)
+      const slug = /slug: (\S+)/.exec(created.text)![1]!
+      const updates: string[] = []
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+        updates.push(n.params.uri)
+      })
+      await client.subscribeResource({ uri: documentUri(slug) })
+      const http = await connectClient(`${url}/mcp`, token)
+      try {
+        expect((await call(http, 'append_to_document', { slug, markdown: 'from HTTP' })).isError).toBe(false)
+      } finally {
+        await http.close()
+      }
+      await eventually(() => expect(updates).toContain(documentUri(slug)))
       expect(errors).toEqual([]) // no non-JSON line ever reached stdout
     } finally {
       await client.close()
