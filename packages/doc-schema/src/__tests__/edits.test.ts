@@ -219,13 +219,19 @@ describe('replaceText', () => {
 })
 
 describe('appendMarkdown', () => {
-  test('appends at the end and returns the last section', () => {
+  test('appends at the end and returns the last section, every section it created, and the one it changed', () => {
     const { fragment } = loadDocument('Doc', MD)
-    const result = expectOk(appendMarkdown(fragment, 'more\n\n## New\n\nend'))
-    const last = listSections(fragment).at(-1)!
-    expect(result).toEqual({ sectionId: last.sectionId, rev: last.rev })
-    expect(last.title).toBe('New')
-    expect(blockTexts(fragment).slice(-4)).toEqual(['other', 'more', 'New', 'end'])
+    const result = expectOk(appendMarkdown(fragment, 'more\n\n## Mid\n\n## New\n\nend'))
+    const [previous, mid, last] = listSections(fragment)
+      .slice(-3)
+      .map(({ sectionId, rev }) => ({ sectionId, rev }))
+    expect(result).toEqual({ ...last!, created: [mid!, last!], changed: previous! })
+    expect(listSections(fragment).at(-1)!.title).toBe('New')
+    expect(blockTexts(fragment).slice(-5)).toEqual(['other', 'more', 'Mid', 'New', 'end'])
+    // Without headings: the end is the last section, nothing is created.
+    const plain = expectOk(appendMarkdown(fragment, 'tail'))
+    const end = listSections(fragment).at(-1)!
+    expect(plain).toEqual({ sectionId: end.sectionId, rev: end.rev, created: [] })
   })
 
   test('into an empty document it needs the title first (missing_title), then accepts it', () => {

@@ -106,8 +106,26 @@ describe('write tools', () => {
 
   test('append_to_document answers the new end; create_document refuses bad Markdown and leaves no document', async () => {
     const doc = await create('Grow', '## Start\n\nhello')
-    const appended = await call(client, 'append_to_document', { slug: doc.slug, markdown: '## End\n\nbye' })
-    expect(appended.text).toMatch(/^section_id: [\w-]+\nrev: [0-9a-f]{12}$/)
+    const appended = await call(client, 'append_to_document', {
+      slug: doc.slug,
+      markdown: 'more hello\n\n## Middle\n\n## End\n\nbye',
+    })
+    // The end, then every section it created (the end included), then the section the first block joined.
+    const outline = (await call(client, 'get_outline', { slug: doc.slug })).text
+    const ref = (title: string) =>
+      new RegExp(`${title} \\[section_id: ([\\w-]+), rev: ([0-9a-f]+)\\]`).exec(outline)!
+    const [start, middle, end] = ['Start', 'Middle', 'End'].map(ref)
+    expect(appended.text).toBe(
+      [
+        `section_id: ${end![1]}`,
+        `rev: ${end![2]}`,
+        `created: section_id: ${middle![1]}, rev: ${middle![2]}`,
+        `created: section_id: ${end![1]}, rev: ${end![2]}`,
+        `changed: section_id: ${start![1]}, rev: ${start![2]}`,
+      ].join('\n'),
+    )
+    const plain = await call(client, 'append_to_document', { slug: doc.slug, markdown: 'tail' })
+    expect(plain.text).toMatch(/^section_id: [\w-]+\nrev: [0-9a-f]{12}$/)
     expect(await storedText(server, doc.room)).toContain('bye')
     const before = (await server.services.documents.listForUser(owner.id)).length
     const refused = await call(client, 'create_document', { title: 'Bad', markdown: '# Second title' })

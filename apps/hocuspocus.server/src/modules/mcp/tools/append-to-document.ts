@@ -12,7 +12,8 @@ export const appendToDocument = defineTool({
   title: 'Append to a document',
   description:
     `Adds Markdown (up to ${MAX_MARKDOWN_CHARS} characters) at the end of a document; people editing it ` +
-    'see it at once. Returns the section_id and rev of the section the new end belongs to. Answers ' +
+    'see it at once. Returns the section_id and rev of the section the new end belongs to, of every ' +
+    'section its headings created, and of the last section when blocks before the first heading joined it. Answers ' +
     'only after the change is stored. Needs write access and a token with scope write.',
   inputSchema: {
     slug: slugField('The document slug.'),
@@ -30,7 +31,13 @@ export const appendToDocument = defineTool({
       ctx,
       slug,
       (fragment) => appendMarkdown(fragment, markdown),
-      (end) => `section_id: ${end.sectionId}\nrev: ${end.rev}`,
+      (end) =>
+        [
+          `section_id: ${end.sectionId}`,
+          `rev: ${end.rev}`,
+          ...end.created.map((made) => `created: section_id: ${made.sectionId}, rev: ${made.rev}`),
+          ...(end.changed ? [`changed: section_id: ${end.changed.sectionId}, rev: ${end.changed.rev}`] : []),
+        ].join('\n'),
     )
   },
 })
