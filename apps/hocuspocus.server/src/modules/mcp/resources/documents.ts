@@ -8,7 +8,7 @@
 
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { ErrorCode, ListResourcesRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, ListResourcesRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { MAX_COMPLETION_VALUES, MAX_FIND_LIMIT, MAX_RESOURCE_PAGE } from '../limits.ts'
 import { findPage } from '../paging/find-pages.ts'
 import { refusalText, toolResult } from '../tools/answer.ts'
@@ -18,12 +18,16 @@ import { headingsOf, openOutline } from '../tools/open-document.ts'
 import { readDocument } from '../tools/read-document.ts'
 import type { CallExtra } from '../tools/report.ts'
 import type { ToolAnswer } from '../tools/tool.ts'
-import { DOCUMENT_TEMPLATE, documentUri, RESOURCE_MIME, SECTION_TEMPLATE } from './uris.ts'
+import {
+  DOCUMENT_TEMPLATE,
+  documentUri,
+  RESOURCE_MIME,
+  RESOURCE_NOT_FOUND,
+  requestError,
+  SECTION_TEMPLATE,
+} from './uris.ts'
 
 export { DOCUMENT_TEMPLATE, documentUri, SECTION_TEMPLATE, sectionUri } from './uris.ts'
-
-/** JSON-RPC "resource not found" (the spec's -32002): a missing document and one the caller may not read. */
-const RESOURCE_NOT_FOUND = -32002
 
 /** Refusals that mean "no such resource for you" (a missing document and one the caller may not read). */
 const NOT_FOUND_CODES = new Set(['not_found', 'section_not_found'])
@@ -54,7 +58,7 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
     if (result.isError) {
       const missing =
         typeof answer === 'object' && answer.kind === 'error' && NOT_FOUND_CODES.has(answer.code)
-      throw new McpError(missing ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, text, {
+      throw requestError(missing ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, text, {
         uri: uri.toString(),
       })
     }
@@ -107,7 +111,7 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
       limit: MAX_RESOURCE_PAGE,
       cursor: request.params?.cursor,
     })
-    if (page.kind === 'error') throw new McpError(ErrorCode.InvalidParams, refusalText(page))
+    if (page.kind === 'error') throw requestError(ErrorCode.InvalidParams, refusalText(page))
     return {
       resources: page.value.rows.map((row) => ({
         uri: documentUri(row.slug),

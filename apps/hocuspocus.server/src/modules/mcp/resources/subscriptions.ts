@@ -10,17 +10,14 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import {
   ErrorCode,
-  McpError,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { MAX_SUBSCRIPTIONS, RESOURCE_UPDATE_INTERVAL_MS } from '../limits.ts'
 import { refusalText } from '../tools/answer.ts'
 import type { CallerContext } from '../tools/context.ts'
-import { DOCUMENT_TEMPLATE } from './uris.ts'
-
-/** JSON-RPC "resource not found" (the spec's -32002), as resources/read answers. */
-const RESOURCE_NOT_FOUND = -32002
+import { resolveForAgent } from '../tools/open-document.ts'
+import { DOCUMENT_TEMPLATE, RESOURCE_NOT_FOUND, requestError } from './uris.ts'
 
 /** Tells when a store of a document succeeded, with the state vector it covered (PersistenceExtension). */
 export type StoreWatch = {
@@ -87,21 +84,22 @@ export function registerSubscriptions(
     const { uri } = request.params
     const match = URI_PATTERN.exec(uri)
     if (!match) {
-      throw new McpError(
+      throw requestError(
         ErrorCode.InvalidParams,
         `uri: not a resource of this server; subscribe to ${DOCUMENT_TEMPLATE} or …/sections/{section_id} (resources/templates/list).`,
       )
     }
     if (subscriptions.has(uri)) return {}
     if (subscriptions.size >= MAX_SUBSCRIPTIONS) {
-      throw new McpError(
+      throw requestError(
         ErrorCode.InvalidParams,
         `uri: this session already has ${MAX_SUBSCRIPTIONS} subscriptions, the most it may hold; unsubscribe from one first.`,
       )
     }
     const slug = safeDecode(match[1]!)
-    const resolved = await caller.documents.resolve(slug, caller.principal)
-    if (resolved.kind === 'error') throw new McpError(RESOURCE_NOT_FOUND, refusalText(resolved), { uri })
+    // The tools' words for a missing or unreadable document (resolveForAgent), as resources/read answers.
+    const resolved = await resolveForAgent({ ...caller, tool: 'resources/subscribe' }, slug)
+    if (resolved.kind === 'error') throw requestError(RESOURCE_NOT_FOUND, refusalText(resolved), { uri })
     const subscription: Subscription = { stop: () => {}, pending: false, lastVector: '' }
     subscriptions.set(uri, subscription)
     subscription.stop = watch.onStored(resolved.value.document.room, (vector) => changed(uri, slug, vector))

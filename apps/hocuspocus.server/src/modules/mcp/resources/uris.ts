@@ -22,3 +22,14 @@ export const documentLink = (slug: string): ResourceLink => ({
   name: slug,
   mimeType: RESOURCE_MIME,
 })
+
+/** JSON-RPC "resource not found" (the spec's -32002): a missing document and one the caller may not read. */
+export const RESOURCE_NOT_FOUND = -32002
+
+/**
+ * A JSON-RPC error whose message is exactly `message` (it starts with the field at fault). The SDK's
+ * McpError prefixes "MCP error <code>: " to its message, which would reach the caller in front of the field.
+ */
+export function requestError(code: number, message: string, data?: unknown): Error & { code: number } {
+  return Object.assign(new Error(message), { code, data })
+}
