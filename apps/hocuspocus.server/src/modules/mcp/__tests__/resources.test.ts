@@ -44,7 +44,8 @@ async function sectionIds(client: Client, slug: string): Promise<string[]> {
 
 describe('documents as resources', () => {
   test('initialize advertises resources; both templates are listed', async () => {
-    expect(aliceClient.getServerCapabilities()?.resources).toBeDefined()
+    // No notification tells of a new or lost document: a client must not cache the list.
+    expect(aliceClient.getServerCapabilities()?.resources).toEqual({ listChanged: false })
     expect(aliceClient.getServerCapabilities()?.completions).toBeDefined()
     const { resourceTemplates } = await aliceClient.listResourceTemplates()
     expect(resourceTemplates.map((t) => t.uriTemplate).sort()).toEqual(

@@ -122,6 +122,9 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
       ...(page.value.next ? { nextCursor: page.value.next } : {}),
     }
   })
+  // The list changes as documents are created, shared and deleted, and no notification says so (the SDK
+  // declares listChanged: true): a client must not cache it, so say it will not be told.
+  server.server.registerCapabilities({ resources: { listChanged: false } })
   return { read, completeSlug, completeSection }
 }
 
