@@ -1,0 +1,63 @@
+/**
+ * A call's report on its own (tools/report.ts), with the request's notification channel recorded: while a
+ * stage lasts the caller hears "still <stage>" with progress that keeps increasing, and nothing once the
+ * call has its answer; without a progress token there is no progress at all; log messages follow the
+ * level. Failures caught: a heartbeat that repeats a progress value (the spec requires it to increase), one
+ * that outlives the call (a timer left running per call), progress sent to a caller who did not ask.
+ */
+import { describe, expect, test } from 'bun:test'
+import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js'
+import { eventually } from '../../../__tests__/helpers/server.ts'
+import { PROGRESS_INTERVAL_MS } from '../limits.ts'
+import { type CallExtra, callReport, createLogLevel } from '../tools/report.ts'
+
+function recordingExtra(progressToken?: string) {
+  const sent: ServerNotification[] = []
+  const extra = {
+    _meta: progressToken === undefined ? undefined : { progressToken },
+    sendNotification: async (notification: ServerNotification) => {
+      sent.push(notification)
+    },
+  } as unknown as CallExtra
+  const progress = () =>
+    sent.flatMap((n) =>
+      n.method === 'notifications/progress'
+        ? [{ progress: n.params.progress, message: n.params.message }]
+        : [],
+    )
+  return { extra, sent, progress }
+}
+
+describe('a call’s report', () => {
+  test('a long stage sends "still …" heartbeats with increasing progress, and none after the answer', async () => {
+    const { extra, progress } = recordingExtra('t-1')
+    const report = callReport('read_document', extra, createLogLevel())
+    report.stage('opening the document')
+    await eventually(() => expect(progress().length).toBeGreaterThanOrEqual(3), 10 * PROGRESS_INTERVAL_MS)
+    report.end()
+    const heard = progress()
+    expect(heard[0]).toEqual({ progress: 1, message: 'opening the document' })
+    expect(heard.slice(1).every((p) => p.message === 'still opening the document')).toBe(true)
+    expect(heard.map((p) => p.progress)).toEqual(heard.map((_, i) => i + 1))
+    await Bun.sleep(2 * PROGRESS_INTERVAL_MS)
+    expect(progress().length).toBe(heard.length)
+    report.stage('after the answer')
+    expect(progress().length).toBe(heard.length)
+  }, 30_000)
+
+  test('without a progress token: no progress; log messages from the level the caller set', () => {
+    const { extra, sent, progress } = recordingExtra()
+    const level = createLogLevel()
+    const report = callReport('find_sections', extra, level)
+    report.stage('searching its sections') // info: below the default notice
+    report.log('error', 'The call failed on the server.')
+    level.set('info')
+    report.stage('searching again')
+    report.end()
+    expect(progress()).toEqual([])
+    expect(sent.map((n) => n.params)).toEqual([
+      { level: 'error', logger: 'collab-documents', data: 'find_sections: The call failed on the server.' },
+      { level: 'info', logger: 'collab-documents', data: 'find_sections: searching again' },
+    ])
+  })
+})
