@@ -15,7 +15,7 @@ import {
   withWellFormedIds,
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
-import type { AccessChanges } from '../access-changes.ts'
+import type { AccessChange, AccessChanges } from '../access-changes.ts'
 import type { Principal } from '../auth/tokens.ts'
 import { Prisma, type PrismaClient } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
@@ -125,9 +125,55 @@ function derivedOf(update: Uint8Array): { text: string; outline: OutlineNode[] }
   return derived
 }
 
+/**
+ * How long a resolution (a slug or room, for one user with one set of scopes) that found a readable
+ * document is reused: its query was the largest fixed cost of a warm tool call on PGlite (~1-3 ms of a
+ * ~5 ms call). Every access change (share, unshare, flags, delete, a user or token change, also from other
+ * instances through Redis) drops every entry at once, and a title written for a document drops its entries,
+ * so this bounds only changes made to the database behind the server's back. A refusal is never kept:
+ * "not found" and "not yours" still cost one query alike.
+ */
+export const RESOLVE_CACHE_MS = 2_000
+
+/** Resolutions kept at most; past it the oldest go first. */
+export const MAX_RESOLVE_CACHE_ENTRIES = 5_000
+
 /** `changes`: told of every share, unshare, flag change and delete, so open connections follow them. */
 export function createDocumentsService(prisma: PrismaClient, changes?: AccessChanges) {
+  const resolutions = new Map<string, { value: Resolved; at: number }>()
+  changes?.on(() => resolutions.clear())
+  /** Who may do what changed here: cached resolutions go, and open connections are told. */
+  function accessChanged(change: AccessChange): void {
+    resolutions.clear()
+    changes?.emit(change)
+  }
+  /** Drops the cached resolutions of one document (its title or flags changed here). */
+  function forgetResolutions(documentId: string): void {
+    for (const [key, entry] of resolutions)
+      if (entry.value.document.id === documentId) resolutions.delete(key)
+  }
+
   async function resolveWhere(
+    where: { slug: string } | { room: string },
+    principal: Principal,
+    label: string,
+  ): Promise<Result<Resolved>> {
+    const key = `${'slug' in where ? `s${where.slug}` : `r${where.room}`}\u0000${principal.user.id}\u0000${principal.scopes.join(',')}`
+    const cached = resolutions.get(key)
+    if (cached && Date.now() - cached.at < RESOLVE_CACHE_MS) return ok(cached.value)
+    if (cached) resolutions.delete(key)
+    const resolved = await resolveUncached(where, principal, label)
+    if (resolved.kind === 'ok') {
+      if (resolutions.size >= MAX_RESOLVE_CACHE_ENTRIES) {
+        const oldest = resolutions.keys().next().value
+        if (oldest !== undefined) resolutions.delete(oldest)
+      }
+      resolutions.set(key, { value: resolved.value, at: Date.now() })
+    }
+    return resolved
+  }
+
+  async function resolveUncached(
     where: { slug: string } | { room: string },
     principal: Principal,
     label: string,
@@ -326,7 +372,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
         update: { role },
       })
       await prisma.document.update({ where: { id: doc.value.id }, data: { updatedAt: new Date() } })
-      changes?.emit({ kind: 'document', documentId: doc.value.id, userId })
+      accessChanged({ kind: 'document', documentId: doc.value.id, userId })
       return doc
     },
 
@@ -336,7 +382,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
       const { count } = await prisma.documentMember.deleteMany({
         where: { documentId: doc.value.id, userId },
       })
-      changes?.emit({ kind: 'document', documentId: doc.value.id, userId })
+      accessChanged({ kind: 'document', documentId: doc.value.id, userId })
       return ok({ removed: count > 0 })
     },
 
@@ -351,7 +397,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
         data: flags,
         select: documentSelect,
       })
-      changes?.emit({ kind: 'document', documentId: updated.id })
+      accessChanged({ kind: 'document', documentId: updated.id })
       return ok(updated)
     },
 
@@ -363,7 +409,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
         data: { deletedAt: new Date() },
         select: documentSelect,
       })
-      changes?.emit({ kind: 'document', documentId: deleted.id })
+      accessChanged({ kind: 'document', documentId: deleted.id })
       return ok(deleted)
     },
 
@@ -467,7 +513,9 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
       content: StoredContent,
       options: StoreOptions = {},
     ): Promise<{ bytes: number }> {
-      return prisma.$transaction((tx) => storeContent(tx, documentId, content, options))
+      const stored = await prisma.$transaction((tx) => storeContent(tx, documentId, content, options))
+      forgetResolutions(documentId) // the title may have changed
+      return stored
     },
 
     /** Appends one Yjs update to the document's log (a store). Throws when the database does. */
@@ -478,6 +526,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
     /** Writes the title and full-text vector derived from the live content. */
     async refreshDerived(documentId: string, content: DerivedContent): Promise<void> {
       await writeDerived(prisma, documentId, content)
+      forgetResolutions(documentId) // the title may have changed
     },
   }
 }

@@ -1,0 +1,78 @@
+/**
+ * A resolution that found a readable document is reused for RESOLVE_CACHE_MS (documents/service.ts), so
+ * every change of who may read must drop it at once: unshare, a document made private, a delete, a role
+ * made viewer, and (from another instance) a change heard through AccessChanges. A title written by the
+ * content refresh shows at the next call too.
+ */
+import { describe, expect, test } from 'bun:test'
+import type { RunningServer } from '../server.ts'
+import { DATABASE_KIND } from './helpers/database.ts'
+import { userWithToken, useTestServer } from './helpers/server.ts'
+
+describe(`cached resolutions follow access changes at once (${DATABASE_KIND})`, () => {
+  let server: RunningServer
+  useTestServer((s) => {
+    server = s
+  })
+
+  async function setup(owner: string, other: string) {
+    const a = await userWithToken(server, owner)
+    const b = await userWithToken(server, other)
+    const made = await server.services.documents.create(a.user.id, { title: 'Cached', isPrivate: true })
+    if (made.kind === 'error') throw new Error(made.message)
+    const principal = (await server.services.tokens.verify(b.token))!
+    return { owner: a, other: b, principal, slug: made.value.slug, id: made.value.id, room: made.value.room }
+  }
+
+  const canRead = async (
+    slug: string,
+    principal: Parameters<RunningServer['services']['documents']['resolve']>[1],
+  ) => (await server.services.documents.resolve(slug, principal)).kind === 'ok'
+
+  test('unshare, private, delete and a lowered role take effect on the very next resolution', async () => {
+    const { other, principal, slug } = await setup('cache-owner', 'cache-reader')
+    const documents = server.services.documents
+    expect(await canRead(slug, principal)).toBe(false)
+
+    await documents.share(slug, other.user.id, 'editor')
+    expect(await canRead(slug, principal)).toBe(true) // now cached
+    const writable = await documents.resolve(slug, principal)
+    expect(writable.kind === 'ok' && writable.value.access.canWrite).toBe(true)
+    await documents.share(slug, other.user.id, 'viewer')
+    const lowered = await documents.resolve(slug, principal)
+    expect(lowered.kind === 'ok' && lowered.value.access.canWrite).toBe(false)
+
+    await documents.unshare(slug, other.user.id)
+    expect(await canRead(slug, principal)).toBe(false)
+
+    await documents.setFlags(slug, { isPrivate: false })
+    expect(await canRead(slug, principal)).toBe(true)
+    await documents.setFlags(slug, { isPrivate: true })
+    expect(await canRead(slug, principal)).toBe(false)
+
+    await documents.setFlags(slug, { isPrivate: false })
+    expect(await canRead(slug, principal)).toBe(true)
+    await documents.softDelete(slug)
+    expect(await canRead(slug, principal)).toBe(false)
+  })
+
+  test('a change heard from another instance (AccessChanges) drops cached resolutions', async () => {
+    const { other, principal, slug, id } = await setup('cache-owner-2', 'cache-reader-2')
+    await server.services.documents.share(slug, other.user.id, 'viewer')
+    expect(await canRead(slug, principal)).toBe(true)
+    // Another instance removed the membership: the row goes behind this one's back, the change comes by Redis.
+    await server.services.db.prisma.documentMember.deleteMany({ where: { documentId: id } })
+    server.services.accessChanges.emit({ kind: 'document', documentId: id }, 'remote')
+    expect(await canRead(slug, principal)).toBe(false)
+  })
+
+  test('a title written by the content refresh is in the next resolution', async () => {
+    const { owner, slug, id } = await setup('cache-owner-3', 'cache-reader-3')
+    const principal = (await server.services.tokens.verify(owner.token))!
+    const before = await server.services.documents.resolve(slug, principal)
+    expect(before.kind === 'ok' && before.value.document.title).toBe('Cached')
+    await server.services.documents.refreshDerived(id, { title: 'Renamed', text: 'Renamed' })
+    const after = await server.services.documents.resolve(slug, principal)
+    expect(after.kind === 'ok' && after.value.document.title).toBe('Renamed')
+  })
+})
