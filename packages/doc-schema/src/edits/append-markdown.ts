@@ -4,7 +4,7 @@ import { parseMarkdown } from '../markdown/parse-markdown.ts'
 import { ok, type Result, refuse } from '../result.ts'
 import { holdsNoElement, lastSection } from '../sections/section-index.ts'
 import { blocksToY } from '../yjs/build-y.ts'
-import { sectionsFrom, type WrittenSection } from './edit-blocks.ts'
+import { sectionsFrom, type WrittenSection } from './edit-target.ts'
 
 export type AppendResult = {
   /** The section the new end belongs to. */

@@ -2,13 +2,11 @@ import type { Node as PMNode } from '@tiptap/pm/model'
 import * as Y from 'yjs'
 import type { DocNode } from '../doc-json.ts'
 import { schema } from '../extensions.ts'
-import { isHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR } from '../limits.ts'
 import { parseMarkdown } from '../markdown/parse-markdown.ts'
 import { ok, type Result, refuse } from '../result.ts'
-import { sectionRev } from '../sections/section-rev.ts'
 import { nodeToY } from '../yjs/build-y.ts'
-import { editTarget } from './edit-target.ts'
+import { editTarget, sectionsFrom, type WrittenSection } from './edit-target.ts'
 import { mediaUnder, patchChildren, restorePlaceholders } from './patch-blocks.ts'
 
 export type EditBlocksInput = {
@@ -26,9 +24,6 @@ export type EditBlocksInput = {
   /** Edit the items of this block (a list's items, a table's rows) instead of the section's blocks. */
   inBlock?: number
 }
-
-/** A section a write changed or created, as its answer names it. */
-export type WrittenSection = { sectionId: string; rev: string }
 
 export type EditBlocksResult = {
   /** The edited section's new rev. */
@@ -271,33 +266,4 @@ function toNodes(blocks: readonly DocNode[]): PMNode[] | undefined {
   } catch {
     return undefined
   }
-}
-
-/**
- * The section of `heading` and the sections after it whose heading ids are in `created`, with revs:
- * walked from the heading through Yjs's item list, so the cost follows those sections, not the document.
- */
-export function sectionsFrom(heading: Y.XmlElement, created: ReadonlySet<string>): WrittenSection[] {
-  const out: WrittenSection[] = []
-  let current: { heading: Y.XmlElement; blocks: Y.XmlElement[] } | undefined = { heading, blocks: [] }
-  const close = (section: { heading: Y.XmlElement; blocks: Y.XmlElement[] }) => {
-    const id = section.heading.getAttribute(HEADING_ID_ATTR)
-    out.push({ sectionId: isHeadingId(id) ? id : '', rev: sectionRev(section.heading, section.blocks) })
-  }
-  for (let item = heading._item?.right ?? null; item && current; item = item.right) {
-    if (item.deleted || !item.countable) continue
-    for (const child of item.content.getContent()) {
-      if (!(child instanceof Y.XmlElement)) continue
-      if (child.nodeName !== 'heading') {
-        current.blocks.push(child)
-        continue
-      }
-      close(current)
-      const id = child.getAttribute(HEADING_ID_ATTR)
-      current = typeof id === 'string' && created.has(id) ? { heading: child, blocks: [] } : undefined
-      if (!current) break
-    }
-  }
-  if (current) close(current)
-  return out
 }

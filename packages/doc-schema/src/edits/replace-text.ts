@@ -2,7 +2,7 @@ import * as Y from 'yjs'
 import { parseInlineMarkdown } from '../markdown/parse-markdown.ts'
 import { ok, type Result, refuse } from '../result.ts'
 import { yTextString } from '../yjs/plain-text.ts'
-import { editTarget, revAfterEdit } from './edit-target.ts'
+import { editTarget, sectionsFrom } from './edit-target.ts'
 import { type Controlled, rewriteText, type TextRun, textRuns } from './rewrite-text.ts'
 
 /** One Y.XmlText of the section: its block number (0 = the heading), its text, and whether it is code. */
@@ -119,7 +119,7 @@ export function replaceText(
     )
   }
   doc.transact(() => rewriteText(unit.text, index, length, runs, controlled))
-  return ok({ rev: revAfterEdit(fragment, sectionId) })
+  return ok({ rev: sectionsFrom(section.heading, new Set())[0]!.rev })
 }
 
 /** Every Y.XmlText under `root`, in document order. Iterative: depth is the document's choice. */
