@@ -16,7 +16,7 @@ export function editTarget(fragment: Y.XmlFragment, sectionId: string, rev: stri
   if (!section) {
     return refuse(
       'section_not_found',
-      `section_id: no heading has id "${sectionId}"; read the outline for ids.`,
+      `section_id: no heading has id "${sectionId}"; read the outline for ids. Call get_outline for the current section ids.`,
       'section_id',
     )
   }
@@ -24,7 +24,8 @@ export function editTarget(fragment: Y.XmlFragment, sectionId: string, rev: stri
   if (current !== rev) {
     return refuse(
       'stale_rev',
-      `rev: "${rev}" is not the section's current rev ("${current}"); read the section again and redo the edit.`,
+      `rev: "${rev}" is not the section's current rev ("${current}"); the section changed since you read it. ` +
+        `Call read_document with section_id: ${sectionId} for its text and rev, then redo the edit.`,
       'rev',
     )
   }

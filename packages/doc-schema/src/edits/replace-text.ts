@@ -248,7 +248,8 @@ function notFound(
     else high = mid - 1
   }
   let why: string
-  if (low === 0) why = ` None of it occurs there; check section_id, or read the section again.`
+  if (low === 0)
+    why = ` None of it occurs there; check section_id, or call read_document with that section_id for its current text.`
   else {
     const prefix = needle.slice(0, low)
     const unit = units.find((u) => u.string.includes(prefix))!
