@@ -3,8 +3,9 @@
 # scenario of the conformance suite (`conformance list`, under Bun; it needs Node 22 otherwise), each one
 # passing or named with its reason in .ci/conformance-baseline.yml, and MCP Inspector CLI calls with the
 # bearer header: tools/list, tools/call (also with a progress token: answered as an SSE stream),
-# resources/list, resources/templates/list, resources/read, prompts/get, logging/setLevel (and
-# completion/complete as a plain JSON-RPC POST: the Inspector CLI has no one-shot method for it). Each check writes a one-case JUnit report into
+# resources/list, resources/templates/list, resources/read, prompts/get, logging/setLevel, and
+# completion/complete through the Inspector's mcpdo (its CLI has no one-shot method for it; mcpdo keeps
+# a connection in a private daemon, stopped at the end). Each check writes a one-case JUnit report into
 # OUT (first argument, or a temporary folder), which .ci/junit-summary.ts sums with the test runs.
 # Standalone: bash .ci/mcp-peers.sh   (prints its own "N passed, N failed" line; exit 1 on any failure)
 set -uo pipefail
@@ -20,7 +21,14 @@ status=0
 server_pid=""
 proxy_pid=""
 
+MCPDO="node $ROOT/node_modules/@modelcontextprotocol/inspector/clients/mcpdo/build/mcp-bin.js"
+# mcpdo's daemon and catalog stay inside WORK (removed at the end), never in the user's home.
+export MCP_INSPECTOR_DAEMON_DIR="$WORK/mcpdo" MCP_CATALOG_PATH="$WORK/inspector-catalog.json"
+MCP_INSPECTOR_DAEMON_TOKEN=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export MCP_INSPECTOR_DAEMON_TOKEN
+
 cleanup() {
+  [ -d "$WORK/mcpdo" ] && timeout 20 $MCPDO daemon stop >/dev/null 2>&1
   [ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null
   if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
     kill -TERM "$server_pid" 2>/dev/null
@@ -93,7 +101,7 @@ done
 
 INSPECTOR="$ROOT/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 inspector() {
-  MCP_CATALOG_PATH="$WORK/inspector-catalog.json" node "$INSPECTOR" --cli "http://127.0.0.1:$PORT/mcp" \
+  node "$INSPECTOR" --cli "http://127.0.0.1:$PORT/mcp" \
     --transport http --header "Authorization: Bearer $token" "$@"
 }
 EXPECT='"find_documents"' check inspector-tools-list inspector --method tools/list
@@ -110,13 +118,14 @@ EXPECT='"type": "resource"' check inspector-prompts-get inspector --method promp
 EXPECT='# Welcome' check inspector-tools-call-progress inspector --method tools/call --tool-name read_document \
   --tool-arg "slug=${welcome_uri##*/}" --tool-metadata progressToken=ci-progress
 EXPECT='{}' check inspector-logging-set-level inspector --method logging/setLevel --log-level info
-# The Inspector CLI's one-shot methods have no completion/complete: one JSON-RPC POST with the bearer token.
-complete() {
-  curl -sS --fail-with-body "http://127.0.0.1:$PORT/mcp" -H "Authorization: Bearer $token" \
-    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -d '{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"collab://documents/{slug}"},"argument":{"name":"slug","value":"wel"}}}'
-}
-EXPECT='"values":\["welcome-' check http-completion-complete complete
+# completion/complete: the Inspector CLI has no one-shot method for it; its mcpdo has (over a connection).
+mkdir -p "$WORK/mcpdo" && chmod 700 "$WORK/mcpdo"
+EXPECT='Connection' check inspector-mcpdo-connect timeout 60 $MCPDO connect "http://127.0.0.1:$PORT/mcp" \
+  --transport http --header "Authorization: Bearer $token"
+EXPECT='"welcome-' check inspector-completion-complete timeout 60 $MCPDO --format json \
+  --connection "http://127.0.0.1:$PORT/mcp" prompts/complete --complete-ref-type ref/resource \
+  --complete-ref 'collab://documents/{slug}' --complete-arg-name slug --complete-arg-value wel
+timeout 20 $MCPDO daemon stop >/dev/null 2>&1
 
 kill "$proxy_pid" 2>/dev/null
 proxy_pid=""
