@@ -1,0 +1,173 @@
+/**
+ * A person typing in a real TipTap editor while an agent edits the same paragraph (issue 13, Editing): the
+ * usual TipTap app (StarterKit + Collaboration + the Hocuspocus provider, the fixture page the StarterKit
+ * browser test bundles) in Debian's chromium. The agent's replace_text and edit_blocks change the paragraph
+ * in place, so the person's caret stays before the word it was at and their next keystrokes land there.
+ * Before, edit_blocks deleted the paragraph and inserted a new one: the caret left it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { RunningServer } from '../server.ts'
+import { type Browser, CHROMIUM, launchChromium, type Page } from './helpers/chromium.ts'
+import { DATABASE_KIND } from './helpers/database.ts'
+import { storedText } from './helpers/documents.ts'
+import { call, useMcpClients } from './helpers/mcp.ts'
+import { eventually, useTestServer } from './helpers/server.ts'
+
+/** Where the caret is, in characters into the paragraph whose text starts with `start`, and what follows it. */
+type Caret = { offset: number; after: string } | null
+
+describe.skipIf(!CHROMIUM)(
+  `an agent edits the paragraph a person types in, in TipTap (${DATABASE_KIND})`,
+  () => {
+    let server: RunningServer
+    useTestServer((s) => {
+      server = s
+    })
+    const mcp = useMcpClients(() => server)
+    let owner: { user: { id: string }; token: string; client: Client }
+    let browser: Browser
+    let pages: ReturnType<typeof Bun.serve>
+
+    beforeAll(async () => {
+      owner = await mcp.user('typist')
+      const built = await Bun.build({
+        entrypoints: [join(import.meta.dir, 'fixtures/starterkit-page.ts')],
+        target: 'browser',
+      })
+      if (!built.success) throw new Error(built.logs.join('\n'))
+      const script = await built.outputs[0]!.text()
+      pages = Bun.serve({
+        port: 0,
+        hostname: '127.0.0.1',
+        fetch: (request) =>
+          new URL(request.url).pathname === '/page.js'
+            ? new Response(script, { headers: { 'content-type': 'text/javascript' } })
+            : new Response(
+                '<!doctype html><meta charset="utf-8"><div id="editor"></div><script type="module" src="/page.js"></script>',
+                { headers: { 'content-type': 'text/html' } },
+              ),
+      })
+      browser = await launchChromium()
+    }, 60_000)
+    afterAll(async () => {
+      await browser?.close()
+      pages?.stop(true)
+    }, 60_000)
+
+    /** The app open on `room`, synced, with the caret placed `offset` characters into the paragraph `start`. */
+    async function openAt(room: string, start: string, offset: number): Promise<Page> {
+      const page = await browser.newPage()
+      const query = new URLSearchParams({ ws: server.url.replace(/^http/, 'ws'), room, token: owner.token })
+      await page.goto(`http://127.0.0.1:${pages.port}/?${query}`)
+      await eventually(
+        async () => expect(await page.evaluate('window.fixture?.synced')).toBe(true),
+        20_000,
+        'the page’s provider to sync',
+      )
+      await page.evaluate(
+        ([text, at]) => {
+          const editor = (window as unknown as { editor: EditorLike }).editor
+          let from = -1
+          editor.state.doc.descendants((node, pos) => {
+            if (from < 0 && node.isTextblock && node.textContent.startsWith(text)) from = pos + 1
+            return from < 0
+          })
+          editor.commands.focus()
+          editor.commands.setTextSelection(from + at)
+        },
+        [start, offset] as const,
+      )
+      return page
+    }
+
+    /** The caret as the editor holds it, relative to the paragraph whose text starts with `start`. */
+    function caretOf(page: Page, start: string): Promise<Caret> {
+      return page.evaluate((text) => {
+        const editor = (window as unknown as { editor: EditorLike }).editor
+        const { from } = editor.state.selection
+        let found: { offset: number; after: string } | null = null
+        editor.state.doc.descendants((node, pos) => {
+          if (found || !node.isTextblock || !node.textContent.startsWith(text)) return !found
+          const offset = from - pos - 1
+          if (offset >= 0 && offset <= node.content.size)
+            found = { offset, after: node.textContent.slice(offset, offset + 3) }
+          return false
+        })
+        return found
+      }, start)
+    }
+
+    async function sectionOf(slug: string) {
+      const outline = await call(owner.client, 'get_outline', { slug })
+      const sectionId = /section_id: ([\w-]+)/.exec(outline.text.split('\n')[2]!)![1]!
+      const read = await call(owner.client, 'read_document', { slug, section_id: sectionId })
+      return { sectionId, rev: /^rev: ([0-9a-f]+)$/m.exec(read.text)![1]! }
+    }
+
+    const cases: Array<
+      [
+        string,
+        (
+          slug: string,
+          section: { sectionId: string; rev: string },
+        ) => { name: string; args: Record<string, unknown> },
+      ]
+    > = [
+      [
+        'replace_text',
+        (slug, { sectionId, rev }) => ({
+          name: 'replace_text',
+          args: { slug, section_id: sectionId, rev, old_text: 'quick brown', new_text: 'slow red' },
+        }),
+      ],
+      [
+        'edit_blocks',
+        (slug, { sectionId, rev }) => ({
+          name: 'edit_blocks',
+          args: { slug, section_id: sectionId, rev, remove_blocks: [1], markdown: 'The slow red fox jumps.' },
+        }),
+      ],
+    ]
+    for (const [tool, request] of cases) {
+      test(`${tool}: the caret stays before "fox" and the person's next keystrokes land there`, async () => {
+        const created = await server.services.documents.create(owner.user.id, {
+          title: `Typing ${tool}`,
+          markdown: '## Part\n\nThe quick brown fox jumps.\n\nlast',
+        })
+        if (created.kind === 'error') throw new Error(created.message)
+        const doc = created.value
+        const page = await openAt(doc.room, 'The ', 'The quick brown '.length)
+        try {
+          expect(await caretOf(page, 'The ')).toEqual({ offset: 16, after: 'fox' })
+          const { name, args } = request(doc.slug, await sectionOf(doc.slug))
+          const edited = await call(owner.client, name, args)
+          expect(edited.isError).toBe(false)
+          await eventually(async () =>
+            expect(await page.evaluate('window.editor.getText()')).toContain('The slow red fox jumps.'),
+          )
+          expect(await caretOf(page, 'The ')).toEqual({ offset: 'The slow red '.length, after: 'fox' })
+          await page.keyboard.type('grey ')
+          await eventually(async () =>
+            expect(await storedText(server, doc.room)).toContain('The slow red grey fox jumps.'),
+          )
+        } finally {
+          await page.close()
+        }
+      })
+    }
+  },
+)
+
+/** What the tests use of the page's TipTap editor. */
+type EditorLike = {
+  state: {
+    doc: {
+      descendants(f: (node: PMNodeLike, pos: number) => boolean): void
+    }
+    selection: { from: number }
+  }
+  commands: { focus(): void; setTextSelection(pos: number): void }
+}
+type PMNodeLike = { isTextblock: boolean; textContent: string; content: { size: number } }
