@@ -7,7 +7,7 @@ import fc from 'fast-check'
 import * as Y from 'yjs'
 import { diffText } from '../edits/text-diff.ts'
 import { type DocNode, fragmentToJSON, listSections, renderSection, replaceText } from '../index.ts'
-import { expectOk, loadDocument } from './fixtures.ts'
+import { cloneDocument, expectOk, loadDocument } from './fixtures.ts'
 import { runs } from './property-runs.ts'
 
 const first = (fragment: Y.XmlFragment, index = 1) => listSections(fragment)[index]!
@@ -159,6 +159,10 @@ describe('refusals say why the text did not match', () => {
   test('Markdown read back is named when it was tried', () => {
     expect(message('**a peach**')).toContain('neither as written nor as read_document shows it')
   })
+  test('a line break in new text is refused also when the texts are read as Markdown', () => {
+    const result = replaceText(fragment, s.sectionId, s.rev, 'a pear\\, not', 'a pear,\nnot')
+    expect(result.kind === 'error' && result.code).toBe('newline_in_text')
+  })
   test('a line break in old text: the text of one line, or edit_blocks', () => {
     expect(message('a pear,\n\nnot')).toContain('within one paragraph, heading, list item or table cell')
   })
@@ -195,6 +199,41 @@ describe('edits are applied in place', () => {
           expect(text.toString()).toBe(`start ${replacement}ZX`)
           const at = Y.createAbsolutePositionFromRelativePosition(cursor, doc)!
           expect(at.index).toBe(6 + replacement.length)
+        },
+      ),
+      runs(200),
+    )
+  })
+})
+
+describe('an agent edit and a person typing in the same text converge, keeping both', () => {
+  test('whatever the person types, wherever, is kept; the rest is the agent result (generated)', () => {
+    const unit = fc.constantFrom('a', 'b', ' ', 'é')
+    fc.assert(
+      fc.property(
+        fc.string({ unit, minLength: 1, maxLength: 10 }),
+        fc.string({ unit, maxLength: 10 }),
+        fc.nat(),
+        fc.boolean(),
+        (changed, replacement, where, agentFirst) => {
+          fc.pre(changed !== replacement)
+          const server = loadDocument('Doc', `## S\n\n<${changed}>`)
+          const person = cloneDocument(server.doc)
+          const s = first(server.fragment)
+          const result = replaceText(server.fragment, s.sectionId, s.rev, `<${changed}>`, `<${replacement}>`)
+          expectOk(result)
+          const typed = (person.fragment.get(2) as Y.XmlElement).get(0) as Y.XmlText
+          const at = where % (typed.length + 1)
+          typed.insert(at, 'Z')
+          const agent = Y.encodeStateAsUpdate(server.doc, Y.encodeStateVector(person.doc))
+          const people = Y.encodeStateAsUpdate(person.doc, Y.encodeStateVector(server.doc))
+          if (agentFirst) Y.applyUpdate(server.doc, people)
+          Y.applyUpdate(person.doc, agent)
+          if (!agentFirst) Y.applyUpdate(server.doc, people)
+          const merged = ((server.fragment.get(2) as Y.XmlElement).get(0) as Y.XmlText).toString()
+          expect(((person.fragment.get(2) as Y.XmlElement).get(0) as Y.XmlText).toString()).toBe(merged)
+          expect(merged.replace('Z', '')).toBe(`<${replacement}>`)
+          expect(merged).toContain('Z')
         },
       ),
       runs(200),

@@ -110,7 +110,10 @@ export function replaceText(
 
   const { unit, index } = found
   const length = readAs?.length ?? oldText.length
-  if (runs.some((run) => run.text.includes('\n')) && !unit.inCode) {
+  // Read as Markdown, a line break in newText would quietly become a space: refuse it as in plain text.
+  const lineBreak =
+    runs.some((run) => run.text.includes('\n')) || (readAs !== undefined && newText.includes('\n'))
+  if (lineBreak && !unit.inCode) {
     return refuse(
       'newline_in_text',
       `newText: a line break cannot go inside the text of ${unit.block === 0 ? 'a heading' : 'a paragraph, list item or table cell'}; ` +
