@@ -282,7 +282,12 @@ function badAnswer(tool: string, text: string): string | null {
     case 'edit_blocks':
     case 'replace_text':
     case 'append_to_document':
-      return /^section_id: [\w-]+\nrev: [0-9a-f]+$/.test(text) ? null : 'no section_id and rev'
+      // Then a line per section a heading created, and the section blocks joined (docs/mcp/reference.md).
+      return /^section_id: [\w-]+\nrev: [0-9a-f]+(?:\n(?:created|changed): section_id: [\w-]+, rev: [0-9a-f]+)*$/.test(
+        text,
+      )
+        ? null
+        : 'no section_id and rev'
     case 'post_chat_message':
       return /^seq: \d+/.test(text) ? null : 'no seq'
     case 'read_chat_thread':
