@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { measureFind } from './lib/find.ts'
 import { buildFixture, type Fixture } from './lib/fixtures.ts'
 import { measureMemory } from './lib/memory.ts'
+import { measurePeer } from './lib/peer.ts'
 import { measurePure } from './lib/pure.ts'
 import { renderReport } from './lib/report.ts'
 import { measureServer } from './lib/server.ts'
@@ -19,7 +20,7 @@ import { measureWeb } from './lib/web.ts'
 
 const ROOT = join(import.meta.dir, '..')
 const quick = process.argv.includes('--quick')
-/** --only=pure|server|store|find|memory|web runs one group (the others are skipped). */
+/** --only=pure|server|store|find|memory|web|peer runs one group (the others are skipped). */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7)
 const started = performance.now()
 
@@ -107,6 +108,16 @@ if (!only || only === 'memory') {
     rows.push(...(await measureMemory({ quick })))
   } catch (error) {
     failures.push(`memory measurements: ${(error as Error).stack ?? error}`)
+  }
+}
+
+if (!only || only === 'peer') {
+  // Both servers in child processes of their own, on the fixtures above (bench/lib/peer.ts).
+  process.stderr.write('measuring beside a stock Hocuspocus peer: propagation, store steps, memory…\n')
+  try {
+    rows.push(...(await measurePeer(fixtures, { quick })))
+  } catch (error) {
+    failures.push(`peer measurements: ${(error as Error).stack ?? error}`)
   }
 }
 

@@ -37,7 +37,7 @@ export async function createFixtureDocument(
 }
 
 /** bench/lib/remote-editor.ts as a child process; `seen(n)` resolves with the epoch ms it printed for n. */
-async function startRemoteEditor(url: string, room: string, token: string) {
+export async function startRemoteEditor(url: string, room: string, token: string) {
   const proc = Bun.spawn(['bun', `${import.meta.dir}/remote-editor.ts`, url, room, token], {
     stdin: 'pipe',
     stdout: 'pipe',

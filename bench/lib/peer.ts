@@ -1,0 +1,435 @@
+/**
+ * Issue 14 item 5: this project's server beside the peer a user would pick instead, a stock Hocuspocus 4.7
+ * with extension-database on SQLite (bench/lib/peer-server.ts), each in a child process of its own, on the
+ * same documents with the same store debounce, in the same run. The peer is the floor of every ratio
+ * ("ours / peer"); no target is enforced.
+ *
+ * - Memory: VmRSS of each child, idle (no document loaded), then with `smallCount` small documents open
+ *   (one bare provider each, from this process): KB per open document.
+ * - Per fixture size (bench/lib/fixtures.ts): a bare provider in this process inserts a paragraph at the
+ *   end, an editor in another process (bench/lib/remote-editor.ts) stamps when it has it: editor-to-editor
+ *   propagation, p50/p99. Then one paragraph alone and the store step that follows it: ours reports the
+ *   step's duration in its `collab_document_store_duration_seconds` histogram (the append to the update
+ *   log), the peer prints its store hook's (the whole state encoded and upserted).
+ * Repetitions interleave the two servers (ours, peer, ours, peer) so the machine's noise hits both alike.
+ */
+
+import { Database as SQLite } from 'bun:sqlite'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createTestDatabase } from '../../apps/hocuspocus.server/src/__tests__/helpers/database.ts'
+import {
+  type ServerProcess,
+  spawnServer,
+} from '../../apps/hocuspocus.server/src/__tests__/helpers/process.ts'
+import {
+  connectProvider,
+  type TestProvider,
+} from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
+import { startTestServer, userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
+import { FRAGMENT_NAME, HEADING_ID_ATTR, parseMarkdown } from '../../packages/doc-schema/src/index.ts'
+import { blocksToY } from '../../packages/doc-schema/src/yjs/build-y.ts'
+import { Y } from '../deps.ts'
+import type { Fixture } from './fixtures.ts'
+import { createFixtureDocument, startRemoteEditor } from './server.ts'
+import { between, percentile, prng, type Rng, summarize } from './stats.ts'
+import type { Row } from './types.ts'
+
+/** The production store debounce (config.ts defaults); --quick shortens both alike to fit CI. */
+const FULL_DEBOUNCE = { debounceMs: 2_000, maxDebounceMs: 10_000 }
+const QUICK_DEBOUNCE = { debounceMs: 300, maxDebounceMs: 3_000 }
+
+/** A server under comparison, as the measurements see it: where editors connect, and its store steps. */
+type Contender = {
+  name: 'ours' | 'peer'
+  url: string
+  pid: number
+  token: string
+  /** Resolves with the duration (ms) of the next store step of `room` that ends after this call. */
+  nextStore(room: string): Promise<number>
+  stop(): Promise<void>
+}
+
+const WORDS = (
+  'the a of and to in for on with as by team plan review release notes design api server client editor ' +
+  'document section heading draft change update schedule budget risk owner deadline meeting summary'
+).split(' ')
+
+function sentence(rng: Rng): string {
+  const words = Array.from({ length: between(rng, 8, 18) }, () => WORDS[between(rng, 0, WORDS.length - 1)])
+  return `${words.join(' ')}.`
+}
+
+/** A ~3 KB document (title, four sections of paragraphs and a list), as Yjs state, heading ids set. */
+function smallState(rng: Rng, i: number): Uint8Array {
+  const parts = [`# Peer bench ${i}`]
+  for (let s = 0; s < 4; s++) {
+    parts.push(`## Section ${s + 1}`)
+    parts.push(Array.from({ length: 4 }, () => sentence(rng)).join(' '))
+    parts.push(['- ', '- ', '- '].map((dash) => dash + sentence(rng)).join('\n'))
+  }
+  const parsed = parseMarkdown(parts.join('\n\n'), { allowTitle: true })
+  if (parsed.kind === 'error') throw new Error(parsed.message)
+  for (const node of parsed.value)
+    if (node.type === 'heading') node.attrs = { ...node.attrs, [HEADING_ID_ATTR]: `peer${i}s${rng()}` }
+  const doc = new Y.Doc()
+  doc.getXmlFragment(FRAGMENT_NAME).insert(0, blocksToY(parsed.value))
+  const state = Y.encodeStateAsUpdate(doc)
+  doc.destroy()
+  return state
+}
+
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN) / 1024
+}
+
+/** After `settleMs` of quiet, the median of five VmRSS samples of each process (same instants for both). */
+async function settledRss(pids: number[], settleMs: number): Promise<number[]> {
+  await Bun.sleep(settleMs)
+  const samples = pids.map(() => [] as number[])
+  for (let i = 0; i < 5; i++) {
+    for (const [j, pid] of pids.entries()) samples[j]!.push(rssMiB(pid))
+    await Bun.sleep(200)
+  }
+  return samples.map((s) => summarize(s).median)
+}
+
+async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await Bun.sleep(20)
+  }
+}
+
+/** This project's server (`bun src/main.ts`, PGlite) on a data folder seeded in this process beforehand. */
+async function startOurs(
+  dataDir: string,
+  token: string,
+  debounce: { debounceMs: number; maxDebounceMs: number },
+): Promise<Contender> {
+  const server: ServerProcess = await spawnServer({
+    DATA_DIR: dataDir,
+    DATABASE_URL: '',
+    REDIS_URL: '',
+    LOG_LEVEL: 'warn',
+    STORE_DEBOUNCE_MS: String(debounce.debounceMs),
+    STORE_MAX_DEBOUNCE_MS: String(debounce.maxDebounceMs),
+  })
+  const metric = async (name: string) => {
+    const text = await (await fetch(`${server.url}/metrics`)).text()
+    const value = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]
+    if (value === undefined) throw new Error(`/metrics has no ${name}`)
+    return Number(value)
+  }
+  const stores = async () => ({
+    count: await metric('collab_document_store_duration_seconds_count').catch(() => 0),
+    sum: await metric('collab_document_store_duration_seconds_sum').catch(() => 0),
+  })
+  return {
+    name: 'ours',
+    url: server.url,
+    pid: server.proc.pid,
+    token,
+    async nextStore() {
+      // One document changes at a time: the histogram's sum grows by exactly the store steps that follow.
+      const before = await stores()
+      let after = before
+      await waitFor('our store', async () => {
+        after = await stores()
+        return after.count > before.count && (await metric('collab_documents_unstored')) === 0
+      })
+      return ((after.sum - before.sum) / (after.count - before.count)) * 1000
+    },
+    async stop() {
+      server.proc.kill('SIGTERM')
+      await Promise.race([server.proc.exited, Bun.sleep(10_000).then(() => server.proc.kill('SIGKILL'))])
+    },
+  }
+}
+
+/** The peer (bench/lib/peer-server.ts) on a SQLite file seeded beforehand. */
+async function startPeer(
+  file: string,
+  debounce: { debounceMs: number; maxDebounceMs: number },
+): Promise<Contender> {
+  const proc = Bun.spawn(
+    [
+      'bun',
+      join(import.meta.dir, 'peer-server.ts'),
+      file,
+      String(debounce.debounceMs),
+      String(debounce.maxDebounceMs),
+    ],
+    { stdin: 'ignore', stdout: 'pipe', stderr: 'inherit' },
+  )
+  const stored = new Map<string, number[]>()
+  const waiters = new Set<() => void>()
+  let listening!: (url: string) => void
+  const url = new Promise<string>((resolve) => {
+    listening = resolve
+  })
+  void (async () => {
+    const decoder = new TextDecoder()
+    let buffered = ''
+    const reader = proc.stdout.getReader()
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) break
+      buffered += decoder.decode(value, { stream: true })
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, nl)
+        buffered = buffered.slice(nl + 1)
+        const listen = /^listening (\S+)$/.exec(line)
+        if (listen) listening(listen[1]!)
+        const store = /^stored (\S+) ([\d.]+)$/.exec(line)
+        if (!store) continue
+        const list = stored.get(store[1]!) ?? []
+        list.push(Number(store[2]))
+        stored.set(store[1]!, list)
+        for (const wake of waiters) wake()
+      }
+    }
+  })()
+  const started = await Promise.race([url, Bun.sleep(30_000).then(() => null)])
+  if (!started) {
+    proc.kill()
+    throw new Error('the peer did not start within 30 s')
+  }
+  return {
+    name: 'peer',
+    url: started,
+    pid: proc.pid,
+    token: 'none', // the peer authenticates nobody; the provider sends it and it is ignored
+    async nextStore(room) {
+      const seen = stored.get(room)?.length ?? 0
+      await waitFor('the peer store', () => (stored.get(room)?.length ?? 0) > seen)
+      return stored.get(room)![seen]!
+    },
+    async stop() {
+      proc.kill('SIGTERM')
+      await Promise.race([proc.exited, Bun.sleep(5_000).then(() => proc.kill('SIGKILL'))])
+    },
+  }
+}
+
+/** A bare provider that appends paragraphs: `insert(n)` adds "bench edit n marker" at the document's end. */
+async function connectInserter(contender: Contender, room: string) {
+  const editor = connectProvider(contender.url, room, contender.token)
+  await editor.ready
+  const fragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
+  return {
+    editor,
+    insert(n: number): number {
+      const paragraph = new Y.XmlElement('paragraph')
+      paragraph.insert(0, [new Y.XmlText(`bench edit ${n} marker`)])
+      const at = performance.timeOrigin + performance.now()
+      fragment.push([paragraph])
+      return at
+    },
+  }
+}
+
+const mib = (n: number) => Number(n.toFixed(1))
+const ms = (n: number) => Number(n.toFixed(2))
+
+function phase(label: string, since: number) {
+  process.stderr.write(`peer: ${label} (${((performance.now() - since) / 1000).toFixed(1)} s)\n`)
+}
+
+export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean }): Promise<Row[]> {
+  const debounce = opts.quick ? QUICK_DEBOUNCE : FULL_DEBOUNCE
+  const smallCount = opts.quick ? 100 : 500
+  const settleMs = opts.quick ? 1_000 : 3_000
+  const rounds = opts.quick ? 3 : 5
+  const editsPerRound = opts.quick ? 5 : 10
+  const rows: Row[] = []
+  const cleanups: Array<() => unknown> = []
+  const peerDir = mkdtempSync(join(tmpdir(), 'collab-bench-peer-'))
+  cleanups.push(() => rmSync(peerDir, { recursive: true, force: true }))
+  // Ours on PGlite, the default; the database's folder outlives its in-process seeding server.
+  const db = await createTestDatabase({ postgresUrl: null })
+  cleanups.push(() => db.cleanup())
+  try {
+    // Seed both with the same Yjs states: the fixtures and `smallCount` small documents.
+    let t = performance.now()
+    const rng = prng(14_005)
+    const small = Array.from({ length: smallCount }, (_, i) => smallState(rng, i))
+    const seeder = await startTestServer(db)
+    const { user, token } = await userWithToken(seeder, 'peerbench')
+    const oursRooms = new Map<string, string>()
+    for (const fixture of fixtures) {
+      const created = await createFixtureDocument(seeder, user.id, `Peer ${fixture.name}`, fixture.state)
+      oursRooms.set(fixture.name, created.room)
+    }
+    const oursSmall: string[] = []
+    for (let i = 0; i < small.length; i += 10) {
+      const batch = small.slice(i, i + 10)
+      const created = await Promise.all(
+        batch.map((state, j) => createFixtureDocument(seeder, user.id, `Peer bench ${i + j}`, state)),
+      )
+      oursSmall.push(...created.map((c) => c.room))
+    }
+    await seeder.stop()
+    const sqliteFile = join(peerDir, 'peer.sqlite')
+    const sqlite = new SQLite(sqliteFile, { create: true })
+    sqlite.run('CREATE TABLE documents (name TEXT NOT NULL PRIMARY KEY, data BLOB NOT NULL)')
+    const insert = sqlite.query('INSERT INTO documents (name, data) VALUES (?1, ?2)')
+    const peerRoom = (fixture: Fixture) => `peer-${fixture.name.replace(/\s+/g, '')}`
+    for (const fixture of fixtures) insert.run(peerRoom(fixture), fixture.state)
+    const peerSmall = small.map((state, i) => {
+      insert.run(`peer-small-${i}`, state)
+      return `peer-small-${i}`
+    })
+    sqlite.close()
+    phase(`seeded both with ${fixtures.length} fixtures and ${smallCount} small documents`, t)
+
+    t = performance.now()
+    const ours = await startOurs(db.dataDir, token, debounce)
+    cleanups.push(() => ours.stop())
+    const peer = await startPeer(sqliteFile, debounce)
+    cleanups.push(() => peer.stop())
+    const both = [ours, peer] as const
+    phase('both servers started', t)
+
+    // Memory: idle, then every small document open in a provider of its own.
+    const [oursIdle, peerIdle] = (await settledRss([ours.pid, peer.pid], settleMs)) as [number, number]
+    t = performance.now()
+    const open: TestProvider[] = []
+    for (const [contender, rooms] of [
+      [ours, oursSmall],
+      [peer, peerSmall],
+    ] as const) {
+      for (let i = 0; i < rooms.length; i += 10) {
+        const batch = rooms
+          .slice(i, i + 10)
+          .map((room) => connectProvider(contender.url, room, contender.token))
+        open.push(...batch)
+        await Promise.all(batch.map((e) => e.ready))
+      }
+    }
+    phase(`${smallCount} documents open in each`, t)
+    const [oursLive, peerLive] = (await settledRss([ours.pid, peer.pid], settleMs)) as [number, number]
+    for (const editor of open.splice(0)) editor.destroy()
+    const oursKb = ((oursLive - oursIdle) * 1024) / smallCount
+    const peerKb = ((peerLive - peerIdle) * 1024) / smallCount
+    rows.push(
+      {
+        measure: 'peer: idle RSS (no document loaded)',
+        size: 'server process',
+        variants: {},
+        ratios: { 'ours / peer': oursIdle / peerIdle },
+        extra: { 'ours MB': mib(oursIdle), 'peer MB': mib(peerIdle) },
+      },
+      {
+        measure: 'peer: RSS per open document',
+        size: `${smallCount} docs, ~${(small.reduce((s, b) => s + b.length, 0) / smallCount / 1024).toFixed(1)} KB state`,
+        variants: {},
+        ratios: { 'ours / peer': oursKb / peerKb },
+        extra: {
+          'ours KB per document': Number(oursKb.toFixed(1)),
+          'peer KB per document': Number(peerKb.toFixed(1)),
+          'ours live MB': mib(oursLive),
+          'peer live MB': mib(peerLive),
+        },
+      },
+    )
+    // Let both unload the small documents (ours compacts nothing: they were not changed).
+    await Bun.sleep(Math.max(1_000, debounce.debounceMs))
+
+    // Propagation and store steps, per fixture size.
+    let n = 0
+    for (const fixture of fixtures) {
+      t = performance.now()
+      const rooms = { ours: oursRooms.get(fixture.name)!, peer: peerRoom(fixture) }
+      const sides = await Promise.all(
+        both.map(async (contender) => {
+          const room = rooms[contender.name]
+          const inserter = await connectInserter(contender, room)
+          const remote = await startRemoteEditor(contender.url, room, contender.token)
+          return { contender, room, inserter, remote, seen: [] as number[], stores: [] as number[] }
+        }),
+      )
+      const closeSides = async () => {
+        for (const side of sides) {
+          side.inserter.editor.destroy()
+          await side.remote.stop()
+        }
+      }
+      try {
+        // Warm-up, not counted: edits through each and the stores they cause, three at the first size so
+        // both processes have run their store code before it is timed (JavaScriptCore compiles hot code
+        // in tiers; a store every debounce is rare enough for the first ones to run cold).
+        for (let w = fixture === fixtures[0] ? 3 : 1; w > 0; w--) {
+          for (const side of sides) {
+            const stored = side.contender.nextStore(side.room)
+            side.inserter.insert(n)
+            await side.remote.seen(n++, 30_000)
+            await stored
+          }
+        }
+        const rssOpen = sides.map((side) => rssMiB(side.contender.pid))
+        phase(`${fixture.name}: both servers hold it, two editors each`, t)
+        for (let round = 0; round < rounds; round++) {
+          for (const side of sides) {
+            // Propagation: paragraphs one after another, each once the other editor has the last.
+            for (let e = 0; e < editsPerRound; e++) {
+              const at = side.inserter.insert(n)
+              side.seen.push((await side.remote.seen(n++, 30_000)) - at)
+              await Bun.sleep(20)
+            }
+            await side.contender.nextStore(side.room) // the store of those paragraphs, not counted
+            // One paragraph alone, and the store step it causes.
+            const stored = side.contender.nextStore(side.room)
+            side.inserter.insert(n)
+            await side.remote.seen(n++, 30_000)
+            side.stores.push(await stored)
+          }
+        }
+        phase(`${fixture.name}: ${rounds} rounds`, t)
+        const [o, p] = sides as [(typeof sides)[0], (typeof sides)[0]]
+        const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
+        const [oSeen, pSeen] = [sorted(o.seen), sorted(p.seen)]
+        rows.push(
+          {
+            measure: 'peer: editor→editor propagation (provider insert → editor in another process has it)',
+            size: fixture.name,
+            stateBytes: fixture.state.length,
+            variants: { ours: summarize(oSeen), peer: summarize(pSeen) },
+            ratios: {
+              'ours p50 / peer p50': percentile(oSeen, 50) / percentile(pSeen, 50),
+              'ours p99 / peer p99': percentile(oSeen, 99) / percentile(pSeen, 99),
+            },
+            extra: {
+              'ours p50 ms': ms(percentile(oSeen, 50)),
+              'ours p99 ms': ms(percentile(oSeen, 99)),
+              'peer p50 ms': ms(percentile(pSeen, 50)),
+              'peer p99 ms': ms(percentile(pSeen, 99)),
+              'ours RSS with it open MB': mib(rssOpen[0]!),
+              'peer RSS with it open MB': mib(rssOpen[1]!),
+            },
+          },
+          {
+            measure: 'peer: store step for one typed paragraph (ours: append to the log; peer: whole state)',
+            size: fixture.name,
+            stateBytes: fixture.state.length,
+            variants: { ours: summarize(o.stores), peer: summarize(p.stores) },
+            ratios: { 'ours / peer': summarize(o.stores).median / summarize(p.stores).median },
+            extra: {
+              'ours ms': ms(summarize(o.stores).median),
+              'peer ms': ms(summarize(p.stores).median),
+              'debounce ms': debounce.debounceMs,
+            },
+          },
+        )
+      } finally {
+        await closeSides()
+      }
+    }
+  } finally {
+    for (const c of cleanups.reverse()) await c()
+  }
+  return rows
+}
