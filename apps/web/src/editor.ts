@@ -21,6 +21,7 @@ import type { Boot } from './boot.ts'
 import { clear, colorOf, h, when } from './dom.ts'
 import { header } from './header.ts'
 import { shareDialog } from './share.ts'
+import { toolbar } from './toolbar.ts'
 
 /** This editor knows the project's whole schema, and says so (docs/server.md, Editor input). */
 const DECLARED_TYPES = `${EDITOR_TYPES_PARAM}=${encodeURIComponent(ALL_EDITOR_TYPES)}`
@@ -175,6 +176,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
       ],
       editorProps: { attributes: { class: 'prose', spellcheck: 'true', 'aria-label': info.title } },
     })
+    mount.before(toolbar(editor))
     editor.on('update', renderOutline)
     editor.on('selectionUpdate', followSelection)
     renderOutline()
@@ -355,28 +357,55 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     void loadChat()
   }
 
+  type ChatPage = { messages: ChatMessage[]; hasOlder: boolean }
+  const messageItem = (m: ChatMessage) =>
+    h(
+      'li',
+      {},
+      h('b', { style: `color:${colorOf(m.author)}` }, m.author),
+      ' ',
+      h('time', { datetime: m.createdAt }, when(m.createdAt)),
+      h('p', {}, m.text),
+    )
+
+  /** A "Show older" button before the messages, loading the page before `seq` when pressed. */
+  function olderButton(section: string, seq: number): HTMLElement {
+    const item = h('li', { class: 'note' })
+    const button = h('button', { type: 'button' }, 'Show older messages')
+    button.addEventListener('click', async () => {
+      button.disabled = true
+      try {
+        const page = await api<ChatPage>(
+          `${slugPath(slug)}/chat/${encodeURIComponent(section)}?before=${seq}`,
+        )
+        if (section !== chatSection) return
+        const first = page.messages[0]
+        item.replaceWith(
+          ...(page.hasOlder && first ? [olderButton(section, first.seq)] : []),
+          ...page.messages.map(messageItem),
+        )
+      } catch (error) {
+        button.disabled = false
+        chatError.hidden = false
+        chatError.textContent = error instanceof Error ? error.message : String(error)
+      }
+    })
+    item.append(button)
+    return item
+  }
+
   async function loadChat() {
     const section = chatSection
     if (!section) return clear(messages)
     try {
-      const page = await api<{ messages: ChatMessage[]; hasOlder: boolean }>(
-        `${slugPath(slug)}/chat/${encodeURIComponent(section)}`,
-      )
+      const page = await api<ChatPage>(`${slugPath(slug)}/chat/${encodeURIComponent(section)}`)
       if (section !== chatSection) return
+      const first = page.messages[0]
       clear(
         messages,
-        page.hasOlder ? h('li', { class: 'note' }, 'Older messages are not shown.') : null,
+        page.hasOlder && first ? olderButton(section, first.seq) : null,
         ...(page.messages.length
-          ? page.messages.map((m) =>
-              h(
-                'li',
-                {},
-                h('b', { style: `color:${colorOf(m.author)}` }, m.author),
-                ' ',
-                h('time', { datetime: m.createdAt }, when(m.createdAt)),
-                h('p', {}, m.text),
-              ),
-            )
+          ? page.messages.map(messageItem)
           : [h('li', { class: 'note' }, 'No messages about this section yet.')]),
       )
       messages.lastElementChild?.scrollIntoView({ block: 'nearest' })

@@ -11,6 +11,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { MAX_API_CHAT_MESSAGES } from '../http/api.ts'
 import type { RunningServer } from '../server.ts'
 import { type Browser, CHROMIUM, launchChromium, type Page } from './helpers/chromium.ts'
 import { createTestDatabase, DATABASE_KIND } from './helpers/database.ts'
@@ -20,6 +21,20 @@ import { eventually, userWithToken, useTestServer } from './helpers/server.ts'
 
 const PASSWORD = 'correct horse battery staple'
 
+/** A heading's section id, as an agent gets it from get_outline. */
+async function sectionIdOf(
+  server: RunningServer,
+  token: string,
+  slug: string,
+  heading: string,
+): Promise<string> {
+  const agent = await connectClient(mcpUrlOf(server), token)
+  try {
+    return (await sectionOf(agent, slug, heading)).sectionId
+  } finally {
+    await agent.close()
+  }
+}
 /** The page's editor text (ProseMirror's DOM), as the person sees it. */
 const editorText = (page: Page) => page.$eval('.ProseMirror', (element) => element.textContent ?? '')
 
@@ -219,6 +234,7 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
       'false',
     )
     expect(await third.$('.chat textarea')).toBeNull()
+    expect(await third.$eval('.toolbar', (bar) => (bar as HTMLElement).hidden)).toBe(true)
     await third.browserContext().close()
 
     await page.browserContext().close()
@@ -298,6 +314,79 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
       where: { user: { handle: 'fred' } },
     })
     expect(members.map((m) => m.role)).toEqual(['viewer'])
+    await page.browserContext().close()
+  }, 120_000)
+
+  test("the formatting bar bolds a selection (an agent reads it as **bold**); a heading's chat pages back through its history", async () => {
+    const owner = await person('gale')
+    const created = await server.services.documents.create(owner.user.id, {
+      title: 'Formats',
+      markdown: '## Notes\n\nmake this strong please\n',
+    })
+    if (created.kind === 'error') throw new Error(created.message)
+    const { slug, id } = created.value
+    const notes = await sectionIdOf(server, owner.token, slug, 'Notes')
+    // A long history: more than one page (MAX_API_CHAT_MESSAGES) of messages in the Notes room.
+    for (let i = 1; i <= MAX_API_CHAT_MESSAGES + 5; i++)
+      await server.services.chat.post(id, notes, owner.user.id, `message ${i}`)
+
+    const page = await signedIn('gale')
+    await page.goto(`${server.url}/d/${slug}`)
+    await page.waitForFunction(() =>
+      document.querySelector('.ProseMirror')?.textContent?.includes('make this strong'),
+    )
+    // Select "strong" and press B in the bar.
+    await page.evaluate(() => {
+      ;(document.querySelector('.ProseMirror') as HTMLElement).focus()
+      const paragraph = Array.from(document.querySelectorAll('.ProseMirror p')).find((p) =>
+        p.textContent?.startsWith('make this'),
+      )!
+      const text = paragraph.firstChild!
+      const range = document.createRange()
+      range.setStart(text, 'make this '.length)
+      range.setEnd(text, 'make this strong'.length)
+      getSelection()!.removeAllRanges()
+      getSelection()!.addRange(range)
+    })
+    await page.click('.toolbar button[aria-label^="Bold"]')
+    await eventually(
+      async () => expect(await page.$eval('.ProseMirror strong', (e) => e.textContent)).toBe('strong'),
+      10_000,
+      'the bold text',
+    )
+    expect(
+      await page.$eval('.toolbar button[aria-label^="Bold"]', (b) => b.getAttribute('aria-pressed')),
+    ).toBe('true')
+    const agent = await connectClient(mcpUrlOf(server), owner.token)
+    try {
+      await eventually(
+        async () =>
+          expect((await callText(agent, 'read_document', { slug })).text).toContain(
+            'make this **strong** please',
+          ),
+        10_000,
+        'the agent reading the bold word',
+      )
+    } finally {
+      await agent.close()
+    }
+
+    // The chat shows the latest page; "Show older messages" brings the rest, oldest first.
+    const shown = () => page.$$eval('.messages p', (ps) => ps.map((p) => p.textContent))
+    await eventually(
+      async () => expect((await shown()).length).toBe(MAX_API_CHAT_MESSAGES),
+      10_000,
+      'the latest page',
+    )
+    expect((await shown()).at(-1)).toBe(`message ${MAX_API_CHAT_MESSAGES + 5}`)
+    await page.click('.messages button')
+    await eventually(
+      async () => expect((await shown()).length).toBe(MAX_API_CHAT_MESSAGES + 5),
+      10_000,
+      'the older page',
+    )
+    expect((await shown())[0]).toBe('message 1')
+    expect(await page.$('.messages button')).toBeNull()
     await page.browserContext().close()
   }, 120_000)
 
