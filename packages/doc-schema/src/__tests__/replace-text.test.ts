@@ -97,6 +97,21 @@ describe('text copied from a read', () => {
   })
 })
 
+describe('a whole line copied from a read, with its start', () => {
+  test('a list item copied with its marker and task box, and a heading with its ##', () => {
+    expect(afterReplace('text', '[1] text', 'texts')).toEqual([{ type: 'text', text: 'texts' }])
+    const { fragment } = loadDocument('Doc', '## Setup\n\n- [ ] write the tests\n- [ ] ship')
+    let s = first(fragment)
+    expectOk(
+      replaceText(fragment, s.sectionId, s.rev, '- [ ] write the tests', '- [ ] write the property tests'),
+    )
+    s = first(fragment)
+    expectOk(replaceText(fragment, s.sectionId, s.rev, '## Setup', '## Set-up', { block: 0 }))
+    expect(readBlock(fragment)).toBe('- [ ] write the property tests')
+    expect(first(fragment).title).toBe('Set-up')
+  })
+})
+
 describe('formatting of each part is kept', () => {
   test('bold then plain: only the changed words change, each part keeps its formatting', () => {
     expect(

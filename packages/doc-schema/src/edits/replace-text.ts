@@ -15,6 +15,12 @@ export type ReplaceTextOptions = {
   block?: number
 }
 
+/**
+ * The start of a line as a section read shows a block, which an agent may copy with the text: the block
+ * label `[3] `, then a heading's `## `, a quote's `> `, or a list item's `- `, `1. ` and task box `[ ] `.
+ */
+const LINE_START = /^(?:\[\d+\] )?(?:#{1,6} +|(?:> ?)+|(?:[-*+]|\d{1,9}[.)]) +(?:\[[ xX]\] +)?)?/
+
 /** Longest stretch of old text quoted back in a refusal (the caller's own text, never the document's). */
 const QUOTED_CHARS = 40
 
@@ -73,8 +79,10 @@ export function replaceText(
   if (literal.length > 1) return ambiguous(literal, where, block)
   if (literal.length === 1) found = literal[0]
   else {
-    // Not there as written: read it as the section read shows text (Markdown), outside code blocks.
-    const parsed = parseInlineMarkdown(oldText)
+    // Not there as written: read it as the section read shows text (Markdown), outside code blocks, without
+    // the start of line a copied line may carry.
+    const source = oldText.replace(LINE_START, '')
+    const parsed = parseInlineMarkdown(source)
     const oldRuns = textRuns(parsed.nodes)
     const plain = oldRuns.map((run) => run.text).join('')
     if (plain !== oldText && plain !== '' && !parsed.media) {
@@ -91,7 +99,7 @@ export function replaceText(
       if (matches.length > 1) return ambiguous(matches, where, block, plain)
       if (matches.length === 1) {
         found = matches[0]
-        const next = parseInlineMarkdown(newText)
+        const next = parseInlineMarkdown(source === oldText ? newText : newText.replace(LINE_START, ''))
         if (next.media) {
           return refuse(
             'media_in_text',
