@@ -130,9 +130,19 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     onAuthenticationFailed: () =>
       showBanner('This document could not be opened: it was deleted, or you may no longer read it.'),
     onClose: ({ event }) => {
-      if (event.reason) {
-        showBanner(`Disconnected: ${event.reason}`)
-        editor?.setEditable(false)
+      if (!event.reason) return // a dropped connection: the provider reconnects and resends
+      editor?.setEditable(false)
+      // The server's reasons are written for any client; a person gets what to do next.
+      if (/token revoked or expired/i.test(event.reason)) {
+        showBanner('You were signed out (here or in another tab). Sign in again to keep editing.')
+        banner.append(
+          ' ',
+          h('a', { href: `/sign-in?next=${encodeURIComponent(location.pathname)}` }, 'Sign in'),
+        )
+      } else if (/no access to this document/i.test(event.reason)) {
+        showBanner('You no longer have access to this document: its owner changed who may open it.')
+      } else {
+        showBanner(`Disconnected: ${event.reason}. Reload the page to continue.`)
       }
     },
     onStatus: ({ status: state }) => {

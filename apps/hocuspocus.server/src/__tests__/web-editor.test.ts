@@ -317,7 +317,7 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
     await page.browserContext().close()
   }, 120_000)
 
-  test("the formatting bar bolds a selection (an agent reads it as **bold**); a heading's chat pages back through its history", async () => {
+  test("the formatting bar bolds a selection (an agent reads it as **bold**); a heading's chat pages back; signing out elsewhere stops editing", async () => {
     const owner = await person('gale')
     const created = await server.services.documents.create(owner.user.id, {
       title: 'Formats',
@@ -387,6 +387,17 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
     )
     expect((await shown())[0]).toBe('message 1')
     expect(await page.$('.messages button')).toBeNull()
+
+    // Signing out in another tab ends this page's editing at once, and says so in a person's words.
+    const other = await page.browserContext().newPage()
+    await other.goto(`${server.url}/apps`)
+    await Promise.all([other.waitForNavigation(), other.click('form[action="/sign-out"] button')])
+    await eventually(
+      async () => expect(await page.$eval('.banner', (b) => b.textContent)).toContain('You were signed out'),
+      10_000,
+      'the signed-out banner',
+    )
+    expect(await page.$eval('.ProseMirror', (e) => e.getAttribute('contenteditable'))).toBe('false')
     await page.browserContext().close()
   }, 120_000)
 
