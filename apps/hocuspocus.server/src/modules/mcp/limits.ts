@@ -80,6 +80,12 @@ export const MAX_COMPLETION_VALUES = 100
  */
 export const PROGRESS_INTERVAL_MS = 1_000
 
+/**
+ * logging/setLevel over HTTP: the levels remembered for later requests, one per token, in memory; past
+ * this many the level set longest ago is forgotten (that token's calls fall back to the default level).
+ */
+export const MAX_REMEMBERED_LOG_LEVELS = 10_000
+
 /** Input size: longest `find_documents` query; longer queries only slow the full-text search. */
 export const MAX_QUERY_CHARS = 200
 

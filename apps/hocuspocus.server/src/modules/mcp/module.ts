@@ -150,7 +150,7 @@ export function init(deps: McpDeps): McpModule {
       const context = contextFor(principal)
       return handleMcpRequest(
         c.req.raw,
-        (needs) => buildMcpServer(context, TOOLS, shared, needs),
+        (needs) => buildMcpServer(context, TOOLS, shared, { ...needs, rememberLogLevel: true }),
         shared.toolLists.get(scopeSetOf(principal.scopes)),
       )
     },

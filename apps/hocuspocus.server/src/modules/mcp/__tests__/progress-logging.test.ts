@@ -146,6 +146,29 @@ describe('progress over HTTP', () => {
   })
 })
 
+describe('logging/setLevel over HTTP (stateless: one server per request)', () => {
+  test('the level a token set holds for its later requests, and for no other token', async () => {
+    const lin = await mcp.user('lin')
+    const made = await server.services.documents.create(lin.user.id, { title: 'Lin', markdown: 'x' })
+    if (made.kind === 'error') throw new Error(made.message)
+    const linLogs = recordLogs(lin.client)
+    const adaLogs = recordLogs(client)
+    await lin.client.setLoggingLevel('info') // its own POST; each call below is another
+    const asked = { onprogress: () => {} }
+    await lin.client.callTool(
+      { name: 'read_document', arguments: { slug: made.value.slug } },
+      undefined,
+      asked,
+    )
+    await client.callTool({ name: 'read_document', arguments: { slug } }, undefined, asked)
+    expect(linLogs.map((l) => `${l.level} ${l.data}`)).toEqual([
+      'info read_document: opening the document',
+      'info read_document: rendering the document (at most 100000 characters)',
+    ])
+    expect(adaLogs).toEqual([])
+  })
+})
+
 describe('logging/setLevel over stdio (one session)', () => {
   test('info shows each stage as a log message; warning hides them again', async () => {
     const session = await connectInMemory(server, token)

@@ -20,7 +20,7 @@ import { registerDocumentResources } from '../resources/documents.ts'
 import { registerSubscriptions, type StoreWatch } from '../resources/subscriptions.ts'
 import type { CallerContext } from '../tools/context.ts'
 import { registerTools } from '../tools/register.ts'
-import { createLogLevel } from '../tools/report.ts'
+import { createLogLevel, RememberedLogLevels } from '../tools/report.ts'
 import type { Tool } from '../tools/tool.ts'
 
 export const SERVER_INFO = { name: 'collab-documents', version: '0.1.0' }
@@ -30,10 +30,16 @@ export type SharedServerParts = {
   validator: AjvJsonSchemaValidator
   /** The SDK's own tools/list answer, kept per scope set the first time it is built. */
   toolLists: Map<string, ListToolsResult>
+  /** The log level each token set over HTTP, for its later requests (each has its own server). */
+  logLevels: RememberedLogLevels
 }
 
 export function createSharedServerParts(): SharedServerParts {
-  return { validator: new AjvJsonSchemaValidator(), toolLists: new Map() }
+  return {
+    validator: new AjvJsonSchemaValidator(),
+    toolLists: new Map(),
+    logLevels: new RememberedLogLevels(),
+  }
 }
 
 /** The key of a caller's tool list in SharedServerParts.toolLists. */
@@ -51,6 +57,8 @@ export function buildMcpServer(
     onlyTools?: readonly string[]
     /** A session that lives on (stdio): resources/subscribe, told through these store events. */
     watch?: StoreWatch
+    /** Over HTTP: logging/setLevel holds for the token's later requests (shared.logLevels). */
+    rememberLogLevel?: boolean
   } = {},
 ): McpServer {
   const server = new McpServer(SERVER_INFO, {
@@ -58,9 +66,11 @@ export function buildMcpServer(
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: shared.validator,
   })
-  // logging/setLevel: the level holds for this server's life (one request over stateless HTTP, the whole
-  // session over stdio) and decides which log messages the calls send (tools/report.ts).
-  const logLevel = createLogLevel()
+  // logging/setLevel decides which log messages the calls send (tools/report.ts): for this server's life
+  // (the stdio session), and over HTTP for the token's later requests too.
+  const logLevel = createLogLevel(
+    options.rememberLogLevel ? { levels: shared.logLevels, key: ctx.principal.tokenId } : undefined,
+  )
   server.server.setRequestHandler(SetLevelRequestSchema, (request) => {
     logLevel.set(request.params.level)
     return {}

@@ -3,8 +3,9 @@
  * - progress notifications, only when the request carries a progress token (`_meta.progressToken`): one
  *   when the call reaches a stage the tool names, and one every PROGRESS_INTERVAL_MS while a stage lasts,
  *   so a host whose request timeout restarts on progress keeps waiting for a long call;
- * - log messages (`notifications/message`) at or above the caller's level (logging/setLevel), by default
- *   DEFAULT_LOG_LEVEL. Stages are `info`; a failure on the server is `error`.
+ * - log messages (`notifications/message`) at or above the caller's level (logging/setLevel: for its
+ *   session over stdio, for its token's later requests over HTTP), by default DEFAULT_LOG_LEVEL. Stages
+ *   are `info`; a failure on the server is `error`.
  * Both travel with the call (related to its request): over HTTP they reach the caller when the answer is
  * a stream, which the route chooses when the request carries a progress token (http/mcp-route.ts).
  * Nothing a person wrote is ever in them: stage texts are the server's own words.
@@ -16,7 +17,7 @@ import type {
   ServerNotification,
   ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js'
-import { PROGRESS_INTERVAL_MS } from '../limits.ts'
+import { MAX_REMEMBERED_LOG_LEVELS, PROGRESS_INTERVAL_MS } from '../limits.ts'
 
 /** The SDK's second argument to a tool, resource or prompt handler: the request it answers. */
 export type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>
@@ -44,13 +45,39 @@ export type LogLevel = {
   set(level: LoggingLevel): void
 }
 
-export function createLogLevel(): LogLevel {
-  let level = DEFAULT_LOG_LEVEL
+/**
+ * A server's level. Over stateless HTTP each request has its own server, so `remembered` carries the
+ * level a token set to its later requests (RememberedLogLevels); a stdio session's server keeps its own.
+ */
+export function createLogLevel(remembered?: { levels: RememberedLogLevels; key: string }): LogLevel {
+  let level = remembered?.levels.get(remembered.key) ?? DEFAULT_LOG_LEVEL
   return {
     get: () => level,
     set(next) {
       level = next
+      remembered?.levels.set(remembered.key, next)
     },
+  }
+}
+
+/**
+ * The levels tokens set over HTTP, in this process's memory: at most MAX_REMEMBERED_LOG_LEVELS, the one
+ * set longest ago forgotten first (it then falls back to DEFAULT_LOG_LEVEL).
+ */
+export class RememberedLogLevels {
+  private readonly levels = new Map<string, LoggingLevel>()
+
+  get(key: string): LoggingLevel | undefined {
+    return this.levels.get(key)
+  }
+
+  set(key: string, level: LoggingLevel): void {
+    this.levels.delete(key)
+    this.levels.set(key, level)
+    if (this.levels.size > MAX_REMEMBERED_LOG_LEVELS) {
+      const oldest = this.levels.keys().next().value
+      if (oldest !== undefined) this.levels.delete(oldest)
+    }
   }
 }
 
