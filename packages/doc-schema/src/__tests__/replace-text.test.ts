@@ -3,10 +3,23 @@
  * replacements across formatting, ambiguous headings, refusals that say why, and edits applied in place.
  */
 import { describe, expect, test } from 'bun:test'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import fc from 'fast-check'
 import * as Y from 'yjs'
 import { diffText } from '../edits/text-diff.ts'
-import { type DocNode, fragmentToJSON, listSections, renderSection, replaceText } from '../index.ts'
+import {
+  type DocNode,
+  fragmentToJSON,
+  importedDocumentUpdate,
+  importMarkdown,
+  listSections,
+  renderSection,
+  replaceText,
+} from '../index.ts'
+import { FRAGMENT_NAME } from '../limits.ts'
+import { blockMarkdown } from '../sections/render-section.ts'
+import { locateSections } from '../sections/section-index.ts'
 import { cloneDocument, expectOk, loadDocument } from './fixtures.ts'
 import { runs } from './property-runs.ts'
 
@@ -111,6 +124,67 @@ describe('a whole line copied from a read, with its start', () => {
     expect(first(fragment).title).toBe('Set-up')
   })
 })
+
+const MODULES = resolve(import.meta.dir, '../../../../node_modules/.bun/node_modules')
+/** READMEs whose paragraphs hold escapes, links with non-ASCII or bracketed targets, inline HTML, code. */
+const README_PACKAGES = ['d3-geo', 'd3-shape', 'prisma', 'nanoid', 'postcss', 'commander', 'zod', 'yjs']
+
+describe('every paragraph of real READMEs, copied whole from its read, is found and replaced', () => {
+  const files = README_PACKAGES.flatMap((name) => {
+    const dir = join(MODULES, name)
+    return existsSync(dir)
+      ? readdirSync(dir)
+          .filter((f) => /^readme\.md$/i.test(f))
+          .map((f) => join(dir, f))
+      : []
+  })
+  test.each(files)('%s', (file) => {
+    const doc = new Y.Doc()
+    Y.applyUpdate(
+      doc,
+      expectOk(
+        importedDocumentUpdate(
+          expectOk(importMarkdown(readFileSync(file, 'utf8'), { fallbackTitle: 'File' })),
+        ),
+      ),
+    )
+    const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+    let tried = 0
+    const revs = new Map(listSections(fragment).map((x) => [x.sectionId, x.rev]))
+    for (const located of locateSections(fragment)) {
+      located.blocks.forEach((block, i) => {
+        // One line of text: what an agent copies from `[n] …` in a section read.
+        const text = block.get(0)
+        if (block.nodeName !== 'paragraph' || block.length !== 1 || !(text instanceof Y.XmlText)) return
+        const shownLine = blockMarkdown(block)
+        if (shownLine.includes('\n')) return
+        const before = characters(text)
+        const { sectionId } = located
+        const done = expectOk(
+          replaceText(fragment, sectionId, revs.get(sectionId)!, shownLine, `${shownLine} edited`, {
+            block: i + 1,
+          }),
+        )
+        revs.set(sectionId, done.rev)
+        // The text gained the words; every character before them kept its marks (links their targets).
+        const after = characters(text)
+        expect(after.map((c) => c.char).join('')).toBe(`${before.map((c) => c.char).join('')} edited`)
+        expect(after.slice(0, before.length)).toEqual(before)
+        tried++
+      })
+    }
+    expect(tried).toBeGreaterThan(0)
+  })
+})
+
+/** Each character of a Y.XmlText with its formatting. */
+function characters(text: Y.XmlText): Array<{ char: string; marks: unknown }> {
+  const out: Array<{ char: string; marks: unknown }> = []
+  for (const op of text.toDelta() as { insert: unknown; attributes?: unknown }[])
+    if (typeof op.insert === 'string')
+      for (const char of op.insert) out.push({ char, marks: op.attributes ?? {} })
+  return out
+}
 
 describe('formatting of each part is kept', () => {
   test('bold then plain: only the changed words change, each part keeps its formatting', () => {

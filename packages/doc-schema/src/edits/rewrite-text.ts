@@ -63,7 +63,24 @@ function sameVisible(key: string, a: unknown, b: unknown): boolean {
   if (key !== 'link') return true
   const left = (a ?? {}) as Record<string, unknown>
   const right = (b ?? {}) as Record<string, unknown>
-  return left.href === right.href && (left.title ?? null) === (right.title ?? null)
+  return sameHref(left.href, right.href) && (left.title ?? null) === (right.title ?? null)
+}
+
+/**
+ * Whether two link targets are the same once percent-encoding is undone: Markdown read back encodes what
+ * the document may hold as written (`Ramer–Douglas` is read back as `Ramer%E2%80%93Douglas`).
+ */
+function sameHref(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (typeof a !== 'string' || typeof b !== 'string') return false
+  const decode = (href: string) => {
+    try {
+      return decodeURIComponent(href)
+    } catch {
+      return href
+    }
+  }
+  return decode(a) === decode(b)
 }
 
 /**
