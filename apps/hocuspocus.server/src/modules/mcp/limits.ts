@@ -74,9 +74,9 @@ export const RESOURCE_UPDATE_INTERVAL_MS = 2_000
 export const MAX_COMPLETION_VALUES = 100
 
 /**
- * Progress: a call whose request carries a progress token reports each stage it reaches, and while a
- * stage lasts, once per this interval ("still …"), so a host whose timeout restarts on progress waits
- * for it. Bounds the notifications of one call to one a second beyond its stages.
+ * Progress: a call whose request carries a progress token reports each stage it reaches, and while it
+ * lasts, once per this interval ("still …"), so a host whose timeout restarts on progress waits for it.
+ * Bounds the notifications of one call to one a second beyond its stages.
  */
 export const PROGRESS_INTERVAL_MS = 1_000
 

@@ -45,6 +45,14 @@ describe('a call’s report', () => {
     expect(progress().length).toBe(heard.length)
   }, 30_000)
 
+  test('a call that names no stage is heard too ("still working"), until its answer', async () => {
+    const { extra, progress } = recordingExtra('t-2')
+    const report = callReport('edit_blocks', extra, createLogLevel())
+    await eventually(() => expect(progress().length).toBeGreaterThanOrEqual(1), 10 * PROGRESS_INTERVAL_MS)
+    report.end()
+    expect(progress()[0]).toEqual({ progress: 1, message: 'still working' })
+  }, 30_000)
+
   test('without a progress token: no progress; log messages from the level the caller set', () => {
     const { extra, sent, progress } = recordingExtra()
     const level = createLogLevel()

@@ -1,8 +1,9 @@
 /**
  * What one call tells its caller while it runs, besides its answer:
  * - progress notifications, only when the request carries a progress token (`_meta.progressToken`): one
- *   when the call reaches a stage the tool names, and one every PROGRESS_INTERVAL_MS while a stage lasts,
- *   so a host whose request timeout restarts on progress keeps waiting for a long call;
+ *   when the call reaches a stage the tool names, and one every PROGRESS_INTERVAL_MS while the call lasts
+ *   ("still <stage>", or "still working" before any), so a host whose request timeout restarts on
+ *   progress keeps waiting for a long call, whatever the tool;
  * - log messages (`notifications/message`) at or above the caller's level (logging/setLevel: for its
  *   session over stdio, for its token's later requests over HTTP), by default DEFAULT_LOG_LEVEL. Stages
  *   are `info`; a failure on the server is `error`.
@@ -123,16 +124,17 @@ export function callReport(
       params: { level: logLevel, logger: LOGGER_NAME, data: `${tool}: ${message}` },
     })
   }
+  // From the call's start, so a tool that names no stage (an edit waiting for its store) is heard too.
+  if (token !== undefined) {
+    timer = setInterval(() => tick(`still ${current}`), PROGRESS_INTERVAL_MS)
+    timer.unref?.()
+  }
   return {
     stage(message) {
       if (ended) return
       current = message
       tick(message)
       log('info', message)
-      if (token !== undefined && timer === undefined) {
-        timer = setInterval(() => tick(`still ${current}`), PROGRESS_INTERVAL_MS)
-        timer.unref?.()
-      }
     },
     log,
     end() {
