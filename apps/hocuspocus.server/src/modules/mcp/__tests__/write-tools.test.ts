@@ -5,7 +5,7 @@
  * retitled, refusals say why, and a person's cursor in the block an agent edits stays where it was.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { FRAGMENT_NAME, readPlainText, renderSection } from '@collab/doc-schema'
+import { FRAGMENT_NAME, fragmentToJSON, readPlainText, renderSection } from '@collab/doc-schema'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import * as Y from 'yjs'
 import { storedText } from '../../../__tests__/helpers/documents.ts'
@@ -361,5 +361,31 @@ describe('edit_blocks', () => {
       expect(refused.isError).toBe(true)
       expect(refused.text).toBe(expected)
     }
+  })
+
+  test('a list holding an image, copied from the read with one word changed, keeps the image (no allow_media_removal)', async () => {
+    const doc = await create(
+      'Pictures',
+      '## Gallery\n\n- the logo\n\n  ![logo](https://x.org/logo.png)\n- the end',
+    )
+    const section = await readSection(doc.slug, 1)
+    // Block 1 as the read shows it, every line of it.
+    const block = /\[1\] ([\s\S]*?)\n⟦end of data⟧/.exec(section.text)![1]!
+    expect(block).toContain('[image: logo]')
+    const edited = await call(client, 'edit_blocks', {
+      slug: doc.slug,
+      section_id: section.sectionId,
+      rev: section.rev,
+      remove_blocks: [1],
+      markdown: block.replace('the end', 'the last line'),
+    })
+    expect(edited.isError).toBe(false)
+    const stored = await server.services.documents.loadState(doc.room)
+    const ydoc = new Y.Doc()
+    Y.applyUpdate(ydoc, stored!.state!)
+    const json = JSON.stringify(fragmentToJSON(ydoc.getXmlFragment(FRAGMENT_NAME)))
+    expect(json).toContain('{"type":"image","attrs":{"src":"https://x.org/logo.png","alt":"logo"}}')
+    expect(json).toContain('the last line')
+    expect(json).not.toContain('[image: logo]')
   })
 })
