@@ -39,6 +39,13 @@ import type { Row } from './types.ts'
 /** The production store debounce (config.ts defaults); --quick shortens both alike to fit CI. */
 const FULL_DEBOUNCE = { debounceMs: 2_000, maxDebounceMs: 10_000 }
 const QUICK_DEBOUNCE = { debounceMs: 300, maxDebounceMs: 3_000 }
+/**
+ * After a batch of edits, how long past the debounce the CPU window stays open for the store they cause
+ * (the peer's whole-state store: ~50 ms at 1 MiB, ~0.2 s at 5 MiB); --quick stops at 1 MiB.
+ */
+const STORE_SETTLE_MS = { quick: 400, full: 1_000 }
+/** The unit of utime and stime in /proc/<pid>/stat (`getconf CLK_TCK`: 100 on Linux). */
+const CLOCK_TICKS_PER_SECOND = 100
 
 /** A server under comparison, as the measurements see it: where editors connect, and its store steps. */
 type Contender = {
@@ -48,6 +55,8 @@ type Contender = {
   token: string
   /** Resolves with the duration (ms) of the next store step of `room` that ends after this call. */
   nextStore(room: string): Promise<number>
+  /** Store steps of `room` so far (ours: of every document, one changes at a time). */
+  storeCount(room: string): Promise<number>
   stop(): Promise<void>
 }
 
@@ -83,6 +92,13 @@ function smallState(rng: Rng, i: number): Uint8Array {
 function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN) / 1024
+}
+
+/** CPU time (user + system) a process has used so far, in ms (clock ticks of /proc/<pid>/stat). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND
 }
 
 /** After `settleMs` of quiet, the median of five VmRSS samples of each process (same instants for both). */
@@ -133,6 +149,7 @@ async function startOurs(
     url: server.url,
     pid: server.proc.pid,
     token,
+    storeCount: async () => (await stores()).count,
     async nextStore() {
       // One document changes at a time: the histogram's sum grows by exactly the store steps that follow.
       const before = await stores()
@@ -203,6 +220,7 @@ async function startPeer(
     url: started,
     pid: proc.pid,
     token: 'none', // the peer authenticates nobody; the provider sends it and it is ignored
+    storeCount: async (room) => stored.get(room)?.length ?? 0,
     async nextStore(room) {
       const seen = stored.get(room)?.length ?? 0
       await waitFor('the peer store', () => (stored.get(room)?.length ?? 0) > seen)
@@ -349,7 +367,15 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
           const room = rooms[contender.name]
           const inserter = await connectInserter(contender, room)
           const remote = await startRemoteEditor(contender.url, room, contender.token)
-          return { contender, room, inserter, remote, seen: [] as number[], stores: [] as number[] }
+          return {
+            contender,
+            room,
+            inserter,
+            remote,
+            seen: [] as number[],
+            stores: [] as number[],
+            cpu: [] as number[],
+          }
         }),
       )
       const closeSides = async () => {
@@ -374,13 +400,22 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
         phase(`${fixture.name}: both servers hold it, two editors each`, t)
         for (let round = 0; round < rounds; round++) {
           for (const side of sides) {
-            // Propagation: paragraphs one after another, each once the other editor has the last.
+            // Propagation: paragraphs one after another, each once the other editor has the last; then
+            // the store they cause. The server's CPU time over both, with nothing else asking it anything
+            // (ours is asked for /metrics only outside this window).
+            const storesBefore = await side.contender.storeCount(side.room)
+            const cpuBefore = cpuMs(side.contender.pid)
             for (let e = 0; e < editsPerRound; e++) {
               const at = side.inserter.insert(n)
               side.seen.push((await side.remote.seen(n++, 30_000)) - at)
               await Bun.sleep(20)
             }
-            await side.contender.nextStore(side.room) // the store of those paragraphs, not counted
+            await Bun.sleep(debounce.debounceMs + (opts.quick ? STORE_SETTLE_MS.quick : STORE_SETTLE_MS.full))
+            side.cpu.push(cpuMs(side.contender.pid) - cpuBefore)
+            await waitFor(
+              'the store of the propagation edits',
+              async () => (await side.contender.storeCount(side.room)) > storesBefore,
+            )
             // One paragraph alone, and the store step it causes.
             const stored = side.contender.nextStore(side.room)
             side.inserter.insert(n)
@@ -388,6 +423,10 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
             side.stores.push(await stored)
           }
         }
+        // Summed over the windows: CPU time is counted in 10 ms clock ticks.
+        const cpuPerEdit = sides.map(
+          (side) => side.cpu.reduce((a, b) => a + b, 0) / (editsPerRound * side.cpu.length),
+        )
         phase(`${fixture.name}: ${rounds} rounds`, t)
         const [o, p] = sides as [(typeof sides)[0], (typeof sides)[0]]
         const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
@@ -410,6 +449,11 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
               'ours RSS with it open MB': mib(rssOpen[0]!),
               'peer RSS with it open MB': mib(rssOpen[1]!),
             },
+            // Issue 14's target, shown and not enforced (a p99 of a few dozen samples is noisy).
+            target: {
+              text: "p99 no worse than the peer's",
+              met: percentile(oSeen, 99) <= percentile(pSeen, 99),
+            },
           },
           {
             measure: 'peer: store step for one typed paragraph (ours: append to the log; peer: whole state)',
@@ -421,6 +465,22 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
               'ours ms': ms(summarize(o.stores).median),
               'peer ms': ms(summarize(p.stores).median),
               'debounce ms': debounce.debounceMs,
+            },
+            target: {
+              text: "no worse than the peer's",
+              met: summarize(o.stores).median <= summarize(p.stores).median,
+            },
+          },
+          {
+            measure: `peer: server CPU per edit (${editsPerRound} paragraphs and the store they cause)`,
+            size: fixture.name,
+            stateBytes: fixture.state.length,
+            variants: {},
+            ratios: { 'ours / peer': cpuPerEdit[0]! / cpuPerEdit[1]! },
+            extra: {
+              'ours CPU ms per edit': ms(cpuPerEdit[0]!),
+              'peer CPU ms per edit': ms(cpuPerEdit[1]!),
+              'windows each': rounds,
             },
           },
         )
