@@ -84,6 +84,37 @@ describe('a block replaced by one of the same kind is rewritten in place', () =>
     expect(shown(fragment, 1)).toBe('- a\n- new\n- b\n- c')
   })
 
+  test('items holding a line break or an image pair as equal too, so an insertion before them keeps them', () => {
+    const { fragment } = loadDocument(
+      'Doc',
+      '## S\n\n- a\n- two  \n  lines\n- pic\n\n  ![p](https://x.org/p.png)',
+    )
+    const list = fragment.get(2) as Y.XmlElement
+    const [a, two, pic] = list.toArray() as Y.XmlElement[]
+    const secondItemText = (two!.get(0) as Y.XmlElement).toArray()
+    const s = section(fragment)
+    const before = shown(fragment, 1)
+    expectOk(
+      editBlocks(fragment, s.sectionId, s.rev, {
+        removeBlocks: [1],
+        markdown: before.replace('- a\n', '- a\n- new\n'),
+      }),
+    )
+    expect(list.toArray()).toEqual([a, expect.anything(), two, pic])
+    expect((two!.get(0) as Y.XmlElement).toArray()).toEqual(secondItemText)
+    expect(shown(fragment, 1)).toBe(before.replace('- a\n', '- a\n- new\n'))
+  })
+
+  test('a paragraph with a line break, with a new one written before it, keeps its element', () => {
+    const { fragment } = loadDocument('Doc', '## S\n\ntwo  \nlines\n\nnext')
+    const paragraph = fragment.get(2) as Y.XmlElement
+    const s = section(fragment)
+    const before = shown(fragment, 1)
+    expectOk(editBlocks(fragment, s.sectionId, s.rev, { removeBlocks: [1], markdown: `new\n\n${before}` }))
+    expect(fragment.get(3)).toBe(paragraph)
+    expect(shown(fragment, 2)).toBe(before)
+  })
+
   test('a block of another kind replaces it (the old one is deleted)', () => {
     const { fragment } = loadDocument('Doc', '## S\n\ntext\n\nnext')
     const old = fragment.get(2)

@@ -34,7 +34,7 @@ function newChildren(node: PMNode): NewChild[] {
 /** Text of a ProseMirror node as `blockPlainText` gives an element's: used only to pair equal children. */
 function pmPlainText(node: PMNode): string {
   const lines: string[] = []
-  node.descendants((child) => {
+  const visit = (child: PMNode): boolean => {
     if (child.isTextblock) {
       let line = ''
       child.forEach((inline) => {
@@ -44,14 +44,13 @@ function pmPlainText(node: PMNode): string {
       return false
     }
     if (child.isAtom && child.isBlock) {
-      const alt = child.attrs.alt
-      const src = child.attrs.src
+      const { alt, src } = child.attrs
       const text = typeof alt === 'string' && alt ? alt : typeof src === 'string' ? src : ''
       if (text !== '') lines.push(text)
     }
     return true
-  })
-  if (node.isTextblock) return node.textContent
+  }
+  if (visit(node)) node.descendants(visit)
   return lines.join('\n')
 }
 
