@@ -388,4 +388,40 @@ describe('edit_blocks', () => {
     expect(json).toContain('the last line')
     expect(json).not.toContain('[image: logo]')
   })
+
+  test('edit_blocks and replace_text name their stage to a host that asked for progress', async () => {
+    const doc = await create('Stages', '## Part\n\nfirst words')
+    const heard: string[] = []
+    const onprogress = (p: { message?: string }) => {
+      if (p.message && !p.message.startsWith('still ')) heard.push(p.message)
+    }
+    let section = await readSection(doc.slug, 1)
+    await client.callTool(
+      {
+        name: 'edit_blocks',
+        arguments: { slug: doc.slug, section_id: section.sectionId, rev: section.rev, markdown: 'more' },
+      },
+      undefined,
+      { onprogress },
+    )
+    section = await readSection(doc.slug, 1)
+    await client.callTool(
+      {
+        name: 'replace_text',
+        arguments: {
+          slug: doc.slug,
+          section_id: section.sectionId,
+          rev: section.rev,
+          old_text: 'first',
+          new_text: '1st',
+        },
+      },
+      undefined,
+      { onprogress },
+    )
+    expect(heard).toEqual([
+      'editing blocks and storing 4 characters of Markdown',
+      'replacing 5 characters of text and storing the change',
+    ])
+  })
 })

@@ -58,8 +58,9 @@ export const editBlocks = defineTool({
           'or rows (1 = the first line of the list or table as read), and markdown gives items ("- [x] task") or rows ("| a | b |").',
       ),
   },
-  handler: (args, ctx) =>
-    editDocument(
+  handler: (args, ctx) => {
+    ctx.report?.stage(`editing blocks and storing ${args.markdown?.length ?? 0} characters of Markdown`)
+    return editDocument(
       ctx,
       args.slug,
       (fragment) => {
@@ -81,5 +82,6 @@ export const editBlocks = defineTool({
           `rev: ${done.rev}`,
           ...done.created.map((made) => `created: section_id: ${made.sectionId}, rev: ${made.rev}`),
         ].join('\n'),
-    ),
+    )
+  },
 })

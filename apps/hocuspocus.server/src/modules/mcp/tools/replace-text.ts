@@ -38,8 +38,9 @@ export const replaceText = defineTool({
       .optional()
       .describe('Only look in this block: 0 = the heading, n = block [n] of read_document.'),
   },
-  handler: (args, ctx) =>
-    editDocument(
+  handler: (args, ctx) => {
+    ctx.report?.stage(`replacing ${args.old_text.length} characters of text and storing the change`)
+    return editDocument(
       ctx,
       args.slug,
       (fragment) =>
@@ -47,5 +48,6 @@ export const replaceText = defineTool({
           block: args.block,
         }),
       (done) => `section_id: ${args.section_id}\nrev: ${done.rev}`,
-    ),
+    )
+  },
 })
