@@ -27,6 +27,15 @@ export type Database = {
  */
 export const PGLITE_EXTENSIONS = { pg_trgm }
 
+/**
+ * PostgreSQL's own page cache inside the embedded database (its default is 128MB). PGlite reads its files
+ * through the operating system, whose cache holds recently read pages anyway, and the WebAssembly memory
+ * of the buffers is resident for the process's life: 32MB took ~105 MiB off the idle server's RSS
+ * (276 to 171 MiB for PGlite alone, measured) without slowing find_documents over 40,000 documents
+ * (bench, --only=find). Set for each start, not written to the data folder's postgresql.conf.
+ */
+export const PGLITE_SHARED_BUFFERS = '32MB'
+
 export type DatabaseTarget = { kind: 'pglite'; dir: string } | { kind: 'postgres'; url: string }
 
 export function databaseTarget(config: { dataDir: string; databaseUrl: string | undefined }): DatabaseTarget {
@@ -47,7 +56,10 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     }
   }
   mkdirSync(target.dir, { recursive: true, mode: 0o700 })
-  const pglite = await PGlite.create(target.dir, { extensions: PGLITE_EXTENSIONS })
+  const pglite = await PGlite.create(target.dir, {
+    extensions: PGLITE_EXTENSIONS,
+    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
+  })
   const adapterFactory = new PrismaPGlite(pglite)
   const prisma = new PrismaClient({ adapter: adapterFactory })
   return {
