@@ -488,6 +488,74 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
         await closeSides()
       }
     }
+
+    // Head-of-line: a small document's two editors while the largest fixture is typed into without pause
+    // in another process (bench/lib/remote-typist.ts, a character every 50 ms; stored every max debounce).
+    // Each server has one thread for every document: the peer's whole-state store of the large one
+    // holds the small one's edits back for as long as it runs.
+    const big = fixtures.at(-1)!
+    const typedRoom = { ours: oursRooms.get(big.name)!, peer: peerRoom(big) }
+    const smallRoom = { ours: oursSmall[0]!, peer: peerSmall[0]! }
+    const windowMs = opts.quick ? 4_000 : 12_000
+    const busy = new Map(both.map((c) => [c.name, { seen: [] as number[], stores: 0 }]))
+    t = performance.now()
+    for (let round = 0; round < (opts.quick ? 1 : 2); round++) {
+      for (const contender of both) {
+        const rooms = [typedRoom[contender.name], smallRoom[contender.name]]
+        const typist = Bun.spawn(
+          ['bun', join(import.meta.dir, 'remote-typist.ts'), contender.url, rooms[0]!, contender.token, '50'],
+          { stdin: 'pipe', stdout: 'ignore', stderr: 'inherit' },
+        )
+        const inserter = await connectInserter(contender, rooms[1]!)
+        const remote = await startRemoteEditor(contender.url, rooms[1]!, contender.token)
+        try {
+          await Bun.sleep(1_000) // the typist connected and typing
+          const storeCount = async () =>
+            contender.name === 'ours'
+              ? contender.storeCount('')
+              : (await contender.storeCount(rooms[0]!)) + (await contender.storeCount(rooms[1]!))
+          const storesBefore = await storeCount()
+          const side = busy.get(contender.name)!
+          for (const end = Date.now() + windowMs; Date.now() < end; ) {
+            const at = inserter.insert(n)
+            side.seen.push((await remote.seen(n++, 30_000)) - at)
+            await Bun.sleep(20)
+          }
+          side.stores += (await storeCount()) - storesBefore
+        } finally {
+          typist.stdin.end()
+          await Promise.race([typist.exited, Bun.sleep(3_000).then(() => typist.kill())])
+          inserter.editor.destroy()
+          await remote.stop()
+        }
+      }
+    }
+    phase(`a small document while the ${big.name} one is typed into`, t)
+    const [oBusy, pBusy] = both.map((c) => [...busy.get(c.name)!.seen].sort((a, b) => a - b)) as [
+      number[],
+      number[],
+    ]
+    rows.push({
+      measure: `peer: editor→editor propagation on a small document while the ${big.name} one is typed into`,
+      size: `~3.5 KB beside ${big.name}`,
+      variants: { ours: summarize(oBusy), peer: summarize(pBusy) },
+      ratios: {
+        'ours p50 / peer p50': percentile(oBusy, 50) / percentile(pBusy, 50),
+        'ours p99 / peer p99': percentile(oBusy, 99) / percentile(pBusy, 99),
+      },
+      extra: {
+        'ours p50 ms': ms(percentile(oBusy, 50)),
+        'ours p99 ms': ms(percentile(oBusy, 99)),
+        'peer p50 ms': ms(percentile(pBusy, 50)),
+        'peer p99 ms': ms(percentile(pBusy, 99)),
+        'ours store steps in the windows': busy.get('ours')!.stores,
+        'peer store steps in the windows': busy.get('peer')!.stores,
+      },
+      target: {
+        text: "p99 no worse than the peer's",
+        met: percentile(oBusy, 99) <= percentile(pBusy, 99),
+      },
+    })
   } finally {
     for (const c of cleanups.reverse()) await c()
   }
