@@ -205,6 +205,20 @@ describe('inBlock: one item of a list or one row of a table', () => {
     expect([table.get(0), table.get(1), table.get(3)] as unknown[]).toEqual(rows)
   })
 
+  test('the header row rewritten in place stays the header', () => {
+    const { fragment } = loadDocument('Doc', '## S\n\n| a | b |\n| - | - |\n| 1 | 2 |')
+    const s = section(fragment)
+    expectOk(
+      editBlocks(fragment, s.sectionId, s.rev, { inBlock: 1, removeBlocks: [1], markdown: '| A | b |' }),
+    )
+    const table = fragment.get(2) as Y.XmlElement
+    expect((table.get(0) as Y.XmlElement).toArray().map((cell) => (cell as Y.XmlElement).nodeName)).toEqual([
+      'tableHeader',
+      'tableHeader',
+    ])
+    expect(shown(fragment, 1)).toBe('| A | b |\n| - | - |\n| 1 | 2 |')
+  })
+
   test('an item of a numbered list is removed and another inserted before the first', () => {
     const { fragment } = loadDocument('Doc', '## S\n\n1. a\n2. b\n3. c')
     let s = section(fragment)

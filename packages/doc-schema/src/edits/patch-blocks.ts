@@ -58,8 +58,15 @@ const oldKey = (child: OldChild): string =>
   child instanceof Y.XmlText
     ? `#text\u0000${plain(child)}`
     : `${child.nodeName}\u0000${blockPlainText(child)}`
-const oldType = (child: OldChild): string => (child instanceof Y.XmlText ? '#text' : child.nodeName)
-const newType = (child: NewChild): string => (child.kind === 'text' ? '#text' : child.node.type.name)
+/**
+ * Kinds that pair with each other: a header cell with a body cell, since Markdown writes a table's first
+ * row the same way either way (rows given alone are read as body cells); paired, the old element keeps
+ * its type, so a header row rewritten in place stays the header.
+ */
+const SAME_KIND: Record<string, string> = { tableHeader: 'tableCell' }
+const kindOf = (name: string): string => SAME_KIND[name] ?? name
+const oldType = (child: OldChild): string => (child instanceof Y.XmlText ? '#text' : kindOf(child.nodeName))
+const newType = (child: NewChild): string => (child.kind === 'text' ? '#text' : kindOf(child.node.type.name))
 
 function newKey(child: NewChild): string {
   if (child.kind === 'element') return `${child.node.type.name}\u0000${pmPlainText(child.node)}`
