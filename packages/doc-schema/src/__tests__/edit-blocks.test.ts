@@ -247,6 +247,12 @@ describe('inBlock: one item of a list or one row of a table', () => {
       expect(refusal('## S\n\n- a\n- b', { inBlock: 1, removeBlocks: [1, 2] })).toStartWith(
         'container_emptied: removeBlocks: that removes every one of the 2 items of block 1;',
       ))
+    test('a row wider than the table (GFM would drop its extra cells)', () =>
+      expect(
+        refusal('## S\n\n| a | b |\n| - | - |\n| 1 | 2 |', { inBlock: 1, markdown: '| 3 | 4 | 5 |' }),
+      ).toBe(
+        "row_too_wide: markdown: row 1 has more cells than the table's 2 columns; give 2 cells per row.",
+      ))
     test('an item number out of range', () =>
       expect(refusal('## S\n\n- a\n- b', { inBlock: 1, removeBlocks: [3] })).toBe(
         'block_out_of_range: removeBlocks: 3 not in 1..2; block 1 has 2 items.',

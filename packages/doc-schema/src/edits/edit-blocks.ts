@@ -232,8 +232,10 @@ function itemsOf(blocks: readonly Y.XmlElement[], inBlock: number): Result<Place
       noun: 'rows',
       of: `block ${inBlock}`,
       parse: (markdown) => {
-        // Rows alone are not a GFM table: read them under a header of the table's width, then drop it.
-        const header = `|${' h |'.repeat(columns)}\n|${' - |'.repeat(columns)}\n`
+        // Rows alone are not a GFM table: read them under a header one column wider than the table (GFM
+        // drops cells past the header's width without a word, so a cell there means the row is too wide),
+        // then drop that header and the extra column.
+        const header = `|${' h |'.repeat(columns + 1)}\n|${' - |'.repeat(columns + 1)}\n`
         const parsed = parseMarkdown(header + markdown.replace(/^\n+/, ''))
         const table = parsed.kind === 'ok' && parsed.value.length === 1 ? parsed.value[0] : undefined
         if (table?.type !== 'table') {
@@ -243,7 +245,18 @@ function itemsOf(blocks: readonly Y.XmlElement[], inBlock: number): Result<Place
             'markdown',
           )
         }
-        return ok((table.content ?? []).slice(1))
+        const rows = (table.content ?? []).slice(1)
+        const wide = rows.findIndex((row) =>
+          (row.content?.[columns]?.content ?? []).some((p) => p.content?.length),
+        )
+        if (wide >= 0) {
+          return refuse(
+            'row_too_wide',
+            `markdown: row ${wide + 1} has more cells than the table's ${columns} columns; give ${columns} cells per row.`,
+            'markdown',
+          )
+        }
+        return ok(rows.map((row) => ({ ...row, content: (row.content ?? []).slice(0, columns) })))
       },
     })
   }
