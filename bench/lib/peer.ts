@@ -262,7 +262,7 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
   const smallCount = opts.quick ? 100 : 300
   const settleMs = opts.quick ? 1_000 : 3_000
   const rounds = opts.quick ? 3 : 5
-  const editsPerRound = opts.quick ? 5 : 10
+  const editsPerRound = 10
   const rows: Row[] = []
   const cleanups: Array<() => unknown> = []
   const peerDir = mkdtempSync(join(tmpdir(), 'collab-bench-peer-'))
