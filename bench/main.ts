@@ -112,10 +112,12 @@ if (!only || only === 'memory') {
 }
 
 if (!only || only === 'peer') {
-  // Both servers in child processes of their own, on the fixtures above (bench/lib/peer.ts).
+  // Every server in a child process of its own, on the fixtures above (bench/lib/peer.ts); ours also on
+  // PostgreSQL as for the stores above.
+  const postgresUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || null
   process.stderr.write('measuring beside a stock Hocuspocus peer: propagation, store steps, memory…\n')
   try {
-    rows.push(...(await measurePeer(fixtures, { quick })))
+    rows.push(...(await measurePeer(fixtures, { quick, postgresUrl })))
   } catch (error) {
     failures.push(`peer measurements: ${(error as Error).stack ?? error}`)
   }

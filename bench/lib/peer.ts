@@ -18,7 +18,10 @@ import { Database as SQLite } from 'bun:sqlite'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createTestDatabase } from '../../apps/hocuspocus.server/src/__tests__/helpers/database.ts'
+import {
+  createTestDatabase,
+  type TestDatabase,
+} from '../../apps/hocuspocus.server/src/__tests__/helpers/database.ts'
 import {
   type ServerProcess,
   spawnServer,
@@ -49,7 +52,12 @@ const CLOCK_TICKS_PER_SECOND = 100
 
 /** A server under comparison, as the measurements see it: where editors connect, and its store steps. */
 type Contender = {
-  name: 'ours' | 'peer'
+  /** `ours` (PGlite), `ours on PostgreSQL`, `peer`: the variant's name in every row. */
+  label: string
+  peer: boolean
+  /** The room of each fixture (by name), and of each small document. */
+  rooms: Map<string, string>
+  small: string[]
   url: string
   pid: number
   token: string
@@ -120,15 +128,104 @@ async function waitFor(what: string, check: () => Promise<boolean> | boolean, ti
   }
 }
 
-/** This project's server (`bun src/main.ts`, PGlite) on a data folder seeded in this process beforehand. */
+/** A database of ours seeded with the bench's documents, the rooms they got and a token of their owner. */
+type Seeded = { db: TestDatabase; token: string; rooms: Map<string, string>; small: string[] }
+
+/** Seeds `db` through the production wiring in this process (stopped before the child process starts). */
+async function seedOurs(db: TestDatabase, fixtures: Fixture[], small: Uint8Array[]): Promise<Seeded> {
+  const seeder = await startTestServer(db)
+  try {
+    const { user, token } = await userWithToken(seeder, 'peerbench')
+    const rooms = new Map<string, string>()
+    for (const fixture of fixtures) {
+      const created = await createFixtureDocument(seeder, user.id, `Peer ${fixture.name}`, fixture.state)
+      rooms.set(fixture.name, created.room)
+    }
+    const smallRooms: string[] = []
+    for (let i = 0; i < small.length; i += 10) {
+      const batch = small.slice(i, i + 10)
+      const created = await Promise.all(
+        batch.map((state, j) => createFixtureDocument(seeder, user.id, `Peer bench ${i + j}`, state)),
+      )
+      smallRooms.push(...created.map((c) => c.room))
+    }
+    return { db, token, rooms, small: smallRooms }
+  } finally {
+    await seeder.stop()
+  }
+}
+
+/** The peer's SQLite file with the same Yjs states (extension-sqlite's table). */
+function seedPeer(file: string, fixtures: Fixture[], small: Uint8Array[]) {
+  const sqlite = new SQLite(file, { create: true })
+  sqlite.run('CREATE TABLE documents (name TEXT NOT NULL PRIMARY KEY, data BLOB NOT NULL)')
+  const insert = sqlite.query('INSERT INTO documents (name, data) VALUES (?1, ?2)')
+  const rooms = new Map<string, string>()
+  for (const fixture of fixtures) {
+    rooms.set(fixture.name, `peer-${fixture.name.replace(/\s+/g, '')}`)
+    insert.run(rooms.get(fixture.name)!, fixture.state)
+  }
+  const smallRooms = small.map((state, i) => {
+    insert.run(`peer-small-${i}`, state)
+    return `peer-small-${i}`
+  })
+  sqlite.close()
+  return { rooms, small: smallRooms }
+}
+
+/**
+ * A row comparing each of ours with the peer (the last contender): every variant's summary, and per
+ * variant of ours the ratio of each statistic to the peer's.
+ */
+function compare(
+  row: Pick<Row, 'measure' | 'size' | 'stateBytes'>,
+  contenders: Contender[],
+  samples: (c: Contender) => number[],
+  stats: Record<string, (sorted: number[]) => number>,
+  unit: string,
+  target?: { text: string; stat: string },
+): Row {
+  const peer = contenders.find((c) => c.peer)!
+  const sorted = new Map(contenders.map((c) => [c, [...samples(c)].sort((a, b) => a - b)]))
+  const value = (c: Contender, stat: string) => stats[stat]!(sorted.get(c)!)
+  const ours = contenders.filter((c) => !c.peer)
+  const single = Object.keys(stats).length === 1
+  return {
+    ...row,
+    variants: Object.fromEntries(contenders.map((c) => [c.label, summarize(sorted.get(c)!)])),
+    // One statistic: "ours / peer", "ours ms"; several: "ours p99 / peer p99", "ours p99 ms".
+    ratios: Object.fromEntries(
+      ours.flatMap((c) =>
+        Object.keys(stats).map((stat) => [
+          single ? `${c.label} / peer` : `${c.label} ${stat} / peer ${stat}`,
+          value(c, stat) / value(peer, stat),
+        ]),
+      ),
+    ),
+    extra: Object.fromEntries(
+      contenders.flatMap((c) =>
+        Object.keys(stats).map((stat) => [
+          single ? `${c.label} ${unit}` : `${c.label} ${stat} ${unit}`,
+          ms(value(c, stat)),
+        ]),
+      ),
+    ),
+    target: target && {
+      text: target.text,
+      met: ours.every((c) => value(c, target.stat) <= value(peer, target.stat)),
+    },
+  }
+}
+
+/** This project's server (`bun src/main.ts`) on a database seeded in this process beforehand. */
 async function startOurs(
-  dataDir: string,
-  token: string,
+  label: string,
+  seeded: Seeded,
   debounce: { debounceMs: number; maxDebounceMs: number },
 ): Promise<Contender> {
   const server: ServerProcess = await spawnServer({
-    DATA_DIR: dataDir,
-    DATABASE_URL: '',
+    DATA_DIR: seeded.db.dataDir,
+    DATABASE_URL: seeded.db.databaseUrl ?? '',
     REDIS_URL: '',
     LOG_LEVEL: 'warn',
     STORE_DEBOUNCE_MS: String(debounce.debounceMs),
@@ -145,10 +242,13 @@ async function startOurs(
     sum: await metric('collab_document_store_duration_seconds_sum').catch(() => 0),
   })
   return {
-    name: 'ours',
+    label,
+    peer: false,
+    rooms: seeded.rooms,
+    small: seeded.small,
     url: server.url,
     pid: server.proc.pid,
-    token,
+    token: seeded.token,
     storeCount: async () => (await stores()).count,
     async nextStore() {
       // One document changes at a time: the histogram's sum grows by exactly the store steps that follow.
@@ -170,6 +270,8 @@ async function startOurs(
 /** The peer (bench/lib/peer-server.ts) on a SQLite file seeded beforehand. */
 async function startPeer(
   file: string,
+  rooms: Map<string, string>,
+  small: string[],
   debounce: { debounceMs: number; maxDebounceMs: number },
 ): Promise<Contender> {
   const proc = Bun.spawn(
@@ -216,7 +318,10 @@ async function startPeer(
     throw new Error('the peer did not start within 30 s')
   }
   return {
-    name: 'peer',
+    label: 'peer',
+    peer: true,
+    rooms,
+    small,
     url: started,
     pid: proc.pid,
     token: 'none', // the peer authenticates nobody; the provider sends it and it is ignored
@@ -257,7 +362,14 @@ function phase(label: string, since: number) {
   process.stderr.write(`peer: ${label} (${((performance.now() - since) / 1000).toFixed(1)} s)\n`)
 }
 
-export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean }): Promise<Row[]> {
+/**
+ * `postgresUrl` (BENCH_DATABASE_URL in main.ts) adds ours on PostgreSQL as a third contender: a database is
+ * created on it and dropped.
+ */
+export async function measurePeer(
+  fixtures: Fixture[],
+  opts: { quick: boolean; postgresUrl?: string | null },
+): Promise<Row[]> {
   const debounce = opts.quick ? QUICK_DEBOUNCE : FULL_DEBOUNCE
   const smallCount = opts.quick ? 100 : 300
   const settleMs = opts.quick ? 1_000 : 3_000
@@ -265,63 +377,51 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
   const editsPerRound = 10
   const rows: Row[] = []
   const cleanups: Array<() => unknown> = []
-  const peerDir = mkdtempSync(join(tmpdir(), 'collab-bench-peer-'))
-  cleanups.push(() => rmSync(peerDir, { recursive: true, force: true }))
-  // Ours on PGlite, the default; the database's folder outlives its in-process seeding server.
-  const db = await createTestDatabase({ postgresUrl: null })
-  cleanups.push(() => db.cleanup())
   try {
-    // Seed both with the same Yjs states: the fixtures and `smallCount` small documents.
+    // Seed every contender with the same Yjs states: the fixtures and `smallCount` small documents.
     let t = performance.now()
     const rng = prng(14_005)
     const small = Array.from({ length: smallCount }, (_, i) => smallState(rng, i))
-    const seeder = await startTestServer(db)
-    const { user, token } = await userWithToken(seeder, 'peerbench')
-    const oursRooms = new Map<string, string>()
-    for (const fixture of fixtures) {
-      const created = await createFixtureDocument(seeder, user.id, `Peer ${fixture.name}`, fixture.state)
-      oursRooms.set(fixture.name, created.room)
+    const databases: Array<{ label: string; postgresUrl: string | null }> = [
+      { label: 'ours', postgresUrl: null },
+    ]
+    if (opts.postgresUrl) databases.push({ label: 'ours on PostgreSQL', postgresUrl: opts.postgresUrl })
+    const seeded: Array<{ label: string; seeded: Seeded }> = []
+    for (const database of databases) {
+      // The database outlives its in-process seeding server; the child process opens it after.
+      const db = await createTestDatabase({ postgresUrl: database.postgresUrl })
+      cleanups.push(() => db.cleanup())
+      seeded.push({ label: database.label, seeded: await seedOurs(db, fixtures, small) })
     }
-    const oursSmall: string[] = []
-    for (let i = 0; i < small.length; i += 10) {
-      const batch = small.slice(i, i + 10)
-      const created = await Promise.all(
-        batch.map((state, j) => createFixtureDocument(seeder, user.id, `Peer bench ${i + j}`, state)),
-      )
-      oursSmall.push(...created.map((c) => c.room))
-    }
-    await seeder.stop()
+    const peerDir = mkdtempSync(join(tmpdir(), 'collab-bench-peer-'))
+    cleanups.push(() => rmSync(peerDir, { recursive: true, force: true }))
     const sqliteFile = join(peerDir, 'peer.sqlite')
-    const sqlite = new SQLite(sqliteFile, { create: true })
-    sqlite.run('CREATE TABLE documents (name TEXT NOT NULL PRIMARY KEY, data BLOB NOT NULL)')
-    const insert = sqlite.query('INSERT INTO documents (name, data) VALUES (?1, ?2)')
-    const peerRoom = (fixture: Fixture) => `peer-${fixture.name.replace(/\s+/g, '')}`
-    for (const fixture of fixtures) insert.run(peerRoom(fixture), fixture.state)
-    const peerSmall = small.map((state, i) => {
-      insert.run(`peer-small-${i}`, state)
-      return `peer-small-${i}`
-    })
-    sqlite.close()
-    phase(`seeded both with ${fixtures.length} fixtures and ${smallCount} small documents`, t)
+    const peerSeeded = seedPeer(sqliteFile, fixtures, small)
+    phase(
+      `seeded ${seeded.length + 1} servers with ${fixtures.length} fixtures and ${smallCount} small documents`,
+      t,
+    )
 
     t = performance.now()
-    const ours = await startOurs(db.dataDir, token, debounce)
-    cleanups.push(() => ours.stop())
-    const peer = await startPeer(sqliteFile, debounce)
+    const contenders: Contender[] = []
+    for (const { label, seeded: s } of seeded) {
+      const ours = await startOurs(label, s, debounce)
+      cleanups.push(() => ours.stop())
+      contenders.push(ours)
+    }
+    const peer = await startPeer(sqliteFile, peerSeeded.rooms, peerSeeded.small, debounce)
     cleanups.push(() => peer.stop())
-    const both = [ours, peer] as const
-    phase('both servers started', t)
+    contenders.push(peer)
+    phase(`${contenders.length} servers started`, t)
 
     // Memory: idle, then every small document open in a provider of its own.
-    const [oursIdle, peerIdle] = (await settledRss([ours.pid, peer.pid], settleMs)) as [number, number]
+    const pids = contenders.map((c) => c.pid)
+    const idle = await settledRss(pids, settleMs)
     t = performance.now()
     const open: TestProvider[] = []
-    for (const [contender, rooms] of [
-      [ours, oursSmall],
-      [peer, peerSmall],
-    ] as const) {
-      for (let i = 0; i < rooms.length; i += 10) {
-        const batch = rooms
+    for (const contender of contenders) {
+      for (let i = 0; i < contender.small.length; i += 10) {
+        const batch = contender.small
           .slice(i, i + 10)
           .map((room) => connectProvider(contender.url, room, contender.token))
         open.push(...batch)
@@ -329,42 +429,47 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
       }
     }
     phase(`${smallCount} documents open in each`, t)
-    const [oursLive, peerLive] = (await settledRss([ours.pid, peer.pid], settleMs)) as [number, number]
+    const live = await settledRss(pids, settleMs)
     for (const editor of open.splice(0)) editor.destroy()
-    const oursKb = ((oursLive - oursIdle) * 1024) / smallCount
-    const peerKb = ((peerLive - peerIdle) * 1024) / smallCount
+    const kb = contenders.map((_, i) => ((live[i]! - idle[i]!) * 1024) / smallCount)
+    const peerAt = contenders.length - 1
     rows.push(
       {
         measure: 'peer: idle RSS (no document loaded)',
         size: 'server process',
         variants: {},
-        ratios: { 'ours / peer': oursIdle / peerIdle },
-        extra: { 'ours MB': mib(oursIdle), 'peer MB': mib(peerIdle) },
+        ratios: Object.fromEntries(
+          contenders.slice(0, peerAt).map((c, i) => [`${c.label} / peer`, idle[i]! / idle[peerAt]!]),
+        ),
+        extra: Object.fromEntries(contenders.map((c, i) => [`${c.label} MB`, mib(idle[i]!)])),
       },
       {
         measure: 'peer: RSS per open document',
         size: `${smallCount} docs, ~${(small.reduce((s, b) => s + b.length, 0) / smallCount / 1024).toFixed(1)} KB state`,
         variants: {},
-        ratios: { 'ours / peer': oursKb / peerKb },
-        extra: {
-          'ours KB per document': Number(oursKb.toFixed(1)),
-          'peer KB per document': Number(peerKb.toFixed(1)),
-          'ours live MB': mib(oursLive),
-          'peer live MB': mib(peerLive),
-        },
+        ratios: Object.fromEntries(
+          contenders.slice(0, peerAt).map((c, i) => [`${c.label} / peer`, kb[i]! / kb[peerAt]!]),
+        ),
+        extra: Object.fromEntries(
+          contenders.flatMap((c, i) => [
+            [`${c.label} KB per document`, Number(kb[i]!.toFixed(1))],
+            [`${c.label} live MB`, mib(live[i]!)],
+          ]),
+        ),
       },
     )
-    // Let both unload the small documents (ours compacts nothing: they were not changed).
+    // Let every server unload the small documents (ours compacts nothing: they were not changed).
     await Bun.sleep(Math.max(1_000, debounce.debounceMs))
 
     // Propagation and store steps, per fixture size.
     let n = 0
+    const p50 = (xs: number[]) => percentile(xs, 50)
+    const p99 = (xs: number[]) => percentile(xs, 99)
     for (const fixture of fixtures) {
       t = performance.now()
-      const rooms = { ours: oursRooms.get(fixture.name)!, peer: peerRoom(fixture) }
       const sides = await Promise.all(
-        both.map(async (contender) => {
-          const room = rooms[contender.name]
+        contenders.map(async (contender) => {
+          const room = contender.rooms.get(fixture.name)!
           const inserter = await connectInserter(contender, room)
           const remote = await startRemoteEditor(contender.url, room, contender.token)
           return {
@@ -378,16 +483,11 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
           }
         }),
       )
-      const closeSides = async () => {
-        for (const side of sides) {
-          side.inserter.editor.destroy()
-          await side.remote.stop()
-        }
-      }
+      const of = (c: Contender) => sides.find((side) => side.contender === c)!
       try {
         // Warm-up, not counted: edits through each and the stores they cause, three at the first size so
-        // both processes have run their store code before it is timed (JavaScriptCore compiles hot code
-        // in tiers; a store every debounce is rare enough for the first ones to run cold).
+        // every process has run its store code before it is timed (JavaScriptCore compiles hot code in
+        // tiers; a store every debounce is rare enough for the first ones to run cold).
         for (let w = fixture === fixtures[0] ? 3 : 1; w > 0; w--) {
           for (const side of sides) {
             const stored = side.contender.nextStore(side.room)
@@ -397,7 +497,7 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
           }
         }
         const rssOpen = sides.map((side) => rssMiB(side.contender.pid))
-        phase(`${fixture.name}: both servers hold it, two editors each`, t)
+        phase(`${fixture.name}: every server holds it, two editors each`, t)
         for (let round = 0; round < rounds; round++) {
           for (const side of sides) {
             // Propagation: paragraphs one after another, each once the other editor has the last; then
@@ -423,69 +523,56 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
             side.stores.push(await stored)
           }
         }
-        // Summed over the windows: CPU time is counted in 10 ms clock ticks.
-        const cpuPerEdit = sides.map(
-          (side) => side.cpu.reduce((a, b) => a + b, 0) / (editsPerRound * side.cpu.length),
-        )
         phase(`${fixture.name}: ${rounds} rounds`, t)
-        const [o, p] = sides as [(typeof sides)[0], (typeof sides)[0]]
-        const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
-        const [oSeen, pSeen] = [sorted(o.seen), sorted(p.seen)]
-        rows.push(
+        const base = { size: fixture.name, stateBytes: fixture.state.length }
+        const propagation = compare(
           {
+            ...base,
             measure: 'peer: editor→editor propagation (provider insert → editor in another process has it)',
-            size: fixture.name,
-            stateBytes: fixture.state.length,
-            variants: { ours: summarize(oSeen), peer: summarize(pSeen) },
-            ratios: {
-              'ours p50 / peer p50': percentile(oSeen, 50) / percentile(pSeen, 50),
-              'ours p99 / peer p99': percentile(oSeen, 99) / percentile(pSeen, 99),
-            },
-            extra: {
-              'ours p50 ms': ms(percentile(oSeen, 50)),
-              'ours p99 ms': ms(percentile(oSeen, 99)),
-              'peer p50 ms': ms(percentile(pSeen, 50)),
-              'peer p99 ms': ms(percentile(pSeen, 99)),
-              'ours RSS with it open MB': mib(rssOpen[0]!),
-              'peer RSS with it open MB': mib(rssOpen[1]!),
-            },
-            // Issue 14's target, shown and not enforced (a p99 of a few dozen samples is noisy).
-            target: {
-              text: "p99 no worse than the peer's",
-              met: percentile(oSeen, 99) <= percentile(pSeen, 99),
-            },
           },
-          {
-            measure: 'peer: store step for one typed paragraph (ours: append to the log; peer: whole state)',
-            size: fixture.name,
-            stateBytes: fixture.state.length,
-            variants: { ours: summarize(o.stores), peer: summarize(p.stores) },
-            ratios: { 'ours / peer': summarize(o.stores).median / summarize(p.stores).median },
-            extra: {
-              'ours ms': ms(summarize(o.stores).median),
-              'peer ms': ms(summarize(p.stores).median),
-              'debounce ms': debounce.debounceMs,
+          contenders,
+          (c) => of(c).seen,
+          { p50, p99 },
+          'ms',
+          // Issue 14's target, shown and not enforced (a p99 of a few dozen samples is noisy).
+          { text: "p99 no worse than the peer's", stat: 'p99' },
+        )
+        for (const [i, side] of sides.entries())
+          propagation.extra![`${side.contender.label} RSS with it open MB`] = mib(rssOpen[i]!)
+        // Summed over the windows: CPU time is counted in 10 ms clock ticks.
+        const perEdit = (c: Contender) => [
+          of(c).cpu.reduce((a, b) => a + b, 0) / (editsPerRound * of(c).cpu.length),
+        ]
+        rows.push(
+          propagation,
+          compare(
+            {
+              ...base,
+              measure:
+                'peer: store step for one typed paragraph (ours: append to the log; peer: whole state)',
             },
-            target: {
-              text: "no worse than the peer's",
-              met: summarize(o.stores).median <= summarize(p.stores).median,
+            contenders,
+            (c) => of(c).stores,
+            { median: p50 },
+            'ms',
+            { text: "no worse than the peer's", stat: 'median' },
+          ),
+          compare(
+            {
+              ...base,
+              measure: `peer: server CPU per edit (${editsPerRound} paragraphs and the store they cause)`,
             },
-          },
-          {
-            measure: `peer: server CPU per edit (${editsPerRound} paragraphs and the store they cause)`,
-            size: fixture.name,
-            stateBytes: fixture.state.length,
-            variants: {},
-            ratios: { 'ours / peer': cpuPerEdit[0]! / cpuPerEdit[1]! },
-            extra: {
-              'ours CPU ms per edit': ms(cpuPerEdit[0]!),
-              'peer CPU ms per edit': ms(cpuPerEdit[1]!),
-              'windows each': rounds,
-            },
-          },
+            contenders,
+            perEdit,
+            { cpu: p50 },
+            'CPU ms per edit',
+          ),
         )
       } finally {
-        await closeSides()
+        for (const side of sides) {
+          side.inserter.editor.destroy()
+          await side.remote.stop()
+        }
       }
     }
 
@@ -494,14 +581,12 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
     // Each server has one thread for every document: the peer's whole-state store of the large one
     // holds the small one's edits back for as long as it runs.
     const big = fixtures.at(-1)!
-    const typedRoom = { ours: oursRooms.get(big.name)!, peer: peerRoom(big) }
-    const smallRoom = { ours: oursSmall[0]!, peer: peerSmall[0]! }
     const windowMs = opts.quick ? 4_000 : 12_000
-    const busy = new Map(both.map((c) => [c.name, { seen: [] as number[], stores: 0 }]))
+    const busy = new Map(contenders.map((c) => [c, { seen: [] as number[], stores: 0 }]))
     t = performance.now()
     for (let round = 0; round < (opts.quick ? 1 : 2); round++) {
-      for (const contender of both) {
-        const rooms = [typedRoom[contender.name], smallRoom[contender.name]]
+      for (const contender of contenders) {
+        const rooms = [contender.rooms.get(big.name)!, contender.small[0]!]
         const typist = Bun.spawn(
           ['bun', join(import.meta.dir, 'remote-typist.ts'), contender.url, rooms[0]!, contender.token, '50'],
           { stdin: 'pipe', stdout: 'ignore', stderr: 'inherit' },
@@ -511,11 +596,11 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
         try {
           await Bun.sleep(1_000) // the typist connected and typing
           const storeCount = async () =>
-            contender.name === 'ours'
-              ? contender.storeCount('')
-              : (await contender.storeCount(rooms[0]!)) + (await contender.storeCount(rooms[1]!))
+            contender.peer
+              ? (await contender.storeCount(rooms[0]!)) + (await contender.storeCount(rooms[1]!))
+              : contender.storeCount('')
           const storesBefore = await storeCount()
-          const side = busy.get(contender.name)!
+          const side = busy.get(contender)!
           for (const end = Date.now() + windowMs; Date.now() < end; ) {
             const at = inserter.insert(n)
             side.seen.push((await remote.seen(n++, 30_000)) - at)
@@ -531,34 +616,21 @@ export async function measurePeer(fixtures: Fixture[], opts: { quick: boolean })
       }
     }
     phase(`a small document while the ${big.name} one is typed into`, t)
-    const [oBusy, pBusy] = both.map((c) => [...busy.get(c.name)!.seen].sort((a, b) => a - b)) as [
-      number[],
-      number[],
-    ]
-    rows.push({
-      measure: `peer: editor→editor propagation on a small document while the ${big.name} one is typed into`,
-      size: `~3.5 KB beside ${big.name}`,
-      variants: { ours: summarize(oBusy), peer: summarize(pBusy) },
-      ratios: {
-        'ours p50 / peer p50': percentile(oBusy, 50) / percentile(pBusy, 50),
-        'ours p99 / peer p99': percentile(oBusy, 99) / percentile(pBusy, 99),
+    const headOfLine = compare(
+      {
+        measure: `peer: editor→editor propagation on a small document while the ${big.name} one is typed into`,
+        size: `~3.5 KB beside ${big.name}`,
       },
-      extra: {
-        'ours p50 ms': ms(percentile(oBusy, 50)),
-        'ours p99 ms': ms(percentile(oBusy, 99)),
-        'peer p50 ms': ms(percentile(pBusy, 50)),
-        'peer p99 ms': ms(percentile(pBusy, 99)),
-        // A store stalls a few of hundreds of edits: the p99 may miss it, the longest wait shows it.
-        'ours max ms': ms(oBusy.at(-1) ?? Number.NaN),
-        'peer max ms': ms(pBusy.at(-1) ?? Number.NaN),
-        'ours store steps in the windows': busy.get('ours')!.stores,
-        'peer store steps in the windows': busy.get('peer')!.stores,
-      },
-      target: {
-        text: "p99 no worse than the peer's",
-        met: percentile(oBusy, 99) <= percentile(pBusy, 99),
-      },
-    })
+      contenders,
+      (c) => busy.get(c)!.seen,
+      // A store stalls a few of hundreds of edits: the p99 may miss it, the longest wait shows it.
+      { p50, p99, max: (xs) => xs.at(-1) ?? Number.NaN },
+      'ms',
+      { text: "p99 no worse than the peer's", stat: 'p99' },
+    )
+    for (const c of contenders)
+      headOfLine.extra![`${c.label} store steps in the windows`] = busy.get(c)!.stores
+    rows.push(headOfLine)
   } finally {
     for (const c of cleanups.reverse()) await c()
   }
