@@ -6,10 +6,9 @@
  * Before, edit_blocks deleted the paragraph and inserted a new one: the caret left it.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { join } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
-import { type Browser, CHROMIUM, launchChromium, type Page } from './helpers/chromium.ts'
+import { type Browser, CHROMIUM, launchChromium, type Page, serveStarterKitPage } from './helpers/chromium.ts'
 import { DATABASE_KIND } from './helpers/database.ts'
 import { storedText } from './helpers/documents.ts'
 import { call, useMcpClients } from './helpers/mcp.ts'
@@ -28,39 +27,23 @@ describe.skipIf(!CHROMIUM)(
     const mcp = useMcpClients(() => server)
     let owner: { user: { id: string }; token: string; client: Client }
     let browser: Browser
-    let pages: ReturnType<typeof Bun.serve>
+    let pages: Awaited<ReturnType<typeof serveStarterKitPage>>
 
     beforeAll(async () => {
       owner = await mcp.user('typist')
-      const built = await Bun.build({
-        entrypoints: [join(import.meta.dir, 'fixtures/starterkit-page.ts')],
-        target: 'browser',
-      })
-      if (!built.success) throw new Error(built.logs.join('\n'))
-      const script = await built.outputs[0]!.text()
-      pages = Bun.serve({
-        port: 0,
-        hostname: '127.0.0.1',
-        fetch: (request) =>
-          new URL(request.url).pathname === '/page.js'
-            ? new Response(script, { headers: { 'content-type': 'text/javascript' } })
-            : new Response(
-                '<!doctype html><meta charset="utf-8"><div id="editor"></div><script type="module" src="/page.js"></script>',
-                { headers: { 'content-type': 'text/html' } },
-              ),
-      })
+      pages = await serveStarterKitPage()
       browser = await launchChromium()
     }, 60_000)
     afterAll(async () => {
       await browser?.close()
-      pages?.stop(true)
+      pages?.stop()
     }, 60_000)
 
     /** The app open on `room`, synced, with the caret placed `offset` characters into the paragraph `start`. */
     async function openAt(room: string, start: string, offset: number): Promise<Page> {
       const page = await browser.newPage()
       const query = new URLSearchParams({ ws: server.url.replace(/^http/, 'ws'), room, token: owner.token })
-      await page.goto(`http://127.0.0.1:${pages.port}/?${query}`)
+      await page.goto(`${pages.origin}/?${query}`)
       await eventually(
         async () => expect(await page.evaluate('window.fixture?.synced')).toBe(true),
         20_000,

@@ -7,7 +7,6 @@
  * why, and headings keep their ids.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { join } from 'node:path'
 import {
   FRAGMENT_NAME,
   fragmentToJSON,
@@ -18,15 +17,14 @@ import {
 } from '@collab/doc-schema'
 import { getSchema } from '@tiptap/core'
 import StarterKit from '@tiptap/starter-kit'
-import puppeteer, { type Browser, type Page } from 'puppeteer-core'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
+import { type Browser, CHROMIUM, launchChromium, type Page, serveStarterKitPage } from './helpers/chromium.ts'
 import { DATABASE_KIND } from './helpers/database.ts'
 import { callText, connectRecording, mcpUrlOf, type RecordingClient } from './helpers/mcp.ts'
 import { eventually, userWithToken, useTestServer } from './helpers/server.ts'
 
 /** Debian's chromium (`apt-get install -y chromium`; .ci/run installs it). */
-const CHROMIUM = Bun.which('chromium') ?? undefined
 
 const MIXED = [
   'Intro paragraph.',
@@ -103,35 +101,18 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
   let owner: Awaited<ReturnType<typeof userWithToken>>
   let agent: RecordingClient
   let browser: Browser
-  let pages: ReturnType<typeof Bun.serve>
+  let pages: Awaited<ReturnType<typeof serveStarterKitPage>>
 
   beforeAll(async () => {
     owner = await userWithToken(server, 'kit')
     agent = await connectRecording(mcpUrlOf(server), owner.token)
-    const built = await Bun.build({
-      entrypoints: [join(import.meta.dir, 'fixtures/starterkit-page.ts')],
-      target: 'browser',
-    })
-    if (!built.success) throw new Error(built.logs.join('\n'))
-    const script = await built.outputs[0]!.text()
     // The app is served from its own origin, as a third-party app would be.
-    pages = Bun.serve({
-      port: 0,
-      hostname: '127.0.0.1',
-      fetch(request) {
-        if (new URL(request.url).pathname === '/page.js')
-          return new Response(script, { headers: { 'content-type': 'text/javascript' } })
-        return new Response(
-          '<!doctype html><meta charset="utf-8"><div id="editor"></div><script type="module" src="/page.js"></script>',
-          { headers: { 'content-type': 'text/html' } },
-        )
-      },
-    })
-    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] })
+    pages = await serveStarterKitPage()
+    browser = await launchChromium()
   }, 60_000)
   afterAll(async () => {
     await browser?.close()
-    pages?.stop(true)
+    pages?.stop()
     await agent?.close()
   }, 60_000)
 
@@ -147,7 +128,7 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
     const errors: string[] = []
     page.on('pageerror', (error) => errors.push(String(error)))
     const query = new URLSearchParams({ ws: server.url.replace(/^http/, 'ws'), room, token: owner.token })
-    await page.goto(`http://127.0.0.1:${pages.port}/?${query}`)
+    await page.goto(`${pages.origin}/?${query}`)
     await eventually(
       async () => {
         expect(errors).toEqual([])
