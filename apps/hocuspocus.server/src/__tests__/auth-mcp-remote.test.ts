@@ -10,18 +10,16 @@ import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import puppeteer from 'puppeteer-core'
 import { TOOLS } from '../modules/mcp/tools/index.ts'
 import type { RunningServer } from '../server.ts'
 import { Browser, freePort, signInAndConsent } from './helpers/browser.ts'
+import { CHROMIUM, launchChromium } from './helpers/chromium.ts'
 import { DATABASE_KIND } from './helpers/database.ts'
 import { mcpUrlOf } from './helpers/mcp.ts'
 import { eventually, useTestServer } from './helpers/server.ts'
 
 const PASSWORD = 'correct horse battery staple'
 const MCP_REMOTE = join(import.meta.dir, '../../node_modules/mcp-remote/dist/proxy.js')
-/** Debian's chromium (`apt-get install -y chromium`; .ci/run installs it). */
-const CHROMIUM = Bun.which('chromium') ?? undefined
 
 /** The person's part: open the authorization URL, sign in, approve read only, land on the callback. */
 type BrowserStep = (authorizationUrl: string, person: { handle: string; password: string }) => Promise<URL>
@@ -37,7 +35,7 @@ const formsOverHttp =
 
 /** In headless Chromium: typing into the fields and pressing the buttons. */
 const chromium: BrowserStep = async (url, person) => {
-  const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] })
+  const browser = await launchChromium()
   try {
     const page = await browser.newPage()
     await page.goto(url)
