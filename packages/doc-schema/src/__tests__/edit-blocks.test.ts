@@ -6,10 +6,9 @@
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import * as Y from 'yjs'
-import { findSection } from '../edits/edit-target.ts'
 import { editBlocks, fragmentToJSON, listSections, readPlainText, renderSection } from '../index.ts'
 import { FRAGMENT_NAME } from '../limits.ts'
-import { locateSection } from '../sections/section-index.ts'
+import { locateSection, locateSections } from '../sections/section-index.ts'
 import { cloneDocument, expectOk, loadDocument } from './fixtures.ts'
 import { runs } from './property-runs.ts'
 
@@ -260,8 +259,8 @@ describe('inBlock: one item of a list or one row of a table', () => {
   })
 })
 
-describe('findSection (what every edit starts from)', () => {
-  test('equals locateSection for every id, also after deletions with deleted items kept (generated documents)', () => {
+describe('locateSection (what every section read and edit starts from)', () => {
+  test('equals the section locateSections lists for every id, also after deletions with deleted items kept (generated documents)', () => {
     const block = fc.constantFrom('## A', '### B', 'text', '- item', '> quote')
     fc.assert(
       fc.property(fc.array(block, { maxLength: 12 }), fc.nat(), fc.nat(), (blocks, cut, at) => {
@@ -276,7 +275,9 @@ describe('findSection (what every edit starts from)', () => {
             Math.min(cut % 3, fragment.length - 1 - (at % (fragment.length - 1))),
           )
         for (const id of [...ids, 'not-an-id', ''])
-          expect(findSection(fragment, id)).toEqual(locateSection(fragment, id))
+          expect(locateSection(fragment, id)).toEqual(
+            locateSections(fragment).find((section) => id !== '' && section.sectionId === id),
+          )
       }),
       runs(80),
     )

@@ -2,7 +2,7 @@ import * as Y from 'yjs'
 import { isHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR } from '../limits.ts'
 import { type Result, refuse } from '../result.ts'
-import { headingLevel, type LocatedSection } from '../sections/section-index.ts'
+import { type LocatedSection, locateSection } from '../sections/section-index.ts'
 import { sectionRev } from '../sections/section-rev.ts'
 
 export type EditTarget = { doc: Y.Doc; section: LocatedSection }
@@ -12,7 +12,7 @@ export function editTarget(fragment: Y.XmlFragment, sectionId: string, rev: stri
   const doc = fragment.doc
   if (!doc)
     return refuse('detached', 'fragment: it belongs to no Y.Doc; edit a fragment read from a document.')
-  const section = findSection(fragment, sectionId)
+  const section = locateSection(fragment, sectionId)
   if (!section) {
     return refuse(
       'section_not_found',
@@ -30,40 +30,6 @@ export function editTarget(fragment: Y.XmlFragment, sectionId: string, rev: stri
     )
   }
   return { kind: 'ok', value: { doc, section } }
-}
-
-/**
- * The first section whose heading has this id, as `locateSection` finds it, from one walk of Yjs's item
- * list that stops at the section's end: nothing is built for the sections before it and none after it is
- * visited (locating every section of a 60,000-block document took ~45 ms per edit).
- */
-export function findSection(fragment: Y.XmlFragment, sectionId: string): LocatedSection | undefined {
-  if (!isHeadingId(sectionId)) return undefined
-  let found: LocatedSection | undefined
-  let index = 0
-  for (let item = fragment._start; item; item = item.right) {
-    if (item.deleted || !item.countable) continue
-    const at = index
-    index += item.length
-    // Elements are one item each (ContentType); other content (stray text) is never a block.
-    const child = item.content instanceof Y.ContentType ? item.content.type : undefined
-    if (!(child instanceof Y.XmlElement)) continue
-    if (child.nodeName !== 'heading') {
-      found?.blocks.push(child)
-      found?.blockIndexes.push(at)
-    } else if (found) return found
-    else if (child.getAttribute(HEADING_ID_ATTR) === sectionId) {
-      found = {
-        sectionId,
-        level: headingLevel(child),
-        heading: child,
-        headingIndex: at,
-        blocks: [],
-        blockIndexes: [],
-      }
-    }
-  }
-  return found
 }
 
 /** A section a write changed or created, as its answer names it. */

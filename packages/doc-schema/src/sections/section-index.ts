@@ -125,10 +125,39 @@ export function listSections(fragment: Y.XmlFragment): SectionInfo[] {
   return locateSections(fragment).map(describeSection)
 }
 
-/** The first section with this id (a duplicated id resolves to its first heading), or undefined. */
+/**
+ * The first section with this id (a duplicated id resolves to its first heading), or undefined: what
+ * `locateSections(fragment).find(…)` gives, from one walk of Yjs's item list that stops at the section's
+ * end. Nothing is built for the sections before it and none after it is visited: locating every section
+ * of a 60,000-block document took ~45 ms per read or edit.
+ */
 export function locateSection(fragment: Y.XmlFragment, sectionId: string): LocatedSection | undefined {
-  if (sectionId === '') return undefined
-  return locateSections(fragment).find((section) => section.sectionId === sectionId)
+  if (!isHeadingId(sectionId)) return undefined
+  let found: LocatedSection | undefined
+  let index = 0
+  for (let item = fragment._start; item; item = item.right) {
+    if (item.deleted || !item.countable) continue
+    const at = index
+    index += item.length
+    // Elements are one item each (ContentType); other content (stray text) is never a block.
+    const child = item.content instanceof Y.ContentType ? item.content.type : undefined
+    if (!(child instanceof Y.XmlElement)) continue
+    if (child.nodeName !== 'heading') {
+      found?.blocks.push(child)
+      found?.blockIndexes.push(at)
+    } else if (found) return found
+    else if (child.getAttribute(HEADING_ID_ATTR) === sectionId) {
+      found = {
+        sectionId,
+        level: headingLevel(child),
+        heading: child,
+        headingIndex: at,
+        blocks: [],
+        blockIndexes: [],
+      }
+    }
+  }
+  return found
 }
 
 /** The section's summary, or undefined when no heading carries this id. */
