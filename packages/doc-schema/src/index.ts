@@ -50,10 +50,15 @@ export {
 export { type OutlineNode, readOutline, withWellFormedIds } from './sections/outline.ts'
 export { createOutlineMemo, liveOutline, type OutlineMemo } from './sections/outline-memo.ts'
 export {
+  type ChapterNext,
+  type ChapterOptions,
+  type ChapterRender,
   DEFAULT_SECTION_CHARS,
   type RenderOptions,
+  renderChapter,
   renderSection,
   type SectionRender,
+  type ShownSection,
 } from './sections/render-section.ts'
 export { findSection, listSections, type SectionInfo } from './sections/section-index.ts'
 export { REV_LENGTH } from './sections/section-rev.ts'

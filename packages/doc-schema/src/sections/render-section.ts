@@ -5,7 +5,7 @@ import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
 import { ok, type Result, refuse } from '../result.ts'
 import { safeCut } from '../text-cut.ts'
 import { memoSectionRev } from './outline-memo.ts'
-import { locateSection } from './section-index.ts'
+import { chapterSections, type LocatedSection, locateSection } from './section-index.ts'
 
 /** Default character budget of one section read: large enough for most sections, small for a context. */
 export const DEFAULT_SECTION_CHARS = 16_000
@@ -23,12 +23,10 @@ export type RenderOptions = {
   maxChars?: number
 }
 
-export type SectionRender = {
+/** Which part of one section a read showed, and where the next read of it starts. */
+export type ShownSection = {
   sectionId: string
   rev: string
-  /** The heading line, then `[n] markdown` per block, blocks separated by a blank line. */
-  text: string
-  shownChars: number
   blockCount: number
   /** The first block shown (`fromBlock`). */
   firstBlock: number
@@ -45,6 +43,12 @@ export type SectionRender = {
   firstOffset?: number
   /** A single block longer than the budget is shown cut (never inside a surrogate pair); this names it. */
   truncatedBlock?: number
+}
+
+export type SectionRender = ShownSection & {
+  /** The heading line, then `[n] markdown` per block, blocks separated by a blank line. */
+  text: string
+  shownChars: number
 }
 
 /** How section reads show media: as readable placeholders. */
@@ -78,27 +82,8 @@ function headingLine(heading: Y.XmlElement, maxChars: number): string {
   return line.text.slice(0, safeCut(line.text, room - marker.length)) + marker
 }
 
-/**
- * Renders a section's numbered blocks from `fromBlock` (default 1), stopping on a block boundary. Blocks
- * are rendered one at a time and the walk stops at the first that does not fit, so a read costs what it
- * shows (plus that one block), not the section: no total size is computed. The rev comes from the
- * fragment's outline memo, so an unchanged section is not hashed again.
- */
-export function renderSection(
-  fragment: Y.XmlFragment,
-  sectionId: string,
-  opts: RenderOptions = {},
-): Result<SectionRender> {
-  const section = locateSection(fragment, sectionId)
-  if (!section) {
-    return refuse(
-      'section_not_found',
-      `section_id: no heading has id "${sectionId}"; read the outline for ids.`,
-      'section_id',
-    )
-  }
-  const blockCount = section.blocks.length
-  const fromBlock = opts.fromBlock ?? 1
+/** Refuses a start (`fromBlock`, `blockOffset`) outside a section of `blockCount` blocks. */
+function checkStart(blockCount: number, fromBlock: number, blockOffset: number): Result<true> {
   if (!Number.isInteger(fromBlock) || fromBlock < 1 || fromBlock > Math.max(1, blockCount)) {
     return refuse(
       'block_out_of_range',
@@ -106,7 +91,6 @@ export function renderSection(
       'fromBlock',
     )
   }
-  const blockOffset = opts.blockOffset ?? 0
   if (!Number.isSafeInteger(blockOffset) || blockOffset < 0 || (blockOffset > 0 && blockCount === 0)) {
     return refuse(
       'block_offset_out_of_range',
@@ -114,8 +98,34 @@ export function renderSection(
       'blockOffset',
     )
   }
-  const maxChars = Math.max(MIN_SECTION_CHARS, opts.maxChars ?? DEFAULT_SECTION_CHARS)
-  let text = headingLine(section.heading, maxChars)
+  return ok(true)
+}
+
+/** What a walk over one section's blocks appended, and where it stopped (see SectionRender). */
+type BlockWalk = {
+  text: string
+  lastBlock: number
+  nextBlock?: number
+  nextOffset?: number
+  truncatedBlock?: number
+}
+
+/**
+ * Appends a section's numbered blocks from `fromBlock` (from `blockOffset` into it) to `text`, within
+ * `maxChars` for the whole text, stopping on a block boundary. Blocks are rendered one at a time and the
+ * walk stops at the first that does not fit, so a read costs what it shows (plus that one block). With
+ * `mayCut` (the first section of a read), a first block that does not fit is shown in part, so every read
+ * progresses; without it (a later section of a chapter read), the walk stops before it.
+ */
+function walkBlocks(
+  blocks: readonly Y.XmlElement[],
+  text: string,
+  fromBlock: number,
+  blockOffset: number,
+  maxChars: number,
+  mayCut: boolean,
+): Result<BlockWalk> {
+  const blockCount = blocks.length
   let lastBlock = fromBlock - 1
   let nextBlock: number | undefined
   let nextOffset: number | undefined
@@ -127,7 +137,7 @@ export function renderSection(
     const offset = number === fromBlock ? blockOffset : 0
     const label = offset > 0 ? continuedLabel(number, offset) : `[${number}] `
     const markdown = blockMarkdownPrefix(
-      section.blocks[number - 1]!,
+      blocks[number - 1]!,
       Math.max(1, offset + room - label.length + 1),
       BLOCK_OPTIONS,
     )
@@ -145,7 +155,7 @@ export function renderSection(
       lastBlock = number
       continue
     }
-    if (number === fromBlock) {
+    if (number === fromBlock && mayCut) {
       // Not even the rest of one block fits: show its next part, and where the part after it starts.
       const start = safeCut(markdown.text, offset)
       const widest = cutMarker(number, start + rest.length).length
@@ -167,18 +177,183 @@ export function renderSection(
     } else nextBlock = number
     break
   }
-  const result: SectionRender = {
+  const walk: BlockWalk = { text, lastBlock }
+  if (nextBlock !== undefined) walk.nextBlock = nextBlock
+  if (nextOffset !== undefined) walk.nextOffset = nextOffset
+  if (truncatedBlock !== undefined) walk.truncatedBlock = truncatedBlock
+  return ok(walk)
+}
+
+const sectionNotFound = (sectionId: string) =>
+  refuse<never>(
+    'section_not_found',
+    `section_id: no heading has id "${sectionId}"; read the outline for ids.`,
+    'section_id',
+  )
+
+/** The shown part of one section: its id, rev, and the blocks the walk showed (SectionRender's fields). */
+function shownPart(
+  fragment: Y.XmlFragment,
+  section: LocatedSection,
+  walk: BlockWalk,
+  fromBlock: number,
+  blockOffset: number,
+): ShownSection {
+  const part: ShownSection = {
     sectionId: section.sectionId,
     rev: memoSectionRev(fragment, section),
+    blockCount: section.blocks.length,
+    firstBlock: fromBlock,
+    lastBlock: walk.lastBlock,
+  }
+  if (walk.nextBlock !== undefined) part.nextBlock = walk.nextBlock
+  if (walk.nextOffset !== undefined) part.nextOffset = walk.nextOffset
+  if (blockOffset > 0) part.firstOffset = blockOffset
+  if (walk.truncatedBlock !== undefined) part.truncatedBlock = walk.truncatedBlock
+  return part
+}
+
+/**
+ * Renders a section's numbered blocks from `fromBlock` (default 1), stopping on a block boundary. Blocks
+ * are rendered one at a time and the walk stops at the first that does not fit, so a read costs what it
+ * shows (plus that one block), not the section: no total size is computed. The rev comes from the
+ * fragment's outline memo, so an unchanged section is not hashed again.
+ */
+export function renderSection(
+  fragment: Y.XmlFragment,
+  sectionId: string,
+  opts: RenderOptions = {},
+): Result<SectionRender> {
+  const section = locateSection(fragment, sectionId)
+  if (!section) return sectionNotFound(sectionId)
+  const fromBlock = opts.fromBlock ?? 1
+  const blockOffset = opts.blockOffset ?? 0
+  const start = checkStart(section.blocks.length, fromBlock, blockOffset)
+  if (start.kind === 'error') return start
+  const maxChars = Math.max(MIN_SECTION_CHARS, opts.maxChars ?? DEFAULT_SECTION_CHARS)
+  const heading = headingLine(section.heading, maxChars)
+  const walk = walkBlocks(section.blocks, heading, fromBlock, blockOffset, maxChars, true)
+  if (walk.kind === 'error') return walk
+  const { text } = walk.value
+  return ok({
+    ...shownPart(fragment, section, walk.value, fromBlock, blockOffset),
     text,
     shownChars: text.length,
-    blockCount,
-    firstBlock: fromBlock,
-    lastBlock,
+  })
+}
+
+export type ChapterOptions = RenderOptions & {
+  /**
+   * The section to start at: the chapter's own (default) or one of its subsections, as a cut chapter read
+   * names it; `fromBlock` and `blockOffset` apply to it.
+   */
+  fromSection?: string
+}
+
+/** Where the next read of a cut chapter starts. */
+export type ChapterNext = {
+  /** The section to pass as `fromSection`; '' when it has no id of its own (none, or an earlier one's). */
+  sectionId: string
+  fromBlock: number
+  /** Characters of block `fromBlock` already shown, when this read cut it. */
+  blockOffset?: number
+}
+
+export type ChapterRender = {
+  /**
+   * Each section shown, as a section read shows it (its heading line, then its own blocks numbered from
+   * [1]), sections separated by a blank line.
+   */
+  text: string
+  shownChars: number
+  /** The sections shown, in the text's order; the first is `fromSection`. */
+  sections: ShownSection[]
+  /** Absent when the read reached the chapter's end. */
+  next?: ChapterNext
+}
+
+/**
+ * Renders a section with its subsections (every later section whose heading is deeper, up to the next
+ * heading at its level or higher) within one budget: from `fromSection` (default the section itself), each
+ * section as `renderSection` shows it. The first section shown continues as a section read does (a block
+ * longer than the budget is shown in part); a later section is shown only when its heading and at least
+ * its first block fit whole, and the read stops on a block boundary inside it. Sections are found by one
+ * lazy walk (`chapterSections`), pulled only while the budget lasts, and only sections shown are hashed.
+ */
+export function renderChapter(
+  fragment: Y.XmlFragment,
+  sectionId: string,
+  opts: ChapterOptions = {},
+): Result<ChapterRender> {
+  const walk = chapterSections(fragment, sectionId)
+  const chapter = walk.next()
+  if (chapter.done) return sectionNotFound(sectionId)
+  // Ids already met in the chapter: a later heading that repeats one cannot be named as fromSection.
+  const seen = new Set([sectionId])
+  let first = chapter.value
+  const fromSection = opts.fromSection ?? sectionId
+  // '' is no id: an id-less heading is never a start.
+  while (first.sectionId !== fromSection || fromSection === '') {
+    const later = walk.next()
+    if (later.done) {
+      return refuse(
+        'section_not_in_chapter',
+        `fromSection: "${fromSection}" is neither section "${sectionId}" nor one of its subsections; pass the fromSection a note of this chapter's reads named, or read that section with its own section_id.`,
+        'fromSection',
+      )
+    }
+    first = later.value
+    if (first.sectionId !== '' && first.sectionId !== fromSection) seen.add(first.sectionId)
   }
-  if (nextBlock !== undefined) result.nextBlock = nextBlock
-  if (nextOffset !== undefined) result.nextOffset = nextOffset
-  if (blockOffset > 0) result.firstOffset = blockOffset
-  if (truncatedBlock !== undefined) result.truncatedBlock = truncatedBlock
+  const fromBlock = opts.fromBlock ?? 1
+  const blockOffset = opts.blockOffset ?? 0
+  const start = checkStart(first.blocks.length, fromBlock, blockOffset)
+  if (start.kind === 'error') return start
+  const maxChars = Math.max(MIN_SECTION_CHARS, opts.maxChars ?? DEFAULT_SECTION_CHARS)
+  const firstWalk = walkBlocks(
+    first.blocks,
+    headingLine(first.heading, maxChars),
+    fromBlock,
+    blockOffset,
+    maxChars,
+    true,
+  )
+  if (firstWalk.kind === 'error') return firstWalk
+  let { text } = firstWalk.value
+  const sections = [shownPart(fragment, first, firstWalk.value, fromBlock, blockOffset)]
+  let next: ChapterNext | undefined
+  if (firstWalk.value.nextBlock !== undefined) {
+    next = { sectionId: fromSection, fromBlock: firstWalk.value.nextBlock }
+    if (firstWalk.value.nextOffset !== undefined) next.blockOffset = firstWalk.value.nextOffset
+  }
+  seen.add(fromSection)
+  while (next === undefined) {
+    const later = walk.next()
+    if (later.done) break
+    const section = later.value
+    const named = section.sectionId !== '' && !seen.has(section.sectionId)
+    seen.add(section.sectionId)
+    const stopBefore = () => ({ sectionId: named ? section.sectionId : '', fromBlock: 1 })
+    const room = maxChars - text.length - 2
+    const heading = blockMarkdownPrefix(section.heading, room + 1)
+    if (!heading.complete || heading.text.length > room) {
+      next = stopBefore()
+      break
+    }
+    // A later section's walk cannot fail: it starts at its first block, from the block's start.
+    const blocksWalk = walkBlocks(section.blocks, `${text}\n\n${heading.text}`, 1, 0, maxChars, false)
+    if (blocksWalk.kind === 'error') return blocksWalk
+    const shown = blocksWalk.value
+    if (section.blocks.length > 0 && shown.lastBlock === 0) {
+      // Its heading alone would be shown: the next read starts with the whole section instead.
+      next = stopBefore()
+      break
+    }
+    text = shown.text
+    sections.push(shownPart(fragment, section, shown, 1, 0))
+    if (shown.nextBlock !== undefined) next = { ...stopBefore(), fromBlock: shown.nextBlock }
+  }
+  const result: ChapterRender = { text, shownChars: text.length, sections }
+  if (next !== undefined) result.next = next
   return ok(result)
 }

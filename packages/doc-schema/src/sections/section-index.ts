@@ -132,8 +132,24 @@ export function listSections(fragment: Y.XmlFragment): SectionInfo[] {
  * of a 60,000-block document took ~45 ms per read or edit.
  */
 export function locateSection(fragment: Y.XmlFragment, sectionId: string): LocatedSection | undefined {
-  if (!isHeadingId(sectionId)) return undefined
-  let found: LocatedSection | undefined
+  const first = chapterSections(fragment, sectionId).next()
+  return first.done ? undefined : first.value
+}
+
+/**
+ * The section with this id (its first heading), then each section after it whose heading is deeper, in
+ * document order, up to the next heading at the section's level or higher: a chapter with its subsections,
+ * as `locateSections` lists them. Lazy, one walk of Yjs's item list: each section is yielded when the walk
+ * reaches its end, and the walk goes no further than the caller pulls (never past the chapter's end), so
+ * an early chapter of a large document is read without visiting the rest.
+ */
+export function* chapterSections(
+  fragment: Y.XmlFragment,
+  sectionId: string,
+): Generator<LocatedSection, void, undefined> {
+  if (!isHeadingId(sectionId)) return
+  let current: LocatedSection | undefined
+  let chapterLevel = 0
   let index = 0
   for (let item = fragment._start; item; item = item.right) {
     if (item.deleted || !item.countable) continue
@@ -143,21 +159,26 @@ export function locateSection(fragment: Y.XmlFragment, sectionId: string): Locat
     const child = item.content instanceof Y.ContentType ? item.content.type : undefined
     if (!(child instanceof Y.XmlElement)) continue
     if (child.nodeName !== 'heading') {
-      found?.blocks.push(child)
-      found?.blockIndexes.push(at)
-    } else if (found) return found
-    else if (child.getAttribute(HEADING_ID_ATTR) === sectionId) {
-      found = {
-        sectionId,
-        level: headingLevel(child),
-        heading: child,
-        headingIndex: at,
-        blocks: [],
-        blockIndexes: [],
-      }
+      current?.blocks.push(child)
+      current?.blockIndexes.push(at)
+      continue
+    }
+    if (current) {
+      yield current
+      const level = headingLevel(child)
+      if (level <= chapterLevel) return
+      const id = child.getAttribute(HEADING_ID_ATTR)
+      current = located(isHeadingId(id) ? id : '', level, child, at)
+    } else if (child.getAttribute(HEADING_ID_ATTR) === sectionId) {
+      current = located(sectionId, headingLevel(child), child, at)
+      chapterLevel = current.level
     }
   }
-  return found
+  if (current) yield current
+}
+
+function located(sectionId: string, level: number, heading: Y.XmlElement, at: number): LocatedSection {
+  return { sectionId, level, heading, headingIndex: at, blocks: [], blockIndexes: [] }
 }
 
 /** The section's summary, or undefined when no heading carries this id. */

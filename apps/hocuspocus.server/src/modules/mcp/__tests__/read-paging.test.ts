@@ -91,6 +91,69 @@ function joinParts(parts: Part[]): Map<number, string> {
   return blocks
 }
 
+type ChapterPart = Part & { section: string }
+
+/**
+ * Reads a chapter (with_subsections) from the first call to the last, following each Next page note as
+ * written (section_id, from_section, from_block, block_offset); returns every block part shown with the
+ * section it belongs to, and the sections in the order they were shown. A read's sections are the ids
+ * before its frame; each starts in the body at its heading line (`headings`, from plain reads).
+ */
+async function readChapter(
+  slug: string,
+  sectionId: string,
+  maxChars: number,
+  headings: Map<string, string>,
+): Promise<{ parts: ChapterPart[]; order: string[] }> {
+  const parts: ChapterPart[] = []
+  const order: string[] = []
+  let next: Record<string, string | number> = { section_id: sectionId }
+  for (let calls = 0; calls < 5_000; calls++) {
+    const answer = await call(client, 'read_document', {
+      slug,
+      with_subsections: true,
+      max_chars: maxChars,
+      ...next,
+    })
+    expect(answer.isError).toBe(false)
+    const lines = answer.text.split('\n')
+    const open = lines.findIndex((line) => line.startsWith('⟦data: '))
+    const ids = lines
+      .slice(0, open)
+      .map((line) => /^(?:section_id|subsection): ([\w-]+)/.exec(line)?.[1])
+      .filter((id) => id !== undefined)
+    const { body, notes } = split(answer.text)
+    expect(body.length).toBeLessThanOrEqual(maxChars)
+    // Where each section shown starts: the first at 0, each next one at its heading after a blank line.
+    const starts = [0]
+    for (const id of ids.slice(1)) {
+      const at = body.indexOf(`\n\n${headings.get(id)!}`, starts.at(-1)! + 1)
+      expect(at).toBeGreaterThan(0)
+      starts.push(at + 2)
+    }
+    ids.forEach((id, i) => {
+      if (order.at(-1) !== id) order.push(id)
+      const segment = body.slice(starts[i], i + 1 < starts.length ? starts[i + 1]! - 2 : body.length)
+      const blocks = [...segment.matchAll(/\n\n\[(\d+)(?:, from character (\d+))?\](?: |$)/gm)]
+      blocks.forEach((match, j) => {
+        const end = j + 1 < blocks.length ? blocks[j + 1]!.index : segment.length
+        let text = segment.slice(match.index + match[0].length, end)
+        text = text.replace(/\n\[… block \d+ cut at character \d+ of its Markdown\]$/, '')
+        parts.push({ section: id, block: Number(match[1]), from: Number(match[2] ?? 0), text })
+      })
+    })
+    const note = notes.find((line) => line.startsWith('[Next page: '))
+    if (!note) return { parts, order }
+    next = {}
+    for (const [, name, value] of note.matchAll(
+      /(section_id|from_section|from_block|block_offset): ([\w-]+)/g,
+    ))
+      next[name!] = name === 'section_id' || name === 'from_section' ? value! : Number(value)
+    expect(note).toContain('with_subsections: true')
+  }
+  throw new Error('the chapter never ended')
+}
+
 describe('read_document: every omission is recoverable', () => {
   test('one list block of 40,000 characters read at max_chars 2000: its parts join into the block, exactly', async () => {
     const items = Array.from({ length: 800 }, (_, i) => `- item ${i + 1} with some words 😀 and \`code\``)
@@ -137,6 +200,58 @@ describe('read_document: every omission is recoverable', () => {
       const rebuilt = [...paged.entries()].map(([n, text]) => (text === '' ? `[${n}]` : `[${n}] ${text}`))
       const blocks = full.includes('\n\n') ? full.slice(full.indexOf('\n\n') + 2) : ''
       expect(blocks).toBe(rebuilt.join('\n\n'))
+    }
+  })
+
+  test('chapters of a real file read with with_subsections at max_chars 300 and 1000, following the notes: every block of every section once, in order', async () => {
+    const file = resolve(
+      import.meta.dir,
+      '../../../../../../node_modules/.bun/node_modules/commander/Readme.md',
+    )
+    const imported = await server.services.documents.importMarkdown(owner.id, {
+      markdown: readFileSync(file, 'utf8'),
+      fallbackTitle: 'commander',
+    })
+    if (imported.kind === 'error') throw new Error(imported.message)
+    const slug = imported.value.document.slug
+    // The outline's lines, indented by depth: a chapter is a heading and the deeper lines after it.
+    const outline = split((await call(client, 'get_outline', { slug })).text)
+      .body.split('\n')
+      .map((line) => ({
+        id: /section_id: ([\w-]+)/.exec(line)![1]!,
+        depth: line.length - line.trimStart().length,
+      }))
+    const full = new Map<string, string>()
+    const headings = new Map<string, string>()
+    for (const { id } of outline) {
+      const body = split(
+        (await call(client, 'read_document', { slug, section_id: id, max_chars: MAX_READ_CHARS })).text,
+      ).body
+      full.set(id, body)
+      headings.set(id, body.split('\n\n')[0]!)
+    }
+    const chapterOf = (title: string) => {
+      const at = outline.findIndex(({ id }) => headings.get(id) === title)
+      const end = outline.findIndex((line, i) => i > at && line.depth <= outline[at]!.depth)
+      return outline.slice(at, end === -1 ? outline.length : end).map(({ id }) => id)
+    }
+    const commands = chapterOf('## Commands')
+    expect(commands.map((id) => headings.get(id)!.split(' ')[0])).toContain('####')
+    const whole = chapterOf(headings.get(outline[0]!.id)!)
+    expect(whole).toHaveLength(outline.length)
+    for (const [chapter, maxChars] of [
+      [commands, 300],
+      [commands, 1_000],
+      [whole, 1_000],
+    ] as const) {
+      const { parts, order } = await readChapter(slug, chapter[0]!, maxChars, headings)
+      expect(order).toEqual(chapter)
+      for (const id of chapter) {
+        const joined = joinParts(parts.filter((part) => part.section === id))
+        const rebuilt = [...joined.entries()].map(([n, text]) => (text === '' ? `[${n}]` : `[${n}] ${text}`))
+        const body = full.get(id)!
+        expect(rebuilt.join('\n\n')).toBe(body.includes('\n\n') ? body.slice(body.indexOf('\n\n') + 2) : '')
+      }
     }
   })
 

@@ -276,3 +276,135 @@ describe('read_document', () => {
     expect((await call(client, 'get_outline', { slug: doc.slug })).text).toBe(fromStored)
   })
 })
+
+describe('read_document with with_subsections', () => {
+  const chapterMarkdown =
+    '## A\n\nintro\n\n### A.1\n\none\n\n#### A.1.a\n\ndeep words\n\n##### A.1.a.i\n\ndeepest\n\n### A.2\n\ntwo\n\n## B\n\nnot in the chapter\n\n### B.1\n\nnor this'
+  const idsOf = async (slug: string) =>
+    split((await call(client, 'get_outline', { slug })).text).body.map(
+      (line) => /section_id: ([\w-]+)/.exec(line)![1]!,
+    )
+
+  test('a chapter with subsections at several levels in one call: ids and revs before the frame, each section as its own read, nothing of the next chapter', async () => {
+    const doc = await create('Chapter', chapterMarkdown)
+    const [, a, a1, a1a, a1ai, a2] = await idsOf(doc.slug)
+    const read = await call(client, 'read_document', {
+      slug: doc.slug,
+      section_id: a,
+      with_subsections: true,
+    })
+    expect(read.isError).toBe(false)
+    const parts = split(read.text)
+    const alone = await Promise.all(
+      [a, a1, a1a, a1ai, a2].map(async (id) =>
+        split((await call(client, 'read_document', { slug: doc.slug, section_id: id })).text),
+      ),
+    )
+    const revs = alone.map((one) => one.before[1]!.slice('rev: '.length))
+    expect(parts.before).toEqual([
+      `section_id: ${a}`,
+      `rev: ${revs[0]}`,
+      `subsection: ${a1}, rev: ${revs[1]}`,
+      `subsection: ${a1a}, rev: ${revs[2]}`,
+      `subsection: ${a1ai}, rev: ${revs[3]}`,
+      `subsection: ${a2}, rev: ${revs[4]}`,
+    ])
+    expect(parts.body).toEqual(alone.flatMap((one, i) => (i === 0 ? one.body : ['', ...one.body])))
+    expect(parts.body).toContain('##### A.1.a.i')
+    expect(parts.body.join('\n')).not.toContain('not in the chapter')
+    expect(parts.body.join('\n')).not.toContain('## B')
+    expect(parts.after).toEqual([])
+  })
+
+  test('a cut chapter read names the call that resumes in the subsection, and what it showed', async () => {
+    const doc = await create(
+      'Cut chapter',
+      `## A\n\n${'a'.repeat(60)}\n\n### A.1\n\n${'b'.repeat(60)}\n\n${'c'.repeat(100)}\n\n## B\n\nelsewhere`,
+    )
+    const [, a, a1] = await idsOf(doc.slug)
+    const first = split(
+      (
+        await call(client, 'read_document', {
+          slug: doc.slug,
+          section_id: a,
+          with_subsections: true,
+          max_chars: 200,
+        })
+      ).text,
+    )
+    const shown = first.body.join('\n').length
+    expect(first.before).toHaveLength(3)
+    expect(first.before[2]).toStartWith(`subsection: ${a1}, rev: `)
+    expect(first.after).toEqual([
+      `[Next page: call read_document with section_id: ${a}, with_subsections: true, from_section: ${a1} and from_block: 2.]`,
+      `[Truncated: showing ${shown} characters, 2 sections, from ${a} (block 1 of 1) to ${a1} (block 1 of 2). Call again with a larger max_chars, up to ${MAX_READ_CHARS}.]`,
+    ])
+    const second = split(
+      (
+        await call(client, 'read_document', {
+          slug: doc.slug,
+          section_id: a,
+          with_subsections: true,
+          from_section: a1,
+          from_block: 2,
+          max_chars: 200,
+        })
+      ).text,
+    )
+    expect(second.before[0]).toBe(`section_id: ${a1}`)
+    expect(second.body).toEqual(['### A.1', '', `[2] ${'c'.repeat(100)}`])
+    expect(second.after).toEqual([])
+  })
+
+  test('refused: with_subsections without section_id, from_section without it, and a from_section outside the chapter', async () => {
+    const doc = await create('Refusals', chapterMarkdown)
+    const ids = await idsOf(doc.slug)
+    const [, a, a1] = ids
+    const b = ids[6]!
+    const withoutSection = await call(client, 'read_document', { slug: doc.slug, with_subsections: true })
+    expect(withoutSection.isError).toBe(true)
+    expect(withoutSection.text).toBe(
+      'with_subsections: only works with section_id. Call get_outline for section ids, then read_document with section_id and with_subsections: true.',
+    )
+    const alone = await call(client, 'read_document', { slug: doc.slug, section_id: a, from_section: a1 })
+    expect(alone.isError).toBe(true)
+    expect(alone.text).toStartWith('from_section: only works with with_subsections: true.')
+    for (const outside of [b, ids[0]!, 'no-such-section']) {
+      const refused = await call(client, 'read_document', {
+        slug: doc.slug,
+        section_id: a,
+        with_subsections: true,
+        from_section: outside,
+      })
+      expect(refused.isError).toBe(true)
+      expect(refused.text).toBe(
+        `from_section: "${outside}" is neither section "${a}" nor one of its subsections; pass the from_section a note of this chapter's reads named, or read that section with its own section_id.`,
+      )
+    }
+  })
+
+  test("an edit_blocks with a subsection's id, rev and block number from a chapter read succeeds", async () => {
+    const doc = await create('Edit from chapter', chapterMarkdown)
+    const [, a, , a1a] = await idsOf(doc.slug)
+    const read = split(
+      (await call(client, 'read_document', { slug: doc.slug, section_id: a, with_subsections: true })).text,
+    )
+    const line = read.before.find((l) => l.startsWith(`subsection: ${a1a}, `))!
+    const rev = /rev: (\w+)$/.exec(line)![1]!
+    const at = read.body.indexOf('#### A.1.a')
+    expect(read.body[at + 2]).toBe('[1] deep words')
+    const edited = await call(client, 'edit_blocks', {
+      slug: doc.slug,
+      section_id: a1a,
+      rev,
+      remove_blocks: [1],
+      markdown: 'changed words',
+    })
+    expect(edited.isError).toBe(false)
+    const after = split(
+      (await call(client, 'read_document', { slug: doc.slug, section_id: a, with_subsections: true })).text,
+    )
+    expect(after.body.slice(at, at + 3)).toEqual(['#### A.1.a', '', '[1] changed words'])
+    expect(after.body.join('\n')).not.toContain('deep words')
+  })
+})

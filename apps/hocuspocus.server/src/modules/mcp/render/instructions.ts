@@ -6,7 +6,7 @@ export const INSTRUCTIONS = [
   '- Find documents with find_documents (scope mine by default; public needs a query). Follow its cursor note to read further pages.',
   '- To find where a phrase is, call find_sections with its words (with slug: within one document): it names each section that holds them, with a snippet.',
   '- Call get_outline before reading a long document: it lists every heading with its section_id and rev.',
-  '- Read one section at a time with read_document and section_id; blocks are numbered [1], [2]… after the heading.',
+  '- Read one section at a time with read_document and section_id (with_subsections: true reads a chapter with its subsections in one call); blocks are numbered [1], [2]… after the heading.',
   `- Every output is at most ${MAX_READ_CHARS} characters. When something is left out, a note says so and names the call that shows the rest.`,
   '- Edits name a section by section_id and the rev you read; a stale rev is refused, so read again and retry.',
   '- Change words with replace_text, copying old_text as the read shows it (block: 0 is the heading, to retitle a section); change blocks with edit_blocks, and one list item or table row with its in_block.',

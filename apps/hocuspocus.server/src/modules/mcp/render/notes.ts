@@ -25,6 +25,23 @@ function shownBlocks({ first, last, count, lastCut, firstContinued }: ShownBlock
   return `${range} of ${count}`
 }
 
+/** The part of one section a chapter read (with_subsections) shows: its blocks, and its id ('' for none). */
+export type ShownSectionPart = ShownBlocks & { sectionId: string }
+
+function shownSection(part: ShownSectionPart): string {
+  const id = part.sectionId === '' ? 'a section without id' : part.sectionId
+  return `${id} (${part.count === 0 ? 'no blocks' : shownBlocks(part)})`
+}
+
+/** The sections a cut chapter read shows: the first and the last (those between are shown whole). */
+function shownSections(parts: readonly ShownSectionPart[]): string {
+  if (parts.length === 1) return `section ${shownSection(parts[0]!)}`
+  return `${parts.length} sections, from ${shownSection(parts[0]!)} to ${shownSection(parts.at(-1)!)}`
+}
+
+/** Where the next read of a chapter starts: `fromSection` '' when that section has no id of its own. */
+export type ChapterResume = { fromSection: string; fromBlock: number; blockOffset?: number }
+
 export const notes = {
   outlineTruncated: (shown: number, total: number) => `[Truncated: showing ${shown} of ${total} headings.]`,
   roomsTruncated: (shown: number, total: number) => `[Truncated: showing ${shown} of ${total} rooms.]`,
@@ -70,4 +87,24 @@ export const notes = {
     blockOffset === undefined
       ? `[Next page: call read_document with section_id: ${sectionId} and from_block: ${fromBlock}.]`
       : `[Next page: call read_document with section_id: ${sectionId}, from_block: ${fromBlock} and block_offset: ${blockOffset}.]`,
+  /**
+   * The next read of a chapter (with_subsections): from_section when it starts in a subsection, from_block
+   * (and block_offset) when it starts inside a section rather than at its heading.
+   */
+  nextChapterPart: (sectionId: string, { fromSection, fromBlock, blockOffset }: ChapterResume) => {
+    const args = [`section_id: ${sectionId}`, 'with_subsections: true']
+    if (fromSection !== sectionId) args.push(`from_section: ${fromSection}`)
+    if (fromBlock > 1 || blockOffset !== undefined) args.push(`from_block: ${fromBlock}`)
+    if (blockOffset !== undefined) args.push(`block_offset: ${blockOffset}`)
+    return `[Next page: call read_document with ${args.slice(0, -1).join(', ')} and ${args.at(-1)}.]`
+  },
+  /** A chapter read stopped before a heading whose id is missing or repeats an earlier one's. */
+  chapterStopsAtUnnamed:
+    '[Next page: the next section of this chapter has no section_id of its own, so no read can start there; call get_outline, then read on from the section after it.]',
+  /** A cut chapter read when the caller chose a `max_chars` below MAX_READ_CHARS. */
+  chapterCutByMaxChars: (shown: number, parts: readonly ShownSectionPart[]) =>
+    `[Truncated: showing ${shown} characters, ${shownSections(parts)}. Call again with a larger max_chars, up to ${MAX_READ_CHARS}.]`,
+  /** A cut chapter read at the full budget. */
+  chapterCutAtCeiling: (shown: number, parts: readonly ShownSectionPart[]) =>
+    `[Truncated: showing ${shown} characters, ${shownSections(parts)}. This section with its subsections is longer than ${MAX_READ_CHARS}.]`,
 } as const

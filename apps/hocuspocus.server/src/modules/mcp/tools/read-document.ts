@@ -2,7 +2,7 @@
  * read_document: the whole document as Markdown, or one section with numbered blocks. Both bounded by
  * MAX_READ_CHARS (or a smaller max_chars); a cut read ends with notes naming how to read on.
  */
-import { renderSection } from '@collab/doc-schema'
+import { type ChapterRender, renderChapter, renderSection } from '@collab/doc-schema'
 import { z } from 'zod'
 import { refuse } from '../../../errors.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
@@ -20,7 +20,10 @@ export const readDocument = defineTool({
   description:
     'Without section_id: the whole document as Markdown. With section_id: a `section_id` line and a ' +
     '`rev` line, then the section heading and every block after it numbered [1], [2]… (the numbers ' +
-    `edit_blocks uses). At most ${MAX_READ_CHARS} characters per call (max_chars lowers it); a section ` +
+    'edit_blocks uses). With with_subsections: true, also each subsection (every deeper heading up to ' +
+    'the next heading at its level or higher), each shown as its own section read, and one ' +
+    '`subsection: <id>, rev: <rev>` line per further section before the frame: a chapter in one call. ' +
+    `At most ${MAX_READ_CHARS} characters per call (max_chars lowers it); a section ` +
     'read stops on a block boundary and a note names the from_block that continues (a block longer ' +
     'than the budget is shown in parts: the note adds the block_offset of the next part). For long ' +
     'documents, call get_outline first and read one section at a time.',
@@ -28,6 +31,15 @@ export const readDocument = defineTool({
     slug: slugField(),
     section_id: optionalSectionIdField(
       'Read only this section (a heading and its blocks); ids come from get_outline.',
+    ),
+    with_subsections: z
+      .boolean()
+      .optional()
+      .describe(
+        'With section_id: also show its subsections (deeper headings up to the next heading at its level or higher), in one read.',
+      ),
+    from_section: optionalSectionIdField(
+      'With with_subsections: the section to start at, the section itself or one of its subsections (a cut read names it); from_block applies to it.',
     ),
     max_chars: z
       .number()
@@ -51,7 +63,24 @@ export const readDocument = defineTool({
         'With from_block: characters of that block already read; the read shows the rest of it (a cut read names it).',
       ),
   },
-  async handler({ slug, section_id, max_chars, from_block, block_offset }, ctx) {
+  async handler(
+    { slug, section_id, with_subsections, from_section, max_chars, from_block, block_offset },
+    ctx,
+  ) {
+    if (with_subsections !== undefined && section_id === undefined) {
+      return refuse(
+        'invalid_input',
+        'with_subsections: only works with section_id. Call get_outline for section ids, then read_document with section_id and with_subsections: true.',
+        'with_subsections',
+      )
+    }
+    if (from_section !== undefined && with_subsections !== true) {
+      return refuse(
+        'invalid_input',
+        'from_section: only works with with_subsections: true. Call again with section_id, with_subsections: true and the from_section a note named.',
+        'from_section',
+      )
+    }
     if (from_block !== undefined && section_id === undefined) {
       return refuse(
         'invalid_input',
@@ -72,9 +101,13 @@ export const readDocument = defineTool({
     const { resolved, content } = opened.value
     const source = { kind: 'document', slug, whose: resolved.access.whose } as const
     const cap = max_chars ?? MAX_READ_CHARS
-    ctx.report?.stage(
-      `rendering ${section_id === undefined ? 'the document' : 'the section'} (at most ${cap} characters)`,
-    )
+    const what =
+      section_id === undefined
+        ? 'the document'
+        : with_subsections
+          ? 'the section and its subsections'
+          : 'the section'
+    ctx.report?.stage(`rendering ${what} (at most ${cap} characters)`)
     try {
       if (section_id === undefined) {
         const whole = readWholeDocument(content.fragment, cap)
@@ -82,6 +115,21 @@ export const readDocument = defineTool({
           source,
           body: escapeFrameContent(whole.text),
           notes: whole.cut ? [notes.documentCut(whole.text.length, whole.total)] : [],
+        })
+      }
+      if (with_subsections) {
+        const chapter = renderChapter(content.fragment, section_id, {
+          fromSection: from_section,
+          fromBlock: from_block,
+          blockOffset: block_offset,
+          maxChars: cap,
+        })
+        if (chapter.kind === 'error') return withNextStep(chapter)
+        return renderOutput({
+          before: chapterLines(chapter.value),
+          source,
+          body: escapeFrameContent(chapter.value.text),
+          notes: chapterNotes(section_id, chapter.value, max_chars),
         })
       }
       const rendered = renderSection(content.fragment, section_id, {
@@ -120,6 +168,48 @@ export const readDocument = defineTool({
     }
   },
 })
+
+/**
+ * The lines before a chapter read's frame: `section_id` and `rev` of the first section shown, then one
+ * `subsection:` line per further section, in the frame's order. Ids were checked by the document model
+ * (isHeadingId), so none can carry a newline or a frame bracket; a heading without one shows `(none)`.
+ */
+function chapterLines({ sections }: ChapterRender): string[] {
+  const [first, ...rest] = sections
+  return [
+    `section_id: ${first!.sectionId}`,
+    `rev: ${first!.rev}`,
+    ...rest.map(
+      ({ sectionId, rev }) => `subsection: ${sectionId === '' ? '(none)' : sectionId}, rev: ${rev}`,
+    ),
+  ]
+}
+
+/** A cut chapter read's notes: where the next read starts, then what this one showed. */
+function chapterNotes(sectionId: string, chapter: ChapterRender, maxChars: number | undefined): string[] {
+  const { next } = chapter
+  if (next === undefined) return []
+  const parts = chapter.sections.map((part) => ({
+    sectionId: part.sectionId,
+    first: part.firstBlock,
+    last: part.lastBlock,
+    count: part.blockCount,
+    lastCut: part.truncatedBlock !== undefined,
+    firstContinued: part.firstOffset !== undefined,
+  }))
+  return [
+    next.sectionId === ''
+      ? notes.chapterStopsAtUnnamed
+      : notes.nextChapterPart(sectionId, {
+          fromSection: next.sectionId,
+          fromBlock: next.fromBlock,
+          blockOffset: next.blockOffset,
+        }),
+    maxChars !== undefined && maxChars < MAX_READ_CHARS
+      ? notes.chapterCutByMaxChars(chapter.shownChars, parts)
+      : notes.chapterCutAtCeiling(chapter.shownChars, parts),
+  ]
+}
 
 /** The document model's refusals of a section read, with this tool's next step. */
 function withNextStep(refusal: ToolRefusal): ToolRefusal {
