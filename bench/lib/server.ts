@@ -226,10 +226,12 @@ export async function measureServer(fixture: Fixture, opts: { quick: boolean }):
     const remote = await startRemoteEditor(h.server.url, room, token)
     cleanups.push(() => remote.stop())
     const outline = await call(client, 'get_outline', { slug })
-    const last = [...outline.text.matchAll(/section_id: ([^,]+), rev: ([0-9a-f]+)/g)].at(-1)
+    const last = [...outline.text.matchAll(/section_id: ([^,]+),/g)].at(-1)
     if (!last) throw new Error(`no section in outline: ${outline.text.slice(0, 200)}`)
     const sectionId = last[1]!
-    let rev = last[2]!
+    // The outline prints no revs: a read of the section does.
+    const read = await call(client, 'read_document', { slug, section_id: sectionId, max_chars: 200 })
+    let rev = /^rev: ([0-9a-f]+)$/m.exec(read.text)?.[1] ?? ''
     const seen: number[] = []
     const answered: number[] = []
     const edits = opts.quick ? 5 : 60

@@ -84,7 +84,9 @@ describe.skipIf(!CHROMIUM)(
 
     async function sectionOf(slug: string) {
       const outline = await call(owner.client, 'get_outline', { slug })
-      const sectionId = /section_id: ([\w-]+)/.exec(outline.text.split('\n')[2]!)![1]!
+      const lines = outline.text.split('\n')
+      const title = lines.findIndex((l) => l.startsWith('⟦data: ')) + 1
+      const sectionId = /section_id: ([\w-]+)/.exec(lines[title + 1]!)![1]!
       const read = await call(owner.client, 'read_document', { slug, section_id: sectionId })
       return { sectionId, rev: /^rev: ([0-9a-f]+)$/m.exec(read.text)![1]! }
     }

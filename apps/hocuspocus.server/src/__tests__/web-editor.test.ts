@@ -38,13 +38,14 @@ async function sectionIdOf(
 /** The page's editor text (ProseMirror's DOM), as the person sees it. */
 const editorText = (page: Page) => page.$eval('.ProseMirror', (element) => element.textContent ?? '')
 
-/** The section id and rev of a heading, from get_outline's `[section_id: …, rev: …]` tags. */
+/** The section id of a heading, from get_outline's `[section_id: …]` tags, and its rev, from a read of it. */
 async function sectionOf(agent: Client, slug: string, heading: string) {
   const { text: outline } = await callText(agent, 'get_outline', { slug })
   const line = outline.split('\n').find((l) => l.includes(heading))
-  const match = /section_id: ([A-Za-z0-9_-]+), rev: ([A-Za-z0-9_-]+)/.exec(line ?? '')
+  const match = /section_id: ([A-Za-z0-9_-]+),/.exec(line ?? '')
   if (!match) throw new Error(`no section tag for ${heading} in:\n${outline}`)
-  return { sectionId: match[1]!, rev: match[2]! }
+  const { text: read } = await callText(agent, 'read_document', { slug, section_id: match[1]! })
+  return { sectionId: match[1]!, rev: /^rev: ([0-9a-f]+)$/m.exec(read)![1]! }
 }
 
 describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () => {

@@ -56,10 +56,19 @@ describe(`a blockquote nested ${DEPTH.toLocaleString('en')} deep`, () => {
     const [section] = listSections(fragment)
     expect(section?.title).toBe('Deep title')
     expect(section?.rev).toMatch(/^[0-9a-f]{12}$/)
-    expect(readOutline(fragment)).toEqual([
-      { sectionId: section!.sectionId, level: 1, title: 'Deep title', rev: section!.rev, children: [] },
+    const outline = readOutline(fragment)
+    expect(outline).toEqual([
+      {
+        sectionId: section!.sectionId,
+        level: 1,
+        title: 'Deep title',
+        rev: section!.rev,
+        size: outline[0]!.size,
+        children: [],
+      },
     ])
-    expect(liveOutline(fragment)[0]?.rev).toBe(section!.rev)
+    expect(outline[0]!.size).toBeGreaterThan('Deep title at the bottom'.length)
+    expect(liveOutline(fragment)[0]).toMatchObject({ rev: section!.rev, size: outline[0]!.size })
     const json = fragmentToJSON(fragment)
     // doc > blockquote × DEPTH > paragraph > text
     expect(jsonDepth(json)).toBe(DEPTH + 3)

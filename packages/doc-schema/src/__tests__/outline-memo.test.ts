@@ -3,9 +3,10 @@ import * as Y from 'yjs'
 import { appendMarkdown } from '../edits/append-markdown.ts'
 import { editBlocks } from '../edits/edit-blocks.ts'
 import { FRAGMENT_NAME } from '../limits.ts'
-import { readOutline } from '../sections/outline.ts'
+import { type OutlineNode, readOutline } from '../sections/outline.ts'
 import { createOutlineMemo } from '../sections/outline-memo.ts'
-import { listSections } from '../sections/section-index.ts'
+import { listSections, locateSections } from '../sections/section-index.ts'
+import { sectionStats } from '../sections/section-rev.ts'
 import { seededRandom } from './seeded-random.ts'
 
 function seeded(doc: Y.Doc) {
@@ -18,6 +19,14 @@ function seeded(doc: Y.Doc) {
   if (appended.kind === 'error') throw new Error(appended.message)
   return fragment
 }
+
+/** Each section's size in document order, from the outline. */
+const sizesOf = (roots: readonly OutlineNode[]): number[] =>
+  roots.flatMap((node) => [node.size, ...sizesOf(node.children)])
+
+/** Each section's size counted afresh from the fragment, without any memo. */
+const freshSizes = (fragment: Y.XmlFragment): number[] =>
+  locateSections(fragment).map((section) => sectionStats(section.heading, section.blocks).size)
 
 describe('createOutlineMemo', () => {
   test('equals a fresh readOutline after each of many random edits (typing, marks, attributes, block edits)', () => {
@@ -61,9 +70,13 @@ describe('createOutlineMemo', () => {
             if (edited.kind === 'error') throw new Error(edited.message)
           }
         }
-        if (rng() < 0.7) expect(memo.outline()).toEqual(readOutline(fragment))
+        if (rng() < 0.7) {
+          expect(memo.outline()).toEqual(readOutline(fragment))
+          expect(sizesOf(memo.outline())).toEqual(freshSizes(fragment))
+        }
       }
       expect(memo.outline()).toEqual(readOutline(fragment))
+      expect(sizesOf(memo.outline())).toEqual(freshSizes(fragment))
       memo.destroy()
       doc.destroy()
     }
@@ -85,6 +98,11 @@ describe('createOutlineMemo', () => {
     const after = memo.outline()
     expect(after).toEqual(readOutline(fb))
     expect(after).not.toEqual(before)
+    // Both typed-into sections grew by what was typed; the others kept their size.
+    const grown = sizesOf(after).map((size, i) => size - sizesOf(before)[i]!)
+    expect(grown).toEqual(
+      sizesOf(before).map((_, i) => (i === 0 ? 'remote '.length : i === 1 ? 'Renamed '.length : 0)),
+    )
     memo.destroy()
   })
 })

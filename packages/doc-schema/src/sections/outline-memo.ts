@@ -1,12 +1,12 @@
 import type * as Y from 'yjs'
 import type { OutlineNode } from './outline.ts'
 import { headingTitle, type LocatedSection, locateSections } from './section-index.ts'
-import { sectionRev } from './section-rev.ts'
+import { sectionStats } from './section-rev.ts'
 
 /**
- * An outline kept current for one live fragment: `outline()` equals `readOutline(fragment)` but only
- * re-hashes the sections whose heading or blocks changed since the last call. The caller holds the memo
- * (one per live document) and destroys it with the document.
+ * An outline kept current for one live fragment: `outline()` equals `readOutline(fragment)` (revs and
+ * sizes included) but only re-hashes and re-counts the sections whose heading or blocks changed since the
+ * last call. The caller holds the memo (one per live document) and destroys it with the document.
  *
  * How it stays current: a deep observer marks the top-level block under every change dirty; a section is
  * reused only when its heading and its exact list of block elements (by identity) are unchanged and none
@@ -21,7 +21,7 @@ export type OutlineMemo = {
   destroy(): void
 }
 
-type Entry = { blocks: Y.XmlElement[]; rev: string; title: string }
+type Entry = { blocks: Y.XmlElement[]; rev: string; size: number; title: string }
 
 export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
   let entries = new WeakMap<Y.XmlElement, Entry>()
@@ -45,11 +45,8 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
     const cached = entries.get(section.heading)
     if (cached && !dirty.has(section.heading) && sameBlocks(cached.blocks, section.blocks, dirty))
       return cached
-    const entry: Entry = {
-      blocks: section.blocks,
-      rev: sectionRev(section.heading, section.blocks),
-      title: headingTitle(section.heading),
-    }
+    const { rev, size } = sectionStats(section.heading, section.blocks)
+    const entry: Entry = { blocks: section.blocks, rev, size, title: headingTitle(section.heading) }
     entries.set(section.heading, entry)
     return entry
   }
@@ -63,12 +60,13 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
       const roots: OutlineNode[] = []
       const stack: OutlineNode[] = []
       located.forEach((section, i) => {
-        const { rev, title } = described[i]!
+        const { rev, size, title } = described[i]!
         const node: OutlineNode = {
           sectionId: section.sectionId,
           level: section.level,
           title,
           rev,
+          size,
           children: [],
         }
         while (stack.length > 0 && stack.at(-1)!.level >= node.level) stack.pop()

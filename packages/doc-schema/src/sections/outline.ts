@@ -1,12 +1,18 @@
 import type * as Y from 'yjs'
 import { isHeadingId } from '../heading-id.ts'
-import { describeSection, locateSections } from './section-index.ts'
+import { headingTitle, locateSections } from './section-index.ts'
+import { sectionStats } from './section-rev.ts'
 
 export type OutlineNode = {
   sectionId: string
   level: number
   title: string
   rev: string
+  /**
+   * About how many characters a read of this section alone shows (its heading and blocks up to the next
+   * heading; `sectionStats`). An outline stored before sizes were counted lacks it.
+   */
+  size: number
   children: OutlineNode[]
 }
 
@@ -18,8 +24,16 @@ export function readOutline(fragment: Y.XmlFragment): OutlineNode[] {
   const roots: OutlineNode[] = []
   const stack: OutlineNode[] = []
   for (const section of locateSections(fragment)) {
-    const { sectionId, level, title, rev } = describeSection(section)
-    const node: OutlineNode = { sectionId, level, title, rev, children: [] }
+    const { sectionId, level } = section
+    const { rev, size } = sectionStats(section.heading, section.blocks)
+    const node: OutlineNode = {
+      sectionId,
+      level,
+      title: headingTitle(section.heading),
+      rev,
+      size,
+      children: [],
+    }
     while (stack.length > 0 && stack.at(-1)!.level >= level) stack.pop()
     const parent = stack.at(-1)
     if (parent) parent.children.push(node)

@@ -7,30 +7,68 @@ type YChild = Y.XmlElement | Y.XmlText | Y.XmlHook
 /** Length of a rev in hex characters. */
 export const REV_LENGTH = 12
 
+/** What one walk over a section gives: its rev and its size. */
+export type SectionStats = {
+  rev: string
+  /**
+   * About how many characters a read shows of the section: its text, plus an estimate of what Markdown
+   * adds (SIZE_COSTS). Counted during the rev's hash walk, so it costs no walk of its own; rendering the
+   * Markdown to count it exactly costs ~2 µs a character.
+   */
+  size: number
+}
+
 /**
  * The rev of a section: a hash of its heading and blocks as stored in Yjs (types, attributes, text, marks,
  * order). The heading's id is left out (it names the section, it is not content); adjacent text runs with
  * the same marks are merged, so how Yjs happened to split them does not matter.
  */
 export function sectionRev(heading: Y.XmlElement, blocks: readonly Y.XmlElement[]): string {
-  const hash = new ContentHash()
-  hashElement(hash, heading, true)
-  for (const block of blocks) hashElement(hash, block, false)
-  return hash.digest().slice(0, REV_LENGTH)
+  return sectionStats(heading, blocks).rev
 }
+
+/** The rev and the size of a section, from one walk. */
+export function sectionStats(heading: Y.XmlElement, blocks: readonly Y.XmlElement[]): SectionStats {
+  const hash = new ContentHash()
+  const size = { chars: 0 }
+  hashElement(hash, size, heading, true)
+  for (const block of blocks) hashElement(hash, size, block, false)
+  return { rev: hash.digest().slice(0, REV_LENGTH), size: size.chars }
+}
+
+/**
+ * What a section read adds to the text, estimated per node (the size is a guide for choosing a read, not a
+ * count to rely on): a section read numbers each top-level block (`[n] `) and separates blocks by a blank
+ * line; a heading adds its `#`s and a space; a nested element (list item, table cell, paragraph in a
+ * list) about two characters of markers and line breaks; a mark its delimiters (a link its `[…](href)`);
+ * media shows as a `[image: alt]` or `[video: src]` placeholder.
+ */
+const SIZE_COSTS = {
+  topLevelBlock: 6,
+  nestedElement: 2,
+  mark: 2,
+  link: 4,
+  mediaPlaceholder: 9,
+} as const
 
 /** A closing tag, queued after an element's children. */
 const CLOSE = Symbol('close')
 
 /**
- * Hashes an element, its attributes and everything under it in document order. Iterative (an explicit
- * stack), so a document's nesting depth never becomes the call stack's.
+ * Hashes an element, its attributes and everything under it in document order, and adds its estimated
+ * size to `size`. Iterative (an explicit stack), so a document's nesting depth never becomes the call
+ * stack's.
  */
-function hashElement(hash: ContentHash, element: Y.XmlElement, isSectionHeading: boolean) {
+function hashElement(
+  hash: ContentHash,
+  size: { chars: number },
+  element: Y.XmlElement,
+  isSectionHeading: boolean,
+) {
   const stack: Array<YChild | typeof CLOSE> = [element]
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
     if (node === CLOSE) hash.update('</>')
-    else if (node instanceof Y.XmlText) hashText(hash, node)
+    else if (node instanceof Y.XmlText) hashText(hash, size, node)
     else if (node instanceof Y.XmlElement) {
       hash.update('<').update(node.nodeName)
       const attrs = node.getAttributes() as Record<string, unknown>
@@ -41,12 +79,34 @@ function hashElement(hash: ContentHash, element: Y.XmlElement, isSectionHeading:
       hash.update('>')
       stack.push(CLOSE)
       const children = node.toArray() as YChild[]
+      size.chars += elementCost(node, node === element, children.length, attrs)
       for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!)
     }
   }
 }
 
-function hashText(hash: ContentHash, text: Y.XmlText) {
+/** The estimated characters an element adds around its text (SIZE_COSTS). */
+function elementCost(
+  node: Y.XmlElement,
+  topLevel: boolean,
+  childCount: number,
+  attrs: Record<string, unknown>,
+): number {
+  if (node.nodeName === 'heading') {
+    // `## ` before its text; a read neither numbers the section's heading nor puts a blank line before it.
+    const level = Number(attrs.level)
+    return (Number.isInteger(level) && level >= 1 && level <= 6 ? level : 1) + 1
+  }
+  let cost = topLevel ? SIZE_COSTS.topLevelBlock : SIZE_COSTS.nestedElement
+  if (childCount === 0) {
+    // Media: the placeholder a read shows (an image by its alt text, an embed by its URL).
+    const shown = node.nodeName === 'image' ? attrs.alt : attrs.src
+    if (typeof shown === 'string') cost += SIZE_COSTS.mediaPlaceholder + shown.length
+  }
+  return cost
+}
+
+function hashText(hash: ContentHash, size: { chars: number }, text: Y.XmlText) {
   let runText = ''
   let runFormat = ''
   const flush = () => {
@@ -57,6 +117,8 @@ function hashText(hash: ContentHash, text: Y.XmlText) {
   }
   for (const op of text.toDelta() as { insert: unknown; attributes?: Record<string, unknown> }[]) {
     if (typeof op.insert !== 'string') continue
+    size.chars += op.insert.length
+    if (op.attributes) size.chars += marksCost(op.attributes, op.insert)
     const format = stableJSON(op.attributes ?? {})
     if (format !== runFormat) {
       flush()
@@ -65,6 +127,22 @@ function hashText(hash: ContentHash, text: Y.XmlText) {
     runText += op.insert
   }
   flush()
+}
+
+/**
+ * The estimated delimiters of one run's marks: a link's brackets and URL (none when its text is its URL,
+ * which Markdown shows bare), two characters for any other.
+ */
+function marksCost(marks: Record<string, unknown>, text: string): number {
+  let cost = 0
+  for (const key in marks) {
+    const value = marks[key]
+    if (value === undefined || value === null) continue
+    const href = key === 'link' && typeof value === 'object' ? (value as { href?: unknown }).href : undefined
+    if (typeof href !== 'string') cost += SIZE_COSTS.mark
+    else if (href !== text) cost += SIZE_COSTS.link + href.length
+  }
+  return cost
 }
 
 /**

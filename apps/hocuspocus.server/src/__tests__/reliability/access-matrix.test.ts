@@ -140,8 +140,9 @@ async function freshSection(doc: DocKind): Promise<{ section_id: string; rev: st
   })
   if (appended.isError) throw new Error(appended.text)
   const outline = await callText(ownerClient.client, 'get_outline', { slug })
-  const last = [...outline.text.matchAll(/section_id: ([\w-]+), rev: ([0-9a-f]+)/g)].at(-1)!
-  return { section_id: last[1]!, rev: last[2]!, mark }
+  const last = [...outline.text.matchAll(/section_id: ([\w-]+),/g)].at(-1)![1]!
+  const read = await callText(ownerClient.client, 'read_document', { slug, section_id: last })
+  return { section_id: last, rev: /^rev: ([0-9a-f]+)$/m.exec(read.text)![1]!, mark }
 }
 
 async function argsFor(tool: Tool, role: Role, doc: DocKind): Promise<Record<string, unknown>> {

@@ -100,7 +100,7 @@ async function readEverything(slug: string) {
   const outline = await read('get_outline', { slug })
   checkFramed('get_outline', outline)
   checkFramed('read_document', await read('read_document', { slug }))
-  const ids = [...outline.matchAll(/section_id: ([\w-]+), rev:/g)].map((m) => m[1]!)
+  const ids = [...outline.matchAll(/section_id: ([\w-]+),/g)].map((m) => m[1]!)
   for (const sectionId of ids.slice(0, 25)) {
     let fromBlock: number | undefined
     for (let page = 0; page < 40; page++) {
@@ -174,7 +174,7 @@ describe('hostile content stays data', () => {
   test('chat messages past MAX_READ_CHARS, holding frame ends, keep the frame and the budget', async () => {
     const doc = await buildDocument('Big chat', (f) => appendOrThrow(f, '## Room'))
     const outline = await read('get_outline', { slug: doc.slug })
-    const sectionId = /section_id: ([\w-]+), rev:/g.exec(outline.split('\n').slice(2).join('\n'))![1]!
+    const sectionId = /Room \[section_id: ([\w-]+),/.exec(outline)![1]!
     // Stored through the chat service directly: far past what post_chat_message accepts per message.
     for (let i = 0; i < 4; i++) {
       await server.services.chat.post(

@@ -319,7 +319,10 @@ test('a forged id in an outline stored by an older version never reaches an agen
     state: loaded!.state!,
     title: 'Legacy outline',
     text: '',
-    outline: [{ sectionId: FORGED_ID, level: 1, title: 'Legacy outline', rev: 'abc', children: [] }],
+    // With a size, so the read uses this outline rather than decoding the state.
+    outline: [
+      { sectionId: FORGED_ID, level: 1, title: 'Legacy outline', rev: 'abc', size: 20, children: [] },
+    ],
   })
   expect(server.collab.hocuspocus.documents.has(doc.room)).toBe(false)
   const { text, isError } = await callText(agent.client, 'get_outline', { slug: doc.slug })

@@ -46,8 +46,12 @@ beforeAll(async () => {
   if (created.kind === 'error') throw new Error(created.message)
   slug = created.value.slug
   const outline = await callText(rc.client, 'get_outline', { slug })
-  sectionIds = [...outline.text.matchAll(/section_id: ([\w-]+), rev: ([0-9a-f]+)/g)].map((m) => m[1]!)
-  revs = [...outline.text.matchAll(/section_id: ([\w-]+), rev: ([0-9a-f]+)/g)].map((m) => m[2]!)
+  sectionIds = [...outline.text.matchAll(/section_id: ([\w-]+),/g)].map((m) => m[1]!)
+  revs = []
+  for (const section_id of sectionIds) {
+    const read = await callText(rc.client, 'read_document', { slug, section_id })
+    revs.push(/^rev: ([0-9a-f]+)$/m.exec(read.text)![1]!)
+  }
   await callText(rc.client, 'post_chat_message', { slug, section_id: sectionIds[1], text: 'hello' })
 }, 60_000)
 

@@ -191,10 +191,12 @@ export async function runMcpWorker(options: WorkerOptions): Promise<{ calls: num
     if (known) return known
     const text = await call('get_outline', { slug: doc.slug })
     if (text === null) return null
-    const found = [...text.matchAll(/^\s*(.+?) \[section_id: ([\w-]+), rev: [0-9a-f]+\]$/gm)].map((m) => ({
-      title: m[1]!,
-      id: m[2]!,
-    }))
+    const found = [...text.matchAll(/^\s*(.+?) \[section_id: ([\w-]+), ~[\d.]+[kM]? chars\]$/gm)].map(
+      (m) => ({
+        title: m[1]!,
+        id: m[2]!,
+      }),
+    )
     sections.set(doc.slug, found)
     return found
   }

@@ -111,7 +111,8 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
         level: 1,
         title,
         rev: 'rev\udc00',
-        children: [{ sectionId: 'child', level: 2, title: '\u0000', rev: 'r', children: [] }],
+        size: 40,
+        children: [{ sectionId: 'child', level: 2, title: '\u0000', rev: 'r', size: 1, children: [] }],
       },
     ]
     expect(storableJSON(outline)).not.toMatch(/\\u(0000|d[89a-f])/i)

@@ -41,7 +41,7 @@ function split(text: string): { body: string; notes: string[] } {
 }
 
 const sectionIds = async (slug: string) =>
-  [...(await call(client, 'get_outline', { slug })).text.matchAll(/section_id: ([\w-]+), rev:/g)].map(
+  [...(await call(client, 'get_outline', { slug })).text.matchAll(/section_id: ([\w-]+), ~/g)].map(
     (m) => m[1]!,
   )
 

@@ -42,13 +42,13 @@ async function create(title: string, markdown?: string, isPrivate = true) {
 }
 
 describe('get_outline', () => {
-  test('a short outline: every heading, indented by depth, with section_id and rev; no note', async () => {
+  test('a short outline: every heading, indented by depth, with section_id and size; no note', async () => {
     const doc = await create('Plan', '## Goals\n\ntext\n\n### Detail\n\nmore\n\n## Risks')
     const { text, isError } = await call(client, 'get_outline', { slug: doc.slug })
     expect(isError).toBe(false)
     const { body, after } = split(text)
     expect(body).toHaveLength(4)
-    expect(body[0]).toMatch(/^Plan \[section_id: [\w-]{16}, rev: [0-9a-f]{12}\]$/)
+    expect(body[0]).toMatch(/^Plan \[section_id: [\w-]{16}, ~\d+ chars\]$/)
     expect(body[2]).toMatch(/^ {4}Detail \[section_id: /)
     expect(after).toEqual([])
   })
@@ -235,16 +235,25 @@ describe('read_document', () => {
   test('a live outline follows edits: a new heading appears and only the edited section changes its rev', async () => {
     const doc = await create('Outline live', '## First\n\nalpha\n\n## Second\n\nbeta')
     const conn = await server.collab.hocuspocus.openDirectConnection(doc.room, {})
-    const revOf = (text: string, title: string) =>
-      new RegExp(`${title} \\[section_id: \\S+, rev: (\\w+)\\]`).exec(text)?.[1]
+    const lineOf = (text: string, title: string) =>
+      text.split('\n').find((l) => l.trimStart().startsWith(`${title} [`))
+    const revOf = async (text: string, title: string) => {
+      const id = /section_id: ([\w-]+)/.exec(lineOf(text, title)!)![1]!
+      const read = await call(client, 'read_document', { slug: doc.slug, section_id: id })
+      return /^rev: (\w+)$/m.exec(read.text)![1]!
+    }
     try {
       const before = (await call(client, 'get_outline', { slug: doc.slug })).text
+      const firstRev = await revOf(before, 'First')
+      const secondRev = await revOf(before, 'Second')
       await conn.transact((ydoc) => {
         appendMarkdown(ydoc.getXmlFragment(FRAGMENT_NAME), '## Third\n\ngamma')
       })
       const after = (await call(client, 'get_outline', { slug: doc.slug })).text
       expect(after).toContain('Third [section_id:')
-      expect(revOf(after, 'First')).toBe(revOf(before, 'First')!)
+      expect(lineOf(after, 'First')).toBe(lineOf(before, 'First')!)
+      expect(await revOf(after, 'First')).toBe(firstRev)
+      expect(await revOf(after, 'Second')).toBe(secondRev)
       // The memo answers live reads; a cold decode of the same state must agree line for line.
       await conn.disconnect()
       await eventually(() => expect(server.collab.hocuspocus.documents.has(doc.room)).toBe(false))

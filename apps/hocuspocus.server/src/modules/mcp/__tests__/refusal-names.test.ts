@@ -28,9 +28,9 @@ beforeAll(async () => {
   if (created.kind === 'error') throw new Error(created.message)
   slug = created.value.slug
   const { text } = await call(client, 'get_outline', { slug })
-  const [, id, r] = /section_id: ([\w-]+), rev: ([0-9a-f]+)/.exec(text.split('\n')[2]!)!
-  sectionId = id!
-  rev = r!
+  sectionId = /Part \[section_id: ([\w-]+),/.exec(text)![1]!
+  const read = await call(client, 'read_document', { slug, section_id: sectionId })
+  rev = /^rev: ([0-9a-f]+)$/m.exec(read.text)![1]!
 })
 afterAll(async () => {
   await client?.close()

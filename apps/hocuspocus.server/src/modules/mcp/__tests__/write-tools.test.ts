@@ -37,11 +37,22 @@ async function create(title: string, markdown: string) {
   return created.value
 }
 
+/** The id of the outline's heading number `index` (0: the title), from the lines inside its frame. */
+async function sectionIdAt(slug: string, index: number) {
+  const lines = (await call(client, 'get_outline', { slug })).text.split('\n')
+  const line = lines[lines.findIndex((l) => l.startsWith('⟦data: ')) + 1 + index]!
+  return /section_id: ([\w-]+)/.exec(line)![1]!
+}
+
+/** The rev a read of the section prints before its frame (the outline prints none). */
+async function revOf(slug: string, sectionId: string) {
+  const read = await call(client, 'read_document', { slug, section_id: sectionId })
+  return /^rev: ([0-9a-f]+)$/m.exec(read.text)![1]!
+}
+
 async function sectionOf(slug: string, index: number) {
-  const { text } = await call(client, 'get_outline', { slug })
-  const line = text.split('\n')[index + 1]!
-  const [, sectionId, rev] = /section_id: ([\w-]+), rev: ([0-9a-f]+)/.exec(line)!
-  return { sectionId: sectionId!, rev: rev! }
+  const sectionId = await sectionIdAt(slug, index)
+  return { sectionId, rev: await revOf(slug, sectionId) }
 }
 
 describe('write tools', () => {
@@ -111,17 +122,14 @@ describe('write tools', () => {
       markdown: 'more hello\n\n## Middle\n\n## End\n\nbye',
     })
     // The end, then every section it created (the end included), then the section the first block joined.
-    const outline = (await call(client, 'get_outline', { slug: doc.slug })).text
-    const ref = (title: string) =>
-      new RegExp(`${title} \\[section_id: ([\\w-]+), rev: ([0-9a-f]+)\\]`).exec(outline)!
-    const [start, middle, end] = ['Start', 'Middle', 'End'].map(ref)
+    const [start, middle, end] = await Promise.all([1, 2, 3].map((i) => sectionOf(doc.slug, i)))
     expect(appended.text).toBe(
       [
-        `section_id: ${end![1]}`,
-        `rev: ${end![2]}`,
-        `created: section_id: ${middle![1]}, rev: ${middle![2]}`,
-        `created: section_id: ${end![1]}, rev: ${end![2]}`,
-        `changed: section_id: ${start![1]}, rev: ${start![2]}`,
+        `section_id: ${end!.sectionId}`,
+        `rev: ${end!.rev}`,
+        `created: section_id: ${middle!.sectionId}, rev: ${middle!.rev}`,
+        `created: section_id: ${end!.sectionId}, rev: ${end!.rev}`,
+        `changed: section_id: ${start!.sectionId}, rev: ${start!.rev}`,
       ].join('\n'),
     )
     const plain = await call(client, 'append_to_document', { slug: doc.slug, markdown: 'tail' })
@@ -167,9 +175,7 @@ describe('write tools', () => {
 
 /** A section read as the agent sees it: its id, rev and the text of each numbered block. */
 async function readSection(slug: string, index: number) {
-  const outline = await call(client, 'get_outline', { slug })
-  const line = outline.text.split('\n')[index + 1]!
-  const sectionId = /section_id: ([\w-]+)/.exec(line)![1]!
+  const sectionId = await sectionIdAt(slug, index)
   const read = await call(client, 'read_document', { slug, section_id: sectionId })
   const rev = /^rev: ([0-9a-f]+)$/m.exec(read.text)![1]!
   const blocks = [...read.text.matchAll(/^\[(\d+)\] (.*)$/gm)].map((match) => match[2]!)
@@ -318,7 +324,8 @@ describe('edit_blocks', () => {
         expect(lines).toHaveLength(3)
         const outline = await call(client, 'get_outline', { slug })
         const created = /created: section_id: ([\w-]+), rev: ([0-9a-f]+)/.exec(edited.text)!
-        expect(outline.text).toContain(`Details [section_id: ${created[1]}, rev: ${created[2]}]`)
+        expect(outline.text).toContain(`Details [section_id: ${created[1]}, ~`)
+        expect(await revOf(slug, created[1]!)).toBe(created[2]!)
       },
       'The slow red grey fox jumps.',
     )

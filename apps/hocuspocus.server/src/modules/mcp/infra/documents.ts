@@ -22,7 +22,8 @@ export type DocumentReader = {
   /**
    * Only the outline (equal to `readOutline` of the content): the live document's memo, kept current as
    * it changes (only edited sections are re-hashed); else the outline the store step saved with the state
-   * (no state read or decoded); else by decoding the state. Null when the document is gone.
+   * (no state read or decoded) when it holds section sizes; else by decoding the state. Null when the
+   * document is gone.
    */
   openOutline(room: string): Promise<OutlineNode[] | null>
 }
@@ -50,8 +51,9 @@ export function createDocumentReader(deps: {
       if (live) return liveOutline(live.getXmlFragment(FRAGMENT_NAME))
       const stored = await deps.documents.loadOutline(room)
       if (!stored) return null
-      if (stored.outline) return stored.outline
-      const content = await reader.open(room) // stored before outlines were: decode it
+      if (stored.outline && hasSizes(stored.outline)) return stored.outline
+      // Stored before outlines were, or before they held sizes: decode it.
+      const content = await reader.open(room)
       if (!content) return null
       try {
         return readOutline(content.fragment)
@@ -61,4 +63,14 @@ export function createDocumentReader(deps: {
     },
   }
   return reader
+}
+
+/** Whether every node of a stored outline has its size (an outline stored before sizes were counted has none). */
+function hasSizes(roots: readonly OutlineNode[]): boolean {
+  const stack = [...roots]
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (!Number.isSafeInteger(node.size) || node.size < 0) return false
+    if (Array.isArray(node.children)) stack.push(...node.children)
+  }
+  return true
 }

@@ -17,7 +17,13 @@ export const optionalSectionIdField = (description: string) =>
   z.string().min(1).max(MAX_SECTION_REF_CHARS).optional().describe(description)
 
 export const revField = () =>
-  z.string().min(1).max(MAX_SECTION_REF_CHARS).describe('The section rev you read; a stale rev is refused.')
+  z
+    .string()
+    .min(1)
+    .max(MAX_SECTION_REF_CHARS)
+    .describe(
+      'The section rev a read of that section (read_document with section_id) or your last edit of it printed; a stale rev is refused.',
+    )
 
 /** `start` of a line list: `item` is what one line is, `list` what a cut one is called. */
 export const startField = (item: string, list: string) =>

@@ -25,8 +25,9 @@ export const readDocument = defineTool({
     '`subsection: <id>, rev: <rev>` line per further section before the frame: a chapter in one call. ' +
     `At most ${MAX_READ_CHARS} characters per call (max_chars lowers it); a section ` +
     'read stops on a block boundary and a note names the from_block that continues (a block longer ' +
-    'than the budget is shown in parts: the note adds the block_offset of the next part). For long ' +
-    'documents, call get_outline first and read one section at a time.',
+    'than the budget is shown in parts: the note adds the block_offset of the next part). Call ' +
+    'get_outline first: it says whether the whole document fits one read; if not, read the sections ' +
+    'you need.',
   inputSchema: {
     slug: slugField(),
     section_id: optionalSectionIdField(
