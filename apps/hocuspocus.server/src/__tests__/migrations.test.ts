@@ -1,7 +1,16 @@
 /** Migrations through the wasm engine: applied on an empty database, recorded, and idempotent. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { type Database, openDatabase } from '../db/client.ts'
-import { applyMigrations, migrationStatus, readMigrations } from '../db/migrations.ts'
+import {
+  applyMigrations,
+  MIGRATIONS_DIR,
+  migrationStatus,
+  migrationsUpToDate,
+  readMigrations,
+} from '../db/migrations.ts'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
 
 describe(`migrations (${DATABASE_KIND})`, () => {
@@ -37,6 +46,33 @@ describe(`migrations (${DATABASE_KIND})`, () => {
     expect(await applyMigrations(db.adapterFactory)).toEqual([])
     const status = await migrationStatus(db.adapterFactory)
     expect(status).toMatchObject({ pending: [], failed: [], edited: [] })
+  })
+
+  test('an up-to-date database is recognised without the engine; a pending or edited migration is not', async () => {
+    expect(await migrationsUpToDate(db.adapterFactory)).toBe(true)
+    const copy = mkdtempSync(join(tmpdir(), 'collab-migrations-'))
+    try {
+      cpSync(MIGRATIONS_DIR, copy, { recursive: true })
+      const names = readMigrations(copy).migrationDirectories.map((d) => d.path)
+      const first = join(copy, names[0]!, 'migration.sql')
+      const original = readFileSync(first, 'utf8')
+      writeFileSync(first, `${original}\n-- edited after it was applied\n`)
+      expect(await migrationsUpToDate(db.adapterFactory, copy)).toBe(false)
+      writeFileSync(first, original)
+      expect(await migrationsUpToDate(db.adapterFactory, copy)).toBe(true)
+      mkdirSync(join(copy, '99991231000000_later'))
+      writeFileSync(
+        join(copy, '99991231000000_later', 'migration.sql'),
+        'CREATE TABLE later_probe (id int);\n',
+      )
+      expect(await migrationsUpToDate(db.adapterFactory, copy)).toBe(false)
+      // The engine still applies what is pending, and then the quick check agrees.
+      expect(await applyMigrations(db.adapterFactory, { dir: copy })).toEqual(['99991231000000_later'])
+      expect(await migrationsUpToDate(db.adapterFactory, copy)).toBe(true)
+      expect(await migrationsUpToDate(db.adapterFactory)).toBe(true)
+    } finally {
+      rmSync(copy, { recursive: true, force: true })
+    }
   })
 
   test('the schema is usable: the full-text column and its GIN index exist', async () => {
