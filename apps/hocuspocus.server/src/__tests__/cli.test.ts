@@ -136,6 +136,24 @@ describe(`CLI (${DATABASE_KIND})`, () => {
     expect(unknown.stderr).toContain('token issue HANDLE')
   })
 
+  test('help and usage errors are answered without the database: also when it cannot be reached', async () => {
+    // A PostgreSQL URL nothing listens on: any command that opened the database would fail on it.
+    const unreachable = { DATA_DIR: db.dataDir, DATABASE_URL: 'postgresql://nobody:x@127.0.0.1:1/none' }
+    const help = await runCli(['token', 'issue', '--help'], unreachable)
+    expect(help).toMatchObject({ exitCode: 0, stderr: '' })
+    expect(help.stdout).toContain('usage: bun run cli -- token issue HANDLE')
+    const missing = await runCli(['token', 'issue'], unreachable)
+    expect(missing.exitCode).toBe(2)
+    expect(missing.stderr.trim()).toStartWith('HANDLE: missing (usage: token issue HANDLE')
+    const unknownOption = await runCli(['user', 'list', '--colour'], unreachable)
+    expect(unknownOption.exitCode).toBe(2)
+    expect(unknownOption.stderr).toContain("'--colour'")
+    expect(unknownOption.stderr).toContain('(usage: user list)')
+    // The same command line with its arguments does reach the database, and fails there.
+    const reaches = await runCli(['user', 'list'], unreachable)
+    expect(reaches.exitCode).not.toBe(0)
+  })
+
   test('db status and db migrate report an up-to-date database', async () => {
     const migrate = await cli('db', 'migrate')
     expect(migrate.exitCode).toBe(0)

@@ -438,39 +438,68 @@ export function filesNamed(argv: string[]): string[] {
   }
 }
 
+type Prepared =
+  | { kind: 'answered'; exitCode: number }
+  | {
+      kind: 'ready'
+      key: string
+      command: Command
+      args: string[]
+      opts: Record<string, string | boolean | undefined>
+    }
+
+/**
+ * Everything about a command line that needs no database: an unknown command, `--help`, unknown options
+ * and missing or extra arguments are answered here, so the CLI answers them at once (without opening the
+ * database, and also while it is unavailable). `ready` carries the parsed arguments for runCommand.
+ */
+export function prepareCommand(argv: string[], io: CommandIO): Prepared {
+  const found = findCommand(argv)
+  if (!found) {
+    io.err(`${argv.slice(0, 2).join(' ') || 'command'}: unknown command\n\n${helpText()}`)
+    return { kind: 'answered', exitCode: EXIT_USAGE }
+  }
+  const command = commands[found.key]!
+  if (found.rest.includes('--help') || found.rest.includes('-h')) {
+    io.out(`usage: bun run cli -- ${command.usage}\n\n${command.summary}\n`)
+    return { kind: 'answered', exitCode: EXIT_OK }
+  }
+  let parsed: ReturnType<typeof parseArgs>
+  try {
+    parsed = parseArgs({ args: found.rest, options: command.options, allowPositionals: true, strict: true })
+  } catch (error) {
+    io.err(`${(error as Error).message.split('\n')[0]} (usage: ${command.usage})\n`)
+    return { kind: 'answered', exitCode: EXIT_USAGE }
+  }
+  if (parsed.positionals.length !== command.positionals.length) {
+    const missing = command.positionals.slice(parsed.positionals.length)
+    io.err(
+      missing.length
+        ? `${missing.join(' ')}: missing (usage: ${command.usage})\n`
+        : `unexpected argument "${parsed.positionals[command.positionals.length]}" (usage: ${command.usage})\n`,
+    )
+    return { kind: 'answered', exitCode: EXIT_USAGE }
+  }
+  return {
+    kind: 'ready',
+    key: found.key,
+    command,
+    args: parsed.positionals,
+    opts: parsed.values as Record<string, string | boolean | undefined>,
+  }
+}
+
 export async function runCommand(
   request: CommandRequest,
   services: Services,
   io: CommandIO,
 ): Promise<number> {
-  const found = findCommand(request.argv)
-  if (!found) {
-    io.err(`${request.argv.slice(0, 2).join(' ') || 'command'}: unknown command\n\n${helpText()}`)
-    return EXIT_USAGE
-  }
-  const command = commands[found.key]!
+  const prepared = prepareCommand(request.argv, io)
+  if (prepared.kind === 'answered') return prepared.exitCode
   try {
-    if (found.rest.includes('--help') || found.rest.includes('-h')) {
-      io.out(`usage: bun run cli -- ${command.usage}\n\n${command.summary}\n`)
-      return EXIT_OK
-    }
-    let parsed: ReturnType<typeof parseArgs>
-    try {
-      parsed = parseArgs({ args: found.rest, options: command.options, allowPositionals: true, strict: true })
-    } catch (error) {
-      throw new UsageError(`${(error as Error).message.split('\n')[0]} (usage: ${command.usage})`)
-    }
-    if (parsed.positionals.length !== command.positionals.length) {
-      const missing = command.positionals.slice(parsed.positionals.length)
-      throw new UsageError(
-        missing.length
-          ? `${missing.join(' ')}: missing (usage: ${command.usage})`
-          : `unexpected argument "${parsed.positionals[command.positionals.length]}" (usage: ${command.usage})`,
-      )
-    }
-    return await command.run({
-      args: parsed.positionals,
-      opts: parsed.values as Record<string, string | boolean | undefined>,
+    return await prepared.command.run({
+      args: prepared.args,
+      opts: prepared.opts,
       services,
       io,
       files: request.files ?? {},
@@ -480,7 +509,7 @@ export async function runCommand(
       io.err(`${error.message}\n`)
       return EXIT_USAGE
     }
-    io.err(`${found.key}: failed: ${(error as Error).message}\n`)
+    io.err(`${prepared.key}: failed: ${(error as Error).message}\n`)
     return EXIT_FAILURE
   }
 }

@@ -24,6 +24,7 @@ import {
   findCommand,
   helpText,
   outputNamed,
+  prepareCommand,
   runCommand,
 } from './commands.ts'
 
@@ -34,6 +35,10 @@ async function main(argv: string[], io: CommandIO): Promise<number> {
     io.out(helpText())
     return argv.length === 0 ? EXIT_USAGE : 0
   }
+  // Help and usage errors need no database: answered before one is opened (at once, and also while the
+  // database is unavailable or held by a server).
+  const prepared = prepareCommand(argv, io)
+  if (prepared.kind === 'answered') return prepared.exitCode
   let config: ReturnType<typeof loadConfig>
   try {
     config = loadConfig()
