@@ -9,7 +9,17 @@
  * unmigrated database (the migration tests need one).
  */
 import { createHash } from 'node:crypto'
-import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import {
+  accessSync,
+  constants,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statfsSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { Client } from 'pg'
@@ -18,6 +28,26 @@ import { applyMigrations, readMigrations } from '../../db/migrations.ts'
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined
 export const DATABASE_KIND = TEST_DATABASE_URL ? 'postgres' : 'pglite'
+
+/**
+ * Where test databases live: a memory file system when the machine has one (`/dev/shm`), else the
+ * system's temporary folder; `TEST_DATA_ROOT` chooses another. Every PGlite test file copies a 40 MB
+ * migrated template: on disk that was ~0.65 s a file of write-back (3.3 GB written per test pass), in
+ * memory ~0.1 s. The database behaves the same; only where its files sit differs (a test that kills the
+ * process still finds what was written, as the page cache survives a process).
+ */
+export const TEST_DATA_ROOT = testDataRoot()
+
+function testDataRoot(): string {
+  if (process.env.TEST_DATA_ROOT) return process.env.TEST_DATA_ROOT
+  try {
+    accessSync('/dev/shm', constants.W_OK)
+    if (statfsSync('/dev/shm').bavail * statfsSync('/dev/shm').bsize > 2 ** 30) return '/dev/shm'
+  } catch {
+    // No memory file system here (or not writable): the temporary folder.
+  }
+  return tmpdir()
+}
 
 export type TestDatabase = { dataDir: string; databaseUrl: string | undefined; cleanup(): Promise<void> }
 
@@ -30,7 +60,7 @@ export type TestDatabaseOptions = {
 
 export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const postgresUrl = options.postgresUrl === undefined ? TEST_DATABASE_URL : options.postgresUrl
-  const dataDir = mkdtempSync(join(tmpdir(), 'collab-test-'))
+  const dataDir = mkdtempSync(join(TEST_DATA_ROOT, 'collab-test-'))
   if (!postgresUrl) {
     if (!options.empty) cpSync(await pgliteTemplate(), join(dataDir, 'pglite'), { recursive: true })
     return {
@@ -78,9 +108,9 @@ let pgliteTemplateDir: Promise<string> | undefined
  */
 function pgliteTemplate(): Promise<string> {
   pgliteTemplateDir ??= (async () => {
-    const dir = join(tmpdir(), `collab-test-template-${templateKey()}`)
+    const dir = join(TEST_DATA_ROOT, `collab-test-template-${templateKey()}`)
     if (existsSync(join(dir, 'pglite'))) return join(dir, 'pglite')
-    const build = mkdtempSync(join(tmpdir(), 'collab-test-template-build-'))
+    const build = mkdtempSync(join(TEST_DATA_ROOT, 'collab-test-template-build-'))
     try {
       const db = await openDatabase({ kind: 'pglite', dir: join(build, 'pglite') })
       try {
