@@ -2,8 +2,11 @@
  * get_outline: the document's approximate size, then the heading tree with each heading's section_id and
  * section size, bounded by MAX_READ_CHARS.
  */
+
+import type { OutlineNode } from '@collab/doc-schema'
+import { ok, type Result } from '../../../errors.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
-import { pageFromStart } from '../paging/start-paging.ts'
+import { pageFromStart, type StartPage } from '../paging/start-paging.ts'
 import { renderOutput } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
 import { outlineLines, outlineSizeLine } from '../render/outline.ts'
@@ -31,15 +34,44 @@ export const getOutline = defineTool({
     const opened = await openOutline(ctx, slug)
     if (opened.kind === 'error') return opened
     const { resolved, outline } = opened.value
-    const unit = { one: 'heading', many: 'headings' }
-    const page = pageFromStart(outlineLines(outline), start, unit, notes.outlineTruncated)
+    const page = outlinePage(outline, start)
     if (page.kind === 'error') return page
     const source = { kind: 'outline', slug, whose: resolved.access.whose } as const
     return renderOutput({
-      before: [outlineSizeLine(outline)],
+      before: [page.value.sizeLine],
       source,
       body: page.value.body,
       notes: page.value.notes,
     })
   },
 })
+
+type OutlinePage = Result<StartPage & { sizeLine: string }>
+
+/**
+ * One page of an outline, kept per outline array and `start`: a live document's outline memo answers
+ * the same array while the document is unchanged, so a warm get_outline walks its lines once, not at
+ * every call (the walk and the size line were most of a warm call's own time on 1,000 headings).
+ */
+const outlinePages = new WeakMap<readonly OutlineNode[], Map<number, OutlinePage>>()
+
+function outlinePage(outline: readonly OutlineNode[], start: number | undefined): OutlinePage {
+  let pages = outlinePages.get(outline)
+  if (!pages) {
+    pages = new Map()
+    outlinePages.set(outline, pages)
+  }
+  const first = start ?? 1
+  let page = pages.get(first)
+  if (!page) {
+    const unit = { one: 'heading', many: 'headings' }
+    const walked = pageFromStart(outlineLines(outline), first, unit, notes.outlineTruncated)
+    page = walked.kind === 'error' ? walked : ok({ ...walked.value, sizeLine: outlineSizeLine(outline) })
+    // A few pages per outline at most are asked for; a start past the end is a refusal, not kept.
+    if (page.kind === 'ok' && pages.size < MAX_KEPT_PAGES) pages.set(first, page)
+  }
+  return page
+}
+
+/** Pages kept per outline array (an agent pages an outline from its start: a handful at most). */
+const MAX_KEPT_PAGES = 16
