@@ -15,6 +15,7 @@ import { type Database, databaseTarget, openDatabase } from './db/client.ts'
 import { acquireDataDirLock, type DataDirLock } from './db/data-dir-lock.ts'
 import { startEmbeddedMaintenance } from './db/maintenance.ts'
 import { applyMigrations } from './db/migrations.ts'
+import { startOutlineBackfill } from './documents/outline-backfill.ts'
 import { startSearchBackfill } from './documents/search-backfill.ts'
 import { createHttpApp } from './http/app.ts'
 import { createWebApp } from './http/web.ts'
@@ -88,6 +89,12 @@ export async function startServer(
     documents: services.documents,
     live: (room) => collab.hocuspocus.documents.get(room),
     logger,
+  })
+  // Stored outlines written before section sizes were counted get them, after the search backfill.
+  const outlineBackfill = startOutlineBackfill({
+    prisma: database.prisma,
+    logger,
+    after: searchBackfill.done,
   })
   // Sign-in and OAuth: built on first use, once the listening address (PORT=0) is known.
   let listeningUrl = ''
@@ -186,7 +193,7 @@ export async function startServer(
       stopping ??= (async () => {
         server.stop(false) // stop accepting; existing sockets are closed below
         admin?.stop()
-        await searchBackfill.stop()
+        await Promise.all([searchBackfill.stop(), outlineBackfill.stop()])
         auth.close()
         await mcp.close()
         hocuspocus.closeConnections()

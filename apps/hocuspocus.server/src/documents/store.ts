@@ -220,3 +220,21 @@ export async function storeContent(
   }
   return { bytes: state.byteLength }
 }
+
+/**
+ * Rewrites the stored outline alone (documents/outline-backfill.ts), only while the snapshot is still the
+ * one it was derived from: every write of the state moves `updated_at`, so a compaction since then (which
+ * wrote its own outline) is never overwritten. The state, its time and the documents row are left as they
+ * are. Returns whether the outline was written.
+ */
+export async function writeStoredOutline(
+  tx: Prisma.TransactionClient,
+  documentId: string,
+  outline: OutlineNode[],
+  stateStoredAt: Date,
+): Promise<boolean> {
+  const written = await tx.$executeRaw`
+    UPDATE document_states SET outline = ${storableJSON(outline)}::jsonb
+     WHERE document_id = ${documentId}::uuid AND updated_at = ${stateStoredAt}`
+  return written > 0
+}

@@ -1,0 +1,136 @@
+/**
+ * Stored outlines written before section sizes were counted are rewritten with them at start, so a cold
+ * get_outline answers from the stored outline instead of decoding the state on every call. Simulated with
+ * the sizes taken out of the stored outline (or the outline cleared), as a server before them left it.
+ */
+import { describe, expect, test } from 'bun:test'
+import { FRAGMENT_NAME, type OutlineNode } from '@collab/doc-schema'
+import { writeStoredOutline } from '../documents/store.ts'
+import { DATABASE_KIND } from './helpers/database.ts'
+import { paragraph } from './helpers/documents.ts'
+import { call, connectClient, mcpUrlOf } from './helpers/mcp.ts'
+import { eventually, useRestartableServer } from './helpers/server.ts'
+
+describe(`stored outlines given sizes at start (${DATABASE_KIND})`, () => {
+  const s = useRestartableServer('outlines')
+
+  async function stored(room: string): Promise<{ outline: OutlineNode[] | null; storedAt: Date }> {
+    const rows = await s.server.services.db.prisma.$queryRaw<
+      Array<{ outline: OutlineNode[] | null; storedAt: Date }>
+    >`SELECT s.outline, s.updated_at AS "storedAt"
+        FROM document_states s JOIN documents d ON d.id = s.document_id WHERE d.room = ${room}`
+    if (!rows[0]) throw new Error(`no stored state for ${room}`)
+    return rows[0]
+  }
+
+  async function setOutline(room: string, outline: unknown): Promise<void> {
+    await s.server.services.db.prisma.$executeRaw`
+      UPDATE document_states SET outline = ${outline === null ? null : JSON.stringify(outline)}::jsonb
+       WHERE document_id = (SELECT id FROM documents WHERE room = ${room})`
+  }
+
+  /** The outline as a server before sizes stored it: every node without `size`. */
+  const withoutSizes = (nodes: OutlineNode[]): unknown[] =>
+    nodes.map(({ size: _size, children, ...rest }) => ({ ...rest, children: withoutSizes(children) }))
+
+  const flat = (nodes: OutlineNode[]): OutlineNode[] =>
+    nodes.flatMap((node) => [node, ...flat(node.children)])
+
+  async function create(title: string, markdown: string) {
+    const created = await s.server.services.documents.create(s.owner.user.id, { title, markdown })
+    if (created.kind === 'error') throw new Error(created.message)
+    return created.value
+  }
+
+  test('an outline without sizes, or none, is rewritten from the snapshot at the next start, and a cold get_outline then answers from it', async () => {
+    const markdown = '## First\n\nalpha beta\n\n### Nested\n\ngamma\n\n## Second\n\n- one\n- two'
+    const legacy = await create('Legacy', markdown)
+    const cleared = await create('Cleared', markdown)
+    const partly = await create('Partly', markdown)
+    const gone = await create('Deleted', markdown)
+    const sized = (await stored(legacy.room)).outline
+    // The title's heading, First (with Nested) and Second under it, each with its size.
+    expect(flat(sized!).map((node) => [node.title, node.size > 0])).toEqual([
+      ['Legacy', true],
+      ['First', true],
+      ['Nested', true],
+      ['Second', true],
+    ])
+    const clearedSized = (await stored(cleared.room)).outline
+    const partlySized = (await stored(partly.room)).outline
+    // Only the deepest node lacks its size (the check looks at every depth).
+    await s.server.services.db.prisma.$executeRaw`
+      UPDATE document_states SET outline = outline #- '{0,children,0,children,0,size}'
+       WHERE document_id = (SELECT id FROM documents WHERE room = ${partly.room})`
+    expect(flat((await stored(partly.room)).outline!).map((node) => node.size === undefined)).toEqual([
+      false,
+      false,
+      true,
+      false,
+    ])
+    await setOutline(legacy.room, withoutSizes(sized!))
+    await setOutline(cleared.room, null)
+    await setOutline(gone.room, withoutSizes((await stored(gone.room)).outline!))
+    expect(await s.server.services.documents.softDelete(gone.slug)).toMatchObject({ kind: 'ok' })
+    const before = await stored(legacy.room)
+
+    await s.restart()
+    await eventually(
+      async () => expect((await stored(legacy.room)).outline).toEqual(sized),
+      10_000,
+      'rewritten',
+    )
+    await eventually(
+      async () => expect((await stored(cleared.room)).outline).toEqual(clearedSized),
+      10_000,
+      'written',
+    )
+    await eventually(
+      async () => expect((await stored(partly.room)).outline).toEqual(partlySized),
+      10_000,
+      'completed',
+    )
+    // Only the outline: the snapshot's time (what a compaction checks against) is as it was.
+    expect((await stored(legacy.room)).storedAt).toEqual(before.storedAt)
+    expect(JSON.stringify((await stored(gone.room)).outline)).not.toContain('"size"')
+
+    // Nothing is loaded after the restart, so get_outline is a cold read. A title changed in the stored
+    // outline alone shows whether it is answered from there (a decode of the state would not show it).
+    expect(s.server.collab.hocuspocus.documents.has(legacy.room)).toBe(false)
+    await s.server.services.db.prisma.$executeRaw`
+      UPDATE document_states
+         SET outline = jsonb_set(outline, '{0,children,0,title}', '"Marked in the stored outline"')
+       WHERE document_id = (SELECT id FROM documents WHERE room = ${legacy.room})`
+    const client = await connectClient(mcpUrlOf(s.server), s.owner.token)
+    try {
+      const { text, isError } = await call(client, 'get_outline', { slug: legacy.slug })
+      expect(isError).toBe(false)
+      expect(text).toContain('Marked in the stored outline [section_id: ')
+      expect(text).not.toContain('First [section_id: ')
+    } finally {
+      await client.close()
+    }
+  }, 60_000)
+
+  test('the rewrite never replaces an outline stored with a newer snapshot', async () => {
+    const doc = await create('Raced', '## Before\n\nalpha')
+    const read = await stored(doc.room)
+    // A compaction lands between the backfill's read of the snapshot and its write.
+    const editor = await s.connect(doc.room)
+    editor.doc.getXmlFragment(FRAGMENT_NAME).push([paragraph('typed later')])
+    await eventually(() => expect(editor.provider.unsyncedChanges).toBe(0), 10_000, 'acknowledged')
+    await eventually(() => expect(s.server.collab.persistence.pendingCount()).toBe(0), 10_000, 'stored')
+    s.closeEditors()
+    await eventually(() => expect(s.server.collab.hocuspocus.documents.has(doc.room)).toBe(false))
+    const compacted = await stored(doc.room)
+    expect(compacted.storedAt).not.toEqual(read.storedAt)
+
+    const prisma = s.server.services.db.prisma
+    const stale = withoutSizes(read.outline!) as OutlineNode[]
+    expect(await writeStoredOutline(prisma, doc.id, stale, read.storedAt)).toBe(false)
+    expect((await stored(doc.room)).outline).toEqual(compacted.outline)
+    // Against the snapshot it was read with, the same write goes through.
+    expect(await writeStoredOutline(prisma, doc.id, stale, compacted.storedAt)).toBe(true)
+    expect((await stored(doc.room)).outline).toEqual(stale)
+  }, 60_000)
+})
