@@ -10,7 +10,7 @@ import { measureFind } from './lib/find.ts'
 import { buildFixture, type Fixture } from './lib/fixtures.ts'
 import { measureMemory } from './lib/memory.ts'
 import { measurePeer } from './lib/peer.ts'
-import { measurePure } from './lib/pure.ts'
+import { measurePure, measureSectionScale } from './lib/pure.ts'
 import { renderReport } from './lib/report.ts'
 import { measureServer } from './lib/server.ts'
 import { fmtRatio } from './lib/stats.ts'
@@ -43,6 +43,10 @@ for (const [i, size] of sizes.entries()) {
   if (only && only !== 'pure') break
   process.stderr.write(`measuring reads at ${size.name}…\n`)
   rows.push(...measurePure(fixtures[i]!, size.runs, quick))
+}
+if (!only || only === 'pure') {
+  process.stderr.write('measuring warm section reads by document size (10 K and 800 K characters)…\n')
+  rows.push(measureSectionScale(quick ? 21 : 51))
 }
 if (!only || only === 'server') {
   const oneMiB = fixtures.find((f) => f.name === '1 MiB')!

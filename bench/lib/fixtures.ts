@@ -80,11 +80,22 @@ export type Fixture = {
   headings: number
   /** A section id near the middle of the document. */
   middleSectionId: string
+  /** Characters of the Markdown the document was built from (its title and chunks, blank lines between). */
+  chars: number
   /** Markdown of the whole document as written (for building other stores). */
 }
 
-/** A document of about `targetBytes` of encoded Yjs state, the same bytes for the same seed. */
-export function buildFixture(name: string, targetBytes: number, seed = 42): Fixture {
+/**
+ * A document of about `target` bytes of encoded Yjs state (or, with `unit: 'chars'`, characters of
+ * Markdown, to the nearest chunk), the same bytes for the same seed. Built chunk by chunk from one seeded generator, a smaller
+ * document of the same seed is the start of a larger one.
+ */
+export function buildFixture(
+  name: string,
+  target: number,
+  seed = 42,
+  unit: 'bytes' | 'chars' = 'bytes',
+): Fixture {
   const rng = prng(seed)
   const doc: YDoc = new Y.Doc()
   doc.clientID = 1
@@ -101,22 +112,32 @@ export function buildFixture(name: string, targetBytes: number, seed = 42): Fixt
   for (const node of title.value)
     if (node.type === 'heading') node.attrs = { ...node.attrs, [HEADING_ID_ATTR]: headingId(rng) }
   doc.transact(() => fragment.insert(0, blocksToY(title.value)))
+  let chars = `# Benchmark ${name}`.length
   let size = 0
   let chunk = 0
-  progress(`fixture ${name}`, 0, targetBytes)
+  const reached = () => (unit === 'chars' ? chars : size)
+  progress(`fixture ${name}`, 0, target)
   let perChunk = 0
   let unchecked = 0
-  while (size < targetBytes) {
-    const elements = insert(chunkMarkdown(rng, 4, chunk++))
+  while (reached() < target) {
+    const markdown = chunkMarkdown(rng, 4, chunk++)
+    // By characters, the chunk that ends nearest the target is the last (a chunk is ~4,700 characters).
+    if (unit === 'chars' && chunk > 1 && chars + 2 + markdown.length - target > target - chars) break
+    chars += 2 + markdown.length
+    const elements = insert(markdown)
     doc.transact(() => fragment.insert(fragment.length, elements))
+    if (unit === 'chars') {
+      progress(`fixture ${name}`, Math.min(chars, target), target)
+      continue
+    }
     unchecked++
     // Encoding the whole state per chunk would be quadratic: measure when halfway to the target by estimate.
-    if (perChunk === 0 || unchecked * perChunk >= (targetBytes - size) / 2) {
+    if (perChunk === 0 || unchecked * perChunk >= (target - size) / 2) {
       const measured = Y.encodeStateAsUpdate(doc).length
       perChunk = (measured - size) / unchecked || perChunk
       size = measured
       unchecked = 0
-      progress(`fixture ${name}`, Math.min(size, targetBytes), targetBytes)
+      progress(`fixture ${name}`, Math.min(size, target), target)
     }
   }
   const state = Y.encodeStateAsUpdate(doc)
@@ -125,5 +146,5 @@ export function buildFixture(name: string, targetBytes: number, seed = 42): Fixt
   const middle = headings[Math.floor(headings.length / 2)]
   const middleSectionId = String(middle?.getAttribute?.(HEADING_ID_ATTR) ?? '')
   doc.destroy()
-  return { name, state, blocks: children.length, headings: headings.length, middleSectionId }
+  return { name, state, blocks: children.length, headings: headings.length, middleSectionId, chars }
 }

@@ -63,6 +63,25 @@ export function naiveSection(fragment: YXmlFragment, sectionId: string): string 
   return [`${'#'.repeat(section.level)} ${section.title}`, `rev: ${section.rev}`, ...parts].join('\n\n')
 }
 
+/** A section and its subsections (later sections with deeper headings), each as naiveSection shows it. */
+export function naiveChapter(fragment: YXmlFragment, sectionId: string): string {
+  const all = sections(fragment)
+  const start = all.findIndex((s) => s.id === sectionId)
+  if (start < 0) throw new Error(`no section ${sectionId}`)
+  const level = all[start]!.level
+  let end = start + 1
+  while (end < all.length && all[end]!.level > level) end++
+  return all
+    .slice(start, end)
+    .map((section) => {
+      const parts = section.blocks.map(
+        (block, i) => `[${i + 1}] ${blocksToMarkdown([block], { media: 'placeholder' })}`,
+      )
+      return [`${'#'.repeat(section.level)} ${section.title}`, `rev: ${section.rev}`, ...parts].join('\n\n')
+    })
+    .join('\n\n')
+}
+
 /** The whole document as Markdown via JSON, cut to the cap on a line boundary. */
 export function naiveWholeRead(fragment: YXmlFragment, cap: number): string {
   const markdown = blocksToMarkdown(fragmentToJSON(fragment as never).content ?? [])
