@@ -52,6 +52,11 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   /** Apply pending migrations when the server starts. */
   MIGRATE_ON_START: boolFromEnv.default(true),
+  /**
+   * Where the embedded database (no DATABASE_URL) runs: `worker`, its own thread, so its queries never
+   * hold the event loop editors are served from; `main`, the server's thread (db/client.ts).
+   */
+  PGLITE_THREAD: z.enum(['worker', 'main']).default('worker'),
   /** Quiet period after the last change before a document is stored (ms). */
   STORE_DEBOUNCE_MS: intFromEnv(0, 60_000).default(2_000),
   /** A document that keeps changing is still stored at least this often (ms). */
@@ -141,6 +146,8 @@ export type Config = {
   redisUrl: string | undefined
   logLevel: (typeof LOG_LEVELS)[number]
   migrateOnStart: boolean
+  /** Absent (test configs): `worker`. */
+  pgliteThread?: 'worker' | 'main'
   storeDebounceMs: number
   storeMaxDebounceMs: number
   /** Absent (test configs): COMPACT_AFTER_UPDATES. */
@@ -190,6 +197,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisUrl: e.REDIS_URL,
     logLevel: e.LOG_LEVEL,
     migrateOnStart: e.MIGRATE_ON_START,
+    pgliteThread: e.PGLITE_THREAD,
     storeDebounceMs: e.STORE_DEBOUNCE_MS,
     storeMaxDebounceMs: e.STORE_MAX_DEBOUNCE_MS,
     storeCompactAfterUpdates: e.STORE_COMPACT_AFTER_UPDATES,

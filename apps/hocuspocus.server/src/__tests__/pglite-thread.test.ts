@@ -1,0 +1,77 @@
+/**
+ * The embedded database on its own thread (PGLITE_THREAD=worker, the default) and on the server's
+ * (`main`): the same folder opens either way and holds the same data; the worker's socket is private
+ * to this user, and a socket file left by a killed process does not stop the next start.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { openDatabase } from '../db/client.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
+
+describe.skipIf(DATABASE_KIND !== 'pglite')(
+  'the embedded database, on its own thread or the server’s',
+  () => {
+    let testDb: TestDatabase
+    const dir = () => join(testDb.dataDir, 'pglite')
+
+    beforeAll(async () => {
+      testDb = await createTestDatabase({ postgresUrl: null })
+    })
+    afterAll(async () => {
+      await testDb?.cleanup()
+    })
+
+    test('a row written on the server’s thread is read on the worker, and the other way round', async () => {
+      const main = await openDatabase({ kind: 'pglite', dir: dir(), thread: 'main' })
+      try {
+        await main.prisma.user.create({ data: { handle: 'written-on-main', name: 'Main' } })
+      } finally {
+        await main.close()
+      }
+      const worker = await openDatabase({ kind: 'pglite', dir: dir(), thread: 'worker' })
+      try {
+        expect((await worker.prisma.user.findUnique({ where: { handle: 'written-on-main' } }))?.name).toBe(
+          'Main',
+        )
+        // A transaction on the worker: its queries run together, and a failure rolls all of them back.
+        await expect(
+          worker.prisma.$transaction(async (tx) => {
+            await tx.user.create({ data: { handle: 'rolled-back', name: 'Gone' } })
+            throw new Error('abort on purpose')
+          }),
+        ).rejects.toThrow('abort on purpose')
+        await worker.prisma.user.create({ data: { handle: 'written-on-worker', name: 'Worker' } })
+      } finally {
+        await worker.close()
+      }
+      const again = await openDatabase({ kind: 'pglite', dir: dir(), thread: 'main' })
+      try {
+        const handles = (await again.prisma.user.findMany({ select: { handle: true } })).map((u) => u.handle)
+        expect(handles).toContain('written-on-worker')
+        expect(handles).not.toContain('rolled-back')
+      } finally {
+        await again.close()
+      }
+    })
+
+    test('the socket sits in a folder only this user can open; a stale socket file does not stop a start', async () => {
+      const first = await openDatabase({ kind: 'pglite', dir: dir(), thread: 'worker' })
+      const folder = join(testDb.dataDir, 'pglite-socket')
+      try {
+        expect(statSync(folder).mode & 0o777).toBe(0o700)
+        expect(statSync(join(folder, '.s.PGSQL.5432')).isSocket()).toBe(true)
+      } finally {
+        await first.close()
+      }
+      // What a process killed with -9 leaves: a file at the socket's path that nothing listens on.
+      writeFileSync(join(folder, '.s.PGSQL.5432'), '')
+      const second = await openDatabase({ kind: 'pglite', dir: dir(), thread: 'worker' })
+      try {
+        expect(await second.prisma.user.count()).toBeGreaterThanOrEqual(2)
+      } finally {
+        await second.close()
+      }
+    })
+  },
+)

@@ -1,0 +1,69 @@
+/**
+ * The embedded database's own thread: a Bun Worker that opens PGlite on the data folder and serves it
+ * over a Unix socket with `@electric-sql/pglite-socket` (PostgreSQL's wire protocol), so the server talks
+ * to it through the same driver as to PostgreSQL and PGlite's work (every query, a compaction's
+ * multi-megabyte INSERT, VACUUM) never runs on the thread that serves editors.
+ *
+ * Messages: `open` → `ready` | `failed`; `close` → `closed`. The data folder's lock (data-dir-lock.ts) is
+ * held by the process that starts this worker, so the socket is this process's alone.
+ */
+import { rmSync } from 'node:fs'
+import { PGlite } from '@electric-sql/pglite'
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
+
+declare const self: Worker
+
+export type WorkerOpen = {
+  type: 'open'
+  dir: string
+  socketPath: string
+  startParams: string[]
+  /** Compiled once by the main thread and shared, so a worker does not compile PGlite again (~0.4 s). */
+  pgliteWasmModule: WebAssembly.Module
+  initdbWasmModule: WebAssembly.Module
+  fsBundle: Blob
+}
+
+export type WorkerReply = { type: 'ready' } | { type: 'failed'; message: string } | { type: 'closed' }
+
+/**
+ * Connections the socket takes at once: the server's client holds one, and the migration engine and
+ * the up-to-date check open their own. pglite-socket runs one query at a time on the one PGlite session
+ * and keeps a transaction's queries together (others wait until it ends).
+ */
+const MAX_CONNECTIONS = 8
+
+let db: PGlite | undefined
+let server: PGLiteSocketServer | undefined
+
+const reply = (message: WorkerReply) => self.postMessage(message)
+
+self.onmessage = async (event: MessageEvent<WorkerOpen | { type: 'close' }>) => {
+  const message = event.data
+  if (message.type === 'open') {
+    try {
+      db = await PGlite.create(message.dir, {
+        extensions: { pg_trgm },
+        startParams: message.startParams,
+        pgliteWasmModule: message.pgliteWasmModule,
+        initdbWasmModule: message.initdbWasmModule,
+        fsBundle: message.fsBundle,
+      })
+      // A socket file left by a process that was killed: this process holds the folder's lock now.
+      rmSync(message.socketPath, { force: true })
+      server = new PGLiteSocketServer({ db, path: message.socketPath, maxConnections: MAX_CONNECTIONS })
+      await server.start()
+      reply({ type: 'ready' })
+    } catch (error) {
+      await db?.close().catch(() => {})
+      reply({ type: 'failed', message: (error as Error).message ?? String(error) })
+    }
+    return
+  }
+  if (message.type === 'close') {
+    await server?.stop().catch(() => {})
+    await db?.close().catch(() => {})
+    reply({ type: 'closed' })
+  }
+}
