@@ -28,7 +28,7 @@ export function createSessionPrincipals(deps: {
   return async function sessionPrincipal(headers) {
     const cookie = headers.get('cookie')
     // No session cookie, no lookup: API-token callers never pay for Better Auth.
-    if (!cookie || !cookie.includes('session_token=') || !deps.enabled()) return null
+    if (!cookie?.includes('session_token=') || !deps.enabled()) return null
     const auth = await deps.auth()
     const found = await auth.api.getSession({ headers: new Headers({ cookie }) }).catch(() => null)
     if (!found) return null
