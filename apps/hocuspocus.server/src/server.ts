@@ -61,7 +61,7 @@ export async function startServer(
   }
   let db: Database | undefined
   try {
-    db = await openDatabase(target)
+    db = await openDatabase(target, { onThreadProblem: (message) => logger.warn(message) })
     if (config.migrateOnStart) {
       const applied = await applyMigrations(db.adapterFactory, { onWarning: (m) => logger.warn(m) })
       if (applied.length) logger.info({ applied }, 'migrations applied')

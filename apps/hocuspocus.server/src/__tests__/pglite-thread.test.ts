@@ -73,5 +73,42 @@ describe.skipIf(DATABASE_KIND !== 'pglite')(
         await second.close()
       }
     })
+
+    test('a thread that ends (a crash inside PGlite) is started again; what was committed is still there', async () => {
+      const problems: string[] = []
+      const db = await openDatabase(
+        { kind: 'pglite', dir: dir(), thread: 'worker' },
+        { onThreadProblem: (message) => problems.push(message) },
+      )
+      try {
+        await db.prisma.user.create({ data: { handle: 'before-the-crash', name: 'Kept' } })
+        db.endThreadForFaultTest?.()
+        // Meanwhile a query may fail (the database is unavailable, as a stopped PostgreSQL is); within a
+        // bounded wait one succeeds again, on the new thread.
+        let found: { name: string | null } | null = null
+        for (let attempt = 0; attempt < 100 && !found; attempt++) {
+          found = await db.prisma.user
+            .findUnique({ where: { handle: 'before-the-crash' }, select: { name: true } })
+            .catch(() => null)
+          if (!found) await Bun.sleep(100)
+        }
+        expect(found?.name).toBe('Kept')
+        expect(problems[0]).toStartWith("the embedded database's thread ended; starting it again")
+        expect(problems).toContain("the embedded database's thread is running again")
+        await db.prisma.user.create({ data: { handle: 'after-the-crash', name: 'Also kept' } })
+      } finally {
+        await db.close()
+      }
+      const reopened = await openDatabase({ kind: 'pglite', dir: dir(), thread: 'main' })
+      try {
+        expect(
+          await reopened.prisma.user.count({
+            where: { handle: { in: ['before-the-crash', 'after-the-crash'] } },
+          }),
+        ).toBe(2)
+      } finally {
+        await reopened.close()
+      }
+    })
   },
 )

@@ -21,6 +21,16 @@ export type Database = {
   /** For the migration engine (schema-engine-wasm), which opens its own adapter connection. */
   adapterFactory: SqlMigrationAwareDriverAdapterFactory
   close(): Promise<void>
+  /**
+   * Fault injection (tests): ends the embedded database's thread as a crash inside PGlite would. Only on
+   * PGlite with PGLITE_THREAD=worker.
+   */
+  endThreadForFaultTest?: () => void
+}
+
+export type OpenOptions = {
+  /** Told when the embedded database's thread ends unexpectedly and when it runs again (logged as warnings). */
+  onThreadProblem?: (message: string) => void
 }
 
 /**
@@ -61,7 +71,7 @@ export function databaseTarget(config: {
     : { kind: 'pglite', dir: join(config.dataDir, 'pglite'), thread: config.pgliteThread ?? 'worker' }
 }
 
-export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+export async function openDatabase(target: DatabaseTarget, options: OpenOptions = {}): Promise<Database> {
   if (target.kind === 'postgres') {
     const adapterFactory = new PrismaPg({ connectionString: target.url, max: 10 })
     const prisma = new PrismaClient({ adapter: adapterFactory })
@@ -73,7 +83,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     }
   }
   mkdirSync(target.dir, { recursive: true, mode: 0o700 })
-  if (target.thread !== 'main') return openPgliteWorker(target.dir)
+  if (target.thread !== 'main') return openPgliteWorker(target.dir, options)
   const pglite = await PGlite.create(target.dir, {
     extensions: PGLITE_EXTENSIONS,
     startParams: PGLITE_START_PARAMS,
@@ -126,51 +136,100 @@ function socketFolder(dir: string): { folder: string; temporary: boolean } {
   return { folder: mkdtempSync(join(tmpdir(), 'collab-pglite-')), temporary: true }
 }
 
-async function openPgliteWorker(dir: string): Promise<Database> {
+/** Waits between restarts of a database thread that ended unexpectedly: 0.5 s, doubling to 15 s. */
+const RESTART_DELAY_MS = { first: 500, max: 15_000 }
+
+/** One started database thread: asks it a question and waits for its answer. */
+type DatabaseThread = {
+  worker: Worker
+  ask(message: WorkerOpen | { type: 'close' }, timeoutMs: number): Promise<WorkerReply>
+}
+
+function startThread(): DatabaseThread {
+  const worker = new Worker(new URL('./pglite-worker.ts', import.meta.url).href)
+  const replies: Array<(reply: WorkerReply) => void> = []
+  let failure: string | undefined
+  const fail = (message: string) => {
+    failure ??= message
+    for (const wake of replies.splice(0)) wake({ type: 'failed', message })
+  }
+  worker.onmessage = (event: MessageEvent<WorkerReply>) => replies.shift()?.(event.data)
+  worker.onerror = (event) => fail(`the embedded database's thread failed: ${event.message}`)
+  worker.addEventListener('close', () => fail("the embedded database's thread ended"))
+  return {
+    worker,
+    ask: (message, timeoutMs) =>
+      new Promise<WorkerReply>((resolve) => {
+        if (failure) return resolve({ type: 'failed', message: failure })
+        const timer = setTimeout(
+          () => resolve({ type: 'failed', message: `no answer within ${timeoutMs / 1000} s` }),
+          timeoutMs,
+        )
+        replies.push((reply) => {
+          clearTimeout(timer)
+          resolve(reply)
+        })
+        worker.postMessage(message)
+      }),
+  }
+}
+
+async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Database> {
   const assets = await loadPgliteAssets()
   const { folder, temporary } = socketFolder(dir)
   const port = 5432
-  const worker = new Worker(new URL('./pglite-worker.ts', import.meta.url).href)
-  const replies: Array<(reply: WorkerReply) => void> = []
-  let failure: Error | undefined
-  worker.onmessage = (event: MessageEvent<WorkerReply>) => replies.shift()?.(event.data)
-  worker.onerror = (event) => {
-    failure = new Error(`the embedded database's thread failed: ${event.message}`)
-    for (const wake of replies.splice(0)) wake({ type: 'failed', message: failure.message })
+  const open: WorkerOpen = {
+    type: 'open',
+    dir,
+    socketPath: join(folder, `.s.PGSQL.${port}`),
+    startParams: PGLITE_START_PARAMS,
+    ...assets,
   }
-  const ask = (message: WorkerOpen | { type: 'close' }, timeoutMs: number) =>
-    new Promise<WorkerReply>((resolve) => {
-      if (failure) return resolve({ type: 'failed', message: failure.message })
-      const timer = setTimeout(
-        () => resolve({ type: 'failed', message: `no answer within ${timeoutMs / 1000} s` }),
-        timeoutMs,
-      )
-      replies.push((reply) => {
-        clearTimeout(timer)
-        resolve(reply)
-      })
-      worker.postMessage(message)
-    })
   const removeFolder = () => {
     if (temporary) rmSync(folder, { recursive: true, force: true })
   }
-  const opened = await ask(
-    {
-      type: 'open',
-      dir,
-      socketPath: join(folder, `.s.PGSQL.${port}`),
-      startParams: PGLITE_START_PARAMS,
-      ...assets,
-    },
-    WORKER_OPEN_TIMEOUT_MS,
-  )
+  let closing = false
+  let thread = startThread()
+  const opened = await thread.ask(open, WORKER_OPEN_TIMEOUT_MS)
   if (opened.type !== 'ready') {
-    worker.terminate()
+    thread.worker.terminate()
     removeFolder()
     throw new Error(
       `DATA_DIR: the embedded database in ${dir} did not open: ${opened.type === 'failed' ? opened.message : opened.type}`,
     )
   }
+  // A thread that ends while the server runs (a crash inside PGlite) is started again on the same folder
+  // and socket, as a PostgreSQL server comes back after a restart: meanwhile queries fail as "database
+  // unavailable" (tools say try again, stores are retried), and the driver's next connection reaches the
+  // new thread. PostgreSQL's own recovery replays what was committed.
+  let delay = RESTART_DELAY_MS.first
+  const watch = (current: DatabaseThread) => {
+    current.worker.addEventListener('close', () => {
+      if (closing || current !== thread) return
+      options.onThreadProblem?.(`the embedded database's thread ended; starting it again in ${delay} ms`)
+      const restart = async () => {
+        if (closing) return
+        const next = startThread()
+        thread = next
+        const reply = await next.ask(open, WORKER_OPEN_TIMEOUT_MS)
+        if (reply.type === 'ready') {
+          delay = RESTART_DELAY_MS.first
+          options.onThreadProblem?.("the embedded database's thread is running again")
+          watch(next)
+          return
+        }
+        next.worker.terminate()
+        if (closing) return
+        delay = Math.min(delay * 2, RESTART_DELAY_MS.max)
+        options.onThreadProblem?.(
+          `the embedded database's thread did not start (${reply.type === 'failed' ? reply.message : reply.type}); trying again in ${delay} ms`,
+        )
+        setTimeout(restart, delay)
+      }
+      setTimeout(restart, delay)
+    })
+  }
+  watch(thread)
   // One connection: PGlite is one session, so a second would only queue behind the first, and an
   // interactive transaction must not interleave with other queries (pglite-socket queues them anyway).
   const adapterFactory = new PrismaPg({ host: folder, port, user: 'postgres', database: 'template1', max: 1 })
@@ -179,10 +238,12 @@ async function openPgliteWorker(dir: string): Promise<Database> {
     prisma,
     kind: 'pglite',
     adapterFactory,
+    endThreadForFaultTest: () => thread.worker.terminate(),
     async close() {
+      closing = true
       await prisma.$disconnect()
-      await ask({ type: 'close' }, 30_000)
-      worker.terminate()
+      await thread.ask({ type: 'close' }, 30_000)
+      thread.worker.terminate()
       removeFolder()
     },
   }
