@@ -21,7 +21,6 @@ import {
   type CommandRequest,
   EXIT_USAGE,
   filesNamed,
-  findCommand,
   helpText,
   outputNamed,
   prepareCommand,
@@ -50,7 +49,6 @@ async function main(argv: string[], io: CommandIO): Promise<number> {
     throw error
   }
   const request: CommandRequest = { argv, files: {} }
-  const found = findCommand(argv)
   for (const file of filesNamed(argv)) {
     try {
       request.files = { ...request.files, [file]: readFileSync(file, 'utf8') }
@@ -95,7 +93,7 @@ async function main(argv: string[], io: CommandIO): Promise<number> {
       })
     : undefined
   try {
-    if (config.migrateOnStart && found && found.key !== 'db status' && found.key !== 'db migrate') {
+    if (config.migrateOnStart && prepared.key !== 'db status' && prepared.key !== 'db migrate') {
       await applyMigrations(db.adapterFactory, { onWarning: (m) => io.err(`${m}\n`) })
     }
     return await runCommand(request, services, io)

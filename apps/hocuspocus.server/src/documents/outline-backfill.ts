@@ -5,7 +5,7 @@
  * is never compacted, so after an upgrade every old document would pay a full decode per cold outline
  * for ever. At start, each such outline is derived again from its snapshot (decoded as a cold read
  * decodes it) and written back, one document at a time with a pause between, so a large backlog never
- * holds the server (on PGlite, its only thread) for long. Runs after the search backfill, not beside it.
+ * holds the server's thread (the decode runs there) for long. Runs after the search backfill, not beside it.
  *
  * Finding them: no index can say which outlines lack sizes, so document_states is walked once per start
  * in primary-key order, OUTLINE_BACKFILL_SCAN rows per query (each query reads at most that many rows and

@@ -11,10 +11,6 @@ import { escapeFrameContent } from './frame.ts'
  * `<title> [section_id: <id>, ~<size> chars]`. No rev: an edit takes the rev a section read prints.
  */
 export function outlineLines(roots: readonly OutlineNode[]): string[] {
-  // A live document's outline memo answers the same array while the document is unchanged: its lines
-  // are rendered once (they were most of a warm get_outline's time: ~0.4 ms for 1,000 headings).
-  const known = renderedLines.get(roots)
-  if (known) return known
   const lines: string[] = []
   const visit = (node: OutlineNode, depth: number) => {
     const id = node.sectionId === '' ? '(none)' : node.sectionId
@@ -23,12 +19,8 @@ export function outlineLines(roots: readonly OutlineNode[]): string[] {
     for (const child of node.children) visit(child, depth + 1)
   }
   for (const root of roots) visit(root, 0)
-  renderedLines.set(roots, lines)
   return lines
 }
-
-/** Rendered lines per outline array (callers never modify either: the memo's arrays are shared). */
-const renderedLines = new WeakMap<readonly OutlineNode[], string[]>()
 
 /**
  * The server's line before the outline's frame: the whole document's approximate size and section count,

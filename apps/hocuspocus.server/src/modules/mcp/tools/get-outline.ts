@@ -48,27 +48,31 @@ export const getOutline = defineTool({
 
 type OutlinePage = Result<StartPage & { sizeLine: string }>
 
+/** What is kept of one outline array: its lines and size line, rendered once, and the pages asked for. */
+type RenderedOutline = { lines: string[]; sizeLine: string; pages: Map<number, OutlinePage> }
+
 /**
- * One page of an outline, kept per outline array and `start`: a live document's outline memo answers
- * the same array while the document is unchanged, so a warm get_outline walks its lines once, not at
- * every call (the walk and the size line were most of a warm call's own time on 1,000 headings).
+ * Kept per outline array: a live document's outline memo answers the same array while the document is
+ * unchanged, so a warm get_outline renders its lines, walks a page and sizes the document once, not at
+ * every call (those were most of a warm call's own time on 1,000 headings). A cold outline is a new
+ * array each time, and its entry goes with it.
  */
-const outlinePages = new WeakMap<readonly OutlineNode[], Map<number, OutlinePage>>()
+const renderedOutlines = new WeakMap<readonly OutlineNode[], RenderedOutline>()
 
 function outlinePage(outline: readonly OutlineNode[], start: number | undefined): OutlinePage {
-  let pages = outlinePages.get(outline)
-  if (!pages) {
-    pages = new Map()
-    outlinePages.set(outline, pages)
+  let rendered = renderedOutlines.get(outline)
+  if (!rendered) {
+    rendered = { lines: outlineLines(outline), sizeLine: outlineSizeLine(outline), pages: new Map() }
+    renderedOutlines.set(outline, rendered)
   }
   const first = start ?? 1
-  let page = pages.get(first)
+  let page = rendered.pages.get(first)
   if (!page) {
     const unit = { one: 'heading', many: 'headings' }
-    const walked = pageFromStart(outlineLines(outline), first, unit, notes.outlineTruncated)
-    page = walked.kind === 'error' ? walked : ok({ ...walked.value, sizeLine: outlineSizeLine(outline) })
+    const walked = pageFromStart(rendered.lines, first, unit, notes.outlineTruncated)
+    page = walked.kind === 'error' ? walked : ok({ ...walked.value, sizeLine: rendered.sizeLine })
     // A few pages per outline at most are asked for; a start past the end is a refusal, not kept.
-    if (page.kind === 'ok' && pages.size < MAX_KEPT_PAGES) pages.set(first, page)
+    if (page.kind === 'ok' && rendered.pages.size < MAX_KEPT_PAGES) rendered.pages.set(first, page)
   }
   return page
 }
