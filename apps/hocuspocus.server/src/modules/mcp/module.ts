@@ -24,6 +24,8 @@ import { createDocumentWriter, type StoreConfirmations } from './infra/writer.ts
 import { MAX_BODY_BYTES } from './limits.ts'
 import type { CallerContext, ToolDeps, ToolObserver } from './tools/context.ts'
 import { TOOLS } from './tools/index.ts'
+import { callToolDirectly } from './tools/register.ts'
+import { createLogLevel } from './tools/report.ts'
 
 export type McpConfig = {
   /** Origins (scheme://host[:port]) allowed to send `Origin` (MCP_ALLOWED_ORIGINS). Default: none. */
@@ -44,6 +46,11 @@ export type McpConfig = {
     issuer(): string | undefined
     verifyAccessToken(token: string): Promise<Principal | null>
   }
+  /**
+   * A single plain tool call over HTTP is run without building an McpServer and transport
+   * (http/mcp-route.ts); false sends every call through the SDK. Default true; the tests compare both.
+   */
+  directToolCalls?: boolean
 }
 
 export type McpDeps = {
@@ -152,6 +159,18 @@ export function init(deps: McpDeps): McpModule {
         c.req.raw,
         (needs) => buildMcpServer(context, TOOLS, shared, { ...needs, rememberLogLevel: true }),
         shared.toolLists.get(scopeSetOf(principal.scopes)),
+        config.directToolCalls === false
+          ? undefined
+          : (name, args) =>
+              callToolDirectly(
+                {
+                  ...context,
+                  logLevel: createLogLevel({ levels: shared.logLevels, key: principal.tokenId }),
+                },
+                TOOLS,
+                name,
+                args,
+              ),
       )
     },
   )

@@ -7,9 +7,14 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { safeParse } from '@modelcontextprotocol/sdk/server/zod-compat.js'
 import {
+  type CallToolResult,
+  CallToolResultSchema,
+  ErrorCode,
   ListToolsRequestSchema,
   type ListToolsResult,
+  McpError,
   SetLevelRequestSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js'
@@ -85,7 +90,7 @@ export function buildMcpServer(
   // caller may not use is unknown in both), and tools/list, once known, is answered from the list.
   const onlyCalls = options.onlyTools !== undefined
   const registered = onlyCalls ? tools.filter((t) => options.onlyTools?.includes(t.name)) : tools
-  if (!(known && options.listOnly)) registerTools(server, caller, registered)
+  if (!(known && options.listOnly)) registerTools(server, caller, registered, tools)
   if (!onlyCalls) registerPrompts(server, registerDocumentResources(server, caller))
   if (options.watch) {
     const endSubscriptions = registerSubscriptions(server, caller, options.watch)
@@ -117,6 +122,15 @@ type ServerInternals = {
 }
 
 /**
+ * Runs one tool call as the caller's server would (tools/register.ts callToolDirectly); undefined, having
+ * run nothing, when the SDK must answer it instead.
+ */
+export type DirectToolCall = (
+  name: string,
+  args: Record<string, unknown>,
+) => Promise<CallToolResult | undefined>
+
+/**
  * Answers one POST. `build` makes the server for it, told whether the body only lists tools, pings or
  * notifies (`listOnly`), so such a request can skip registering the tools.
  */
@@ -125,6 +139,8 @@ export async function handleMcpRequest(
   build: (needs: { listOnly: boolean; onlyTools?: string[] }) => McpServer,
   /** The caller's tools/list answer once known (SharedServerParts.toolLists): a plain list is served from it. */
   knownToolList?: ListToolsResult,
+  /** A single plain tool call is run with this, without a server and transport, when it accepts it. */
+  callDirectly?: DirectToolCall,
 ): Promise<Response> {
   // The body is already bounded (MAX_BODY_BYTES) by the route's body limit.
   const text = await request.text()
@@ -139,6 +155,10 @@ export async function handleMcpRequest(
   if (knownToolList) {
     const listed = answerToolListFromCache(request, parsedBody, knownToolList)
     if (listed) return listed
+  }
+  if (callDirectly) {
+    const answered = await answerToolCallDirectly(request, parsedBody, callDirectly)
+    if (answered) return answered
   }
   const server = build({
     listOnly: parsedBody !== undefined && onlyListsTools(parsedBody),
@@ -215,17 +235,95 @@ function answerToolListFromCache(
   )
     return undefined
   if (params !== undefined && !(isObject(params) && Object.keys(params).length === 0)) return undefined
-  const accept = request.headers.get('accept') ?? ''
-  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined
-  const contentType = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
-  if (contentType !== 'application/json') return undefined
-  const version = request.headers.get('mcp-protocol-version')
-  if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined
+  if (!transportWouldAccept(request)) return undefined
   // The bytes of JSON.stringify({ result: list, jsonrpc: '2.0', id }), with the list serialised once.
   return new Response(`{"result":${serialisedList(list)},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`, {
     status: 200,
     headers: { 'Content-Type': 'application/json' },
   })
+}
+
+/** The checks the SDK's transport makes of a POST's headers (Accept, Content-Type, protocol version). */
+function transportWouldAccept(request: Request): boolean {
+  const accept = request.headers.get('accept') ?? ''
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return false
+  const contentType = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+  if (contentType !== 'application/json') return false
+  const version = request.headers.get('mcp-protocol-version')
+  return version === null || SUPPORTED_PROTOCOL_VERSIONS.includes(version)
+}
+
+/** A JSON-RPC id the SDK accepts and this route can echo as it does. */
+const isPlainId = (id: unknown): id is string | number =>
+  typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id))
+
+/**
+ * A single plain tool call (no progress token, no task, nothing but name and arguments) answered without
+ * an McpServer and transport: building, connecting and closing those was most of a warm read's time on
+ * the server. The call runs the handler the server would register (tools/register.ts), and the answer
+ * is the bytes the SDK sends: the result checked against CallToolResultSchema, in a JSON-RPC response.
+ * Whatever else — a batch, an unknown tool, arguments the schema refuses, headers the transport would
+ * refuse — is left to the SDK (undefined), before anything runs. Tested equal to the SDK's answers.
+ */
+async function answerToolCallDirectly(
+  request: Request,
+  body: unknown,
+  callDirectly: DirectToolCall,
+): Promise<Response | undefined> {
+  if (!isObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return undefined
+  const { id, params } = body
+  if (!isPlainId(id) || !isObject(params) || typeof params.name !== 'string') return undefined
+  if (
+    Object.keys(body).some((key) => key !== 'jsonrpc' && key !== 'id' && key !== 'method' && key !== 'params')
+  )
+    return undefined
+  if (Object.keys(params).some((key) => key !== 'name' && key !== 'arguments')) return undefined
+  const args = params.arguments ?? {}
+  if (!isObject(args) || !transportWouldAccept(request)) return undefined
+  const result = await callDirectly(params.name, args)
+  if (!result) return undefined
+  const headers = { 'Content-Type': 'application/json' }
+  // The bytes of JSON.stringify({ result, jsonrpc: '2.0', id }), for a result seen before (a kept
+  // answer's, tools/answer.ts) from its bytes made once: serialising and encoding a 30 KB text took
+  // longer than the rest of the call.
+  const head = serialisedResults.get(result)
+  if (head) return new Response(withId(head, id), { status: 200, headers })
+  // What the SDK's Server does with a tool's result before sending it (server/index.js).
+  const checked = safeParse(CallToolResultSchema, result)
+  if (checked.success && Object.isFrozen(result)) {
+    const made = new TextEncoder().encode(`{"result":${JSON.stringify(checked.data)},"jsonrpc":"2.0","id":`)
+    serialisedResults.set(result, made)
+    return new Response(withId(made, id), { status: 200, headers })
+  }
+  const message = checked.success
+    ? { result: checked.data, jsonrpc: '2.0', id }
+    : {
+        jsonrpc: '2.0',
+        id,
+        error: {
+          code: ErrorCode.InvalidParams,
+          message: new McpError(
+            ErrorCode.InvalidParams,
+            `Invalid tools/call result: ${checked.error instanceof Error ? checked.error.message : String(checked.error)}`,
+          ).message,
+        },
+      }
+  return new Response(JSON.stringify(message), { status: 200, headers })
+}
+
+/**
+ * The UTF-8 JSON of each frozen tool result answered directly, up to its id: a kept answer's result is one frozen object
+ * for as long as its tool keeps the answer (tools/answer.ts), and the entry goes with it.
+ */
+const serialisedResults = new WeakMap<CallToolResult, Uint8Array>()
+
+/** A serialised answer's head (everything before the id) followed by the id and the closing brace. */
+function withId(head: Uint8Array, id: string | number): Uint8Array<ArrayBuffer> {
+  const tail = new TextEncoder().encode(`${JSON.stringify(id)}}`)
+  const bytes = new Uint8Array(head.length + tail.length)
+  bytes.set(head)
+  bytes.set(tail, head.length)
+  return bytes
 }
 
 /**

@@ -4,7 +4,7 @@
  * (fromBlock), tools take them in snake_case (from_block).
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import type { ToolAnswer, ToolRefusal } from './tool.ts'
+import type { KeptAnswer, ToolAnswer, ToolRefusal } from './tool.ts'
 
 /** fromBlock -> from_block. */
 export const argumentName = (name: string): string =>
@@ -41,8 +41,20 @@ export function refusalText(refusal: ToolRefusal, words: (text: string) => strin
   return words(text)
 }
 
+/** The one tool result of each kept answer (frozen: every call that gets the answer shares it). */
+const keptResults = new WeakMap<KeptAnswer, CallToolResult>()
+
 export function toolResult(answer: ToolAnswer, words?: (text: string) => string): CallToolResult {
   if (typeof answer === 'string') return { content: [{ type: 'text', text: answer }] }
+  if (answer.kind === 'kept') {
+    let result = keptResults.get(answer)
+    if (!result) {
+      const part = Object.freeze({ type: 'text' as const, text: answer.text })
+      result = Object.freeze({ content: Object.freeze([part]) }) as CallToolResult
+      keptResults.set(answer, result)
+    }
+    return result
+  }
   if (answer.kind === 'linked') return { content: [{ type: 'text', text: answer.text }, ...answer.links] }
   return { content: [{ type: 'text', text: refusalText(answer, words) }], isError: true }
 }

@@ -12,7 +12,7 @@ import { notes } from '../render/notes.ts'
 import { outlineLines, outlineSizeLine } from '../render/outline.ts'
 import { slugField, startField } from './fields.ts'
 import { openOutline } from './open-document.ts'
-import { defineTool } from './tool.ts'
+import { defineTool, type KeptAnswer } from './tool.ts'
 
 export const getOutline = defineTool({
   name: 'get_outline',
@@ -34,38 +34,66 @@ export const getOutline = defineTool({
     const opened = await openOutline(ctx, slug)
     if (opened.kind === 'error') return opened
     const { resolved, outline } = opened.value
-    const page = outlinePage(outline, start)
+    const rendered = renderedOf(outline)
+    const first = start ?? 1
+    // The whole answer is kept too, per page and frame (slug as asked, whose): the same object each time.
+    const key = `${first}\n${slug}\n${resolved.access.whose}`
+    const kept = rendered.answers.get(key)
+    if (kept) return kept
+    const page = outlinePage(rendered, first)
     if (page.kind === 'error') return page
     const source = { kind: 'outline', slug, whose: resolved.access.whose } as const
-    return renderOutput({
-      before: [page.value.sizeLine],
-      source,
-      body: page.value.body,
-      notes: page.value.notes,
-    })
+    const answer: KeptAnswer = {
+      kind: 'kept',
+      text: renderOutput({
+        before: [page.value.sizeLine],
+        source,
+        body: page.value.body,
+        notes: page.value.notes,
+      }),
+    }
+    if (rendered.answers.size < MAX_KEPT_PAGES) rendered.answers.set(key, answer)
+    return answer
   },
 })
 
 type OutlinePage = Result<StartPage & { sizeLine: string }>
 
-/** What is kept of one outline array: its lines and size line, rendered once, and the pages asked for. */
-type RenderedOutline = { lines: string[]; sizeLine: string; pages: Map<number, OutlinePage> }
+/**
+ * What is kept of one outline array: its lines and size line, rendered once, the pages asked for, and
+ * the whole answers given (by page, slug as asked and whose).
+ */
+type RenderedOutline = {
+  lines: string[]
+  sizeLine: string
+  pages: Map<number, OutlinePage>
+  answers: Map<string, KeptAnswer>
+}
 
 /**
  * Kept per outline array: a live document's outline memo answers the same array while the document is
- * unchanged, so a warm get_outline renders its lines, walks a page and sizes the document once, not at
- * every call (those were most of a warm call's own time on 1,000 headings). A cold outline is a new
- * array each time, and its entry goes with it.
+ * unchanged, so a warm get_outline renders its lines, walks a page, sizes the document and frames its
+ * answer once, not at every call (those were most of a warm call's own time on 1,000 headings; over
+ * HTTP the kept answer's JSON is made once as well). A cold outline is a new array each time, and its
+ * entry goes with it.
  */
 const renderedOutlines = new WeakMap<readonly OutlineNode[], RenderedOutline>()
 
-function outlinePage(outline: readonly OutlineNode[], start: number | undefined): OutlinePage {
+function renderedOf(outline: readonly OutlineNode[]): RenderedOutline {
   let rendered = renderedOutlines.get(outline)
   if (!rendered) {
-    rendered = { lines: outlineLines(outline), sizeLine: outlineSizeLine(outline), pages: new Map() }
+    rendered = {
+      lines: outlineLines(outline),
+      sizeLine: outlineSizeLine(outline),
+      pages: new Map(),
+      answers: new Map(),
+    }
     renderedOutlines.set(outline, rendered)
   }
-  const first = start ?? 1
+  return rendered
+}
+
+function outlinePage(rendered: RenderedOutline, first: number): OutlinePage {
   let page = rendered.pages.get(first)
   if (!page) {
     const unit = { one: 'heading', many: 'headings' }
@@ -77,5 +105,5 @@ function outlinePage(outline: readonly OutlineNode[], start: number | undefined)
   return page
 }
 
-/** Pages kept per outline array (an agent pages an outline from its start: a handful at most). */
+/** Pages (and answers) kept per outline array (an agent pages an outline from its start: a handful at most). */
 const MAX_KEPT_PAGES = 16

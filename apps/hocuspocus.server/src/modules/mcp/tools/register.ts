@@ -1,8 +1,18 @@
-/** The one registration loop: each tool the caller's token may use, with its annotations, instrumented. */
+/**
+ * The one registration loop: each tool the caller's token may use, with its annotations, instrumented.
+ * The same handler also answers a plain tool call without an McpServer (callToolDirectly).
+ */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import {
+  type AnySchema,
+  normalizeObjectSchema,
+  safeParseAsync,
+} from '@modelcontextprotocol/sdk/server/zod-compat.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { callerWords, toolResult } from './answer.ts'
 import type { CallerContext, ToolContext } from './context.ts'
 import { instrument } from './instrument.ts'
+import type { CallExtra } from './report.ts'
 import { annotationsOf, mayUse, type Tool } from './tool.ts'
 
 /** Per tool list: the rewrite of document-model names into the names a caller sends (built once). */
@@ -17,11 +27,29 @@ function refusalWords(tools: readonly Tool[]): (text: string) => string {
   return words
 }
 
-export function registerTools(server: McpServer, caller: CallerContext, tools: readonly Tool[]): void {
-  const words = refusalWords(tools)
+/** What the SDK calls for one tool: the tool's handler as `caller`, instrumented, answering in caller words. */
+function handlerFor(
+  caller: CallerContext,
+  tool: Tool,
+  words: (text: string) => string,
+): (args: Record<string, unknown>, extra?: CallExtra) => Promise<CallToolResult> {
+  const ctx: ToolContext = { ...caller, tool: tool.name }
+  return instrument(ctx, async (args, call) => toolResult(await tool.handler(args as never, call), words))
+}
+
+/**
+ * Registers on `server` each of `tools` the caller may use. `wordsFrom` is the whole tool list the
+ * refusal words are made from (kept per list: a per-request subset would rebuild them every time).
+ */
+export function registerTools(
+  server: McpServer,
+  caller: CallerContext,
+  tools: readonly Tool[],
+  wordsFrom: readonly Tool[] = tools,
+): void {
+  const words = refusalWords(wordsFrom)
   for (const tool of tools) {
     if (!mayUse(caller.principal.scopes, tool.kind)) continue
-    const ctx: ToolContext = { ...caller, tool: tool.name }
     server.registerTool(
       tool.name,
       {
@@ -30,7 +58,39 @@ export function registerTools(server: McpServer, caller: CallerContext, tools: r
         inputSchema: tool.inputSchema,
         annotations: annotationsOf(tool),
       },
-      instrument(ctx, async (args, call) => toolResult(await tool.handler(args, call), words)),
+      handlerFor(caller, tool, words),
     )
   }
+}
+
+/** Each tool's arguments schema as the SDK's McpServer parses a call with it, made once per tool. */
+const argumentSchemas = new WeakMap<Tool, AnySchema>()
+
+function argumentSchemaOf(tool: Tool): AnySchema {
+  let schema = argumentSchemas.get(tool)
+  if (!schema) {
+    schema = normalizeObjectSchema(tool.inputSchema) ?? (tool.inputSchema as unknown as AnySchema)
+    argumentSchemas.set(tool, schema)
+  }
+  return schema
+}
+
+/**
+ * Runs a call of `name` as the McpServer that registerTools fills would, without building one: the same
+ * parse of the arguments (the SDK's own functions), the same instrumented handler (rate limit, log line,
+ * metrics). Undefined, having run nothing, when the SDK's answer would be a refusal: a tool this caller
+ * cannot use (its server does not know it) or arguments the schema refuses; the SDK then words it.
+ * No progress or log messages reach the caller, as none do over a JSON answer (http/mcp-route.ts).
+ */
+export async function callToolDirectly(
+  caller: CallerContext,
+  tools: readonly Tool[],
+  name: string,
+  args: Record<string, unknown>,
+): Promise<CallToolResult | undefined> {
+  const tool = tools.find((t) => t.name === name)
+  if (!tool || !mayUse(caller.principal.scopes, tool.kind)) return undefined
+  const parsed = await safeParseAsync(argumentSchemaOf(tool), args)
+  if (!parsed.success) return undefined
+  return handlerFor(caller, tool, refusalWords(tools))(parsed.data as Record<string, unknown>)
 }

@@ -22,10 +22,16 @@ export type ToolRefusal = { kind: 'error'; code: string; field?: string; message
 export type LinkedAnswer = { kind: 'linked'; text: string; links: ResourceLink[] }
 
 /**
- * What a handler returns: the answer's text, the text with resource links, or a refusal (the registration
- * loop makes each a tool result).
+ * An answer its tool keeps while what it shows is unchanged (a warm outline page): the same object at
+ * every call, so its tool result, and that result's JSON over HTTP, are made once (answer.ts, mcp-route.ts).
  */
-export type ToolAnswer = string | LinkedAnswer | ToolRefusal
+export type KeptAnswer = { readonly kind: 'kept'; readonly text: string }
+
+/**
+ * What a handler returns: the answer's text, the text with resource links, a kept text, or a refusal
+ * (the registration loop makes each a tool result).
+ */
+export type ToolAnswer = string | LinkedAnswer | KeptAnswer | ToolRefusal
 
 export type Tool<Shape extends z.ZodRawShape = z.ZodRawShape> = {
   name: string

@@ -1,0 +1,157 @@
+/**
+ * A single plain tool call over HTTP is run by the route without an McpServer and transport
+ * (http/mcp-route.ts, tools/register.ts callToolDirectly). Its answers must be the SDK's, byte for byte:
+ * each request goes to the server's module (direct calls on) and to a second module over the same
+ * services with direct calls off (every call through the SDK), and the answers are compared.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { connectProvider, type TestProvider } from '../../../__tests__/helpers/provider.ts'
+import { eventually, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
+import { createLogger } from '../../../logger.ts'
+import type { RunningServer } from '../../../server.ts'
+import { init } from '../module.ts'
+
+let server: RunningServer
+let sdkOnly: ReturnType<typeof init>
+let writer: string
+let reader: string
+let stranger: string
+let slug: string
+let privateSlug: string
+let sectionId: string
+let editor: TestProvider | undefined
+
+useTestServer((s) => {
+  server = s
+})
+
+beforeAll(async () => {
+  sdkOnly = init({
+    services: server.services,
+    hocuspocus: server.collab.hocuspocus,
+    logger: createLogger('silent'),
+    config: { directToolCalls: false },
+  })
+  const owner = await userWithToken(server, 'direct-owner')
+  writer = owner.token
+  reader = (await userWithToken(server, 'direct-reader', ['read'])).token
+  stranger = (await userWithToken(server, 'direct-stranger')).token
+  const headings = Array.from({ length: 40 }, (_, i) => `## Part ${i}\n\nText of part ${i} with lighthouse.`)
+  const created = await server.services.documents.create(owner.user.id, {
+    title: 'Direct calls',
+    markdown: headings.join('\n\n'),
+    isPrivate: false,
+  })
+  if (created.kind === 'error') throw new Error(created.message)
+  slug = created.value.slug
+  const hidden = await server.services.documents.create(owner.user.id, { title: 'Hidden', isPrivate: true })
+  if (hidden.kind === 'error') throw new Error(hidden.message)
+  privateSlug = hidden.value.slug
+  // An editor keeps the document live: its outline comes from the memo and its answer is kept.
+  editor = connectProvider(server.url, created.value.room, writer)
+  await editor.ready
+  const outline = await post(writer, callOf(1, 'get_outline', { slug }))
+  const id = /section_id: ([\w-]+),/.exec(outline.body)?.[1]
+  if (!id) throw new Error(`no section in ${outline.body.slice(0, 300)}`)
+  sectionId = id
+})
+afterAll(() => editor?.destroy())
+
+type Answer = { status: number; type: string | null; body: string }
+
+async function post(
+  token: string,
+  body: unknown,
+  router = server.mcp.router,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
+  const res = await router.request('http://127.0.0.1/mcp', {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+      ...headers,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+  return { status: res.status, type: res.headers.get('content-type'), body: await res.text() }
+}
+
+const callOf = (id: number | string, name: string, args?: Record<string, unknown>) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: args === undefined ? { name } : { name, arguments: args },
+})
+
+/** The same request to both modules: the answers must be equal in every byte and header that matters. */
+async function same(token: string, body: unknown, headers?: Record<string, string>): Promise<Answer> {
+  const direct = await post(token, body, server.mcp.router, headers)
+  const sdk = await post(token, body, sdkOnly.router, headers)
+  expect(direct).toEqual(sdk)
+  return direct
+}
+
+describe('tool calls answered by the route itself', () => {
+  test('reads, refusals and searches: the same bytes as the SDK gives', async () => {
+    // A warm outline twice (the second is the kept answer and its kept JSON), with two ids.
+    const outline = await same(writer, callOf(2, 'get_outline', { slug }))
+    expect(outline.body).toContain('Part 39')
+    expect((await same(writer, callOf('two', 'get_outline', { slug }))).body).toContain('"id":"two"')
+    await same(writer, callOf(3, 'get_outline', { slug }))
+    await same(reader, callOf(4, 'get_outline', { slug, start: 20 }))
+    await same(writer, callOf(5, 'read_document', { slug, section_id: sectionId }))
+    await same(writer, callOf(6, 'read_document', { slug, max_chars: 300 }))
+    await same(writer, callOf(7, 'find_documents', {}))
+    await same(writer, callOf(8, 'find_sections', { query: 'lighthouse', slug }))
+    await same(writer, callOf(9, 'list_chat_rooms', { slug }))
+    await same(writer, callOf(10, 'read_chat_thread', { slug, section_id: sectionId }))
+    // Refusals the tools give (an answer with isError): the same words.
+    const gone = await same(writer, callOf(11, 'get_outline', { slug: 'no-such-document' }))
+    expect(gone.body).toContain('"isError":true')
+    await same(stranger, callOf(12, 'get_outline', { slug: privateSlug }))
+    await same(writer, callOf(13, 'read_document', { slug, section_id: 'nosuchsection000' }))
+    await same(
+      writer,
+      callOf(14, 'edit_blocks', { slug, section_id: sectionId, rev: 'stale', markdown: 'x' }),
+    )
+  })
+
+  test('what the route leaves to the SDK is answered as the SDK answers it', async () => {
+    // Arguments the schema refuses, a missing argument, an unknown tool, a tool outside the scopes.
+    const refused = await same(writer, callOf(20, 'get_outline', { slug: 42 }))
+    expect(refused.body).toContain('slug')
+    await same(writer, callOf(21, 'get_outline'))
+    await same(writer, callOf(22, 'no_such_tool', {}))
+    await same(reader, callOf(23, 'append_to_document', { slug, markdown: 'no' }))
+    // A request with more than name and arguments, a batch, an id the route does not echo itself.
+    await same(writer, {
+      ...callOf(24, 'get_outline', { slug }),
+      params: { name: 'get_outline', arguments: { slug }, _meta: {} },
+    })
+    await same(writer, [callOf(25, 'get_outline', { slug }), callOf(26, 'find_documents', {})])
+    await same(writer, callOf(1.5, 'get_outline', { slug }))
+    // Headers the transport refuses are still refused.
+    expect(
+      (await same(writer, callOf(27, 'get_outline', { slug }), { accept: 'application/json' })).status,
+    ).toBe(406)
+    expect(
+      (await same(writer, callOf(28, 'get_outline', { slug }), { 'mcp-protocol-version': '1999-01-01' }))
+        .status,
+    ).toBe(400)
+  })
+
+  test('a write answered directly lands once, as through the SDK', async () => {
+    const appended = await post(writer, callOf(31, 'append_to_document', { slug, markdown: 'Direct line' }))
+    expect(appended.status).toBe(200)
+    expect(JSON.parse(appended.body).result.isError).toBeUndefined()
+    await eventually(async () => {
+      const read = await post(writer, callOf(32, 'read_document', { slug, max_chars: 100_000 }))
+      expect(read.body.match(/Direct line/g)).toHaveLength(1)
+    })
+    // The outline after the write (a new kept answer) is the SDK's too.
+    await same(writer, callOf(33, 'get_outline', { slug }))
+  })
+})
