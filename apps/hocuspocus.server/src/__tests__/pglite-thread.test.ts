@@ -1,13 +1,15 @@
 /**
  * The embedded database on its own thread (PGLITE_THREAD=worker, the default) and on the server's
  * (`main`): the same folder opens either way and holds the same data; the worker's socket is private
- * to this user, and a socket file left by a killed process does not stop the next start.
+ * to this user, and a socket file left by a killed process does not stop the next start. A thread that
+ * ends, or stays alive but stops answering, is started again.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../db/client.ts'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
+import { eventually } from './helpers/server.ts'
 
 describe.skipIf(DATABASE_KIND !== 'pglite')(
   'the embedded database, on its own thread or the server’s',
@@ -108,6 +110,58 @@ describe.skipIf(DATABASE_KIND !== 'pglite')(
         ).toBe(2)
       } finally {
         await reopened.close()
+      }
+    })
+
+    test('a thread that stops answering is noticed by its health probe, ended and started again; what was committed is still there', async () => {
+      const problems: string[] = []
+      const db = await openDatabase(
+        { kind: 'pglite', dir: dir(), thread: 'worker' },
+        {
+          onThreadProblem: (message) => problems.push(message),
+          // Small values, so the test waits for a probe only briefly; the server's are seconds.
+          threadProbe: { intervalMs: 50, timeoutMs: 1_000 },
+        },
+      )
+      try {
+        await db.prisma.user.create({ data: { handle: 'before-the-wedge', name: 'Kept' } })
+        db.wedgeThreadForFaultTest?.()
+        // The wedged thread is alive: nothing ends it but the probe. Queries meanwhile hang and then fail
+        // when it is ended; within a bounded wait one succeeds on the new thread.
+        const found = await eventually(
+          async () => {
+            const user = await db.prisma.user.findUnique({
+              where: { handle: 'before-the-wedge' },
+              select: { name: true },
+            })
+            if (!user) throw new Error('the row written before the wedge is missing')
+            return user
+          },
+          30_000,
+          'a query to succeed after the thread stopped answering',
+        )
+        expect(found.name).toBe('Kept')
+        expect(problems[0]).toBe(
+          "the embedded database's thread did not answer a query within 1 s; ending it so that it starts again",
+        )
+        expect(problems[1]).toStartWith("the embedded database's thread ended; starting it again")
+        expect(problems).toContain("the embedded database's thread is running again")
+        await db.prisma.user.create({ data: { handle: 'after-the-wedge', name: 'Also kept' } })
+        expect(
+          await db.prisma.user.count({ where: { handle: { in: ['before-the-wedge', 'after-the-wedge'] } } }),
+        ).toBe(2)
+      } finally {
+        await db.close()
+      }
+    })
+
+    test('on the server’s thread there is no thread to probe or wedge', async () => {
+      const db = await openDatabase({ kind: 'pglite', dir: dir(), thread: 'main' })
+      try {
+        expect(db.wedgeThreadForFaultTest).toBeUndefined()
+        expect(await db.prisma.user.count({ where: { handle: 'before-the-wedge' } })).toBe(1)
+      } finally {
+        await db.close()
       }
     })
   },

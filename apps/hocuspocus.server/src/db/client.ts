@@ -10,10 +10,11 @@ import { dirname, join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PrismaPg } from '@prisma/adapter-pg'
-import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils'
+import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils'
+import { Client } from 'pg'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import { PrismaClient } from './generated/client.ts'
-import type { WorkerOpen, WorkerReply } from './pglite-worker.ts'
+import type { WorkerOpen, WorkerReply, WorkerWedge } from './pglite-worker.ts'
 
 export type Database = {
   prisma: PrismaClient
@@ -26,11 +27,21 @@ export type Database = {
    * PGlite with PGLITE_THREAD=worker.
    */
   endThreadForFaultTest?: () => void
+  /**
+   * Fault injection (tests): the embedded database's thread stays alive but stops answering queries, as a
+   * query that never returns would; the health probe must notice. Only on PGlite with PGLITE_THREAD=worker.
+   */
+  wedgeThreadForFaultTest?: () => void
 }
 
 export type OpenOptions = {
-  /** Told when the embedded database's thread ends unexpectedly and when it runs again (logged as warnings). */
+  /**
+   * Told when the embedded database's thread ends unexpectedly, when its health probe fails and when it
+   * runs again (logged as warnings).
+   */
   onThreadProblem?: (message: string) => void
+  /** The thread's health probe (tests use small values): defaults DATABASE_THREAD_PROBE_MS and _TIMEOUT_MS. */
+  threadProbe?: { intervalMs?: number; timeoutMs?: number }
 }
 
 /**
@@ -139,6 +150,53 @@ function socketFolder(dir: string): { folder: string; temporary: boolean } {
 /** Waits between restarts of a database thread that ended unexpectedly: 0.5 s, doubling to 15 s. */
 const RESTART_DELAY_MS = { first: 500, max: 15_000 }
 
+/** How often the running database thread is asked to answer a query (its health probe). */
+export const DATABASE_THREAD_PROBE_MS = 5_000
+/**
+ * How long a probe waits for its answer before the thread is taken for stuck and ended. Generous on
+ * purpose: PGlite runs one query at a time and pglite-socket keeps an open transaction's queries together,
+ * so the probe waits behind the query running now and behind a whole interactive transaction (Prisma ends
+ * those after 5 s). The longest legitimate holds seen are ~100 ms (a 5 MiB document's compaction) to
+ * seconds (VACUUM of a large table); ending a thread in the middle of a legitimate query would fail it,
+ * and the same query would be ended again on every retry, while a stuck thread noticed 30 s late only
+ * delays a recovery that otherwise never came.
+ */
+export const DATABASE_THREAD_PROBE_TIMEOUT_MS = 30_000
+/** Probes answered with an error (not silence) in a row before the thread is ended and started again. */
+export const DATABASE_THREAD_PROBE_FAILURES = 3
+
+/**
+ * One probe: `SELECT 1` on a connection of its own through the socket, the path every query of the server
+ * takes (the socket server, its query queue, PGlite). A message to the worker answered by PGlite directly
+ * would miss a stuck socket server or queue, and would run inside whatever transaction the server's
+ * connection has open.
+ */
+async function probeThread(
+  folder: string,
+  port: number,
+  timeoutMs: number,
+): Promise<'answered' | 'silent' | Error> {
+  const client = new Client({ host: folder, port, user: 'postgres', database: 'template1' })
+  client.on('error', () => {}) // a connection the thread drops is this probe's failure, not the process's
+  let timer: Timer | undefined
+  const silent = new Promise<'silent'>((resolve) => {
+    timer = setTimeout(() => resolve('silent'), timeoutMs)
+    timer.unref()
+  })
+  const answer = (async () => {
+    await client.connect()
+    await client.query('SELECT 1')
+    return 'answered' as const
+  })().catch((error: Error) => error)
+  try {
+    return await Promise.race([answer, silent])
+  } finally {
+    clearTimeout(timer)
+    // Not awaited: on a stuck thread the connection ends only when the thread is ended.
+    client.end().catch(() => {})
+  }
+}
+
 /** One started database thread: asks it a question and waits for its answer. */
 type DatabaseThread = {
   worker: Worker
@@ -189,6 +247,8 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
     if (temporary) rmSync(folder, { recursive: true, force: true })
   }
   let closing = false
+  /** From a thread's end until its successor is ready: no probe meanwhile (nothing is there to answer). */
+  let restarting = false
   let thread = startThread()
   const opened = await thread.ask(open, WORKER_OPEN_TIMEOUT_MS)
   if (opened.type !== 'ready') {
@@ -206,6 +266,7 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
   const watch = (current: DatabaseThread) => {
     current.worker.addEventListener('close', () => {
       if (closing || current !== thread) return
+      restarting = true
       options.onThreadProblem?.(`the embedded database's thread ended; starting it again in ${delay} ms`)
       const restart = async () => {
         if (closing) return
@@ -214,6 +275,7 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
         const reply = await next.ask(open, WORKER_OPEN_TIMEOUT_MS)
         if (reply.type === 'ready') {
           delay = RESTART_DELAY_MS.first
+          restarting = false
           options.onThreadProblem?.("the embedded database's thread is running again")
           watch(next)
           return
@@ -234,13 +296,72 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
   // interactive transaction must not interleave with other queries (pglite-socket queues them anyway).
   const adapterFactory = new PrismaPg({ host: folder, port, user: 'postgres', database: 'template1', max: 1 })
   const prisma = new PrismaClient({ adapter: adapterFactory })
+  // The migration engine's connections are counted: a migration's statement may hold PGlite far longer
+  // than any probe timeout (an index over every document), so no probe is judged while one is open.
+  let migrating = 0
+  const counted = async (opening: Promise<SqlDriverAdapter>) => {
+    const adapter = await opening
+    migrating++
+    const dispose = adapter.dispose.bind(adapter)
+    let disposed = false
+    adapter.dispose = () => {
+      if (!disposed) migrating--
+      disposed = true
+      return dispose()
+    }
+    return adapter
+  }
+  const migrationAdapterFactory: SqlMigrationAwareDriverAdapterFactory = {
+    provider: adapterFactory.provider,
+    adapterName: adapterFactory.adapterName,
+    connect: () => counted(adapterFactory.connect()),
+    connectToShadowDb: () => counted(adapterFactory.connectToShadowDb()),
+  }
+  // The health probe: a thread that is alive but no longer answers (PGlite aborted inside it, the socket
+  // server stuck, a query that never returns) does not end, so the restart above never came and every
+  // query failed or hung until the server was restarted by hand. One probe at a time (the next is timed
+  // from the end of the last); a silent probe, or too many failed in a row, ends the thread, and the
+  // restart above starts a fresh one on the same folder.
+  const probeEveryMs = options.threadProbe?.intervalMs ?? DATABASE_THREAD_PROBE_MS
+  const probeTimeoutMs = options.threadProbe?.timeoutMs ?? DATABASE_THREAD_PROBE_TIMEOUT_MS
+  let failures = 0
+  let probeTimer: Timer | undefined
+  const nextProbe = () => {
+    if (closing) return
+    probeTimer = setTimeout(probe, probeEveryMs)
+    probeTimer.unref() // the probe never keeps the process alive
+  }
+  const probe = async () => {
+    const probed = thread
+    if (restarting) failures = 0 // failures of the thread being replaced do not count against the next
+    if (restarting || migrating > 0) return nextProbe()
+    const result = await probeThread(folder, port, probeTimeoutMs)
+    // Judged only if nothing changed meanwhile: a closed database, a thread already ended or replaced.
+    if (closing || restarting || migrating > 0 || probed !== thread) return nextProbe()
+    if (result === 'answered') {
+      failures = 0
+    } else if (result === 'silent' || ++failures >= DATABASE_THREAD_PROBE_FAILURES) {
+      failures = 0
+      options.onThreadProblem?.(
+        result === 'silent'
+          ? `the embedded database's thread did not answer a query within ${probeTimeoutMs / 1000} s; ending it so that it starts again`
+          : `the embedded database's thread failed ${DATABASE_THREAD_PROBE_FAILURES} queries in a row (${result.message}); ending it so that it starts again`,
+      )
+      restarting = true // until the thread's end is reported and its successor is ready
+      probed.worker.terminate()
+    }
+    nextProbe()
+  }
+  nextProbe()
   return {
     prisma,
     kind: 'pglite',
-    adapterFactory,
+    adapterFactory: migrationAdapterFactory,
     endThreadForFaultTest: () => thread.worker.terminate(),
+    wedgeThreadForFaultTest: () => thread.worker.postMessage({ type: 'wedge' } satisfies WorkerWedge),
     async close() {
       closing = true
+      clearTimeout(probeTimer)
       await prisma.$disconnect()
       await thread.ask({ type: 'close' }, 30_000)
       thread.worker.terminate()

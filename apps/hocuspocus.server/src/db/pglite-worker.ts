@@ -4,8 +4,9 @@
  * to it through the same driver as to PostgreSQL and PGlite's work (every query, a compaction's
  * multi-megabyte INSERT, VACUUM) never runs on the thread that serves editors.
  *
- * Messages: `open` → `ready` | `failed`; `close` → `closed`. The data folder's lock (data-dir-lock.ts) is
- * held by the process that starts this worker, so the socket is this process's alone.
+ * Messages: `open` → `ready` | `failed`; `close` → `closed`; `wedge` (tests) → no answer. The data folder's
+ * lock (data-dir-lock.ts) is held by the process that starts this worker, so the socket is this process's
+ * alone.
  */
 import { rmSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
@@ -28,6 +29,14 @@ export type WorkerOpen = {
 export type WorkerReply = { type: 'ready' } | { type: 'failed'; message: string } | { type: 'closed' }
 
 /**
+ * Fault injection (tests): PGlite's query path stops answering while the thread stays alive, as when a
+ * query never returns or pglite-socket's queue is stuck after an error inside PGlite (its queue then stays
+ * "processing" for good). Taking PGlite's query lock and never giving it back makes every query over the
+ * socket wait forever, while the thread's event loop still runs.
+ */
+export type WorkerWedge = { type: 'wedge' }
+
+/**
  * Connections the socket takes at once: the server's client holds one, and the migration engine and
  * the up-to-date check open their own. pglite-socket runs one query at a time on the one PGlite session
  * and keeps a transaction's queries together (others wait until it ends).
@@ -39,8 +48,12 @@ let server: PGLiteSocketServer | undefined
 
 const reply = (message: WorkerReply) => self.postMessage(message)
 
-self.onmessage = async (event: MessageEvent<WorkerOpen | { type: 'close' }>) => {
+self.onmessage = async (event: MessageEvent<WorkerOpen | { type: 'close' } | WorkerWedge>) => {
   const message = event.data
+  if (message.type === 'wedge') {
+    void db?.runExclusive(() => new Promise<never>(() => {}))
+    return
+  }
   if (message.type === 'open') {
     try {
       db = await PGlite.create(message.dir, {
