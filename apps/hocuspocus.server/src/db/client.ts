@@ -11,7 +11,6 @@ import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PrismaPg } from '@prisma/adapter-pg'
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils'
-import { Client } from 'pg'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import { PrismaClient } from './generated/client.ts'
 import type { WorkerOpen, WorkerReply, WorkerWedge } from './pglite-worker.ts'
@@ -166,56 +165,27 @@ export const DATABASE_THREAD_PROBE_TIMEOUT_MS = 30_000
 export const DATABASE_THREAD_PROBE_FAILURES = 3
 
 /**
- * The probe's own connection through the socket, the path every query of the server takes (the socket
- * server, its query queue, PGlite). A message to the worker answered by PGlite directly would miss a
- * stuck socket server or queue, and would run inside whatever transaction the server's connection has
- * open. The connection is kept between probes (opening one cost the idle server ~70 ms of CPU across
- * its threads every probe) and dropped after any probe that was not answered.
+ * One probe: `SELECT 1` through the server's own Prisma client, the path every query takes (its pool
+ * connection, the socket server, its query queue, PGlite), answered, silent within `timeoutMs`, or the
+ * error it failed with. Not a connection of its own: pglite-socket runs every connection on PGlite's one
+ * session and interleaves their messages, so a second connection's simple query between another's
+ * Parse and Bind drops its unnamed prepared statement ("unnamed prepared statement does not exist").
+ * A message to the worker answered by PGlite directly would miss a stuck socket server or queue.
  */
-class ThreadProbe {
-  private client: Client | undefined
-
-  constructor(
-    private readonly folder: string,
-    private readonly port: number,
-  ) {}
-
-  /** `SELECT 1` within `timeoutMs`: answered, silent, or the error it failed with. */
-  async run(timeoutMs: number): Promise<'answered' | 'silent' | Error> {
-    let client = this.client
-    const opening = !client
-    if (!client) {
-      client = new Client({ host: this.folder, port: this.port, user: 'postgres', database: 'template1' })
-      // A connection the thread drops is a probe's failure (the next probe opens another), not the process's.
-      client.on('error', () => {
-        if (this.client === client) this.client = undefined
-      })
-      this.client = client
-    }
-    const asked = client
-    let timer: Timer | undefined
-    const silent = new Promise<'silent'>((resolve) => {
-      timer = setTimeout(() => resolve('silent'), timeoutMs)
-      timer.unref()
-    })
-    const answer = (async () => {
-      if (opening) await asked.connect()
-      await asked.query('SELECT 1')
-      return 'answered' as const
-    })().catch((error: Error) => error)
-    try {
-      const result = await Promise.race([answer, silent])
-      if (result !== 'answered') this.drop()
-      return result
-    } finally {
-      clearTimeout(timer)
-    }
-  }
-
-  /** Ends the kept connection (not awaited: on a stuck thread it ends only when the thread is ended). */
-  drop(): void {
-    this.client?.end().catch(() => {})
-    this.client = undefined
+async function probeThread(prisma: PrismaClient, timeoutMs: number): Promise<'answered' | 'silent' | Error> {
+  let timer: Timer | undefined
+  const silent = new Promise<'silent'>((resolve) => {
+    timer = setTimeout(() => resolve('silent'), timeoutMs)
+    timer.unref()
+  })
+  const answer = prisma.$queryRawUnsafe('SELECT 1').then(
+    () => 'answered' as const,
+    (error: Error) => error,
+  )
+  try {
+    return await Promise.race([answer, silent])
+  } finally {
+    clearTimeout(timer)
   }
 }
 
@@ -348,7 +318,6 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
   const probeTimeoutMs = options.threadProbe?.timeoutMs ?? DATABASE_THREAD_PROBE_TIMEOUT_MS
   let failures = 0
   let probeTimer: Timer | undefined
-  const prober = new ThreadProbe(folder, port)
   const nextProbe = () => {
     if (closing) return
     probeTimer = setTimeout(probe, probeEveryMs)
@@ -358,7 +327,7 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
     const probed = thread
     if (restarting) failures = 0 // failures of the thread being replaced do not count against the next
     if (restarting || migrating > 0) return nextProbe()
-    const result = await prober.run(probeTimeoutMs)
+    const result = await probeThread(prisma, probeTimeoutMs)
     // Judged only if nothing changed meanwhile: a closed database, a thread already ended or replaced.
     if (closing || restarting || migrating > 0 || probed !== thread) return nextProbe()
     if (result === 'answered') {
@@ -385,7 +354,6 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
     async close() {
       closing = true
       clearTimeout(probeTimer)
-      prober.drop()
       await prisma.$disconnect()
       await thread.ask({ type: 'close' }, 30_000)
       thread.worker.terminate()
