@@ -164,11 +164,15 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
     if (cached) resolutions.delete(key)
     const resolved = await resolveUncached(where, principal, label)
     if (resolved.kind === 'ok') {
-      if (resolutions.size >= MAX_RESOLVE_CACHE_ENTRIES) {
-        const oldest = resolutions.keys().next().value
-        if (oldest !== undefined) resolutions.delete(oldest)
+      const now = Date.now()
+      // Entries sit in the order they were made: expired ones go from the front, so the map holds about
+      // the last RESOLVE_CACHE_MS of resolutions (1,000 cold reads of distinct documents left 1,000
+      // entries behind for good), and forgetResolutions' walk stays short.
+      for (const [oldKey, entry] of resolutions) {
+        if (now - entry.at < RESOLVE_CACHE_MS && resolutions.size < MAX_RESOLVE_CACHE_ENTRIES) break
+        resolutions.delete(oldKey)
       }
-      resolutions.set(key, { value: resolved.value, at: Date.now() })
+      resolutions.set(key, { value: resolved.value, at: now })
     }
     return resolved
   }
