@@ -1,9 +1,11 @@
 /**
  * POST /mcp: stateless Streamable HTTP. Each request gets a fresh McpServer (tools registered for the
  * caller's scopes) and a fresh transport answering with JSON (or SSE when the request asks for progress);
- * both are closed once the answer is out. The stdio session's server is built here too (with subscriptions).
- * What does not depend on the caller (the JSON Schema validator, the tools/list answer per scope set) is
- * built once per module and shared by those servers.
+ * both are closed once the answer is out. Two requests skip them, answered here with the SDK's bytes: a
+ * single plain tools/list (from the list it built once per scope set) and a single plain tools/call
+ * (the handler the server would register, run directly). The stdio session's server is built here too
+ * (with subscriptions). What does not depend on the caller (the JSON Schema validator, the tools/list
+ * answer per scope set) is built once per module and shared by those servers.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
