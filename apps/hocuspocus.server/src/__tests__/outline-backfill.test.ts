@@ -5,7 +5,9 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, type OutlineNode } from '@collab/doc-schema'
+import { outlineCandidates, startOutlineBackfill } from '../documents/outline-backfill.ts'
 import { writeStoredOutline } from '../documents/store.ts'
+import { createLogger } from '../logger.ts'
 import { DATABASE_KIND } from './helpers/database.ts'
 import { paragraph } from './helpers/documents.ts'
 import { call, connectClient, mcpUrlOf } from './helpers/mcp.ts'
@@ -41,6 +43,40 @@ describe(`stored outlines given sizes at start (${DATABASE_KIND})`, () => {
     if (created.kind === 'error') throw new Error(created.message)
     return created.value
   }
+
+  // First in the file: the pass started below must not meet one a restart started.
+  test('a pass over outlines that all have sizes rewrites nothing; the one whose sizes are taken out is found and rewritten', async () => {
+    const docs = [
+      await create('Sized one', '## A\n\nalpha'),
+      await create('Sized two', '## B\n\nbeta\n\n### C\n\ngamma'),
+      await create('Sized three', 'no heading here'),
+    ]
+    const outlines = await Promise.all(docs.map(async (doc) => (await stored(doc.room)).outline))
+    const pass = () =>
+      startOutlineBackfill({ prisma: s.server.services.db.prisma, logger: createLogger('silent') }).done
+    expect(await pass()).toBe(0)
+
+    await setOutline(docs[1]!.room, withoutSizes(outlines[1]!))
+    expect(await pass()).toBe(1)
+    expect((await stored(docs[1]!.room)).outline).toEqual(outlines[1]!)
+    for (const [i, doc] of docs.entries()) expect((await stored(doc.room)).outline).toEqual(outlines[i]!)
+    expect(await pass()).toBe(0)
+  }, 60_000)
+
+  test('the candidates are read from the partial index, not by walking every stored outline', async () => {
+    // Without sequential scans the planner still has the primary key, which walks every row; it can take
+    // the partial index only while the query's condition is the index's (the same expression, inline).
+    const plan = await s.server.services.db.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`SET LOCAL enable_seqscan = off`
+      return tx.$queryRaw<Array<{ 'QUERY PLAN': string }>>`EXPLAIN ${outlineCandidates(
+        '00000000-0000-0000-0000-000000000000',
+        200,
+      )}`
+    })
+    const text = plan.map((row) => row['QUERY PLAN']).join('\n')
+    expect(text).toContain('document_states_outline_lacks_sizes_idx')
+    expect(text).not.toContain('document_states_pkey')
+  }, 60_000)
 
   test('an outline without sizes, or none, is rewritten from the snapshot at the next start, and a cold get_outline then answers from it', async () => {
     const markdown = '## First\n\nalpha beta\n\n### Nested\n\ngamma\n\n## Second\n\n- one\n- two'

@@ -4,13 +4,14 @@
  * edited since has it from its title and search refresh, one never edited again would only be matched by
  * the older word search for ever. At start, each such document is read as a cold read is (the snapshot,
  * then the update log) and its title and search columns written, one at a time with a pause between, so
- * a large backlog never holds the server (on PGlite, its only thread) for long. Documents loaded by
- * Hocuspocus are read live.
+ * a large backlog never holds the server (on PGlite, its only thread) for long (the loop: paced-pass.ts).
+ * Documents loaded by Hocuspocus are read live.
  */
 import { FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import type { PrismaClient } from '../db/generated/client.ts'
 import type { Logger } from '../logger.ts'
+import { type PacedPass, startPacedPass } from './paced-pass.ts'
 import { MAX_FIND_TEXT_CHARS } from './search.ts'
 import { applyStored, type DocumentsService } from './service.ts'
 import { writeDerived } from './store.ts'
@@ -20,11 +21,7 @@ export const SEARCH_BACKFILL_BATCH = 20
 /** Pause after each document (ms): the server answers its editors and agents in between. */
 export const SEARCH_BACKFILL_PAUSE_MS = 20
 
-export type SearchBackfill = {
-  /** Resolves with the number of documents filled once none is left (or the backfill was stopped). */
-  done: Promise<number>
-  stop(): Promise<void>
-}
+export type SearchBackfill = PacedPass
 
 export function startSearchBackfill(deps: {
   prisma: PrismaClient
@@ -33,28 +30,6 @@ export function startSearchBackfill(deps: {
   live: (room: string) => Y.Doc | undefined
   logger: Logger
 }): SearchBackfill {
-  let stopped = false
-  const run = async (): Promise<number> => {
-    let filled = 0
-    // Keyset by id: a document that cannot be filled (deleted meanwhile, a failure) is not asked again.
-    let after = '00000000-0000-0000-0000-000000000000'
-    while (!stopped) {
-      const rows = await deps.prisma.$queryRaw<Array<{ id: string; room: string }>>`
-        SELECT id::text AS id, room FROM documents
-         WHERE search_text IS NULL AND deleted_at IS NULL AND id > ${after}::uuid
-         ORDER BY id LIMIT ${SEARCH_BACKFILL_BATCH}`
-      if (rows.length === 0) break
-      for (const row of rows) {
-        if (stopped) break
-        after = row.id
-        if (await fill(row)) filled++
-        await Bun.sleep(SEARCH_BACKFILL_PAUSE_MS)
-      }
-    }
-    if (filled > 0) deps.logger.info({ filled }, 'search columns filled for documents stored before them')
-    return filled
-  }
-
   const fill = async (row: { id: string; room: string }): Promise<boolean> => {
     const live = deps.live(row.room)
     const doc = live ?? new Y.Doc()
@@ -82,18 +57,19 @@ export function startSearchBackfill(deps: {
     }
   }
 
-  const done = run().catch((error: Error) => {
-    deps.logger.warn(
-      { err: error.message },
-      'search backfill stopped by a failure; it runs again at the next start',
-    )
-    return 0
-  })
-  return {
-    done,
-    async stop() {
-      stopped = true
-      await done
+  return startPacedPass({
+    name: 'search backfill',
+    logger: deps.logger,
+    batch: SEARCH_BACKFILL_BATCH,
+    pauseMs: SEARCH_BACKFILL_PAUSE_MS,
+    next: (afterId, batch) => deps.prisma.$queryRaw<Array<{ id: string; room: string }>>`
+      SELECT id::text AS id, room FROM documents
+       WHERE search_text IS NULL AND deleted_at IS NULL AND id > ${afterId}::uuid
+       ORDER BY id LIMIT ${batch}`,
+    handle: fill,
+    report({ done }) {
+      if (done > 0)
+        deps.logger.info({ filled: done }, 'search columns filled for documents stored before them')
     },
-  }
+  })
 }
