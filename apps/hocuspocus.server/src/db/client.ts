@@ -14,6 +14,7 @@ import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@p
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import { PrismaClient } from './generated/client.ts'
 import type { WorkerOpen, WorkerReply, WorkerWedge } from './pglite-worker.ts'
+import { CONTENT_TRANSACTION } from './transactions.ts'
 
 export type Database = {
   prisma: PrismaClient
@@ -154,13 +155,13 @@ export const DATABASE_THREAD_PROBE_MS = 5_000
 /**
  * How long a probe waits for its answer before the thread is taken for stuck and ended. Generous on
  * purpose: PGlite runs one query at a time and pglite-socket keeps an open transaction's queries together,
- * so the probe waits behind the query running now and behind a whole interactive transaction (Prisma ends
- * those after 5 s). The longest legitimate holds seen are ~100 ms (a 5 MiB document's compaction) to
- * seconds (VACUUM of a large table); ending a thread in the middle of a legitimate query would fail it,
- * and the same query would be ended again on every retry, while a stuck thread noticed 30 s late only
- * delays a recovery that otherwise never came.
+ * so the probe waits behind the query running now and behind a whole interactive transaction (at most
+ * CONTENT_TRANSACTION.timeout, else Prisma's 5 s). The longest legitimate holds seen are ~100 ms (a 5 MiB
+ * document's compaction) to seconds (a 20 MiB import, VACUUM of a large table); ending a thread in the
+ * middle of a legitimate query would fail it, and the same query would be ended again on every retry,
+ * while a stuck thread noticed a minute late only delays a recovery that otherwise never came.
  */
-export const DATABASE_THREAD_PROBE_TIMEOUT_MS = 30_000
+export const DATABASE_THREAD_PROBE_TIMEOUT_MS = 2 * CONTENT_TRANSACTION.timeout
 /** Probes answered with an error (not silence) in a row before the thread is ended and started again. */
 export const DATABASE_THREAD_PROBE_FAILURES = 3
 

@@ -20,6 +20,7 @@ import type { Principal } from '../auth/tokens.ts'
 import { Prisma, type PrismaClient } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
+import { CONTENT_TRANSACTION } from '../db/transactions.ts'
 import { ok, type Result, refuse } from '../errors.ts'
 import { type Access, decideAccess, type Whose } from './access.ts'
 import { MAX_FIND_TEXT_CHARS } from './search.ts'
@@ -231,7 +232,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
           })
           await storeContent(tx, created.id, { state, title, text, outline })
           return created
-        })
+        }, CONTENT_TRANSACTION)
         return ok(document)
       } catch (error) {
         if ((error as { code?: string }).code === 'P2002') continue // slug taken: retry with another tail
@@ -517,7 +518,10 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
       content: StoredContent,
       options: StoreOptions = {},
     ): Promise<{ bytes: number }> {
-      const stored = await prisma.$transaction((tx) => storeContent(tx, documentId, content, options))
+      const stored = await prisma.$transaction(
+        (tx) => storeContent(tx, documentId, content, options),
+        CONTENT_TRANSACTION,
+      )
       forgetResolutions(documentId) // the title may have changed
       return stored
     },
