@@ -109,17 +109,7 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
     )
 
     // The person puts the cursor at the end of "Ship the editor." and types.
-    await page.evaluate(() => {
-      const paragraph = Array.from(document.querySelectorAll('.ProseMirror p')).find(
-        (p) => p.textContent === 'Ship the editor.',
-      )
-      const range = document.createRange()
-      range.selectNodeContents(paragraph!)
-      range.collapse(false)
-      const selection = getSelection()!
-      selection.removeAllRanges()
-      selection.addRange(range)
-    })
+    await caretAtEnd(page, '.ProseMirror p', { text: 'Ship the editor.' })
     await page.keyboard.type(' Typed by Alice')
 
     // The chat beside it is the Goals heading's (the cursor is in that section): Alice posts there.
@@ -138,16 +128,7 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
       10_000,
       'the posted message',
     )
-    await page.evaluate(() => {
-      const paragraph = Array.from(document.querySelectorAll('.ProseMirror p')).find((p) =>
-        p.textContent?.startsWith('Ship the editor.'),
-      )
-      const range = document.createRange()
-      range.selectNodeContents(paragraph!)
-      range.collapse(false)
-      getSelection()!.removeAllRanges()
-      getSelection()!.addRange(range)
-    })
+    await caretAtEnd(page, '.ProseMirror p', { startsWith: 'Ship the editor.' })
 
     // Meanwhile an agent, as Alice over MCP, rewrites the start of the same paragraph.
     const agent = await connectClient(mcpUrlOf(server), alice.token)
@@ -415,17 +396,7 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
     await page.waitForFunction(() =>
       document.querySelector('.ProseMirror')?.textContent?.includes('Typing here.'),
     )
-    await page.evaluate(() => {
-      ;(document.querySelector('.ProseMirror') as HTMLElement).focus()
-      const paragraph = Array.from(document.querySelectorAll('.ProseMirror p')).find(
-        (p) => p.textContent === 'Typing here.',
-      )
-      const range = document.createRange()
-      range.selectNodeContents(paragraph!)
-      range.collapse(false)
-      getSelection()!.removeAllRanges()
-      getSelection()!.addRange(range)
-    })
+    await caretAtEnd(page, '.ProseMirror p', { text: 'Typing here.' })
     await page.keyboard.type(' One')
     const agent = await connectClient(mcpUrlOf(server), owner.token)
     try {
@@ -492,8 +463,9 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
       await page.waitForFunction(() =>
         document.querySelector('.ProseMirror')?.textContent?.includes('Next steps'),
       )
-      await page.click('.ProseMirror h1')
-      await page.keyboard.press('End')
+      // The caret at the end of the title (a click at its middle could land in the paragraph below
+      // while the page was still laying out: the typing went there once).
+      await caretAtEnd(page, '.ProseMirror h1', { text: 'Welcome' })
       await page.keyboard.type(' to our team')
       await eventually(
         async () => expect(await editorText(page)).toContain('Welcome to our team'),
@@ -508,3 +480,27 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
     }
   }, 120_000)
 })
+
+/**
+ * Puts the caret at the end of the first element matching `selector` whose text is `match.text` (or starts
+ * with `match.startsWith`), with the editor focused: where a person clicking after its last word puts it.
+ */
+async function caretAtEnd(page: Page, selector: string, match: { text?: string; startsWith?: string }) {
+  await page.evaluate(
+    (selector, text, prefix) => {
+      const element = Array.from(document.querySelectorAll(selector)).find((e) =>
+        text !== null ? e.textContent === text : e.textContent?.startsWith(prefix ?? '') === true,
+      )
+      if (!element) throw new Error(`no ${selector} with that text in the editor`)
+      ;(document.querySelector('.ProseMirror') as HTMLElement).focus()
+      const range = document.createRange()
+      range.selectNodeContents(element)
+      range.collapse(false)
+      getSelection()!.removeAllRanges()
+      getSelection()!.addRange(range)
+    },
+    selector,
+    match.text ?? null,
+    match.startsWith ?? null,
+  )
+}
