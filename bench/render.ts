@@ -16,7 +16,9 @@ const results = JSON.parse(readFileSync(join(ROOT, 'bench/results/latest.json'),
   rows: Row[]
 }
 if (results.mode !== 'full') {
-  console.error(`bench/results/latest.json is from a ${results.mode} run: the report is written from full runs.`)
+  console.error(
+    `bench/results/latest.json is from a ${results.mode} run: the report is written from full runs.`,
+  )
   process.exit(1)
 }
 const notes = readFileSync(join(ROOT, 'bench/notes.md'), 'utf8')
