@@ -1,13 +1,11 @@
 /**
  * `bun run db:new-migration NAME`: writes prisma/migrations/<timestamp>_<name>/migration.sql with the SQL
- * that takes the existing migrations to prisma/schema.prisma. Uses an in-memory PGlite as the shadow
- * database, so it needs neither a database server nor Prisma's native engine.
+ * that takes the existing migrations to prisma/schema.prisma. Uses in-memory PGlites (the shadow database
+ * too, with the server's extensions), so it needs neither a database server nor Prisma's native engine.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
-import { PrismaPGlite } from 'pglite-prisma-adapter'
-import { PGLITE_EXTENSIONS } from '../src/db/client.ts'
+import { openDiffDatabases } from '../src/db/client.ts'
 import { diffSchemaAgainstMigrations, MIGRATIONS_DIR } from '../src/db/migrations.ts'
 
 const raw = process.argv[2]
@@ -25,9 +23,9 @@ if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) {
   process.exit(2)
 }
 
-const shadow = await PGlite.create({ extensions: PGLITE_EXTENSIONS })
+const databases = await openDiffDatabases()
 try {
-  const sql = await diffSchemaAgainstMigrations(new PrismaPGlite(shadow), {
+  const sql = await diffSchemaAgainstMigrations(databases.adapterFactory, {
     onWarning: (m) => process.stderr.write(`schema engine: ${m}\n`),
   })
   if (!sql) {
@@ -49,5 +47,5 @@ try {
     `Wrote ${join(dir, 'migration.sql')}\nReview it, then apply with: bun run db:migrate\n`,
   )
 } finally {
-  await shadow.close()
+  await databases.close()
 }
