@@ -219,30 +219,40 @@ function asksForProgress(body: unknown): boolean {
 
 /**
  * The most frequent request, a single plain tools/list, answered from the known list without an MCP
- * server and transport (this answer is one JSON.stringify). Only
- * when every check the SDK's transport makes would pass (Accept, Content-Type, protocol version, a
- * well-formed JSON-RPC request): anything else, including every error, goes to the SDK. The answer is
- * the one the SDK gives (tested equal).
+ * server and transport. Only when every check the SDK's transport makes would pass (Accept,
+ * Content-Type, protocol version, a well-formed JSON-RPC request): anything else, including every
+ * error, goes to the SDK. The answer is the one the SDK gives (tested equal).
  */
 function answerToolListFromCache(
   request: Request,
   body: unknown,
   list: ListToolsResult,
 ): Response | undefined {
-  if (!isObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/list') return undefined
+  const plain = plainRequest(request, body, 'tools/list')
+  if (!plain) return undefined
+  const { params } = plain
+  if (params !== undefined && !(isObject(params) && Object.keys(params).length === 0)) return undefined
+  return resultResponse(list, plain.id)
+}
+
+/**
+ * A single JSON-RPC request for `method` that the SDK's transport would accept as it is: its headers
+ * (Accept, Content-Type, protocol version), an id it echoes, and no member besides jsonrpc, id, method
+ * and params. Undefined for anything else (the SDK answers it, refusals included).
+ */
+function plainRequest(
+  request: Request,
+  body: unknown,
+  method: string,
+): { id: string | number; params: unknown } | undefined {
+  if (!isObject(body) || body.jsonrpc !== '2.0' || body.method !== method) return undefined
   const { id, params } = body
   if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return undefined
   if (
     Object.keys(body).some((key) => key !== 'jsonrpc' && key !== 'id' && key !== 'method' && key !== 'params')
   )
     return undefined
-  if (params !== undefined && !(isObject(params) && Object.keys(params).length === 0)) return undefined
-  if (!transportWouldAccept(request)) return undefined
-  // The bytes of JSON.stringify({ result: list, jsonrpc: '2.0', id }), with the list serialised once.
-  return new Response(`{"result":${serialisedList(list)},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`, {
-    status: 200,
-    headers: { 'Content-Type': 'application/json' },
-  })
+  return transportWouldAccept(request) ? { id, params } : undefined
 }
 
 /** The checks the SDK's transport makes of a POST's headers (Accept, Content-Type, protocol version). */
@@ -254,10 +264,6 @@ function transportWouldAccept(request: Request): boolean {
   const version = request.headers.get('mcp-protocol-version')
   return version === null || SUPPORTED_PROTOCOL_VERSIONS.includes(version)
 }
-
-/** A JSON-RPC id the SDK accepts and this route can echo as it does. */
-const isPlainId = (id: unknown): id is string | number =>
-  typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id))
 
 /**
  * A single plain tool call (no progress token, no task, nothing but name and arguments) answered without
@@ -272,31 +278,21 @@ async function answerToolCallDirectly(
   body: unknown,
   callDirectly: DirectToolCall,
 ): Promise<Response | undefined> {
-  if (!isObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return undefined
-  const { id, params } = body
-  if (!isPlainId(id) || !isObject(params) || typeof params.name !== 'string') return undefined
-  if (
-    Object.keys(body).some((key) => key !== 'jsonrpc' && key !== 'id' && key !== 'method' && key !== 'params')
-  )
-    return undefined
+  const plain = plainRequest(request, body, 'tools/call')
+  if (!plain) return undefined
+  const { id, params } = plain
+  if (!isObject(params) || typeof params.name !== 'string') return undefined
   if (Object.keys(params).some((key) => key !== 'name' && key !== 'arguments')) return undefined
   const args = params.arguments ?? {}
-  if (!isObject(args) || !transportWouldAccept(request)) return undefined
+  if (!isObject(args)) return undefined
   const result = await callDirectly(params.name, args)
   if (!result) return undefined
-  const headers = { 'Content-Type': 'application/json' }
-  // The bytes of JSON.stringify({ result, jsonrpc: '2.0', id }), for a result seen before (a kept
-  // answer's, tools/answer.ts) from its bytes made once: serialising and encoding a 30 KB text took
-  // longer than the rest of the call.
-  const head = serialisedResults.get(result)
-  if (head) return new Response(withId(head, id), { status: 200, headers })
+  // A kept answer's result (frozen, tools/answer.ts) was checked when it was first serialised.
+  if (serialisedResults.has(result)) return resultResponse(result, id)
   // What the SDK's Server does with a tool's result before sending it (server/index.js).
   const checked = safeParse(CallToolResultSchema, result)
-  if (checked.success && Object.isFrozen(result)) {
-    const made = new TextEncoder().encode(`{"result":${JSON.stringify(checked.data)},"jsonrpc":"2.0","id":`)
-    serialisedResults.set(result, made)
-    return new Response(withId(made, id), { status: 200, headers })
-  }
+  if (checked.success && Object.isFrozen(result))
+    return resultResponse(result, id, () => JSON.stringify(checked.data))
   const message = checked.success
     ? { result: checked.data, jsonrpc: '2.0', id }
     : {
@@ -310,37 +306,34 @@ async function answerToolCallDirectly(
           ).message,
         },
       }
-  return new Response(JSON.stringify(message), { status: 200, headers })
+  return new Response(JSON.stringify(message), { status: 200, headers: JSON_HEADERS })
 }
 
-/**
- * The UTF-8 JSON of each frozen tool result answered directly, up to its id: a kept answer's result is one frozen object
- * for as long as its tool keeps the answer (tools/answer.ts), and the entry goes with it.
- */
-const serialisedResults = new WeakMap<CallToolResult, Uint8Array>()
+const JSON_HEADERS = { 'Content-Type': 'application/json' }
 
-/** A serialised answer's head (everything before the id) followed by the id and the closing brace. */
-function withId(head: Uint8Array, id: string | number): Uint8Array<ArrayBuffer> {
+/**
+ * The UTF-8 JSON of a result that does not change while it is answered, up to its id: a tool list (built
+ * once per scope set) or a kept answer's frozen result (the same object while its tool keeps it). Made
+ * once: serialising and encoding a 30 KB outline took longer than the rest of the call.
+ */
+const serialisedResults = new WeakMap<object, Uint8Array>()
+
+/** The bytes of JSON.stringify({ result, jsonrpc: '2.0', id }), with `result` serialised once. */
+function resultResponse(
+  result: object,
+  id: string | number,
+  json: () => string = () => JSON.stringify(result),
+): Response {
+  let head = serialisedResults.get(result)
+  if (!head) {
+    head = new TextEncoder().encode(`{"result":${json()},"jsonrpc":"2.0","id":`)
+    serialisedResults.set(result, head)
+  }
   const tail = new TextEncoder().encode(`${JSON.stringify(id)}}`)
   const bytes = new Uint8Array(head.length + tail.length)
   bytes.set(head)
   bytes.set(tail, head.length)
-  return bytes
-}
-
-/**
- * Each known tool list as JSON, made once: serialising the ~10 KB list was ~45% of a cached tools/list
- * answer's time (the lists are built once per scope set and never change while the process runs).
- */
-const serialisedLists = new WeakMap<ListToolsResult, string>()
-
-function serialisedList(list: ListToolsResult): string {
-  let json = serialisedLists.get(list)
-  if (json === undefined) {
-    json = JSON.stringify(list)
-    serialisedLists.set(list, json)
-  }
-  return json
+  return new Response(bytes, { status: 200, headers: JSON_HEADERS })
 }
 
 /** True when every message is tools/list, ping or a notification: nothing that needs a registered tool. */

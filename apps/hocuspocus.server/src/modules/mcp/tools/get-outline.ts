@@ -4,9 +4,8 @@
  */
 
 import type { OutlineNode } from '@collab/doc-schema'
-import { ok, type Result } from '../../../errors.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
-import { pageFromStart, type StartPage } from '../paging/start-paging.ts'
+import { pageFromStart } from '../paging/start-paging.ts'
 import { renderOutput } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
 import { outlineLines, outlineSizeLine } from '../render/outline.ts'
@@ -40,35 +39,30 @@ export const getOutline = defineTool({
     const key = `${first}\n${slug}\n${resolved.access.whose}`
     const kept = rendered.answers.get(key)
     if (kept) return kept
-    const page = outlinePage(rendered, first)
-    if (page.kind === 'error') return page
+    const page = pageFromStart(rendered.lines, first, HEADINGS, notes.outlineTruncated)
+    if (page.kind === 'error') return page // a start past the end: a refusal, not kept
     const source = { kind: 'outline', slug, whose: resolved.access.whose } as const
     const answer: KeptAnswer = {
       kind: 'kept',
       text: renderOutput({
-        before: [page.value.sizeLine],
+        before: [rendered.sizeLine],
         source,
         body: page.value.body,
         notes: page.value.notes,
       }),
     }
-    if (rendered.answers.size < MAX_KEPT_PAGES) rendered.answers.set(key, answer)
+    if (rendered.answers.size < MAX_KEPT_ANSWERS) rendered.answers.set(key, answer)
     return answer
   },
 })
 
-type OutlinePage = Result<StartPage & { sizeLine: string }>
+const HEADINGS = { one: 'heading', many: 'headings' }
 
 /**
- * What is kept of one outline array: its lines and size line, rendered once, the pages asked for, and
- * the whole answers given (by page, slug as asked and whose).
+ * What is kept of one outline array: its lines and size line, rendered once, and the whole answers given
+ * (by page, slug as asked and whose).
  */
-type RenderedOutline = {
-  lines: string[]
-  sizeLine: string
-  pages: Map<number, OutlinePage>
-  answers: Map<string, KeptAnswer>
-}
+type RenderedOutline = { lines: string[]; sizeLine: string; answers: Map<string, KeptAnswer> }
 
 /**
  * Kept per outline array: a live document's outline memo answers the same array while the document is
@@ -82,28 +76,11 @@ const renderedOutlines = new WeakMap<readonly OutlineNode[], RenderedOutline>()
 function renderedOf(outline: readonly OutlineNode[]): RenderedOutline {
   let rendered = renderedOutlines.get(outline)
   if (!rendered) {
-    rendered = {
-      lines: outlineLines(outline),
-      sizeLine: outlineSizeLine(outline),
-      pages: new Map(),
-      answers: new Map(),
-    }
+    rendered = { lines: outlineLines(outline), sizeLine: outlineSizeLine(outline), answers: new Map() }
     renderedOutlines.set(outline, rendered)
   }
   return rendered
 }
 
-function outlinePage(rendered: RenderedOutline, first: number): OutlinePage {
-  let page = rendered.pages.get(first)
-  if (!page) {
-    const unit = { one: 'heading', many: 'headings' }
-    const walked = pageFromStart(rendered.lines, first, unit, notes.outlineTruncated)
-    page = walked.kind === 'error' ? walked : ok({ ...walked.value, sizeLine: rendered.sizeLine })
-    // A few pages per outline at most are asked for; a start past the end is a refusal, not kept.
-    if (page.kind === 'ok' && rendered.pages.size < MAX_KEPT_PAGES) rendered.pages.set(first, page)
-  }
-  return page
-}
-
-/** Pages (and answers) kept per outline array (an agent pages an outline from its start: a handful at most). */
-const MAX_KEPT_PAGES = 16
+/** Answers kept per outline array (an agent pages an outline from its start: a handful at most). */
+const MAX_KEPT_ANSWERS = 16
