@@ -4,12 +4,13 @@
  * Bun.serve handler answering the same bytes, and edit_blocks → a connected provider seeing the change.
  */
 
+import { storeAsPersisted } from '../../apps/hocuspocus.server/src/__tests__/helpers/documents.ts'
 import { call, connectClient, mcpUrlOf } from '../../apps/hocuspocus.server/src/__tests__/helpers/mcp.ts'
 import { connectProvider } from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
 import { startFreshServer, userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
 import { SEARCH_REFRESH_MS } from '../../apps/hocuspocus.server/src/collab/store-policy.ts'
 import type { RunningServer } from '../../apps/hocuspocus.server/src/server.ts'
-import { FRAGMENT_NAME, readOutline, readPlainText, readTitle } from '../../packages/doc-schema/src/index.ts'
+import { FRAGMENT_NAME } from '../../packages/doc-schema/src/index.ts'
 import { Y } from '../deps.ts'
 import type { Fixture } from './fixtures.ts'
 import { percentile, summarize } from './stats.ts'
@@ -26,15 +27,9 @@ export async function createFixtureDocument(
   if (created.kind === 'error') throw new Error(created.message)
   const doc = new Y.Doc()
   Y.applyUpdate(doc, state)
-  const fragment = doc.getXmlFragment(FRAGMENT_NAME) as never
   // With its outline, as the store step saves one: without it, the outline backfill at the next start
   // decoded every fixture (a 5 MiB one held ~200 MB more RSS for ~15 s, counted as "idle" by the peer rows).
-  await server.services.documents.storeState(created.value.id, {
-    state,
-    title: readTitle(fragment),
-    text: readPlainText(fragment),
-    outline: readOutline(fragment),
-  })
+  await storeAsPersisted(server, created.value.id, state, doc.getXmlFragment(FRAGMENT_NAME))
   doc.destroy()
   return created.value
 }

@@ -3,6 +3,7 @@ import {
   appendMarkdown,
   createDocumentUpdate,
   FRAGMENT_NAME,
+  readOutline,
   readPlainText,
   readTitle,
 } from '@collab/doc-schema'
@@ -71,13 +72,28 @@ export async function buildDocument(
   Y.applyUpdate(doc, base.value)
   const fragment = doc.getXmlFragment(FRAGMENT_NAME)
   doc.transact(() => build(fragment))
-  await server.services.documents.storeState(created.value.id, {
-    state: Y.encodeStateAsUpdate(doc),
-    title: readTitle(fragment),
-    text: readPlainText(fragment),
-  })
+  await storeAsPersisted(server, created.value.id, Y.encodeStateAsUpdate(doc), fragment)
   doc.destroy()
   return created.value
+}
+
+/**
+ * Stores `state` (whose content `fragment` holds) for a document with its title, search text and outline,
+ * as the store step saves them: without the outline, a cold get_outline decodes the state, and the
+ * outline backfill rewrites it at the next start.
+ */
+export async function storeAsPersisted(
+  server: RunningServer,
+  documentId: string,
+  state: Uint8Array,
+  fragment: Y.XmlFragment,
+): Promise<void> {
+  await server.services.documents.storeState(documentId, {
+    state,
+    title: readTitle(fragment),
+    text: readPlainText(fragment),
+    outline: readOutline(fragment),
+  })
 }
 
 /** Appends Markdown to a fragment; a refusal is a broken test, so it throws. */
