@@ -9,8 +9,11 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import {
   CallToolResultSchema,
+  EmptyResultSchema,
+  ErrorCode,
   type LoggingMessageNotification,
   LoggingMessageNotificationSchema,
+  McpError,
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js'
 import { connectInMemory, mcpUrlOf, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
@@ -200,4 +203,31 @@ describe('logging/setLevel over stdio (one session)', () => {
       await session.close()
     }
   })
+})
+
+describe('logging/setLevel with a level that does not exist', () => {
+  // Caught: the SDK's schema refused it as -32603 (Internal error) with a raw zod dump, which tells the
+  // caller neither that its input was wrong nor what it may send.
+  const badLevel = (target: Client) =>
+    target
+      .request({ method: 'logging/setLevel', params: { level: 'loud' } }, EmptyResultSchema)
+      .then(() => null)
+      .catch((error: McpError) => error)
+
+  for (const [transport, connect] of [
+    ['HTTP', async () => (await mcp.user('kai')).client],
+    ['stdio', () => connectInMemory(server, token)],
+  ] as const) {
+    test(`over ${transport}: -32602 Invalid params naming the valid levels`, async () => {
+      const target = await connect()
+      const error = await badLevel(target)
+      expect(error).toBeInstanceOf(McpError)
+      expect(error!.code).toBe(ErrorCode.InvalidParams)
+      expect(error!.message).toContain(
+        'level: "loud" is not a log level; use one of debug, info, notice, warning, error, critical, alert, emergency',
+      )
+      expect(error!.message).not.toContain('invalid_value') // no zod issue list
+      if (transport === 'stdio') await target.close()
+    })
+  }
 })

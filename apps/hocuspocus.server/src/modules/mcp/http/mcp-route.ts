@@ -16,11 +16,12 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   type ListToolsResult,
+  LoggingLevelSchema,
   McpError,
-  SetLevelRequestSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import { z } from 'zod'
 import { registerPrompts } from '../prompts/prompts.ts'
 import { INSTRUCTIONS } from '../render/instructions.ts'
 import { registerDocumentResources } from '../resources/documents.ts'
@@ -47,6 +48,21 @@ export function createSharedServerParts(): SharedServerParts {
     toolLists: new Map(),
     logLevels: new RememberedLogLevels(),
   }
+}
+
+/** logging/setLevel with whatever params it carries (checked by logLevelOf). */
+const AnySetLevelRequestSchema = z.object({ method: z.literal('logging/setLevel'), params: z.unknown() })
+
+/** The level a logging/setLevel asks for, or an Invalid params error (-32602) naming the valid ones. */
+export function logLevelOf(params: unknown) {
+  const level = (params as { level?: unknown } | undefined)?.level
+  const parsed = LoggingLevelSchema.safeParse(level)
+  if (parsed.success) return parsed.data
+  const shown = level === undefined ? 'missing' : JSON.stringify(level).slice(0, 40)
+  throw new McpError(
+    ErrorCode.InvalidParams,
+    `level: ${shown} is not a log level; use one of ${LoggingLevelSchema.options.join(', ')}`,
+  )
 }
 
 /** The key of a caller's tool list in SharedServerParts.toolLists. */
@@ -78,8 +94,10 @@ export function buildMcpServer(
   const logLevel = createLogLevel(
     options.rememberLogLevel ? { levels: shared.logLevels, key: ctx.principal.tokenId } : undefined,
   )
-  server.server.setRequestHandler(SetLevelRequestSchema, (request) => {
-    logLevel.set(request.params.level)
+  // The SDK's own schema would refuse a bad level with -32603 and a raw zod dump: the method is matched
+  // with any params here, and the level checked below, so a bad one is -32602 naming the valid levels.
+  server.server.setRequestHandler(AnySetLevelRequestSchema, (request) => {
+    logLevel.set(logLevelOf(request.params))
     return {}
   })
   const caller: CallerContext = { ...ctx, logLevel }
