@@ -23,6 +23,7 @@ import Underline from '@tiptap/extension-underline'
 import { UniqueID } from '@tiptap/extension-unique-id'
 import Youtube from '@tiptap/extension-youtube'
 import type { Schema } from '@tiptap/pm/model'
+import { isHexColor } from './color.ts'
 import { newHeadingId } from './heading-id.ts'
 import { HEADING_ID_ATTR } from './limits.ts'
 import { MediaEmbed } from './media-node.ts'
@@ -80,7 +81,28 @@ export const extensions: Extensions = [
   // TipTap's default `excludes: '_'` makes `**bold `code`**` invalid; code only excludes itself.
   Code.extend({ excludes: 'code' }),
   Link.configure({ openOnClick: false, autolink: false }),
-  Highlight.configure({ multicolor: true }),
+  // A highlight's colour is written into a style attribute: `#rrggbb` only, else drawn without a colour
+  // (content stored before the server checked colours must not make a reader's page fetch anything).
+  Highlight.extend({
+    addAttributes() {
+      return {
+        color: {
+          default: null,
+          parseHTML: (element) => {
+            const color = element.getAttribute('data-color')
+            return isHexColor(color) ? color : null
+          },
+          renderHTML: (attributes) =>
+            isHexColor(attributes.color)
+              ? {
+                  'data-color': attributes.color,
+                  style: `background-color: ${attributes.color}; color: inherit`,
+                }
+              : {},
+        },
+      }
+    },
+  }).configure({ multicolor: true }),
   Subscript,
   Superscript,
   UniqueID.configure({ types: ['heading'], attributeName: HEADING_ID_ATTR, generateID: newHeadingId }),

@@ -1,3 +1,4 @@
+export { colorAttributeProblem, colorOf, isHexColor } from './color.ts'
 export {
   createDocumentUpdate,
   importedDocumentUpdate,

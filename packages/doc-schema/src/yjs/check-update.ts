@@ -25,6 +25,7 @@
  */
 import type { MarkType, NodeType } from '@tiptap/pm/model'
 import * as Y from 'yjs'
+import { colorAttributeProblem } from '../color.ts'
 import { EDITOR_TYPES_PARAM, type EditorTypes, knowsType } from '../editor-types.ts'
 import { schema } from '../extensions.ts'
 import { isHeadingId } from '../heading-id.ts'
@@ -127,7 +128,8 @@ function markProblem(key: string, value: unknown, host: NodeType): string | unde
   for (const [attr, attrValue] of Object.entries(value as Record<string, unknown>)) {
     if (!(attr in (markType.spec.attrs ?? {})))
       return `mark "${markType.name}" has no attribute "${attr.slice(0, 40)}"`
-    const problem = attributeValueProblem(attrValue)
+    // A colour reaches every reader's page as a style: `#rrggbb` only (color.ts).
+    const problem = attr === 'color' ? colorAttributeProblem(attrValue) : attributeValueProblem(attrValue)
     if (problem) return `mark "${markType.name}" attribute "${attr}" ${problem}`
   }
   return undefined
