@@ -129,6 +129,43 @@ describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
     expect((await signIn(new Browser(server.url), 'bruno', PASSWORD)).status).toBe(303)
   })
 
+  test('an older invite stops working once a newer one (or the CLI) set the password: it cannot set it again', async () => {
+    expect((await cli(server, ['user', 'add', 'carla'])).code).toBe(0)
+    const linkOf = async () => new URL((await cli(server, ['user', 'invite', 'carla'])).out.trim()).pathname
+    const older = await linkOf()
+    const newer = await linkOf()
+    const browser = new Browser(server.url)
+    const olderForm = hiddenFields(await (await browser.fetch(older)).text()) // opened before, sent after
+    const newerForm = hiddenFields(await (await browser.fetch(newer)).text())
+    expect((await browser.post(newer, { ...newerForm, password: PASSWORD, confirm: PASSWORD })).status).toBe(
+      200,
+    )
+    // The older link: refused on opening and on sending, with a page that says why and what to do.
+    const opened = await browser.fetch(older)
+    expect(opened.status).toBe(410)
+    const page = await opened.text()
+    expect(page).toContain('was replaced: the password of this account was set since it was sent')
+    expect(page).toContain('If you set it, sign in; otherwise ask whoever sent the link for a new one')
+    const STOLEN = 'the attacker picked this'
+    const sent = await browser.post(older, { ...olderForm, password: STOLEN, confirm: STOLEN })
+    expect(sent.status).toBe(410)
+    const via = { 'x-forwarded-for': '198.51.100.31' }
+    const signInVia = async (password: string) => {
+      const b = new Browser(server.url)
+      const form = hiddenFields(await (await b.fetch('/sign-in')).text())
+      return (await b.post('/sign-in', { ...form, handle: 'carla', password }, via)).status
+    }
+    expect(await signInVia(STOLEN)).toBe(401)
+    expect(await signInVia(PASSWORD)).toBe(303)
+    // The same when the operator sets the password with the CLI.
+    const pending = await linkOf()
+    const NEXT = 'set by the operator now'
+    expect(
+      (await cli(server, ['user', 'set-password', 'carla', 'pw.txt'], { 'pw.txt': `${NEXT}\n` })).code,
+    ).toBe(0)
+    expect((await browser.fetch(pending)).status).toBe(410)
+  })
+
   test('a signed-in person changes their password: the old one stops working and their other browsers are signed out', async () => {
     // Its own client address (through the loopback proxy's X-Forwarded-For): the sign-in limit is per address.
     const via = { 'x-forwarded-for': '198.51.100.20' }
@@ -155,6 +192,7 @@ describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
       via,
     )
     expect(forged.status).toBe(403)
+    const sentBefore = new URL((await cli(server, ['user', 'invite', 'bruno'])).out.trim()).pathname
     const changed = await laptop.post(
       '/account/password',
       { ...form, current: PASSWORD, password: NEW, confirm: NEW },
@@ -163,6 +201,7 @@ describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
     expect(changed.status).toBe(303)
     expect((await laptop.fetch('/apps')).status).toBe(200)
     expect((await phone.fetch('/apps')).status).toBe(303)
+    expect((await laptop.fetch(sentBefore)).status).toBe(410) // an invite sent before cannot set it back
     expect((await signInVia(new Browser(server.url), PASSWORD)).status).toBe(401)
     expect((await signInVia(new Browser(server.url), NEW)).status).toBe(303)
   })

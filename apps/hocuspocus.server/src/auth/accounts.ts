@@ -8,6 +8,12 @@ import type { PrismaClient } from '../db/generated/client.ts'
 import { ok, type Result, refuse } from '../errors.ts'
 import { hashPassword, passwordProblem } from './passwords.ts'
 
+/**
+ * Why an invite link no longer works, for the page and the refusal: it is single use, it expires, and it
+ * ends when the account's password is set by any means (another invite, the CLI, a password change).
+ */
+export const INVITE_GONE =
+  'this link is expired, was used, or was replaced: the password of this account was set since it was sent. If you set it, sign in; otherwise ask whoever sent the link for a new one'
 /** How long an invite link works; it works once. */
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000
 const INVITE_PREFIX = 'invite:'
@@ -39,7 +45,10 @@ export function redirectHostsOf(uris: readonly string[]): string[] {
 
 export function createAccountsService(prisma: PrismaClient, now: () => Date = () => new Date()) {
   return {
-    /** Sets (or replaces) a user's password and signs their browsers out. */
+    /**
+     * Sets (or replaces) a user's password, signs their browsers out and ends every invite still
+     * outstanding for them: an older link must not set the password again over the one just chosen.
+     */
     async setPassword(userId: string, password: string): Promise<Result<void>> {
       const problem = passwordProblem(password)
       if (problem) return refuse('invalid_input', `${problem}; choose another`, 'password')
@@ -52,8 +61,20 @@ export function createAccountsService(prisma: PrismaClient, now: () => Date = ()
               data: { id: newId(), accountId: userId, providerId: CREDENTIAL, userId, password: hash },
             }),
         prisma.session.deleteMany({ where: { userId } }),
+        this.endInvitesQuery(userId),
       ])
       return ok(undefined)
+    },
+
+    /** Ends every outstanding invite of this user (their password was set or changed another way). */
+    async endInvites(userId: string): Promise<number> {
+      return (await this.endInvitesQuery(userId)).count
+    },
+
+    endInvitesQuery(userId: string) {
+      return prisma.verification.deleteMany({
+        where: { identifier: { startsWith: INVITE_PREFIX }, value: userId },
+      })
     },
 
     async hasPassword(userId: string): Promise<boolean> {
@@ -98,11 +119,7 @@ export function createAccountsService(prisma: PrismaClient, now: () => Date = ()
       const problem = passwordProblem(password)
       if (problem) return refuse('invalid_input', `${problem}; choose another`, 'password')
       const user = await this.inviteUser(token)
-      const gone = refuse(
-        'not_found',
-        'invite: this link is expired or was used; ask for a new one',
-        'invite',
-      )
+      const gone = refuse('not_found', `invite: ${INVITE_GONE}`, 'invite')
       if (!user) return gone
       const deleted = await prisma.verification.deleteMany({
         where: { identifier: `${INVITE_PREFIX}${sha256(token)}` },

@@ -12,7 +12,7 @@ import type { HttpBindings } from '../http/app.ts'
 import type { Logger } from '../logger.ts'
 import { isLoopback } from '../modules/mcp/http/origin-host.ts'
 import type { AccountsService } from './accounts.ts'
-import { redirectHostsOf } from './accounts.ts'
+import { INVITE_GONE, redirectHostsOf } from './accounts.ts'
 import { AUTH_BASE_PATH, type BetterAuth, MCP_SCOPES, PEER_IP_HEADER } from './better-auth.ts'
 import { CSRF_FIELD, csrfToken, csrfValid } from './csrf.ts'
 import {
@@ -385,19 +385,26 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
     if (response.status === 429)
       return again('Too many attempts from here: wait a minute, then try again.', 429)
     if (!response.ok) return again('current: the current password is wrong.', 400)
+    // A link sent before the change must not set the password back.
+    await accounts.endInvites(user.id)
     return redirectWith(response, '/apps')
   })
 
   // ---- Invites ------------------------------------------------------------------------------------
 
+  const inviteGone = (c: Context) =>
+    html(
+      c,
+      messagePage(
+        'Invite no longer valid',
+        `This invite link no longer works: ${INVITE_GONE.replace(/^this link is /, 'it is ')}.`,
+      ),
+      410,
+    )
+
   router.get('/invite/:token', async (c) => {
     const user = await accounts.inviteUser(c.req.param('token'))
-    if (!user)
-      return html(
-        c,
-        messagePage('Invite expired', 'This invite link is expired or was used: ask for a new one.'),
-        410,
-      )
+    if (!user) return inviteGone(c)
     return html(c, invitePage({ csrf: csrfToken(c, secure()), handle: user.handle }))
   })
 
@@ -406,18 +413,13 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
     if (!csrfValid(c, form[CSRF_FIELD], origin())) return refusedForm(c)
     const token = c.req.param('token')
     const user = await accounts.inviteUser(token)
-    if (!user)
-      return html(
-        c,
-        messagePage('Invite expired', 'This invite link is expired or was used: ask for a new one.'),
-        410,
-      )
+    if (!user) return inviteGone(c)
     const password = typeof form.password === 'string' ? form.password : ''
     const again = (error: string) =>
       html(c, invitePage({ csrf: csrfToken(c, secure()), handle: user.handle, error }), 400)
     if (password !== form.confirm) return again('confirm: the two passwords differ; type the same one twice.')
     const result = await accounts.acceptInvite(token, password)
-    if (result.kind === 'error') return again(result.message)
+    if (result.kind === 'error') return result.code === 'not_found' ? inviteGone(c) : again(result.message)
     return html(
       c,
       signInPage({
