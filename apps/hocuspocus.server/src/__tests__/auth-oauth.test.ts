@@ -166,6 +166,37 @@ describe(`OAuth for /mcp with the MCP SDK client (${DATABASE_KIND})`, () => {
     expect((await fetch(`${server.url}/auth/oauth2/create-client`, { method: 'POST' })).status).toBe(404)
   })
 
+  test('every endpoint the authorization-server metadata advertises answers (none is a 404)', async () => {
+    // Caught: the metadata advertised the library's introspection, userinfo and end-session endpoints,
+    // which the allow-list keeps unreachable, so a client following the metadata got 404.
+    const via = { 'x-forwarded-for': '198.51.100.70' } // its own address: the per-address limits
+    const advertised = new Set<string>()
+    for (const path of [
+      '/.well-known/oauth-authorization-server/auth',
+      '/auth/.well-known/oauth-authorization-server',
+      '/.well-known/openid-configuration/auth',
+      '/auth/.well-known/openid-configuration',
+    ]) {
+      const metadata = (await (await fetch(`${server.url}${path}`)).json()) as Record<string, unknown>
+      for (const [key, value] of Object.entries(metadata))
+        if (/_(endpoint|uri)$/.test(key) && typeof value === 'string') advertised.add(value)
+    }
+    expect([...advertised].length).toBeGreaterThanOrEqual(4) // authorize, token, register, revoke
+    const answers: Record<string, number[]> = {}
+    for (const url of advertised) {
+      const get = await fetch(url, { headers: via, redirect: 'manual' })
+      const post = await fetch(url, {
+        method: 'POST',
+        headers: { ...via, 'content-type': 'application/x-www-form-urlencoded' },
+        body: '',
+        redirect: 'manual',
+      })
+      answers[url.replace(server.url, '')] = [get.status, post.status]
+    }
+    for (const [url, statuses] of Object.entries(answers))
+      expect({ url, found: statuses.some((s) => s !== 404) }).toEqual({ url, found: true })
+  })
+
   test('a person approves read only: the SDK client lists only the read tools, and the consent page named the app', async () => {
     const browser = new Browser(server.url)
     const { client, provider } = await connectThroughOAuth(browser, 'alice', 'read')

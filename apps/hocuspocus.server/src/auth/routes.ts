@@ -449,16 +449,19 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
   }
 
   const issuerPath = AUTH_BASE_PATH
+  /** The metadata without the endpoints this server does not serve (see servedOnly). */
+  const metadata = async (c: Context<Env>, pathname?: string) =>
+    servedOnly(await forward(c, pathname), `${deps.baseUrl()}${issuerPath}`)
   // RFC 8414 (both placements clients try) and OpenID discovery (both placements too).
   for (const path of [
     `/.well-known/oauth-authorization-server${issuerPath}`,
     `${issuerPath}/.well-known/oauth-authorization-server`,
     `${issuerPath}/.well-known/openid-configuration`,
   ]) {
-    router.get(path, (c) => forward(c))
+    router.get(path, (c) => metadata(c))
   }
   router.get(`/.well-known/openid-configuration${issuerPath}`, (c) =>
-    forward(c, `${issuerPath}/.well-known/openid-configuration`),
+    metadata(c, `${issuerPath}/.well-known/openid-configuration`),
   )
 
   router.on(['GET', 'POST'], `${issuerPath}/oauth2/authorize`, formLimit, (c) => forward(c))
@@ -503,6 +506,39 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
     c.json({ error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}` }, 404),
   )
   return router
+}
+
+/** The library's endpoints this server forwards (below the issuer); every other one answers 404. */
+export const SERVED_AUTH_ENDPOINTS = [
+  '/oauth2/authorize',
+  '/oauth2/token',
+  '/oauth2/register',
+  '/oauth2/revoke',
+]
+
+/**
+ * Authorization-server metadata lists only endpoints this server answers: the library advertises its
+ * introspection, userinfo and end-session endpoints, which the allow-list above keeps unreachable (404).
+ * Any `*_endpoint` or `*_uri` under the issuer that is not served is dropped, with its `*_auth_*` fields.
+ */
+export async function servedOnly(response: Response, issuer: string): Promise<Response> {
+  if (!response.ok) return response
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => null)) as Record<string, unknown> | null
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return response
+  for (const [key, value] of Object.entries(body)) {
+    if (!/_(endpoint|uri)$/.test(key) || typeof value !== 'string' || !value.startsWith(`${issuer}/`))
+      continue
+    if (SERVED_AUTH_ENDPOINTS.includes(value.slice(issuer.length))) continue
+    const name = key.replace(/_(endpoint|uri)$/, '')
+    for (const field of Object.keys(body))
+      if (field === key || field.startsWith(`${name}_endpoint_auth_`)) delete body[field]
+  }
+  const headers = new Headers(response.headers)
+  headers.delete('content-length')
+  return new Response(JSON.stringify(body), { status: response.status, headers })
 }
 
 /**
