@@ -2,7 +2,7 @@ import * as Y from 'yjs'
 import type { DocNode } from './doc-json.ts'
 import { newHeadingId } from './heading-id.ts'
 import { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_DOCUMENT_BYTES, MAX_TITLE_CHARS } from './limits.ts'
-import { parseMarkdown } from './markdown/parse-markdown.ts'
+import { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
 import { ok, type Result, refuse } from './result.ts'
 import { blocksToY } from './yjs/build-y.ts'
 
@@ -22,7 +22,11 @@ export function normaliseTitle(title: string): Result<string> {
 }
 
 /** Blocks of a new document: the level-1 title heading (fresh id), then the parsed Markdown, checked. */
-export function buildDocumentBlocks(title: string, markdown?: string): Result<DocNode[]> {
+export function buildDocumentBlocks(
+  title: string,
+  markdown?: string,
+  opts: Pick<ParseOptions, 'elements'> = {},
+): Result<DocNode[]> {
   const cleanTitle = normaliseTitle(title)
   if (cleanTitle.kind === 'error') return cleanTitle
   const heading: DocNode = {
@@ -31,14 +35,19 @@ export function buildDocumentBlocks(title: string, markdown?: string): Result<Do
     content: [{ type: 'text', text: cleanTitle.value }],
   }
   if (markdown === undefined || markdown.trim() === '') return ok([heading])
-  const body = parseMarkdown(markdown)
+  const body = parseMarkdown(markdown, opts)
   if (body.kind === 'error') return body
   return ok([heading, ...body.value])
 }
 
 /** Writes a new document into an empty Y.Doc's `default` fragment, in one transaction. */
-export function writeNewDocument(doc: Y.Doc, title: string, markdown?: string): Result<void> {
-  const blocks = buildDocumentBlocks(title, markdown)
+export function writeNewDocument(
+  doc: Y.Doc,
+  title: string,
+  markdown?: string,
+  opts: Pick<ParseOptions, 'elements'> = {},
+): Result<void> {
+  const blocks = buildDocumentBlocks(title, markdown, opts)
   if (blocks.kind === 'error') return blocks
   return writeBlocks(doc, blocks)
 }
@@ -55,8 +64,12 @@ function writeBlocks(doc: Y.Doc, blocks: Result<DocNode[]>): Result<void> {
 }
 
 /** The full Yjs update (`Y.encodeStateAsUpdate`) of a new document: what a store saves as its first state. */
-export function createDocumentUpdate(title: string, markdown?: string): Result<Uint8Array> {
-  return encodeNew((doc) => writeNewDocument(doc, title, markdown))
+export function createDocumentUpdate(
+  title: string,
+  markdown?: string,
+  opts: Pick<ParseOptions, 'elements'> = {},
+): Result<Uint8Array> {
+  return encodeNew((doc) => writeNewDocument(doc, title, markdown, opts))
 }
 
 /** The same for an imported file (importMarkdown): the title heading, then its checked body blocks. */

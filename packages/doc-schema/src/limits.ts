@@ -57,3 +57,31 @@ export const MAX_AWARENESS_MESSAGE_BYTES = 64 * 1024
 
 /** Awareness: most client states one awareness message may carry (an editor sends its own, one). */
 export const MAX_AWARENESS_STATES_PER_MESSAGE = 8
+
+/**
+ * Work ceilings of Markdown, counted while markdown-it reads it (markdown/markdown-work.ts): bytes do not
+ * bound what Markdown expands to. An element is one opening token: a block, a list item, a table cell, a run
+ * of text, a mark, a link, a break, an image (about one node or mark of the built document).
+ *
+ * One agent write (MAX_MARKDOWN_CHARS), built on the live document on the event loop: ~10 µs per element
+ * (measured: 2,000 one-character table cells, ~6,100 elements: parse 30 ms, build 60 ms), so the ceiling
+ * holds a write's build under ~100 ms. A 64 KiB write of prose is ~300 elements, a list of 2,000 short items
+ * ~8,000; the dense inputs past it (one-character cells, a mark every few characters) are refused.
+ */
+export const MAX_WRITE_ELEMENTS = 8_000
+
+/**
+ * One imported file (MAX_IMPORT_BYTES, built on the import worker): a 20 MiB manual of prose is ~110,000
+ * elements. Past this the build's memory (~2 KiB per element while it is built) is refused, not paid.
+ */
+export const MAX_IMPORT_ELEMENTS = 250_000
+
+/** Most cells one table may hold (import, agent write, editor update): a table is one unit on the page. */
+export const MAX_TABLE_CELLS = 10_000
+
+/**
+ * Characters of link targets and titles and image sources a Markdown input may copy into the document beyond
+ * its own length: reuse of a reference definition is the only way past its length (`[x][r]` copies `r`'s
+ * target every time), which made 40 MB of document from 30 KB.
+ */
+export const MAX_MARKDOWN_EXPANSION_CHARS = 256 * 1024

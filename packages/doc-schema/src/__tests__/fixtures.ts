@@ -1,10 +1,13 @@
 import * as Y from 'yjs'
 import { createDocumentUpdate } from '../create-document.ts'
-import { FRAGMENT_NAME } from '../limits.ts'
+import { FRAGMENT_NAME, MAX_IMPORT_ELEMENTS } from '../limits.ts'
 
-/** A Y.Doc holding a new document, as a store would load it from its first update. */
+/**
+ * A Y.Doc holding a new document, as a store would load it from its first update. Fixtures may be larger
+ * than one write (MAX_WRITE_ELEMENTS): they are built with an import's element ceiling.
+ */
 export function loadDocument(title: string, markdown?: string): { doc: Y.Doc; fragment: Y.XmlFragment } {
-  const update = createDocumentUpdate(title, markdown)
+  const update = createDocumentUpdate(title, markdown, { elements: MAX_IMPORT_ELEMENTS })
   if (update.kind === 'error') throw new Error(`fixture refused: ${update.code}: ${update.message}`)
   const doc = new Y.Doc()
   Y.applyUpdate(doc, update.value)

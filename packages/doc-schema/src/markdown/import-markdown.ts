@@ -20,9 +20,10 @@ import MarkdownIt from 'markdown-it'
 import type Token from 'markdown-it/lib/token.mjs'
 import type { DocNode } from '../doc-json.ts'
 import { newHeadingId } from '../heading-id.ts'
-import { HEADING_ID_ATTR, MAX_IMPORT_BYTES } from '../limits.ts'
+import { HEADING_ID_ATTR, MAX_IMPORT_BYTES, MAX_IMPORT_ELEMENTS } from '../limits.ts'
 import { ok, type Result, refuse } from '../result.ts'
 import { footnoteDefinitions } from './footnotes.ts'
+import { countTokens, parseCounted } from './markdown-work.ts'
 import { checkBlocks } from './parse-markdown.ts'
 import { tokensToBlocks } from './tokens-to-blocks.ts'
 
@@ -33,6 +34,7 @@ const markdownIt = new MarkdownIt('default', { html: true, linkify: true, typogr
 markdownIt.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false })
 markdownIt.normalizeLink = (url) => url
 markdownIt.use(footnoteDefinitions)
+countTokens(markdownIt)
 
 export type ImportedMarkdown = {
   title: string
@@ -79,8 +81,9 @@ const inlineText = (tokens: Token[]) =>
     .trim()
 
 /**
- * Imports a Markdown file. Refusals: `too_large` (over MAX_IMPORT_BYTES), `empty_title` when there is no
- * title at all, `invalid_content` naming the line of the block at fault.
+ * Imports a Markdown file. Refusals: `too_large` (over MAX_IMPORT_BYTES), `too_complex` (over
+ * MAX_IMPORT_ELEMENTS, MAX_TABLE_CELLS or MAX_MARKDOWN_EXPANSION_CHARS, counted while it is read),
+ * `empty_title` when there is no title at all, `invalid_content` naming the line of the block at fault.
  */
 export function importMarkdown(
   markdown: string,
@@ -97,7 +100,9 @@ export function importMarkdown(
   const text = markdown.replace(/^\uFEFF/, '')
   const { frontMatter, rest, lineOffset } = splitFrontMatter(text)
   const changes: string[] = []
-  const groups = topLevelGroups(markdownIt.parse(rest, {}))
+  const tokens = parseCounted(markdownIt, rest, { elements: MAX_IMPORT_ELEMENTS, scope: 'one import' })
+  if (tokens.kind === 'error') return tokens
+  const groups = topLevelGroups(tokens.value)
 
   const isH1 = (group: { tokens: Token[] }) =>
     group.tokens[0]?.type === 'heading_open' && group.tokens[0].tag === 'h1'

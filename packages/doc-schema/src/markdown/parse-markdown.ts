@@ -2,10 +2,11 @@ import MarkdownIt from 'markdown-it'
 import type { DocNode } from '../doc-json.ts'
 import { schema } from '../extensions.ts'
 import { newHeadingId } from '../heading-id.ts'
-import { HEADING_ID_ATTR, MAX_MARKDOWN_CHARS } from '../limits.ts'
+import { HEADING_ID_ATTR, MAX_MARKDOWN_CHARS, MAX_WRITE_ELEMENTS } from '../limits.ts'
 import { ok, type Result, refuse } from '../result.ts'
 import { footnoteDefinitions } from './footnotes.ts'
 import { convertInline } from './inline-tokens.ts'
+import { countTokens, parseCounted } from './markdown-work.ts'
 import { tokensToBlocks } from './tokens-to-blocks.ts'
 
 export type ParseOptions = {
@@ -13,16 +14,21 @@ export type ParseOptions = {
   minHeadingLevel?: number
   /** Accept a level-1 heading as the very first block: the title of a document being created. */
   allowTitle?: boolean
+  /** The element ceiling (default MAX_WRITE_ELEMENTS, one agent write built on the live document). */
+  elements?: number
 }
 
 // html: true so the few allowed inline tags (<u>, <mark>, <sub>, <sup>, <br>) can be read as marks;
 // every other tag is turned back into visible text by the token conversion.
 const markdownIt = new MarkdownIt('default', { html: true, linkify: false, typographer: false })
 markdownIt.use(footnoteDefinitions)
+countTokens(markdownIt)
 
 /**
  * Parses GFM Markdown into checked top-level blocks (ProseMirror JSON), each heading with a fresh id.
- * Refusals: `empty`, `too_large`, `h1_not_allowed`, `heading_too_shallow`, `invalid_content`.
+ * Refusals: `empty`, `too_large`, `too_complex` (over MAX_WRITE_ELEMENTS, MAX_TABLE_CELLS or
+ * MAX_MARKDOWN_EXPANSION_CHARS, counted while it is read), `h1_not_allowed`, `heading_too_shallow`,
+ * `invalid_content`.
  */
 export function parseMarkdown(markdown: string, opts: ParseOptions = {}): Result<DocNode[]> {
   if (markdown.length > MAX_MARKDOWN_CHARS) {
@@ -34,7 +40,12 @@ export function parseMarkdown(markdown: string, opts: ParseOptions = {}): Result
   }
   if (markdown.trim() === '')
     return refuse('empty', 'markdown: it is empty; send at least one block of content.', 'markdown')
-  const blocks = tokensToBlocks(markdownIt.parse(markdown, {}))
+  const tokens = parseCounted(markdownIt, markdown, {
+    elements: opts.elements ?? MAX_WRITE_ELEMENTS,
+    scope: 'one write',
+  })
+  if (tokens.kind === 'error') return tokens
+  const blocks = tokensToBlocks(tokens.value)
   if (blocks.length === 0)
     return refuse('empty', 'markdown: it holds no content; send at least one block.', 'markdown')
 
