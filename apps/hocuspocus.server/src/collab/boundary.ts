@@ -15,7 +15,8 @@
  *   malformed, missing or taken, and a heading an update strips of its id gets that id back, as one small
  *   Yjs edit right after the update (so every editor sees it); ids left malformed by older versions are
  *   repaired when a document loads.
- * - Awareness (carets, names): bounded per message, per client state and in the number of states.
+ * - Awareness: a message's size is checked here with the others; everything else about awareness (states,
+ *   clientIds, who a state says it is) is awareness-guard.ts.
  */
 import {
   checkEditorUpdate,
@@ -23,8 +24,6 @@ import {
   type EditorTypes,
   FRAGMENT_NAME,
   MAX_AWARENESS_MESSAGE_BYTES,
-  MAX_AWARENESS_STATE_BYTES,
-  MAX_AWARENESS_STATES_PER_MESSAGE,
   MAX_DOCUMENT_BYTES,
   MAX_EDITOR_UPDATE_BYTES,
   parseEditorTypes,
@@ -36,7 +35,6 @@ import {
 import type {
   afterHandleMessagePayload,
   afterLoadDocumentPayload,
-  beforeHandleAwarenessPayload,
   beforeHandleMessagePayload,
   beforeSyncPayload,
   Connection,
@@ -207,26 +205,6 @@ export class EditorBoundary implements Extension {
       this.deps.metrics.headingIdRepairs.inc({}, repaired)
       this.deps.logger.debug({ documentId: this.documentId(connection), repaired }, 'heading ids repaired')
     }
-  }
-
-  async beforeHandleAwareness({ states, connection }: beforeHandleAwarenessPayload): Promise<void> {
-    if (!connection) return // from another instance (Redis) or this server: already checked at its edge
-    if (states.size > MAX_AWARENESS_STATES_PER_MESSAGE)
-      this.refuse(connection, 'awareness', {
-        code: EDITOR_TOO_LARGE_CODE,
-        reason: `awareness refused: ${states.size} client states in one message; the limit is ${MAX_AWARENESS_STATES_PER_MESSAGE}`,
-      })
-    for (const state of this.refused.has(connection) ? [] : states.values()) {
-      if (state === null) continue // a client leaving
-      const size = JSON.stringify(state)?.length ?? 0
-      if (size > MAX_AWARENESS_STATE_BYTES)
-        this.refuse(connection, 'awareness', {
-          code: EDITOR_TOO_LARGE_CODE,
-          reason: `awareness refused: a client state of ${size} characters is over the ${MAX_AWARENESS_STATE_BYTES} limit`,
-        })
-    }
-    // A refused connection's awareness is emptied: what Hocuspocus applies and broadcasts is nothing.
-    if (this.refused.has(connection)) states.clear()
   }
 
   /** Ids written by older versions (or by hand) that are malformed or repeated are replaced at load. */

@@ -11,6 +11,7 @@ import type { Metrics } from '../metrics.ts'
 import type { Services } from '../services.ts'
 import { AccessWatch } from './access-watch.ts'
 import { AuthExtension, type BrowserSession } from './auth-extension.ts'
+import { AwarenessGuard } from './awareness-guard.ts'
 import { EditorBoundary } from './boundary.ts'
 import { PersistenceExtension } from './persistence-extension.ts'
 
@@ -102,6 +103,8 @@ export function createCollab(deps: {
     persistence,
     // Every editor message is checked before it is applied or broadcast (schema, depth, sizes, heading ids).
     new EditorBoundary({ logger, metrics, stateBytes: (name) => persistence.stateBytes(name) }),
+    // Awareness: bounded states and clientIds per connection; names, agent badges and colours from the server.
+    new AwarenessGuard({ logger, metrics }),
     // Open connections follow revoke, unshare, read-only and role changes (from every instance with Redis).
     new AccessWatch({ services, logger, redisUrl: config.redisUrl }),
   ]

@@ -1,0 +1,228 @@
+/**
+ * The edge for awareness (carets, names, colours): what one connection may put in everyone's presence.
+ * Found by the red team (issue 24): read-only viewers sending fresh clientIds in every message grew the
+ * server by ~1 GB in 40 s (each listener held 6,328 fake states), and every page trusted `user.name`,
+ * `user.agent` and `user.color` as sent, so a non-member of a public document drew a full-page "sign in
+ * again" overlay on everyone's editor and made every viewer fetch a URL through a CSS `url()` colour.
+ *
+ * - Bounded: a message at most MAX_AWARENESS_MESSAGE_BYTES (checked with the other sizes in boundary.ts),
+ *   at most MAX_AWARENESS_STATES_PER_MESSAGE states, each at most MAX_AWARENESS_STATE_BYTES of JSON; and at
+ *   most MAX_AWARENESS_CLIENTS_PER_CONNECTION clientIds over a connection's life. Read-only viewers too.
+ *   Over any of them, the connection to the document is closed with the reason and nothing of the message
+ *   is applied.
+ * - Truthful: `user` of every state a connection sends is the server's, from the connection's principal
+ *   (presenceUserOf): the name, whether it is an agent, and a `#rrggbb` colour (the one sent when it is
+ *   one, else one derived from the user id). Nothing else the client put in `user` is kept.
+ * - Owned: a clientId belongs to the connection that first sent it; another connection's state for it, or
+ *   one for the server's own clientId (an agent's presence), is dropped from the message. When a connection
+ *   closes, every state it introduced goes, also those Hocuspocus does not track.
+ *
+ * Hocuspocus 4.7 decodes an awareness message into a scratch Awareness, runs `beforeHandleAwareness` on
+ * the scratch's Map of states, re-encodes that Map and applies the result to the document's awareness,
+ * which broadcasts it: changing the Map (states deleted, `user` replaced) changes what is applied and what
+ * every other client receives (red-team-awareness.test.ts observes it through a second provider). The Map
+ * also holds the scratch's own empty state (its clock 0 never applies); which clientIds the message really
+ * carries is read from the raw message in `beforeHandleMessage`, before it is handled.
+ */
+import {
+  colorOf,
+  isHexColor,
+  MAX_AWARENESS_STATE_BYTES,
+  MAX_AWARENESS_STATES_PER_MESSAGE,
+} from '@collab/doc-schema'
+import type {
+  beforeHandleAwarenessPayload,
+  beforeHandleMessagePayload,
+  Connection,
+  Document,
+  Extension,
+} from '@hocuspocus/server'
+import { IncomingMessage, MessageType } from '@hocuspocus/server'
+import { removeAwarenessStates } from 'y-protocols/awareness'
+import { SESSION_PRINCIPAL_PREFIX } from '../auth/session-principal.ts'
+import type { Principal } from '../auth/tokens.ts'
+import type { Logger } from '../logger.ts'
+import type { Metrics } from '../metrics.ts'
+import { EDITOR_REFUSED_CODE, EDITOR_TOO_LARGE_CODE } from './boundary.ts'
+import type { ConnectionContext } from './context.ts'
+
+/**
+ * Most clientIds one connection (one socket's one document) may ever send a state for. An editor sends
+ * one: its Y.Doc's clientID, which stays the same for the connection's life. Four leaves room for a client
+ * that replaces its Y.Doc without reconnecting, and bounds what a connection can put in everyone's memory
+ * to four states of at most MAX_AWARENESS_STATE_BYTES each (a socket cycling fresh ids is closed at the
+ * fifth).
+ */
+export const MAX_AWARENESS_CLIENTS_PER_CONNECTION = 4
+
+/** Longest name shown for anyone present (a handle is at most 32 characters; names are cut to this). */
+export const MAX_PRESENCE_NAME_CHARS = 64
+
+/** A WebSocket close reason holds at most 123 bytes. */
+const MAX_REASON_CHARS = 120
+
+/** What the server puts in `user` of every awareness state a connection sends. */
+export type PresenceUser = { name: string; color: string; agent: boolean }
+
+/**
+ * The presence `user` of a connection's principal. A browser's session principal is the person, by their
+ * name (else handle); any other principal (an API token: an agent, a script, an editor of one's own) is a
+ * program acting for the user, shown as their agent, as the MCP writer shows agents. The colour the client
+ * chose is kept when it is `#rrggbb`; anything else is replaced by the user's colour.
+ */
+export function presenceUserOf(principal: Principal, claimedColor: unknown): PresenceUser {
+  const { user } = principal
+  const person = principal.tokenId.startsWith(SESSION_PRINCIPAL_PREFIX)
+  const name = person ? (user.name ?? user.handle) : `${user.handle}'s agent`
+  return {
+    name: Array.from(name).slice(0, MAX_PRESENCE_NAME_CHARS).join(''),
+    color: isHexColor(claimedColor) ? claimedColor : colorOf(user.id),
+    agent: !person,
+  }
+}
+
+/** The clientIds an awareness message carries states for (not removals); undefined for other messages. */
+function awarenessClients(message: Uint8Array): { clients: number[]; entries: number } | undefined {
+  try {
+    const incoming = new IncomingMessage(message)
+    incoming.readVarString()
+    if (incoming.readVarUint() !== MessageType.Awareness) return undefined
+    const update = new IncomingMessage(incoming.readVarUint8Array())
+    const entries = update.readVarUint()
+    const clients: number[] = []
+    // Bounded by the message size (boundary.ts); the states' JSON is skipped, not parsed.
+    for (let i = 0; i < entries; i++) {
+      const clientId = update.readVarUint()
+      update.readVarUint() // clock
+      if (update.readVarString() !== 'null') clients.push(clientId)
+    }
+    return { clients, entries }
+  } catch {
+    return undefined // Hocuspocus refuses what does not decode
+  }
+}
+
+export class AwarenessGuard implements Extension {
+  /** After authentication (1000), before persistence (100), beside the editor boundary (500). */
+  priority = 500
+  extensionName = 'awareness-guard'
+
+  /** Connections refused once: nothing more of their awareness is applied (they are closed). */
+  private readonly refused = new WeakSet<Connection>()
+  /** The clientIds each connection introduced (sent a state for first), for its whole life. */
+  private readonly introduced = new WeakMap<Connection, Set<number>>()
+  /** Per document, the connection that owns each clientId. */
+  private readonly owners = new WeakMap<Document, Map<number, Connection>>()
+  /** The clientIds of the awareness message each connection is handling that it may set. */
+  private readonly carried = new WeakMap<Connection, Set<number>>()
+
+  constructor(private readonly deps: { logger: Logger; metrics: Metrics }) {}
+
+  async beforeHandleMessage({ update, connection, document }: beforeHandleMessagePayload): Promise<void> {
+    this.carried.delete(connection)
+    if (this.refused.has(connection) || !document.hasConnection(connection)) return
+    const message = awarenessClients(update)
+    if (!message) return
+    if (message.entries > MAX_AWARENESS_STATES_PER_MESSAGE)
+      return this.refuse(connection, {
+        code: EDITOR_TOO_LARGE_CODE,
+        reason: `awareness refused: ${message.entries} client states in one message; the limit is ${MAX_AWARENESS_STATES_PER_MESSAGE}`,
+      })
+    const owners = this.ownersOf(document)
+    const mine = this.introduced.get(connection) ?? new Set<number>()
+    const allowed = new Set<number>()
+    const fresh: number[] = []
+    for (const clientId of message.clients) {
+      const owner = owners.get(clientId)
+      if (clientId === document.clientID || (owner && owner !== connection)) continue // not its to set
+      allowed.add(clientId)
+      if (!mine.has(clientId) && !fresh.includes(clientId)) fresh.push(clientId)
+    }
+    if (mine.size + fresh.length > MAX_AWARENESS_CLIENTS_PER_CONNECTION)
+      return this.refuse(connection, {
+        code: EDITOR_REFUSED_CODE,
+        reason: `awareness refused: states for ${mine.size + fresh.length} client ids on one connection; the limit is ${MAX_AWARENESS_CLIENTS_PER_CONNECTION} (one per Y.Doc)`,
+      })
+    if (fresh.length > 0) {
+      if (mine.size === 0) {
+        this.introduced.set(connection, mine)
+        connection.onClose((closed) => this.release(connection, closed))
+      }
+      for (const clientId of fresh) {
+        mine.add(clientId)
+        owners.set(clientId, connection)
+      }
+    }
+    this.carried.set(connection, allowed)
+  }
+
+  async beforeHandleAwareness({ states, connection, document }: beforeHandleAwarenessPayload): Promise<void> {
+    if (!connection) return // from another instance (Redis) or this server: already checked at its edge
+    const allowed = this.carried.get(connection)
+    this.carried.delete(connection)
+    // A refused or closed connection (by any extension) adds nothing: what is applied and broadcast is empty.
+    if (!allowed || this.refused.has(connection) || !document.hasConnection(connection)) {
+      states.clear()
+      return
+    }
+    const principal = (connection.context as ConnectionContext | undefined)?.principal
+    for (const [clientId, state] of states) {
+      // Hocuspocus's scratch state, another connection's clientId, the server's own: not this message's.
+      if (!allowed.has(clientId) || !principal || typeof state !== 'object' || state === null) {
+        states.delete(clientId)
+        continue
+      }
+      const size = JSON.stringify(state)?.length ?? 0
+      if (size > MAX_AWARENESS_STATE_BYTES) {
+        this.refuse(connection, {
+          code: EDITOR_TOO_LARGE_CODE,
+          reason: `awareness refused: a client state of ${size} characters is over the ${MAX_AWARENESS_STATE_BYTES} limit`,
+        })
+        states.clear()
+        return
+      }
+      const claimed = (state as { user?: { color?: unknown } }).user
+      state.user = presenceUserOf(principal, typeof claimed === 'object' ? claimed?.color : undefined)
+    }
+  }
+
+  private ownersOf(document: Document): Map<number, Connection> {
+    let owners = this.owners.get(document)
+    if (!owners) {
+      owners = new Map()
+      this.owners.set(document, owners)
+    }
+    return owners
+  }
+
+  /**
+   * A closed connection's states all go. Hocuspocus removes the clientIds it saw this connection add
+   * (removeConnection, before this runs); any other it introduced still present is removed here.
+   */
+  private release(connection: Connection, document: Document): void {
+    const mine = this.introduced.get(connection)
+    if (!mine) return
+    const owners = this.ownersOf(document)
+    const left: number[] = []
+    for (const clientId of mine) {
+      if (owners.get(clientId) !== connection) continue
+      owners.delete(clientId)
+      if (document.awareness.getStates().has(clientId)) left.push(clientId)
+    }
+    if (left.length > 0) removeAwarenessStates(document.awareness, left, null)
+  }
+
+  private refuse(connection: Connection, refusal: { code: number; reason: string }): void {
+    if (this.refused.has(connection)) return
+    this.refused.add(connection)
+    this.deps.metrics.editorRefusals.inc({ kind: 'awareness' })
+    const context = connection.context as ConnectionContext | undefined
+    this.deps.logger.info(
+      { documentId: context?.documentId, userId: context?.principal.user.id, reason: refusal.reason },
+      'awareness refused',
+    )
+    // Read-only first, as the editor boundary does: nothing more of this connection is applied.
+    connection.readOnly = true
+    connection.close({ code: refusal.code, reason: refusal.reason.slice(0, MAX_REASON_CHARS) })
+  }
+}
