@@ -3,6 +3,7 @@
  * invite links and the CLI commands that set passwords. The OAuth flows are in auth-oauth.test.ts.
  */
 import { describe, expect, test } from 'bun:test'
+import { SIGN_IN_ATTEMPTS_PER_ACCOUNT, SIGN_IN_LOCK_WINDOW_SECONDS } from '../auth/account-lock.ts'
 import { SIGN_INS_PER_MINUTE } from '../auth/better-auth.ts'
 import { runCommand } from '../cli/commands.ts'
 import type { RunningServer } from '../server.ts'
@@ -24,6 +25,11 @@ async function cli(server: RunningServer, argv: string[], files: Record<string, 
     },
   })
   return { code, out, err }
+}
+
+function unwrap<T>(result: { kind: 'ok'; value: T } | { kind: 'error'; message: string }): T {
+  if (result.kind === 'error') throw new Error(result.message)
+  return result.value
 }
 
 async function signIn(browser: Browser, handle: string, password: string, next?: string) {
@@ -213,6 +219,51 @@ describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
     }
     expect(statuses).toContain(429)
     expect(statuses.every((s) => s === 401 || s === 429)).toBe(true)
+  })
+
+  test('password guessing from rotating addresses: past SIGN_IN_ATTEMPTS_PER_ACCOUNT the account pauses, the right password too, until the window ends', async () => {
+    // Caught: 30 guesses from 30 addresses, then the right password was accepted (the only limit was
+    // per address).
+    for (const handle of ['dora', 'emil']) {
+      const user = unwrap(await server.services.users.add(handle))
+      expect((await server.auth.accounts.setPassword(user.id, PASSWORD)).kind).toBe('ok')
+    }
+    const from = async (address: string, password: string) => {
+      const browser = new Browser(server.url)
+      const form = hiddenFields(await (await browser.fetch('/sign-in')).text())
+      return browser.post('/sign-in', { ...form, handle: 'dora', password }, { 'x-forwarded-for': address })
+    }
+    for (let i = 0; i < SIGN_IN_ATTEMPTS_PER_ACCOUNT; i++)
+      expect((await from(`203.0.113.${i + 1}`, `wrong guess number ${i}`)).status).toBe(401)
+    const paused = await from('203.0.113.200', PASSWORD)
+    expect(paused.status).toBe(429)
+    const retryAfter = Number(paused.headers.get('retry-after'))
+    expect(retryAfter).toBeGreaterThan(0)
+    expect(retryAfter).toBeLessThanOrEqual(SIGN_IN_LOCK_WINDOW_SECONDS)
+    const page = await paused.text()
+    expect(page).toMatch(
+      /sign-in to it is paused until \d\d:\d\d UTC \(in \d+ minutes?\), even with the right password/,
+    )
+    // Another account is not paused by it.
+    const other = new Browser(server.url)
+    const form = hiddenFields(await (await other.fetch('/sign-in')).text())
+    expect(
+      (
+        await other.post(
+          '/sign-in',
+          { ...form, handle: 'emil', password: PASSWORD },
+          { 'x-forwarded-for': '203.0.113.201' },
+        )
+      ).status,
+    ).toBe(303)
+    // The window ends (its start moved back by one window, as time would): the owner signs in, and the
+    // count starts again.
+    const prisma = server.services.db.prisma
+    const moved = await prisma.$executeRaw`UPDATE auth_rate_limits
+      SET last_request = last_request - ${SIGN_IN_LOCK_WINDOW_SECONDS * 1000} WHERE key = 'sign-in-account:dora'`
+    expect(moved).toBe(1)
+    expect((await from('203.0.113.202', PASSWORD)).status).toBe(303)
+    expect(await prisma.authRateLimit.count({ where: { key: 'sign-in-account:dora' } })).toBe(0)
   })
 
   test('expired sessions, codes and tokens, and refresh tokens rotated long ago, are swept; live ones stay', async () => {

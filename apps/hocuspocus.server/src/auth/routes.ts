@@ -11,6 +11,7 @@ import type { PrismaClient } from '../db/generated/client.ts'
 import type { HttpBindings } from '../http/app.ts'
 import type { Logger } from '../logger.ts'
 import { isLoopback } from '../modules/mcp/http/origin-host.ts'
+import { accountSignInLock } from './account-lock.ts'
 import type { AccountsService } from './accounts.ts'
 import { INVITE_GONE, redirectHostsOf } from './accounts.ts'
 import { AUTH_BASE_PATH, type BetterAuth, MCP_SCOPES, PEER_IP_HEADER } from './better-auth.ts'
@@ -101,6 +102,7 @@ function html(c: Context, body: string, status = 200): Response {
 export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
   const { prisma, accounts, logger } = deps
   const router = new Hono<Env>()
+  const accountLock = accountSignInLock(prisma)
   const secure = () => deps.baseUrl().startsWith('https://')
   const origin = () => new URL(deps.baseUrl()).origin
   const formLimit = bodyLimit({
@@ -228,13 +230,28 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
     const again = (error: string, status: number) =>
       html(c, signInPage({ csrf, oauthQuery, next, error, handle }), status)
     if (!handle || !password) return again('handle and password: both are required.', 400)
+    // Counted per account before the password is checked, from whatever address (account-lock.ts).
+    const attempt = await accountLock.attempt(handle)
+    if (!attempt.allowed) {
+      const until = new Date(Date.now() + attempt.retryAfter * 1000).toISOString().slice(11, 16)
+      const minutes = Math.ceil(attempt.retryAfter / 60)
+      const page = again(
+        `Too many sign-in attempts for this account: sign-in to it is paused until ${until} UTC (in ${minutes} minute${minutes === 1 ? '' : 's'}), even with the right password. Try again then; if these attempts were not yours, someone is guessing your password.`,
+        429,
+      )
+      page.headers.set('Retry-After', String(attempt.retryAfter))
+      return page
+    }
     const response = await callAuth(c, '/sign-in/username', {
       username: handle,
       password,
       ...(oauthQuery ? { oauth_query: oauthQuery } : {}),
     })
-    if (response.status === 429)
+    if (response.status === 429) {
+      await accountLock.notTried(handle)
       return again('Too many attempts from here: wait a minute, then try again.', 429)
+    }
+    if (response.ok) await accountLock.succeeded(handle)
     if (response.status === 400 && oauthQuery)
       return again('This sign-in request expired or was altered: start again from your app.', 400)
     if (!response.ok) return again('The handle or the password is wrong.', 401)
