@@ -36,7 +36,7 @@ export function accountSignInLock(prisma: PrismaClient, now: () => number = Date
   return {
     async attempt(handle) {
       const result = await storage.consume(keyOf(handle), rule)
-      return result.allowed ? { allowed: true } : { allowed: false, retryAfter: result.retryAfter }
+      return result.allowed ? { allowed: true } : { allowed: false, retryAfter: result.retryAfter ?? 1 }
     },
     async succeeded(handle) {
       await prisma.$executeRaw`DELETE FROM auth_rate_limits WHERE key = ${keyOf(handle)}`
