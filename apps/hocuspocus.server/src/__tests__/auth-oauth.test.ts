@@ -10,7 +10,12 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { REGISTRATIONS_PER_MINUTE } from '../auth/better-auth.ts'
-import { clientAddress, MAX_REGISTRATIONS_PER_HOUR } from '../auth/routes.ts'
+import {
+  clientAddress,
+  MAX_REGISTRATIONS_PER_HOUR,
+  REGISTRATIONS_PER_SOURCE_PER_HOUR,
+  registrationSourceOf,
+} from '../auth/routes.ts'
 import { runCommand } from '../cli/commands.ts'
 import { TOOLS } from '../modules/mcp/tools/index.ts'
 import type { RunningServer } from '../server.ts'
@@ -518,6 +523,60 @@ describe(`OAuth client registration is bounded (${DATABASE_KIND})`, () => {
     expect(statuses[REGISTRATIONS_PER_MINUTE]).toBe(429)
     // Another client behind the same proxy is not refused for the first one's registrations.
     expect((await from('198.51.100.8')).status).toBe(201)
+  })
+
+  test('one source cannot close registration for everyone: past its hourly limit it alone is refused', async () => {
+    // Caught: the only hourly bound was one global bucket (100), which one client rotating addresses
+    // (5 a minute each) emptied, refusing every other client's registration for an hour.
+    const prisma = server.services.db.prisma
+    const from = (ip: string, name: string) =>
+      fetch(`${server.url}/auth/oauth2/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
+        body: JSON.stringify({
+          client_name: name,
+          redirect_uris: [CALLBACK],
+          token_endpoint_auth_method: 'none',
+        }),
+      })
+    // As many clients in the last hour as the old global bucket held, all from elsewhere.
+    await prisma.oauthClient.createMany({
+      data: Array.from({ length: 100 }, (_, i) => ({
+        id: `rotating-${i}`,
+        clientId: `rotating-${i}`,
+        redirectUris: [CALLBACK],
+        scopes: ['read'],
+      })),
+    })
+    // One IPv6 host rotating its addresses inside its /64, a minute passing after every
+    // REGISTRATIONS_PER_MINUTE (Better Auth's per-minute rows moved back, as time would).
+    const registered: number[] = []
+    let refusal: Response | undefined
+    for (let i = 0; !refusal && i < 2 * REGISTRATIONS_PER_SOURCE_PER_HOUR; i++) {
+      const response = await from(`2001:db8:5:7::${(i + 1).toString(16)}`, `Rotating ${i}`)
+      if (response.status === 201) registered.push(i)
+      else refusal = response
+      if (registered.length % REGISTRATIONS_PER_MINUTE === 0)
+        await prisma.$executeRaw`UPDATE auth_rate_limits SET last_request = last_request - 61000
+                                  WHERE key LIKE '%|/oauth2/register'`
+    }
+    expect(registered.length).toBe(REGISTRATIONS_PER_SOURCE_PER_HOUR)
+    expect(refusal?.status).toBe(429)
+    expect(Number(refusal?.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(((await refusal!.json()) as { error_description: string }).error_description).toContain(
+      `registration: ${REGISTRATIONS_PER_SOURCE_PER_HOUR} clients registered from this address in the last hour; try again in`,
+    )
+    // Everyone else still registers: another IPv4 client, and another IPv6 network.
+    expect((await from('198.51.100.61', 'Someone else')).status).toBe(201)
+    expect((await from('2001:db8:5:8::1', 'Another network')).status).toBe(201)
+    await prisma.oauthClient.deleteMany({ where: { clientId: { startsWith: 'rotating-' } } })
+  })
+
+  test('registration sources: IPv4 addresses alone, IPv6 by /64', () => {
+    expect(registrationSourceOf('198.51.100.7')).toBe('198.51.100.7')
+    expect(registrationSourceOf('::ffff:198.51.100.7')).toBe('198.51.100.7')
+    expect(registrationSourceOf('2001:db8:5:7::1')).toBe(registrationSourceOf('2001:0db8:0005:0007:ffff::2'))
+    expect(registrationSourceOf('2001:db8:5:7::1')).not.toBe(registrationSourceOf('2001:db8:5:8::1'))
   })
 
   test('X-Forwarded-For is believed from trusted proxies only, and only its untrusted rightmost hop', () => {

@@ -26,15 +26,26 @@ import {
   signInPage,
 } from './pages.ts'
 import { passwordProblem } from './passwords.ts'
+import { databaseRateLimitStorage } from './shared-state.ts'
 
 /** A form post is a few short fields; anything larger is refused before it is parsed. */
 export const MAX_FORM_BYTES = 16 * 1024
 /** A client registration (RFC 7591) is a small JSON document. */
 export const MAX_REGISTRATION_BYTES = 16 * 1024
-/** Registrations accepted per hour from everyone together (each peer also has its own per-minute limit). */
-export const MAX_REGISTRATIONS_PER_HOUR = 100
-/** Registered clients kept at most; a client nobody approved is deleted after a day (see pruneClients). */
-export const MAX_OAUTH_CLIENTS = 2_000
+/**
+ * Registrations accepted per hour from one source (an IPv4 address, or an IPv6 /64, which one host
+ * usually has whole), beside Better Auth's REGISTRATIONS_PER_MINUTE per address. A client registers once
+ * per install: 20 covers a busy office behind one address.
+ */
+export const REGISTRATIONS_PER_SOURCE_PER_HOUR = 20
+/**
+ * Registrations accepted per hour from everyone together: a ceiling on table growth, far above what the
+ * per-source limit lets one source reach, so one source cannot close registration for everyone (it
+ * would need MAX_REGISTRATIONS_PER_HOUR / REGISTRATIONS_PER_SOURCE_PER_HOUR = 50 sources).
+ */
+export const MAX_REGISTRATIONS_PER_HOUR = 1_000
+/** Registered clients kept at most; a client nobody approved is deleted after a day (see registrationsFull). */
+export const MAX_OAUTH_CLIENTS = 25_000
 const UNUSED_CLIENT_TTL_MS = 24 * 60 * 60 * 1000
 
 type Env = { Bindings: HttpBindings }
@@ -103,6 +114,7 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
   const { prisma, accounts, logger } = deps
   const router = new Hono<Env>()
   const accountLock = accountSignInLock(prisma)
+  const registrationCounts = databaseRateLimitStorage(prisma)
   const secure = () => deps.baseUrl().startsWith('https://')
   const origin = () => new URL(deps.baseUrl()).origin
   const formLimit = bodyLimit({
@@ -498,6 +510,20 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<Env> {
         ),
     }),
     async (c) => {
+      const source = registrationSourceOf(clientOf(c))
+      const own = await registrationCounts.consume(`register-source:${source}`, {
+        window: 3600,
+        max: REGISTRATIONS_PER_SOURCE_PER_HOUR,
+      })
+      if (!own.allowed)
+        return c.json(
+          {
+            error: 'temporarily_unavailable',
+            error_description: `registration: ${REGISTRATIONS_PER_SOURCE_PER_HOUR} clients registered from this address in the last hour; try again in ${Math.ceil((own.retryAfter ?? 60) / 60)} minutes`,
+          },
+          429,
+          { 'Retry-After': String(own.retryAfter ?? 60) },
+        )
       const full = await registrationsFull(prisma)
       if (full)
         return c.json({ error: 'temporarily_unavailable', error_description: full }, 429, {
@@ -556,6 +582,27 @@ export async function servedOnly(response: Response, issuer: string): Promise<Re
   const headers = new Headers(response.headers)
   headers.delete('content-length')
   return new Response(JSON.stringify(body), { status: response.status, headers })
+}
+
+/**
+ * Whose registrations count together: an IPv4 address as is, an IPv6 address by its /64 (what one host
+ * or one customer of a provider usually holds, so rotating within it gains nothing). Unknown: one bucket.
+ */
+export function registrationSourceOf(address: string | undefined): string {
+  if (!address) return 'unknown'
+  const plain = address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '')
+  if (!plain.includes(':')) return plain
+  const [head = '', tail] = plain.toLowerCase().split('::')
+  const left = head ? head.split(':') : []
+  const right = tail ? tail.split(':') : []
+  const groups =
+    tail === undefined
+      ? left
+      : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, '') || '0')
+    .join(':')}::/64`
 }
 
 /**
