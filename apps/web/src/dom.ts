@@ -26,12 +26,8 @@ export function clear(element: Element, ...children: Child[]): void {
     if (child !== null && child !== undefined && child !== false) element.append(child)
 }
 
-/** A stable colour for a name (carets, presence). */
-export function colorOf(name: string): string {
-  let hash = 0
-  for (const ch of name) hash = (hash * 31 + ch.charCodeAt(0)) | 0
-  return `hsl(${Math.abs(hash) % 360} 70% 42%)`
-}
+/** A stable `#rrggbb` colour for a name (carets, presence, chat authors): the only colour form drawn. */
+export { colorOf } from '@collab/doc-schema/editor'
 
 export function when(iso: string): string {
   const date = new Date(iso)

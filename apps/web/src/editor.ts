@@ -20,6 +20,7 @@ import { ApiError, api, type ChatMessage, type DocumentInfo, slugPath } from './
 import type { Boot } from './boot.ts'
 import { clear, colorOf, h, when } from './dom.ts'
 import { header } from './header.ts'
+import { type PresentUser, presentUser } from './presence.ts'
 import { shareDialog } from './share.ts'
 import { toolbar } from './toolbar.ts'
 
@@ -27,8 +28,6 @@ import { toolbar } from './toolbar.ts'
 const DECLARED_TYPES = `${EDITOR_TYPES_PARAM}=${encodeURIComponent(ALL_EDITOR_TYPES)}`
 
 type Heading = { id: string | null; level: number; text: string; pos: number }
-
-type PresentUser = { name: string; color: string; agent?: boolean; section?: string }
 
 export async function editorView(root: HTMLElement, boot: Boot, slug: string): Promise<void> {
   let info: DocumentInfo
@@ -109,7 +108,8 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     banner.textContent = text
   }
 
-  const me: PresentUser = { name: boot.name ?? boot.handle, color: colorOf(boot.handle) }
+  // What this page says of itself; the server replaces the name (and any colour not #rrggbb) with its own.
+  const me = { name: boot.name ?? boot.handle, color: colorOf(boot.handle) }
   const ydoc = new Y.Doc()
   const socketUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/?${DECLARED_TYPES}`
   let editor: Editor | undefined
@@ -181,7 +181,13 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
         CollaborationCaret.configure({
           provider,
           user: me,
-          render: (user: Record<string, unknown>) => caret(user as PresentUser),
+          render: (user: Record<string, unknown>) => caret(presentUser({ user })),
+          selectionRender: (user: Record<string, unknown>) => {
+            const shown = presentUser({ user })
+            return shown
+              ? { style: `background-color: ${shown.color}70`, class: 'ProseMirror-yjs-selection' }
+              : {}
+          },
         }),
       ],
       editorProps: { attributes: { class: 'prose', spellcheck: 'true', 'aria-label': info.title } },
@@ -197,9 +203,11 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
 
   function renderPresence() {
     const states = [...provider.awareness!.getStates().entries()]
+    // Only what presentUser keeps of each state is drawn: text names, #rrggbb colours, the server's agent flag.
     const users = states
-      .filter(([id, state]) => id !== ydoc.clientID && state.user)
-      .map(([, state]) => state.user as PresentUser)
+      .filter(([id]) => id !== ydoc.clientID)
+      .map(([, state]) => presentUser(state))
+      .filter((user): user is PresentUser => user !== null)
     clear(
       presence,
       h('li', { style: `--c:${me.color}`, title: 'You' }, `${me.name} (you)`),
@@ -210,8 +218,9 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
             style: `--c:${user.color}`,
             class: user.agent ? 'agent' : '',
             'data-agent': user.agent ? 'true' : undefined,
+            title: user.name,
           },
-          user.agent ? `✦ ${user.name}${user.section ? ` — editing “${user.section}”` : ''}` : user.name,
+          user.agent ? `✦ ${user.name}` : user.name,
         ),
       ),
     )
@@ -436,7 +445,9 @@ function accessText(info: Pick<DocumentInfo, 'canWrite' | 'whose' | 'private' | 
   return `${mode} · ${info.private ? 'private' : 'public'}${info.readOnly ? ' · locked' : ''} · ${info.whose}`
 }
 
-function caret(user: PresentUser): HTMLElement {
+/** A remote caret: drawn only for a state that names someone, with its checked colour and text name. */
+function caret(user: PresentUser | null): HTMLElement {
+  if (!user) return h('span', { class: 'caret' })
   const element = h('span', {
     class: `caret${user.agent ? ' agent' : ''}`,
     style: `border-color:${user.color}`,
