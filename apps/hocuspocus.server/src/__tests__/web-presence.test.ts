@@ -102,13 +102,19 @@ describe.skipIf(!CHROMIUM)('presence and colours in the page', () => {
 
     const layout = await page.evaluate(() => {
       const list = document.querySelector('.presence')!.getBoundingClientRect()
-      const entries = [...document.querySelectorAll('.presence li')].map((li) => li.getBoundingClientRect())
-      const styles = [...document.querySelectorAll('[style]')].map((e) => e.getAttribute('style') ?? '')
+      const entries = Array.from(document.querySelectorAll('.presence li')).map((li) =>
+        li.getBoundingClientRect(),
+      )
+      const styles = Array.from(document.querySelectorAll('[style]')).map(
+        (e) => e.getAttribute('style') ?? '',
+      )
       const mark = document.querySelector('.ProseMirror mark')
       return {
         inside: entries.every((e) => e.right <= list.right + 1 && e.bottom <= list.bottom + 1),
         listHeight: list.height,
-        fixed: [...document.querySelectorAll('body *')].some((e) => getComputedStyle(e).position === 'fixed'),
+        fixed: Array.from(document.querySelectorAll('body *')).some(
+          (e) => getComputedStyle(e).position === 'fixed',
+        ),
         styles,
         markStyle: mark?.getAttribute('style') ?? null,
         mark: Boolean(mark),
