@@ -7,7 +7,14 @@ export type Refusal = { kind: 'error'; code: RefusalCode; field?: string; messag
 export type Ok<T> = { kind: 'ok'; value: T }
 export type Result<T> = Ok<T> | Refusal
 
-export type RefusalCode = 'invalid_input' | 'not_found' | 'conflict' | 'forbidden' | 'unavailable'
+export type RefusalCode =
+  | 'invalid_input'
+  | 'not_found'
+  | 'conflict'
+  | 'forbidden'
+  | 'unavailable'
+  /** The caller's own share is in use (its earlier request still runs): wait for it, then try again. */
+  | 'rate_limited'
 
 export const ok = <T>(value: T): Ok<T> => ({ kind: 'ok', value })
 /** `field` names the input at fault (the message starts with it); omit it when no single field is. */

@@ -195,6 +195,7 @@ export async function startServer(
         admin?.stop()
         await Promise.all([searchBackfill.stop(), outlineBackfill.stop()])
         auth.close()
+        services.documents.close()
         await mcp.close()
         hocuspocus.closeConnections()
         hocuspocus.flushPendingStores()

@@ -23,6 +23,8 @@ import { storableText } from '../db/storable-text.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
 import { ok, type Result, refuse } from '../errors.ts'
 import { type Access, decideAccess, type Whose } from './access.ts'
+import { derivedOf } from './import/build.ts'
+import { ImportPool } from './import/pool.ts'
 import { MAX_FIND_TEXT_CHARS } from './search.ts'
 import { newRoomName, SLUG_PATTERN, slugBase, slugWithTail } from './slug.ts'
 import {
@@ -116,16 +118,6 @@ export function notFound(slug: string): Result<never> {
   )
 }
 
-/** The search text and outline of a new document's state, stored with it. */
-function derivedOf(update: Uint8Array): { text: string; outline: OutlineNode[] } {
-  const doc = new Y.Doc()
-  Y.applyUpdate(doc, update)
-  const fragment = doc.getXmlFragment(FRAGMENT_NAME)
-  const derived = { text: readPlainText(fragment, MAX_FIND_TEXT_CHARS), outline: readOutline(fragment) }
-  doc.destroy()
-  return derived
-}
-
 /**
  * How long a resolution (a slug or room, for one user with one set of scopes) that found a readable
  * document is reused: its query was the largest fixed cost of a warm tool call on PGlite (~1-3 ms of a
@@ -141,6 +133,8 @@ export const MAX_RESOLVE_CACHE_ENTRIES = 5_000
 
 /** `changes`: told of every share, unshare, flag change and delete, so open connections follow them. */
 export function createDocumentsService(prisma: PrismaClient, changes?: AccessChanges) {
+  /** Imports are built on a worker thread (import/pool.ts), one at a time, a fair share per owner. */
+  const imports = new ImportPool()
   const resolutions = new Map<string, { value: Resolved; at: number }>()
   changes?.on(() => resolutions.clear())
   /** Who may do what changed here: cached resolutions go, and open connections are told. */
@@ -212,8 +206,9 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
     title: string,
     state: Uint8Array,
     flags: { isPrivate?: boolean; readOnly?: boolean },
+    derived: { text: string; outline: OutlineNode[] } = derivedOf(state, MAX_FIND_TEXT_CHARS),
   ): Promise<Result<DocumentRow>> {
-    const { text, outline } = derivedOf(state)
+    const { text, outline } = derived
     const base = slugBase(title)
     for (let attempt = 0; attempt < 5; attempt++) {
       const slug = slugWithTail(base) // always a tail: the slug says nothing about other documents
@@ -322,24 +317,17 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
       ownerId: string,
       input: { markdown: string; title?: string; fallbackTitle: string; isPrivate?: boolean },
     ): Promise<Result<{ document: DocumentRow; changes: string[] }>> {
-      const imported = importMarkdown(storableText(input.markdown), {
-        title: input.title === undefined ? undefined : storableText(input.title),
-        fallbackTitle: storableText(input.fallbackTitle),
-      })
-      if (imported.kind === 'error') return refuse('invalid_input', imported.message, imported.field)
-      const title = imported.value.title
-      if (title.length > MAX_TITLE_CHARS) {
-        return refuse(
-          'invalid_input',
-          `title: ${title.length} characters; at most ${MAX_TITLE_CHARS} (give a shorter --title)`,
-          'title',
-        )
-      }
-      const built = importedDocumentUpdate(imported.value)
-      if (built.kind === 'error') return refuse('invalid_input', built.message, built.field)
-      const document = await insertDocument(ownerId, title, built.value, input)
+      const built = await imports.build(ownerId, input, MAX_FIND_TEXT_CHARS)
+      if (built.kind === 'error') return built
+      const { title, state, text, outline, changes } = built.value
+      const document = await insertDocument(ownerId, title, state, input, { text, outline })
       if (document.kind === 'error') return document
-      return ok({ document: document.value, changes: imported.value.changes })
+      return ok({ document: document.value, changes })
+    },
+
+    /** Ends the import worker (shutdown); imports still building are refused. */
+    close(): void {
+      imports.close()
     },
 
     /** Documents the user owns or is a member of, most recently changed first. */

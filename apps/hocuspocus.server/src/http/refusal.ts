@@ -26,6 +26,7 @@ export const HTTP_STATUS: Record<HttpRefusalCode, ContentfulStatusCode> = {
   method_not_allowed: 405,
   conflict: 409,
   payload_too_large: 413,
+  rate_limited: 429,
   internal: 500,
   unavailable: 503,
   database_unavailable: 503,

@@ -1,0 +1,61 @@
+/**
+ * A person's Markdown file built into everything its new document row needs: the Yjs state, the title, the
+ * search text and the outline. Pure work (no I/O), run on the import worker (worker.ts) so a large file never
+ * holds the event loop that serves everyone; the service then stores the result in one transaction.
+ */
+import {
+  FRAGMENT_NAME,
+  importedDocumentUpdate,
+  importMarkdown,
+  MAX_TITLE_CHARS,
+  type OutlineNode,
+  readOutline,
+  readPlainText,
+} from '@collab/doc-schema'
+import * as Y from 'yjs'
+import { storableText } from '../../db/storable-text.ts'
+import { ok, type Result, refuse } from '../../errors.ts'
+
+export type ImportInput = { markdown: string; title?: string; fallbackTitle: string }
+
+export type BuiltImport = {
+  title: string
+  /** The new document's whole Yjs state (`Y.encodeStateAsUpdate`). */
+  state: Uint8Array
+  /** Its search text (the first `maxTextChars`) and outline, as a store derives them. */
+  text: string
+  outline: OutlineNode[]
+  /** One line per change the mapping made (importMarkdown), for the person importing. */
+  changes: string[]
+}
+
+/** The search text and outline of a state, as the store step writes them. */
+export function derivedOf(state: Uint8Array, maxTextChars: number): { text: string; outline: OutlineNode[] } {
+  const doc = new Y.Doc()
+  Y.applyUpdate(doc, state)
+  const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+  const derived = { text: readPlainText(fragment, maxTextChars), outline: readOutline(fragment) }
+  doc.destroy()
+  return derived
+}
+
+/** Builds an import; refusals as the service returns them (`invalid_input`, naming the field). */
+export function buildImport(input: ImportInput, maxTextChars: number): Result<BuiltImport> {
+  const imported = importMarkdown(storableText(input.markdown), {
+    title: input.title === undefined ? undefined : storableText(input.title),
+    fallbackTitle: storableText(input.fallbackTitle),
+  })
+  if (imported.kind === 'error') return refuse('invalid_input', imported.message, imported.field)
+  const title = imported.value.title
+  if (title.length > MAX_TITLE_CHARS) {
+    return refuse(
+      'invalid_input',
+      `title: ${title.length} characters; at most ${MAX_TITLE_CHARS} (give a shorter --title)`,
+      'title',
+    )
+  }
+  const built = importedDocumentUpdate(imported.value)
+  if (built.kind === 'error') return refuse('invalid_input', built.message, built.field)
+  const { text, outline } = derivedOf(built.value, maxTextChars)
+  return ok({ title, state: built.value, text, outline, changes: imported.value.changes })
+}
