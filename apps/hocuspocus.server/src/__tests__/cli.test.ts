@@ -1,10 +1,14 @@
 /** The CLI as people run it: real processes, real database, exit codes and output streams. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { MAX_TITLE_CHARS } from '@collab/doc-schema'
+import { escapeControls } from '../cli/terminal-text.ts'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
-import { runCli } from './helpers/process.ts'
+import { APP_DIR, REPO_DIR, runCli } from './helpers/process.ts'
+
+/** util-linux `script`, which runs a command under a pseudo-terminal (the operator's terminal). */
+const SCRIPT = Bun.which('script')
 
 describe(`CLI (${DATABASE_KIND})`, () => {
   let db: TestDatabase
@@ -160,5 +164,67 @@ describe(`CLI (${DATABASE_KIND})`, () => {
     const status = await cli('db', 'status')
     expect(status.exitCode).toBe(0)
     expect(status.stdout).toContain('pending: none')
+  })
+
+  // Caught: `doc export` (and titles in `doc list`) wrote a document's ESC, BEL and C1 bytes raw to the
+  // operator's terminal, which runs them (here: retitle the window, clear the screen).
+  describe.skipIf(!SCRIPT)('control characters in document text, on a terminal and off it', () => {
+    const EVIL_TITLE = 'Bell \u001b]0;pwned\u0007 title'
+    const EVIL_BODY = 'Text \u001b[2J cleared \u0007 and \u009b done.'
+    let slug: string
+    beforeAll(async () => {
+      await cli('user', 'add', 'mallory')
+      const file = join(db.dataDir, 'evil.md')
+      writeFileSync(file, `# ${EVIL_TITLE}\n\n${EVIL_BODY}\n`)
+      const imported = await cli('doc', 'import', file, '--owner', 'mallory')
+      expect(imported.exitCode).toBe(0)
+      slug = imported.stdout.trim()
+    })
+
+    /** The CLI under a real pseudo-terminal (util-linux `script`): what the operator's terminal receives. */
+    async function onTerminal(...args: string[]): Promise<string> {
+      const command = ['bun', join(APP_DIR, 'src/cli/main.ts'), ...args].map((a) => `'${a}'`).join(' ')
+      const proc = Bun.spawn([SCRIPT!, '-qec', command, '/dev/null'], {
+        cwd: REPO_DIR,
+        env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+        stdin: 'ignore',
+        stdout: 'pipe',
+        stderr: 'pipe',
+      })
+      const [out] = await Promise.all([new Response(proc.stdout).text(), proc.exited])
+      return out
+    }
+
+    test('doc export to a terminal shows them escaped, and says so on stderr', async () => {
+      const shown = await onTerminal('doc', 'export', slug)
+      expect(shown).toContain('# Bell \\u001b]0;pwned\\u0007 title')
+      expect(shown).toContain('Text \\u001b[2J cleared \\u0007 and \\u009b done.')
+      // None is left raw (\r excepted: the terminal's own line ends).
+      expect(escapeControls(shown.replaceAll('\r', '')).escaped).toBe(0)
+      expect(shown).toContain('note: 5 control characters were shown escaped')
+      expect(shown).toContain('use --out FILE or redirect stdout for the exact text')
+    })
+
+    test('doc list and user list on a terminal escape them too (one rule for every command)', async () => {
+      await cli('user', 'add', 'nina', '--name', 'Nina \u001b[31mRed')
+      const docs = await onTerminal('doc', 'list', '--owner', 'mallory')
+      expect(docs).toContain(`${slug}`)
+      expect(docs).toContain('Bell \\u001b]0;pwned\\u0007 title')
+      expect(docs).not.toContain('\u001b')
+      const users = await onTerminal('user', 'list')
+      expect(users).toContain('Nina \\u001b[31mRed')
+      expect(users).not.toContain('\u001b')
+    })
+
+    test('to a pipe or a file the bytes stay exact, with no note', async () => {
+      const piped = await cli('doc', 'export', slug)
+      expect(piped.exitCode).toBe(0)
+      expect(piped.stdout).toBe(`# ${EVIL_TITLE}\n\n${EVIL_BODY}\n`)
+      expect(piped.stderr).toBe('')
+      const out = join(db.dataDir, 'exported.md')
+      const toFile = await onTerminal('doc', 'export', slug, '--out', out)
+      expect(toFile).not.toContain('note:')
+      expect(readFileSync(out, 'utf8')).toBe(`# ${EVIL_TITLE}\n\n${EVIL_BODY}\n`)
+    })
   })
 })

@@ -26,8 +26,13 @@ import {
   prepareCommand,
   runCommand,
 } from './commands.ts'
+import { escapeControls, escapedNote } from './terminal-text.ts'
 
-const stdio: CommandIO = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }
+// On a terminal, control characters in what is printed are escaped (terminal-text.ts); in files and pipes not.
+const stdio: CommandIO = {
+  out: (s) => process.stdout.write(s),
+  err: (s) => process.stderr.write(process.stderr.isTTY ? escapeControls(s).text : s),
+}
 
 async function main(argv: string[], io: CommandIO): Promise<number> {
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
@@ -99,6 +104,7 @@ async function main(argv: string[], io: CommandIO): Promise<number> {
     return await runCommand(request, services, io)
   } finally {
     await bridge?.close()
+    services.documents.close()
     await db.close()
     lock?.release()
   }
@@ -115,7 +121,11 @@ const outFile = outputNamed(argv)
 const output: string[] = []
 // stdout is written once at the end with Bun.write, which waits until a pipe took all of it (a large export).
 let code = await main(argv, { out: (s) => output.push(s), err: stdio.err })
-if (!outFile) await Bun.write(Bun.stdout, output.join(''))
+if (!outFile && process.stdout.isTTY) {
+  const shown = escapeControls(output.join(''))
+  await Bun.write(Bun.stdout, shown.text)
+  if (shown.escaped > 0) stdio.err(escapedNote(shown.escaped))
+} else if (!outFile) await Bun.write(Bun.stdout, output.join(''))
 else if (code === 0) {
   try {
     writeFileSync(outFile, output.join(''))
