@@ -57,10 +57,14 @@ const envSchema = z.object({
    * hold the event loop editors are served from; `main`, the server's thread (db/client.ts).
    */
   PGLITE_THREAD: z.enum(['worker', 'main']).default('worker'),
-  /** Quiet period after the last change before a document is stored (ms). */
-  STORE_DEBOUNCE_MS: intFromEnv(0, 60_000).default(2_000),
+  /**
+   * Quiet period after the last change before a document is stored (ms). A store appends only the change
+   * to the update log (a few hundred bytes, one INSERT), so it can be short: with the next setting it bounds
+   * what a crash loses of acknowledged typing to well under a second (docs/server.md, Durability).
+   */
+  STORE_DEBOUNCE_MS: intFromEnv(0, 60_000).default(200),
   /** A document that keeps changing is still stored at least this often (ms). */
-  STORE_MAX_DEBOUNCE_MS: intFromEnv(0, 600_000).default(10_000),
+  STORE_MAX_DEBOUNCE_MS: intFromEnv(0, 600_000).default(600),
   /**
    * Stores append to each document's update log; after this many rows the log is merged into the
    * document's snapshot (compaction; also when the log reaches the snapshot's size, and at unload).

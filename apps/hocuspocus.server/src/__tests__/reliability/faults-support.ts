@@ -108,6 +108,8 @@ export type AckTracker = {
   readonly acknowledged: number
   /** This client's clock after its last acknowledged update (0 when none). */
   acknowledgedClock(): number
+  /** The same, of what was acknowledged at or before `time` (`performance.now()`). */
+  acknowledgedClockAt(time: number): number
   stop(): void
 }
 
@@ -116,6 +118,8 @@ export function trackAcknowledgements(editor: TestProvider): AckTracker {
   const { provider, doc } = editor
   if (provider.unsyncedChanges !== 0) throw new Error('track acknowledgements from a settled provider')
   const clocks: number[] = []
+  /** When each acknowledgement arrived, in order (the k-th is of the k-th update sent). */
+  const ackedAt: number[] = []
   let acknowledged = 0
   let previous = provider.unsyncedChanges
   const onUpdate = (_update: Uint8Array, origin: unknown) => {
@@ -124,7 +128,12 @@ export function trackAcknowledgements(editor: TestProvider): AckTracker {
   }
   const onUnsynced = ({ number }: { number: number }) => {
     // Only a decrease is an acknowledgement; an increase is an update being sent.
-    if (number < previous) acknowledged = Math.min(clocks.length, acknowledged + (previous - number))
+    if (number < previous) {
+      const now = performance.now()
+      const next = Math.min(clocks.length, acknowledged + (previous - number))
+      while (ackedAt.length < next) ackedAt.push(now)
+      acknowledged = next
+    }
     previous = number
   }
   doc.on('update', onUpdate)
@@ -138,6 +147,11 @@ export function trackAcknowledgements(editor: TestProvider): AckTracker {
       return acknowledged
     },
     acknowledgedClock: () => (acknowledged === 0 ? 0 : clocks[acknowledged - 1]!),
+    acknowledgedClockAt(time) {
+      let k = 0
+      while (k < ackedAt.length && ackedAt[k]! <= time) k++
+      return k === 0 ? 0 : clocks[k - 1]!
+    },
     stop() {
       doc.off('update', onUpdate)
       provider.off('unsyncedChanges', onUnsynced)
