@@ -57,7 +57,9 @@ export async function startServer(
   let lock: DataDirLock | undefined
   if (target.kind === 'pglite') {
     // An embedded database folder must never be opened by two processes at once.
-    lock = acquireDataDirLock(config.dataDir, 'server')
+    lock = acquireDataDirLock(config.dataDir, 'server', {
+      onTakeover: (message, found) => logger.warn({ lock: found }, message),
+    })
   }
   let db: Database | undefined
   try {

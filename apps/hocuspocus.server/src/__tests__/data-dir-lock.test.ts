@@ -17,6 +17,7 @@ import {
   readLockHolder,
 } from '../db/data-dir-lock.ts'
 import { createTestDatabase } from './helpers/database.ts'
+import { spawnServer } from './helpers/process.ts'
 import { startTestServer } from './helpers/server.ts'
 
 const LOCK_MODULE = join(import.meta.dir, '../db/data-dir-lock.ts')
@@ -114,6 +115,72 @@ describe('data-folder lock', () => {
     await child.exited
     acquireDataDirLock(dir, 'server').release() // its process is gone: stale
   })
+
+  test('a lock in the old format naming pid 1 (alive, but not using this folder) is taken over, with a warning saying why', () => {
+    // Caught: pid 1 is alive for ever (a container's init), and the old format has nothing else to
+    // identify its process by, so such a lock refused every start.
+    const dir = freshDir()
+    writeFileSync(lockPath(dir), JSON.stringify({ pid: 1, role: 'server' }))
+    expect(readLockHolder(dir)).toBeNull()
+    const warnings: string[] = []
+    const lock = acquireDataDirLock(dir, 'server', { onTakeover: (message) => warnings.push(message) })
+    expect(JSON.parse(readFileSync(lockPath(dir), 'utf8')).pid).toBe(process.pid)
+    lock.release()
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toStartWith(
+      `DATA_DIR: took over the stale lock ${lockPath(dir)}: it is in the old format`,
+    )
+    expect(warnings[0]).toContain('pid 1')
+    expect(warnings[0]).toContain('so nothing shows it is using this folder')
+  })
+
+  test('a lock in the old format naming a live process that uses this folder is still refused', async () => {
+    const dir = freshDir()
+    // A real other process with a file of this folder open, as a running server has PGlite's.
+    const script = `
+      const { openSync } = await import('node:fs')
+      openSync(${JSON.stringify(join(dir, 'in-use'))}, 'w')
+      console.log('held')
+      setInterval(() => {}, 1000)
+    `
+    const child = Bun.spawn(['bun', '-e', script], { stdin: 'ignore', stdout: 'pipe', stderr: 'inherit' })
+    children.push(child)
+    const reader = child.stdout.getReader()
+    await reader.read()
+    reader.releaseLock()
+    writeFileSync(lockPath(dir), JSON.stringify({ pid: child.pid, role: 'server' }))
+    expect(() => acquireDataDirLock(dir, 'server')).toThrow(`running server (pid ${child.pid})`)
+  })
+
+  test('a real server starts on a folder with an old-format pid-1 lock and logs why it took it over; a second opener is refused while it runs', async () => {
+    const db = await createTestDatabase({ postgresUrl: null })
+    dirs.push(db.dataDir)
+    writeFileSync(lockPath(db.dataDir), JSON.stringify({ pid: 1, role: 'server' }))
+    const server = await spawnServer({ DATA_DIR: db.dataDir, DATABASE_URL: '' })
+    try {
+      const warning = server
+        .stderr()
+        .split('\n')
+        .filter((line) => line.includes('took over the stale lock'))
+        .map((line) => JSON.parse(line) as { level: number; msg: string; lock: unknown })
+      expect(warning).toHaveLength(1)
+      expect(warning[0]!.level).toBe(40) // pino's warn
+      expect(warning[0]!.msg).toContain('it is in the old format (pid 1 and role server')
+      expect(warning[0]!.lock).toEqual({ pid: 1, role: 'server', format: 'old' })
+      // The running server's lock (current format) refuses another opener, and so does the same lock
+      // rewritten in the old format: that process has the folder's files open.
+      expect(() => acquireDataDirLock(db.dataDir, 'server')).toThrow(
+        `running server (pid ${server.proc.pid})`,
+      )
+      writeFileSync(lockPath(db.dataDir), JSON.stringify({ pid: server.proc.pid, role: 'server' }))
+      expect(() => acquireDataDirLock(db.dataDir, 'server')).toThrow(
+        `running server (pid ${server.proc.pid})`,
+      )
+    } finally {
+      server.proc.kill('SIGTERM')
+      await server.proc.exited
+    }
+  }, 60_000)
 
   test('a real server (embedded database) starts on a folder whose lock names its own pid', async () => {
     const db = await createTestDatabase({ postgresUrl: null })

@@ -76,7 +76,7 @@ async function main(argv: string[], io: CommandIO): Promise<number> {
       return answer.exitCode
     }
     try {
-      lock = acquireDataDirLock(config.dataDir, 'cli')
+      lock = acquireDataDirLock(config.dataDir, 'cli', { onTakeover: (message) => io.err(`${message}\n`) })
     } catch (error) {
       if (error instanceof DataDirBusyError) {
         io.err(`${error.message}\n`)

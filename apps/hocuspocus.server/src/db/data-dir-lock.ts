@@ -7,8 +7,24 @@
  * again on its next start, and a pid can be reused by an unrelated process. So a lock naming our own pid
  * is ours only if this process holds it (tracked in `heldHere`), and a lock whose recorded start time or
  * boot id differs from the live process's is stale.
+ *
+ * A lock in the old format (pid and role only) names a process it cannot identify: PID 1 in a container is
+ * usually its init, alive for ever. Where /proc gives start times (so the current format would have
+ * recorded one), such a lock is the holder's only if that process has a file open inside this folder (a
+ * server holds PGlite's files open); otherwise it is stale, taken over, and the taker is told what was
+ * found and why (`onTakeover`, a warning in the log).
  */
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs'
 import { join } from 'node:path'
 
 export type LockRole = 'server' | 'cli'
@@ -76,29 +92,68 @@ function readRecord(path: string): LockRecord | null {
   }
 }
 
-/** Whether the process the record names is still the one that wrote it. */
-function holderIsLive(record: LockRecord, path: string): boolean {
-  if (record.pid === process.pid) return heldHere.has(path)
-  if (!alive(record.pid)) return false
+/** Whether process `pid` has a file open inside `dir`; undefined when its open files cannot be read. */
+function holdsFileUnder(pid: number, dir: string): boolean | undefined {
+  let root: string
+  let fds: string[]
+  try {
+    root = `${realpathSync(dir)}/`
+    fds = readdirSync(`/proc/${pid}/fd`)
+  } catch {
+    return undefined
+  }
+  return fds.some((fd) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(root)
+    } catch {
+      return false
+    }
+  })
+}
+
+/**
+ * Why the record's holder is not a live holder of this folder (the lock is stale), or null when it is.
+ * The reason is what the takeover warning says.
+ */
+function staleReason(record: LockRecord, path: string, dataDir: string): string | null {
+  const { pid } = record
+  if (pid === process.pid)
+    return heldHere.has(path)
+      ? null
+      : `it names this process's own pid ${pid}, which did not take it: a run that ended without removing it (pid 1 again after a restart in a container)`
+  if (!alive(pid)) return `its process (pid ${pid}) is gone`
   if (record.bootId !== undefined) {
     const now = bootId()
-    if (now !== undefined && now !== record.bootId) return false // written before a reboot
+    if (now !== undefined && now !== record.bootId)
+      return `it was written before the machine restarted (boot id ${record.bootId}, now ${now})`
   }
+  const startTime = processStartTime(pid)
   if (record.startTime !== undefined) {
-    const now = processStartTime(record.pid)
-    if (now !== undefined && now !== record.startTime) return false // the pid was reused
+    if (startTime !== undefined && startTime !== record.startTime)
+      return `pid ${pid} is another process now (started at tick ${startTime}, the lock's at ${record.startTime}): the pid was reused`
+    return null
   }
-  return true
+  // The old format: nothing in it identifies the process. Where start times are readable, it is the
+  // holder's only if that process is using this folder.
+  if (startTime === undefined) return null
+  const holds = holdsFileUnder(pid, dataDir)
+  if (holds) return null
+  return `it is in the old format (pid ${pid} and role ${record.role}, no start time or boot id to identify its process) and pid ${pid} ${holds === false ? 'has no file open in this folder' : 'cannot be inspected'}, so nothing shows it is using this folder${pid === 1 ? ' (pid 1 in a container is usually its init)' : ''}`
 }
 
 /** The live holder of the lock, if any. */
 export function readLockHolder(dataDir: string): LockHolder | null {
   const path = lockPath(dataDir)
   const record = readRecord(path)
-  return record && holderIsLive(record, path) ? { pid: record.pid, role: record.role } : null
+  return record && staleReason(record, path, dataDir) === null ? { pid: record.pid, role: record.role } : null
 }
 
-export function acquireDataDirLock(dataDir: string, role: LockRole): DataDirLock {
+export type LockOptions = {
+  /** Told when a stale lock is taken over: what it held and why it was stale (a warning for the log). */
+  onTakeover?: (message: string, found: { pid: number; role: string; format: 'old' | 'current' }) => void
+}
+
+export function acquireDataDirLock(dataDir: string, role: LockRole, options: LockOptions = {}): DataDirLock {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const path = lockPath(dataDir)
   const record: LockRecord = {
@@ -126,10 +181,16 @@ export function acquireDataDirLock(dataDir: string, role: LockRole): DataDirLock
       }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const holder = readLockHolder(dataDir)
-      if (holder) throw new DataDirBusyError(holder, dataDir)
+      const found = readRecord(path)
+      const reason = found ? staleReason(found, path, dataDir) : 'it cannot be read as a lock record'
+      if (found && reason === null) throw new DataDirBusyError({ pid: found.pid, role: found.role }, dataDir)
       try {
-        unlinkSync(path) // stale: its process is gone, or it is a dead run of ours, or the pid was reused
+        unlinkSync(path) // stale: see the reason
+        options.onTakeover?.(`DATA_DIR: took over the stale lock ${path}: ${reason}`, {
+          pid: found?.pid ?? 0,
+          role: String(found?.role ?? 'unknown'),
+          format: found?.startTime === undefined ? 'old' : 'current',
+        })
       } catch {}
     }
   }
