@@ -31,9 +31,13 @@ export {
   MAX_DOCUMENT_BYTES,
   MAX_EDITOR_UPDATE_BYTES,
   MAX_IMPORT_BYTES,
+  MAX_IMPORT_ELEMENTS,
   MAX_MARKDOWN_CHARS,
+  MAX_MARKDOWN_EXPANSION_CHARS,
   MAX_NESTING_DEPTH,
+  MAX_TABLE_CELLS,
   MAX_TITLE_CHARS,
+  MAX_WRITE_ELEMENTS,
 } from './limits.ts'
 export type { MediaStyle, SerializeOptions } from './markdown/blocks-to-mdast.ts'
 export { documentMarkdownPrefix, documentToMarkdown } from './markdown/document-to-markdown.ts'

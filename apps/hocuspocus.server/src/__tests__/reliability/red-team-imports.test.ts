@@ -1,0 +1,155 @@
+/**
+ * Import bombs (issue 24), on the real server process over real HTTP: what one user's Markdown costs the
+ * others. Before: a 0.6 MB table answered 201 after 47.7 s with RSS 316 → 3,539 MB and every other client's
+ * /health waiting 34 s; 30 KB of one reused reference built 40 MB; an ordinary 21 MB file stalled others'
+ * keystrokes up to 11.2 s. Now the bombs are refused while markdown-it reads them (work ceilings) and every
+ * import is built on a worker thread. Asserted: the refusal and its reason, the server's memory growth while
+ * it refused (bounded), /health answering 200 throughout; the stall others felt is reported as a figure
+ * (`bun run reliability`), not asserted.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { MAX_TABLE_CELLS } from '@collab/doc-schema'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
+import type { ServerProcess } from '../helpers/process.ts'
+import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
+import { reportFigure } from './support.ts'
+
+/** The server's growth in memory a refused bomb may cost (issue 24's bound for any attack). */
+const MAX_RSS_GROWTH_BYTES = 200 * 1024 * 1024
+
+function rssOf(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return Number(match?.[1] ?? 0) * 1024
+}
+
+/** While `work` runs: /health every 20 ms (statuses, latencies) and the server's RSS every 20 ms. */
+async function observed<T>(server: ServerProcess, work: () => Promise<T>) {
+  const latencies: number[] = []
+  const statuses = new Set<number>()
+  const before = rssOf(server.proc.pid)
+  let peak = before
+  let running = true
+  const probe = (async () => {
+    while (running) {
+      const start = performance.now()
+      const response = await fetch(`${server.url}/health`)
+      await response.arrayBuffer()
+      latencies.push(performance.now() - start)
+      statuses.add(response.status)
+      peak = Math.max(peak, rssOf(server.proc.pid))
+      await Bun.sleep(20)
+    }
+  })()
+  const result = await work()
+  running = false
+  await probe
+  latencies.sort((a, b) => a - b)
+  const p99 = latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? 0
+  return {
+    result,
+    statuses: [...statuses],
+    probes: latencies.length,
+    p99Ms: Math.round(p99),
+    growth: peak - before,
+  }
+}
+
+function table(rows: number, columns: number): string {
+  const row = (cell: string) => `|${Array(columns).fill(cell).join('|')}|\n`
+  return `# Table bomb\n\n${row('a')}${row('-')}${row('b').repeat(rows)}`
+}
+
+function prose(bytes: number): string {
+  const sentence = 'The quick brown fox jumps over the lazy dog while the server keeps every edit. '
+  const parts = ['# Big manual\n']
+  let size = 0
+  for (let i = 0; size < bytes; i++) {
+    const part = `\n## Part ${i}\n\n${sentence.repeat(12)}\n\n${sentence.repeat(10)}\n`
+    parts.push(part)
+    size += part.length
+  }
+  return parts.join('')
+}
+
+describe(`red team: Markdown import bombs over REST (${DATABASE_KIND})`, () => {
+  let db: TestDatabase
+  let server: ServerProcess
+  let token: string
+  const importFile = (markdown: string) =>
+    fetch(`${server.url}/api/documents`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'content-type': 'text/markdown' },
+      body: markdown,
+    })
+
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    server = await spawnOn(db)
+    token = firstRunToken(db.dataDir)
+    // Warm the import worker and the route, so the first bomb's figures are the bomb's.
+    expect((await importFile('# Warm up\n\nhello')).status).toBe(201)
+  }, 60_000)
+  afterAll(async () => {
+    await stopProcess(server)
+    await db?.cleanup()
+  }, 60_000)
+
+  test('a 0.6 MB table of 300,000 cells is refused naming the cell limit, within bounded memory', async () => {
+    const seen = await observed(server, async () => {
+      const response = await importFile(table(300, 1_000))
+      return { status: response.status, body: (await response.json()) as { error: string; message: string } }
+    })
+    expect(seen.result.status).toBe(400)
+    expect(seen.result.body.message).toContain(`more than ${MAX_TABLE_CELLS.toLocaleString('en-US')} cells`)
+    expect(seen.statuses).toEqual([200])
+    expect(seen.growth).toBeLessThan(MAX_RSS_GROWTH_BYTES)
+    reportFigure('red-team-imports', {
+      attack: 'table 300x1000',
+      p99Ms: seen.p99Ms,
+      growthMiB: seen.growth >> 20,
+    })
+  }, 60_000)
+
+  test('30 KB of one reference used 4,000 times is refused, nothing built', async () => {
+    const markdown = `# Reference bomb\n\n[r]: https://example.com/${'x'.repeat(4_000)}\n\n${'[a][r] '.repeat(4_000)}`
+    const seen = await observed(server, async () => {
+      const response = await importFile(markdown)
+      return { status: response.status, body: (await response.json()) as { message: string } }
+    })
+    expect(seen.result.status).toBe(400)
+    expect(seen.result.body.message).toContain('reference definition used many times')
+    expect(seen.statuses).toEqual([200])
+    expect(seen.growth).toBeLessThan(MAX_RSS_GROWTH_BYTES)
+    reportFigure('red-team-imports', {
+      attack: 'reference x4000',
+      p99Ms: seen.p99Ms,
+      growthMiB: seen.growth >> 20,
+    })
+  }, 60_000)
+
+  test('a 20 MiB file of prose is imported while /health keeps answering; a second import of the same user waits its turn', async () => {
+    const markdown = prose(20 * 1024 * 1024)
+    const seen = await observed(server, async () => {
+      const first = importFile(markdown)
+      await Bun.sleep(300) // the first is being built
+      const second = await importFile('# Second\n\nwhile the first builds')
+      const answer = await first
+      return {
+        first: answer.status,
+        second: second.status,
+        secondBody: (await second.json()) as { error: string; message: string },
+      }
+    })
+    expect(seen.result.first).toBe(201)
+    expect(seen.result.second).toBe(429)
+    expect(seen.result.secondBody.message).toContain('an import of yours is still being built')
+    expect(seen.statuses).toEqual([200])
+    expect(seen.probes).toBeGreaterThan(5) // /health was asked while the file was built, not only after
+    reportFigure('red-team-imports', {
+      attack: 'prose 20 MiB',
+      p99Ms: seen.p99Ms,
+      growthMiB: seen.growth >> 20,
+    })
+  }, 120_000)
+})
