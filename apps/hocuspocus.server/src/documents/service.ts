@@ -6,12 +6,8 @@ import {
   createDocumentUpdate,
   documentToMarkdown,
   FRAGMENT_NAME,
-  importedDocumentUpdate,
-  importMarkdown,
   MAX_TITLE_CHARS,
   type OutlineNode,
-  readOutline,
-  readPlainText,
   withWellFormedIds,
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
