@@ -130,7 +130,7 @@ export function createMetrics() {
     ),
     mcpToolCalls: new Counter(
       'mcp_tool_calls_total',
-      'MCP tool calls by tool and outcome (ok, refused, error, rate_limited).',
+      'MCP tool calls by tool and outcome (ok, refused, error, rate_limited, unavailable, cancelled).',
     ),
     mcpToolLatency: new Histogram('mcp_tool_call_duration_seconds', 'MCP tool call latency by tool.'),
     /** Gauges read live values (connections, loaded documents) when scraped. */

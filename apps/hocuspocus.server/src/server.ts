@@ -22,6 +22,7 @@ import { createWebApp } from './http/web.ts'
 import type { Logger } from './logger.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
 import { init as initMcp, type McpModule } from './modules/mcp/index.ts'
+import type { HoldSeam } from './modules/mcp/tools/context.ts'
 import { createServices, type Services } from './services.ts'
 
 export const VERSION = '0.1.0'
@@ -50,8 +51,11 @@ export type RunningServer = {
 export async function startServer(
   config: Config,
   logger: Logger,
-  /** Test seams with no environment setting: how Client ID Metadata Documents are fetched. */
-  seams: { clientMetadataFetch?: ClientMetadataFetch } = {},
+  /**
+   * Test seams with no environment setting: how Client ID Metadata Documents are fetched; where MCP
+   * calls are held (fault injection, modules/mcp/tools/context.ts).
+   */
+  seams: { clientMetadataFetch?: ClientMetadataFetch; mcpHold?: HoldSeam } = {},
 ): Promise<RunningServer> {
   const target = databaseTarget(config)
   let lock: DataDirLock | undefined
@@ -115,6 +119,7 @@ export async function startServer(
     confirmations: collab.persistence,
     logger,
     metrics,
+    hold: seams.mcpHold,
     config: {
       allowedOrigins: config.mcpAllowedOrigins,
       bindHost: config.host,

@@ -15,6 +15,7 @@ import { refusalResponse } from '../../http/refusal.ts'
 import type { Logger } from '../../logger.ts'
 import type { Metrics } from '../../metrics.ts'
 import type { Services } from '../../services.ts'
+import { InFlightRequests } from './http/in-flight.ts'
 import { buildMcpServer, createSharedServerParts, handleMcpRequest, scopeSetOf } from './http/mcp-route.ts'
 import { originHostGuard } from './http/origin-host.ts'
 import { challengeFor, RESOURCE_METADATA_PATH, resourceMetadata } from './http/resource-metadata.ts'
@@ -22,7 +23,7 @@ import { createDocumentReader } from './infra/documents.ts'
 import { createMemoryRateLimiter, createRedisRateLimiter } from './infra/rate-limit.ts'
 import { createDocumentWriter, type StoreConfirmations } from './infra/writer.ts'
 import { MAX_BODY_BYTES } from './limits.ts'
-import type { CallerContext, ToolDeps, ToolObserver } from './tools/context.ts'
+import type { CallerContext, HoldSeam, ToolDeps, ToolObserver } from './tools/context.ts'
 import { TOOLS } from './tools/index.ts'
 import { callToolDirectly } from './tools/register.ts'
 import { createLogLevel } from './tools/report.ts'
@@ -63,6 +64,8 @@ export type McpDeps = {
   /** Store confirmations (the persistence extension); without them a write is confirmed by reading back. */
   confirmations?: StoreConfirmations
   config?: McpConfig
+  /** Test seam (fault injection): holds calls at named points (tools/context.ts HoldSeam). */
+  hold?: HoldSeam
 }
 
 export type McpModule = {
@@ -110,10 +113,12 @@ export function init(deps: McpDeps): McpModule {
     logger,
     observer,
     rateLimiter,
+    hold: deps.hold,
   }
   const contextFor = (principal: Principal): CallerContext => ({ ...toolDeps, principal })
   const stdioServers = new Set<McpServer>()
   const shared = createSharedServerParts()
+  const inFlight = new InFlightRequests()
 
   const router = new Hono<{ Variables: AuthVariables }>()
 
@@ -154,7 +159,14 @@ export function init(deps: McpDeps): McpModule {
     }),
     async (c) => {
       const principal = c.get('principal')
-      const context = contextFor(principal)
+      // Aborted when the client closes the connection (the request's signal) or cancels one of this
+      // POST's requests (notifications/cancelled in another POST, http/in-flight.ts): its calls stop.
+      const controller = new AbortController()
+      const requestSignal = c.req.raw.signal
+      const onAbort = () => controller.abort(requestSignal.reason)
+      if (requestSignal.aborted) onAbort()
+      else requestSignal.addEventListener('abort', onAbort, { once: true })
+      const context = { ...contextFor(principal), signal: controller.signal }
       return handleMcpRequest(
         c.req.raw,
         (needs) => buildMcpServer(context, TOOLS, shared, { ...needs, rememberLogLevel: true }),
@@ -171,6 +183,13 @@ export function init(deps: McpDeps): McpModule {
                 name,
                 args,
               ),
+        (body) => {
+          const release = inFlight.track(principal.tokenId, body, controller)
+          return () => {
+            release()
+            requestSignal.removeEventListener('abort', onAbort)
+          }
+        },
       )
     },
   )

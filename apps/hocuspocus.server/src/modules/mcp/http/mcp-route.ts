@@ -161,6 +161,11 @@ export async function handleMcpRequest(
   knownToolList?: ListToolsResult,
   /** A single plain tool call is run with this, without a server and transport, when it accepts it. */
   callDirectly?: DirectToolCall,
+  /**
+   * Called with the parsed body before anything runs (http/in-flight.ts: cancellations it carries are
+   * applied, its requests registered); the release it returns is called once the answer is out.
+   */
+  track?: (body: unknown) => () => void,
 ): Promise<Response> {
   // The body is already bounded (MAX_BODY_BYTES) by the route's body limit.
   const text = await request.text()
@@ -170,15 +175,37 @@ export async function handleMcpRequest(
   } catch {
     parsedBody = undefined // the transport answers the parse error itself
   }
+  const release = parsedBody === undefined ? undefined : track?.(parsedBody)
+  let streaming = false
+  try {
+    const response = await answer(request, text, parsedBody, build, knownToolList, callDirectly, release)
+    streaming = response.streaming
+    return response.response
+  } finally {
+    if (!streaming) release?.()
+  }
+}
+
+/** handleMcpRequest once the body is parsed; `streaming` when the answer is a stream that calls `release` at its end. */
+async function answer(
+  request: Request,
+  text: string,
+  parsedBody: unknown,
+  build: (needs: { listOnly: boolean; onlyTools?: string[] }) => McpServer,
+  knownToolList: ListToolsResult | undefined,
+  callDirectly: DirectToolCall | undefined,
+  release: (() => void) | undefined,
+): Promise<{ response: Response; streaming: boolean }> {
+  const plain = (response: Response) => ({ response, streaming: false })
   const refused = parsedBody === undefined ? undefined : refuseMalformedToolCalls(parsedBody)
-  if (refused) return refused
+  if (refused) return plain(refused)
   if (knownToolList) {
     const listed = answerToolListFromCache(request, parsedBody, knownToolList)
-    if (listed) return listed
+    if (listed) return plain(listed)
   }
   if (callDirectly) {
     const answered = await answerToolCallDirectly(request, parsedBody, callDirectly)
-    if (answered) return answered
+    if (answered) return plain(answered)
   }
   const server = build({
     listOnly: parsedBody !== undefined && onlyListsTools(parsedBody),
@@ -192,7 +219,10 @@ export async function handleMcpRequest(
     enableJsonResponse: !stream,
   })
   await server.connect(transport)
-  const close = () => server.close().catch(() => {})
+  const close = () => {
+    release?.()
+    return server.close().catch(() => {})
+  }
   let response: Response
   try {
     const forwarded =
@@ -206,7 +236,7 @@ export async function handleMcpRequest(
   }
   if (!response.body || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
     await close()
-    return response
+    return plain(response)
   }
   // The stream ends after the last answer (the transport closes it), or when the caller goes away.
   const reader = response.body.getReader()
@@ -222,7 +252,10 @@ export async function handleMcpRequest(
       await close()
     },
   })
-  return new Response(body, { status: response.status, headers: response.headers })
+  return {
+    response: new Response(body, { status: response.status, headers: response.headers }),
+    streaming: true,
+  }
 }
 
 /** True when a request in the body carries a progress token (`params._meta.progressToken`). */

@@ -7,6 +7,7 @@ import { FRAGMENT_NAME, liveOutline, type OutlineNode, readOutline } from '@coll
 import type { Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import { applyStored, type DocumentsService } from '../../../documents/service.ts'
+import { stopIfCancelled } from '../tools/context.ts'
 
 export type ReadableDocument = {
   fragment: Y.XmlFragment
@@ -17,8 +18,11 @@ export type ReadableDocument = {
 }
 
 export type DocumentReader = {
-  /** The document's content, or null when it has no stored row any more (deleted meanwhile). */
-  open(room: string): Promise<ReadableDocument | null>
+  /**
+   * The document's content, or null when it has no stored row any more (deleted meanwhile). With
+   * `signal`: a caller gone while the stored state loaded stops here (CallCancelled) before it is decoded.
+   */
+  open(room: string, signal?: AbortSignal): Promise<ReadableDocument | null>
   /**
    * Only the outline (equal to `readOutline` of the content): the live document's memo, kept current as
    * it changes (only edited sections are re-hashed); else the outline the store step saved with the state
@@ -33,13 +37,16 @@ export function createDocumentReader(deps: {
   documents: Pick<DocumentsService, 'loadStored' | 'loadOutline'>
 }): DocumentReader {
   const reader: DocumentReader = {
-    async open(room) {
+    async open(room, signal) {
+      stopIfCancelled(signal)
       const live = deps.hocuspocus.documents.get(room)
       if (live) {
         return { fragment: live.getXmlFragment(FRAGMENT_NAME), source: 'live', release() {} }
       }
       const stored = await deps.documents.loadStored(room)
       if (!stored) return null
+      // Decoding a large state is the costly step of a cold read: not for a caller that went away.
+      stopIfCancelled(signal)
       const doc = new Y.Doc()
       applyStored(doc, stored)
       return { fragment: doc.getXmlFragment(FRAGMENT_NAME), source: 'stored', release: () => doc.destroy() }

@@ -8,6 +8,7 @@ import { FRAGMENT_NAME } from '@collab/doc-schema'
 import type { Document, Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import type { DocumentsService } from '../../../documents/service.ts'
+import { stopIfCancelled } from '../tools/context.ts'
 
 /** A refusal: of the edit (the document model's; nothing changed), or of a store that was not confirmed. */
 export type EditRefusal = { kind: 'error'; code: string; field?: string; message: string }
@@ -23,7 +24,19 @@ export type DocumentWriter = {
     room: string,
     context: Record<string, unknown>,
     edit: (fragment: Y.XmlFragment) => { kind: 'ok'; value: T } | EditRefusal,
+    options?: WriteOptions,
   ): Promise<WriteOutcome<T>>
+}
+
+export type WriteOptions = {
+  /**
+   * The call's signal: aborted before the edit is applied (the document loading, the seam holding), the
+   * write stops (CallCancelled) and nothing is applied; once applied it stays, is stored as usual, and
+   * only the read-back that confirms it is skipped.
+   */
+  signal?: AbortSignal
+  /** Test seam: awaited once the live document is open, just before the edit is applied. */
+  beforeApply?: () => Promise<void>
 }
 
 /**
@@ -84,7 +97,9 @@ export function createDocumentWriter(deps: {
   confirmations?: StoreConfirmations
 }): DocumentWriter {
   return {
-    async write(room, context, edit) {
+    async write(room, context, edit, options = {}) {
+      const { signal } = options
+      stopIfCancelled(signal)
       let clientId = 0
       let clock = 0
       let confirmed = false
@@ -97,6 +112,9 @@ export function createDocumentWriter(deps: {
       })
       let outcome: { kind: 'ok'; value: unknown } | EditRefusal | undefined
       try {
+        await options.beforeApply?.()
+        // Loading the live document may have taken a while: a caller gone by now gets nothing applied.
+        stopIfCancelled(signal)
         let written: Document | undefined
         let before = 0
         await connection.transact((doc) => {
@@ -118,6 +136,8 @@ export function createDocumentWriter(deps: {
       if (outcome.kind === 'error') return outcome
       const value = outcome.value as never
       if (confirmed) return { kind: 'ok', value }
+      // Applied, and stored by the disconnect's store as any write; nobody waits for the confirmation.
+      stopIfCancelled(signal)
       // The change is in the live document whatever happens now: a database that cannot be asked means
       // "not confirmed", never a failure the caller would retry as new.
       const stored = await deps.documents.loadState(room).catch(() => null)

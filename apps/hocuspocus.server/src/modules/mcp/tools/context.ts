@@ -23,6 +23,11 @@ export type ToolDeps = {
   observer?: ToolObserver
   /** Tool calls per minute per user; absent means unlimited. */
   rateLimiter?: RateLimiter
+  /**
+   * Test seam (fault injection): awaited at named points of a call with the call's signal, so a test can
+   * hold a call there until its client aborts. Absent in production.
+   */
+  hold?: HoldSeam
 }
 
 /** The module's dependencies for one caller. */
@@ -30,7 +35,18 @@ export type CallerContext = ToolDeps & {
   principal: Principal
   /** The log level this caller set on this server (logging/setLevel); absent: the default. */
   logLevel?: LogLevel
+  /**
+   * Aborted when the caller goes away: over HTTP the request's own signal (the client closed the
+   * connection) or a notifications/cancelled naming the call (http/in-flight.ts). instrument() joins it
+   * with the SDK's per-request signal into ToolContext.signal.
+   */
+  signal?: AbortSignal
 }
+
+/** Where a call can be held by the test seam: after the rate limit, before a write is applied. */
+export type HoldPoint = 'call' | 'write'
+
+export type HoldSeam = (point: HoldPoint, call: { tool: string; signal: AbortSignal }) => Promise<void>
 
 export type ToolContext = CallerContext & {
   /** The name of the tool being called (set by the registration loop). */
@@ -39,7 +55,23 @@ export type ToolContext = CallerContext & {
   report?: CallReport
 }
 
-export type ToolOutcome = 'ok' | 'refused' | 'error' | 'rate_limited' | 'unavailable'
+/**
+ * Thrown at a check point once the call's signal is aborted (cancelled): the work stops there and
+ * instrument() logs the call as `cancelled`. Nothing is answered (the caller is gone).
+ */
+export class CallCancelled extends Error {
+  constructor() {
+    super('the caller cancelled the call')
+    this.name = 'CallCancelled'
+  }
+}
+
+/** A check point of a long call: stops it (CallCancelled) when its caller has gone away. */
+export function stopIfCancelled(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new CallCancelled()
+}
+
+export type ToolOutcome = 'ok' | 'refused' | 'error' | 'rate_limited' | 'unavailable' | 'cancelled'
 
 /** Where instrument() reports each call (the app's Prometheus metrics). */
 export type ToolObserver = (tool: string, outcome: ToolOutcome, seconds: number) => void

@@ -11,6 +11,7 @@ import { findPage } from '../paging/find-pages.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
 import { documentLink } from '../resources/uris.ts'
+import { stopIfCancelled } from './context.ts'
 import { defineTool } from './tool.ts'
 
 export const findDocuments = defineTool({
@@ -52,6 +53,7 @@ export const findDocuments = defineTool({
   },
   async handler(args, ctx) {
     const found = await findPage(ctx.search, ctx.principal.user.id, args)
+    stopIfCancelled(ctx.signal)
     if (found.kind === 'error') return found
     const page = found.value
     // The query already filters; the access rule stays in one place.

@@ -171,7 +171,7 @@ async function acrossDocuments(
     const access = rowAccess(row, ctx.principal)
     if (!access.canRead) continue // the query already filters; the rule stays in access.ts
     ctx.report?.stage(`searching the sections of document ${i + 1} of ${page.rows.length}`)
-    const content = await ctx.reader.open(row.room)
+    const content = await ctx.reader.open(row.room, ctx.signal)
     if (!content) continue // deleted since the query ran
     let sections: ReturnType<typeof findInSections>
     try {

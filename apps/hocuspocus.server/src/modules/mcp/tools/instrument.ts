@@ -4,16 +4,24 @@
  * failures are logged in full but answered with a generic message; a database that cannot be reached is
  * answered with "try again in a few seconds" (DATABASE_UNAVAILABLE_MESSAGE). Each call gets its own report
  * (progress and log messages to the caller, report.ts), ended when the call has its answer.
+ *
+ * A call whose caller goes away (the HTTP request aborted, the SDK's signal: notifications/cancelled or
+ * the stream closed) stops at its next check point (stopIfCancelled: here after the rate limit, when a
+ * document has been loaded, before a write is applied) and is logged and counted as `cancelled`, whatever
+ * its work ended with: its answer reaches nobody. A write already applied stays applied.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../../db/errors.ts'
 import { rateLimitMessage } from '../infra/rate-limit.ts'
 import { toolResult } from './answer.ts'
-import type { ToolContext, ToolOutcome } from './context.ts'
+import { CallCancelled, stopIfCancelled, type ToolContext, type ToolOutcome } from './context.ts'
 import { type CallExtra, callReport } from './report.ts'
 
 export const GENERIC_FAILURE =
   'The call failed on the server. Try again in a moment; if it keeps failing, tell the person who runs the server.'
+
+/** The answer of a cancelled call (never read: its caller is gone; the SDK does not even send it). */
+export const CANCELLED_MESSAGE = 'The call was cancelled by its caller; nothing more was done.'
 
 export function instrument<A>(
   ctx: ToolContext,
@@ -24,6 +32,8 @@ export function instrument<A>(
     const { tool } = ctx
     const report = callReport(tool, extra, ctx.logLevel)
     const userId = ctx.principal.user.id
+    const signals = [ctx.signal, extra?.signal].filter((s): s is AbortSignal => s !== undefined)
+    const signal = signals.length === 1 ? signals[0]! : AbortSignal.any(signals)
     const finish = (outcome: ToolOutcome, fields: Record<string, unknown> = {}) => {
       const ms = performance.now() - started
       ctx.observer?.(tool, outcome, ms / 1000)
@@ -41,11 +51,21 @@ export function instrument<A>(
           return toolResult({ kind: 'error', code: 'rate_limited', message })
         }
       }
-      const result = await handler(args, { ...ctx, report })
+      stopIfCancelled(signal)
+      await ctx.hold?.('call', { tool, signal })
+      stopIfCancelled(signal)
+      const result = await handler(args, { ...ctx, report, signal })
       const chars = result.content.reduce((n, part) => n + (part.type === 'text' ? part.text.length : 0), 0)
-      finish(result.isError ? 'refused' : 'ok', { outputChars: chars })
+      if (signal.aborted) finish('cancelled', { outputChars: chars })
+      else finish(result.isError ? 'refused' : 'ok', { outputChars: chars })
       return result
     } catch (error) {
+      if (signal.aborted) {
+        // The caller went away: the call stopped at a check point (or failed on the way). Nobody reads
+        // this answer; an error that is not the stop itself is kept in the line.
+        finish('cancelled', error instanceof CallCancelled ? {} : { err: error })
+        return toolResult({ kind: 'error', code: 'cancelled', message: CANCELLED_MESSAGE })
+      }
       if (isDatabaseUnavailable(error)) {
         // Not a fault of the call: the database is away (stopped, restarting). Say when to come back.
         finish('unavailable')

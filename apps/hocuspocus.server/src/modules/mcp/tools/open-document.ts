@@ -6,7 +6,7 @@ import type { OutlineNode } from '@collab/doc-schema'
 import type { Resolved } from '../../../documents/service.ts'
 import { ok, type Result, refuse } from '../../../errors.ts'
 import type { ReadableDocument } from '../infra/documents.ts'
-import type { ToolContext } from './context.ts'
+import { stopIfCancelled, type ToolContext } from './context.ts'
 
 export type Opened = { resolved: Resolved; content: ReadableDocument }
 
@@ -22,7 +22,7 @@ export async function resolveForAgent(ctx: ToolContext, slug: string): Promise<R
 export async function openDocument(ctx: ToolContext, slug: string): Promise<Result<Opened>> {
   const resolved = await resolveForAgent(ctx, slug)
   if (resolved.kind === 'error') return resolved
-  const content = await ctx.reader.open(resolved.value.document.room)
+  const content = await ctx.reader.open(resolved.value.document.room, ctx.signal)
   if (!content) return goneRefusal(slug)
   return ok({ resolved: resolved.value, content })
 }
@@ -34,8 +34,10 @@ export async function openOutline(
 ): Promise<Result<{ resolved: Resolved; outline: OutlineNode[] }>> {
   const resolved = await resolveForAgent(ctx, slug)
   if (resolved.kind === 'error') return resolved
+  stopIfCancelled(ctx.signal)
   const outline = await ctx.reader.openOutline(resolved.value.document.room)
   if (!outline) return goneRefusal(slug)
+  stopIfCancelled(ctx.signal)
   return ok({ resolved: resolved.value, outline })
 }
 

@@ -43,6 +43,13 @@ export async function editDocument<T>(
     resolved.value.document.room,
     { mcp: { tool: ctx.tool, userId: ctx.principal.user.id, handle: ctx.principal.user.handle } },
     edit,
+    {
+      signal: ctx.signal,
+      beforeApply:
+        ctx.hold && ctx.signal
+          ? () => ctx.hold!('write', { tool: ctx.tool, signal: ctx.signal! })
+          : undefined,
+    },
   )
   return outcome.kind === 'error' ? outcome : answer(outcome.value)
 }
