@@ -30,11 +30,13 @@ export {
   MAX_AWARENESS_STATES_PER_MESSAGE,
   MAX_DOCUMENT_BYTES,
   MAX_EDITOR_UPDATE_BYTES,
+  MAX_EDITOR_UPDATE_STRUCTS,
   MAX_IMPORT_BYTES,
   MAX_IMPORT_ELEMENTS,
   MAX_MARKDOWN_CHARS,
   MAX_MARKDOWN_EXPANSION_CHARS,
   MAX_NESTING_DEPTH,
+  MAX_SYNC_STEP2_STRUCTS,
   MAX_TABLE_CELLS,
   MAX_TITLE_CHARS,
   MAX_WRITE_ELEMENTS,
@@ -75,3 +77,4 @@ export {
   type UpdateCheck,
 } from './yjs/check-update.ts'
 export { fragmentToJSON } from './yjs/read-y.ts'
+export { countUpdateWork, type UpdateWork } from './yjs/update-work.ts'

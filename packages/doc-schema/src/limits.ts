@@ -87,3 +87,20 @@ export const MAX_TABLE_CELLS = 10_000
  * target every time), which made 40 MB of document from 30 KB.
  */
 export const MAX_MARKDOWN_EXPANSION_CHARS = 256 * 1024
+
+/**
+ * Editor input: most Yjs structs one update may insert and delete together (counted before the update is
+ * decoded, yjs/update-work.ts). Bytes do not bound this work: 7.2 MB held a flat list of 100,000 items,
+ * 400,000 structs that took 5.9 s to check and 3.0 s to apply on the event loop. Decoding, checking and
+ * applying cost ~8 µs a struct, deleting ~4 µs (counted as half, DELETED_STRUCT_COST), so the ceiling holds
+ * one update near 80 ms; a paste of ~3,000 paragraphs (element, text, string: three structs each) or the
+ * deletion of a 5,000-item list fits, larger ones are refused with the advice to do it in parts.
+ */
+export const MAX_EDITOR_UPDATE_STRUCTS = 10_000
+
+/**
+ * The same for the sync step 2 a provider sends when it connects: everything it wrote while it was away
+ * (an hour of offline typing is a few thousand structs). Higher, because refusing it would lose that work;
+ * it is paced by the connection's flood control like any other update.
+ */
+export const MAX_SYNC_STEP2_STRUCTS = 50_000

@@ -4,7 +4,9 @@
  * to that document is closed with a reason that says what was wrong (the provider's `onClose` event
  * carries it; other documents on the same socket are unaffected).
  *
- * - Sync messages: at most MAX_EDITOR_UPDATE_BYTES; the update's content must fit the document model
+ * - Sync messages: at most MAX_EDITOR_UPDATE_BYTES, and at most MAX_EDITOR_UPDATE_STRUCTS structs inserted and
+ *   deleted (MAX_SYNC_STEP2_STRUCTS for the catch-up a provider sends when it connects), counted before the
+ *   update is decoded: bytes do not bound the work of checking and applying it; the update's content must fit the document model
  *   (`checkEditorUpdate`: schema types, attributes, marks, nesting depth); a document whose state is over
  *   MAX_DOCUMENT_BYTES takes deletions only.
  * - Editors cannot delete what they do not know: a connection declares the node and mark types its editor
@@ -20,12 +22,15 @@
  */
 import {
   checkEditorUpdate,
+  countUpdateWork,
   EDITOR_TYPES_PARAM,
   type EditorTypes,
   FRAGMENT_NAME,
   MAX_AWARENESS_MESSAGE_BYTES,
   MAX_DOCUMENT_BYTES,
   MAX_EDITOR_UPDATE_BYTES,
+  MAX_EDITOR_UPDATE_STRUCTS,
+  MAX_SYNC_STEP2_STRUCTS,
   parseEditorTypes,
   reassignDuplicateIds,
   repairHeadingIds,
@@ -63,6 +68,13 @@ export const EDITOR_MESSAGE_BURST = 400
 export const EDITOR_BYTES_PER_SECOND = 2 * 1024 * 1024
 export const EDITOR_BYTE_BURST = 2 * MAX_EDITOR_UPDATE_BYTES
 export const MAX_EDITOR_WAIT_MS = 5_000
+/**
+ * Structs (Yjs items inserted and deleted, ~8 µs each to decode, check and apply) per second per connection:
+ * a connection that sends more waits, so one connection takes at most ~10% of the event loop however it
+ * splits its work into messages. Typing is tens of structs a second; one largest paste fits the burst.
+ */
+export const EDITOR_STRUCTS_PER_SECOND = MAX_EDITOR_UPDATE_STRUCTS
+export const EDITOR_STRUCT_BURST = MAX_SYNC_STEP2_STRUCTS
 
 /** Close code and reason for a socket that sends faster than the flood rates allow for MAX_EDITOR_WAIT_MS. */
 export const FLOOD_CLOSE_CODE = 1008
@@ -77,16 +89,23 @@ export const FLOOD_CLOSE_REASON = 'too many messages: slow down and reconnect'
 export class FloodBuckets {
   private messages = EDITOR_MESSAGE_BURST
   private bytes = EDITOR_BYTE_BURST
+  private structs = EDITOR_STRUCT_BURST
   private at = performance.now()
 
-  draw(bytes: number): number {
+  draw(bytes: number, structs = 0): number {
     const now = performance.now()
     const seconds = (now - this.at) / 1000
     this.at = now
     this.messages = Math.min(EDITOR_MESSAGE_BURST, this.messages + seconds * EDITOR_MESSAGES_PER_SECOND) - 1
     this.bytes = Math.min(EDITOR_BYTE_BURST, this.bytes + seconds * EDITOR_BYTES_PER_SECOND) - bytes
+    this.structs = Math.min(EDITOR_STRUCT_BURST, this.structs + seconds * EDITOR_STRUCTS_PER_SECOND) - structs
     return (
-      Math.max(-this.messages / EDITOR_MESSAGES_PER_SECOND, -this.bytes / EDITOR_BYTES_PER_SECOND, 0) * 1000
+      Math.max(
+        -this.messages / EDITOR_MESSAGES_PER_SECOND,
+        -this.bytes / EDITOR_BYTES_PER_SECOND,
+        -this.structs / EDITOR_STRUCTS_PER_SECOND,
+        0,
+      ) * 1000
     )
   }
 }
@@ -101,14 +120,21 @@ type Refusal = { code: number; reason: string }
 
 const mib = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MiB`
 
-/** A message's type (after its document address), or undefined when it does not decode. */
-function messageType(message: Uint8Array): MessageType | undefined {
+/**
+ * A message's type (after its document address) and, for a sync step 2 or update, its sync type and Yjs
+ * update; the type is undefined when the message does not decode (Hocuspocus refuses it when it reads it).
+ */
+function readMessage(message: Uint8Array): { type?: MessageType; syncType?: number; update?: Uint8Array } {
   try {
     const incoming = new IncomingMessage(message)
     incoming.readVarString()
-    return incoming.readVarUint()
+    const type = incoming.readVarUint() as MessageType
+    if (type !== MessageType.Sync) return { type }
+    const syncType = incoming.readVarUint()
+    if (syncType !== messageYjsSyncStep2 && syncType !== messageYjsUpdate) return { type, syncType }
+    return { type, syncType, update: incoming.readVarUint8Array() }
   } catch {
-    return undefined // Hocuspocus refuses it when it reads it
+    return {}
   }
 }
 
@@ -139,9 +165,10 @@ export class EditorBoundary implements Extension {
     },
   ) {}
 
-  async beforeHandleMessage({ update, connection }: beforeHandleMessagePayload): Promise<void> {
+  async beforeHandleMessage({ update, connection, document }: beforeHandleMessagePayload): Promise<void> {
     if (this.refused.has(connection)) return
-    const type = messageType(update)
+    const message = readMessage(update)
+    const type = message.type
     if (type === MessageType.Sync && update.byteLength > MAX_EDITOR_UPDATE_BYTES)
       return this.refuse(connection, 'size', {
         code: EDITOR_TOO_LARGE_CODE,
@@ -152,13 +179,27 @@ export class EditorBoundary implements Extension {
         code: EDITOR_TOO_LARGE_CODE,
         reason: `awareness refused: ${update.byteLength} bytes is over the ${MAX_AWARENESS_MESSAGE_BYTES}-byte limit`,
       })
+    // The work of checking and applying an update follows its structs, not its bytes: counted before it is
+    // decoded (a read-only connection's updates are not applied, so not counted).
+    let structs = 0
+    if (message.update && !connection.readOnly) {
+      const limit =
+        message.syncType === messageYjsSyncStep2 ? MAX_SYNC_STEP2_STRUCTS : MAX_EDITOR_UPDATE_STRUCTS
+      const work = countUpdateWork(message.update, document, limit)
+      if (work?.over)
+        return this.refuse(connection, 'structs', {
+          code: EDITOR_TOO_LARGE_CODE,
+          reason: `update refused: it inserts or deletes more than ${limit.toLocaleString('en-US')} items at once; paste or delete in smaller parts`,
+        })
+      structs = work?.cost ?? 0
+    }
     // Pace this connection's queue to the flood rates, so its messages never crowd out everyone else's.
     let buckets = this.buckets.get(connection)
     if (!buckets) {
       buckets = new FloodBuckets()
       this.buckets.set(connection, buckets)
     }
-    const wait = buckets.draw(update.byteLength)
+    const wait = buckets.draw(update.byteLength, structs)
     if (wait > 0) await Bun.sleep(Math.min(wait, MAX_EDITOR_WAIT_MS))
   }
 

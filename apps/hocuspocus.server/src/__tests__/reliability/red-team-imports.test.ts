@@ -8,51 +8,22 @@
  * (`bun run reliability`), not asserted.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
 import { MAX_TABLE_CELLS } from '@collab/doc-schema'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
 import type { ServerProcess } from '../helpers/process.ts'
 import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
+import { startProbe } from './red-team-support.ts'
 import { reportFigure } from './support.ts'
 
 /** The server's growth in memory a refused bomb may cost (issue 24's bound for any attack). */
 const MAX_RSS_GROWTH_BYTES = 200 * 1024 * 1024
 
-function rssOf(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  return Number(match?.[1] ?? 0) * 1024
-}
-
-/** While `work` runs: /health every 20 ms (statuses, latencies) and the server's RSS every 20 ms. */
+/** While `work` runs, what another client sees (red-team-support.ts's probe, a process of its own). */
 async function observed<T>(server: ServerProcess, work: () => Promise<T>) {
-  const latencies: number[] = []
-  const statuses = new Set<number>()
-  const before = rssOf(server.proc.pid)
-  let peak = before
-  let running = true
-  const probe = (async () => {
-    while (running) {
-      const start = performance.now()
-      const response = await fetch(`${server.url}/health`)
-      await response.arrayBuffer()
-      latencies.push(performance.now() - start)
-      statuses.add(response.status)
-      peak = Math.max(peak, rssOf(server.proc.pid))
-      await Bun.sleep(20)
-    }
-  })()
+  const probe = await startProbe(server.url, server.proc.pid)
   const result = await work()
-  running = false
-  await probe
-  latencies.sort((a, b) => a - b)
-  const p99 = latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? 0
-  return {
-    result,
-    statuses: [...statuses],
-    probes: latencies.length,
-    p99Ms: Math.round(p99),
-    growth: peak - before,
-  }
+  const seen = await probe.stop()
+  return { result, statuses: seen.statuses, probes: seen.probes, p99Ms: seen.p99Ms, growth: seen.rssGrowth }
 }
 
 function table(rows: number, columns: number): string {

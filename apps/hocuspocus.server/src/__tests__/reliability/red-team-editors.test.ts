@@ -1,0 +1,133 @@
+/**
+ * Editor updates that are cheap to send and dear to apply (issue 24), on the real server process with real
+ * providers. Before: one 7.2 MB update holding a flat list of 100,000 items (under the 8 MiB message limit)
+ * was accepted, its check took 5.9 s and its apply 3.0 s on the event loop, and other documents stalled
+ * 9-12 s. Now the structs an update inserts and deletes are counted before it is decoded
+ * (MAX_EDITOR_UPDATE_STRUCTS) and paced per connection (EDITOR_STRUCTS_PER_SECOND). Asserted: the refusal
+ * and its reason, that nobody sees refused content, /health answering throughout, memory bounded; the stall
+ * others felt is reported (`bun run reliability`).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { FRAGMENT_NAME, MAX_EDITOR_UPDATE_STRUCTS } from '@collab/doc-schema'
+import * as Y from 'yjs'
+import { EDITOR_STRUCT_BURST, EDITOR_STRUCTS_PER_SECOND, FloodBuckets } from '../../collab/boundary.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
+import { element, paragraph } from '../helpers/documents.ts'
+import type { ServerProcess } from '../helpers/process.ts'
+import { connectProvider, type TestProvider } from '../helpers/provider.ts'
+import { eventually } from '../helpers/server.ts'
+import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
+import { startProbe } from './red-team-support.ts'
+import { reportFigure } from './support.ts'
+
+const MAX_RSS_GROWTH_BYTES = 200 * 1024 * 1024
+
+/** A bullet list of `items` one-letter items: per item a list item, a paragraph, a text and its string. */
+function list(items: number): Y.XmlElement {
+  return element(
+    'bulletList',
+    {},
+    Array.from({ length: items }, () => element('listItem', {}, [paragraph('x')])),
+  )
+}
+
+describe('flood control counts structs', () => {
+  test(`past the burst, each ${EDITOR_STRUCTS_PER_SECOND} structs cost a connection one second of waiting`, () => {
+    const buckets = new FloodBuckets()
+    expect(buckets.draw(100, EDITOR_STRUCT_BURST)).toBe(0)
+    const wait = buckets.draw(100, EDITOR_STRUCTS_PER_SECOND)
+    expect(wait).toBeGreaterThan(900)
+    expect(wait).toBeLessThanOrEqual(1_000)
+  })
+})
+
+describe(`red team: editor updates dear to apply (${DATABASE_KIND})`, () => {
+  let db: TestDatabase
+  let server: ServerProcess
+  let token: string
+  const providers: TestProvider[] = []
+
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    server = await spawnOn(db)
+    token = firstRunToken(db.dataDir)
+  }, 60_000)
+  afterAll(async () => {
+    for (const p of providers) p.destroy()
+    await stopProcess(server)
+    await db?.cleanup()
+  }, 60_000)
+
+  async function newRoom(title: string): Promise<string> {
+    const response = await fetch(`${server.url}/api/documents`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title, markdown: `# ${title}\n\nfirst paragraph` }),
+    })
+    expect(response.status).toBe(201)
+    return ((await response.json()) as { room: string }).room
+  }
+
+  async function open(room: string) {
+    const p = connectProvider(server.url, room, token)
+    providers.push(p)
+    const closes: Array<{ code: number; reason: string }> = []
+    p.provider.on('close', ({ event }: { event: { code: number; reason: string } }) =>
+      closes.push({ code: event.code, reason: event.reason }),
+    )
+    await p.ready
+    return { ...p, closes, fragment: p.doc.getXmlFragment(FRAGMENT_NAME) }
+  }
+
+  const lists = (doc: Y.Doc) =>
+    doc
+      .getXmlFragment(FRAGMENT_NAME)
+      .toArray()
+      .filter((node) => node instanceof Y.XmlElement && node.nodeName === 'bulletList') as Y.XmlElement[]
+
+  test('one update of a 100,000-item list is refused before it is decoded; nobody sees it', async () => {
+    const room = await newRoom('List bomb')
+    const attacker = await open(room)
+    const observer = await open(room)
+    const probe = await startProbe(server.url, server.proc.pid)
+    attacker.doc.transact(() => attacker.fragment.push([list(100_000)]))
+    await eventually(() => expect(attacker.closes.length).toBeGreaterThan(0), 30_000, 'the refusal')
+    // What the observer holds is what the server applied: still one paragraph, no list.
+    await Bun.sleep(200)
+    const seen = await probe.stop()
+    expect(attacker.closes[0]?.reason).toContain(
+      `more than ${MAX_EDITOR_UPDATE_STRUCTS.toLocaleString('en-US')} items at once`,
+    )
+    expect(lists(observer.doc)).toHaveLength(0)
+    expect(seen.statuses).toEqual([200])
+    expect(seen.rssGrowth).toBeLessThan(MAX_RSS_GROWTH_BYTES)
+    reportFigure('red-team-editors', {
+      attack: 'list of 100,000 items in one update',
+      healthP99Ms: seen.p99Ms,
+      growthMiB: seen.rssGrowth >> 20,
+    })
+  }, 60_000)
+
+  test('a paste just under the ceiling is applied; a deletion past it is refused, in parts it goes through', async () => {
+    const room = await newRoom('Big paste')
+    const editor = await open(room)
+    const observer = await open(room)
+    // 2,400 items: 9,601 structs, under the ceiling.
+    editor.doc.transact(() => editor.fragment.push([list(2_400)]))
+    await eventually(() => expect(lists(observer.doc)[0]?.length).toBe(2_400), 30_000, 'the paste')
+    for (let i = 0; i < 2; i++) editor.doc.transact(() => editor.fragment.push([list(2_400)]))
+    await eventually(() => expect(lists(observer.doc)).toHaveLength(3), 30_000, 'two more pastes')
+    expect(editor.closes).toEqual([])
+
+    // Deleting all three lists at once reaches 28,803 structs: cost 14,401 > 10,000.
+    const deleter = await open(room)
+    deleter.doc.transact(() => deleter.fragment.delete(2, 3))
+    await eventually(() => expect(deleter.closes.length).toBeGreaterThan(0), 30_000, 'the refusal')
+    expect(deleter.closes[0]?.reason).toContain('paste or delete in smaller parts')
+    expect(lists(observer.doc)).toHaveLength(3)
+    // One list at a time is 9,601 structs, cost 4,800: applied.
+    for (let i = 0; i < 3; i++) editor.doc.transact(() => editor.fragment.delete(2, 1))
+    await eventually(() => expect(lists(observer.doc)).toHaveLength(0), 30_000, 'the deletions')
+    expect(editor.closes).toEqual([])
+  }, 90_000)
+})

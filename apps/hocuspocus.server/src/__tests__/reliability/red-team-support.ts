@@ -1,0 +1,61 @@
+/**
+ * What other clients feel while an attack runs, measured from a process of its own: a probe asking the
+ * server's /health every 20 ms and reading its RSS from /proc, so the test process's own work (building an
+ * attack's update, say) never shows up as the server's stall.
+ */
+import { join } from 'node:path'
+
+export type Probe = {
+  /** Stops the probe and returns what it saw. */
+  stop(): Promise<ProbeReport>
+}
+
+export type ProbeReport = {
+  /** HTTP statuses /health answered (a failed request counts as 0). */
+  statuses: number[]
+  /** Requests made. */
+  probes: number
+  /** The 99th percentile of /health's answer time, in ms (a figure to report, never to assert). */
+  p99Ms: number
+  /** The server's largest RSS growth over its RSS when the probe started, in bytes. */
+  rssGrowth: number
+}
+
+/** The script the probe process runs: `bun -e SCRIPT URL PID`; it stops at the first line on stdin. */
+const SCRIPT = `
+const [url, pid] = process.argv.slice(-2)
+const rss = () => { const m = /VmRSS:\\s+(\\d+) kB/.exec(require('fs').readFileSync('/proc/' + pid + '/status', 'utf8')); return Number(m?.[1] ?? 0) * 1024 }
+const base = rss(); let peak = base; const latencies = []; const statuses = new Set(); let running = true
+process.stdin.on('data', () => { running = false })
+while (running) {
+  const start = performance.now()
+  try { const r = await fetch(url + '/health'); await r.arrayBuffer(); statuses.add(r.status) } catch { statuses.add(0) }
+  latencies.push(performance.now() - start)
+  peak = Math.max(peak, rss())
+  await Bun.sleep(20)
+}
+latencies.sort((a, b) => a - b)
+const p99 = latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? 0
+process.stdout.write(JSON.stringify({ statuses: [...statuses], probes: latencies.length, p99Ms: Math.round(p99), rssGrowth: peak - base }))
+process.exit(0)
+`
+
+/** Starts probing the server at `url` (process `pid`); resolves once the first answer is in. */
+export async function startProbe(url: string, pid: number): Promise<Probe> {
+  const proc = Bun.spawn(['bun', '-e', SCRIPT, url, String(pid)], {
+    cwd: join(import.meta.dir),
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
+  await Bun.sleep(100) // the probe's first request is out
+  return {
+    async stop() {
+      proc.stdin.write('stop\n')
+      await proc.stdin.flush()
+      const out = await new Response(proc.stdout).text()
+      await proc.exited
+      return JSON.parse(out) as ProbeReport
+    },
+  }
+}
