@@ -1,5 +1,6 @@
 /**
- * Tool calls per minute per user: a fixed window (the wall-clock minute). In memory for one instance;
+ * Tool calls, and on their own count completion requests, per minute per user: a fixed window (the
+ * wall-clock minute). In memory for one instance;
  * in Redis (INCR + PEXPIRE on a key per user and minute) when several instances share REDIS_URL, so the
  * limit holds across them. A Redis failure lets the call through (logged): the limit protects the server,
  * it must not take the MCP endpoint down with Redis.
@@ -11,11 +12,21 @@ export const WINDOW_MS = 60_000
 
 export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number }
 
+/**
+ * What is counted. `calls`: tools/call, resources/read and prompts/get (each reads or writes documents).
+ * `completions`: completion/complete, its own count of the same size (MCP_CALLS_PER_MINUTE), because a
+ * host asks for completions as a person types in an @-mention picker: sharing the count, typing a slug
+ * would use up the agent's tool calls for the minute (and an agent's burst would break the picker). A
+ * completion costs at most two search pages (resources/documents.ts), so the two counts together bound
+ * a user's work at twice the setting.
+ */
+export type RateKind = 'calls' | 'completions'
+
 export type RateLimiter = {
   /** Calls per minute per user; 0 means off. */
   readonly limit: number
-  /** Counts one call for `userId` and says whether it is within the limit. */
-  take(userId: string): Promise<RateDecision>
+  /** Counts one call (or completion, `kind`) for `userId` and says whether it is within the limit. */
+  take(userId: string, kind?: RateKind): Promise<RateDecision>
   close(): Promise<void>
 }
 
@@ -29,15 +40,16 @@ export function createMemoryRateLimiter(limit: number, now: () => number = Date.
   const counts = new Map<string, { window: number; count: number }>()
   return {
     limit: Math.max(0, limit),
-    async take(userId) {
+    async take(userId, kind = 'calls') {
       if (limit <= 0) return { ok: true }
+      const key = `${kind}:${userId}`
       const t = now()
       const window = Math.floor(t / WINDOW_MS)
-      const entry = counts.get(userId)
+      const entry = counts.get(key)
       if (!entry || entry.window !== window) {
         // A new minute: drop every stale window so the map holds at most this minute's users.
         if (entry) for (const [id, e] of counts) if (e.window !== window) counts.delete(id)
-        counts.set(userId, { window, count: 1 })
+        counts.set(key, { window, count: 1 })
         return decide(1, limit, (window + 1) * WINDOW_MS, t)
       }
       entry.count++
@@ -54,7 +66,7 @@ export function createRedisRateLimiter(
   redisUrl: string,
   logger: Logger,
   now: () => number = Date.now,
-  prefix = 'collab:mcp:calls',
+  prefix = 'collab:mcp',
 ): RateLimiter {
   if (limit <= 0) return createMemoryRateLimiter(0)
   const redis = new IORedis(redisUrl, {
@@ -65,10 +77,10 @@ export function createRedisRateLimiter(
   redis.on('error', (err) => logger.warn({ err: err.message }, 'rate limit: redis error'))
   return {
     limit,
-    async take(userId) {
+    async take(userId, kind = 'calls') {
       const t = now()
       const window = Math.floor(t / WINDOW_MS)
-      const key = `${prefix}:${userId}:${window}`
+      const key = `${prefix}:${kind}:${userId}:${window}`
       try {
         const [[incrErr, count] = [null, 0], [expireErr] = [null]] =
           (await redis
@@ -90,5 +102,12 @@ export function createRedisRateLimiter(
 }
 
 /** The wording an agent sees (and the docs quote). */
-export const rateLimitMessage = (limit: number, retryAfterSeconds: number) =>
-  `rate limit: ${limit} tool calls per minute; try again in ${retryAfterSeconds} s.`
+export const rateLimitMessage = (limit: number, retryAfterSeconds: number, kind: RateKind = 'calls') =>
+  `rate limit: ${limit} ${kind === 'calls' ? 'tool calls' : 'completion requests'} per minute; try again in ${retryAfterSeconds} s.`
+
+/**
+ * The JSON-RPC error code of a limited request that has no tool result to carry the refusal
+ * (completion/complete, resources/read, prompts/get): -32000, the first of JSON-RPC's server-defined
+ * codes, as the HTTP edge's "database unavailable"; `data.retryAfterSeconds` says when to come back.
+ */
+export const RATE_LIMITED_ERROR_CODE = -32000

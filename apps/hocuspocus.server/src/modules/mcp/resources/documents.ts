@@ -9,11 +9,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { ErrorCode, ListResourcesRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { RATE_LIMITED_ERROR_CODE, rateLimitMessage } from '../infra/rate-limit.ts'
 import { MAX_COMPLETION_VALUES, MAX_FIND_LIMIT, MAX_RESOURCE_PAGE } from '../limits.ts'
 import { findPage } from '../paging/find-pages.ts'
 import { refusalText, toolResult } from '../tools/answer.ts'
 import type { CallerContext, ToolContext } from '../tools/context.ts'
-import { instrument } from '../tools/instrument.ts'
+import { instrument, type WrapperRefusal } from '../tools/instrument.ts'
 import { headingsOf, openOutline } from '../tools/open-document.ts'
 import { readDocument } from '../tools/read-document.ts'
 import type { CallExtra } from '../tools/report.ts'
@@ -50,11 +51,28 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
   // Through the tools' instrument: the same rate limit, log line and metrics (tool "resources/read").
   const read = async (uri: URL, slug: string, sectionId?: string, extra?: CallExtra) => {
     let answer: ToolAnswer | undefined
-    const result = await instrument(ctx, async (args: { slug: string; section_id?: string }, call) => {
-      answer = await readDocument.handler(args, call)
-      return toolResult(answer)
-    })({ slug, section_id: sectionId }, extra)
+    let refusal: WrapperRefusal | undefined
+    const result = await instrument(
+      ctx,
+      async (args: { slug: string; section_id?: string }, call) => {
+        answer = await readDocument.handler(args, call)
+        return toolResult(answer)
+      },
+      (refused) => {
+        refusal = refused
+      },
+    )({ slug, section_id: sectionId }, extra)
     const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
+    if (refusal) {
+      // Not the caller's params: over the rate limit, the database away (-32000, come back later), or a
+      // failure on the server (-32603).
+      if (refusal.code === 'internal') throw requestError(ErrorCode.InternalError, text)
+      throw requestError(
+        RATE_LIMITED_ERROR_CODE,
+        text,
+        refusal.code === 'rate_limited' ? { retryAfterSeconds: refusal.retryAfterSeconds } : undefined,
+      )
+    }
     if (result.isError) {
       const missing =
         typeof answer === 'object' && answer.kind === 'error' && NOT_FOUND_CODES.has(answer.code)
@@ -64,11 +82,15 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
     }
     return { contents: [{ uri: uri.toString(), mimeType: RESOURCE_MIME, text }] }
   }
-  const completeSlug = (value: string) => completeSlugs(caller, value)
+  const completeSlug = async (value: string) => {
+    await takeCompletion(caller)
+    return completeSlugs(caller, value)
+  }
   const completeSection = async (value: string, context?: { arguments?: Record<string, string> }) => {
+    await takeCompletion(caller)
     const slug = context?.arguments?.slug
     if (!slug) return []
-    const opened = await openOutline({ ...caller, tool: 'completion/complete' }, slug)
+    const opened = await openOutline({ ...caller, tool: COMPLETION }, slug)
     if (opened.kind === 'error') return []
     return headingsOf(opened.value.outline)
       .map((h) => h.sectionId)
@@ -127,6 +149,36 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
   server.server.registerCapabilities({ resources: { listChanged: false } })
   return { read, completeSlug, completeSection }
 }
+
+/**
+ * Counts one completion/complete against the caller's completion budget (infra/rate-limit.ts: its own
+ * count, MCP_CALLS_PER_MINUTE a minute; why there). Over it, the request is refused with a JSON-RPC
+ * error saying when to retry (completion has no result that could carry a refusal), logged and counted
+ * as tool `completion/complete`, outcome `rate_limited`; completions within it are not logged one by one
+ * (a host asks for one per keystroke). Every completion reaches one of the two completers, which call this first.
+ */
+async function takeCompletion(caller: CallerContext): Promise<void> {
+  const limiter = caller.rateLimiter
+  if (!limiter) return
+  const started = performance.now()
+  const userId = caller.principal.user.id
+  const decision = await limiter.take(userId, 'completions')
+  if (decision.ok) return
+  const { retryAfterSeconds } = decision
+  const ms = performance.now() - started
+  caller.observer?.(COMPLETION, 'rate_limited', ms / 1000)
+  caller.logger.info(
+    { tool: COMPLETION, userId, durationMs: Math.round(ms), outcome: 'rate_limited', retryAfterSeconds },
+    'mcp tool call',
+  )
+  throw requestError(
+    RATE_LIMITED_ERROR_CODE,
+    rateLimitMessage(limiter.limit, retryAfterSeconds, 'completions'),
+    { retryAfterSeconds },
+  )
+}
+
+const COMPLETION = 'completion/complete'
 
 /**
  * Slugs the caller can read that start with `value`, in find_documents' order: the caller's documents

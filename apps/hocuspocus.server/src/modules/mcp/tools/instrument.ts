@@ -23,9 +23,16 @@ export const GENERIC_FAILURE =
 /** The answer of a cancelled call (never read: its caller is gone; the SDK does not even send it). */
 export const CANCELLED_MESSAGE = 'The call was cancelled by its caller; nothing more was done.'
 
+/** A refusal instrument() answers itself, the handler not having answered (see `onRefusal`). */
+export type WrapperRefusal =
+  | { code: 'rate_limited'; retryAfterSeconds: number }
+  | { code: 'unavailable' | 'internal' | 'cancelled' }
+
 export function instrument<A>(
   ctx: ToolContext,
   handler: (args: A, call: ToolContext) => Promise<CallToolResult>,
+  /** Told which refusal the wrapper answered (resources/read turns it into a JSON-RPC error code). */
+  onRefusal?: (refusal: WrapperRefusal) => void,
 ): (args: A, extra?: CallExtra) => Promise<CallToolResult> {
   return async function instrumented(args, extra) {
     const started = performance.now()
@@ -47,6 +54,7 @@ export function instrument<A>(
         const decision = await ctx.rateLimiter.take(userId)
         if (!decision.ok) {
           finish('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds })
+          onRefusal?.({ code: 'rate_limited', retryAfterSeconds: decision.retryAfterSeconds })
           const message = rateLimitMessage(ctx.rateLimiter.limit, decision.retryAfterSeconds)
           return toolResult({ kind: 'error', code: 'rate_limited', message })
         }
@@ -64,15 +72,18 @@ export function instrument<A>(
         // The caller went away: the call stopped at a check point (or failed on the way). Nobody reads
         // this answer; an error that is not the stop itself is kept in the line.
         finish('cancelled', error instanceof CallCancelled ? {} : { err: error })
+        onRefusal?.({ code: 'cancelled' })
         return toolResult({ kind: 'error', code: 'cancelled', message: CANCELLED_MESSAGE })
       }
       if (isDatabaseUnavailable(error)) {
         // Not a fault of the call: the database is away (stopped, restarting). Say when to come back.
         finish('unavailable')
+        onRefusal?.({ code: 'unavailable' })
         report.log('warning', DATABASE_UNAVAILABLE_MESSAGE)
         return toolResult({ kind: 'error', code: 'unavailable', message: DATABASE_UNAVAILABLE_MESSAGE })
       }
       finish('error', { err: error })
+      onRefusal?.({ code: 'internal' })
       report.log('error', GENERIC_FAILURE)
       return toolResult({ kind: 'error', code: 'internal', message: GENERIC_FAILURE })
     } finally {
