@@ -5,7 +5,8 @@
  *   saying when to retry (data.retryAfterSeconds), and neither count uses up the other (a person typing
  *   in a picker does not stop the agent's tool calls);
  * - resources/read and prompts/get share the tool calls' count, and over it are refused with -32000 and
- *   the tool calls' wording (they were -32602 "Invalid params", which tells a client its request was wrong).
+ *   the tool calls' wording (they were -32602 "Invalid params", which tells a client its request was wrong);
+ *   resources/list (a page of find_documents' query) was not limited at all and now counts as a call.
  */
 import { describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -114,5 +115,15 @@ describe(`requests that do work are rate-limited per user (${DATABASE_KIND})`, (
     expect(prompt.code).toBe(RATE_LIMITED_ERROR_CODE)
     expect(prompt.message).toMatch(/rate limit: 3 tool calls per minute; try again in \d+ s\.$/)
     expect(await metric('resources/read', 'rate_limited')).toBe(2)
+  })
+
+  test('resources/list (a page of the find query) counts as a call too', async () => {
+    const { client } = await userWithDocument('lister')
+    await awayFromMinuteEnd()
+    for (let i = 0; i < LIMIT; i++) expect((await client.listResources()).resources).toHaveLength(1)
+    const listed = await refusalOf(client.listResources())
+    expect(listed.code).toBe(RATE_LIMITED_ERROR_CODE)
+    expect(listed.message).toMatch(/rate limit: 3 tool calls per minute; try again in \d+ s\.$/)
+    expect(await metric('resources/list', 'rate_limited')).toBe(1)
   })
 })

@@ -9,7 +9,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { ErrorCode, ListResourcesRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import { RATE_LIMITED_ERROR_CODE, rateLimitMessage } from '../infra/rate-limit.ts'
+import { RATE_LIMITED_ERROR_CODE, type RateKind, rateLimitMessage } from '../infra/rate-limit.ts'
 import { MAX_COMPLETION_VALUES, MAX_FIND_LIMIT, MAX_RESOURCE_PAGE } from '../limits.ts'
 import { findPage } from '../paging/find-pages.ts'
 import { refusalText, toolResult } from '../tools/answer.ts'
@@ -128,6 +128,8 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
     (uri, variables, extra) => read(uri, decodeURIComponent(String(variables.slug)), undefined, extra),
   )
   server.server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+    // A page of find_documents' query (and at page two its snapshot): counted as a tool call.
+    await takeRequest(caller, 'calls', 'resources/list')
     const page = await findPage(caller.search, caller.principal.user.id, {
       scope: 'mine',
       limit: MAX_RESOURCE_PAGE,
@@ -152,30 +154,34 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
 
 /**
  * Counts one completion/complete against the caller's completion budget (infra/rate-limit.ts: its own
- * count, MCP_CALLS_PER_MINUTE a minute; why there). Over it, the request is refused with a JSON-RPC
- * error saying when to retry (completion has no result that could carry a refusal), logged and counted
- * as tool `completion/complete`, outcome `rate_limited`; completions within it are not logged one by one
- * (a host asks for one per keystroke). Every completion reaches one of the two completers, which call this first.
+ * count, MCP_CALLS_PER_MINUTE a minute; why there). Every completion reaches one of the two completers,
+ * which call this first.
  */
-async function takeCompletion(caller: CallerContext): Promise<void> {
+const takeCompletion = (caller: CallerContext) => takeRequest(caller, 'completions', COMPLETION)
+
+/**
+ * Counts one request of a method without a tool result (`tool`: its name in logs and metrics) against
+ * the caller's `kind` budget. Over it, the request is refused with a JSON-RPC error saying when to
+ * retry, logged and counted as `tool`, outcome `rate_limited`; requests within it are not logged one by
+ * one (a host asks for a completion per keystroke).
+ */
+async function takeRequest(caller: CallerContext, kind: RateKind, tool: string): Promise<void> {
   const limiter = caller.rateLimiter
   if (!limiter) return
   const started = performance.now()
   const userId = caller.principal.user.id
-  const decision = await limiter.take(userId, 'completions')
+  const decision = await limiter.take(userId, kind)
   if (decision.ok) return
   const { retryAfterSeconds } = decision
   const ms = performance.now() - started
-  caller.observer?.(COMPLETION, 'rate_limited', ms / 1000)
+  caller.observer?.(tool, 'rate_limited', ms / 1000)
   caller.logger.info(
-    { tool: COMPLETION, userId, durationMs: Math.round(ms), outcome: 'rate_limited', retryAfterSeconds },
+    { tool, userId, durationMs: Math.round(ms), outcome: 'rate_limited', retryAfterSeconds },
     'mcp tool call',
   )
-  throw requestError(
-    RATE_LIMITED_ERROR_CODE,
-    rateLimitMessage(limiter.limit, retryAfterSeconds, 'completions'),
-    { retryAfterSeconds },
-  )
+  throw requestError(RATE_LIMITED_ERROR_CODE, rateLimitMessage(limiter.limit, retryAfterSeconds, kind), {
+    retryAfterSeconds,
+  })
 }
 
 const COMPLETION = 'completion/complete'
