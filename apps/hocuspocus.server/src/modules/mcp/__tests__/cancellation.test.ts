@@ -160,6 +160,23 @@ describe(`aborted MCP calls stop their work (${DATABASE_KIND})`, () => {
     expect(await metric('read_document', 'ok')).toBe(readsBefore)
   })
 
+  test('a cold whole read aborted while its large stored state loads is never decoded nor rendered', async () => {
+    const before = await metric('read_document', 'cancelled')
+    const held = arm('decode')
+    const abort = new AbortController()
+    const request = post('read_document', { slug: largeSlug }, abort.signal)
+    request.catch(() => {})
+    // Held with the stored state loaded (the document is not live): the call got past the rate limit.
+    expect(await held).toBe('read_document')
+    abort.abort()
+    await request.catch(() => {})
+
+    await eventually(async () => expect(await metric('read_document', 'cancelled')).toBe(before + 1), 20_000)
+    const lines = logLines.filter((l) => l.tool === 'read_document' && l.outcome === 'cancelled')
+    expect(lines.at(-1)?.outputChars).toBeUndefined()
+    expect(lines.at(-1)?.err).toBeUndefined()
+  })
+
   test("an SDK client's cancel (notifications/cancelled in its own POST) stops its held write", async () => {
     const sdk = await client()
     const held = arm('write')

@@ -20,9 +20,13 @@ export type ReadableDocument = {
 export type DocumentReader = {
   /**
    * The document's content, or null when it has no stored row any more (deleted meanwhile). With
-   * `signal`: a caller gone while the stored state loaded stops here (CallCancelled) before it is decoded.
+   * `call.signal`: a caller gone while the stored state loaded stops here (CallCancelled) before it is
+   * decoded; `call.beforeDecode` is the test seam awaited just before that check.
    */
-  open(room: string, signal?: AbortSignal): Promise<ReadableDocument | null>
+  open(
+    room: string,
+    call?: { signal?: AbortSignal; beforeDecode?: () => Promise<void> },
+  ): Promise<ReadableDocument | null>
   /**
    * Only the outline (equal to `readOutline` of the content): the live document's memo, kept current as
    * it changes (only edited sections are re-hashed); else the outline the store step saved with the state
@@ -37,7 +41,8 @@ export function createDocumentReader(deps: {
   documents: Pick<DocumentsService, 'loadStored' | 'loadOutline'>
 }): DocumentReader {
   const reader: DocumentReader = {
-    async open(room, signal) {
+    async open(room, call = {}) {
+      const { signal } = call
       stopIfCancelled(signal)
       const live = deps.hocuspocus.documents.get(room)
       if (live) {
@@ -46,6 +51,7 @@ export function createDocumentReader(deps: {
       const stored = await deps.documents.loadStored(room)
       if (!stored) return null
       // Decoding a large state is the costly step of a cold read: not for a caller that went away.
+      await call.beforeDecode?.()
       stopIfCancelled(signal)
       const doc = new Y.Doc()
       applyStored(doc, stored)

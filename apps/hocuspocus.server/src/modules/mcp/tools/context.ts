@@ -43,8 +43,11 @@ export type CallerContext = ToolDeps & {
   signal?: AbortSignal
 }
 
-/** Where a call can be held by the test seam: after the rate limit, before a write is applied. */
-export type HoldPoint = 'call' | 'write'
+/**
+ * Where a call can be held by the test seam: after the rate limit (`call`), before a loaded stored
+ * state is decoded (`decode`), before a write is applied (`write`).
+ */
+export type HoldPoint = 'call' | 'decode' | 'write'
 
 export type HoldSeam = (point: HoldPoint, call: { tool: string; signal: AbortSignal }) => Promise<void>
 
@@ -64,6 +67,13 @@ export class CallCancelled extends Error {
     super('the caller cancelled the call')
     this.name = 'CallCancelled'
   }
+}
+
+/** What a call passes to DocumentReader.open: its signal, and the seam's `decode` point when set. */
+export function readCall(ctx: ToolContext): { signal?: AbortSignal; beforeDecode?: () => Promise<void> } {
+  const { signal, hold } = ctx
+  if (!signal || !hold) return { signal }
+  return { signal, beforeDecode: () => hold('decode', { tool: ctx.tool, signal }) }
 }
 
 /** A check point of a long call: stops it (CallCancelled) when its caller has gone away. */

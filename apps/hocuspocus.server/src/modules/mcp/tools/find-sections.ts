@@ -20,7 +20,7 @@ import { findPage, queryTermsOf } from '../paging/find-pages.ts'
 import { walkLines } from '../render/budget.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
-import type { ToolContext } from './context.ts'
+import { readCall, type ToolContext } from './context.ts'
 import { slugField, startField } from './fields.ts'
 import { rowAccess } from './find-documents.ts'
 import { openDocument } from './open-document.ts'
@@ -171,7 +171,7 @@ async function acrossDocuments(
     const access = rowAccess(row, ctx.principal)
     if (!access.canRead) continue // the query already filters; the rule stays in access.ts
     ctx.report?.stage(`searching the sections of document ${i + 1} of ${page.rows.length}`)
-    const content = await ctx.reader.open(row.room, ctx.signal)
+    const content = await ctx.reader.open(row.room, readCall(ctx))
     if (!content) continue // deleted since the query ran
     let sections: ReturnType<typeof findInSections>
     try {

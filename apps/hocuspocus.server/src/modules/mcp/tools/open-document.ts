@@ -6,7 +6,7 @@ import type { OutlineNode } from '@collab/doc-schema'
 import type { Resolved } from '../../../documents/service.ts'
 import { ok, type Result, refuse } from '../../../errors.ts'
 import type { ReadableDocument } from '../infra/documents.ts'
-import { stopIfCancelled, type ToolContext } from './context.ts'
+import { readCall, stopIfCancelled, type ToolContext } from './context.ts'
 
 export type Opened = { resolved: Resolved; content: ReadableDocument }
 
@@ -22,7 +22,7 @@ export async function resolveForAgent(ctx: ToolContext, slug: string): Promise<R
 export async function openDocument(ctx: ToolContext, slug: string): Promise<Result<Opened>> {
   const resolved = await resolveForAgent(ctx, slug)
   if (resolved.kind === 'error') return resolved
-  const content = await ctx.reader.open(resolved.value.document.room, ctx.signal)
+  const content = await ctx.reader.open(resolved.value.document.room, readCall(ctx))
   if (!content) return goneRefusal(slug)
   return ok({ resolved: resolved.value, content })
 }
