@@ -14,7 +14,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import pino from 'pino'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../../../__tests__/helpers/database.ts'
 import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
-import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
+import { call, connectClient, connectInMemory, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
 import { eventually, testConfig, userWithToken } from '../../../__tests__/helpers/server.ts'
 import { type RunningServer, startServer } from '../../../server.ts'
 import type { HoldPoint } from '../tools/context.ts'
@@ -194,6 +194,28 @@ describe(`aborted MCP calls stop their work (${DATABASE_KIND})`, () => {
     await eventually(async () => expect(await metric('append_to_document', 'cancelled')).toBe(2), 20_000)
     expect(await metric('append_to_document', 'error')).toBe(0)
     expect(await documentText(sdk, slug)).not.toContain('Cancelled by the SDK client.')
+  })
+
+  test('over the stdio session, notifications/cancelled (the SDK signal) stops a held write', async () => {
+    const before = await metric('append_to_document', 'cancelled')
+    const session = await connectInMemory(server, token)
+    clients.push(session)
+    const held = arm('write')
+    const abort = new AbortController()
+    const pending = session.callTool(
+      { name: 'append_to_document', arguments: { slug, markdown: 'Cancelled over stdio.' } },
+      CallToolResultSchema,
+      { signal: abort.signal },
+    )
+    pending.catch(() => {})
+    expect(await held).toBe('append_to_document')
+    abort.abort('stop')
+    await expect(pending).rejects.toThrow()
+    await eventually(
+      async () => expect(await metric('append_to_document', 'cancelled')).toBe(before + 1),
+      20_000,
+    )
+    expect(await documentText(session, slug)).not.toContain('Cancelled over stdio.')
   })
 
   test("a cancel names only its own caller's request: another token's call with the same id runs", async () => {
