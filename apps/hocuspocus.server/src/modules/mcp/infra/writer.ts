@@ -137,7 +137,7 @@ export function createDocumentWriter(deps: {
       const value = outcome.value as never
       if (confirmed) return { kind: 'ok', value }
       // Applied, and stored by the disconnect's store as any write; nobody waits for the confirmation.
-      stopIfCancelled(signal)
+      stopIfCancelled(signal, true)
       // The change is in the live document whatever happens now: a database that cannot be asked means
       // "not confirmed", never a failure the caller would retry as new.
       const stored = await deps.documents.loadState(room).catch(() => null)

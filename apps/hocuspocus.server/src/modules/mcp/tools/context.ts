@@ -63,9 +63,13 @@ export type ToolContext = CallerContext & {
  * instrument() logs the call as `cancelled`. Nothing is answered (the caller is gone).
  */
 export class CallCancelled extends Error {
-  constructor() {
+  /** True when the call's write was already applied (it stays): only what followed it was skipped. */
+  readonly applied: boolean
+
+  constructor(applied = false) {
     super('the caller cancelled the call')
     this.name = 'CallCancelled'
+    this.applied = applied
   }
 }
 
@@ -76,9 +80,12 @@ export function readCall(ctx: ToolContext): { signal?: AbortSignal; beforeDecode
   return { signal, beforeDecode: () => hold('decode', { tool: ctx.tool, signal }) }
 }
 
-/** A check point of a long call: stops it (CallCancelled) when its caller has gone away. */
-export function stopIfCancelled(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new CallCancelled()
+/**
+ * A check point of a long call: stops it (CallCancelled) when its caller has gone away. `applied`: the
+ * call's write already landed (logged as such).
+ */
+export function stopIfCancelled(signal: AbortSignal | undefined, applied = false): void {
+  if (signal?.aborted) throw new CallCancelled(applied)
 }
 
 export type ToolOutcome = 'ok' | 'refused' | 'error' | 'rate_limited' | 'unavailable' | 'cancelled'

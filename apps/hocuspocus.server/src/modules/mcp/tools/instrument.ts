@@ -20,7 +20,10 @@ import { type CallExtra, callReport } from './report.ts'
 export const GENERIC_FAILURE =
   'The call failed on the server. Try again in a moment; if it keeps failing, tell the person who runs the server.'
 
-/** The answer of a cancelled call (never read: its caller is gone; the SDK does not even send it). */
+/**
+ * The answer of a cancelled call: sent only while its POST is still open (a notifications/cancelled over
+ * HTTP), where the cancelling client ignores it; a closed request or stream, or the SDK's own cancel, sends nothing.
+ */
 export const CANCELLED_MESSAGE = 'The call was cancelled by its caller; nothing more was done.'
 
 /** A refusal instrument() answers itself, the handler not having answered (see `onRefusal`). */
@@ -70,8 +73,11 @@ export function instrument<A>(
     } catch (error) {
       if (signal.aborted) {
         // The caller went away: the call stopped at a check point (or failed on the way). Nobody reads
-        // this answer; an error that is not the stop itself is kept in the line.
-        finish('cancelled', error instanceof CallCancelled ? {} : { err: error })
+        // this answer; the line says whether its write had landed, or keeps an error that is not the stop.
+        finish(
+          'cancelled',
+          error instanceof CallCancelled ? (error.applied ? { applied: true } : {}) : { err: error },
+        )
         onRefusal?.({ code: 'cancelled' })
         return toolResult({ kind: 'error', code: 'cancelled', message: CANCELLED_MESSAGE })
       }
