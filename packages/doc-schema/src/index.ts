@@ -41,6 +41,7 @@ export {
   MAX_TITLE_CHARS,
   MAX_WRITE_ELEMENTS,
 } from './limits.ts'
+export { MAX_RENDER_WORK } from './markdown/block-prefix.ts'
 export type { MediaStyle, SerializeOptions } from './markdown/blocks-to-mdast.ts'
 export { documentMarkdownPrefix, documentToMarkdown } from './markdown/document-to-markdown.ts'
 export { type ImportedMarkdown, importMarkdown } from './markdown/import-markdown.ts'

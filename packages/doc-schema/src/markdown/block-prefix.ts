@@ -22,6 +22,24 @@ import { blocksToMarkdown } from './serialize-markdown.ts'
 /** Text past the needed characters that a cut block keeps, so the end of the cut never reaches them. */
 export const PREFIX_SLACK_CHARS = 4_096
 
+/**
+ * Work one bounded read may spend converting and rendering, in units: each element and each text run
+ * counts one, each mark on a run two (the serialiser writes a construct around the run for it, two HTML
+ * nodes for `<u>`-style marks). The serialiser's cost follows these, not characters (~20 µs a marked run
+ * against ~0.1 µs a character of plain text), so a paragraph of 10,000 one-letter runs of alternating marks
+ * cost a whole read as much as 2 s while showing 30,000 characters. A read that reaches this before its
+ * character budget stops there, on an exact character of the Markdown, and says so. Ordinary text stays
+ * well below it: the benchmark's generated prose spends ~8,100 per 100,000 characters, so a whole read
+ * (100,000 shown, 200,000 counted) spends ~16,000.
+ */
+export const MAX_RENDER_WORK = 30_000
+
+/** What is left of one read's MAX_RENDER_WORK, shared by the blocks it renders. */
+export type RenderWork = { left: number }
+
+/** A fresh allowance for one read. */
+export const renderWork = (): RenderWork => ({ left: MAX_RENDER_WORK })
+
 type YChild = Y.XmlElement | Y.XmlText | Y.XmlHook
 
 export type BlockPrefix = {
@@ -31,6 +49,8 @@ export type BlockPrefix = {
   cut: boolean
   /** The last text node kept (a fresh object, safe to change), if any. */
   lastText?: DocNode
+  /** True when the cut came from the work allowance running out, not the character budget. */
+  byWork?: boolean
 }
 
 /**
@@ -46,8 +66,10 @@ const CUT_MARK_MARGIN = 16
 export function markedBlockPrefix(
   element: Y.XmlElement,
   budget: number,
+  work?: RenderWork,
+  freeChars = 0,
 ): BlockPrefix & { markable: boolean } {
-  const prefix = blockPrefix(element, budget)
+  const prefix = blockPrefix(element, budget, work, freeChars)
   if (!prefix.cut || !prefix.lastText) return { ...prefix, markable: false }
   prefix.lastText.text = `${prefix.lastText.text ?? ''}${CUT_MARK}`
   return { ...prefix, markable: true }
@@ -67,15 +89,31 @@ export function exactBefore(rendered: string): number {
  * characters of text, each element counting one: the rest is left out and `cut` says so. A block past
  * MAX_NESTING_DEPTH is TOO_DEEP_NODE. Iterative; reads nothing past the budget except the child lists of
  * the elements it enters (and a cut table's row lengths).
+ *
+ * With `work`, each element and text run kept also spends from it (a run two more per mark) once the
+ * first `freeChars` of the budget are kept, and the block is cut where it runs out (`byWork`), though
+ * only after some text is kept, so the cut can be marked; elements with no text stay bounded by `budget`.
  */
-export function blockPrefix(element: Y.XmlElement, budget: number): BlockPrefix {
+export function blockPrefix(
+  element: Y.XmlElement,
+  budget: number,
+  work?: RenderWork,
+  freeChars = 0,
+): BlockPrefix {
   if (yElementTooDeep(element)) return { node: TOO_DEEP_NODE, cut: false }
   type Frame = { element: Y.XmlElement; node: DocNode; children: YChild[]; next: number }
   const root = shallowNode(element)
   const stack: Frame[] = [{ element, node: root, children: element.toArray() as YChild[], next: 0 }]
   let left = budget - 1
   let cut = false
+  let byWork = false
   let lastText: DocNode | undefined
+  /** Spends `units` of work, once past the free start. */
+  const spend = (units: number) => {
+    if (!work || budget - 1 - left < freeChars) return
+    work.left -= units
+  }
+  const exhausted = () => work !== undefined && lastText !== undefined && work.left <= 0
   walk: while (stack.length > 0) {
     const frame = stack.at(-1)!
     if (frame.next >= frame.children.length) {
@@ -86,19 +124,39 @@ export function blockPrefix(element: Y.XmlElement, budget: number): BlockPrefix 
       cut = true
       break
     }
+    if (exhausted()) {
+      cut = byWork = true
+      break
+    }
     const child = frame.children[frame.next++]!
     if (child instanceof Y.XmlElement) {
       const node = shallowNode(child)
       append(frame.node, node)
       left -= 1
+      spend(1)
       stack.push({ element: child, node, children: child.toArray() as YChild[], next: 0 })
     } else if (child instanceof Y.XmlText) {
-      for (const text of yTextToJSON(child)) {
+      const runs = yTextToJSON(child)
+      const before = lastText
+      for (let index = 0; index < runs.length; index++) {
+        const text = runs[index]!
         const value = text.text ?? ''
         if (left <= 0) {
           cut = true
           break walk
         }
+        if (exhausted()) {
+          // Marks nest by the reach of their runs (inline-to-mdast.ts), so a cut inside a mark's run can
+          // change how the runs before it are written. Cut back to where no mark goes on across.
+          let keep = index
+          while (keep > 0 && sharesMark(runs[keep - 1]!, runs[keep]!)) keep--
+          const content = frame.node.content ?? []
+          content.splice(content.length - (index - keep), index - keep)
+          lastText = keep > 0 ? runs[keep - 1] : before
+          cut = byWork = true
+          break walk
+        }
+        spend(1 + 2 * (text.marks?.length ?? 0))
         if (value.length > left) {
           text.text = value.slice(0, safeEnd(value, left))
           append(frame.node, text)
@@ -113,23 +171,60 @@ export function blockPrefix(element: Y.XmlElement, budget: number): BlockPrefix 
     }
   }
   if (cut) padCutTables(stack)
-  return lastText ? { node: root, cut, lastText } : { node: root, cut }
+  const prefix: BlockPrefix = lastText ? { node: root, cut, lastText } : { node: root, cut }
+  if (byWork) prefix.byWork = true
+  return prefix
 }
 
-/** The Markdown of a block's start: whole (`complete`), or exactly its first `minChars` characters. */
+/**
+ * The Markdown of a block's start: whole (`complete`), or exactly its first `minChars` characters. With
+ * `work`, spent from it past the first `freeChars` characters (see blockPrefix), the start can be shorter
+ * than `minChars` when the allowance ran out first (`byWork`); it still reaches past `freeChars`.
+ */
 export function blockMarkdownPrefix(
   element: Y.XmlElement,
   minChars: number,
   opts: SerializeOptions = {},
-): { text: string; complete: boolean } {
+  work?: RenderWork,
+  freeChars = 0,
+): { text: string; complete: boolean; byWork?: boolean } {
+  let free = freeChars
   for (let slack = PREFIX_SLACK_CHARS; ; slack *= 4) {
-    const { node, cut, markable } = markedBlockPrefix(element, minChars + slack)
+    // Each attempt starts from what was left: only the attempt returned is charged.
+    const attempt = work ? { left: work.left } : undefined
+    const { node, cut, markable, byWork } = markedBlockPrefix(element, minChars + slack, attempt, free)
     const text = blocksToMarkdown([node], opts)
-    if (!cut) return { text, complete: true }
+    const charge = () => {
+      if (work && attempt) work.left = attempt.left
+    }
+    if (!cut) {
+      charge()
+      return { text, complete: true }
+    }
+    const exact = markable ? exactBefore(text) : -1
+    if (exact >= minChars) {
+      charge()
+      return { text: text.slice(0, minChars), complete: false }
+    }
+    if (byWork) {
+      // Past the part already shown: a read from `freeChars` progresses. Else (Markdown shorter than its
+      // text before that point, as code spans of spaces are) more of the start is free.
+      if (exact > freeChars) {
+        charge()
+        return { text: text.slice(0, exact), complete: false, byWork: true }
+      }
+      free = Math.max(free * 2, minChars + slack)
+    }
     // Too little was written before the cut (little or no text, or Markdown shorter than its text, as a
     // code span of spaces is): read further.
-    if (markable && exactBefore(text) >= minChars) return { text: text.slice(0, minChars), complete: false }
   }
+}
+
+/** Whether two adjacent runs carry the same mark (same attributes): a mark that goes on across them. */
+function sharesMark(left: DocNode, right: DocNode): boolean {
+  if (!left.marks || !right.marks) return false
+  const keys = new Set(left.marks.map((mark) => JSON.stringify(mark)))
+  return right.marks.some((mark) => keys.has(JSON.stringify(mark)))
 }
 
 function shallowNode(element: Y.XmlElement): DocNode {

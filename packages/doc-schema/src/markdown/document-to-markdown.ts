@@ -1,7 +1,13 @@
 import * as Y from 'yjs'
 import type { DocNode } from '../doc-json.ts'
 import { topLevelElements } from '../yjs/read-y.ts'
-import { exactBefore, markedBlockPrefix, PREFIX_SLACK_CHARS } from './block-prefix.ts'
+import {
+  exactBefore,
+  MAX_RENDER_WORK,
+  markedBlockPrefix,
+  PREFIX_SLACK_CHARS,
+  type RenderWork,
+} from './block-prefix.ts'
 import type { SerializeOptions } from './blocks-to-mdast.ts'
 import { yBlockForRender } from './render-depth.ts'
 import { blocksToMarkdown, blocksToMarkdownPrefix, type MarkdownPrefix } from './serialize-markdown.ts'
@@ -18,13 +24,18 @@ export function documentToMarkdown(source: Y.XmlFragment | DocNode, opts: Serial
  * is the whole (`complete`). Top-level blocks are read from the fragment and written one at a time until
  * `minChars` is reached, so a bounded read of a large document costs what it shows, not the document; a
  * block larger than what is left to show is converted and written only as far as needed (block-prefix.ts).
+ *
+ * With `bounded` (fragments only), the conversion also stops where it has spent MAX_RENDER_WORK nodes and
+ * marks, so what markup costs is bounded too: the start is then shorter than `minChars` and `byWork` says
+ * so (still exact characters of the whole Markdown).
  */
 export function documentMarkdownPrefix(
   source: Y.XmlFragment | DocNode,
   minChars: number,
   opts: SerializeOptions = {},
+  bounded = false,
 ): MarkdownPrefix {
-  if (source instanceof Y.XmlFragment) return fragmentMarkdownPrefix(source, minChars, opts)
+  if (source instanceof Y.XmlFragment) return fragmentMarkdownPrefix(source, minChars, opts, bounded)
   return blocksToMarkdownPrefix(source.type === 'doc' ? (source.content ?? []) : [source], minChars, opts)
 }
 
@@ -32,12 +43,15 @@ function fragmentMarkdownPrefix(
   fragment: Y.XmlFragment,
   minChars: number,
   opts: SerializeOptions,
+  bounded: boolean,
 ): MarkdownPrefix {
+  let limited = bounded
   for (let slack = PREFIX_SLACK_CHARS; ; slack *= 4) {
-    let cutBlock: { markable: boolean } | undefined
+    let cutBlock: { markable: boolean; byWork?: boolean } | undefined
+    const work: RenderWork | undefined = limited ? { left: MAX_RENDER_WORK } : undefined
     function* blocks(): Generator<DocNode> {
       for (const element of topLevelElements(fragment)) {
-        const prefix = markedBlockPrefix(element, minChars + slack)
+        const prefix = markedBlockPrefix(element, minChars + slack, work)
         yield prefix.node
         if (prefix.cut) {
           // Nothing after a cut block can be shown: the writer stops within it.
@@ -52,6 +66,12 @@ function fragmentMarkdownPrefix(
     // The writer stopped before the cut block (it was only read ahead): all of it is exact.
     if (exact === -1 && !prefix.complete && cutBlock.markable) return prefix
     if (exact >= minChars) return { text: prefix.text.slice(0, minChars), complete: false }
+    if (cutBlock.byWork) {
+      if (exact > 0) return { text: prefix.text.slice(0, exact), complete: false, byWork: true }
+      // Nothing exact before the cut (work spent on elements without text): render without the bound,
+      // which the character budget still holds (each element counts one).
+      limited = false
+    }
     // Too little was written before the cut: read further.
   }
 }

@@ -43,6 +43,8 @@ export type MarkdownPrefix = {
   text: string
   /** True when `text` is the whole of `blocksToMarkdown(blocks)`. */
   complete: boolean
+  /** True when a bounded render stopped at its work allowance (MAX_RENDER_WORK) before `minChars`. */
+  byWork?: boolean
 }
 
 /**

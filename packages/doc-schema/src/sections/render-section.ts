@@ -1,5 +1,5 @@
 import type * as Y from 'yjs'
-import { blockMarkdownPrefix } from '../markdown/block-prefix.ts'
+import { blockMarkdownPrefix, type RenderWork, renderWork } from '../markdown/block-prefix.ts'
 import { yBlockForRender } from '../markdown/render-depth.ts'
 import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
 import { ok, type Result, refuse } from '../result.ts'
@@ -43,6 +43,11 @@ export type ShownSection = {
   firstOffset?: number
   /** A single block longer than the budget is shown cut (never inside a surrogate pair); this names it. */
   truncatedBlock?: number
+  /**
+   * True when the read stopped because it had spent MAX_RENDER_WORK (markup, not characters): the block
+   * `nextBlock` names was cut or left out for that, though the character budget had room.
+   */
+  byWork?: boolean
 }
 
 export type SectionRender = ShownSection & {
@@ -74,9 +79,9 @@ const cutMarker = (number: number, end: number) =>
  * The heading's Markdown line. A heading is text an editor chose, so it can be longer than the budget:
  * past half of it, only its start is shown, ending with a line that says so.
  */
-function headingLine(heading: Y.XmlElement, maxChars: number): string {
+function headingLine(heading: Y.XmlElement, maxChars: number, work: RenderWork): string {
   const room = Math.floor(maxChars / 2)
-  const line = blockMarkdownPrefix(heading, room + 1)
+  const line = blockMarkdownPrefix(heading, room + 1, {}, work)
   if (line.complete && line.text.length <= room) return line.text
   const marker = `\n[… heading cut at ${room} characters]`
   return line.text.slice(0, safeCut(line.text, room - marker.length)) + marker
@@ -108,6 +113,7 @@ type BlockWalk = {
   nextBlock?: number
   nextOffset?: number
   truncatedBlock?: number
+  byWork?: boolean
 }
 
 /**
@@ -124,23 +130,30 @@ function walkBlocks(
   blockOffset: number,
   maxChars: number,
   mayCut: boolean,
+  work: RenderWork,
 ): Result<BlockWalk> {
   const blockCount = blocks.length
   let lastBlock = fromBlock - 1
   let nextBlock: number | undefined
   let nextOffset: number | undefined
   let truncatedBlock: number | undefined
+  let byWork = false
   for (let number = fromBlock; number <= blockCount; number++) {
     // Only as much of the block as could fit, plus one character, is rendered (from its start: a part
     // further in costs its offset too).
     const room = maxChars - text.length - 2
     const offset = number === fromBlock ? blockOffset : 0
     const label = offset > 0 ? continuedLabel(number, offset) : `[${number}] `
+    // The part before `offset` (shown by earlier reads) renders without spending the read's work, so a
+    // block cut for its markup is read on in parts like a block cut for its length.
     const markdown = blockMarkdownPrefix(
       blocks[number - 1]!,
       Math.max(1, offset + room - label.length + 1),
       BLOCK_OPTIONS,
+      work,
+      offset,
     )
+    if (markdown.byWork) byWork = true
     if (offset > 0 && markdown.complete && offset >= markdown.text.length) {
       return refuse(
         'block_offset_out_of_range',
@@ -181,6 +194,7 @@ function walkBlocks(
   if (nextBlock !== undefined) walk.nextBlock = nextBlock
   if (nextOffset !== undefined) walk.nextOffset = nextOffset
   if (truncatedBlock !== undefined) walk.truncatedBlock = truncatedBlock
+  if (byWork && nextBlock !== undefined) walk.byWork = true
   return ok(walk)
 }
 
@@ -210,6 +224,7 @@ function shownPart(
   if (walk.nextOffset !== undefined) part.nextOffset = walk.nextOffset
   if (blockOffset > 0) part.firstOffset = blockOffset
   if (walk.truncatedBlock !== undefined) part.truncatedBlock = walk.truncatedBlock
+  if (walk.byWork) part.byWork = true
   return part
 }
 
@@ -231,8 +246,9 @@ export function renderSection(
   const start = checkStart(section.blocks.length, fromBlock, blockOffset)
   if (start.kind === 'error') return start
   const maxChars = Math.max(MIN_SECTION_CHARS, opts.maxChars ?? DEFAULT_SECTION_CHARS)
-  const heading = headingLine(section.heading, maxChars)
-  const walk = walkBlocks(section.blocks, heading, fromBlock, blockOffset, maxChars, true)
+  const work = renderWork()
+  const heading = headingLine(section.heading, maxChars, work)
+  const walk = walkBlocks(section.blocks, heading, fromBlock, blockOffset, maxChars, true, work)
   if (walk.kind === 'error') return walk
   const { text } = walk.value
   return ok({
@@ -270,6 +286,8 @@ export type ChapterRender = {
   sections: ShownSection[]
   /** Absent when the read reached the chapter's end. */
   next?: ChapterNext
+  /** True when the read stopped at MAX_RENDER_WORK (its markup), not at its character budget. */
+  byWork?: boolean
 }
 
 /**
@@ -310,13 +328,15 @@ export function renderChapter(
   const start = checkStart(first.blocks.length, fromBlock, blockOffset)
   if (start.kind === 'error') return start
   const maxChars = Math.max(MIN_SECTION_CHARS, opts.maxChars ?? DEFAULT_SECTION_CHARS)
+  const work = renderWork()
   const firstWalk = walkBlocks(
     first.blocks,
-    headingLine(first.heading, maxChars),
+    headingLine(first.heading, maxChars, work),
     fromBlock,
     blockOffset,
     maxChars,
     true,
+    work,
   )
   if (firstWalk.kind === 'error') return firstWalk
   let { text } = firstWalk.value
@@ -327,6 +347,7 @@ export function renderChapter(
     if (firstWalk.value.nextOffset !== undefined) next.blockOffset = firstWalk.value.nextOffset
   }
   seen.add(fromSection)
+  let byWork = firstWalk.value.byWork === true
   while (next === undefined) {
     const later = walk.next()
     if (later.done) break
@@ -335,25 +356,29 @@ export function renderChapter(
     seen.add(section.sectionId)
     const stopBefore = () => ({ sectionId: named ? section.sectionId : '', fromBlock: 1 })
     const room = maxChars - text.length - 2
-    const heading = blockMarkdownPrefix(section.heading, room + 1)
+    const heading = blockMarkdownPrefix(section.heading, room + 1, {}, work)
     if (!heading.complete || heading.text.length > room) {
       next = stopBefore()
+      if (heading.byWork) byWork = true
       break
     }
     // A later section's walk cannot fail: it starts at its first block, from the block's start.
-    const blocksWalk = walkBlocks(section.blocks, `${text}\n\n${heading.text}`, 1, 0, maxChars, false)
+    const blocksWalk = walkBlocks(section.blocks, `${text}\n\n${heading.text}`, 1, 0, maxChars, false, work)
     if (blocksWalk.kind === 'error') return blocksWalk
     const shown = blocksWalk.value
     if (section.blocks.length > 0 && shown.lastBlock === 0) {
       // Its heading alone would be shown: the next read starts with the whole section instead.
       next = stopBefore()
+      if (shown.byWork) byWork = true
       break
     }
     text = shown.text
     sections.push(shownPart(fragment, section, shown, 1, 0))
     if (shown.nextBlock !== undefined) next = { ...stopBefore(), fromBlock: shown.nextBlock }
+    if (shown.byWork) byWork = true
   }
   const result: ChapterRender = { text, shownChars: text.length, sections }
   if (next !== undefined) result.next = next
+  if (next !== undefined && byWork) result.byWork = true
   return ok(result)
 }

@@ -3,6 +3,7 @@
  * literal number, so the notes, the descriptions and docs/mcp/reference.md cannot drift apart.
  * Order in an output: a continuation note when one applies, then the truncation note, which ends it.
  */
+import { MAX_RENDER_WORK } from '@collab/doc-schema'
 import { MAX_COUNTED_CHARS, MAX_FIND_LIMIT, MAX_FIND_SECTIONS_DOCUMENTS, MAX_READ_CHARS } from '../limits.ts'
 
 /**
@@ -54,6 +55,9 @@ export const notes = {
   /** A cut section read when the caller chose a `max_chars` below MAX_READ_CHARS. */
   sectionCutByMaxChars: (shown: number, blocks: ShownBlocks) =>
     `[Truncated: showing ${shown} characters, ${shownBlocks(blocks)}. Call again with a larger max_chars, up to ${MAX_READ_CHARS}.]`,
+  /** A section read that stopped at MAX_RENDER_WORK (its markup) before its character budget. */
+  sectionCutByWork: (shown: number, blocks: ShownBlocks) =>
+    `[Truncated: showing ${shown} characters, ${shownBlocks(blocks)}. The rest holds more markup (marks, links, nodes) than one read renders (${MAX_RENDER_WORK} units); read on as the note before says.]`,
   /** A cut section read at the full budget. */
   sectionCutAtCeiling: (shown: number, blocks: ShownBlocks) =>
     `[Truncated: showing ${shown} characters, ${shownBlocks(blocks)}. This section alone is longer than ${MAX_READ_CHARS}.]`,
@@ -61,8 +65,11 @@ export const notes = {
    * A cut whole-document read: `total` is the document's Markdown length, counted up to MAX_COUNTED_CHARS
    * (undefined past it: the read renders no further than that).
    */
-  documentCut: (shown: number, total: number | undefined) =>
-    `[Truncated: showing ${shown} of ${total === undefined ? `more than ${MAX_COUNTED_CHARS}` : total} characters. Call get_outline, then read one section at a time with section_id.]`,
+  documentCut: (shown: number, total: number | undefined, counted = MAX_COUNTED_CHARS) =>
+    `[Truncated: showing ${shown} of ${total === undefined ? `more than ${counted}` : total} characters. Call get_outline, then read one section at a time with section_id.]`,
+  /** A whole read whose render reached MAX_RENDER_WORK before its budget: it shows what was rendered. */
+  documentCutByWork: (shown: number) =>
+    `[Truncated: showing ${shown} characters; the document goes on with more markup (marks, links, nodes) than one whole read renders (${MAX_RENDER_WORK} units). Call get_outline, then read one section at a time with section_id.]`,
 
   /** find_sections across documents: a document holds more matching sections than a page shows of it. */
   moreInDocument: (slug: string, shown: number, total: number) =>
@@ -104,6 +111,9 @@ export const notes = {
   /** A cut chapter read when the caller chose a `max_chars` below MAX_READ_CHARS. */
   chapterCutByMaxChars: (shown: number, parts: readonly ShownSectionPart[]) =>
     `[Truncated: showing ${shown} characters, ${shownSections(parts)}. Call again with a larger max_chars, up to ${MAX_READ_CHARS}.]`,
+  /** A chapter read that stopped at MAX_RENDER_WORK (its markup) before its character budget. */
+  chapterCutByWork: (shown: number, parts: readonly ShownSectionPart[]) =>
+    `[Truncated: showing ${shown} characters, ${shownSections(parts)}. The rest holds more markup (marks, links, nodes) than one read renders (${MAX_RENDER_WORK} units); read on as the note before says.]`,
   /** A cut chapter read at the full budget. */
   chapterCutAtCeiling: (shown: number, parts: readonly ShownSectionPart[]) =>
     `[Truncated: showing ${shown} characters, ${shownSections(parts)}. This section with its subsections is longer than ${MAX_READ_CHARS}.]`,

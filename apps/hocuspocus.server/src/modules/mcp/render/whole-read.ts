@@ -3,7 +3,9 @@
  * budget.ts over it. Only the start of the Markdown is rendered (top-level blocks one at a time), up to
  * MAX_COUNTED_CHARS when the budget is smaller, so a cut read knows the document's total size when it is
  * at most that, and its cost follows that bound, not the document; the text is the same as walking the
- * whole render.
+ * whole render. The render also stops at the document model's MAX_RENDER_WORK (elements, text runs and
+ * their marks): past it, a read shows what was rendered and says so, so markup cannot make a read cost
+ * more than that either.
  */
 import { documentMarkdownPrefix } from '@collab/doc-schema'
 import type * as Y from 'yjs'
@@ -15,16 +17,32 @@ export type WholeRead = {
   text: string
   /** True when the document's Markdown did not fit and `text` is its start. */
   cut: boolean
-  /** The length of the document's Markdown; undefined when it is longer than MAX_COUNTED_CHARS (and cut). */
+  /** The length of the document's Markdown; undefined when it is longer than what was counted (and cut). */
   total?: number
+  /**
+   * With `total` undefined: the characters counted, all exact, which the Markdown is longer than
+   * (MAX_COUNTED_CHARS, or fewer when the render stopped at MAX_RENDER_WORK).
+   */
+  counted?: number
+  /** True when the render stopped at MAX_RENDER_WORK before the budget: `text` is all that was rendered. */
+  byWork?: boolean
 }
 
 export function readWholeDocument(fragment: Y.XmlFragment, max: number): WholeRead {
   // One character past the bound tells a counted document from a longer one, and finishes the line the
   // walk would stop on: any line reaching past `max` is cut the same way whatever follows it.
-  const prefix = documentMarkdownPrefix(fragment, Math.max(max, MAX_COUNTED_CHARS) + 1)
+  // Bounded: the render also stops at MAX_RENDER_WORK units of markup (document-model), so a document
+  // dense in marks or nodes costs what that allows, not what its markup would.
+  const prefix = documentMarkdownPrefix(fragment, Math.max(max, MAX_COUNTED_CHARS) + 1, {}, true)
   const total = prefix.complete ? prefix.text.length : undefined
   if (total !== undefined && total <= max) return { text: prefix.text, cut: false, total }
-  const head = prefix.text.slice(0, max + 1)
-  return { text: walkLines(head.split('\n'), max).text, cut: true, total }
+  if (total !== undefined)
+    return { text: walkLines(prefix.text.slice(0, max + 1).split('\n'), max).text, cut: true, total }
+  // Longer than counted: `prefix.text` is exact up to its end (MAX_COUNTED_CHARS + 1 characters, or fewer
+  // when the work allowance ran out), and the Markdown goes on past it.
+  const counted = prefix.byWork ? prefix.text.length : MAX_COUNTED_CHARS
+  if (prefix.text.length > max)
+    return { text: walkLines(prefix.text.slice(0, max + 1).split('\n'), max).text, cut: true, counted }
+  // The work allowance ran out within the budget: all that was rendered is shown, its last line in part.
+  return { text: prefix.text, cut: true, counted, byWork: true }
 }

@@ -115,7 +115,11 @@ export const readDocument = defineTool({
         return renderOutput({
           source,
           body: escapeFrameContent(whole.text),
-          notes: whole.cut ? [notes.documentCut(whole.text.length, whole.total)] : [],
+          notes: !whole.cut
+            ? []
+            : whole.byWork
+              ? [notes.documentCutByWork(whole.text.length)]
+              : [notes.documentCut(whole.text.length, whole.total, whole.counted)],
         })
       }
       if (with_subsections) {
@@ -153,9 +157,11 @@ export const readDocument = defineTool({
           firstContinued: section.firstOffset !== undefined,
         }
         noteLines.push(
-          max_chars !== undefined && max_chars < MAX_READ_CHARS
-            ? notes.sectionCutByMaxChars(section.shownChars, blocks)
-            : notes.sectionCutAtCeiling(section.shownChars, blocks),
+          section.byWork
+            ? notes.sectionCutByWork(section.shownChars, blocks)
+            : max_chars !== undefined && max_chars < MAX_READ_CHARS
+              ? notes.sectionCutByMaxChars(section.shownChars, blocks)
+              : notes.sectionCutAtCeiling(section.shownChars, blocks),
         )
       }
       return renderOutput({
@@ -206,9 +212,11 @@ function chapterNotes(sectionId: string, chapter: ChapterRender, maxChars: numbe
           fromBlock: next.fromBlock,
           blockOffset: next.blockOffset,
         }),
-    maxChars !== undefined && maxChars < MAX_READ_CHARS
-      ? notes.chapterCutByMaxChars(chapter.shownChars, parts)
-      : notes.chapterCutAtCeiling(chapter.shownChars, parts),
+    chapter.byWork
+      ? notes.chapterCutByWork(chapter.shownChars, parts)
+      : maxChars !== undefined && maxChars < MAX_READ_CHARS
+        ? notes.chapterCutByMaxChars(chapter.shownChars, parts)
+        : notes.chapterCutAtCeiling(chapter.shownChars, parts),
   ]
 }
 
