@@ -92,6 +92,12 @@ export type StoreOptions = {
   keepDerived?: boolean
 }
 
+/**
+ * Bytes of a state written in one statement (a multiple of 3, so the slices' base64 texts join into the
+ * state's): encoding and serialising a statement's parameters run on the event loop, ~25-45 ms per MiB.
+ */
+export const STATE_SLICE_BYTES = 768 * 1024
+
 /** Bytes of base64 text for `bytes` (what the state and updates travel as; see storeContent). */
 function base64Of(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
@@ -178,14 +184,27 @@ export async function storeContent(
   if (options.stateOnly) outline = null
   // Raw SQL, not Prisma's upsert: that returns the row, which reads the whole state back. The state goes
   // as base64 text decoded by the database: PGlite's bytea parameter encoding took ~210 ms per MiB,
-  // base64 text ~35 ms (measured on this machine; PostgreSQL is not slower either way).
+  // base64 text ~35 ms (measured on this machine; PostgreSQL is not slower either way). A large state goes in slices (STATE_SLICE_BYTES) with a turn of the event loop between them: encoding
+  // it and Prisma's serialising of a statement's parameters run on the event loop, and a 22 MB state's
+  // 30 MB of base64 in one statement held it ~1 s. The slices wait in a temporary table of this
+  // transaction and the database joins them once.
+  const sliced = state.byteLength > STATE_SLICE_BYTES
+  if (sliced) {
+    await tx.$executeRaw`CREATE TEMP TABLE IF NOT EXISTS state_slices (n int, data text) ON COMMIT DELETE ROWS`
+    for (let at = 0, n = 0; at < state.byteLength; at += STATE_SLICE_BYTES, n++) {
+      const slice = base64Of(state.subarray(at, at + STATE_SLICE_BYTES))
+      await tx.$executeRaw`INSERT INTO state_slices VALUES (${n}, ${slice})`
+    }
+  }
   await tx.$executeRaw`
     INSERT INTO document_states (document_id, state, byte_size, outline, updated_at)
-    VALUES (${documentId}::uuid, decode(${base64Of(state)}, 'base64'), ${state.byteLength},
-            ${outline === null ? null : storableJSON(outline)}::jsonb, now())
+    VALUES (${documentId}::uuid,
+            decode(${sliced ? Prisma.sql`(SELECT string_agg(data, '' ORDER BY n) FROM state_slices)` : Prisma.sql`${base64Of(state)}`}, 'base64'),
+            ${state.byteLength}, ${outline === null ? null : storableJSON(outline)}::jsonb, now())
     ON CONFLICT (document_id)
     DO UPDATE SET state = EXCLUDED.state, byte_size = EXCLUDED.byte_size, outline = EXCLUDED.outline,
                   updated_at = EXCLUDED.updated_at`
+  if (sliced) await tx.$executeRaw`DELETE FROM state_slices`
   // By the ids read, never by a range: under READ COMMITTED a row committed after the read would match
   // a range here, and be deleted without having been merged.
   if (merged.length > 0)
