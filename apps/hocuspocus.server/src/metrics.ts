@@ -124,6 +124,10 @@ export function createMetrics() {
       'collab_editor_refusals_total',
       'Editor messages refused at the boundary, by kind (content, size, document_size, awareness).',
     ),
+    editorPaced: new Counter(
+      'collab_editor_paced_total',
+      'Editor messages held back to pace their sender, by what was over its rate: connection (its own flood rates) or user (their share across connections).',
+    ),
     headingIdRepairs: new Counter(
       'collab_heading_id_repairs_total',
       'Heading ids the server replaced because they were malformed, missing or taken.',
@@ -150,6 +154,7 @@ export function createMetrics() {
         metrics.compactions,
         metrics.storeFaults,
         metrics.editorRefusals,
+        metrics.editorPaced,
         metrics.headingIdRepairs,
         metrics.mcpToolCalls,
         metrics.mcpToolLatency,

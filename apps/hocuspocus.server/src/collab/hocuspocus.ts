@@ -69,7 +69,13 @@ class RedisSync extends RedisExtension {
   }
 }
 
-export type Collab = { hocuspocus: Hocuspocus; persistence: PersistenceExtension; close(): Promise<void> }
+export type Collab = {
+  hocuspocus: Hocuspocus
+  persistence: PersistenceExtension
+  /** The editor boundary (its per-user shares are read by tests). */
+  boundary: EditorBoundary
+  close(): Promise<void>
+}
 
 export function createCollab(deps: {
   config: Pick<
@@ -92,6 +98,7 @@ export function createCollab(deps: {
     compactAfterUpdates: config.storeCompactAfterUpdates,
     searchRefreshMs: config.searchRefreshMs,
   })
+  const boundary = new EditorBoundary({ logger, metrics, stateBytes: (name) => persistence.stateBytes(name) })
   const extensions: Extension[] = [
     new AuthExtension({
       tokens: services.tokens,
@@ -102,7 +109,7 @@ export function createCollab(deps: {
     }),
     persistence,
     // Every editor message is checked before it is applied or broadcast (schema, depth, sizes, heading ids).
-    new EditorBoundary({ logger, metrics, stateBytes: (name) => persistence.stateBytes(name) }),
+    boundary,
     // Awareness: bounded states and clientIds per connection; names, agent badges and colours from the server.
     new AwarenessGuard({ logger, metrics }),
     // Open connections follow revoke, unshare, read-only and role changes (from every instance with Redis).
@@ -145,6 +152,7 @@ export function createCollab(deps: {
   return {
     hocuspocus,
     persistence,
+    boundary,
     async close() {
       // Documents unload shortly after their last store (the Redis extension delays it by a second);
       // closing Redis under them makes their unsubscribe fail, so let them go first, within a bound.

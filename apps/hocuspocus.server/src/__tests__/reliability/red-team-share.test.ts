@@ -1,0 +1,96 @@
+/**
+ * One user's share of the server across all their connections (issue 24, "fair share per user"): a user who
+ * opens many documents and sockets gets no more editing work done per second than USER_STRUCTS_PER_SECOND,
+ * while everyone else's share stays whole. Each connection alone stays within its own flood rates here, so
+ * only the per-user share can pace it. Asserted on the share's own count of held messages (the
+ * `collab_editor_paced_total` metric, by user), never on timings.
+ */
+import { describe, expect, test } from 'bun:test'
+import { FRAGMENT_NAME } from '@collab/doc-schema'
+import * as Y from 'yjs'
+import {
+  EDITOR_STRUCT_BURST,
+  USER_STRUCT_BURST,
+  USER_STRUCTS_PER_SECOND,
+  UserShare,
+} from '../../collab/boundary.ts'
+import type { RunningServer } from '../../server.ts'
+import { element, paragraph } from '../helpers/documents.ts'
+import { connectProvider, type TestProvider } from '../helpers/provider.ts'
+import { eventually, userWithToken, useTestServer } from '../helpers/server.ts'
+
+const DOCUMENTS = 5
+const ROUNDS = 4
+/** Structs of one paste, `list(2_200)`. */
+const STRUCTS_PER_PASTE = 2_200 * 4 + 1
+
+/** A bullet list of `items` one-letter items: 4 structs an item, 1 for the list. */
+function list(items: number): Y.XmlElement {
+  return element(
+    'bulletList',
+    {},
+    Array.from({ length: items }, () => element('listItem', {}, [paragraph('x')])),
+  )
+}
+
+test(`a user's share: past the burst, each ${USER_STRUCTS_PER_SECOND} structs cost one second of waiting`, () => {
+  const share = new UserShare()
+  expect(share.draw(USER_STRUCT_BURST)).toBe(0)
+  const wait = share.draw(USER_STRUCTS_PER_SECOND)
+  expect(wait).toBeGreaterThan(900)
+  expect(wait).toBeLessThanOrEqual(1_000)
+  expect(share.whole()).toBe(false)
+})
+
+describe('a user editing through many connections is paced as one', () => {
+  let server: RunningServer
+  useTestServer((s) => {
+    server = s
+  })
+  const providers: TestProvider[] = []
+
+  test('five documents, 176,020 structs: all applied, some held back for the user share, none for others', async () => {
+    const mallory = await userWithToken(server, 'mallory')
+    const bob = await userWithToken(server, 'bob')
+    const rooms: string[] = []
+    for (let i = 0; i < DOCUMENTS; i++) {
+      const created = await server.services.documents.create(mallory.user.id, { title: `Paste ${i}` })
+      if (created.kind === 'error') throw new Error(created.message)
+      rooms.push(created.value.room)
+    }
+    const editors = rooms.map((room) => connectProvider(server.url, room, mallory.token))
+    providers.push(...editors)
+    await Promise.all(editors.map((e) => e.ready))
+    const pacedBefore = server.metrics.editorPaced.get({ by: 'user' })
+    const closes: string[] = []
+    for (const e of editors)
+      e.provider.on('close', ({ event }: { event: { reason: string } }) => closes.push(event.reason))
+    // Four pastes of 2,200 items per document: 8,801 structs each, 35,204 per connection (under its burst
+    // of EDITOR_STRUCT_BURST), 176,020 for the user: over USER_STRUCT_BURST by more than the share refills
+    // while a server doing at least 40,000 structs a second applies them.
+    expect(ROUNDS * STRUCTS_PER_PASTE).toBeLessThan(EDITOR_STRUCT_BURST)
+    const total = DOCUMENTS * ROUNDS * STRUCTS_PER_PASTE
+    expect(total - USER_STRUCT_BURST).toBeGreaterThan((total / 40_000) * USER_STRUCTS_PER_SECOND)
+    for (let round = 0; round < ROUNDS; round++)
+      for (const e of editors) e.doc.transact(() => e.doc.getXmlFragment(FRAGMENT_NAME).push([list(2_200)]))
+    await eventually(
+      () => {
+        for (const room of rooms) {
+          const live = server.collab.hocuspocus.documents.get(room)
+          const lists = live
+            ?.getXmlFragment(FRAGMENT_NAME)
+            .toArray()
+            .filter((n) => n instanceof Y.XmlElement && n.nodeName === 'bulletList')
+          expect(lists?.length).toBe(ROUNDS)
+        }
+      },
+      30_000,
+      'every paste applied',
+    )
+    expect(closes).toEqual([]) // paced, never refused
+    // Some of mallory's messages waited for her share; bob, who sent nothing, owes nothing.
+    expect(server.metrics.editorPaced.get({ by: 'user' })).toBeGreaterThan(pacedBefore)
+    expect(server.collab.boundary.userDebtMs(bob.user.id)).toBe(0)
+    for (const p of providers) p.destroy()
+  }, 60_000)
+})
