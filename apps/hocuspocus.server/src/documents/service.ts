@@ -4,8 +4,6 @@
  */
 import {
   createDocumentUpdate,
-  documentToMarkdown,
-  FRAGMENT_NAME,
   MAX_TITLE_CHARS,
   type OutlineNode,
   withWellFormedIds,
@@ -19,8 +17,6 @@ import { storableText } from '../db/storable-text.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
 import { ok, type Result, refuse } from '../errors.ts'
 import { type Access, decideAccess, type Whose } from './access.ts'
-import { derivedOf } from './import/build.ts'
-import { ImportPool } from './import/pool.ts'
 import { MAX_FIND_TEXT_CHARS } from './search.ts'
 import { newRoomName, SLUG_PATTERN, slugBase, slugWithTail } from './slug.ts'
 import {
@@ -31,31 +27,12 @@ import {
   storeContent,
   writeDerived,
 } from './store.ts'
+import { applyStored, type StoredParts } from './stored-parts.ts'
+import { renderExport } from './worker/export.ts'
+import { derivedOf } from './worker/import.ts'
+import { WorkerPool } from './worker/pool.ts'
 
-/** Applies a document's stored content to `doc`: the snapshot, then each logged update in order. */
-export function applyStored(
-  doc: Y.Doc,
-  stored: Pick<StoredParts, 'snapshot' | 'updates'>,
-  origin?: unknown,
-): void {
-  Y.transact(
-    doc,
-    () => {
-      if (stored.snapshot) Y.applyUpdate(doc, stored.snapshot)
-      for (const update of stored.updates) Y.applyUpdate(doc, update)
-    },
-    origin,
-  )
-}
-
-/** A document's stored content: the snapshot, then the log's updates in order. */
-export type StoredParts = {
-  documentId: string
-  snapshot: Uint8Array | null
-  updates: Uint8Array[]
-  /** Total bytes of `updates`. */
-  updateBytes: number
-}
+export { applyStored, type StoredParts }
 
 export type DocumentRow = {
   id: string
@@ -115,6 +92,13 @@ export function notFound(slug: string): Result<never> {
 }
 
 /**
+ * Stored bytes (snapshot and log) up to which an export is rendered on the event loop: ~10-30 ms of work,
+ * less than a round trip through the worker's queue, which may be behind a large import. Larger documents
+ * are rendered on the worker (a 22 MB state took seconds).
+ */
+export const EXPORT_INLINE_BYTES = 256 * 1024
+
+/**
  * How long a resolution (a slug or room, for one user with one set of scopes) that found a readable
  * document is reused: its query was the largest fixed cost of a warm tool call on PGlite (~1-3 ms of a
  * ~5 ms call). Every access change (share, unshare, flags, delete, a user or token change, also from other
@@ -129,8 +113,8 @@ export const MAX_RESOLVE_CACHE_ENTRIES = 5_000
 
 /** `changes`: told of every share, unshare, flag change and delete, so open connections follow them. */
 export function createDocumentsService(prisma: PrismaClient, changes?: AccessChanges) {
-  /** Imports are built on a worker thread (import/pool.ts), one at a time, a fair share per owner. */
-  const imports = new ImportPool()
+  /** Imports and large exports run on a worker thread (worker/pool.ts), one at a time, a share per user. */
+  const jobs = new WorkerPool()
   const resolutions = new Map<string, { value: Resolved; at: number }>()
   changes?.on(() => resolutions.clear())
   /** Who may do what changed here: cached resolutions go, and open connections are told. */
@@ -313,7 +297,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
       ownerId: string,
       input: { markdown: string; title?: string; fallbackTitle: string; isPrivate?: boolean },
     ): Promise<Result<{ document: DocumentRow; changes: string[] }>> {
-      const built = await imports.build(ownerId, input, MAX_FIND_TEXT_CHARS)
+      const built = await jobs.build(ownerId, input, MAX_FIND_TEXT_CHARS)
       if (built.kind === 'error') return built
       const { title, state, text, outline, changes } = built.value
       const document = await insertDocument(ownerId, title, state, input, { text, outline })
@@ -321,9 +305,9 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
       return ok({ document: document.value, changes })
     },
 
-    /** Ends the import worker (shutdown); imports still building are refused. */
+    /** Ends the documents' worker (shutdown); imports and exports still running are refused. */
     close(): void {
-      imports.close()
+      jobs.close()
     },
 
     /** Documents the user owns or is a member of, most recently changed first. */
@@ -407,17 +391,16 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
      * The whole stored document as Markdown, its title first as `# ` (an export: a running server stores
      * edits within its debounce, so the last seconds of typing may not be in it yet).
      */
-    async markdownOf(document: Pick<DocumentRow, 'room' | 'slug'>): Promise<Result<string>> {
+    async markdownOf(
+      document: Pick<DocumentRow, 'room' | 'slug'>,
+      /** Who asks (a user id; the CLI is 'admin'): their share of the worker for a large document. */
+      requester = 'admin',
+    ): Promise<Result<string>> {
       const loaded = await this.loadStored(document.room)
       if (!loaded) return notFound(document.slug)
-      const doc = new Y.Doc()
-      try {
-        applyStored(doc, loaded)
-        const text = documentToMarkdown(doc.getXmlFragment(FRAGMENT_NAME), { media: 'source' })
-        return ok(text.endsWith('\n') ? text : `${text}\n`) // a file ends with a newline
-      } finally {
-        doc.destroy()
-      }
+      const bytes = (loaded.snapshot?.byteLength ?? 0) + loaded.updateBytes
+      if (bytes <= EXPORT_INLINE_BYTES) return ok(renderExport(loaded))
+      return jobs.render(requester, loaded)
     },
 
     /** markdownOf by slug, for the CLI (an administrator on the machine). */

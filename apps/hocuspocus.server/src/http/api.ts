@@ -138,7 +138,7 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
   api.get('/documents/:slug/markdown', async (c) => {
     const resolved = await services.documents.resolve(c.req.param('slug'), c.get('principal'))
     if (resolved.kind === 'error') throw refusalToHttp(resolved)
-    const markdown = await services.documents.markdownOf(resolved.value.document)
+    const markdown = await services.documents.markdownOf(resolved.value.document, c.get('principal').user.id)
     if (markdown.kind === 'error') throw refusalToHttp(markdown)
     return c.body(markdown.value, 200, { 'content-type': 'text/markdown; charset=utf-8' })
   })

@@ -12,7 +12,7 @@ import { MAX_TABLE_CELLS } from '@collab/doc-schema'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
 import type { ServerProcess } from '../helpers/process.ts'
 import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
-import { startProbe } from './red-team-support.ts'
+import { startProbe, startTyping } from './red-team-support.ts'
 import { reportFigure } from './support.ts'
 
 /** The server's growth in memory a refused bomb may cost (issue 24's bound for any attack). */
@@ -20,10 +20,19 @@ const MAX_RSS_GROWTH_BYTES = 200 * 1024 * 1024
 
 /** While `work` runs, what another client sees (red-team-support.ts's probe, a process of its own). */
 async function observed<T>(server: ServerProcess, work: () => Promise<T>) {
+  const typing = await startTyping(server.url, typingRoom, token)
   const probe = await startProbe(server.url, server.proc.pid)
   const result = await work()
   const seen = await probe.stop()
-  return { result, statuses: seen.statuses, probes: seen.probes, p99Ms: seen.p99Ms, growth: seen.rssGrowth }
+  const typed = await typing.stop()
+  return {
+    result,
+    statuses: seen.statuses,
+    probes: seen.probes,
+    p99Ms: seen.p99Ms,
+    growth: seen.rssGrowth,
+    keystrokeP99Ms: typed.p99Ms,
+  }
 }
 
 function table(rows: number, columns: number): string {
@@ -43,10 +52,15 @@ function prose(bytes: number): string {
   return parts.join('')
 }
 
+let db: TestDatabase
+let server: ServerProcess
+let token: string
+/** Another document, typed into while each attack runs (what a person elsewhere feels). */
+let typingRoom = ''
+
 describe(`red team: Markdown import bombs over REST (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
-  let server: ServerProcess
-  let token: string
+  /** The 20 MiB document the prose test imports (exported by the test after it). */
+  let slugOfLarge = ''
   const importFile = (markdown: string) =>
     fetch(`${server.url}/api/documents`, {
       method: 'POST',
@@ -59,7 +73,9 @@ describe(`red team: Markdown import bombs over REST (${DATABASE_KIND})`, () => {
     server = await spawnOn(db)
     token = firstRunToken(db.dataDir)
     // Warm the import worker and the route, so the first bomb's figures are the bomb's.
-    expect((await importFile('# Warm up\n\nhello')).status).toBe(201)
+    const warm = await importFile('# Warm up\n\nhello')
+    expect(warm.status).toBe(201)
+    typingRoom = ((await warm.json()) as { room: string }).room
   }, 60_000)
   afterAll(async () => {
     await stopProcess(server)
@@ -78,6 +94,7 @@ describe(`red team: Markdown import bombs over REST (${DATABASE_KIND})`, () => {
     reportFigure('red-team-imports', {
       attack: 'table 300x1000',
       p99Ms: seen.p99Ms,
+      keystrokeP99Ms: seen.keystrokeP99Ms,
       growthMiB: seen.growth >> 20,
     })
   }, 60_000)
@@ -95,6 +112,7 @@ describe(`red team: Markdown import bombs over REST (${DATABASE_KIND})`, () => {
     reportFigure('red-team-imports', {
       attack: 'reference x4000',
       p99Ms: seen.p99Ms,
+      keystrokeP99Ms: seen.keystrokeP99Ms,
       growthMiB: seen.growth >> 20,
     })
   }, 60_000)
@@ -107,12 +125,14 @@ describe(`red team: Markdown import bombs over REST (${DATABASE_KIND})`, () => {
       const second = await importFile('# Second\n\nwhile the first builds')
       const answer = await first
       return {
+        slug: ((await answer.json()) as { slug: string }).slug,
         first: answer.status,
         second: second.status,
         secondBody: (await second.json()) as { error: string; message: string },
       }
     })
     expect(seen.result.first).toBe(201)
+    slugOfLarge = seen.result.slug
     expect(seen.result.second).toBe(429)
     expect(seen.result.secondBody.message).toContain('an import of yours is still being built')
     expect(seen.statuses).toEqual([200])
@@ -120,6 +140,32 @@ describe(`red team: Markdown import bombs over REST (${DATABASE_KIND})`, () => {
     reportFigure('red-team-imports', {
       attack: 'prose 20 MiB',
       p99Ms: seen.p99Ms,
+      keystrokeP99Ms: seen.keystrokeP99Ms,
+      growthMiB: seen.growth >> 20,
+    })
+  }, 120_000)
+
+  test('exporting the 20 MiB document renders it on the worker while /health keeps answering', async () => {
+    expect(slugOfLarge).not.toBe('')
+    const exportIt = () =>
+      fetch(`${server.url}/api/documents/${slugOfLarge}/markdown`, {
+        headers: { Authorization: `Bearer ${token}` },
+      })
+    const seen = await observed(server, async () => {
+      const first = exportIt()
+      await Bun.sleep(300) // the first is being rendered
+      const second = await exportIt()
+      const answer = await first
+      return { status: answer.status, length: (await answer.text()).length, second: second.status }
+    })
+    expect(seen.result.status).toBe(200)
+    expect(seen.result.length).toBeGreaterThan(20_000_000)
+    expect(seen.result.second).toBe(429) // one export of a user's at a time on the worker
+    expect(seen.statuses).toEqual([200])
+    reportFigure('red-team-imports', {
+      attack: 'export 20 MiB',
+      p99Ms: seen.p99Ms,
+      keystrokeP99Ms: seen.keystrokeP99Ms,
       growthMiB: seen.growth >> 20,
     })
   }, 120_000)

@@ -4,6 +4,9 @@
  * attack's update, say) never shows up as the server's stall.
  */
 import { join } from 'node:path'
+import { FRAGMENT_NAME } from '@collab/doc-schema'
+import * as Y from 'yjs'
+import { connectProvider } from '../helpers/provider.ts'
 
 export type Probe = {
   /** Stops the probe and returns what it saw. */
@@ -56,6 +59,61 @@ export async function startProbe(url: string, pid: number): Promise<Probe> {
       const out = await new Response(proc.stdout).text()
       await proc.exited
       return JSON.parse(out) as ProbeReport
+    },
+  }
+}
+
+export type Typing = {
+  /** Stops typing; returns how long each keystroke took to reach the other editor. */
+  stop(): Promise<{ keystrokes: number; p99Ms: number }>
+}
+
+/**
+ * Two real providers on `room`: one types a character every 50 ms, the other receives it; the time from
+ * one to the other is what a person in another document feels while an attack runs (both run in the test
+ * process, which only waits meanwhile).
+ */
+export async function startTyping(serverUrl: string, room: string, token: string): Promise<Typing> {
+  const typist = connectProvider(serverUrl, room, token)
+  const reader = connectProvider(serverUrl, room, token)
+  await Promise.all([typist.ready, reader.ready])
+  const line = new Y.XmlText('typed: ')
+  const paragraph = new Y.XmlElement('paragraph')
+  paragraph.insert(0, [line])
+  typist.doc.getXmlFragment(FRAGMENT_NAME).push([paragraph])
+  const sentAt = new Map<string, number>()
+  const latencies: number[] = []
+  let seen = ''
+  reader.doc.on('update', () => {
+    const text = reader.doc.getXmlFragment(FRAGMENT_NAME).toString()
+    for (const [mark, at] of sentAt) {
+      if (text.includes(mark) && !seen.includes(mark)) {
+        latencies.push(performance.now() - at)
+        sentAt.delete(mark)
+      }
+    }
+    seen = text
+  })
+  let typing = true
+  let n = 0
+  const loop = (async () => {
+    while (typing) {
+      const mark = `k${n++}.`
+      sentAt.set(mark, performance.now())
+      typist.doc.transact(() => line.insert(line.length, mark))
+      await Bun.sleep(50)
+    }
+  })()
+  return {
+    async stop() {
+      typing = false
+      await loop
+      await Bun.sleep(200) // the last keystrokes arrive
+      typist.destroy()
+      reader.destroy()
+      latencies.sort((a, b) => a - b)
+      const p99 = latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? 0
+      return { keystrokes: latencies.length, p99Ms: Math.round(p99) }
     },
   }
 }

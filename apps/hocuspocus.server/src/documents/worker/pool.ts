@@ -1,0 +1,215 @@
+/**
+ * Heavy document work runs on a worker thread (worker.ts), never on the event loop that serves editors and
+ * agents: building an imported 20 MiB file takes seconds (an ordinary 21 MB file held others' keystrokes up
+ * to 11 s), and rendering a large document to Markdown for an export takes as long as its content. One
+ * worker runs one job at a time; the machine's other core keeps serving.
+ *
+ * Fair share: each user has at most one job of each kind (an import, an export) waiting or running, and at
+ * most MAX_QUEUED_JOBS wait in all; past either the job is refused at once, saying to try again later. A job
+ * past JOB_DEADLINE_MS is stopped (its worker is ended; the next job starts a new one) and refused. The
+ * worker ends after WORKER_IDLE_MS without work, giving its memory back.
+ */
+
+import { type Result, refuse } from '../../errors.ts'
+import type { StoredParts } from '../stored-parts.ts'
+import type { BuiltImport, ImportInput } from './import.ts'
+import type { WorkerJob, WorkerReply } from './worker.ts'
+
+/** Longest one job may run: a 24 MiB file of prose builds in ~2-5 s on this project's 2-core machine. */
+export const JOB_DEADLINE_MS = 60_000
+/** Jobs of one kind one user may have waiting or running at a time. */
+export const MAX_JOBS_PER_USER_AND_KIND = 1
+/** Jobs that may wait for the worker, all users together. */
+export const MAX_QUEUED_JOBS = 8
+/** A worker idle this long is ended (its heap held the last job's garbage). */
+export const WORKER_IDLE_MS = 30_000
+
+/**
+ * A worker keeps the process alive only while it works: the CLI exits when its command is done, and a
+ * pending job still holds the process open (Bun's Worker has `ref`/`unref`, as Node's does).
+ */
+function refWorker(worker: Worker, held: boolean): void {
+  const handle = worker as Worker & { ref(): void; unref(): void }
+  if (held) handle.ref()
+  else handle.unref()
+}
+
+type Job = WorkerJob extends infer J ? (J extends { id: number } ? Omit<J, 'id'> : never) : never
+type Kind = WorkerJob['kind']
+
+/** What each kind says when refused: its field, what the user's earlier job is, what to do. */
+const WORDING: Record<Kind, { field: string; busy: string; slow: string }> = {
+  import: {
+    field: 'markdown',
+    busy: 'markdown: an import of yours is still being built; wait for its answer, then send the next file.',
+    slow: 'split the file into several smaller documents',
+  },
+  export: {
+    field: 'slug',
+    busy: 'slug: an export of yours is still being written; wait for it, then ask for the next one.',
+    slow: 'read the document in sections instead (get_outline, read_document with section_id)',
+  },
+}
+
+type Waiting = {
+  id: number
+  job: WorkerJob
+  resolve(result: Result<unknown>): void
+}
+
+export class WorkerPool {
+  private worker: Worker | undefined
+  private readonly waiting: Waiting[] = []
+  private running: (Waiting & { timer: ReturnType<typeof setTimeout> }) | undefined
+  private readonly perUser = new Map<string, number>()
+  private idleTimer: ReturnType<typeof setTimeout> | undefined
+  private nextId = 1
+  private closed = false
+
+  constructor(private readonly options: { deadlineMs?: number; idleMs?: number } = {}) {}
+
+  /** Builds an imported file on the worker for `user`, or refuses at once when their share is used. */
+  build(user: string, input: ImportInput, maxTextChars: number): Promise<Result<BuiltImport>> {
+    return this.run(user, { kind: 'import', input, maxTextChars }) as Promise<Result<BuiltImport>>
+  }
+
+  /** Renders stored content as Markdown on the worker for `user` (an export). */
+  render(user: string, stored: Pick<StoredParts, 'snapshot' | 'updates'>): Promise<Result<string>> {
+    return this.run(user, { kind: 'export', stored }) as Promise<Result<string>>
+  }
+
+  /** Ends the worker; jobs waiting or running are refused. */
+  close(): void {
+    this.closed = true
+    const refusal = refuse('unavailable', 'server: it is shutting down; try again after it restarts.')
+    this.stopWorker(refusal)
+    for (const waiting of this.waiting.splice(0)) waiting.resolve(refusal)
+  }
+
+  private run(user: string, job: Job): Promise<Result<unknown>> {
+    if (this.closed) return Promise.resolve(refuse('unavailable', 'server: it is shutting down; try again.'))
+    const key = `${job.kind}:${user}`
+    const wording = WORDING[job.kind]
+    if ((this.perUser.get(key) ?? 0) >= MAX_JOBS_PER_USER_AND_KIND)
+      return Promise.resolve(refuse('rate_limited', wording.busy, wording.field))
+    if (this.waiting.length >= MAX_QUEUED_JOBS) {
+      return Promise.resolve(
+        refuse(
+          'unavailable',
+          `server: ${MAX_QUEUED_JOBS} large imports and exports are waiting; try again in a minute.`,
+        ),
+      )
+    }
+    this.perUser.set(key, (this.perUser.get(key) ?? 0) + 1)
+    const id = this.nextId++
+    return new Promise((resolve) => {
+      this.waiting.push({
+        id,
+        job: { ...job, id } as WorkerJob,
+        resolve: (result) => {
+          const left = (this.perUser.get(key) ?? 1) - 1
+          if (left > 0) this.perUser.set(key, left)
+          else this.perUser.delete(key)
+          resolve(result)
+        },
+      })
+      this.next()
+    })
+  }
+
+  private next(): void {
+    if (this.running || this.waiting.length === 0) return
+    const waiting = this.waiting.shift()!
+    clearTimeout(this.idleTimer)
+    const worker = this.startedWorker()
+    refWorker(worker, true)
+    const deadlineMs = this.options.deadlineMs ?? JOB_DEADLINE_MS
+    const wording = WORDING[waiting.job.kind]
+    const timer = setTimeout(() => {
+      this.stopWorker(
+        refuse(
+          'invalid_input',
+          `${wording.field}: the work took longer than ${Math.round(deadlineMs / 1000)} s and was stopped; ${wording.slow}.`,
+          wording.field,
+        ),
+      )
+    }, deadlineMs)
+    this.running = { ...waiting, timer }
+    const transfer =
+      waiting.job.kind === 'export'
+        ? [waiting.job.stored.snapshot, ...waiting.job.stored.updates]
+            // Only buffers the array owns whole: a view into a shared pool must not be taken from it.
+            .filter(
+              (bytes): bytes is Uint8Array =>
+                bytes !== null && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength,
+            )
+            .map((bytes) => bytes.buffer as ArrayBuffer)
+        : []
+    worker.postMessage(waiting.job, [...new Set(transfer)])
+  }
+
+  private startedWorker(): Worker {
+    if (this.worker) return this.worker
+    const worker = new Worker(new URL('./worker.ts', import.meta.url).href)
+    worker.onmessage = (event: MessageEvent<WorkerReply>) => {
+      const running = this.running
+      if (!running || running.id !== event.data.id) return
+      const field = WORDING[running.job.kind].field
+      this.finish(
+        'result' in event.data
+          ? running.job.kind === 'export'
+            ? { kind: 'ok', value: event.data.result }
+            : (event.data.result as Result<unknown>)
+          : refuse(
+              'invalid_input',
+              `${field}: the work failed on the server (${event.data.crashed}).`,
+              field,
+            ),
+      )
+    }
+    worker.onerror = (event) => {
+      event.preventDefault()
+      this.stopWorker(
+        refuse('unavailable', `server: the documents' worker failed (${event.message}); try again.`),
+      )
+    }
+    worker.addEventListener('close', () => {
+      if (this.worker !== worker) return
+      this.worker = undefined
+      if (this.running) this.finish(refuse('unavailable', "server: the documents' worker ended; try again."))
+    })
+    this.worker = worker
+    return worker
+  }
+
+  private finish(result: Result<unknown>): void {
+    const running = this.running
+    if (!running) return
+    clearTimeout(running.timer)
+    this.running = undefined
+    running.resolve(result)
+    if (this.waiting.length > 0) {
+      this.next()
+      return
+    }
+    if (this.worker) refWorker(this.worker, false)
+    clearTimeout(this.idleTimer)
+    this.idleTimer = setTimeout(() => this.stopWorker(), this.options.idleMs ?? WORKER_IDLE_MS)
+    this.idleTimer.unref()
+  }
+
+  /** Ends the worker; the job it was running (if any) gets `refusal`, and the queue moves on. */
+  private stopWorker(refusal?: Result<unknown>): void {
+    const worker = this.worker
+    this.worker = undefined
+    clearTimeout(this.idleTimer)
+    worker?.terminate()
+    const running = this.running
+    if (running) {
+      clearTimeout(running.timer)
+      this.running = undefined
+      running.resolve(refusal ?? refuse('unavailable', 'server: the work was stopped; try again.'))
+    }
+    if (!this.closed) this.next()
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * The documents' worker thread (a Bun Worker, started by pool.ts): one heavy job at a time, posted back with
+ * large buffers transferred rather than copied. Jobs: `import` builds a Markdown file (import.ts); `export`
+ * renders stored content as Markdown (export.ts).
+ */
+import type { StoredParts } from '../stored-parts.ts'
+import { renderExport } from './export.ts'
+import { buildImport, type ImportInput } from './import.ts'
+
+declare const self: Worker
+
+export type WorkerJob =
+  | { id: number; kind: 'import'; input: ImportInput; maxTextChars: number }
+  | { id: number; kind: 'export'; stored: Pick<StoredParts, 'snapshot' | 'updates'> }
+
+export type WorkerReply = { id: number; result: unknown } | { id: number; crashed: string }
+
+self.onmessage = (event: MessageEvent<WorkerJob>) => {
+  const job = event.data
+  let reply: WorkerReply
+  const transfer: ArrayBuffer[] = []
+  try {
+    if (job.kind === 'import') {
+      const result = buildImport(job.input, job.maxTextChars)
+      if (result.kind === 'ok') transfer.push(result.value.state.buffer as ArrayBuffer)
+      reply = { id: job.id, result }
+    } else reply = { id: job.id, result: renderExport(job.stored) }
+  } catch (error) {
+    reply = { id: job.id, crashed: error instanceof Error ? error.message : String(error) }
+  }
+  self.postMessage(reply, transfer)
+}
