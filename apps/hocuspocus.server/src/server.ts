@@ -22,6 +22,7 @@ import { createWebApp } from './http/web.ts'
 import type { Logger } from './logger.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
 import { init as initMcp, type McpModule } from './modules/mcp/index.ts'
+import type { ServerTimeShares } from './modules/mcp/infra/server-time.ts'
 import type { HoldSeam } from './modules/mcp/tools/context.ts'
 import { createServices, type Services } from './services.ts'
 
@@ -55,7 +56,11 @@ export async function startServer(
    * Test seams with no environment setting: how Client ID Metadata Documents are fetched; where MCP
    * calls are held (fault injection, modules/mcp/tools/context.ts).
    */
-  seams: { clientMetadataFetch?: ClientMetadataFetch; mcpHold?: HoldSeam } = {},
+  seams: {
+    clientMetadataFetch?: ClientMetadataFetch
+    mcpHold?: HoldSeam
+    mcpServerTime?: ServerTimeShares
+  } = {},
 ): Promise<RunningServer> {
   const target = databaseTarget(config)
   let lock: DataDirLock | undefined
@@ -120,6 +125,7 @@ export async function startServer(
     logger,
     metrics,
     hold: seams.mcpHold,
+    serverTime: seams.mcpServerTime,
     config: {
       allowedOrigins: config.mcpAllowedOrigins,
       bindHost: config.host,

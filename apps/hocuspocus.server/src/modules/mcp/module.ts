@@ -21,6 +21,7 @@ import { originHostGuard } from './http/origin-host.ts'
 import { challengeFor, RESOURCE_METADATA_PATH, resourceMetadata } from './http/resource-metadata.ts'
 import { createDocumentReader } from './infra/documents.ts'
 import { createMemoryRateLimiter, createRedisRateLimiter } from './infra/rate-limit.ts'
+import { ServerTimeShares } from './infra/server-time.ts'
 import { createDocumentWriter, type StoreConfirmations } from './infra/writer.ts'
 import { MAX_BODY_BYTES } from './limits.ts'
 import type { CallerContext, HoldSeam, ToolDeps, ToolObserver } from './tools/context.ts'
@@ -66,6 +67,8 @@ export type McpDeps = {
   config?: McpConfig
   /** Test seam (fault injection): holds calls at named points (tools/context.ts HoldSeam). */
   hold?: HoldSeam
+  /** Test seam: the users' shares of server time (a small share, so a test spends it quickly). */
+  serverTime?: ServerTimeShares
 }
 
 export type McpModule = {
@@ -113,6 +116,8 @@ export function init(deps: McpDeps): McpModule {
     logger,
     observer,
     rateLimiter,
+    // With the call limit on (MCP_CALLS_PER_MINUTE), each user's share of the server's time too.
+    serverTime: deps.serverTime ?? (limit > 0 ? new ServerTimeShares() : undefined),
     hold: deps.hold,
   }
   const contextFor = (principal: Principal): CallerContext => ({ ...toolDeps, principal })

@@ -6,6 +6,7 @@ import type { DocumentsService } from '../../../documents/service.ts'
 import type { Logger } from '../../../logger.ts'
 import type { DocumentReader } from '../infra/documents.ts'
 import type { RateLimiter } from '../infra/rate-limit.ts'
+import type { ServerTimeShares } from '../infra/server-time.ts'
 import type { DocumentWriter } from '../infra/writer.ts'
 import type { CallReport, LogLevel } from './report.ts'
 
@@ -23,6 +24,8 @@ export type ToolDeps = {
   observer?: ToolObserver
   /** Tool calls per minute per user; absent means unlimited. */
   rateLimiter?: RateLimiter
+  /** Each user's share of the server's time for calls (infra/server-time.ts); absent means unlimited. */
+  serverTime?: ServerTimeShares
   /**
    * Test seam (fault injection): awaited at named points of a call with the call's signal, so a test can
    * hold a call there until its client aborts. Absent in production.

@@ -13,6 +13,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../../db/errors.ts'
 import { rateLimitMessage } from '../infra/rate-limit.ts'
+import { serverTimeMessage } from '../infra/server-time.ts'
 import { toolResult } from './answer.ts'
 import { CallCancelled, stopIfCancelled, type ToolContext, type ToolOutcome } from './context.ts'
 import { type CallExtra, callReport } from './report.ts'
@@ -39,6 +40,8 @@ export function instrument<A>(
 ): (args: A, extra?: CallExtra) => Promise<CallToolResult> {
   return async function instrumented(args, extra) {
     const started = performance.now()
+    /** Whether the call ran (past the limits), so its time is charged to its user's share. */
+    let charged = false
     const { tool } = ctx
     const report = callReport(tool, extra, ctx.logLevel)
     const userId = ctx.principal.user.id
@@ -62,6 +65,14 @@ export function instrument<A>(
           return toolResult({ kind: 'error', code: 'rate_limited', message })
         }
       }
+      const share = ctx.serverTime?.check(userId)
+      if (share && !share.ok) {
+        finish('rate_limited', { retryAfterSeconds: share.retryAfterSeconds, by: 'server_time' })
+        onRefusal?.({ code: 'rate_limited', retryAfterSeconds: share.retryAfterSeconds })
+        const message = serverTimeMessage(share.retryAfterSeconds)
+        return toolResult({ kind: 'error', code: 'rate_limited', message })
+      }
+      charged = true
       stopIfCancelled(signal)
       await ctx.hold?.('call', { tool, signal })
       stopIfCancelled(signal)
@@ -94,6 +105,7 @@ export function instrument<A>(
       return toolResult({ kind: 'error', code: 'internal', message: GENERIC_FAILURE })
     } finally {
       report.end()
+      if (charged) ctx.serverTime?.charge(userId, performance.now() - started)
     }
   }
 }
