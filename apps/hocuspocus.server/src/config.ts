@@ -92,6 +92,11 @@ const envSchema = z.object({
     .optional(),
   /** Tool calls per minute per user over MCP (HTTP and stdio); 0 turns the limit off. */
   MCP_CALLS_PER_MINUTE: intFromEnv(0, 1_000_000).default(60),
+  /**
+   * Each user's share of the server's time for MCP calls, in percent of one event loop over a minute (a
+   * burst of 0.6 s per percent); 0 turns it off (modules/mcp/infra/server-time.ts).
+   */
+  MCP_SERVER_SHARE_PERCENT: intFromEnv(0, 100).default(25),
   /** API token the stdio entry (`bun run mcp:stdio`) acts as; required there, unused by the HTTP server. */
   MCP_TOKEN: z.string().trim().regex(/^\S+$/, 'expected one API token with no spaces').optional(),
   /**
@@ -163,6 +168,8 @@ export type Config = {
   mcpAllowedOrigins: string[]
   /** Absent (test configs) means no limit; loadConfig always sets it (default 60). */
   mcpCallsPerMinute?: number
+  /** Each user's share of server time for MCP calls, percent; 0 or absent: no share is kept. */
+  mcpServerSharePercent?: number
   /** Only the stdio entry reads it. */
   mcpToken?: string
   /** METRICS_TOKEN; absent: /metrics answers loopback peers only. */
@@ -210,6 +217,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS ?? [],
     mcpCallsPerMinute: e.MCP_CALLS_PER_MINUTE,
+    mcpServerSharePercent: e.MCP_SERVER_SHARE_PERCENT,
     mcpToken: e.MCP_TOKEN,
     metricsToken: e.METRICS_TOKEN,
     authSecret: e.AUTH_SECRET,

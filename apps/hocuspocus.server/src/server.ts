@@ -131,6 +131,7 @@ export async function startServer(
       bindHost: config.host,
       publicUrl: config.publicUrl,
       callsPerMinute: config.mcpCallsPerMinute ?? 0,
+      serverSharePercent: config.mcpServerSharePercent ?? 0,
       redisUrl: config.redisUrl,
       oauth: auth,
     },

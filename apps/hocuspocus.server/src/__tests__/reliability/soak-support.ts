@@ -32,7 +32,7 @@ const GENERIC_FAILURE = 'The call failed on the server'
 export function classifyAnswer(tool: string, result: CallToolResult): Outcome {
   const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n')
   if (result.isError !== true) return { class: 'ok' }
-  if (text.startsWith('rate limit:')) return { class: 'rate_limited' }
+  if (text.startsWith('rate limit:') || text.startsWith('server time:')) return { class: 'rate_limited' }
   if (text.startsWith(GENERIC_FAILURE))
     return { class: 'failure', kind: 'generic server failure', detail: text }
   if (text.includes('not confirmed')) return { class: 'failure', kind: 'write not confirmed', detail: text }

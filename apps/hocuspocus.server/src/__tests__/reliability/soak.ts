@@ -189,6 +189,9 @@ async function startInstance(): Promise<ServerProcess> {
     REDIS_URL: redisUrl,
     LOG_LEVEL: 'debug',
     MCP_CALLS_PER_MINUTE: String(CALLS_PER_MINUTE),
+    // A throughput run of five clients per user: each user's share of server time (fairness between
+    // users, tested in server-time.test.ts) would pace them.
+    MCP_SERVER_SHARE_PERCENT: '0',
   })
   instances.push(instance)
   return instance

@@ -21,7 +21,7 @@ import { originHostGuard } from './http/origin-host.ts'
 import { challengeFor, RESOURCE_METADATA_PATH, resourceMetadata } from './http/resource-metadata.ts'
 import { createDocumentReader } from './infra/documents.ts'
 import { createMemoryRateLimiter, createRedisRateLimiter } from './infra/rate-limit.ts'
-import { ServerTimeShares } from './infra/server-time.ts'
+import { type ServerTimeShares, serverTimeShares } from './infra/server-time.ts'
 import { createDocumentWriter, type StoreConfirmations } from './infra/writer.ts'
 import { MAX_BODY_BYTES } from './limits.ts'
 import type { CallerContext, HoldSeam, ToolDeps, ToolObserver } from './tools/context.ts'
@@ -38,6 +38,8 @@ export type McpConfig = {
   publicUrl?: string
   /** Tool calls per minute per user (MCP_CALLS_PER_MINUTE); 0 or absent turns the limit off. */
   callsPerMinute?: number
+  /** Each user's share of server time for calls, percent of the event loop (0: none). */
+  serverSharePercent?: number
   /** redis://… (REDIS_URL): the rate limit is counted in Redis, shared by every instance. */
   redisUrl?: string
   /**
@@ -116,8 +118,7 @@ export function init(deps: McpDeps): McpModule {
     logger,
     observer,
     rateLimiter,
-    // With the call limit on (MCP_CALLS_PER_MINUTE), each user's share of the server's time too.
-    serverTime: deps.serverTime ?? (limit > 0 ? new ServerTimeShares() : undefined),
+    serverTime: deps.serverTime ?? serverTimeShares(config.serverSharePercent ?? 0),
     hold: deps.hold,
   }
   const contextFor = (principal: Principal): CallerContext => ({ ...toolDeps, principal })

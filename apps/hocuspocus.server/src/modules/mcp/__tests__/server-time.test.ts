@@ -67,7 +67,7 @@ describe(`users' shares of server time over MCP (${DATABASE_KIND})`, () => {
     const second = await callText(annClient, 'get_outline', { slug: created.value.slug })
     expect(second.isError).toBe(true)
     expect(second.text).toMatch(
-      /^server time: your calls used your share of the server .*; try again in \d+ s\.$/,
+      /^server time: your calls used your share of the server's time; try again in \d+ s\.$/,
     )
     const other = await callText(beaClient, 'get_outline', { slug: created.value.slug })
     expect(other.isError).toBe(false)

@@ -1,5 +1,6 @@
 /**
- * Each user's share of the server's time for MCP calls (issue 24, fair share): besides the count of calls
+ * Each user's share of the server's time for MCP calls (issue 24, fair share; MCP_SERVER_SHARE_PERCENT,
+ * default 25): besides the count of calls
  * per minute (rate-limit.ts), the time calls take is drawn from a bucket per user, refilled at
  * SERVER_MS_PER_SECOND up to SERVER_MS_BURST. A call is refused while its user's bucket is empty, saying
  * when it refills. The time charged is the call's duration from its start to its answer: its rendering on
@@ -13,6 +14,12 @@
 export const SERVER_MS_PER_SECOND = 250
 /** What a user may spend at once: a burst of large reads after a quiet spell. */
 export const SERVER_MS_BURST = 15_000
+
+/** The shares for MCP_SERVER_SHARE_PERCENT (10 ms a second and a 600 ms burst per percent); 0: none. */
+export function serverTimeShares(percent: number): ServerTimeShares | undefined {
+  if (percent <= 0) return undefined
+  return new ServerTimeShares({ msPerSecond: percent * 10, burstMs: percent * 600 })
+}
 /** Users tracked at once; past it, those whose share is whole again are forgotten. */
 const MAX_TRACKED_USERS = 10_000
 
@@ -58,4 +65,4 @@ export class ServerTimeShares {
 }
 
 export const serverTimeMessage = (retryAfterSeconds: number) =>
-  `server time: your calls used your share of the server (${SERVER_MS_BURST / 1000} s at once, ${SERVER_MS_PER_SECOND / 10}% of its time over a minute); try again in ${retryAfterSeconds} s.`
+  `server time: your calls used your share of the server's time; try again in ${retryAfterSeconds} s.`
