@@ -52,6 +52,16 @@ const postgres = of('faults-postgres') as Figures
 const redis = of('faults-redis') as Figures
 const editors = of('hostile-editors') as Figures
 const skipped = (why: string) => `— | not run: ${why} |`
+const typingKill = of('faults-typing-kill') as Figures
+/** One row per attack of the red-team suites: what another client felt while it ran. */
+const redTeam = figures
+  .filter((f) => f.suite === 'red-team-imports' || f.suite === 'red-team-editors')
+  .map((f) => {
+    const health = (f.p99Ms ?? f.healthP99Ms) as number | undefined
+    const keys =
+      f.keystrokeP99Ms === undefined ? '' : `, keystrokes in another document p99 ${n(f.keystrokeP99Ms)} ms`
+    return `| red team: ${String(f.attack)} | one user's input to the real server process, another client probing from a process of its own | /health p99 ${n(health)} ms${keys}; server RSS +${n(f.growthMiB)} MiB |`
+  })
 
 const section = [
   START,
@@ -67,6 +77,8 @@ const section = [
   `| SIGTERM under 50 editors | ${'editors' in sigterm ? `${n(sigterm.editors)} providers typing into ${n(sigterm.documents)} documents, SIGTERM mid-typing (${n(sigterm.sent)} updates sent, ${n(sigterm.acknowledged)} acknowledged) | exit 0; ${n(sigterm.lost)} editors with an acknowledged update missing from the stored state |` : skipped('no figures')}`,
   `| PostgreSQL stopped | ${'calls' in postgres ? `private cluster stopped ${n(postgres.outageSeconds)} s under MCP calls and two editors; ${n(postgres.outageCalls)} calls during the outage | ${n(postgres.tryAgain)} "try again" tool answers, ${n(postgres.http503)} HTTP 503 (token not checkable), ${n(postgres.notConfirmed)} "not confirmed", 0 generic failures or HTTP 500; /health 503 (${n(postgres.health503)} polls); editors live throughout; ${n(postgres.storeFailures)} failed stores retried; ${n(postgres.lost)} edits missing once back |` : skipped('no PostgreSQL binaries in /usr/lib/postgresql/15/bin')}`,
   `| Redis stopped | ${'edits' in redis ? `private redis-server killed ${n(redis.outageSeconds)} s under two instances, one editor per instance on two documents (${n(redis.edits)} edits) | each instance served its own editors; converged ${n(redis.convergedMs)} ms after Redis returned with no further edit; ${n(redis.lost)} edits missing in the database |` : skipped('needs TEST_DATABASE_URL and redis-server')}`,
+  `| kill -9 while editors type | ${'kills' in typingKill ? `${n(typingKill.kills)} SIGKILLs of the server process with its default store settings while ${n(typingKill.editors)} providers typed (${n(typingKill.acknowledgedWords)} words acknowledged) | ${n(typingKill.lost)} editors missing typing acknowledged more than 1 s before the kill; ${n(typingKill.ofThemFullyStored)} of ${n(typingKill.editorsWithTypingInLastSecond)} editors had even their last second stored |` : skipped('no figures')}`,
+  ...redTeam,
   '| lost | — | nothing: no acknowledged write went unstored (a write answered "not confirmed" counts as a failure) |',
   END,
 ].join('\n')
