@@ -6,20 +6,19 @@
  * update.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { FRAGMENT_NAME } from '@collab/doc-schema'
-import * as Y from 'yjs'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
 import { callText, connectRecording } from '../helpers/mcp.ts'
 import type { ServerProcess } from '../helpers/process.ts'
 import { connectProvider, type TestProvider } from '../helpers/provider.ts'
-import { eventually } from '../helpers/server.ts'
 import {
   type AckTracker,
   firstRunToken,
+  linePerEditor,
   readStored,
   spawnOn,
   stopProcess,
   trackAcknowledgements,
+  typeContinuously,
 } from './faults-support.ts'
 import { FULL, reportFigure } from './support.ts'
 
@@ -61,38 +60,14 @@ describe(`SIGTERM while ${EDITORS} editors type (${DATABASE_KIND})`, () => {
     for (let i = 0; i < EDITORS; i++) editors.push(connectProvider(server.url, rooms[i % DOCUMENTS]!, token))
     await Promise.all(editors.map((e) => e.ready))
     // Each editor types into a paragraph of its own; the baseline is once every paragraph is acknowledged.
-    const lines = editors.map((e, i) => {
-      const text = new Y.XmlText(`editor ${i}: `)
-      const p = new Y.XmlElement('paragraph')
-      p.insert(0, [text])
-      e.doc.getXmlFragment(FRAGMENT_NAME).push([p])
-      return text
-    })
-    await eventually(
-      () => expect(editors.every((e) => e.provider.unsyncedChanges === 0)).toBe(true),
-      20_000,
-      'every editor settled',
-    )
+    const lines = await linePerEditor(editors)
     const trackers: AckTracker[] = editors.map((e) => trackAcknowledgements(e))
-
-    let typing = true
-    const typists = editors.map((e, i) =>
-      (async () => {
-        await Bun.sleep(Math.floor(Math.random() * KEYSTROKE_MS)) // not all in the same instant
-        let n = 0
-        while (typing) {
-          const line = lines[i]!
-          e.doc.transact(() => line.insert(line.length, String.fromCharCode(97 + (n++ % 26))))
-          await Bun.sleep(KEYSTROKE_MS)
-        }
-      })(),
-    )
+    const typing = typeContinuously(editors, lines, KEYSTROKE_MS, (n) => String.fromCharCode(97 + (n % 26)))
     await Bun.sleep(TYPING_BEFORE_SIGNAL_MS)
     const running = server
     running.proc.kill('SIGTERM')
     const exitCode = await running.proc.exited // editors keep typing until the process is gone
-    typing = false
-    await Promise.all(typists)
+    await typing.stop()
     server = undefined
     for (const t of trackers) t.stop()
 

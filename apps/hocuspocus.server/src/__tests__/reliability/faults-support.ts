@@ -4,6 +4,7 @@
  * server acknowledged, and private PostgreSQL clusters and Redis servers that a test may stop without
  * disturbing anything else on the machine.
  */
+import { expect } from 'bun:test'
 import { execFileSync } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { connect, createServer } from 'node:net'
@@ -15,6 +16,7 @@ import { openDatabase } from '../../db/client.ts'
 import type { TestDatabase } from '../helpers/database.ts'
 import { type ServerProcess, spawnServer } from '../helpers/process.ts'
 import type { TestProvider } from '../helpers/provider.ts'
+import { eventually } from '../helpers/server.ts'
 
 /** The server process on `db`, storing soon after a change (the fault tests do not wait for defaults). */
 export function spawnOn(
@@ -304,4 +306,54 @@ async function fetchRedisPing(port: number): Promise<boolean> {
       resolve(data.toString().startsWith('+PONG'))
     })
   })
+}
+
+/**
+ * Gives each editor a paragraph of its own (`editor N:`) and waits until every one is acknowledged, the
+ * baseline typing tests start from; returns each editor's line.
+ */
+export async function linePerEditor(editors: TestProvider[]): Promise<Y.XmlText[]> {
+  const lines = editors.map((e, i) => {
+    const text = new Y.XmlText(`editor ${i}:`)
+    const p = new Y.XmlElement('paragraph')
+    p.insert(0, [text])
+    e.doc.getXmlFragment(FRAGMENT_NAME).push([p])
+    return text
+  })
+  await eventually(
+    () => expect(editors.every((e) => e.provider.unsyncedChanges === 0)).toBe(true),
+    20_000,
+    'every editor settled',
+  )
+  return lines
+}
+
+/**
+ * Each editor appends `typed(n)` to its line every `everyMs` (starting at a random moment within the first
+ * interval, so not all in the same instant) until `stop()`, which resolves once every typist has stopped.
+ */
+export function typeContinuously(
+  editors: TestProvider[],
+  lines: Y.XmlText[],
+  everyMs: number,
+  typed: (n: number) => string,
+): { stop(): Promise<void> } {
+  let typing = true
+  const typists = editors.map((e, i) =>
+    (async () => {
+      await Bun.sleep(Math.floor(Math.random() * everyMs))
+      let n = 0
+      while (typing) {
+        const line = lines[i]!
+        e.doc.transact(() => line.insert(line.length, typed(n++)))
+        await Bun.sleep(everyMs)
+      }
+    })(),
+  )
+  return {
+    async stop() {
+      typing = false
+      await Promise.all(typists)
+    },
+  }
 }

@@ -7,20 +7,19 @@
  * 907-935 of 1,600 typed words survived and none of a 400-word burst.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { FRAGMENT_NAME } from '@collab/doc-schema'
-import * as Y from 'yjs'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
 import { callText, connectRecording } from '../helpers/mcp.ts'
 import type { ServerProcess } from '../helpers/process.ts'
 import { connectProvider, type TestProvider } from '../helpers/provider.ts'
-import { eventually } from '../helpers/server.ts'
 import {
   type AckTracker,
   firstRunToken,
+  linePerEditor,
   readStored,
   spawnOn,
   stopProcess,
   trackAcknowledgements,
+  typeContinuously,
 } from './faults-support.ts'
 import { FULL, reportFigure } from './support.ts'
 
@@ -66,38 +65,15 @@ describe(`kill -9 while editors type, default store settings (${DATABASE_KIND})`
 
       editors = Array.from({ length: EDITORS }, () => connectProvider(server!.url, room, token))
       await Promise.all(editors.map((e) => e.ready))
-      const lines = editors.map((e, i) => {
-        const text = new Y.XmlText(`editor ${i}:`)
-        const p = new Y.XmlElement('paragraph')
-        p.insert(0, [text])
-        e.doc.getXmlFragment(FRAGMENT_NAME).push([p])
-        return text
-      })
-      await eventually(
-        () => expect(editors.every((e) => e.provider.unsyncedChanges === 0)).toBe(true),
-        20_000,
-        'every editor settled',
-      )
+      const lines = await linePerEditor(editors)
       const trackers: AckTracker[] = editors.map((e) => trackAcknowledgements(e))
-      let typing = true
-      const typists = editors.map((e, i) =>
-        (async () => {
-          await Bun.sleep(Math.floor(Math.random() * WORD_MS))
-          let n = 0
-          while (typing) {
-            const line = lines[i]!
-            e.doc.transact(() => line.insert(line.length, ` w${n++}`))
-            await Bun.sleep(WORD_MS)
-          }
-        })(),
-      )
+      const typing = typeContinuously(editors, lines, WORD_MS, (n) => ` w${n}`)
       // 1.5-3.5 s of typing: the kill lands anywhere in the store window.
       await Bun.sleep(1_500 + Math.random() * 2_000)
       const killedAt = performance.now()
       server.proc.kill('SIGKILL')
       await server.proc.exited
-      typing = false
-      await Promise.all(typists)
+      await typing.stop()
       for (const t of trackers) t.stop()
       for (const e of editors) e.destroy()
       editors = []
