@@ -1,0 +1,93 @@
+/**
+ * The documents' worker (documents/worker/pool.ts) on a real Bun Worker: one job at a time, one job of each
+ * kind per user waiting or running (the next refused at once), a deadline that ends the worker and refuses
+ * the job (the next job gets a new worker), and shutdown refusing what waits.
+ */
+import { afterEach, describe, expect, test } from 'bun:test'
+import { MAX_FIND_TEXT_CHARS } from '../documents/search.ts'
+import { WorkerPool } from '../documents/worker/pool.ts'
+
+/** Markdown that takes the worker a while to build (~1 MiB of prose with headings). */
+function manual(bytes: number): string {
+  const sentence = 'The quick brown fox jumps over the lazy dog while the server keeps every edit. '
+  const parts = ['# Manual\n']
+  for (let size = 0, i = 0; size < bytes; i++) {
+    const part = `\n## Part ${i}\n\n${sentence.repeat(10)}\n`
+    parts.push(part)
+    size += part.length
+  }
+  return parts.join('')
+}
+
+const pools: WorkerPool[] = []
+function pool(options?: { deadlineMs?: number }): WorkerPool {
+  const made = new WorkerPool(options)
+  pools.push(made)
+  return made
+}
+afterEach(() => {
+  for (const p of pools.splice(0)) p.close()
+})
+
+describe('the documents worker pool', () => {
+  test('a second import of the same user while the first builds is refused at once; another user waits its turn', async () => {
+    const jobs = pool()
+    const first = jobs.build('ann', { markdown: manual(1 << 20), fallbackTitle: 'A' }, MAX_FIND_TEXT_CHARS)
+    const second = await jobs.build('ann', { markdown: '# B\n\nb', fallbackTitle: 'B' }, MAX_FIND_TEXT_CHARS)
+    expect(second).toMatchObject({ kind: 'error', code: 'rate_limited', field: 'markdown' })
+    if (second.kind === 'error') expect(second.message).toContain('an import of yours is still being built')
+    const other = jobs.build('bea', { markdown: '# C\n\nc', fallbackTitle: 'C' }, MAX_FIND_TEXT_CHARS)
+    const [a, c] = await Promise.all([first, other])
+    expect(a.kind).toBe('ok')
+    expect(c).toMatchObject({ kind: 'ok', value: { title: 'C' } })
+    // Once the first has its answer, the same user may import again.
+    expect(
+      (await jobs.build('ann', { markdown: '# D\n\nd', fallbackTitle: 'D' }, MAX_FIND_TEXT_CHARS)).kind,
+    ).toBe('ok')
+  }, 60_000)
+
+  test('an import and an export of the same user run side by side (one of each kind)', async () => {
+    const jobs = pool()
+    const built = await jobs.build(
+      'ann',
+      { markdown: '# Source\n\nhello', fallbackTitle: 'S' },
+      MAX_FIND_TEXT_CHARS,
+    )
+    if (built.kind === 'error') throw new Error(built.message)
+    const importing = jobs.build(
+      'ann',
+      { markdown: manual(1 << 20), fallbackTitle: 'A' },
+      MAX_FIND_TEXT_CHARS,
+    )
+    const exported = await jobs.render('ann', { snapshot: built.value.state, updates: [] })
+    expect(exported).toEqual({ kind: 'ok', value: '# Source\n\nhello\n' })
+    expect((await importing).kind).toBe('ok')
+  }, 60_000)
+
+  test('a job past the deadline is stopped (its worker ended) and refused with what to do', async () => {
+    const jobs = pool({ deadlineMs: 1 })
+    const slow = await jobs.build(
+      'ann',
+      { markdown: manual(4 << 20), fallbackTitle: 'A' },
+      MAX_FIND_TEXT_CHARS,
+    )
+    expect(slow).toMatchObject({ kind: 'error', code: 'invalid_input', field: 'markdown' })
+    if (slow.kind === 'error')
+      expect(slow.message).toContain('took longer than 0 s and was stopped; split the file')
+  }, 60_000)
+
+  test('closing refuses what is waiting and running', async () => {
+    const jobs = pool()
+    const running = jobs.build('ann', { markdown: manual(2 << 20), fallbackTitle: 'A' }, MAX_FIND_TEXT_CHARS)
+    const waiting = jobs.build('bea', { markdown: '# B\n\nb', fallbackTitle: 'B' }, MAX_FIND_TEXT_CHARS)
+    jobs.close()
+    expect(await running).toMatchObject({ kind: 'error', code: 'unavailable' })
+    expect(await waiting).toMatchObject({ kind: 'error', code: 'unavailable' })
+    expect(
+      await jobs.build('cem', { markdown: '# C', fallbackTitle: 'C' }, MAX_FIND_TEXT_CHARS),
+    ).toMatchObject({
+      kind: 'error',
+      code: 'unavailable',
+    })
+  }, 60_000)
+})
