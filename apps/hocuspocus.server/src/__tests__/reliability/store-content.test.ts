@@ -279,19 +279,15 @@ describe.skipIf(!TWO_INSTANCES)('a NUL travelling between two instances through 
     )
     await typeParagraphs(onB, 'instance B')
     await eventually(() => expect(b!.collab.persistence.pendingCount()).toBe(0), 20_000, 'B stored')
-    // A's live copy holds B's paragraphs (through Redis) before A stops: a copy that lacks some stores its
-    // last state without an outline (store.ts keeps an outline only of a copy the stored state does not
-    // pass), which on a loaded machine made the outline check below fail.
-    await eventually(
-      () =>
-        expectAllParagraphs(
-          readPlainText(a!.collab.hocuspocus.documents.get(room)!.getXmlFragment(FRAGMENT_NAME)),
-          'instance B',
-        ),
-      20_000,
-      "B's paragraphs on A",
-    )
     for (const editor of editors.splice(0)) editor.destroy()
+    // Both instances unload the document (and compact it, writing the outline checked below) before they
+    // stop: a stop flushes what is unstored but does not compact, and on a loaded machine the unload came
+    // after the stop, leaving the outline of the creation behind the logged updates.
+    await eventually(
+      () => expect([a!, b!].map((s) => s.collab.hocuspocus.documents.has(room))).toEqual([false, false]),
+      20_000,
+      'the document unloaded on both instances',
+    )
     expect((await b!.stop()).unstored).toEqual([])
     expect((await a!.stop()).unstored).toEqual([])
     // Every store on both was whole (title, search text, outline), none fell back to the state alone.
