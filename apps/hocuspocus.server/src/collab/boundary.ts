@@ -51,6 +51,7 @@ import { messageYjsSyncStep2, messageYjsUpdate } from 'y-protocols/sync'
 import type * as Y from 'yjs'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
+import { UserShares } from '../user-shares.ts'
 import type { ConnectionContext } from './context.ts'
 
 /** Close code for a message the boundary refused (like HTTP 422: well-formed, not acceptable). */
@@ -78,41 +79,11 @@ export const EDITOR_STRUCT_BURST = MAX_SYNC_STEP2_STRUCTS
 /**
  * The same work per user, across all their connections (a user may open many documents and sockets): at
  * most ~20% of the event loop for one person or agent, whatever they open. MCP calls have their own bound:
- * each call's work is capped (read budgets, write ceilings: ~100 ms at most) and calls are limited per user
- * per minute (`MCP_CALLS_PER_MINUTE`).
+ * each call's work is capped (read budgets, write ceilings) and each user's calls draw on a share of server
+ * time (`MCP_SERVER_SHARE_PERCENT`, modules/mcp/infra/server-time.ts), kept by the same UserShares.
  */
 export const USER_STRUCTS_PER_SECOND = 2 * EDITOR_STRUCTS_PER_SECOND
 export const USER_STRUCT_BURST = MAX_SYNC_STEP2_STRUCTS
-/** Users whose share is tracked at once; past it, those whose share is whole again are forgotten. */
-const MAX_TRACKED_USERS = 10_000
-
-/** One user's share of struct work: a bucket refilled at USER_STRUCTS_PER_SECOND (see FloodBuckets). */
-export class UserShare {
-  private structs = USER_STRUCT_BURST
-  private at = performance.now()
-
-  /** Takes `structs` from the share; returns how long the user's message should wait (ms). */
-  draw(structs: number): number {
-    this.refill()
-    this.structs -= structs
-    return Math.max(-this.structs / USER_STRUCTS_PER_SECOND, 0) * 1000
-  }
-
-  /** Whether the share is whole again (nothing to remember). */
-  whole(): boolean {
-    this.refill()
-    return this.structs >= USER_STRUCT_BURST
-  }
-
-  private refill(): void {
-    const now = performance.now()
-    this.structs = Math.min(
-      USER_STRUCT_BURST,
-      this.structs + ((now - this.at) / 1000) * USER_STRUCTS_PER_SECOND,
-    )
-    this.at = now
-  }
-}
 
 /** Close code and reason for a socket that sends faster than the flood rates allow for MAX_EDITOR_WAIT_MS. */
 export const FLOOD_CLOSE_CODE = 1008
@@ -186,7 +157,7 @@ export class EditorBoundary implements Extension {
   /** Each connection's flood-control buckets (see EDITOR_MESSAGES_PER_SECOND). */
   private readonly buckets = new WeakMap<Connection, FloodBuckets>()
   /** Each user's share of struct work across their connections (USER_STRUCTS_PER_SECOND), by user id. */
-  private readonly shares = new Map<string, UserShare>()
+  private readonly shares = new UserShares(USER_STRUCTS_PER_SECOND, USER_STRUCT_BURST)
   /** Headings each connection's last message created or re-labelled, repaired after it is applied. */
   private readonly touchedHeadings = new WeakMap<Connection, Y.ID[]>()
   /** Headings each connection's last message stripped of their id, and that id: restored after it. */
@@ -330,20 +301,12 @@ export class EditorBoundary implements Extension {
   /** How long the connection's user should wait for `structs` of work (their share across connections). */
   private userShareWait(connection: Connection, structs: number): number {
     const userId = (connection.context as ConnectionContext | undefined)?.principal.user.id
-    if (!userId || structs === 0) return 0
-    let share = this.shares.get(userId)
-    if (!share) {
-      if (this.shares.size >= MAX_TRACKED_USERS)
-        for (const [id, other] of this.shares) if (other.whole()) this.shares.delete(id)
-      share = new UserShare()
-      this.shares.set(userId, share)
-    }
-    return share.draw(structs)
+    return userId && structs > 0 ? this.shares.spend(userId, structs) : 0
   }
 
-  /** For tests: how long a user's next message would wait for their share (ms; 0 when it is whole). */
+  /** For tests: how long a user's next message would wait for their share (ms; 0 when it lasts). */
   userDebtMs(userId: string): number {
-    return this.shares.get(userId)?.draw(0) ?? 0
+    return this.shares.owedMs(userId)
   }
 
   /** The types a connection declared in its WebSocket URL (read once per connection). */

@@ -8,13 +8,9 @@
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
 import * as Y from 'yjs'
-import {
-  EDITOR_STRUCT_BURST,
-  USER_STRUCT_BURST,
-  USER_STRUCTS_PER_SECOND,
-  UserShare,
-} from '../../collab/boundary.ts'
+import { EDITOR_STRUCT_BURST, USER_STRUCT_BURST, USER_STRUCTS_PER_SECOND } from '../../collab/boundary.ts'
 import type { RunningServer } from '../../server.ts'
+import { UserShares } from '../../user-shares.ts'
 import { element, paragraph } from '../helpers/documents.ts'
 import { connectProvider, type TestProvider } from '../helpers/provider.ts'
 import { eventually, userWithToken, useTestServer } from '../helpers/server.ts'
@@ -34,12 +30,13 @@ function list(items: number): Y.XmlElement {
 }
 
 test(`a user's share: past the burst, each ${USER_STRUCTS_PER_SECOND} structs cost one second of waiting`, () => {
-  const share = new UserShare()
-  expect(share.draw(USER_STRUCT_BURST)).toBe(0)
-  const wait = share.draw(USER_STRUCTS_PER_SECOND)
-  expect(wait).toBeGreaterThan(900)
-  expect(wait).toBeLessThanOrEqual(1_000)
-  expect(share.whole()).toBe(false)
+  let now = 0
+  const shares = new UserShares(USER_STRUCTS_PER_SECOND, USER_STRUCT_BURST, () => now)
+  expect(shares.spend('u', USER_STRUCT_BURST)).toBe(0)
+  expect(shares.spend('u', USER_STRUCTS_PER_SECOND)).toBe(1_000)
+  expect(shares.owedMs('other')).toBe(0)
+  now += 1_000
+  expect(shares.owedMs('u')).toBe(0)
 })
 
 describe('a user editing through many connections is paced as one', () => {

@@ -1,7 +1,7 @@
 /**
  * Each user's share of the server's time for MCP calls (issue 24, fair share; MCP_SERVER_SHARE_PERCENT,
- * default 25): besides the count of calls
- * per minute (rate-limit.ts), the time calls take is drawn from a bucket per user, refilled at
+ * default 25): besides the count of calls per minute (rate-limit.ts), the time calls take is drawn from a
+ * bucket per user (user-shares.ts), refilled at
  * SERVER_MS_PER_SECOND up to SERVER_MS_BURST. A call is refused while its user's bucket is empty, saying
  * when it refills. The time charged is the call's duration from its start to its answer: its rendering on
  * the event loop and its waits for the database, which every user shares too (PGlite is one session).
@@ -11,6 +11,8 @@
  * of the event loop. With this share one user takes at most ~25% of it however their calls are made;
  * ordinary agents (60 calls of 5-50 ms a minute, at most ~3 s) never meet it. In memory per instance.
  */
+import { UserShares } from '../../../user-shares.ts'
+
 export const SERVER_MS_PER_SECOND = 250
 /** What a user may spend at once: a burst of large reads after a quiet spell. */
 export const SERVER_MS_BURST = 15_000
@@ -20,47 +22,33 @@ export function serverTimeShares(percent: number): ServerTimeShares | undefined 
   if (percent <= 0) return undefined
   return new ServerTimeShares({ msPerSecond: percent * 10, burstMs: percent * 600 })
 }
-/** Users tracked at once; past it, those whose share is whole again are forgotten. */
-const MAX_TRACKED_USERS = 10_000
 
 export type ShareDecision = { ok: true } | { ok: false; retryAfterSeconds: number }
 
+/** Each user's share of call time (UserShares in ms), asked before a call and charged after it. */
 export class ServerTimeShares {
-  private readonly shares = new Map<string, { ms: number; at: number }>()
-
-  private readonly msPerSecond: number
-  private readonly burstMs: number
+  private readonly shares: UserShares
 
   constructor(
     options: { msPerSecond?: number; burstMs?: number } = {},
-    private readonly now: () => number = () => performance.now(),
+    now: () => number = () => performance.now(),
   ) {
-    this.msPerSecond = options.msPerSecond ?? SERVER_MS_PER_SECOND
-    this.burstMs = options.burstMs ?? SERVER_MS_BURST
+    this.shares = new UserShares(
+      options.msPerSecond ?? SERVER_MS_PER_SECOND,
+      options.burstMs ?? SERVER_MS_BURST,
+      now,
+    )
   }
 
   /** Whether `userId` may start a call now (their share is not spent). */
   check(userId: string): ShareDecision {
-    const ms = this.balance(userId)
-    if (ms > 0) return { ok: true }
-    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(-ms / this.msPerSecond)) }
+    if (this.shares.left(userId) > 0) return { ok: true }
+    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(this.shares.owedMs(userId) / 1000)) }
   }
 
   /** Charges `ms` of a finished call to `userId`. */
   charge(userId: string, ms: number): void {
-    const balance = this.balance(userId) - ms
-    if (!this.shares.has(userId) && this.shares.size >= MAX_TRACKED_USERS)
-      for (const [id] of this.shares) if (this.balance(id) >= this.burstMs) this.shares.delete(id)
-    this.shares.set(userId, { ms: balance, at: this.now() })
-  }
-
-  private balance(userId: string): number {
-    const share = this.shares.get(userId)
-    if (!share) return this.burstMs
-    const ms = Math.min(this.burstMs, share.ms + ((this.now() - share.at) / 1000) * this.msPerSecond)
-    share.ms = ms
-    share.at = this.now()
-    return ms
+    this.shares.spend(userId, ms)
   }
 }
 
