@@ -13,7 +13,7 @@
 import { type Result, refuse } from '../../errors.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import type { BuiltImport, ImportInput } from './import.ts'
-import type { WorkerJob, WorkerReply } from './worker.ts'
+import type { Job, WorkerJob, WorkerReply } from './worker.ts'
 
 /** Longest one job may run: a 24 MiB file of prose builds in ~2-5 s on this project's 2-core machine. */
 export const JOB_DEADLINE_MS = 60_000
@@ -34,8 +34,7 @@ function refWorker(worker: Worker, held: boolean): void {
   else handle.unref()
 }
 
-type Job = WorkerJob extends infer J ? (J extends { id: number } ? Omit<J, 'id'> : never) : never
-type Kind = WorkerJob['kind']
+type Kind = Job['kind']
 
 /** What each kind says when refused: its field, what the user's earlier job is, what to do. */
 const WORDING: Record<Kind, { field: string; busy: string; slow: string }> = {
@@ -105,7 +104,7 @@ export class WorkerPool {
     return new Promise((resolve) => {
       this.waiting.push({
         id,
-        job: { ...job, id } as WorkerJob,
+        job: { ...job, id },
         resolve: (result) => {
           const left = (this.perUser.get(key) ?? 1) - 1
           if (left > 0) this.perUser.set(key, left)
@@ -157,9 +156,7 @@ export class WorkerPool {
       const field = WORDING[running.job.kind].field
       this.finish(
         'result' in event.data
-          ? running.job.kind === 'export'
-            ? { kind: 'ok', value: event.data.result }
-            : (event.data.result as Result<unknown>)
+          ? event.data.result
           : refuse(
               'invalid_input',
               `${field}: the work failed on the server (${event.data.crashed}).`,

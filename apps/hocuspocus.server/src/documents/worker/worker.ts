@@ -3,17 +3,20 @@
  * large buffers transferred rather than copied. Jobs: `import` builds a Markdown file (import.ts); `export`
  * renders stored content as Markdown (export.ts).
  */
+import { ok, type Result } from '../../errors.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import { renderExport } from './export.ts'
 import { buildImport, type ImportInput } from './import.ts'
 
 declare const self: Worker
 
-export type WorkerJob =
-  | { id: number; kind: 'import'; input: ImportInput; maxTextChars: number }
-  | { id: number; kind: 'export'; stored: Pick<StoredParts, 'snapshot' | 'updates'> }
+export type Job =
+  | { kind: 'import'; input: ImportInput; maxTextChars: number }
+  | { kind: 'export'; stored: Pick<StoredParts, 'snapshot' | 'updates'> }
+export type WorkerJob = Job & { id: number }
 
-export type WorkerReply = { id: number; result: unknown } | { id: number; crashed: string }
+/** A job's Result (an import's built document or refusal, an export's Markdown), or how it crashed. */
+export type WorkerReply = { id: number; result: Result<unknown> } | { id: number; crashed: string }
 
 self.onmessage = (event: MessageEvent<WorkerJob>) => {
   const job = event.data
@@ -24,7 +27,7 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
       const result = buildImport(job.input, job.maxTextChars)
       if (result.kind === 'ok') transfer.push(result.value.state.buffer as ArrayBuffer)
       reply = { id: job.id, result }
-    } else reply = { id: job.id, result: renderExport(job.stored) }
+    } else reply = { id: job.id, result: ok(renderExport(job.stored)) }
   } catch (error) {
     reply = { id: job.id, crashed: error instanceof Error ? error.message : String(error) }
   }
