@@ -27,9 +27,8 @@ import {
   storeContent,
   writeDerived,
 } from './store.ts'
-import { applyStored, type StoredParts } from './stored-parts.ts'
+import { applyStored, derivedOf, type StoredParts } from './stored-parts.ts'
 import { renderExport } from './worker/export.ts'
-import { derivedOf } from './worker/import.ts'
 import { WorkerPool } from './worker/pool.ts'
 
 export { applyStored, type StoredParts }

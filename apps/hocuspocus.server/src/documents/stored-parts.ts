@@ -1,4 +1,8 @@
-/** A document's stored content as it is kept (the snapshot, then its update log), and applying it. */
+/**
+ * A document's stored content as it is kept (the snapshot, then its update log), applying it, and what a
+ * store derives from a state (search text, outline).
+ */
+import { FRAGMENT_NAME, type OutlineNode, readOutline, readPlainText } from '@collab/doc-schema'
 import * as Y from 'yjs'
 
 /** Applies a document's stored content to `doc`: the snapshot, then each logged update in order. */
@@ -24,4 +28,14 @@ export type StoredParts = {
   updates: Uint8Array[]
   /** Total bytes of `updates`. */
   updateBytes: number
+}
+
+/** The search text and outline of a state, as the store step writes them. */
+export function derivedOf(state: Uint8Array, maxTextChars: number): { text: string; outline: OutlineNode[] } {
+  const doc = new Y.Doc()
+  Y.applyUpdate(doc, state)
+  const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+  const derived = { text: readPlainText(fragment, maxTextChars), outline: readOutline(fragment) }
+  doc.destroy()
+  return derived
 }

@@ -3,18 +3,10 @@
  * search text and the outline. Pure work (no I/O), run on the import worker (worker.ts) so a large file never
  * holds the event loop that serves everyone; the service then stores the result in one transaction.
  */
-import {
-  FRAGMENT_NAME,
-  importedDocumentUpdate,
-  importMarkdown,
-  MAX_TITLE_CHARS,
-  type OutlineNode,
-  readOutline,
-  readPlainText,
-} from '@collab/doc-schema'
-import * as Y from 'yjs'
+import { importedDocumentUpdate, importMarkdown, MAX_TITLE_CHARS, type OutlineNode } from '@collab/doc-schema'
 import { storableText } from '../../db/storable-text.ts'
 import { ok, type Result, refuse } from '../../errors.ts'
+import { derivedOf } from '../stored-parts.ts'
 
 export type ImportInput = { markdown: string; title?: string; fallbackTitle: string }
 
@@ -27,16 +19,6 @@ export type BuiltImport = {
   outline: OutlineNode[]
   /** One line per change the mapping made (importMarkdown), for the person importing. */
   changes: string[]
-}
-
-/** The search text and outline of a state, as the store step writes them. */
-export function derivedOf(state: Uint8Array, maxTextChars: number): { text: string; outline: OutlineNode[] } {
-  const doc = new Y.Doc()
-  Y.applyUpdate(doc, state)
-  const fragment = doc.getXmlFragment(FRAGMENT_NAME)
-  const derived = { text: readPlainText(fragment, maxTextChars), outline: readOutline(fragment) }
-  doc.destroy()
-  return derived
 }
 
 /** Builds an import; refusals as the service returns them (`invalid_input`, naming the field). */
