@@ -1,6 +1,7 @@
 /**
  * Loaded before the tests (bunfig.toml `[test] preload`), so plain `bun test`, `bun test <folder>` and
- * `bun run test` all run with the same timeout.
+ * `bun run test` all run with the same timeout. Bun reads the bunfig.toml of the folder it runs in, so each
+ * workspace package has one that points here: `bun test` inside a package runs with it too.
  *
  * `setDefaultTimeout` is file-scoped in Bun, and a preload runs once per run: called here alone, it
  * reaches only the first test file (oven-sh/bun#43787; Bun 1.4.5 does not read `[test] timeout` either).
