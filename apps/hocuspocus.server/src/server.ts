@@ -6,6 +6,7 @@ import type { Hocuspocus } from '@hocuspocus/server'
 import type { Server, ServerWebSocket } from 'bun'
 import type { ClientMetadataFetch } from './auth/better-auth.ts'
 import { type AuthModule, createAuthModule } from './auth/module.ts'
+import { type ChatPosting, createChatPosting } from './chat/posting.ts'
 import { type AdminChannel, startAdminChannel } from './cli/admin-channel.ts'
 import { FLOOD_CLOSE_CODE, FLOOD_CLOSE_REASON, FloodBuckets, MAX_EDITOR_WAIT_MS } from './collab/boundary.ts'
 import { headingExists } from './collab/headings.ts'
@@ -43,6 +44,8 @@ export type RunningServer = {
   metrics: Metrics
   /** The MCP module: its router is mounted on the port; `connectStdio` serves the stdio entry. */
   mcp: McpModule
+  /** Posting in a heading's chat room: the MCP tool and the REST API share it. */
+  chatPosting: ChatPosting
   /** Sign-in, invites, connected apps and the OAuth authorization server (auth/module.ts). */
   auth: AuthModule
   /** Stops accepting, closes connections, stores every pending change, closes the database. */
@@ -118,8 +121,14 @@ export async function startServer(
     clientMetadataFetch: seams.clientMetadataFetch,
     accessChanges: services.accessChanges,
   })
+  const chatPosting = createChatPosting({
+    chat: services.chat,
+    headingExists: (room, sectionId) => headingExists(services, collab.hocuspocus, room, sectionId),
+    notify: (room, payload) => collab.hocuspocus.documents.get(room)?.broadcastStateless(payload),
+  })
   const mcp = initMcp({
     services,
+    chatPosting,
     hocuspocus: collab.hocuspocus,
     confirmations: collab.persistence,
     logger,
@@ -146,8 +155,7 @@ export async function startServer(
     auth,
     api: {
       session: browserSession,
-      notify: (room, payload) => collab.hocuspocus.documents.get(room)?.broadcastStateless(payload),
-      headingExists: (room, sectionId) => headingExists(services, collab.hocuspocus, room, sectionId),
+      chatPosting,
     },
     web: createWebApp({ logger, session: browserSession, signInEnabled: () => auth.enabled() }),
   })
@@ -202,6 +210,7 @@ export async function startServer(
     collab,
     metrics,
     mcp,
+    chatPosting,
     auth,
     stop() {
       stopping ??= (async () => {

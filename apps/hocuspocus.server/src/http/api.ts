@@ -10,11 +10,10 @@ import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { z } from 'zod'
 import type { Principal } from '../auth/tokens.ts'
+import { type ChatPosting, MAX_CHAT_MESSAGE_CHARS } from '../chat/posting.ts'
 import type { Whose } from '../documents/access.ts'
 import { queryTerms } from '../documents/search.ts'
 import type { DocumentListing, DocumentRow, Resolved } from '../documents/service.ts'
-import { MAX_CHAT_MESSAGE_CHARS } from '../modules/mcp/limits.ts'
-import { cleanChatText } from '../modules/mcp/tools/post-chat-message.ts'
 import type { Services } from '../services.ts'
 import { type AuthVariables, bearerAuth } from './bearer.ts'
 import { httpRefusal, refusalToHttp } from './refusal.ts'
@@ -48,10 +47,8 @@ export const MAX_API_MEMBERS = 500
 export type ApiDeps = {
   /** A signed-in browser's principal (auth/session-principal.ts) and the origin its changes must come from. */
   session?: { principal: (headers: Headers) => Promise<Principal | null>; origin: () => string }
-  /** Tells the editors of a live document something (a chat message was posted): Hocuspocus stateless. */
-  notify?: (room: string, payload: string) => void
-  /** Whether the document (by room) has a heading with this id now: the live document's, else the stored one. */
-  headingExists?: (room: string, sectionId: string) => Promise<boolean>
+  /** Posting in a heading's chat room (chat/posting.ts); without it, POST …/chat/:sectionId is 404. */
+  chatPosting?: ChatPosting
 }
 
 export function apiRoutes(services: Services, deps: ApiDeps = {}) {
@@ -275,22 +272,19 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
       }
       const body = chatSchema.safeParse(await jsonBody(c.req.raw))
       if (!body.success) throw zodRefusal(body.error)
-      const text = cleanChatText(body.data.text)
-      if (!text) throw httpRefusal('invalid_input', 'text: write the message in words', { field: 'text' })
-      const sectionId = c.req.param('sectionId')
-      if (!(await deps.headingExists?.(document.room, sectionId))) {
-        throw httpRefusal(
-          'not_found',
-          `sectionId: no heading has id "${sectionId}"; chat rooms belong to existing headings`,
-          {
-            field: 'sectionId',
-          },
-        )
-      }
-      const posted = await services.chat.post(document.id, sectionId, principal.user.id, text)
-      const author = principal.user.handle
-      deps.notify?.(document.room, JSON.stringify({ type: 'chat', sectionId, seq: posted.seq, author }))
-      return c.json({ seq: posted.seq, author, text, createdAt: posted.createdAt.toISOString() }, 201)
+      if (!deps.chatPosting) throw httpRefusal('not_found', 'chat: not served here')
+      const posted = await deps.chatPosting.post(
+        {
+          document,
+          sectionId: c.req.param('sectionId'),
+          author: principal.user,
+          text: body.data.text,
+        },
+        { text: 'text', sectionId: 'sectionId' },
+      )
+      if (posted.kind === 'error') throw refusalToHttp(posted)
+      const { seq, author, text, createdAt } = posted.value
+      return c.json({ seq, author, text, createdAt: createdAt.toISOString() }, 201)
     },
   )
 

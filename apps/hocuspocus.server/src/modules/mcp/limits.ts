@@ -92,9 +92,6 @@ export const MAX_QUERY_CHARS = 200
 /** Request-body protection: larger POST /mcp bodies are answered 413 before any parsing. */
 export const MAX_BODY_BYTES = 1024 * 1024
 
-/** Chat: longest message an agent may post. */
-export const MAX_CHAT_MESSAGE_CHARS = 2_000
-
 /** Chat: messages `read_chat_thread` returns by default. */
 export const DEFAULT_CHAT_PAGE = 20
 

@@ -10,6 +10,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import type { Principal } from '../../auth/tokens.ts'
+import type { ChatPosting } from '../../chat/posting.ts'
 import { type AuthVariables, bearerAuth } from '../../http/bearer.ts'
 import { refusalResponse } from '../../http/refusal.ts'
 import type { Logger } from '../../logger.ts'
@@ -59,7 +60,9 @@ export type McpConfig = {
 
 export type McpDeps = {
   services: Pick<Services, 'documents' | 'search' | 'chat' | 'tokens'>
-  /** Only for the live documents: read, written and notified through the module's reader, writer and notify. */
+  /** Posting in a heading's chat room (chat/posting.ts), shared with the REST API. */
+  chatPosting: ChatPosting
+  /** Only for the live documents: read and written through the module's reader and writer. */
   hocuspocus: Pick<Hocuspocus, 'documents' | 'openDirectConnection'>
   logger: Logger
   /** The app's metrics: per-tool calls by outcome and latency. Optional for tests of the router alone. */
@@ -114,7 +117,7 @@ export function init(deps: McpDeps): McpModule {
     search: services.search,
     reader,
     writer,
-    notify: (room, payload) => hocuspocus.documents.get(room)?.broadcastStateless(payload),
+    chatPosting: deps.chatPosting,
     logger,
     observer,
     rateLimiter,

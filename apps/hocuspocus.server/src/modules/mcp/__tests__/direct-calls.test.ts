@@ -28,6 +28,7 @@ useTestServer((s) => {
 beforeAll(async () => {
   sdkOnly = init({
     services: server.services,
+    chatPosting: server.chatPosting,
     hocuspocus: server.collab.hocuspocus,
     logger: createLogger('silent'),
     config: { directToolCalls: false },

@@ -107,6 +107,7 @@ describe('POST /mcp at the HTTP edge', () => {
     const moduleFor = (bindHost: string, allowedOrigins: string[]) =>
       init({
         services: server.services,
+        chatPosting: server.chatPosting,
         hocuspocus: server.collab.hocuspocus,
         logger: createLogger('silent'),
         config: { bindHost, allowedOrigins },
@@ -218,6 +219,7 @@ describe('POST /mcp at the HTTP edge', () => {
     // A module of its own, so the first answer of each scope set is the SDK's own build.
     const { router } = init({
       services: server.services,
+      chatPosting: server.chatPosting,
       hocuspocus: server.collab.hocuspocus,
       logger: createLogger('silent'),
       config: {},

@@ -1,5 +1,6 @@
 /** What every tool handler receives: the caller and the module's narrow dependencies (never storage or Hocuspocus). */
 import type { Principal } from '../../../auth/tokens.ts'
+import type { ChatPosting } from '../../../chat/posting.ts'
 import type { ChatService } from '../../../chat/service.ts'
 import type { SearchService } from '../../../documents/search.ts'
 import type { DocumentsService } from '../../../documents/service.ts'
@@ -12,13 +13,13 @@ import type { CallReport, LogLevel } from './report.ts'
 
 export type ToolDeps = {
   documents: Pick<DocumentsService, 'resolve' | 'create'>
-  chat: Pick<ChatService, 'listRooms' | 'findRoom' | 'readThread' | 'post'>
+  chat: Pick<ChatService, 'listRooms' | 'findRoom' | 'readThread'>
+  /** Posting in a heading's chat room (chat/posting.ts: the same rule as the REST API's). */
+  chatPosting: ChatPosting
   /** find_documents' queries and paging snapshots. */
   search: SearchService
   reader: DocumentReader
   writer: DocumentWriter
-  /** Tells everyone with the document `room` open (a stateless message); a no-op when nobody has it open. */
-  notify(room: string, payload: string): void
   logger: Logger
   /** Per-tool metrics (calls by outcome, latency); absent in tests that do not need them. */
   observer?: ToolObserver

@@ -1,22 +1,12 @@
 /**
- * post_chat_message: a message in one heading's chat room. Stored before the answer; people with the
- * document open are told at once (ctx.notify).
+ * post_chat_message: a message in one heading's chat room, by the one rule of chat/posting.ts (stored
+ * before the answer; people with the document open are told at once).
  */
 import { z } from 'zod'
-import { refuse } from '../../../errors.ts'
-import { MAX_CHAT_MESSAGE_CHARS } from '../limits.ts'
+import { MAX_CHAT_MESSAGE_CHARS } from '../../../chat/posting.ts'
 import { sectionIdField, slugField } from './fields.ts'
-import { goneRefusal, headingsOf } from './open-document.ts'
 import { defineTool } from './tool.ts'
 import { resolveForWrite } from './write-path.ts'
-
-/** What connected editors receive (JSON) when a message is posted. */
-export type ChatStatelessPayload = { type: 'chat'; sectionId: string; seq: number; author: string }
-
-/** Agents cannot mention (and so notify) people: every `@` goes, and the ends are trimmed. */
-export function cleanChatText(text: string): string {
-  return text.replaceAll('@', '').replaceAll('\u0000', '').trim()
-}
 
 export const postChatMessage = defineTool({
   name: 'post_chat_message',
@@ -39,30 +29,13 @@ export const postChatMessage = defineTool({
       .describe(`The message, 1 to ${MAX_CHAT_MESSAGE_CHARS} characters; every @ is removed (no mentions).`),
   },
   async handler({ slug, section_id, text }, ctx) {
-    const cleaned = cleanChatText(text)
-    if (cleaned === '') {
-      return refuse(
-        'invalid_input',
-        'text: nothing is left once every @ is removed; write the message in words.',
-        'text',
-      )
-    }
     const resolved = await resolveForWrite(ctx, slug)
     if (resolved.kind === 'error') return resolved
-    const { document } = resolved.value
-    const outline = await ctx.reader.openOutline(document.room)
-    if (!outline) return goneRefusal(slug)
-    if (!headingsOf(outline).some((h) => h.sectionId === section_id)) {
-      return refuse(
-        'not_found',
-        `section_id: no heading has id "${section_id}"; chat rooms belong to existing headings. Call get_outline for the current section ids.`,
-        'section_id',
-      )
-    }
-    const posted = await ctx.chat.post(document.id, section_id, ctx.principal.user.id, cleaned)
-    const author = ctx.principal.user.handle
-    const payload: ChatStatelessPayload = { type: 'chat', sectionId: section_id, seq: posted.seq, author }
-    ctx.notify(document.room, JSON.stringify(payload))
-    return `seq: ${posted.seq}\nsection_id: ${section_id}`
+    const posted = await ctx.chatPosting.post(
+      { document: resolved.value.document, sectionId: section_id, author: ctx.principal.user, text },
+      { text: 'text', sectionId: 'section_id' },
+    )
+    if (posted.kind === 'error') return posted
+    return `seq: ${posted.value.seq}\nsection_id: ${section_id}`
   },
 })
