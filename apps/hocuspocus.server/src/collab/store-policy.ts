@@ -1,6 +1,6 @@
 /**
  * When a document's update log is merged into its snapshot, and how far search may lag the content
- * (collab/persistence-extension.ts applies them; config.ts lets an operator change the first and last).
+ * (collab/persistence/ applies them; config.ts lets an operator change the first and last).
  */
 
 /** Log rows after which a document's log is merged into its snapshot (bounds load work and table size). */

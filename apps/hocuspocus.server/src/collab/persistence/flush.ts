@@ -1,0 +1,74 @@
+/**
+ * The shutdown path: stores every loaded document with unstored changes and waits, within a deadline.
+ * Documents with a fault are tried after the others, once: one that fails again for a reason other than
+ * the database being away is listed unstored at once (and logged), so it never spends the deadline of the
+ * others. Titles and search text still behind the content are written last, within the same deadline.
+ */
+import { isDatabaseUnavailable } from '../../db/errors.ts'
+import type { Logger } from '../../logger.ts'
+import type { StoreFaults } from './faults.ts'
+import { type LoadedDocuments, unstored } from './loaded.ts'
+import type { LogAppend } from './log-append.ts'
+import { STORE_RETRY_BASE_MS, STORE_RETRY_MAX_MS, type StoreRetries } from './retry.ts'
+import type { TitleSearchRefresh } from './title-search.ts'
+
+/** Returns the rooms still unstored (empty on success). */
+export async function flushLoaded(
+  loaded: LoadedDocuments,
+  parts: {
+    faults: StoreFaults
+    retries: StoreRetries
+    titleSearch: TitleSearchRefresh
+    append: LogAppend
+    logger: Logger
+  },
+  deadlineMs: number,
+): Promise<string[]> {
+  const { faults, retries, titleSearch, append, logger } = parts
+  const instance = loaded.instance
+  if (!instance) return []
+  loaded.closing = true
+  retries.stopTimers()
+  for (const entry of loaded.entries.values()) titleSearch.cancel(entry)
+  const end = Date.now() + deadlineMs
+  const givenUp = new Set<string>()
+  const unstoredNames = () =>
+    [...loaded.entries]
+      .filter(([name, entry]) => instance.documents.has(name) && unstored(entry))
+      .map(([name]) => name)
+  let delay = STORE_RETRY_BASE_MS
+  for (;;) {
+    const pending = unstoredNames().filter((name) => !givenUp.has(name))
+    if (pending.length === 0) break
+    const store = async (name: string) => {
+      const document = instance.documents.get(name)
+      if (!document) return
+      await document.saveMutex
+        .runExclusive(() => append.write(document))
+        .catch((error: unknown) => {
+          if (!isDatabaseUnavailable(error)) givenUp.add(name)
+        })
+    }
+    await Promise.all(pending.filter((name) => !faults.has(name)).map(store))
+    await Promise.all(pending.filter((name) => faults.has(name)).map(store))
+    if (unstoredNames().every((name) => givenUp.has(name))) break
+    if (Date.now() + delay > end) break
+    await Bun.sleep(delay)
+    delay = Math.min(delay * 2, STORE_RETRY_MAX_MS)
+  }
+  // Titles and search text still behind the content are written once, within the same deadline.
+  for (const [name, entry] of loaded.entries) {
+    const document = instance.documents.get(name)
+    if (!document || !entry.derivedStale || unstored(entry) || Date.now() >= end) continue
+    await document.saveMutex.runExclusive(() => titleSearch.refresh(document, entry)).catch(() => {})
+  }
+  const stillUnstored = unstoredNames()
+  for (const name of stillUnstored) {
+    const fault = faults.get(name)
+    logger.error(
+      { documentId: loaded.get(name)?.documentId, code: fault?.code, reason: fault?.reason },
+      'shutdown: document not stored; its changes since the last store are lost',
+    )
+  }
+  return stillUnstored
+}

@@ -1,0 +1,50 @@
+/**
+ * What the pieces of the persistence extension share: the documents this instance loaded, what it knows
+ * of each one's stored content and unstored updates, and whether shutdown began.
+ */
+import type { Hocuspocus } from '@hocuspocus/server'
+
+/** What this instance knows of a loaded document's stored content, and its unstored updates. */
+export type Stored = {
+  documentId: string
+  /** Updates made since the last store took its batch, in order (every origin, peers' included). */
+  pending: Uint8Array[]
+  /** A batch is being written (its updates are no longer in `pending`). */
+  writing: boolean
+  /** Bytes of the stored snapshot, and rows and bytes of the log after it. */
+  snapshotBytes: number
+  logRows: number
+  logBytes: number
+  /** When the last store of this instance succeeded (the content-updated time the refresh writes). */
+  changedAt: Date | undefined
+  /** When the title and search text were last written (0: not since load), and whether they lag. */
+  derivedAt: number
+  derivedStale: boolean
+  derivedTimer: ReturnType<typeof setTimeout> | null
+  /** How long the last refresh of the title and search text took (ms). */
+  derivedCostMs: number
+  compacting: boolean
+  detach(): void
+}
+
+export class LoadedDocuments {
+  readonly entries = new Map<string, Stored>()
+  /** The Hocuspocus instance (set when it configures its extensions). */
+  instance: Hocuspocus | undefined
+  /** Set by flush(): shutdown stores what is pending and compacts nothing. */
+  closing = false
+
+  get(name: string): Stored | undefined {
+    return this.entries.get(name)
+  }
+
+  /** Whether Hocuspocus still holds the document (it was not unloaded meanwhile). */
+  isOpen(name: string): boolean {
+    return this.instance?.documents.has(name) ?? false
+  }
+}
+
+/** The document has changes not yet stored: queued, or in a batch being written. */
+export function unstored(entry: Stored): boolean {
+  return entry.pending.length > 0 || entry.writing
+}

@@ -1,0 +1,104 @@
+/**
+ * A store: the Yjs updates made since the last store, merged into one, appended to the document's update
+ * log: one row of a few bytes to a few KiB, whatever the document's size. Then, when due, the title and
+ * search text (title-search.ts) and compaction (compaction.ts, after this store). A failed append puts its
+ * updates back in the queue, in order, for the retry; writers waiting for their change to be durable are
+ * told when a store covered it.
+ */
+import type { Document } from '@hocuspocus/server'
+import * as Y from 'yjs'
+import { isDatabaseUnavailable } from '../../db/errors.ts'
+import type { DocumentsService } from '../../documents/service.ts'
+import type { Logger } from '../../logger.ts'
+import type { Metrics } from '../../metrics.ts'
+import type { Compaction } from './compaction.ts'
+import type { StoreFaults } from './faults.ts'
+import type { LoadedDocuments } from './loaded.ts'
+import type { TitleSearchRefresh } from './title-search.ts'
+
+export class LogAppend {
+  private readonly storedListeners = new Map<string, Set<(vector: Map<number, number>) => void>>()
+
+  constructor(
+    private readonly loaded: LoadedDocuments,
+    private readonly parts: { faults: StoreFaults; titleSearch: TitleSearchRefresh; compaction: Compaction },
+    private readonly deps: {
+      documents: Pick<DocumentsService, 'appendUpdate'>
+      logger: Logger
+      metrics: Metrics
+    },
+  ) {}
+
+  /**
+   * Calls `listener` with the state vector each successful store of the document covered, until the
+   * returned function is called. Writers use it to know their change is durable without reading it back.
+   */
+  onStored(documentName: string, listener: (vector: Map<number, number>) => void): () => void {
+    let set = this.storedListeners.get(documentName)
+    if (!set) {
+      set = new Set()
+      this.storedListeners.set(documentName, set)
+    }
+    set.add(listener)
+    return () => {
+      set.delete(listener)
+      if (set.size === 0 && this.storedListeners.get(documentName) === set)
+        this.storedListeners.delete(documentName)
+    }
+  }
+
+  /**
+   * One store: the queued updates, merged into one, appended to the log. Then, when due, the title and
+   * search text (at once after a quiet period, else by a timer) and compaction (after this store).
+   */
+  async write(document: Document): Promise<void> {
+    const { faults, titleSearch, compaction } = this.parts
+    const { documents, logger, metrics } = this.deps
+    const name = document.name
+    const entry = this.loaded.get(name)
+    if (!entry) return // never loaded by us (or already unloaded): nothing of ours to store
+    // Hocuspocus also stores on disconnect when nothing changed: nothing is written then, unless the
+    // title and search text are behind and due (a refresh the database was away for, say).
+    if (entry.pending.length === 0) {
+      if (entry.derivedStale && titleSearch.due(entry)) await titleSearch.refresh(document, entry)
+      return
+    }
+    const started = performance.now()
+    const batch = entry.pending
+    entry.pending = []
+    entry.writing = true
+    const vector = Y.encodeStateVector(document) // covers the batch: updates are queued synchronously
+    let update: Uint8Array
+    try {
+      update = batch.length === 1 ? (batch[0] as Uint8Array) : Y.mergeUpdates(batch)
+      await documents.appendUpdate(entry.documentId, update)
+    } catch (error) {
+      entry.pending = batch.concat(entry.pending) // stays queued, in order, for the retry
+      entry.writing = false
+      metrics.storeFailures.inc()
+      if (isDatabaseUnavailable(error))
+        logger.error(
+          { documentId: entry.documentId, err: error },
+          'document store failed; kept in memory, will retry',
+        )
+      else faults.report(name, entry.documentId, error, 'document store failed')
+      throw error
+    }
+    entry.writing = false
+    entry.changedAt = new Date()
+    entry.logRows++
+    entry.logBytes += update.byteLength
+    entry.derivedStale = true
+    faults.clear(name, 'content')
+    const listeners = this.storedListeners.get(name)
+    if (listeners?.size) {
+      const covered = Y.decodeStateVector(vector)
+      for (const listener of listeners) listener(covered)
+    }
+    metrics.stores.inc()
+    metrics.storeLatency.observe({}, (performance.now() - started) / 1000)
+    logger.debug({ documentId: entry.documentId, bytes: update.byteLength }, 'document stored')
+    await titleSearch.afterStore(document, entry)
+    if (compaction.due(entry)) compaction.schedule(document)
+  }
+}
