@@ -15,6 +15,13 @@ import { ok, type Result, refuse } from '../../../errors.ts'
 import { FIND_SNAPSHOT_TTL_MS, MAX_FIND_SNAPSHOT_DOCUMENTS } from '../limits.ts'
 import { decodeCursor, encodeCursor, type FindCursor, shortId } from './cursor.ts'
 
+/** The refusal of scope public without a query (a list of every public document has no bound). */
+export const PUBLIC_NEEDS_QUERY =
+  'query: scope public needs a query. Call again with a few words to find, or with scope mine.'
+
+/** The refusal of a cursor whose snapshot is gone (older than FIND_SNAPSHOT_TTL_MS). */
+export const CURSOR_EXPIRED = `cursor: this paging run has expired (cursors last ${FIND_SNAPSHOT_TTL_MS / 60_000} minutes). Call again without cursor to start over.`
+
 export type FindRequest = { query?: string; scope: FindScope; limit: number; cursor?: string }
 
 export type FindPage = {
@@ -58,13 +65,7 @@ export async function findPage(
 ): Promise<Result<FindPage>> {
   const query = request.query?.trim() ?? ''
   const { scope, limit } = request
-  if (scope === 'public' && query === '') {
-    return refuse(
-      'invalid_input',
-      'query: scope public needs a query. Call again with a few words to find, or with scope mine.',
-      'query',
-    )
-  }
+  if (scope === 'public' && query === '') return refuse('invalid_input', PUBLIC_NEEDS_QUERY, 'query')
   let terms: string[] | null = null
   if (query !== '') {
     const checked = queryTermsOf(query)
@@ -135,13 +136,7 @@ async function snapshotPage(run: Run, cursor: FindCursor & { stage: 'snapshot' }
     offset: cursor.offset,
     count: run.binding.limit,
   })
-  if (!slice) {
-    return refuse(
-      'not_found',
-      `cursor: this paging run has expired (cursors last ${FIND_SNAPSHOT_TTL_MS / 60_000} minutes). Call again without cursor to start over.`,
-      'cursor',
-    )
-  }
+  if (!slice) return refuse('not_found', CURSOR_EXPIRED, 'cursor')
   const found = await run.search.byIds({ userId: run.userId, scope: run.binding.scope, ids: slice.ids })
   const byId = new Map(found.map((r) => [r.id, r] as const))
   const offset = cursor.offset + slice.ids.length

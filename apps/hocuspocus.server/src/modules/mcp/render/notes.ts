@@ -19,7 +19,7 @@ export type ShownBlocks = {
   firstContinued?: boolean
 }
 
-function shownBlocks({ first, last, count, lastCut, firstContinued }: ShownBlocks): string {
+export function shownBlocks({ first, last, count, lastCut, firstContinued }: ShownBlocks): string {
   if (lastCut && first === last)
     return `${firstContinued ? 'part' : 'the start'} of block ${last} of ${count}`
   const range = first === last ? `block ${first}` : `blocks ${first}–${last}`
@@ -35,7 +35,7 @@ function shownSection(part: ShownSectionPart): string {
 }
 
 /** The sections a cut chapter read shows: the first and the last (those between are shown whole). */
-function shownSections(parts: readonly ShownSectionPart[]): string {
+export function shownSections(parts: readonly ShownSectionPart[]): string {
   if (parts.length === 1) return `section ${shownSection(parts[0]!)}`
   return `${parts.length} sections, from ${shownSection(parts[0]!)} to ${shownSection(parts.at(-1)!)}`
 }

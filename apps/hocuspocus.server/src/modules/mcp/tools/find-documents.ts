@@ -30,7 +30,8 @@ export const findDocuments = defineTool({
       .max(MAX_QUERY_CHARS)
       .optional()
       .describe(
-        `Words to find in titles and document text (full-text, prefix match), up to ${MAX_QUERY_CHARS} characters.`,
+        `Words to find in titles and document text, up to ${MAX_QUERY_CHARS} characters: a document matches when ` +
+          'every word occurs in it, case-insensitively and as written, also inside a longer word (parse finds url.parse).',
       ),
     scope: z
       .enum(['mine', 'public'])
