@@ -2,12 +2,20 @@
  * The access matrix, generated: every tool × {owner, editor member, viewer member, stranger} × token
  * {read, read+write, revoked, expired, none} × document {public, private, read-only, deleted}. The
  * expected outcome of every cell comes from ONE table (`expected` below), derived from docs/server.md's
- * access table and each tool's read/write class, and is asserted through real HTTP calls to one server.
+ * access table and each tool's kind, and is asserted through real HTTP calls to one server.
  * "No access" and "not found" must read the same.
+ *
+ * The tools are the registry's (modules/mcp/tools/index.ts): a tool that names a document (`slug`) is
+ * decided like any read or write of it; a read tool without `slug` lists documents, another one without
+ * it creates one. Each call's arguments are made from the tool's listed input schema, by argument name
+ * (`VALUES`), so a new tool joins the matrix without an edit here unless it brings an argument name
+ * no tool had (the matrix then fails naming it).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAME_END } from '../../modules/mcp/render/frame.ts'
+import { TOOLS as REGISTRY } from '../../modules/mcp/tools/index.ts'
 import { notFoundMessage } from '../../modules/mcp/tools/open-document.ts'
+import type { Tool as RegisteredTool } from '../../modules/mcp/tools/tool.ts'
 import type { RunningServer } from '../../server.ts'
 import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '../helpers/mcp.ts'
 import { userWithToken, useTestServer } from '../helpers/server.ts'
@@ -16,20 +24,21 @@ import { reportFigure } from './support.ts'
 const ROLES = ['owner', 'editor', 'viewer', 'stranger'] as const
 const TOKENS = ['read', 'read+write', 'revoked', 'expired', 'none'] as const
 const DOCS = ['public', 'private', 'read-only', 'deleted'] as const
-const READ_TOOLS = [
-  'get_outline',
-  'read_document',
-  'find_sections',
-  'list_chat_rooms',
-  'read_chat_thread',
-] as const
-const WRITE_TOOLS = ['append_to_document', 'edit_blocks', 'replace_text', 'post_chat_message'] as const
-const TOOLS = ['find_documents', 'create_document', ...READ_TOOLS, ...WRITE_TOOLS] as const
+const namesOf = (tools: readonly RegisteredTool[]) => tools.map((t) => t.name)
+const namesDocument = (tool: RegisteredTool) => 'slug' in tool.inputSchema
+/** Reads and writes of one document (named by `slug`). */
+const READ_TOOLS = namesOf(REGISTRY.filter((t) => t.kind === 'read' && namesDocument(t)))
+const WRITE_TOOLS = namesOf(REGISTRY.filter((t) => t.kind !== 'read' && namesDocument(t)))
+/** Tools without `slug`: a read one lists documents (find_documents), a write one creates one (create_document). */
+const LIST_TOOLS = namesOf(REGISTRY.filter((t) => t.kind === 'read' && !namesDocument(t)))
+const CREATE_TOOLS = namesOf(REGISTRY.filter((t) => t.kind !== 'read' && !namesDocument(t)))
+const TOOLS = namesOf(REGISTRY)
+const isWriteTool = (tool: string) => REGISTRY.find((t) => t.name === tool)!.kind !== 'read'
 
 type Role = (typeof ROLES)[number]
 type TokenKind = (typeof TOKENS)[number]
 type DocKind = (typeof DOCS)[number]
-type Tool = (typeof TOOLS)[number]
+type Tool = string
 type Expected = 'http 401' | 'absent' | 'ok' | 'listed' | 'not listed' | 'not found' | 'read only'
 
 // ---------- the one table ----------
@@ -46,11 +55,11 @@ function rule(role: Role, doc: DocKind): { read: boolean; write: boolean } {
 /** The expected outcome of one cell. */
 export function expected(tool: Tool, role: Role, token: TokenKind, doc: DocKind): Expected {
   if (token === 'none' || token === 'revoked' || token === 'expired') return 'http 401'
-  const isWrite = tool === 'create_document' || (WRITE_TOOLS as readonly string[]).includes(tool)
+  const isWrite = isWriteTool(tool)
   if (isWrite && token === 'read') return 'absent'
-  if (tool === 'create_document') return 'ok'
+  if (CREATE_TOOLS.includes(tool)) return 'ok'
   const access = rule(role, doc)
-  if (tool === 'find_documents') return access.read ? 'listed' : 'not listed'
+  if (LIST_TOOLS.includes(tool)) return access.read ? 'listed' : 'not listed'
   if (!access.read) return 'not found'
   if (!isWrite) return 'ok'
   return access.write ? 'ok' : 'read only'
@@ -68,6 +77,8 @@ const slugs = new Map<DocKind, string>()
 const ids = new Map<DocKind, string>()
 let ownerClient: RecordingClient
 let cells = 0
+/** Each tool's arguments as tools/list gives them: name, whether required, the largest integer accepted. */
+let schemas: Map<string, { properties: Record<string, { maximum?: number }>; required: string[] }>
 
 beforeAll(async () => {
   const { services } = server
@@ -114,6 +125,13 @@ beforeAll(async () => {
         await connectRecording(mcpUrlOf(server), tokens.get(`${role}/${token}`)!),
       )
   ownerClient = clients.get('owner/read+write')!
+  const listed = (await ownerClient.client.listTools()).tools
+  schemas = new Map(
+    listed.map((t) => [
+      t.name,
+      { properties: (t.inputSchema.properties ?? {}) as never, required: t.inputSchema.required ?? [] },
+    ]),
+  )
   // A chat room on every document, then delete one.
   for (const doc of DOCS) {
     const outline = await callText(ownerClient.client, 'get_outline', { slug: slugs.get(doc) })
@@ -145,40 +163,42 @@ async function freshSection(doc: DocKind): Promise<{ section_id: string; rev: st
   return { section_id: last, rev: /^rev: ([0-9a-f]+)$/m.exec(read.text)![1]!, mark }
 }
 
+/**
+ * A value for each argument name tools use: the document's slug, a fresh section (id, rev, and a marker
+ * that occurs once in it for `old_text`), text to write, a query that finds the matrix's documents.
+ * Undefined leaves an optional argument out.
+ */
+type Cell = { tool: Tool; role: Role; doc: DocKind; section: () => ReturnType<typeof freshSection> }
+const VALUES: Record<string, (cell: Cell, maximum?: number) => unknown | Promise<unknown>> = {
+  slug: ({ doc }) => slugs.get(doc),
+  section_id: async ({ section }) => (await section()).section_id,
+  rev: async ({ section }) => (await section()).rev,
+  old_text: async ({ section }) => (await section()).mark,
+  new_text: () => 'replaced',
+  markdown: () => 'written by the matrix',
+  text: () => 'a message',
+  title: () => 'Made by the matrix',
+  // Listing: a query only the matrix's documents hold; members find theirs under mine, anyone else public ones.
+  query: ({ tool, doc }) => (LIST_TOOLS.includes(tool) ? `zqxmatrix ${doc}` : 'zqxmatrix'),
+  scope: ({ tool, role }) => (LIST_TOOLS.includes(tool) && role === 'stranger' ? 'public' : undefined),
+  limit: ({ tool }, maximum) => (LIST_TOOLS.includes(tool) ? maximum : undefined),
+}
+/** Optional arguments given when a tool has them: a write without its Markdown would change nothing. */
+const GIVEN_WHEN_OPTIONAL = ['slug', 'markdown', 'query', 'scope', 'limit']
+
 async function argsFor(tool: Tool, role: Role, doc: DocKind): Promise<Record<string, unknown>> {
-  const slug = slugs.get(doc)!
-  switch (tool) {
-    case 'find_documents':
-      // Members find their documents under scope mine; anyone else finds public ones under scope public.
-      return { query: `zqxmatrix ${doc}`, scope: role === 'stranger' ? 'public' : 'mine', limit: 50 }
-    case 'create_document':
-      return { title: 'Made by the matrix' }
-    case 'find_sections':
-      // With slug: one document's sections, decided like any read (the title heading holds the word).
-      return { slug, query: 'zqxmatrix' }
-    case 'get_outline':
-    case 'list_chat_rooms':
-    case 'read_document':
-      return { slug }
-    case 'read_chat_thread': {
-      const s = await freshSection(doc)
-      return { slug, section_id: s.section_id }
-    }
-    case 'append_to_document':
-      return { slug, markdown: 'appended by the matrix' }
-    case 'edit_blocks': {
-      const s = await freshSection(doc)
-      return { slug, section_id: s.section_id, rev: s.rev, markdown: 'inserted', after_block: 0 }
-    }
-    case 'replace_text': {
-      const s = await freshSection(doc)
-      return { slug, section_id: s.section_id, rev: s.rev, old_text: s.mark, new_text: 'replaced' }
-    }
-    case 'post_chat_message': {
-      const s = await freshSection(doc)
-      return { slug, section_id: s.section_id, text: 'a message' }
-    }
+  const schema = schemas.get(tool)!
+  let section: ReturnType<typeof freshSection> | undefined
+  const cell: Cell = { tool, role, doc, section: () => (section ??= freshSection(doc)) }
+  const args: Record<string, unknown> = {}
+  for (const [name, field] of Object.entries(schema.properties)) {
+    if (!schema.required.includes(name) && !GIVEN_WHEN_OPTIONAL.includes(name)) continue
+    const make = VALUES[name]
+    if (!make) throw new Error(`access matrix: no value for ${tool}'s argument ${name}; add one to VALUES`)
+    const value = await make(cell, field.maximum)
+    if (value !== undefined) args[name] = value
   }
+  return args
 }
 
 /** Runs one cell through real HTTP and returns what happened, in the table's words. */
@@ -211,21 +231,18 @@ async function observe(tool: Tool, role: Role, token: TokenKind, doc: DocKind): 
     const listed = (await client.listTools()).tools.some((t) => t.name === tool)
     const called = await callText(client, tool, args).catch((e) => ({ isError: true, text: String(e) }))
     if (!listed && called.isError && /not found/i.test(called.text)) {
-      if (WRITE_TOOLS.includes(tool as never) || tool === 'create_document') return 'absent'
+      if (isWriteTool(tool)) return 'absent'
     }
     if (!listed) return `unlisted but callable: ${called.text.slice(0, 120)}`
   }
   const { text, isError } = await callText(client, tool, args)
-  if (tool === 'find_documents') {
+  if (LIST_TOOLS.includes(tool)) {
     if (isError) return `error: ${text}`
     return text.includes(`${slugs.get(doc)} |`) ? 'listed' : 'not listed'
   }
   if (!isError) {
-    if (
-      READ_TOOLS.includes(tool as never) &&
-      text.includes(FRAME_END) === false &&
-      tool !== 'read_chat_thread'
-    )
+    // Framed, unless it says there is nothing to show ("No messages under section_id … yet").
+    if (READ_TOOLS.includes(tool) && !text.includes(FRAME_END) && !text.startsWith('No '))
       return `unframed: ${text.slice(0, 120)}`
     return 'ok'
   }
@@ -265,6 +282,7 @@ describe('access matrix', () => {
         section_id: 'AAAAAAAAAAAAAAAA',
         rev: '000000000000',
         markdown: 'x',
+        query: 'x',
         old_text: 'x',
         new_text: 'y',
         text: 'x',

@@ -1,6 +1,6 @@
 /**
- * Input fuzzing: arbitrary JSON arguments for every tool (wrong types, huge strings, deep nesting, NUL and
- * lone surrogates, negative and fractional numbers, unknown fields, non-object arguments), sent by a real
+ * Input fuzzing: arbitrary JSON arguments for every tool of the registry (wrong types, huge strings, deep
+ * nesting, NUL and lone surrogates, negative and fractional numbers, unknown fields, non-object arguments), sent by a real
  * SDK client over HTTP to a real server. Every answer must be one of:
  *   - a validation error that names a field of the tool (`… at slug`, `arguments: …`),
  *   - an `isError` refusal whose text starts with a field of the tool (`slug: …`),
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import fc from 'fast-check'
 import { MAX_BODY_BYTES } from '../../modules/mcp/limits.ts'
+import { TOOLS } from '../../modules/mcp/tools/index.ts'
 import { GENERIC_FAILURE } from '../../modules/mcp/tools/instrument.ts'
 import type { RunningServer } from '../../server.ts'
 import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '../helpers/mcp.ts'
@@ -149,19 +150,8 @@ function plausible(field: string): fc.Arbitrary<unknown> {
   }
 }
 
-const TOOL_NAMES = [
-  'find_documents',
-  'find_sections',
-  'get_outline',
-  'read_document',
-  'create_document',
-  'append_to_document',
-  'edit_blocks',
-  'replace_text',
-  'list_chat_rooms',
-  'read_chat_thread',
-  'post_chat_message',
-] as const
+/** Every tool of the registry (modules/mcp/tools/index.ts); their fields come from tools/list above. */
+const TOOL_NAMES = TOOLS.map((tool) => tool.name)
 
 type Case = { tool: string; args: unknown }
 

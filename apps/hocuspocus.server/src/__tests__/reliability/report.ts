@@ -9,6 +9,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { TOOLS } from '../../modules/mcp/tools/index.ts'
 
 const REPO = resolve(import.meta.dir, '../../../../..')
 const DOC = join(REPO, 'docs/reliability.md')
@@ -72,7 +73,7 @@ const section = [
   `| input fuzzing | ${n(fuzz.calls)} tool calls over HTTP (${n(fuzz.success)} successes, ${n(fuzz.validation)} validation errors, ${n(fuzz.refusal)} refusals, ${n(fuzz.too_large)} bodies over 1 MiB → 413) | 0 HTTP 5xx, 0 generic failures, 0 hangs (slowest call ${n(fuzz.slowestMs)} ms), /health 200 throughout |`,
   `| hostile content | ${(hostile.corpus ?? []).join(', ')}; ${n(hostile.reads)} framed reads | every read within MAX_READ_CHARS (largest output ${n(hostile.largestOutputChars)} chars), exactly one frame end, only server notes after it |`,
   `| hostile editors | ${n(editors.attempts)} connections, one after another, each sending a blockquote nested 1,000 deep, while another client polls /health every 50 ms (${n(editors.probes)} polls) | every attempt refused with its reason and nothing applied; /health 200 throughout, p99 ${n(editors.healthP99Ms)} ms |`,
-  `| access matrix | ${n(matrix.cells)} cells (11 tools × 4 roles × 5 tokens × 4 documents) | ${n(matrix.mismatches)} mismatches with the table |`,
+  `| access matrix | ${n(matrix.cells)} cells (${TOOLS.length} tools × 4 roles × 5 tokens × 4 documents) | ${n(matrix.mismatches)} mismatches with the table |`,
   `| kill -9 after an acknowledged write | ${'kills' in kill ? `${n(kill.kills)} SIGKILLs, each the instant an MCP write (create_document or append_to_document) was answered; restarted on the same data | ${n(kill.lost)} of ${n(kill.acknowledged)} acknowledged writes missing after restart |` : skipped('no figures')}`,
   `| SIGTERM under 50 editors | ${'editors' in sigterm ? `${n(sigterm.editors)} providers typing into ${n(sigterm.documents)} documents, SIGTERM mid-typing (${n(sigterm.sent)} updates sent, ${n(sigterm.acknowledged)} acknowledged) | exit 0; ${n(sigterm.lost)} editors with an acknowledged update missing from the stored state |` : skipped('no figures')}`,
   `| PostgreSQL stopped | ${'calls' in postgres ? `private cluster stopped ${n(postgres.outageSeconds)} s under MCP calls and two editors; ${n(postgres.outageCalls)} calls during the outage | ${n(postgres.tryAgain)} "try again" tool answers, ${n(postgres.http503)} HTTP 503 (token not checkable), ${n(postgres.notConfirmed)} "not confirmed", 0 generic failures or HTTP 500; /health 503 (${n(postgres.health503)} polls); editors live throughout; ${n(postgres.storeFailures)} failed stores retried; ${n(postgres.lost)} edits missing once back |` : skipped('no PostgreSQL binaries in /usr/lib/postgresql/15/bin')}`,
