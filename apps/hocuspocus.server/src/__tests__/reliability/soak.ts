@@ -20,6 +20,7 @@ import { join, resolve } from 'node:path'
 import { FRAGMENT_NAME, type OutlineNode, readOutline } from '@collab/doc-schema'
 import { Client as PgClient } from 'pg'
 import * as Y from 'yjs'
+import { TOOLS } from '../../modules/mcp/tools/index.ts'
 import { dropDatabase } from '../helpers/database.ts'
 import { type ServerProcess, spawnServer } from '../helpers/process.ts'
 import { connectProvider, type TestProvider } from '../helpers/provider.ts'
@@ -376,7 +377,7 @@ const ms = (n: number) => (n < 10 ? n.toFixed(1) : Math.round(n).toString())
 
 function report(recorder: Recorder, typists: Typist[], convergence: Convergence, seconds: number) {
   const tools = recorder.tools().filter((t) => t !== 'initialize')
-  const writes = new Set(['edit_blocks', 'replace_text', 'append_to_document', 'post_chat_message'])
+  const writes = new Set(TOOLS.filter((tool) => tool.kind !== 'read').map((tool) => tool.name))
   const total = recorder.total(undefined)
   const writeCalls = tools.filter((t) => writes.has(t)).reduce((s, t) => s + recorder.total(t), 0)
   const rateLimited = recorder.total(undefined, (k) => k === 'rate_limited')
