@@ -16,7 +16,7 @@ import { Prisma } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
 import { readableBy, withMembership } from './access.ts'
-import type { DocumentRow } from './service.ts'
+import type { DocumentRow } from './rows.ts'
 
 /**
  * A paging run's snapshot lives this long; an older cursor is refused with "start over", and older
