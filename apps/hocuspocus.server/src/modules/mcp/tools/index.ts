@@ -1,4 +1,8 @@
-/** Every tool, in the order tools/list shows them. A new tool is one file here plus its entry in docs/mcp/reference.md. */
+/**
+ * Every tool, in the order tools/list shows them: the one list registration, the reference and the tests
+ * read. A new tool is its file plus its line here; `bun run docs:reference` then writes its section of
+ * docs/mcp/reference.md and docs/mcp/tools-list.json.
+ */
 import { appendToDocument } from './append-to-document.ts'
 import { createDocument } from './create-document.ts'
 import { editBlocks } from './edit-blocks.ts'
