@@ -10,10 +10,7 @@
  */
 import type { PrismaClient } from '../db/generated/client.ts'
 import type { BetterAuth } from './better-auth.ts'
-import type { Principal } from './tokens.ts'
-
-/** The id prefix that marks a session principal's `tokenId`. */
-export const SESSION_PRINCIPAL_PREFIX = 'session:'
+import { type Principal, SESSION_PRINCIPAL_PREFIX } from './tokens.ts'
 
 /** What a browser sends as its WebSocket token when it signs in by cookie (the provider needs a string). */
 export const SESSION_SOCKET_TOKEN = 'session'

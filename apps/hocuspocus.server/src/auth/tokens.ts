@@ -10,7 +10,6 @@ import type { PrismaClient } from '../db/generated/client.ts'
 import type { TokenScope } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
 import { ok, type Result, refuse } from '../errors.ts'
-import { SESSION_PRINCIPAL_PREFIX } from './session-principal.ts'
 import type { UserRecord } from './users.ts'
 
 export const TOKEN_PREFIX = 'ctk'
@@ -37,7 +36,14 @@ export const MAX_EXPIRES_DAYS = 3650
 export type Scope = TokenScope
 export const ALL_SCOPES: readonly Scope[] = ['read', 'write']
 
+/**
+ * Who acts: a user, with the scopes of the credential. `tokenId` names the credential: an API token's id,
+ * or SESSION_PRINCIPAL_PREFIX and a browser session's id (session-principal.ts).
+ */
 export type Principal = { user: UserRecord; tokenId: string; scopes: readonly Scope[] }
+
+/** The id prefix that marks a session principal's `tokenId`. */
+export const SESSION_PRINCIPAL_PREFIX = 'session:'
 
 export type TokenRecord = {
   id: string

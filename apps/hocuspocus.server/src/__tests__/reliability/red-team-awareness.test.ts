@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, isHexColor, MAX_AWARENESS_STATE_BYTES } from '@collab/doc-schema'
 import { Awareness, applyAwarenessUpdate, encodeAwarenessUpdate } from 'y-protocols/awareness'
 import * as Y from 'yjs'
-import { SESSION_PRINCIPAL_PREFIX } from '../../auth/session-principal.ts'
+import { SESSION_PRINCIPAL_PREFIX } from '../../auth/tokens.ts'
 import {
   MAX_AWARENESS_CLIENTS_PER_CONNECTION,
   MAX_PRESENCE_NAME_CHARS,
