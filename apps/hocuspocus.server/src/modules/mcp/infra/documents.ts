@@ -7,7 +7,7 @@ import { FRAGMENT_NAME, liveOutline, type OutlineNode, readOutline } from '@coll
 import type { Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import { applyStored, type DocumentsService } from '../../../documents/service.ts'
-import { stopIfCancelled } from '../tools/context.ts'
+import { stopIfCancelled } from './cancel.ts'
 
 export type ReadableDocument = {
   fragment: Y.XmlFragment

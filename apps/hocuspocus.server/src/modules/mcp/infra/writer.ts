@@ -8,7 +8,7 @@ import { FRAGMENT_NAME } from '@collab/doc-schema'
 import type { Document, Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import type { DocumentsService } from '../../../documents/service.ts'
-import { stopIfCancelled } from '../tools/context.ts'
+import { stopIfCancelled } from './cancel.ts'
 
 /** A refusal: of the edit (the document model's; nothing changed), or of a store that was not confirmed. */
 export type EditRefusal = { kind: 'error'; code: string; field?: string; message: string }

@@ -62,34 +62,11 @@ export type ToolContext = CallerContext & {
   report?: CallReport
 }
 
-/**
- * Thrown at a check point once the call's signal is aborted (cancelled): the work stops there and
- * instrument() logs the call as `cancelled`. Nothing is answered (the caller is gone).
- */
-export class CallCancelled extends Error {
-  /** True when the call's write was already applied (it stays): only what followed it was skipped. */
-  readonly applied: boolean
-
-  constructor(applied = false) {
-    super('the caller cancelled the call')
-    this.name = 'CallCancelled'
-    this.applied = applied
-  }
-}
-
 /** What a call passes to DocumentReader.open: its signal, and the seam's `decode` point when set. */
 export function readCall(ctx: ToolContext): { signal?: AbortSignal; beforeDecode?: () => Promise<void> } {
   const { signal, hold } = ctx
   if (!signal || !hold) return { signal }
   return { signal, beforeDecode: () => hold('decode', { tool: ctx.tool, signal }) }
-}
-
-/**
- * A check point of a long call: stops it (CallCancelled) when its caller has gone away. `applied`: the
- * call's write already landed (logged as such).
- */
-export function stopIfCancelled(signal: AbortSignal | undefined, applied = false): void {
-  if (signal?.aborted) throw new CallCancelled(applied)
 }
 
 export type ToolOutcome = 'ok' | 'refused' | 'error' | 'rate_limited' | 'unavailable' | 'cancelled'

@@ -6,12 +6,12 @@ import { z } from 'zod'
 import type { Principal } from '../../../auth/tokens.ts'
 import { type Access, decideAccess } from '../../../documents/access.ts'
 import type { FoundRow } from '../../../documents/search.ts'
+import { stopIfCancelled } from '../infra/cancel.ts'
 import { DEFAULT_FIND_LIMIT, MAX_FIND_LIMIT, MAX_QUERY_CHARS } from '../limits.ts'
 import { findPage } from '../paging/find-pages.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
 import { documentLink } from '../resources/uris.ts'
-import { stopIfCancelled } from './context.ts'
 import { defineTool } from './tool.ts'
 
 export const findDocuments = defineTool({

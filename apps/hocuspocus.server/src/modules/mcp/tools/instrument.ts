@@ -12,10 +12,11 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../../db/errors.ts'
+import { CallCancelled, stopIfCancelled } from '../infra/cancel.ts'
 import { rateLimitMessage } from '../infra/rate-limit.ts'
 import { serverTimeMessage } from '../infra/server-time.ts'
 import { toolResult } from './answer.ts'
-import { CallCancelled, stopIfCancelled, type ToolContext, type ToolOutcome } from './context.ts'
+import type { ToolContext, ToolOutcome } from './context.ts'
 import { type CallExtra, callReport } from './report.ts'
 
 export const GENERIC_FAILURE =

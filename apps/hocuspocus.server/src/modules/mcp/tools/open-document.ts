@@ -5,8 +5,9 @@
 import type { OutlineNode } from '@collab/doc-schema'
 import type { Resolved } from '../../../documents/service.ts'
 import { ok, type Result, refuse } from '../../../errors.ts'
+import { stopIfCancelled } from '../infra/cancel.ts'
 import type { ReadableDocument } from '../infra/documents.ts'
-import { readCall, stopIfCancelled, type ToolContext } from './context.ts'
+import { readCall, type ToolContext } from './context.ts'
 
 export type Opened = { resolved: Resolved; content: ReadableDocument }
 
