@@ -9,7 +9,10 @@ import { resolve } from 'node:path'
 import * as docSchema from '@collab/doc-schema'
 import type { Tool as ListedTool } from '@modelcontextprotocol/sdk/types.js'
 import * as posting from '../../../chat/posting.ts'
+import { DATABASE_UNAVAILABLE_MESSAGE } from '../../../db/errors.ts'
 import * as search from '../../../documents/search.ts'
+import { rateLimitMessage } from '../infra/rate-limit.ts'
+import { serverTimeMessage } from '../infra/server-time.ts'
 import * as limits from '../limits.ts'
 import { decodeCursor, encodeCursor } from '../paging/cursor.ts'
 import { CURSOR_EXPIRED, PUBLIC_NEEDS_QUERY, queryTermsOf } from '../paging/find-pages.ts'
@@ -21,6 +24,8 @@ import {
   shownSections,
 } from '../render/notes.ts'
 import { TOOLS } from '../tools/index.ts'
+import { CANCELLED_MESSAGE, GENERIC_FAILURE } from '../tools/instrument.ts'
+import { notFoundMessage } from '../tools/open-document.ts'
 import { mayUse, type Tool } from '../tools/tool.ts'
 import { type NamedConstant, namedConstants } from './constants.ts'
 
@@ -413,6 +418,26 @@ function notesSection(): Section {
   return { name: 'notes', text: [notesTable, '', partsTable, '', refusalsTable].join('\n') }
 }
 
+/** The answers every tool call can get from the call's wrapper and the document lookup, not from the tool. */
+function refusalsSection(): Section {
+  const rows: [string, string][] = [
+    ['no such document, or no access (the same answer)', notFoundMessage(slot('slug'))],
+    ['over the tool-call rate limit', rateLimitMessage(slot('limit'), slot('seconds'))],
+    ['over the completion rate limit', rateLimitMessage(slot('limit'), slot('seconds'), 'completions')],
+    ["the user's share of server time is spent", serverTimeMessage(slot('seconds'))],
+    ['the database cannot be reached (stopped, restarting)', DATABASE_UNAVAILABLE_MESSAGE],
+    ['an unexpected failure (logged in full)', GENERIC_FAILURE],
+    ['cancelled by its caller while its POST is still open', CANCELLED_MESSAGE],
+  ]
+  return {
+    name: 'refusals',
+    text: table(
+      ['situation', 'answer'],
+      rows.map(([when, text]) => [when, code(text)]),
+    ),
+  }
+}
+
 /** Every generated section, in the order the reference shows them. */
 export function generatedSections(listed: readonly ListedTool[]): Section[] {
   const perTool = TOOLS.map((tool) => {
@@ -420,5 +445,5 @@ export function generatedSections(listed: readonly ListedTool[]): Section[] {
     if (!entry) throw new Error(`tools/list does not list ${tool.name}`)
     return toolSection(tool, entry)
   })
-  return [toolsOverview(listed), ...perTool, limitsSection(), notesSection()]
+  return [toolsOverview(listed), ...perTool, notesSection(), limitsSection(), refusalsSection()]
 }
