@@ -16,6 +16,7 @@ import { serverTimeMessage } from '../infra/server-time.ts'
 import * as limits from '../limits.ts'
 import { decodeCursor, encodeCursor } from '../paging/cursor.ts'
 import { CURSOR_EXPIRED, PUBLIC_NEEDS_QUERY, queryTermsOf } from '../paging/find-pages.ts'
+import { FRAME_END, type FrameSource, frameStart } from '../render/frame.ts'
 import {
   notes,
   type ShownBlocks,
@@ -59,6 +60,40 @@ const number = (n: number) => n.toLocaleString('en-US')
 
 /** The token scope that lists and calls a tool of this kind. */
 const scopeOf = (tool: Tool) => (mayUse(['read'], tool.kind) ? 'read' : 'write')
+
+// ---------- the frame ----------
+
+/** Each kind of framed output's opening line (`frameStart`), as the tools that show it open it. */
+function frameSection(): Section {
+  const whose = slot('whose')
+  const rows: [string, FrameSource][] = [
+    ['read_document, resources/read', { kind: 'document', slug: slot('slug'), whose }],
+    ['get_outline', { kind: 'outline', slug: slot('slug'), whose }],
+    ['find_documents', { kind: 'document list' }],
+    ['find_sections with slug', { kind: 'section matches', slug: slot('slug'), whose }],
+    ['find_sections without slug', { kind: 'section matches list' }],
+    ['list_chat_rooms', { kind: 'chat rooms', slug: slot('slug'), whose }],
+    [
+      'read_chat_thread',
+      {
+        kind: 'chat thread',
+        slug: slot('slug'),
+        whose,
+        sectionId: slot('section_id'),
+        headingRemoved: false,
+      },
+    ],
+    [
+      'read_chat_thread, the heading gone',
+      { kind: 'chat thread', slug: slot('slug'), whose, sectionId: slot('section_id'), headingRemoved: true },
+    ],
+  ]
+  const openings = table(
+    ['output of', 'opening line'],
+    rows.map(([tool, source]) => [tool, code(frameStart(source))]),
+  )
+  return { name: 'frame', text: `${openings}\n\nThe closing line, once per output: ${code(FRAME_END)}` }
+}
 
 // ---------- tools ----------
 
@@ -445,5 +480,12 @@ export function generatedSections(listed: readonly ListedTool[]): Section[] {
     if (!entry) throw new Error(`tools/list does not list ${tool.name}`)
     return toolSection(tool, entry)
   })
-  return [toolsOverview(listed), ...perTool, notesSection(), limitsSection(), refusalsSection()]
+  return [
+    frameSection(),
+    toolsOverview(listed),
+    ...perTool,
+    notesSection(),
+    limitsSection(),
+    refusalsSection(),
+  ]
 }
