@@ -5,7 +5,6 @@
 import { Redis as RedisExtension } from '@hocuspocus/extension-redis'
 import { type Extension, Hocuspocus, OutgoingMessage } from '@hocuspocus/server'
 import IORedis from 'ioredis'
-import type { Config } from '../config.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import type { Services } from '../services.ts'
@@ -77,11 +76,18 @@ export type Collab = {
   close(): Promise<void>
 }
 
+/** The settings collab runs with (config.ts reads them from the environment; these are its names). */
+export type CollabSettings = {
+  storeDebounceMs: number
+  storeMaxDebounceMs: number
+  /** redis://… : documents shared live with the other instances. */
+  redisUrl: string | undefined
+  storeCompactAfterUpdates?: number
+  searchRefreshMs?: number
+}
+
 export function createCollab(deps: {
-  config: Pick<
-    Config,
-    'storeDebounceMs' | 'storeMaxDebounceMs' | 'redisUrl' | 'storeCompactAfterUpdates' | 'searchRefreshMs'
-  >
+  config: CollabSettings
   services: Services
   /** Browsers signed in by cookie (the web editor): see AuthExtension. */
   session?: BrowserSession
