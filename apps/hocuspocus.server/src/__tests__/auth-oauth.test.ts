@@ -10,13 +10,13 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { REGISTRATIONS_PER_MINUTE } from '../auth/better-auth.ts'
+import { clientAddress } from '../auth/routes/client-address.ts'
 import {
-  clientAddress,
   MAX_REGISTRATIONS_PER_HOUR,
   REGISTRATIONS_PER_SOURCE_PER_HOUR,
   registrationSourceOf,
-} from '../auth/routes.ts'
-import { runCommand } from '../cli/commands.ts'
+} from '../auth/routes/registration-limits.ts'
+import { runCommand } from '../cli/run.ts'
 import { TOOLS } from '../modules/mcp/tools/index.ts'
 import type { RunningServer } from '../server.ts'
 import {

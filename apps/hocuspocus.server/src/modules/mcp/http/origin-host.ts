@@ -14,6 +14,7 @@
  */
 import type { MiddlewareHandler } from 'hono'
 import { refusalResponse } from '../../../http/refusal.ts'
+import { isLoopback } from '../../../loopback.ts'
 
 export type OriginHostOptions = {
   /** Exact origins (scheme://host[:port]) allowed to send an Origin header. */
@@ -22,12 +23,6 @@ export type OriginHostOptions = {
   bindHost: string
   /** Extra host names accepted in `Host` while bound to loopback (e.g. PUBLIC_URL's host). */
   allowedHosts?: readonly string[]
-}
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
-
-export function isLoopback(host: string): boolean {
-  return LOOPBACK_HOSTS.has(host.toLowerCase()) || /^127\.\d+\.\d+\.\d+$/.test(host)
 }
 
 /** The host name of a Host header, without the port (IPv6 literals keep their brackets). */
