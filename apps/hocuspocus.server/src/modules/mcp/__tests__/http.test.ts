@@ -261,7 +261,7 @@ describe('POST /mcp at the HTTP edge', () => {
     const answers = (await res.json()) as Array<{ id: number; result: unknown }>
     expect(answers.find((a) => a.id === 8)?.result).toEqual(firstWrite)
     expect(answers.find((a) => a.id === 9)?.result).toEqual({})
-    // With the list known, a request the SDK's transport would refuse still reaches it and is refused.
+    // With the list known, a request whose headers break the route's rules (post-contract.ts) is still refused.
     const refusedWith = async (headers: Record<string, string>) =>
       (
         await router.request('http://127.0.0.1/mcp', {

@@ -1,24 +1,21 @@
 /**
- * POST /mcp: stateless Streamable HTTP. Each request gets a fresh McpServer (tools registered for the
- * caller's scopes) and a fresh transport answering with JSON (or SSE when the request asks for progress);
- * both are closed once the answer is out. Two requests skip them, answered here with the SDK's bytes: a
- * single plain tools/list (from the list it built once per scope set) and a single plain tools/call
- * (the handler the server would register, run directly). The stdio session's server is built here too
- * (with subscriptions). What does not depend on the caller (the JSON Schema validator, the tools/list
- * answer per scope set) is built once per module and shared by those servers.
+ * POST /mcp: stateless Streamable HTTP, on the SDK's public API. Every POST meets the route's own rules
+ * first (post-contract.ts: its headers). Then two kinds of request are answered by the route itself, with
+ * the bytes the SDK would send (tested equal): a single plain tools/list, from the scope set's list learnt
+ * once from the SDK (tool-lists.ts), and a single plain tools/call, run by the tool layer
+ * (tools/register.ts callToolDirectly, whose result JSON answer.ts gives). Every other POST gets a fresh
+ * McpServer (tools registered for the caller's scopes) and a fresh SDK transport answering with JSON (or
+ * SSE when the request asks for progress), both closed once the answer is out. The stdio session's server
+ * is built here too (with subscriptions). What does not depend on the caller (the JSON Schema validator,
+ * the tool list per scope set, the log levels tokens set) is built once per module and shared.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { safeParse } from '@modelcontextprotocol/sdk/server/zod-compat.js'
 import {
-  type CallToolResult,
-  CallToolResultSchema,
   ErrorCode,
   ListToolsRequestSchema,
-  type ListToolsResult,
   LoggingLevelSchema,
   McpError,
-  SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { z } from 'zod'
@@ -30,14 +27,18 @@ import type { CallerContext } from '../tools/context.ts'
 import { registerTools } from '../tools/register.ts'
 import { createLogLevel, RememberedLogLevels } from '../tools/report.ts'
 import type { Tool } from '../tools/tool.ts'
+import { isObject, refuseHeaders, singleRequest } from './post-contract.ts'
+import { type KnownToolList, scopeSetOf, ToolLists } from './tool-lists.ts'
+
+export { scopeSetOf } from './tool-lists.ts'
 
 export const SERVER_INFO = { name: 'collab-documents', version: '0.1.0' }
 
 /** Built once per module instance, shared by every per-request server. */
 export type SharedServerParts = {
   validator: AjvJsonSchemaValidator
-  /** The SDK's own tools/list answer, kept per scope set the first time it is built. */
-  toolLists: Map<string, ListToolsResult>
+  /** The SDK's own tools/list answer per scope set, learnt once (tool-lists.ts). */
+  toolLists: ToolLists
   /** The log level each token set over HTTP, for its later requests (each has its own server). */
   logLevels: RememberedLogLevels
 }
@@ -45,7 +46,7 @@ export type SharedServerParts = {
 export function createSharedServerParts(): SharedServerParts {
   return {
     validator: new AjvJsonSchemaValidator(),
-    toolLists: new Map(),
+    toolLists: new ToolLists(),
     logLevels: new RememberedLogLevels(),
   }
 }
@@ -63,11 +64,6 @@ export function logLevelOf(params: unknown) {
     ErrorCode.InvalidParams,
     `level: ${shown} is not a log level; use one of ${LoggingLevelSchema.options.join(', ')}`,
   )
-}
-
-/** The key of a caller's tool list in SharedServerParts.toolLists. */
-export function scopeSetOf(scopes: readonly string[]): string {
-  return scopes.includes('write') ? 'read,write' : 'read'
 }
 
 /** A server with the tools this caller's token may use: read tools always, write tools with scope write. */
@@ -101,9 +97,9 @@ export function buildMcpServer(
     return {}
   })
   const caller: CallerContext = { ...ctx, logLevel }
-  // Tool definitions are static for a scope set: answer tools/list from the SDK's first answer.
-  const scopeSet = scopeSetOf(caller.principal.scopes)
-  const known = shared.toolLists.get(scopeSet)
+  // Tool definitions are static for a scope set: once its list is learnt, tools/list is answered from it.
+  const known = shared.toolLists.get(scopeSetOf(caller.principal.scopes))
+  if (!known) shared.toolLists.learn(caller, tools)
   // A request that only lists tools (or pings) needs no tool registered once the list is known; one
   // that only calls tools needs those tools alone (and no resources or prompts): registering the rest
   // was a third of a warm call's server-side time. A call is answered the same either way (a name this
@@ -120,35 +116,15 @@ export function buildMcpServer(
       onclose?.()
     }
   }
-  if (known) {
-    server.server.setRequestHandler(ListToolsRequestSchema, () => known)
-  } else {
-    // Private to the SDK: when absent (another SDK version), nothing is cached and the SDK answers as usual.
-    const handler = (server.server as unknown as Partial<ServerInternals>)._requestHandlers?.get('tools/list')
-    if (handler) {
-      server.server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
-        const result = (await handler(request, extra)) as ListToolsResult
-        shared.toolLists.set(scopeSet, result)
-        return result
-      })
-    }
-  }
+  if (known) server.server.setRequestHandler(ListToolsRequestSchema, () => known.result)
   return server
 }
 
-/** The SDK's request handler table (Protocol._requestHandlers), read once per scope set. */
-type ServerInternals = {
-  _requestHandlers: Map<string, (request: unknown, extra: unknown) => Promise<unknown>>
-}
-
 /**
- * Runs one tool call as the caller's server would (tools/register.ts callToolDirectly); undefined, having
- * run nothing, when the SDK must answer it instead.
+ * Runs one tool call as the caller's server would (tools/register.ts callToolDirectly) and gives its
+ * result's JSON; undefined, having run nothing, when the SDK must answer it instead.
  */
-export type DirectToolCall = (
-  name: string,
-  args: Record<string, unknown>,
-) => Promise<CallToolResult | undefined>
+export type DirectToolCall = (name: string, args: Record<string, unknown>) => Promise<Uint8Array | undefined>
 
 /**
  * Answers one POST. `build` makes the server for it, told whether the body only lists tools, pings or
@@ -158,7 +134,7 @@ export async function handleMcpRequest(
   request: Request,
   build: (needs: { listOnly: boolean; onlyTools?: string[] }) => McpServer,
   /** The caller's tools/list answer once known (SharedServerParts.toolLists): a plain list is served from it. */
-  knownToolList?: ListToolsResult,
+  knownToolList?: KnownToolList,
   /** A single plain tool call is run with this, without a server and transport, when it accepts it. */
   callDirectly?: DirectToolCall,
   /**
@@ -175,6 +151,8 @@ export async function handleMcpRequest(
   } catch {
     parsedBody = undefined // the transport answers the parse error itself
   }
+  const refused = refuseHeaders(request, parsedBody)
+  if (refused) return refused
   const release = parsedBody === undefined ? undefined : track?.(parsedBody)
   let streaming = false
   try {
@@ -192,19 +170,20 @@ async function answer(
   text: string,
   parsedBody: unknown,
   build: (needs: { listOnly: boolean; onlyTools?: string[] }) => McpServer,
-  knownToolList: ListToolsResult | undefined,
+  knownToolList: KnownToolList | undefined,
   callDirectly: DirectToolCall | undefined,
   release: (() => void) | undefined,
 ): Promise<{ response: Response; streaming: boolean }> {
   const plain = (response: Response) => ({ response, streaming: false })
   const refused = parsedBody === undefined ? undefined : refuseMalformedToolCalls(parsedBody)
   if (refused) return plain(refused)
-  if (knownToolList) {
-    const listed = answerToolListFromCache(request, parsedBody, knownToolList)
+  const single = singleRequest(parsedBody)
+  if (single && knownToolList) {
+    const listed = answerToolList(single, knownToolList)
     if (listed) return plain(listed)
   }
-  if (callDirectly) {
-    const answered = await answerToolCallDirectly(request, parsedBody, callDirectly)
+  if (single && callDirectly) {
+    const answered = await answerToolCall(single, callDirectly)
     if (answered) return plain(answered)
   }
   const server = build({
@@ -269,122 +248,50 @@ function asksForProgress(body: unknown): boolean {
 }
 
 /**
- * The most frequent request, a single plain tools/list, answered from the known list without an MCP
- * server and transport. Only when every check the SDK's transport makes would pass (Accept,
- * Content-Type, protocol version, a well-formed JSON-RPC request): anything else, including every
- * error, goes to the SDK. The answer is the one the SDK gives (tested equal).
+ * The most frequent request, a single tools/list without params (or with empty ones), answered from the
+ * scope set's known list: the JSON-RPC answer the SDK sends, its result serialised once.
  */
-function answerToolListFromCache(
-  request: Request,
-  body: unknown,
-  list: ListToolsResult,
-): Response | undefined {
-  const plain = plainRequest(request, body, 'tools/list')
-  if (!plain) return undefined
-  const { params } = plain
+function answerToolList(
+  request: { id: string | number; method: string; params: unknown },
+  list: KnownToolList,
+) {
+  if (request.method !== 'tools/list') return undefined
+  const { params } = request
   if (params !== undefined && !(isObject(params) && Object.keys(params).length === 0)) return undefined
-  return resultResponse(list, plain.id)
+  return resultResponse(list.json, request.id)
 }
 
 /**
- * A single JSON-RPC request for `method` that the SDK's transport would accept as it is: its headers
- * (Accept, Content-Type, protocol version), an id it echoes, and no member besides jsonrpc, id, method
- * and params. Undefined for anything else (the SDK answers it, refusals included).
- */
-function plainRequest(
-  request: Request,
-  body: unknown,
-  method: string,
-): { id: string | number; params: unknown } | undefined {
-  if (!isObject(body) || body.jsonrpc !== '2.0' || body.method !== method) return undefined
-  const { id, params } = body
-  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return undefined
-  if (
-    Object.keys(body).some((key) => key !== 'jsonrpc' && key !== 'id' && key !== 'method' && key !== 'params')
-  )
-    return undefined
-  return transportWouldAccept(request) ? { id, params } : undefined
-}
-
-/** The checks the SDK's transport makes of a POST's headers (Accept, Content-Type, protocol version). */
-function transportWouldAccept(request: Request): boolean {
-  const accept = request.headers.get('accept') ?? ''
-  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return false
-  const contentType = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
-  if (contentType !== 'application/json') return false
-  const version = request.headers.get('mcp-protocol-version')
-  return version === null || SUPPORTED_PROTOCOL_VERSIONS.includes(version)
-}
-
-/**
- * A single plain tool call (no progress token, no task, nothing but name and arguments) answered without
+ * A single tool call with nothing but a name and arguments (no progress token, no task) answered without
  * an McpServer and transport: building, connecting and closing those was most of a warm read's time on
- * the server. The call runs the handler the server would register (tools/register.ts), and the answer
- * is the bytes the SDK sends: the result checked against CallToolResultSchema, in a JSON-RPC response.
- * Whatever else — a batch, an unknown tool, arguments the schema refuses, headers the transport would
- * refuse — is left to the SDK (undefined), before anything runs. Tested equal to the SDK's answers.
+ * the server. The tool layer runs the handler the server would register and gives the result's JSON
+ * (tools/register.ts callToolDirectly); the answer is the JSON-RPC response the SDK sends. A call the
+ * tool layer declines (an unknown tool, arguments the schema refuses) is left to the SDK, which words
+ * the refusal; nothing has run then. Tested equal to the SDK's answers.
  */
-async function answerToolCallDirectly(
-  request: Request,
-  body: unknown,
+async function answerToolCall(
+  request: { id: string | number; method: string; params: unknown },
   callDirectly: DirectToolCall,
 ): Promise<Response | undefined> {
-  const plain = plainRequest(request, body, 'tools/call')
-  if (!plain) return undefined
-  const { id, params } = plain
-  if (!isObject(params) || typeof params.name !== 'string') return undefined
+  const { id, method, params } = request
+  if (method !== 'tools/call' || !isObject(params) || typeof params.name !== 'string') return undefined
   if (Object.keys(params).some((key) => key !== 'name' && key !== 'arguments')) return undefined
   const args = params.arguments ?? {}
   if (!isObject(args)) return undefined
-  const result = await callDirectly(params.name, args)
-  if (!result) return undefined
-  // A kept answer's result (frozen, tools/answer.ts) was checked when it was first serialised.
-  if (serialisedResults.has(result)) return resultResponse(result, id)
-  // What the SDK's Server does with a tool's result before sending it (server/index.js).
-  const checked = safeParse(CallToolResultSchema, result)
-  if (checked.success && Object.isFrozen(result))
-    return resultResponse(result, id, () => JSON.stringify(checked.data))
-  const message = checked.success
-    ? { result: checked.data, jsonrpc: '2.0', id }
-    : {
-        jsonrpc: '2.0',
-        id,
-        error: {
-          code: ErrorCode.InvalidParams,
-          message: new McpError(
-            ErrorCode.InvalidParams,
-            `Invalid tools/call result: ${checked.error instanceof Error ? checked.error.message : String(checked.error)}`,
-          ).message,
-        },
-      }
-  return new Response(JSON.stringify(message), { status: 200, headers: JSON_HEADERS })
+  const json = await callDirectly(params.name, args)
+  return json === undefined ? undefined : resultResponse(json, id)
 }
 
-const JSON_HEADERS = { 'Content-Type': 'application/json' }
+const RESULT_HEAD = new TextEncoder().encode('{"result":')
 
-/**
- * The UTF-8 JSON of a result that does not change while it is answered, up to its id: a tool list (built
- * once per scope set) or a kept answer's frozen result (the same object while its tool keeps it). Made
- * once: serialising and encoding a 30 KB outline took longer than the rest of the call.
- */
-const serialisedResults = new WeakMap<object, Uint8Array>()
-
-/** The bytes of JSON.stringify({ result, jsonrpc: '2.0', id }), with `result` serialised once. */
-function resultResponse(
-  result: object,
-  id: string | number,
-  json: () => string = () => JSON.stringify(result),
-): Response {
-  let head = serialisedResults.get(result)
-  if (!head) {
-    head = new TextEncoder().encode(`{"result":${json()},"jsonrpc":"2.0","id":`)
-    serialisedResults.set(result, head)
-  }
-  const tail = new TextEncoder().encode(`${JSON.stringify(id)}}`)
-  const bytes = new Uint8Array(head.length + tail.length)
-  bytes.set(head)
-  bytes.set(tail, head.length)
-  return new Response(bytes, { status: 200, headers: JSON_HEADERS })
+/** The JSON-RPC answer `{ result, jsonrpc: '2.0', id }` as the SDK's transport writes it, from the result's JSON. */
+function resultResponse(resultJson: Uint8Array, id: string | number): Response {
+  const tail = new TextEncoder().encode(`,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`)
+  const bytes = new Uint8Array(RESULT_HEAD.length + resultJson.length + tail.length)
+  bytes.set(RESULT_HEAD)
+  bytes.set(resultJson, RESULT_HEAD.length)
+  bytes.set(tail, RESULT_HEAD.length + resultJson.length)
+  return new Response(bytes, { status: 200, headers: { 'Content-Type': 'application/json' } })
 }
 
 /** True when every message is tools/list, ping or a notification: nothing that needs a registered tool. */
@@ -456,9 +363,6 @@ export function refuseMalformedToolCalls(body: unknown): Response | undefined {
   }
   return Response.json(Array.isArray(body) ? answers : answers[0], { status: 200 })
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 function kindOf(value: unknown): string {
   if (value === null) return 'null'

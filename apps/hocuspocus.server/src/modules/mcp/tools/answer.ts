@@ -3,7 +3,7 @@
  * with the field at fault, named as the caller sends it: the document model names its fields in camelCase
  * (fromBlock), tools take them in snake_case (from_block).
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { type CallToolResult, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { KeptAnswer, ToolAnswer, ToolRefusal } from './tool.ts'
 
 /** fromBlock -> from_block. */
@@ -41,20 +41,43 @@ export function refusalText(refusal: ToolRefusal, words: (text: string) => strin
   return words(text)
 }
 
-/** The one tool result of each kept answer (frozen: every call that gets the answer shares it). */
+/**
+ * A kept answer's tool result and that result's JSON, made at its first call and shared by every later
+ * one: the same object comes back from the tool while what it shows is unchanged (tools/tool.ts KeptAnswer).
+ * This file is the one place that knows an answer is kept: the HTTP route asks resultJson() for any result.
+ */
 const keptResults = new WeakMap<KeptAnswer, CallToolResult>()
+const keptJson = new WeakMap<CallToolResult, Uint8Array>()
 
 export function toolResult(answer: ToolAnswer, words?: (text: string) => string): CallToolResult {
   if (typeof answer === 'string') return { content: [{ type: 'text', text: answer }] }
   if (answer.kind === 'kept') {
     let result = keptResults.get(answer)
     if (!result) {
+      // Frozen: one object handed to many calls must not be changed by any of them.
       const part = Object.freeze({ type: 'text' as const, text: answer.text })
       result = Object.freeze({ content: Object.freeze([part]) }) as CallToolResult
       keptResults.set(answer, result)
+      keptJson.set(result, checkedJson(result))
     }
     return result
   }
   if (answer.kind === 'linked') return { content: [{ type: 'text', text: answer.text }, ...answer.links] }
   return { content: [{ type: 'text', text: refusalText(answer, words) }], isError: true }
+}
+
+/**
+ * The UTF-8 JSON a result is sent as: the result checked against the SDK's CallToolResultSchema (as its
+ * Server checks every tool result before sending it), serialised. A kept answer's is made once
+ * (serialising and encoding a 30 KB outline took longer than the rest of a warm call).
+ */
+export function resultJson(result: CallToolResult): Uint8Array {
+  return keptJson.get(result) ?? checkedJson(result)
+}
+
+function checkedJson(result: CallToolResult): Uint8Array {
+  const checked = CallToolResultSchema.safeParse(result)
+  if (!checked.success)
+    throw new Error(`a tool result outside CallToolResultSchema: ${checked.error.message}`)
+  return new TextEncoder().encode(JSON.stringify(checked.data))
 }

@@ -3,13 +3,9 @@
  * The same handler also answers a plain tool call without an McpServer (callToolDirectly).
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import {
-  type AnySchema,
-  normalizeObjectSchema,
-  safeParseAsync,
-} from '@modelcontextprotocol/sdk/server/zod-compat.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { callerWords, toolResult } from './answer.ts'
+import { z } from 'zod'
+import { callerWords, resultJson, toolResult } from './answer.ts'
 import type { CallerContext, ToolContext } from './context.ts'
 import { instrument } from './instrument.ts'
 import type { CallExtra } from './report.ts'
@@ -63,34 +59,35 @@ export function registerTools(
   }
 }
 
-/** Each tool's arguments schema as the SDK's McpServer parses a call with it, made once per tool. */
-const argumentSchemas = new WeakMap<Tool, AnySchema>()
+/** Each tool's arguments as an object schema: what McpServer makes of a raw input shape (made once per tool). */
+const argumentSchemas = new WeakMap<Tool, z.ZodType<Record<string, unknown>>>()
 
-function argumentSchemaOf(tool: Tool): AnySchema {
+function argumentSchemaOf(tool: Tool): z.ZodType<Record<string, unknown>> {
   let schema = argumentSchemas.get(tool)
   if (!schema) {
-    schema = normalizeObjectSchema(tool.inputSchema) ?? (tool.inputSchema as unknown as AnySchema)
+    schema = z.object(tool.inputSchema)
     argumentSchemas.set(tool, schema)
   }
   return schema
 }
 
 /**
- * Runs a call of `name` as the McpServer that registerTools fills would, without building one: the same
- * parse of the arguments (the SDK's own functions), the same instrumented handler (rate limit, log line,
- * metrics). Undefined, having run nothing, when the SDK's answer would be a refusal: a tool this caller
- * cannot use (its server does not know it) or arguments the schema refuses; the SDK then words it.
- * No progress or log messages reach the caller, as none do over a JSON answer (http/mcp-route.ts).
+ * Runs a call of `name` as the McpServer that registerTools fills would, without building one, and gives
+ * the UTF-8 JSON of its result (answer.ts resultJson). The same arguments schema (the tool's input shape as
+ * an object), the same instrumented handler (rate limit, log line, metrics). Undefined, having run
+ * nothing, when the SDK's answer would be a refusal: a tool this caller cannot use (its server does not
+ * know it) or arguments the schema refuses; the SDK then words it. No progress or log messages reach the
+ * caller, as none do over a JSON answer (http/mcp-route.ts).
  */
 export async function callToolDirectly(
   caller: CallerContext,
   tools: readonly Tool[],
   name: string,
   args: Record<string, unknown>,
-): Promise<CallToolResult | undefined> {
+): Promise<Uint8Array | undefined> {
   const tool = tools.find((t) => t.name === name)
   if (!tool || !mayUse(caller.principal.scopes, tool.kind)) return undefined
-  const parsed = await safeParseAsync(argumentSchemaOf(tool), args)
+  const parsed = await argumentSchemaOf(tool).safeParseAsync(args)
   if (!parsed.success) return undefined
-  return handlerFor(caller, tool, refusalWords(tools))(parsed.data as Record<string, unknown>)
+  return resultJson(await handlerFor(caller, tool, refusalWords(tools))(parsed.data))
 }

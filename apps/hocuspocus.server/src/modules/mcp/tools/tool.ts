@@ -23,7 +23,7 @@ export type LinkedAnswer = { kind: 'linked'; text: string; links: ResourceLink[]
 
 /**
  * An answer its tool keeps while what it shows is unchanged (a warm outline page): the same object at
- * every call, so its tool result, and that result's JSON over HTTP, are made once (answer.ts, mcp-route.ts).
+ * every call, so its tool result and that result's JSON are made once (answer.ts, the only reader of it).
  */
 export type KeptAnswer = { readonly kind: 'kept'; readonly text: string }
 
