@@ -16,9 +16,9 @@ import type { AuthModule } from '../auth/module.ts'
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/errors.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
-import type { McpModule } from '../modules/mcp/index.ts'
 import type { Services } from '../services.ts'
 import { type ApiDeps, apiRoutes } from './api.ts'
+import type { AuthVariables } from './bearer.ts'
 import { httpRefusal, refusalResponse } from './refusal.ts'
 import type { WebApp } from './web.ts'
 
@@ -39,8 +39,11 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 
 export function createHttpApp(deps: {
   services: Services
-  /** The MCP module (built by the composition root, which also uses it for stdio and closes it). */
-  mcp: Pick<McpModule, 'router'>
+  /**
+   * The MCP module's router (/mcp and its metadata; built by the composition root, which also uses the
+   * module for stdio and closes it). Only its router is mounted here: the HTTP app sits below the module.
+   */
+  mcp: { router: Hono<{ Variables: AuthVariables }> }
   metrics: Metrics
   logger: Logger
   version: string
