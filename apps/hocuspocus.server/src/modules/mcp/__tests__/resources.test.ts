@@ -46,6 +46,9 @@ describe('documents as resources', () => {
   test('initialize advertises resources; both templates are listed', async () => {
     // No notification tells of a new or lost document: a client must not cache the list.
     expect(aliceClient.getServerCapabilities()?.resources).toEqual({ listChanged: false })
+    // Nor of a changed tool or prompt list (a stateless POST cannot carry one): none is promised.
+    expect(aliceClient.getServerCapabilities()?.tools).toEqual({ listChanged: false })
+    expect(aliceClient.getServerCapabilities()?.prompts).toEqual({ listChanged: false })
     expect(aliceClient.getServerCapabilities()?.completions).toBeDefined()
     const { resourceTemplates } = await aliceClient.listResourceTemplates()
     expect(resourceTemplates.map((t) => t.uriTemplate).sort()).toEqual(

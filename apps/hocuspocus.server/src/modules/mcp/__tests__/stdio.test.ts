@@ -102,6 +102,9 @@ describe('MCP over stdio (bun run mcp:stdio)', () => {
 
       // The session subscribes to its document; a change stored through the port's HTTP MCP is told.
       expect(client.getServerCapabilities()?.resources?.subscribe).toBe(true)
+      // A session's tools and prompts never change, and no list_changed notice is sent: none is promised.
+      expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: false })
+      expect(client.getServerCapabilities()?.prompts).toEqual({ listChanged: false })
       const slug = /slug: (\S+)/.exec(created.text)![1]!
       const updates: string[] = []
       client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {

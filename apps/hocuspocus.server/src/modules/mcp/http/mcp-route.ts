@@ -81,7 +81,7 @@ export function buildMcpServer(
   } = {},
 ): McpServer {
   const server = new McpServer(SERVER_INFO, {
-    capabilities: { tools: {}, logging: {} },
+    capabilities: { tools: { listChanged: false }, logging: {} },
     instructions: INSTRUCTIONS,
     jsonSchemaValidator: shared.validator,
   })
@@ -108,6 +108,13 @@ export function buildMcpServer(
   const registered = onlyCalls ? tools.filter((t) => options.onlyTools?.includes(t.name)) : tools
   if (!(known && options.listOnly)) registerTools(server, caller, registered, tools)
   if (!onlyCalls) registerPrompts(server, registerDocumentResources(server, caller))
+  // Registering tools and prompts declares listChanged: true, but no list_changed notice is ever sent:
+  // a token's tools and prompts are registered before its server connects and never change, over HTTP
+  // (where a stateless POST could not carry one anyway) and over stdio alike. Say so.
+  server.server.registerCapabilities({
+    tools: { listChanged: false },
+    ...(onlyCalls ? {} : { prompts: { listChanged: false } }),
+  })
   if (options.watch) {
     const endSubscriptions = registerSubscriptions(server, caller, options.watch)
     const onclose = server.server.onclose
