@@ -34,7 +34,7 @@ import type { Metrics } from '../metrics.ts'
 import { Compaction } from './persistence/compaction.ts'
 import { StoreFaults } from './persistence/faults.ts'
 import { flushLoaded } from './persistence/flush.ts'
-import { LoadedDocuments, type Stored, unstored } from './persistence/loaded.ts'
+import { LoadedDocuments, unstored } from './persistence/loaded.ts'
 import { LogAppend } from './persistence/log-append.ts'
 import { StoreRetries } from './persistence/retry.ts'
 import { TitleSearchRefresh } from './persistence/title-search.ts'
@@ -95,30 +95,7 @@ export class PersistenceExtension implements Extension {
     const loaded = await this.deps.documents.loadStored(documentName)
     if (!loaded) throw new Error(`no stored document for room ${documentName}`)
     applyStored(document, loaded)
-    // Every later change, from any origin, is queued for the next store: registered before any other
-    // hook can change the document (heading ids repaired at load included), and called synchronously
-    // with each transaction, so a batch and the state vector taken with it always agree.
-    const queue = (update: Uint8Array) => {
-      const entry = this.loaded.get(documentName)
-      if (entry) entry.pending.push(update)
-    }
-    document.on('update', queue)
-    const entry: Stored = {
-      documentId: loaded.documentId,
-      pending: [],
-      writing: false,
-      snapshotBytes: loaded.snapshot?.byteLength ?? 0,
-      logRows: loaded.updates.length,
-      logBytes: loaded.updateBytes,
-      changedAt: undefined,
-      derivedAt: 0,
-      derivedStale: false,
-      derivedTimer: null,
-      derivedCostMs: 0,
-      compacting: false,
-      detach: () => document.off('update', queue),
-    }
-    this.loaded.entries.set(documentName, entry)
+    const entry = this.loaded.track(documentName, document, loaded)
     this.deps.metrics.documentLoads.inc()
     // A log left long by a crash (or an older instance) is merged soon after the load.
     if (this.compaction.due(entry)) this.compaction.schedule(document)

@@ -2,7 +2,8 @@
  * What the pieces of the persistence extension share: the documents this instance loaded, what it knows
  * of each one's stored content and unstored updates, and whether shutdown began.
  */
-import type { Hocuspocus } from '@hocuspocus/server'
+import type { Document, Hocuspocus } from '@hocuspocus/server'
+import type { StoredParts } from '../../documents/stored-parts.ts'
 
 /** What this instance knows of a loaded document's stored content, and its unstored updates. */
 export type Stored = {
@@ -33,6 +34,37 @@ export class LoadedDocuments {
   instance: Hocuspocus | undefined
   /** Set by flush(): shutdown stores what is pending and compacts nothing. */
   closing = false
+
+  /**
+   * Starts keeping a document just loaded from `loaded`. Every later change, from any origin, is queued
+   * for the next store: registered before any other hook can change the document (heading ids repaired
+   * at load included), and called synchronously with each transaction, so a batch and the state vector
+   * taken with it always agree.
+   */
+  track(name: string, document: Document, loaded: StoredParts): Stored {
+    const queue = (update: Uint8Array) => {
+      const entry = this.entries.get(name)
+      if (entry) entry.pending.push(update)
+    }
+    document.on('update', queue)
+    const entry: Stored = {
+      documentId: loaded.documentId,
+      pending: [],
+      writing: false,
+      snapshotBytes: loaded.snapshot?.byteLength ?? 0,
+      logRows: loaded.updates.length,
+      logBytes: loaded.updateBytes,
+      changedAt: undefined,
+      derivedAt: 0,
+      derivedStale: false,
+      derivedTimer: null,
+      derivedCostMs: 0,
+      compacting: false,
+      detach: () => document.off('update', queue),
+    }
+    this.entries.set(name, entry)
+    return entry
+  }
 
   get(name: string): Stored | undefined {
     return this.entries.get(name)
