@@ -1,5 +1,5 @@
 /**
- * A resolution that found a readable document is reused for RESOLVE_CACHE_MS (documents/service.ts), so
+ * A resolution that found a readable document is reused for RESOLVE_CACHE_MS (documents/resolve.ts), so
  * every change of who may read must drop it at once: unshare, a document made private, a delete, a role
  * made viewer, and (from another instance) a change heard through AccessChanges. A title written by the
  * content refresh shows at the next call too.

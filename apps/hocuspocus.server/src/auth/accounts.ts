@@ -1,7 +1,7 @@
 /**
  * People's sign-in data beside their user row: the password (an `auth_accounts` row of provider
  * "credential", argon2id), invite links that let a person choose their own password, and the apps
- * (OAuth clients) they connected, with revocation. The CLI and the pages (routes.ts) both use this.
+ * (OAuth clients) they connected, with revocation. The CLI and the pages (routes/) both use this.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import type { PrismaClient } from '../db/generated/client.ts'

@@ -29,12 +29,12 @@ const SESSION_RENEW_SECONDS = 24 * 60 * 60
 /** What /mcp grants: `read` always, `write` when approved. `offline_access` yields a refresh token. */
 export const MCP_SCOPES = ['read', 'write'] as const
 export const OAUTH_SCOPES = ['openid', 'offline_access', ...MCP_SCOPES]
-/** Unauthenticated client registrations per peer address per minute (plus the global bound in routes.ts). */
+/** Unauthenticated client registrations per peer address per minute (and routes/registration-limits.ts). */
 export const REGISTRATIONS_PER_MINUTE = 5
 /** Sign-in attempts per peer address per minute. */
 export const SIGN_INS_PER_MINUTE = 10
 /**
- * The header carrying the peer's address to Better Auth (its rate limits key on it). routes.ts sets it
+ * The header carrying the peer's address to Better Auth (its rate limits key on it). routes/ sets it
  * from the socket on every request it forwards, replacing any value a client sent.
  */
 export const PEER_IP_HEADER = 'x-collab-peer-ip'

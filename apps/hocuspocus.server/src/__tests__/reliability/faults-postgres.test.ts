@@ -244,7 +244,7 @@ describe.skipIf(!HAS_POSTGRES_BINARIES)(
       // Every answer while PostgreSQL was down says to try again (or, for a write that reached the live
       // document, that storing it is not confirmed yet); nothing generic, nothing else. The one exception:
       // a read within RESOLVE_CACHE_MS of the outage's start may still be answered, from the live document
-      // with a resolution made before it (documents/service.ts), and then with the document's text.
+      // with a resolution made before it (documents/resolve.ts), and then with the document's text.
       const servedFromCache = (x: Answer) =>
         x.tool === 'read_document' && x.at - outageStarted < RESOLVE_CACHE_MS && x.text.includes('aup')
       expect(outage.filter((x) => x.kind === 'other' || (x.kind === 'ok' && !servedFromCache(x)))).toEqual([])
