@@ -5,7 +5,7 @@
 import { describe, expect, test } from 'bun:test'
 import { SIGN_IN_ATTEMPTS_PER_ACCOUNT, SIGN_IN_LOCK_WINDOW_SECONDS } from '../auth/account-lock.ts'
 import { SIGN_INS_PER_MINUTE } from '../auth/better-auth.ts'
-import { runCommand } from '../cli/commands.ts'
+import { runCommand } from '../cli/run.ts'
 import type { RunningServer } from '../server.ts'
 import { Browser, hiddenFields } from './helpers/browser.ts'
 import { DATABASE_KIND } from './helpers/database.ts'

@@ -11,7 +11,8 @@ import { MAX_IMPORT_BYTES } from '@collab/doc-schema'
 import { z } from 'zod'
 import type { Logger } from '../logger.ts'
 import type { Services } from '../services.ts'
-import { type CommandRequest, EXIT_FAILURE, EXIT_USAGE, runCommand } from './commands.ts'
+import { EXIT_FAILURE, EXIT_USAGE } from './commands/command.ts'
+import { type CommandRequest, runCommand } from './run.ts'
 
 export const adminSocketPath = (dataDir: string) => join(dataDir, 'admin.sock')
 

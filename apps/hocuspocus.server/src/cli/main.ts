@@ -16,16 +16,8 @@ import {
 import { applyMigrations } from '../db/migrations.ts'
 import { createServices } from '../services.ts'
 import { sendToServer } from './admin-channel.ts'
-import {
-  type CommandIO,
-  type CommandRequest,
-  EXIT_USAGE,
-  filesNamed,
-  helpText,
-  outputNamed,
-  prepareCommand,
-  runCommand,
-} from './commands.ts'
+import { type CommandIO, EXIT_USAGE } from './commands/command.ts'
+import { type CommandRequest, filesNamed, helpText, outputNamed, prepareCommand, runCommand } from './run.ts'
 import { escapeControls, escapedNote } from './terminal-text.ts'
 
 // On a terminal, control characters in what is printed are escaped (terminal-text.ts); in files and pipes not.

@@ -1,0 +1,53 @@
+/**
+ * How a CLI command is declared (one group of them per file in this folder, listed in index.ts): its usage
+ * line and summary for --help, its options and positionals for parseArgs, and `run`, a plain function over
+ * the services, so it runs the same in the CLI process and inside a running server (admin-channel.ts).
+ * Output goes through `io`; bad input is a UsageError: one line on stderr and exit code 2.
+ */
+import type { Result } from '../../errors.ts'
+import type { Services } from '../../services.ts'
+
+export type CommandIO = { out(text: string): void; err(text: string): void }
+
+export const EXIT_OK = 0
+export const EXIT_FAILURE = 1
+export const EXIT_USAGE = 2
+
+export type OptionSpec = Record<string, { type: 'string' | 'boolean' }>
+export type Command = {
+  usage: string
+  summary: string
+  options: OptionSpec
+  positionals: string[]
+  run(ctx: {
+    args: string[]
+    opts: Record<string, string | boolean | undefined>
+    services: Services
+    io: CommandIO
+    /** The contents of the files the command names (positionals called FILE), read by the calling process. */
+    files: Record<string, string>
+  }): Promise<number>
+}
+
+/** Bad input: its message is printed alone and the exit code is EXIT_USAGE. */
+export class UsageError extends Error {}
+
+/** A service's value, or its refusal thrown: bad input as a UsageError, anything else as a failure. */
+export function unwrap<T>(result: Result<T>): T {
+  if (result.kind === 'error') {
+    throw result.code === 'invalid_input' || result.code === 'not_found' || result.code === 'conflict'
+      ? new UsageError(result.message)
+      : new Error(result.message)
+  }
+  return result.value
+}
+
+/** Rows as aligned columns (the first row is the header); the last column is not padded. */
+export const table = (rows: string[][]): string => {
+  if (rows.length === 0) return ''
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)))
+  return `${rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n')}\n`
+}
+
+/** A time as ISO 8601 to the second, or "-". */
+export const when = (d: Date | null) => (d ? d.toISOString().replace(/\.\d+Z$/, 'Z') : '-')
