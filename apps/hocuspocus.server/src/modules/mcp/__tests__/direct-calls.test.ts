@@ -134,7 +134,7 @@ describe('tool calls answered by the route itself', () => {
     })
     await same(writer, [callOf(25, 'get_outline', { slug }), callOf(26, 'find_documents', {})])
     await same(writer, callOf(1.5, 'get_outline', { slug }))
-    // Headers the transport refuses are still refused.
+    // Headers the route's rules refuse (http/post-contract.ts) are refused alike on both paths.
     expect(
       (await same(writer, callOf(27, 'get_outline', { slug }), { accept: 'application/json' })).status,
     ).toBe(406)

@@ -187,6 +187,39 @@ describe('POST /mcp at the HTTP edge', () => {
     await client.close()
   })
 
+  test('every POST meets the same header rules, refused with the header at fault first', async () => {
+    const post = async (body: string, headers: Record<string, string>) => {
+      const res = await server.mcp.router.request('http://127.0.0.1/mcp', {
+        method: 'POST',
+        headers: { ...mcpHeaders, authorization: `Bearer ${token}`, ...headers },
+        body,
+      })
+      const answer = (await res.json()) as { error?: { code: number; message: string } }
+      return { status: res.status, code: answer.error?.code, field: answer.error?.message.split(':')[0] }
+    }
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' })
+    // initialize goes to the SDK, a plain tools/list may be answered by the route: the same refusals.
+    for (const body of [initialize, list]) {
+      expect(await post(body, { accept: 'application/json' })).toEqual({
+        status: 406,
+        code: -32000,
+        field: 'accept',
+      })
+      expect(await post(body, { 'content-type': 'text/plain' })).toEqual({
+        status: 415,
+        code: -32000,
+        field: 'content-type',
+      })
+    }
+    expect(await post(list, { 'mcp-protocol-version': '1999-01-01' })).toEqual({
+      status: 400,
+      code: -32000,
+      field: 'mcp-protocol-version',
+    })
+    // initialize negotiates its version in the body: the header is not checked there.
+    expect((await post(initialize, { 'mcp-protocol-version': '1999-01-01' })).status).toBe(200)
+  })
+
   test('a body over the limit is 413 before parsing', async () => {
     const res = await server.mcp.router.request('http://127.0.0.1/mcp', {
       method: 'POST',
