@@ -65,6 +65,9 @@ function pageChapter(fragment: Y.XmlFragment, sectionId: string, maxChars: numbe
   const chapter = expectedChapter(fragment, sectionId)
   const byId = new Map(chapter.map((section) => [section.sectionId, section]))
   const markdown = new Map(chapter.map((section) => [section.sectionId, section.blocks.map(blockMarkdown)]))
+  const headings = new Map(chapter.map((section) => [section.sectionId, headingMarkdown(section)]))
+  // The document does not change while it is paged: each section's rev, listed once.
+  const revs = new Map(listSections(fragment).map((section) => [section.sectionId, section.rev]))
   const shown = new Map<string, Map<number, Array<[number, number]>>>()
   const order: string[] = []
   let opts: { fromSection?: string; fromBlock?: number; blockOffset?: number } = {}
@@ -80,9 +83,9 @@ function pageChapter(fragment: Y.XmlFragment, sectionId: string, maxChars: numbe
     let expected = ''
     read.sections.forEach((part, i) => {
       const section = byId.get(part.sectionId)!
-      expect(part.rev).toBe(listSections(fragment).find((s) => s.sectionId === part.sectionId)!.rev)
+      expect(part.rev).toBe(revs.get(part.sectionId)!)
       expect(part.blockCount).toBe(section.blocks.length)
-      const heading = headingMarkdown(section)
+      const heading = headings.get(part.sectionId)!
       if (i === 0) {
         // The first heading of a read is shown whole, or cut past half the budget with a line saying so.
         const end = read.text.indexOf('\n\n')

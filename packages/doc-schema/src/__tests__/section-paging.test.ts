@@ -54,13 +54,14 @@ function loadFile(file: string): Y.XmlFragment {
 
 /**
  * Reads section `sectionId` from its first read to its last at `maxChars`, following nextBlock and
- * nextOffset; checks each read's text and returns, per block, the [from, to) ranges of its Markdown shown.
+ * nextOffset; checks each read's text and returns, per block, its Markdown and the [from, to) ranges of
+ * it shown.
  */
 function pageThrough(
   fragment: Y.XmlFragment,
   sectionId: string,
   maxChars: number,
-): Map<number, Array<[number, number]>> {
+): { markdown: string[]; shown: Map<number, Array<[number, number]>> } {
   const section = locateSections(fragment).find((s) => s.sectionId === sectionId)!
   const markdown = section.blocks.map(blockMarkdown)
   const shown = new Map<number, Array<[number, number]>>()
@@ -85,21 +86,16 @@ function pageThrough(
       shown.set(number, [...(shown.get(number) ?? []), [from, to]])
     }
     expect(read.text).toBe(expected)
-    if (read.nextBlock === undefined) return shown
+    if (read.nextBlock === undefined) return { markdown, shown }
     fromBlock = read.nextBlock
     blockOffset = read.nextOffset
   }
 }
 
 /** Every block's ranges tile its Markdown: from 0 to its end, each next one starting where the last ended. */
-function expectTiled(
-  fragment: Y.XmlFragment,
-  sectionId: string,
-  shown: Map<number, Array<[number, number]>>,
-) {
-  const section = locateSections(fragment).find((s) => s.sectionId === sectionId)!
-  section.blocks.forEach((block, i) => {
-    const length = blockMarkdown(block).length
+function expectTiled({ markdown, shown }: ReturnType<typeof pageThrough>) {
+  markdown.forEach((whole, i) => {
+    const length = whole.length
     const ranges = shown.get(i + 1) ?? []
     let at = 0
     for (const [from, to] of ranges) {
@@ -126,7 +122,7 @@ describe('paging a section shows every character exactly once', () => {
         (index, maxChars) => {
           const fragment = fragments[index]!
           for (const { sectionId } of listSections(fragment)) {
-            expectTiled(fragment, sectionId, pageThrough(fragment, sectionId, maxChars))
+            expectTiled(pageThrough(fragment, sectionId, maxChars))
           }
         },
       ),
@@ -143,7 +139,7 @@ describe('paging a section shows every character exactly once', () => {
     )
     const sectionId = listSections(fragment)[1]!.sectionId
     for (const maxChars of [1, 333, 1_000, 4_096]) {
-      expectTiled(fragment, sectionId, pageThrough(fragment, sectionId, maxChars))
+      expectTiled(pageThrough(fragment, sectionId, maxChars))
     }
   })
 
