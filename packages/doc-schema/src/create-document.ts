@@ -3,16 +3,16 @@ import type { DocNode } from './doc-json.ts'
 import { newHeadingId } from './heading-id.ts'
 import { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_DOCUMENT_BYTES, MAX_TITLE_CHARS } from './limits.ts'
 import { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
-import { ok, type Result, refuse } from './result.ts'
+import { ok, type Result, refuseFor } from './result.ts'
 import { blocksToY } from './yjs/build-y.ts'
 
 /** The title as stored: whitespace runs (newlines included) collapse to one space. */
 export function normaliseTitle(title: string): Result<string> {
   const clean = title.replace(/\s+/g, ' ').trim()
   if (clean === '')
-    return refuse('empty_title', 'title: it is empty; give the document a short title.', 'title')
+    return refuseFor('empty_title', 'title: it is empty; give the document a short title.', 'title')
   if (clean.length > MAX_TITLE_CHARS) {
-    return refuse(
+    return refuseFor(
       'title_too_long',
       `title: ${clean.length} characters is over ${MAX_TITLE_CHARS}; shorten it.`,
       'title',
@@ -56,7 +56,7 @@ function writeBlocks(doc: Y.Doc, blocks: Result<DocNode[]>): Result<void> {
   if (blocks.kind === 'error') return blocks
   const fragment = doc.getXmlFragment(FRAGMENT_NAME)
   if (fragment.length > 0) {
-    return refuse('not_empty', 'doc: it already has content; write a new document into an empty Y.Doc.')
+    return refuseFor('not_empty', 'doc: it already has content; write a new document into an empty Y.Doc.')
   }
   const elements = blocksToY(blocks.value)
   doc.transact(() => fragment.insert(0, elements))
@@ -78,7 +78,7 @@ export function importedDocumentUpdate(imported: { title: string; blocks: DocNod
   if (heading.kind === 'error') return heading
   const update = encodeNew((doc) => writeBlocks(doc, ok([...heading.value, ...imported.blocks])))
   if (update.kind === 'ok' && update.value.length > MAX_DOCUMENT_BYTES) {
-    return refuse(
+    return refuseFor(
       'too_large',
       `markdown: the document would hold ${update.value.length} bytes of state, over ${MAX_DOCUMENT_BYTES}; split the file into several documents.`,
       'markdown',

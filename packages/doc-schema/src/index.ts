@@ -48,7 +48,17 @@ export { type ImportedMarkdown, importMarkdown } from './markdown/import-markdow
 export { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
 export type { MarkdownPrefix } from './markdown/serialize-markdown.ts'
 export { readPlainText, readTitle } from './read-document.ts'
-export type { Result } from './result.ts'
+export {
+  type Ok,
+  ok,
+  REASON_CODE,
+  type Refusal,
+  type RefusalCode,
+  type RefusalReason,
+  type Result,
+  refuse,
+  refuseFor,
+} from './result.ts'
 export {
   findInSections,
   type SectionMatch,

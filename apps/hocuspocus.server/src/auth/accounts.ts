@@ -4,8 +4,8 @@
  * (OAuth clients) they connected, with revocation. The CLI and the pages (routes/) both use this.
  */
 import { createHash, randomBytes } from 'node:crypto'
+import { ok, type Result, refuse } from '@collab/doc-schema'
 import type { PrismaClient } from '../db/generated/client.ts'
-import { ok, type Result, refuse } from '../errors.ts'
 import { hashPassword, passwordProblem } from './passwords.ts'
 
 /**

@@ -5,11 +5,11 @@
  */
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { ok, type Result, refuse } from '@collab/doc-schema'
 import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
 import type { TokenScope } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
-import { ok, type Result, refuse } from '../errors.ts'
 import type { UserRecord } from './users.ts'
 
 export const TOKEN_PREFIX = 'ctk'

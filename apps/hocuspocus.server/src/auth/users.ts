@@ -1,7 +1,8 @@
 /** Users: a handle people and agents see, and an optional display name. */
+
+import { ok, type Result, refuse } from '@collab/doc-schema'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
-import { ok, type Result, refuse } from '../errors.ts'
 
 export const HANDLE_PATTERN = /^[a-z0-9][a-z0-9_-]{1,31}$/
 export const MAX_NAME_CHARS = 100

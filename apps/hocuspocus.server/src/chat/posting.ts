@@ -4,7 +4,7 @@
  * message is stored, then the people with the document open are told. Who may post (write access) is
  * decided before, where the transport resolves the document.
  */
-import { ok, type Result, refuse } from '../errors.ts'
+import { ok, type Result, refuse } from '@collab/doc-schema'
 
 /** Longest message, in characters, after cleaning. */
 export const MAX_CHAT_MESSAGE_CHARS = 2_000

@@ -3,13 +3,19 @@
  * them, and what an administrator changes about one (members, flags, deletion). Every change of who may do
  * what is told through `accessChanged`.
  */
-import { createDocumentUpdate, MAX_TITLE_CHARS, type OutlineNode } from '@collab/doc-schema'
+import {
+  createDocumentUpdate,
+  MAX_TITLE_CHARS,
+  type OutlineNode,
+  ok,
+  type Result,
+  refuse,
+} from '@collab/doc-schema'
 import type { AccessChange } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
-import { ok, type Result, refuse } from '../errors.ts'
 import { type DocumentListing, type DocumentRow, documentSelect, notFound } from './rows.ts'
 import { MAX_FIND_TEXT_CHARS } from './search.ts'
 import { newRoomName, slugBase, slugWithTail } from './slug.ts'

@@ -2,7 +2,7 @@
  * A stored document as Markdown (an export): rendered on the event loop when small, on the documents'
  * worker when large.
  */
-import { ok, type Result } from '../errors.ts'
+import { ok, type Result } from '@collab/doc-schema'
 import { type DocumentRow, notFound } from './rows.ts'
 import type { StoredParts } from './stored-parts.ts'
 import { renderExport } from './worker/export.ts'

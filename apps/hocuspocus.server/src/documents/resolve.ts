@@ -3,11 +3,12 @@
  * cache of the answers that found a readable document. Also the access of many (document, principal)
  * pairs at once, for re-checking open connections.
  */
+
+import { ok, type Result } from '@collab/doc-schema'
 import type { AccessChange, AccessChanges } from '../access-changes.ts'
 import type { Principal } from '../auth/tokens.ts'
 import { Prisma, type PrismaClient } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
-import { ok, type Result } from '../errors.ts'
 import { type Access, decideAccess } from './access.ts'
 import { type DocumentRow, notFound, type Resolved } from './rows.ts'
 import { SLUG_PATTERN } from './slug.ts'

@@ -2,7 +2,7 @@
  * A document's row as the documents service hands it out, the columns read for it, and the one refusal
  * for a document that is missing or not the caller's: both answer alike, so nothing leaks which slugs exist.
  */
-import { type Result, refuse } from '../errors.ts'
+import { type Result, refuse } from '@collab/doc-schema'
 import type { Access, Whose } from './access.ts'
 
 export type DocumentRow = {

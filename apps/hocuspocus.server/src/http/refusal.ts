@@ -4,13 +4,14 @@
  * and middleware `throw httpRefusal(…)` (a Hono HTTPException carrying its response), and one `onError`
  * answers it; a service's refusal becomes one with `throw refusalToHttp(result)`.
  */
+
+import type { Refusal, RefusalCode } from '@collab/doc-schema'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import type { Refusal, RefusalCode } from '../errors.ts'
 
-/** The service codes plus those only the HTTP edge has. */
+/** The refusal codes plus those only the HTTP edge has (a cancelled request has nobody to answer). */
 export type HttpRefusalCode =
-  | RefusalCode
+  | Exclude<RefusalCode, 'cancelled'>
   | 'unauthorized'
   | 'method_not_allowed'
   | 'payload_too_large'
@@ -59,4 +60,6 @@ export function httpRefusal(
 
 /** A service's refusal, as it goes out over HTTP. */
 export const refusalToHttp = (refusal: Refusal): HTTPException =>
-  httpRefusal(refusal.code, refusal.message, { field: refusal.field })
+  httpRefusal(refusal.code === 'cancelled' ? 'unavailable' : refusal.code, refusal.message, {
+    field: refusal.field,
+  })

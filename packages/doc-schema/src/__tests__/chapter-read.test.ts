@@ -258,7 +258,7 @@ describe('renderChapter', () => {
     const [title, a, a1, b] = listSections(fragment)
     for (const outside of [b!.sectionId, title!.sectionId, 'no-such-id', '']) {
       const refused = renderChapter(fragment, a!.sectionId, { fromSection: outside })
-      expect(refused.kind === 'error' && refused.code).toBe('section_not_in_chapter')
+      expect(refused.kind === 'error' && refused.reason).toBe('section_not_in_chapter')
       expect(refused.kind === 'error' && refused.message).toStartWith(
         `fromSection: "${outside}" is neither section "${a!.sectionId}" nor one of its subsections;`,
       )
@@ -266,9 +266,9 @@ describe('renderChapter', () => {
     const within = expectOk(renderChapter(fragment, a!.sectionId, { fromSection: a1!.sectionId }))
     expect(within.text).toBe('### A.1\n\n[1] y')
     const past = renderChapter(fragment, a!.sectionId, { fromSection: a1!.sectionId, fromBlock: 3 })
-    expect(past.kind === 'error' && past.code).toBe('block_out_of_range')
+    expect(past.kind === 'error' && past.reason).toBe('block_out_of_range')
     const missing = renderChapter(fragment, 'no-such-id')
-    expect(missing.kind === 'error' && missing.code).toBe('section_not_found')
+    expect(missing.kind === 'error' && missing.reason).toBe('section_not_found')
   })
 
   test('a later heading with no id of its own is listed but never named as where to read on', () => {

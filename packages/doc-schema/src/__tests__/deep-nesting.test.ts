@@ -103,7 +103,7 @@ describe(`a blockquote nested ${DEPTH.toLocaleString('en')} deep`, () => {
     const section = listSections(fragment)[0]!
     // Not removed: Yjs itself deletes a subtree recursively, so this test never deletes the deep block.
     const refused = editBlocks(fragment, section.sectionId, section.rev, { removeBlocks: [1] })
-    expect(refused.kind === 'error' && refused.code).toBe('media_removal_needs_flag')
+    expect(refused.kind === 'error' && refused.reason).toBe('media_removal_needs_flag')
     expect(readPlainText(fragment)).toBe('Deep media\nhttps://example.com/deep.png\nabove the image')
   })
 

@@ -177,7 +177,7 @@ describe('an image whose placeholder the Markdown keeps is kept', () => {
       removeBlocks: [1],
       markdown: '- item one\n- two',
     })
-    expect(refused.kind === 'error' && refused.code).toBe('media_removal_needs_flag')
+    expect(refused.kind === 'error' && refused.reason).toBe('media_removal_needs_flag')
   })
 })
 
@@ -232,7 +232,7 @@ describe('inBlock: one item of a list or one row of a table', () => {
       const { fragment } = loadDocument('Doc', markdown)
       const s = section(fragment)
       const result = editBlocks(fragment, s.sectionId, s.rev, input)
-      return result.kind === 'error' ? `${result.code}: ${result.message}` : 'ok'
+      return result.kind === 'error' ? `${result.reason}: ${result.message}` : 'ok'
     }
     test('a paragraph has no items', () =>
       expect(refusal('## S\n\ntext', { inBlock: 1, markdown: '- x' })).toStartWith(

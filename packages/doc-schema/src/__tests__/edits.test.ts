@@ -11,6 +11,7 @@ import {
   renderSection,
   replaceText,
 } from '../index.ts'
+import type { RefusalReason, Result } from '../result.ts'
 import { cloneDocument, expectOk, loadDocument, UNICODE_WORDS } from './fixtures.ts'
 import { runs } from './property-runs.ts'
 
@@ -80,7 +81,7 @@ describe('editBlocks', () => {
             markdown: insert ? 'new' : undefined,
           })
           if (remove.length === 0 && !insert) {
-            expect(result.kind === 'error' && result.code).toBe('nothing_to_change')
+            expect(result.kind === 'error' && result.reason).toBe('nothing_to_change')
             return
           }
           expectOk(result)
@@ -106,12 +107,15 @@ describe('editBlocks', () => {
   })
 
   describe('named refusals (and nothing changes)', () => {
-    const refused = (run: (fragment: Y.XmlFragment, id: string, rev: string) => unknown, code: string) => {
+    const refused = (
+      run: (fragment: Y.XmlFragment, id: string, rev: string) => unknown,
+      reason: RefusalReason,
+    ) => {
       const { doc, fragment } = loadDocument('Doc', MD)
       const s = section(fragment)
       const state = Y.encodeStateVector(doc)
-      const result = run(fragment, s.sectionId, s.rev) as { kind: string; code?: string; message?: string }
-      expect(result.kind === 'error' && result.code).toBe(code)
+      const result = run(fragment, s.sectionId, s.rev) as Result<unknown>
+      expect(result.kind === 'error' && result.reason).toBe(reason)
       expect(Y.encodeStateVector(doc)).toEqual(state)
     }
     test('stale_rev', () =>
@@ -131,7 +135,7 @@ describe('editBlocks', () => {
       refused((f, id, rev) => editBlocks(f, id, rev, { markdown: '  ' }), 'empty'))
     test('detached', () => {
       const result = editBlocks(new Y.XmlFragment(), 'x', 'y', { markdown: 'x' })
-      expect(result.kind === 'error' && result.code).toBe('detached')
+      expect(result.kind === 'error' && result.reason).toBe('detached')
     })
     test('with the flag, media can be removed', () => {
       const { fragment } = loadDocument('Doc', MD)
@@ -179,7 +183,7 @@ describe('replaceText', () => {
   describe('named refusals, with the count', () => {
     const { fragment } = loadDocument('Doc', '## S\n\nan apple and an apple\n\n```\ncode\n```')
     const s = section(fragment)
-    const code = (result: ReturnType<typeof replaceText>) => (result.kind === 'error' ? result.code : 'ok')
+    const code = (result: ReturnType<typeof replaceText>) => (result.kind === 'error' ? result.reason : 'ok')
     test('text_not_found (count 0)', () => {
       const result = replaceText(fragment, s.sectionId, s.rev, 'pear', 'x')
       expect(code(result)).toBe('text_not_found')
@@ -238,11 +242,11 @@ describe('appendMarkdown', () => {
     const doc = new Y.Doc()
     const fragment = doc.getXmlFragment(FRAGMENT_NAME)
     const missing = appendMarkdown(fragment, 'no title')
-    expect(missing.kind === 'error' && missing.code).toBe('missing_title')
+    expect(missing.kind === 'error' && missing.reason).toBe('missing_title')
     expectOk(appendMarkdown(fragment, '# Title\n\nbody'))
     expect(blockTexts(fragment)).toEqual(['Title', 'body'])
     const h1 = appendMarkdown(fragment, '# Second title')
-    expect(h1.kind === 'error' && h1.code).toBe('h1_not_allowed')
+    expect(h1.kind === 'error' && h1.reason).toBe('h1_not_allowed')
   })
 })
 
@@ -294,6 +298,6 @@ describe('concurrent edit and typing', () => {
     expectOk(renderSection(fragment, s.sectionId))
     ;((fragment.get(2) as Y.XmlElement).get(0) as Y.XmlText).insert(0, 'x')
     const result = editBlocks(fragment, s.sectionId, s.rev, { markdown: 'y' })
-    expect(result.kind === 'error' && result.code).toBe('stale_rev')
+    expect(result.kind === 'error' && result.reason).toBe('stale_rev')
   })
 })

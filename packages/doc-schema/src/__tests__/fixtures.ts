@@ -1,6 +1,7 @@
 import * as Y from 'yjs'
 import { createDocumentUpdate } from '../create-document.ts'
 import { FRAGMENT_NAME, MAX_IMPORT_ELEMENTS } from '../limits.ts'
+import type { Result } from '../result.ts'
 
 /**
  * A Y.Doc holding a new document, as a store would load it from its first update. Fixtures may be larger
@@ -8,7 +9,8 @@ import { FRAGMENT_NAME, MAX_IMPORT_ELEMENTS } from '../limits.ts'
  */
 export function loadDocument(title: string, markdown?: string): { doc: Y.Doc; fragment: Y.XmlFragment } {
   const update = createDocumentUpdate(title, markdown, { elements: MAX_IMPORT_ELEMENTS })
-  if (update.kind === 'error') throw new Error(`fixture refused: ${update.code}: ${update.message}`)
+  if (update.kind === 'error')
+    throw new Error(`fixture refused: ${update.reason ?? update.code}: ${update.message}`)
   const doc = new Y.Doc()
   Y.applyUpdate(doc, update.value)
   return { doc, fragment: doc.getXmlFragment(FRAGMENT_NAME) }
@@ -28,10 +30,9 @@ export function changeOf(server: Y.Doc, editor: Y.Doc, change: () => void): Uint
   return Y.encodeStateAsUpdate(editor, before)
 }
 
-export function expectOk<T>(
-  result: { kind: 'ok'; value: T } | { kind: 'error'; code: string; message: string },
-): T {
-  if (result.kind === 'error') throw new Error(`expected ok, got ${result.code}: ${result.message}`)
+export function expectOk<T>(result: Result<T>): T {
+  if (result.kind === 'error')
+    throw new Error(`expected ok, got ${result.reason ?? result.code}: ${result.message}`)
   return result.value
 }
 

@@ -237,7 +237,7 @@ describe('importMarkdown: the mapping', () => {
     const result = importMarkdown('x'.repeat(MAX_IMPORT_BYTES + 1), { fallbackTitle: 'big' })
     expect(result.kind).toBe('error')
     if (result.kind === 'error') {
-      expect(result.code).toBe('too_large')
+      expect(result.reason).toBe('too_large')
       expect(result.message).toContain('split the file')
     }
   })

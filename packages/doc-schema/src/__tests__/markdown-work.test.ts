@@ -30,7 +30,12 @@ describe('table cells', () => {
     const fits = expectOk(imported(table(rows, columns)))
     expect(fits.blocks[0]?.content).toHaveLength(rows + 1)
     const over = imported(table(rows + 1, columns))
-    expect(over).toMatchObject({ kind: 'error', code: 'too_complex', field: 'markdown' })
+    expect(over).toMatchObject({
+      kind: 'error',
+      code: 'invalid_input',
+      reason: 'too_complex',
+      field: 'markdown',
+    })
     if (over.kind === 'error') {
       expect(over.message).toContain(`more than ${MAX_TABLE_CELLS.toLocaleString('en-US')} cells`)
       expect(over.message).toContain('split it into several tables')
@@ -44,7 +49,11 @@ describe('table cells', () => {
   })
 
   test('the 0.6 MB table of the red team (300 × 1,000 cells) is refused', () => {
-    expect(imported(table(300, 1_000))).toMatchObject({ kind: 'error', code: 'too_complex' })
+    expect(imported(table(300, 1_000))).toMatchObject({
+      kind: 'error',
+      code: 'invalid_input',
+      reason: 'too_complex',
+    })
   })
 })
 
@@ -54,7 +63,12 @@ describe('elements', () => {
   test('one write: a list of 1,900 items is written, 2,100 are refused naming the limit', () => {
     expect(expectOk(parseMarkdown(list(1_900)))[0]?.content).toHaveLength(1_900)
     const over = parseMarkdown(list(2_100))
-    expect(over).toMatchObject({ kind: 'error', code: 'too_complex', field: 'markdown' })
+    expect(over).toMatchObject({
+      kind: 'error',
+      code: 'invalid_input',
+      reason: 'too_complex',
+      field: 'markdown',
+    })
     if (over.kind === 'error') {
       expect(over.message).toContain(`more than ${MAX_WRITE_ELEMENTS.toLocaleString('en-US')} elements`)
       expect(over.message).toContain('one write')
@@ -63,7 +77,11 @@ describe('elements', () => {
 
   test('a write with a mark on every word past the ceiling is refused; prose of the same length is not', () => {
     const marked = '*a* '.repeat(6_000)
-    expect(parseMarkdown(marked)).toMatchObject({ kind: 'error', code: 'too_complex' })
+    expect(parseMarkdown(marked)).toMatchObject({
+      kind: 'error',
+      code: 'invalid_input',
+      reason: 'too_complex',
+    })
     const prose = 'word '.repeat(6_000)
     expect(parseMarkdown(prose).kind).toBe('ok')
   })
@@ -71,7 +89,7 @@ describe('elements', () => {
   test('an import takes what one write may not, up to its own ceiling', () => {
     expect(expectOk(imported(list(2_100))).blocks[0]?.content).toHaveLength(2_100)
     const over = imported(list(MAX_IMPORT_ELEMENTS / 4 + 10))
-    expect(over).toMatchObject({ kind: 'error', code: 'too_complex' })
+    expect(over).toMatchObject({ kind: 'error', code: 'invalid_input', reason: 'too_complex' })
     if (over.kind === 'error') expect(over.message).toContain('one import')
   })
 
@@ -96,9 +114,13 @@ describe('expanded characters', () => {
   test('a reference used until its copies pass the input by the ceiling is refused; fewer uses are not', () => {
     const uses = (n: number) => `[r]: ${target}\n\n${'[a][r] '.repeat(n)}`
     const overUses = Math.ceil(MAX_MARKDOWN_EXPANSION_CHARS / target.length) + 10
-    expect(parseMarkdown(uses(overUses))).toMatchObject({ kind: 'error', code: 'too_complex' })
+    expect(parseMarkdown(uses(overUses))).toMatchObject({
+      kind: 'error',
+      code: 'invalid_input',
+      reason: 'too_complex',
+    })
     const refused = imported(uses(overUses))
-    expect(refused).toMatchObject({ kind: 'error', code: 'too_complex' })
+    expect(refused).toMatchObject({ kind: 'error', code: 'invalid_input', reason: 'too_complex' })
     if (refused.kind === 'error') expect(refused.message).toContain('reference definition used many times')
     expect(parseMarkdown(uses(100)).kind).toBe('ok')
   })

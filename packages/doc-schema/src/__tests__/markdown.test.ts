@@ -97,31 +97,31 @@ describe('parseMarkdown', () => {
     test('empty', () => {
       for (const input of ['', '   \n\n\t']) {
         const result = parseMarkdown(input)
-        expect(result.kind === 'error' && result.code).toBe('empty')
+        expect(result.kind === 'error' && result.reason).toBe('empty')
       }
     })
     test('too_large', () => {
       const result = parseMarkdown('a'.repeat(MAX_MARKDOWN_CHARS + 1))
-      expect(result.kind === 'error' && result.code).toBe('too_large')
+      expect(result.kind === 'error' && result.reason).toBe('too_large')
       expect(result.kind === 'error' && result.message).toStartWith('markdown:')
       expect(parseMarkdown('a'.repeat(MAX_MARKDOWN_CHARS)).kind).toBe('ok')
     })
     test('h1_not_allowed, anywhere and in setext form', () => {
       for (const input of ['# Title', 'text\n\n# Later', 'Setext\n======']) {
         const result = parseMarkdown(input)
-        expect(result.kind === 'error' && result.code).toBe('h1_not_allowed')
+        expect(result.kind === 'error' && result.reason).toBe('h1_not_allowed')
       }
     })
     test('a title h1 is allowed only first, and only when asked', () => {
       expect(parseMarkdown('# Title\n\ntext', { allowTitle: true }).kind).toBe('ok')
       const later = parseMarkdown('text\n\n# Title', { allowTitle: true })
-      expect(later.kind === 'error' && later.code).toBe('h1_not_allowed')
+      expect(later.kind === 'error' && later.reason).toBe('h1_not_allowed')
     })
     test('heading_too_shallow', () => {
       const result = parseMarkdown('### ok\n\n## too shallow', { minHeadingLevel: 3 })
-      expect(result.kind === 'error' && result.code).toBe('heading_too_shallow')
+      expect(result.kind === 'error' && result.reason).toBe('heading_too_shallow')
       const level6 = parseMarkdown('###### x', { minHeadingLevel: 7 })
-      expect(level6.kind === 'error' && level6.code).toBe('heading_too_shallow')
+      expect(level6.kind === 'error' && level6.reason).toBe('heading_too_shallow')
     })
   })
 })

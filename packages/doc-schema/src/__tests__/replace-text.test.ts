@@ -250,7 +250,7 @@ describe('refusals say why the text did not match', () => {
   })
   test('a line break in new text is refused also when the texts are read as Markdown', () => {
     const result = replaceText(fragment, s.sectionId, s.rev, 'a pear\\, not', 'a pear,\nnot')
-    expect(result.kind === 'error' && result.code).toBe('newline_in_text')
+    expect(result.kind === 'error' && result.reason).toBe('newline_in_text')
   })
   test('a line break in old text: the text of one line, or edit_blocks', () => {
     expect(message('a pear,\n\nnot')).toContain('within one paragraph, heading, list item or table cell')
@@ -282,7 +282,7 @@ describe('edits are applied in place', () => {
           )
           if (result.kind === 'error') {
             // The same text twice in the block is ambiguous; nothing changed.
-            expect(result.code).toBe('text_ambiguous')
+            expect(result.reason).toBe('text_ambiguous')
             return
           }
           expect(text.toString()).toBe(`start ${replacement}ZX`)

@@ -218,11 +218,11 @@ describe('renderSection', () => {
   test('named refusals: section_not_found, block_out_of_range', () => {
     const { fragment } = loadDocument('Doc', md)
     const missing = renderSection(fragment, 'nope')
-    expect(missing.kind === 'error' && missing.code).toBe('section_not_found')
+    expect(missing.kind === 'error' && missing.reason).toBe('section_not_found')
     const id = listSections(fragment)[1]!.sectionId
     for (const fromBlock of [0, 5, 1.5]) {
       const out = renderSection(fragment, id, { fromBlock })
-      expect(out.kind === 'error' && out.code).toBe('block_out_of_range')
+      expect(out.kind === 'error' && out.reason).toBe('block_out_of_range')
     }
   })
 })

@@ -1,7 +1,7 @@
 import type * as Y from 'yjs'
 import { HEADING_ID_ATTR } from '../limits.ts'
 import { parseMarkdown } from '../markdown/parse-markdown.ts'
-import { ok, type Result, refuse } from '../result.ts'
+import { ok, type Result, refuseFor } from '../result.ts'
 import { holdsNoElement, lastSection } from '../sections/section-index.ts'
 import { blocksToY } from '../yjs/build-y.ts'
 import { sectionsFrom, type WrittenSection } from './edit-target.ts'
@@ -25,13 +25,16 @@ export type AppendResult = {
 export function appendMarkdown(fragment: Y.XmlFragment, markdown: string): Result<AppendResult> {
   const doc = fragment.doc
   if (!doc)
-    return refuse('detached', 'fragment: it belongs to no Y.Doc; append to a fragment read from a document.')
+    return refuseFor(
+      'detached',
+      'fragment: it belongs to no Y.Doc; append to a fragment read from a document.',
+    )
   const empty = holdsNoElement(fragment)
   const parsed = parseMarkdown(markdown, { allowTitle: empty })
   if (parsed.kind === 'error') return parsed
   const first = parsed.value[0]
   if (empty && (first?.type !== 'heading' || first.attrs?.level !== 1)) {
-    return refuse(
+    return refuseFor(
       'missing_title',
       'markdown: the document is empty, so it must start with a "# Title" heading.',
       'markdown',
@@ -39,7 +42,7 @@ export function appendMarkdown(fragment: Y.XmlFragment, markdown: string): Resul
   }
   const before = empty ? undefined : lastSection(fragment)
   if (!empty && !before)
-    return refuse(
+    return refuseFor(
       'missing_title',
       'markdown: the document has no heading to append under; add a title.',
       'markdown',

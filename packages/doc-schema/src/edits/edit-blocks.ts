@@ -4,7 +4,7 @@ import type { DocNode } from '../doc-json.ts'
 import { schema } from '../extensions.ts'
 import { HEADING_ID_ATTR } from '../limits.ts'
 import { parseMarkdown } from '../markdown/parse-markdown.ts'
-import { ok, type Result, refuse } from '../result.ts'
+import { ok, type Result, refuseFor } from '../result.ts'
 import { nodeToY } from '../yjs/build-y.ts'
 import { editTarget, sectionsFrom, type WrittenSection } from './edit-target.ts'
 import { mediaUnder, patchChildren, restorePlaceholders } from './patch-blocks.ts'
@@ -97,7 +97,7 @@ function applyEdit(doc: Y.Doc, place: Place, input: EditBlocksInput): Result<PMN
   const remove = [...new Set(input.removeBlocks ?? [])].sort((a, b) => a - b)
   const outside = remove.filter((n) => !Number.isInteger(n) || n < 1 || n > count)
   if (outside.length > 0) {
-    return refuse(
+    return refuseFor(
       'block_out_of_range',
       `removeBlocks: ${outside.join(', ')} not in 1..${count}; ${place.of} has ${count} ${place.noun}.`,
       'removeBlocks',
@@ -106,7 +106,7 @@ function applyEdit(doc: Y.Doc, place: Place, input: EditBlocksInput): Result<PMN
   const afterBlock = input.afterBlock ?? (remove.length > 0 ? remove[0]! - 1 : count)
   if (!Number.isInteger(afterBlock) || afterBlock < 0 || afterBlock > count) {
     const zero = place.noun === 'blocks' ? 'after the heading' : 'before the first'
-    return refuse(
+    return refuseFor(
       'block_out_of_range',
       `afterBlock: ${afterBlock} is not in 0..${count}; 0 means ${zero}.`,
       'afterBlock',
@@ -130,7 +130,7 @@ function applyEdit(doc: Y.Doc, place: Place, input: EditBlocksInput): Result<PMN
   }
   const lost = remove.filter((_n, i) => mediaUnder([removed[i]!]).some((element) => !kept.has(element)))
   if (lost.length > 0 && !input.allowMediaRemoval) {
-    return refuse(
+    return refuseFor(
       'media_removal_needs_flag',
       `removeBlocks: ${place.noun === 'blocks' ? 'block' : 'item'} ${lost.join(', ')} holds an image or embed; ` +
         'keep its [image: …] placeholder line in markdown to keep it, or set allowMediaRemoval to remove it.',
@@ -138,10 +138,13 @@ function applyEdit(doc: Y.Doc, place: Place, input: EditBlocksInput): Result<PMN
     )
   }
   if (remove.length === 0 && nodes.length === 0) {
-    return refuse('nothing_to_change', 'edit: give removeBlocks or markdown; this edit would change nothing.')
+    return refuseFor(
+      'nothing_to_change',
+      'edit: give removeBlocks or markdown; this edit would change nothing.',
+    )
   }
   if (place.noun !== 'blocks' && count - remove.length + nodes.length === 0) {
-    return refuse(
+    return refuseFor(
       'container_emptied',
       `removeBlocks: that removes every one of the ${count} ${place.noun} of ${place.of}; remove the block ` +
         'itself instead (edit_blocks without inBlock).',
@@ -189,7 +192,7 @@ const ITEM_SYNTAX: Record<string, string> = {
 function itemsOf(blocks: readonly Y.XmlElement[], inBlock: number): Result<Place> {
   const count = blocks.length
   if (!Number.isInteger(inBlock) || inBlock < 1 || inBlock > count) {
-    return refuse('block_out_of_range', `inBlock: ${inBlock} is not in 1..${count}.`, 'inBlock')
+    return refuseFor('block_out_of_range', `inBlock: ${inBlock} is not in 1..${count}.`, 'inBlock')
   }
   const block = blocks[inBlock - 1]!
   const kind = block.nodeName
@@ -210,7 +213,7 @@ function itemsOf(blocks: readonly Y.XmlElement[], inBlock: number): Result<Place
         const items: DocNode[] = []
         for (const list of parsed.value) {
           if (!LIST_ITEMS[list.type] || LIST_ITEMS[list.type] !== itemType) {
-            return refuse(
+            return refuseFor(
               'not_items',
               `markdown: block ${inBlock} is a ${kind}, so give only its items, each written ${ITEM_SYNTAX[kind]}.`,
               'markdown',
@@ -239,7 +242,7 @@ function itemsOf(blocks: readonly Y.XmlElement[], inBlock: number): Result<Place
         const parsed = parseMarkdown(header + markdown.replace(/^\n+/, ''))
         const table = parsed.kind === 'ok' && parsed.value.length === 1 ? parsed.value[0] : undefined
         if (table?.type !== 'table') {
-          return refuse(
+          return refuseFor(
             'not_rows',
             `markdown: block ${inBlock} is a table, so give only rows, one per line, written "| a | b |".`,
             'markdown',
@@ -250,7 +253,7 @@ function itemsOf(blocks: readonly Y.XmlElement[], inBlock: number): Result<Place
           (row.content?.[columns]?.content ?? []).some((p) => p.content?.length),
         )
         if (wide >= 0) {
-          return refuse(
+          return refuseFor(
             'row_too_wide',
             `markdown: row ${wide + 1} has more cells than the table's ${columns} columns; give ${columns} cells per row.`,
             'markdown',
@@ -260,7 +263,7 @@ function itemsOf(blocks: readonly Y.XmlElement[], inBlock: number): Result<Place
       },
     })
   }
-  return refuse(
+  return refuseFor(
     'not_a_container',
     `inBlock: block ${inBlock} is a ${kind}; inBlock edits the items of a list or the rows of a table. ` +
       'Edit this block with removeBlocks and markdown without inBlock, or its text with replace_text.',

@@ -1,7 +1,7 @@
 import * as Y from 'yjs'
 import { isHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR } from '../limits.ts'
-import { type Result, refuse } from '../result.ts'
+import { type Result, refuseFor } from '../result.ts'
 import { type LocatedSection, locateSection } from '../sections/section-index.ts'
 import { sectionRev } from '../sections/section-rev.ts'
 
@@ -11,10 +11,10 @@ export type EditTarget = { doc: Y.Doc; section: LocatedSection }
 export function editTarget(fragment: Y.XmlFragment, sectionId: string, rev: string): Result<EditTarget> {
   const doc = fragment.doc
   if (!doc)
-    return refuse('detached', 'fragment: it belongs to no Y.Doc; edit a fragment read from a document.')
+    return refuseFor('detached', 'fragment: it belongs to no Y.Doc; edit a fragment read from a document.')
   const section = locateSection(fragment, sectionId)
   if (!section) {
-    return refuse(
+    return refuseFor(
       'section_not_found',
       `section_id: no heading has id "${sectionId}"; read the outline for ids. Call get_outline for the current section ids.`,
       'section_id',
@@ -22,7 +22,7 @@ export function editTarget(fragment: Y.XmlFragment, sectionId: string, rev: stri
   }
   const current = sectionRev(section.heading, section.blocks)
   if (current !== rev) {
-    return refuse(
+    return refuseFor(
       'stale_rev',
       `rev: "${rev}" is not the section's current rev ("${current}"); the section changed since you read it. ` +
         `Call read_document with section_id: ${sectionId} for its text and rev, then redo the edit.`,

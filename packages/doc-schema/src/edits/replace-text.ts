@@ -1,6 +1,6 @@
 import * as Y from 'yjs'
 import { parseInlineMarkdown } from '../markdown/parse-markdown.ts'
-import { ok, type Result, refuse } from '../result.ts'
+import { ok, type Result, refuseFor } from '../result.ts'
 import { yTextString } from '../yjs/plain-text.ts'
 import { editTarget, sectionsFrom } from './edit-target.ts'
 import { type Controlled, rewriteText, type TextRun, textRuns } from './rewrite-text.ts'
@@ -44,9 +44,9 @@ export function replaceText(
   opts: ReplaceTextOptions = {},
 ): Result<{ rev: string }> {
   if (oldText === '')
-    return refuse('empty_old_text', 'oldText: it is empty; give the exact text to replace.', 'oldText')
+    return refuseFor('empty_old_text', 'oldText: it is empty; give the exact text to replace.', 'oldText')
   if (oldText === newText) {
-    return refuse(
+    return refuseFor(
       'nothing_to_change',
       'newText: it equals oldText; this edit would change nothing.',
       'newText',
@@ -58,7 +58,7 @@ export function replaceText(
   const count = section.blocks.length
   const { block } = opts
   if (block !== undefined && (!Number.isInteger(block) || block < 0 || block > count)) {
-    return refuse(
+    return refuseFor(
       'block_out_of_range',
       `block: ${block} is not in 0..${count}; 0 is the heading, 1..${count} the blocks as read_document numbers them.`,
       'block',
@@ -101,7 +101,7 @@ export function replaceText(
         found = matches[0]
         const next = parseInlineMarkdown(source === oldText ? newText : newText.replace(LINE_START, ''))
         if (next.media) {
-          return refuse(
+          return refuseFor(
             'media_in_text',
             'newText: it holds an image, which cannot go inside text; use edit_blocks to insert it as a block.',
             'newText',
@@ -122,7 +122,7 @@ export function replaceText(
   const lineBreak =
     runs.some((run) => run.text.includes('\n')) || (readAs !== undefined && newText.includes('\n'))
   if (lineBreak && !unit.inCode) {
-    return refuse(
+    return refuseFor(
       'newline_in_text',
       `newText: a line break cannot go inside the text of ${unit.block === 0 ? 'a heading' : 'a paragraph, list item or table cell'}; ` +
         `use edit_blocks with remove_blocks: [${Math.max(1, unit.block)}] and the block's new Markdown instead.`,
@@ -204,7 +204,7 @@ function ambiguous(
     perBlock.size > 1 && block === undefined
       ? ' Add surrounding text so it occurs once, or pass block with the one to change (0 = the heading).'
       : ' Add surrounding text so it occurs once.'
-  return refuse(
+  return refuseFor(
     'text_ambiguous',
     `oldText: it occurs ${matches.length} times in ${where}${as} (count ${matches.length}): ${places}.${choose}`,
     'oldText',
@@ -276,7 +276,7 @@ function notFound(
   const lines = oldText.includes('\n')
     ? ' replace_text changes text within one paragraph, heading, list item or table cell (code blocks excepted); for more, use edit_blocks.'
     : ''
-  return refuse(
+  return refuseFor(
     'text_not_found',
     `oldText: it does not occur in ${where} (count 0)${tried}.${why}${lines}`,
     'oldText',

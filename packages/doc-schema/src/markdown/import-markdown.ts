@@ -21,7 +21,7 @@ import type Token from 'markdown-it/lib/token.mjs'
 import type { DocNode } from '../doc-json.ts'
 import { newHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR, MAX_IMPORT_BYTES, MAX_IMPORT_ELEMENTS } from '../limits.ts'
-import { ok, type Result, refuse } from '../result.ts'
+import { ok, type Result, refuseFor } from '../result.ts'
 import { footnoteDefinitions } from './footnotes.ts'
 import { countTokens, parseCounted } from './markdown-work.ts'
 import { checkBlocks } from './parse-markdown.ts'
@@ -91,7 +91,7 @@ export function importMarkdown(
 ): Result<ImportedMarkdown> {
   const bytes = Buffer.byteLength(markdown, 'utf8')
   if (bytes > MAX_IMPORT_BYTES) {
-    return refuse(
+    return refuseFor(
       'too_large',
       `markdown: ${bytes} bytes is over the import limit of ${MAX_IMPORT_BYTES} bytes (${MAX_IMPORT_BYTES / 1024 / 1024} MiB); split the file into several documents.`,
       'markdown',
@@ -117,7 +117,7 @@ export function importMarkdown(
   } else {
     title = opts.fallbackTitle.replace(/\s+/g, ' ').trim()
   }
-  if (!title) return refuse('empty_title', 'title: the file has no `# ` heading; give --title.', 'title')
+  if (!title) return refuseFor('empty_title', 'title: the file has no `# ` heading; give --title.', 'title')
   const body = groups.filter((_, i) => i !== dropped)
 
   const shift = body.some(isH1)
@@ -158,7 +158,7 @@ export function importMarkdown(
     }
     const checked = checkBlocks(converted)
     if (checked.kind === 'error') {
-      return refuse(
+      return refuseFor(
         'invalid_content',
         `markdown: line ${line}: ${checked.message.replace(/^markdown: /, '')}`,
         'markdown',

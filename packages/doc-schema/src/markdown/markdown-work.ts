@@ -22,7 +22,7 @@ import type MarkdownIt from 'markdown-it'
 import type Token from 'markdown-it/lib/token.mjs'
 import type { Nesting } from 'markdown-it/lib/token.mjs'
 import { MAX_MARKDOWN_EXPANSION_CHARS, MAX_TABLE_CELLS } from '../limits.ts'
-import { type Result, refuse } from '../result.ts'
+import { type Result, refuseFor } from '../result.ts'
 
 export type MarkdownCeilings = {
   /** Most elements (opening tokens) the input may make. */
@@ -130,7 +130,7 @@ export function parseCounted(md: MarkdownIt, source: string, ceilings: MarkdownC
   try {
     return { kind: 'ok', value: md.parse(source, { work } satisfies Env) }
   } catch (error) {
-    if (error instanceof MarkdownTooComplex) return refuse('too_complex', error.message, 'markdown')
+    if (error instanceof MarkdownTooComplex) return refuseFor('too_complex', error.message, 'markdown')
     throw error
   }
 }

@@ -3,7 +3,7 @@ import type { DocNode } from '../doc-json.ts'
 import { schema } from '../extensions.ts'
 import { newHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR, MAX_MARKDOWN_CHARS, MAX_WRITE_ELEMENTS } from '../limits.ts'
-import { ok, type Result, refuse } from '../result.ts'
+import { ok, type Result, refuseFor } from '../result.ts'
 import { footnoteDefinitions } from './footnotes.ts'
 import { convertInline } from './inline-tokens.ts'
 import { countTokens, parseCounted } from './markdown-work.ts'
@@ -32,14 +32,14 @@ countTokens(markdownIt)
  */
 export function parseMarkdown(markdown: string, opts: ParseOptions = {}): Result<DocNode[]> {
   if (markdown.length > MAX_MARKDOWN_CHARS) {
-    return refuse(
+    return refuseFor(
       'too_large',
       `markdown: ${markdown.length} characters is over the limit of ${MAX_MARKDOWN_CHARS}; send it in smaller parts.`,
       'markdown',
     )
   }
   if (markdown.trim() === '')
-    return refuse('empty', 'markdown: it is empty; send at least one block of content.', 'markdown')
+    return refuseFor('empty', 'markdown: it is empty; send at least one block of content.', 'markdown')
   const tokens = parseCounted(markdownIt, markdown, {
     elements: opts.elements ?? MAX_WRITE_ELEMENTS,
     scope: 'one write',
@@ -47,7 +47,7 @@ export function parseMarkdown(markdown: string, opts: ParseOptions = {}): Result
   if (tokens.kind === 'error') return tokens
   const blocks = tokensToBlocks(tokens.value)
   if (blocks.length === 0)
-    return refuse('empty', 'markdown: it holds no content; send at least one block.', 'markdown')
+    return refuseFor('empty', 'markdown: it holds no content; send at least one block.', 'markdown')
 
   const minLevel = opts.minHeadingLevel ?? 2
   for (const [index, block] of blocks.entries()) {
@@ -55,7 +55,7 @@ export function parseMarkdown(markdown: string, opts: ParseOptions = {}): Result
     const level = Number(block.attrs?.level)
     if (level === 1 && index === 0 && opts.allowTitle) continue
     if (level === 1 && minLevel <= 2) {
-      return refuse(
+      return refuseFor(
         'h1_not_allowed',
         'markdown: a level-1 heading (# …) is only the document title; use ## or deeper for sections.',
         'markdown',
@@ -66,7 +66,7 @@ export function parseMarkdown(markdown: string, opts: ParseOptions = {}): Result
         minLevel > 6
           ? 'no headings here (the section is already level 6)'
           : `${'#'.repeat(minLevel)} or deeper`
-      return refuse(
+      return refuseFor(
         'heading_too_shallow',
         `markdown: heading level ${level} is not deeper than the section; use ${need}.`,
         'markdown',
@@ -105,7 +105,7 @@ export function checkBlocks(blocks: DocNode[]): Result<DocNode[]> {
       checked.push(node.toJSON() as DocNode)
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error)
-      return refuse(
+      return refuseFor(
         'invalid_content',
         `markdown: a ${block.type} block is not valid here (${reason}); rewrite it.`,
         'markdown',

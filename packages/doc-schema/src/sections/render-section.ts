@@ -2,7 +2,7 @@ import type * as Y from 'yjs'
 import { blockMarkdownPrefix, type RenderWork, renderWork } from '../markdown/block-prefix.ts'
 import { yBlockForRender } from '../markdown/render-depth.ts'
 import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
-import { ok, type Result, refuse } from '../result.ts'
+import { ok, type Result, refuseFor } from '../result.ts'
 import { safeCut } from '../text-cut.ts'
 import { memoSectionRev } from './outline-memo.ts'
 import { chapterSections, type LocatedSection, locateSection } from './section-index.ts'
@@ -90,14 +90,14 @@ function headingLine(heading: Y.XmlElement, maxChars: number, work: RenderWork):
 /** Refuses a start (`fromBlock`, `blockOffset`) outside a section of `blockCount` blocks. */
 function checkStart(blockCount: number, fromBlock: number, blockOffset: number): Result<true> {
   if (!Number.isInteger(fromBlock) || fromBlock < 1 || fromBlock > Math.max(1, blockCount)) {
-    return refuse(
+    return refuseFor(
       'block_out_of_range',
       `fromBlock: ${fromBlock} is outside 1..${Math.max(1, blockCount)}; the section has ${blockCount} blocks.`,
       'fromBlock',
     )
   }
   if (!Number.isSafeInteger(blockOffset) || blockOffset < 0 || (blockOffset > 0 && blockCount === 0)) {
-    return refuse(
+    return refuseFor(
       'block_offset_out_of_range',
       `blockOffset: ${blockOffset} must be a whole number ≥ 0 within block ${fromBlock}.`,
       'blockOffset',
@@ -155,7 +155,7 @@ function walkBlocks(
     )
     if (markdown.byWork) byWork = true
     if (offset > 0 && markdown.complete && offset >= markdown.text.length) {
-      return refuse(
+      return refuseFor(
         'block_offset_out_of_range',
         `blockOffset: ${offset} is past the end of block ${number} (${markdown.text.length} characters of Markdown).`,
         'blockOffset',
@@ -199,7 +199,7 @@ function walkBlocks(
 }
 
 const sectionNotFound = (sectionId: string) =>
-  refuse<never>(
+  refuseFor(
     'section_not_found',
     `section_id: no heading has id "${sectionId}"; read the outline for ids.`,
     'section_id',
@@ -314,7 +314,7 @@ export function renderChapter(
   while (first.sectionId !== fromSection || fromSection === '') {
     const later = walk.next()
     if (later.done) {
-      return refuse(
+      return refuseFor(
         'section_not_in_chapter',
         `fromSection: "${fromSection}" is neither section "${sectionId}" nor one of its subsections; pass the fromSection a note of this chapter's reads named, or read that section with its own section_id.`,
         'fromSection',

@@ -4,7 +4,7 @@
  * the services, so it runs the same in the CLI process and inside a running server (admin-channel.ts).
  * Output goes through `io`; bad input is a UsageError: one line on stderr and exit code 2.
  */
-import type { Result } from '../../errors.ts'
+import type { Result } from '@collab/doc-schema'
 import type { Services } from '../../services.ts'
 
 export type CommandIO = { out(text: string): void; err(text: string): void }

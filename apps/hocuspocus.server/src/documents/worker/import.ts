@@ -3,9 +3,16 @@
  * search text and the outline. Pure work (no I/O), run on the import worker (worker.ts) so a large file never
  * holds the event loop that serves everyone; the service then stores the result in one transaction.
  */
-import { importedDocumentUpdate, importMarkdown, MAX_TITLE_CHARS, type OutlineNode } from '@collab/doc-schema'
+import {
+  importedDocumentUpdate,
+  importMarkdown,
+  MAX_TITLE_CHARS,
+  type OutlineNode,
+  ok,
+  type Result,
+  refuse,
+} from '@collab/doc-schema'
 import { storableText } from '../../db/storable-text.ts'
-import { ok, type Result, refuse } from '../../errors.ts'
 import { derivedOf } from '../stored-parts.ts'
 
 export type ImportInput = { markdown: string; title?: string; fallbackTitle: string }

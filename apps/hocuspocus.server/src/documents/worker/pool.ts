@@ -10,7 +10,7 @@
  * worker ends after WORKER_IDLE_MS without work, giving its memory back.
  */
 
-import { type Result, refuse } from '../../errors.ts'
+import { type Result, refuse } from '@collab/doc-schema'
 import type { StoredParts } from '../stored-parts.ts'
 import type { BuiltImport, ImportInput } from './import.ts'
 import type { Job, WorkerJob, WorkerReply } from './worker.ts'

@@ -3,7 +3,7 @@
  * large buffers transferred rather than copied. Jobs: `import` builds a Markdown file (import.ts); `export`
  * renders stored content as Markdown (export.ts).
  */
-import { ok, type Result } from '../../errors.ts'
+import { ok, type Result } from '@collab/doc-schema'
 import type { StoredParts } from '../stored-parts.ts'
 import { renderExport } from './export.ts'
 import { buildImport, type ImportInput } from './import.ts'

@@ -4,16 +4,14 @@
  * so success is answered only once a store is known to cover this write (durable): told by the
  * persistence extension when it is given, else by reading the stored state back.
  */
-import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { FRAGMENT_NAME, type Result } from '@collab/doc-schema'
 import type { Document, Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import type { DocumentsService } from '../../../documents/service.ts'
 import { stopIfCancelled } from './cancel.ts'
 
-/** A refusal: of the edit (the document model's; nothing changed), or of a store that was not confirmed. */
-export type EditRefusal = { kind: 'error'; code: string; field?: string; message: string }
-
-export type WriteOutcome<T> = { kind: 'ok'; value: T } | EditRefusal
+/** The edit's value, or a refusal: of the edit (the document model's; nothing changed), or of a store that was not confirmed. */
+export type WriteOutcome<T> = Result<T>
 
 /** The change is in the live document but no store confirmed it: the caller should read before retrying. */
 export const UNSTORED_MESSAGE =
@@ -23,7 +21,7 @@ export type DocumentWriter = {
   write<T>(
     room: string,
     context: Record<string, unknown>,
-    edit: (fragment: Y.XmlFragment) => { kind: 'ok'; value: T } | EditRefusal,
+    edit: (fragment: Y.XmlFragment) => Result<T>,
     options?: WriteOptions,
   ): Promise<WriteOutcome<T>>
 }
@@ -110,7 +108,7 @@ export function createDocumentWriter(deps: {
         stopListening?.()
         throw error
       })
-      let outcome: { kind: 'ok'; value: unknown } | EditRefusal | undefined
+      let outcome: Result<unknown> | undefined
       try {
         await options.beforeApply?.()
         // Loading the live document may have taken a while: a caller gone by now gets nothing applied.

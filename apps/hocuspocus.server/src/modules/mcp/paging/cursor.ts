@@ -9,8 +9,9 @@
  * toISOString writes it or outside the server's years, an offset past any snapshot, an id not a UUID):
  * forged values are refused here, before any query, and never reach SQL.
  */
+
+import { ok, type Result, refuse } from '@collab/doc-schema'
 import type { FindScope } from '../../../documents/search.ts'
-import { ok, type Result, refuse } from '../../../errors.ts'
 import { MAX_FIND_LIMIT, MAX_FIND_SNAPSHOT_DOCUMENTS } from '../limits.ts'
 
 export type FindCursorBinding = { query: string; scope: FindScope; limit: number }

@@ -3,6 +3,8 @@
  * which documents it showed; page two freezes the rest of the run's order in a snapshot, so later edits
  * cannot make a document repeat or go missing; later pages read slices of that snapshot.
  */
+
+import { ok, type Result, refuse } from '@collab/doc-schema'
 import {
   type FindScope,
   type FoundRow,
@@ -11,7 +13,6 @@ import {
   type SearchInput,
   type SearchService,
 } from '../../../documents/search.ts'
-import { ok, type Result, refuse } from '../../../errors.ts'
 import { FIND_SNAPSHOT_TTL_MS, MAX_FIND_SNAPSHOT_DOCUMENTS } from '../limits.ts'
 import { decodeCursor, encodeCursor, type FindCursor, shortId } from './cursor.ts'
 

@@ -3,7 +3,7 @@
  * the budget walk from `start`, then the continuation note when lines are left, then the truncation note
  * (also when the page began past the first line, so the count says which part was shown).
  */
-import { type Result, refuse } from '../../../errors.ts'
+import { type Result, refuse } from '@collab/doc-schema'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { walkLines } from '../render/budget.ts'
 import { notes } from '../render/notes.ts'

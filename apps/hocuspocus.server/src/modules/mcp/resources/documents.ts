@@ -30,9 +30,6 @@ import {
 
 export { DOCUMENT_TEMPLATE, documentUri, SECTION_TEMPLATE, sectionUri } from './uris.ts'
 
-/** Refusals that mean "no such resource for you" (a missing document and one the caller may not read). */
-const NOT_FOUND_CODES = new Set(['not_found', 'section_not_found'])
-
 /** What prompts reuse of the resources: the read (as a resource content item) and the completers. */
 export type DocumentResources = {
   read(
@@ -74,8 +71,7 @@ export function registerDocumentResources(server: McpServer, caller: CallerConte
       )
     }
     if (result.isError) {
-      const missing =
-        typeof answer === 'object' && answer.kind === 'error' && NOT_FOUND_CODES.has(answer.code)
+      const missing = typeof answer === 'object' && answer.kind === 'error' && answer.code === 'not_found'
       throw requestError(missing ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, text, {
         uri: uri.toString(),
       })

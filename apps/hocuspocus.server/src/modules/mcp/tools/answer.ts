@@ -3,8 +3,10 @@
  * with the field at fault, named as the caller sends it: the document model names its fields in camelCase
  * (fromBlock), tools take them in snake_case (from_block).
  */
+
+import type { Refusal } from '@collab/doc-schema'
 import { type CallToolResult, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
-import type { KeptAnswer, ToolAnswer, ToolRefusal } from './tool.ts'
+import type { KeptAnswer, ToolAnswer } from './tool.ts'
 
 /** fromBlock -> from_block. */
 export const argumentName = (name: string): string =>
@@ -33,7 +35,7 @@ export function callerWords(names: CallerNames): (text: string) => string {
 }
 
 /** The text of a refusal: its leading `label:` is the field at fault when the refusal names one. */
-export function refusalText(refusal: ToolRefusal, words: (text: string) => string = (t) => t): string {
+export function refusalText(refusal: Refusal, words: (text: string) => string = (t) => t): string {
   const { field, message } = refusal
   const label = /^[\w-]+:/.exec(message)?.[0]
   const text =

@@ -72,7 +72,7 @@ export const editBlocks = defineTool({
           inBlock: args.in_block,
         })
         // "Nothing to change" names no single field of the model; here it is the Markdown that is missing.
-        return edited.kind === 'error' && edited.code === 'nothing_to_change' && edited.field === undefined
+        return edited.kind === 'error' && edited.reason === 'nothing_to_change' && edited.field === undefined
           ? { ...edited, field: 'markdown' }
           : edited
       },

@@ -4,9 +4,8 @@
  * (find_documents' search picks and orders the documents, with its cursors; each document's content is
  * then searched for the sections). Snippets and headings are document text: inside the data frame.
  */
-import { findInSections, type SectionMatch, safeCut } from '@collab/doc-schema'
+import { findInSections, refuse, type SectionMatch, safeCut } from '@collab/doc-schema'
 import { z } from 'zod'
-import { refuse } from '../../../errors.ts'
 import {
   DEFAULT_FIND_SECTIONS_DOCUMENTS,
   MAX_FIND_SECTIONS_DOCUMENTS,

@@ -3,8 +3,8 @@
  * "no access" read the same), then the live-or-stored content.
  */
 import type { OutlineNode } from '@collab/doc-schema'
+import { ok, type Result, refuse } from '@collab/doc-schema'
 import type { Resolved } from '../../../documents/service.ts'
-import { ok, type Result, refuse } from '../../../errors.ts'
 import { stopIfCancelled } from '../infra/cancel.ts'
 import type { ReadableDocument } from '../infra/documents.ts'
 import { readCall, type ToolContext } from './context.ts'

@@ -1,6 +1,7 @@
 /** read_chat_thread: the newest messages of one heading's chat room, newest last, bounded by MAX_READ_CHARS. */
+
+import { refuse } from '@collab/doc-schema'
 import { z } from 'zod'
-import { refuse } from '../../../errors.ts'
 import { DEFAULT_CHAT_PAGE, MAX_CHAT_PAGE, MAX_CHAT_SEQ, MAX_READ_CHARS } from '../limits.ts'
 import { keepNewest, messageEntry } from '../render/chat.ts'
 import { renderOutput } from '../render/frame.ts'

@@ -2,16 +2,15 @@
  * read_document: the whole document as Markdown, or one section with numbered blocks. Both bounded by
  * MAX_READ_CHARS (or a smaller max_chars); a cut read ends with notes naming how to read on.
  */
-import { type ChapterRender, renderChapter, renderSection } from '@collab/doc-schema'
+import { type ChapterRender, type Refusal, refuse, renderChapter, renderSection } from '@collab/doc-schema'
 import { z } from 'zod'
-import { refuse } from '../../../errors.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
 import { readWholeDocument } from '../render/whole-read.ts'
 import { optionalSectionIdField, slugField } from './fields.ts'
 import { openDocument } from './open-document.ts'
-import { defineTool, type ToolRefusal } from './tool.ts'
+import { defineTool } from './tool.ts'
 
 export const readDocument = defineTool({
   name: 'read_document',
@@ -221,20 +220,20 @@ function chapterNotes(sectionId: string, chapter: ChapterRender, maxChars: numbe
 }
 
 /** The document model's refusals of a section read, with this tool's next step. */
-function withNextStep(refusal: ToolRefusal): ToolRefusal {
-  if (refusal.code === 'block_out_of_range') {
+function withNextStep(refusal: Refusal): Refusal {
+  if (refusal.reason === 'block_out_of_range') {
     return {
       ...refusal,
       message: `${refusal.message} Call again with from_block in that range, or without it.`,
     }
   }
-  if (refusal.code === 'block_offset_out_of_range') {
+  if (refusal.reason === 'block_offset_out_of_range') {
     return {
       ...refusal,
       message: `${refusal.message} Call again with the block_offset a note named, or without it.`,
     }
   }
-  if (refusal.code === 'section_not_found') {
+  if (refusal.reason === 'section_not_found') {
     return { ...refusal, message: `${refusal.message} Call get_outline for the current section ids.` }
   }
   return refusal

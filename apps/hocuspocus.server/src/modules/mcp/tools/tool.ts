@@ -2,6 +2,7 @@
  * A tool is data: declared once with its kind, and everything else (the token scope that lists it, its MCP
  * annotations, instrumentation, the mapping of its answer to a tool result) follows from the declaration.
  */
+import type { Refusal } from '@collab/doc-schema'
 import type { ResourceLink, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js'
 import type { z } from 'zod'
 import type { ToolContext } from './context.ts'
@@ -11,9 +12,6 @@ import type { ToolContext } from './context.ts'
  * change or remove what is there.
  */
 export type ToolKind = 'read' | 'write' | 'destructive'
-
-/** An expected refusal, from a service, the document model or the tool itself: the field at fault leads `message`. */
-export type ToolRefusal = { kind: 'error'; code: string; field?: string; message: string }
 
 /**
  * An answer's text followed by links to resources (resource_link items: whole documents a host can read
@@ -28,10 +26,11 @@ export type LinkedAnswer = { kind: 'linked'; text: string; links: ResourceLink[]
 export type KeptAnswer = { readonly kind: 'kept'; readonly text: string }
 
 /**
- * What a handler returns: the answer's text, the text with resource links, a kept text, or a refusal
- * (the registration loop makes each a tool result).
+ * What a handler returns: the answer's text, the text with resource links, a kept text, or a refusal (the
+ * project's one refusal shape, from a service, the document model or the tool itself); the registration
+ * loop makes each a tool result.
  */
-export type ToolAnswer = string | LinkedAnswer | KeptAnswer | ToolRefusal
+export type ToolAnswer = string | LinkedAnswer | KeptAnswer | Refusal
 
 export type Tool<Shape extends z.ZodRawShape = z.ZodRawShape> = {
   name: string

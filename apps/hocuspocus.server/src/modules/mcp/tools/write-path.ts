@@ -3,12 +3,13 @@
  * document that is not read-only, with a token that has scope write), apply the edit through the live
  * document, and answer only once the change is stored.
  */
+
+import { type Result, refuse } from '@collab/doc-schema'
 import type * as Y from 'yjs'
 import type { Resolved } from '../../../documents/service.ts'
-import { type Result, refuse } from '../../../errors.ts'
 import type { ToolContext } from './context.ts'
 import { resolveForAgent } from './open-document.ts'
-import type { ToolAnswer, ToolRefusal } from './tool.ts'
+import type { ToolAnswer } from './tool.ts'
 
 export async function resolveForWrite(ctx: ToolContext, slug: string): Promise<Result<Resolved>> {
   const resolved = await resolveForAgent(ctx, slug)
@@ -28,7 +29,7 @@ export async function resolveForWrite(ctx: ToolContext, slug: string): Promise<R
 }
 
 /** An edit of the document model on the live fragment: its value, or a refusal that changed nothing. */
-export type Edit<T> = (fragment: Y.XmlFragment) => { kind: 'ok'; value: T } | ToolRefusal
+export type Edit<T> = (fragment: Y.XmlFragment) => Result<T>
 
 /** Resolves `slug` for write, applies `edit` as the calling tool, and answers once the change is stored. */
 export async function editDocument<T>(
