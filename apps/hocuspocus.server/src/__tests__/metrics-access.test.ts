@@ -7,8 +7,9 @@
 import { describe, expect, test } from 'bun:test'
 import { networkInterfaces } from 'node:os'
 import { ConfigError, loadConfig, METRICS_TOKEN_MIN_CHARS } from '../config.ts'
-import { createHttpApp, isLoopback } from '../http/app.ts'
+import { createHttpApp } from '../http/app.ts'
 import { createLogger } from '../logger.ts'
+import { isLoopback } from '../loopback.ts'
 import type { RunningServer } from '../server.ts'
 import { DATABASE_KIND } from './helpers/database.ts'
 import { useTestServer } from './helpers/server.ts'
@@ -106,9 +107,11 @@ describe(`/metrics and /health off loopback (${DATABASE_KIND})`, () => {
     })
   })
 
-  test('loopback means 127.0.0.0/8 and ::1 only', () => {
-    expect(['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1'].every(isLoopback)).toBe(true)
-    expect(['10.0.0.5', '::ffff:10.0.0.5', '128.0.0.1', '::2', '', undefined].some(isLoopback)).toBe(false)
+  test('loopback means localhost, 127.0.0.0/8 and ::1 only (bracketed or IPv4-mapped too)', () => {
+    const local = ['127.0.0.1', '127.8.9.10', '::1', '[::1]', '::ffff:127.0.0.1', 'localhost', 'LocalHost']
+    expect(local.filter((host) => !isLoopback(host))).toEqual([])
+    const remote = ['10.0.0.5', '::ffff:10.0.0.5', '128.0.0.1', '::2', '[::2]', 'localhost.evil.example', '']
+    expect([...remote, undefined].filter((host) => isLoopback(host))).toEqual([])
   })
 })
 

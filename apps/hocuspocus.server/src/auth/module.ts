@@ -7,6 +7,7 @@
 import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
 import type { Logger } from '../logger.ts'
+import { isLoopback } from '../loopback.ts'
 import { type AccountsService, createAccountsService } from './accounts.ts'
 import {
   type BetterAuth,
@@ -48,7 +49,7 @@ export type AuthModule = {
 export function canHostOAuth(baseUrl: string): boolean {
   const url = new URL(baseUrl)
   if (url.protocol === 'https:') return true
-  return url.protocol === 'http:' && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(url.hostname)
+  return url.protocol === 'http:' && isLoopback(url.hostname)
 }
 
 export function createAuthModule(deps: {

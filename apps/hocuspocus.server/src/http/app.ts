@@ -15,6 +15,7 @@ import { routePath } from 'hono/route'
 import type { AuthModule } from '../auth/module.ts'
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/errors.ts'
 import type { Logger } from '../logger.ts'
+import { isLoopback } from '../loopback.ts'
 import type { Metrics } from '../metrics.ts'
 import type { Services } from '../services.ts'
 import { type ApiDeps, apiRoutes } from './api.ts'
@@ -26,13 +27,6 @@ import type { WebApp } from './web.ts'
 export type HttpBindings = {
   /** The peer's address (Bun's `server.requestIP`); absent or unknown counts as not loopback. */
   ip?: string
-}
-
-/** 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6 (::ffff:127.0.0.1). */
-export function isLoopback(ip: string | undefined): boolean {
-  if (!ip) return false
-  const v4 = ip.toLowerCase().startsWith('::ffff:') ? ip.slice(7) : ip
-  return ip === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4)
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest()

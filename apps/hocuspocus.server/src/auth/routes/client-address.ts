@@ -12,8 +12,7 @@ export function clientAddress(
 ): string | undefined {
   const isTrusted = (ip: string) =>
     !trusted.includes('none') &&
-    ((trusted.includes('loopback') && isLoopback(ip.replace(/^::ffff:/, ''))) ||
-      trusted.includes(ip.toLowerCase()))
+    ((trusted.includes('loopback') && isLoopback(ip)) || trusted.includes(ip.toLowerCase()))
   if (!peer || !forwardedFor || !isTrusted(peer)) return peer
   const hops = forwardedFor.split(',').map((hop) => hop.trim())
   for (let i = hops.length - 1; i >= 0; i--) {
