@@ -58,8 +58,8 @@ const headingMarkdown = (section: LocatedSection) =>
 
 /**
  * Reads chapter `sectionId` from its first read to its last at `maxChars`, following `next`; checks
- * each read's text against the sections' own heading and block Markdown and returns, per section and
- * block, the [from, to) ranges shown, and the order in which sections were shown.
+ * each read's text against the sections' own heading and block Markdown and returns that Markdown, per
+ * section and block the [from, to) ranges shown, and the order in which sections were shown.
  */
 function pageChapter(fragment: Y.XmlFragment, sectionId: string, maxChars: number) {
   const chapter = expectedChapter(fragment, sectionId)
@@ -114,7 +114,7 @@ function pageChapter(fragment: Y.XmlFragment, sectionId: string, maxChars: numbe
       }
     })
     expect(read.text).toBe(expected)
-    if (read.next === undefined) return { chapter, shown, order }
+    if (read.next === undefined) return { chapter, markdown, shown, order }
     expect(read.next.sectionId).not.toBe('')
     opts = {
       fromSection: read.next.sectionId,
@@ -125,17 +125,17 @@ function pageChapter(fragment: Y.XmlFragment, sectionId: string, maxChars: numbe
 }
 
 /** Every section of the chapter was shown, in order, and every block's ranges tile its Markdown. */
-function expectEveryCharacterOnce({ chapter, shown, order }: ReturnType<typeof pageChapter>) {
+function expectEveryCharacterOnce({ chapter, markdown, shown, order }: ReturnType<typeof pageChapter>) {
   expect(order).toEqual(chapter.map((section) => section.sectionId))
   for (const section of chapter) {
     const ranges = shown.get(section.sectionId)!
-    section.blocks.forEach((block, i) => {
+    markdown.get(section.sectionId)!.forEach((whole, i) => {
       let at = 0
       for (const [from, to] of ranges.get(i + 1) ?? []) {
         expect(from).toBe(at)
         at = to
       }
-      expect(at).toBe(blockMarkdown(block).length)
+      expect(at).toBe(whole.length)
     })
   }
 }
