@@ -7,7 +7,7 @@
 import { FRAGMENT_NAME, HEADING_ID_ATTR, isHeadingId } from '@collab/doc-schema'
 import type { Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
-import { applyStored } from '../documents/service.ts'
+import { applyStored } from '../documents/stored-parts.ts'
 import type { Services } from '../services.ts'
 
 function hasHeading(doc: Y.Doc, sectionId: string): boolean {

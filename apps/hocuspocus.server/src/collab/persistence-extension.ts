@@ -28,7 +28,8 @@ import type {
   onStoreDocumentPayload,
 } from '@hocuspocus/server'
 import { isDatabaseUnavailable } from '../db/errors.ts'
-import { applyStored, type DocumentsService } from '../documents/service.ts'
+import type { DocumentsService } from '../documents/service.ts'
+import { applyStored } from '../documents/stored-parts.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import { Compaction } from './persistence/compaction.ts'

@@ -25,8 +25,8 @@ import * as Y from 'yjs'
 import { Prisma, type PrismaClient } from '../db/generated/client.ts'
 import type { Logger } from '../logger.ts'
 import { type PacedPass, startPacedPass } from './paced-pass.ts'
-import { applyStored } from './service.ts'
 import { writeStoredOutline } from './store.ts'
+import { applyStored } from './stored-parts.ts'
 
 /** Outlines to rewrite asked for per query. */
 export const OUTLINE_BACKFILL_BATCH = 200

@@ -13,8 +13,9 @@ import type { PrismaClient } from '../db/generated/client.ts'
 import type { Logger } from '../logger.ts'
 import { type PacedPass, startPacedPass } from './paced-pass.ts'
 import { MAX_FIND_TEXT_CHARS } from './search.ts'
-import { applyStored, type DocumentsService } from './service.ts'
+import type { DocumentsService } from './service.ts'
 import { writeDerived } from './store.ts'
+import { applyStored } from './stored-parts.ts'
 
 /** Documents asked for per query while filling. */
 export const SEARCH_BACKFILL_BATCH = 20

@@ -10,11 +10,7 @@ import { createCatalog } from './catalog.ts'
 import { createMarkdownExport } from './export-markdown.ts'
 import { createResolver } from './resolve.ts'
 import { createStoredContent } from './stored-content.ts'
-import { applyStored, type StoredParts } from './stored-parts.ts'
 import { WorkerPool } from './worker/pool.ts'
-
-export type { DocumentListing, DocumentRow, Resolved } from './rows.ts'
-export { applyStored, type StoredParts }
 
 /** `changes`: told of every share, unshare, flag change and delete, so open connections follow them. */
 export function createDocumentsService(prisma: PrismaClient, changes?: AccessChanges) {

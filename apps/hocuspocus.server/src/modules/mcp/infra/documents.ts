@@ -6,7 +6,8 @@
 import { FRAGMENT_NAME, liveOutline, type OutlineNode, readOutline } from '@collab/doc-schema'
 import type { Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
-import { applyStored, type DocumentsService } from '../../../documents/service.ts'
+import type { DocumentsService } from '../../../documents/service.ts'
+import { applyStored } from '../../../documents/stored-parts.ts'
 import { stopIfCancelled } from './cancel.ts'
 
 export type ReadableDocument = {

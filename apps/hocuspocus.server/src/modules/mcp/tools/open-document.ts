@@ -4,7 +4,7 @@
  */
 import type { OutlineNode } from '@collab/doc-schema'
 import { ok, type Result, refuse } from '@collab/doc-schema'
-import type { Resolved } from '../../../documents/service.ts'
+import type { Resolved } from '../../../documents/rows.ts'
 import { stopIfCancelled } from '../infra/cancel.ts'
 import type { ReadableDocument } from '../infra/documents.ts'
 import { readCall, type ToolContext } from './context.ts'

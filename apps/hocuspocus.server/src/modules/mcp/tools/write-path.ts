@@ -6,7 +6,7 @@
 
 import { type Result, refuse } from '@collab/doc-schema'
 import type * as Y from 'yjs'
-import type { Resolved } from '../../../documents/service.ts'
+import type { Resolved } from '../../../documents/rows.ts'
 import type { ToolContext } from './context.ts'
 import { resolveForAgent } from './open-document.ts'
 import type { ToolAnswer } from './tool.ts'
