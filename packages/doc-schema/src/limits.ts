@@ -49,15 +49,6 @@ export const MAX_EDITOR_UPDATE_BYTES = 8 * 1024 * 1024
  */
 export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 
-/** Awareness (cursors, names): largest single client's state, as JSON. A caret and a name are ~300 bytes. */
-export const MAX_AWARENESS_STATE_BYTES = 8_192
-
-/** Awareness: largest awareness message a connection may send (a few clients' states). */
-export const MAX_AWARENESS_MESSAGE_BYTES = 64 * 1024
-
-/** Awareness: most client states one awareness message may carry (an editor sends its own, one). */
-export const MAX_AWARENESS_STATES_PER_MESSAGE = 8
-
 /**
  * Work ceilings of Markdown, counted while markdown-it reads it (markdown/markdown-work.ts): bytes do not
  * bound what Markdown expands to. An element is one opening token: a block, a list item, a table cell, a run

@@ -24,12 +24,7 @@
  * also holds the scratch's own empty state (its clock 0 never applies); which clientIds the message really
  * carries is read from the raw message in `beforeHandleMessage`, before it is handled.
  */
-import {
-  colorOf,
-  isHexColor,
-  MAX_AWARENESS_STATE_BYTES,
-  MAX_AWARENESS_STATES_PER_MESSAGE,
-} from '@collab/doc-schema'
+import { colorOf, isHexColor } from '@collab/doc-schema'
 import type {
   beforeHandleAwarenessPayload,
   beforeHandleMessagePayload,
@@ -44,18 +39,12 @@ import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import { EDITOR_REFUSED_CODE, EDITOR_TOO_LARGE_CODE } from './boundary.ts'
 import type { ConnectionContext } from './context.ts'
-
-/**
- * Most clientIds one connection (one socket's one document) may ever send a state for. An editor sends
- * one: its Y.Doc's clientID, which stays the same for the connection's life. Four leaves room for a client
- * that replaces its Y.Doc without reconnecting, and bounds what a connection can put in everyone's memory
- * to four states of at most MAX_AWARENESS_STATE_BYTES each (a socket cycling fresh ids is closed at the
- * fifth).
- */
-export const MAX_AWARENESS_CLIENTS_PER_CONNECTION = 4
-
-/** Longest name shown for anyone present (a handle is at most 32 characters; names are cut to this). */
-export const MAX_PRESENCE_NAME_CHARS = 64
+import {
+  MAX_AWARENESS_CLIENTS_PER_CONNECTION,
+  MAX_AWARENESS_STATE_BYTES,
+  MAX_AWARENESS_STATES_PER_MESSAGE,
+  MAX_PRESENCE_NAME_CHARS,
+} from './limits.ts'
 
 /** A WebSocket close reason holds at most 123 bytes. */
 const MAX_REASON_CHARS = 120

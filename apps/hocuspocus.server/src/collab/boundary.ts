@@ -26,7 +26,6 @@ import {
   EDITOR_TYPES_PARAM,
   type EditorTypes,
   FRAGMENT_NAME,
-  MAX_AWARENESS_MESSAGE_BYTES,
   MAX_DOCUMENT_BYTES,
   MAX_EDITOR_UPDATE_BYTES,
   MAX_EDITOR_UPDATE_STRUCTS,
@@ -53,37 +52,23 @@ import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import { UserShares } from '../user-shares.ts'
 import type { ConnectionContext } from './context.ts'
+import {
+  EDITOR_BYTE_BURST,
+  EDITOR_BYTES_PER_SECOND,
+  EDITOR_MESSAGE_BURST,
+  EDITOR_MESSAGES_PER_SECOND,
+  EDITOR_STRUCT_BURST,
+  EDITOR_STRUCTS_PER_SECOND,
+  MAX_AWARENESS_MESSAGE_BYTES,
+  MAX_EDITOR_WAIT_MS,
+  USER_STRUCT_BURST,
+  USER_STRUCTS_PER_SECOND,
+} from './limits.ts'
 
 /** Close code for a message the boundary refused (like HTTP 422: well-formed, not acceptable). */
 export const EDITOR_REFUSED_CODE = 4422
 /** Close code for a message over a size ceiling (like HTTP 413). */
 export const EDITOR_TOO_LARGE_CODE = 4413
-/**
- * Flood control, per connection: messages and bytes are drawn from two buckets that refill at these rates
- * (and hold at most the burst). A connection that runs a bucket dry waits for it, which slows only its own
- * queue (Hocuspocus handles each connection's messages in order); one that would wait longer than
- * MAX_EDITOR_WAIT_MS is closed. A fast typist sends ~20 updates and carets a second; a paste is one message.
- */
-export const EDITOR_MESSAGES_PER_SECOND = 200
-export const EDITOR_MESSAGE_BURST = 400
-export const EDITOR_BYTES_PER_SECOND = 2 * 1024 * 1024
-export const EDITOR_BYTE_BURST = 2 * MAX_EDITOR_UPDATE_BYTES
-export const MAX_EDITOR_WAIT_MS = 5_000
-/**
- * Structs (Yjs items inserted and deleted, ~8 µs each to decode, check and apply) per second per connection:
- * a connection that sends more waits, so one connection takes at most ~10% of the event loop however it
- * splits its work into messages. Typing is tens of structs a second; one largest paste fits the burst.
- */
-export const EDITOR_STRUCTS_PER_SECOND = MAX_EDITOR_UPDATE_STRUCTS
-export const EDITOR_STRUCT_BURST = MAX_SYNC_STEP2_STRUCTS
-/**
- * The same work per user, across all their connections (a user may open many documents and sockets): at
- * most ~20% of the event loop for one person or agent, whatever they open. MCP calls have their own bound:
- * each call's work is capped (read budgets, write ceilings) and each user's calls draw on a share of server
- * time (`MCP_SERVER_SHARE_PERCENT`, modules/mcp/infra/server-time.ts), kept by the same UserShares.
- */
-export const USER_STRUCTS_PER_SECOND = 2 * EDITOR_STRUCTS_PER_SECOND
-export const USER_STRUCT_BURST = MAX_SYNC_STEP2_STRUCTS
 
 /** Close code and reason for a socket that sends faster than the flood rates allow for MAX_EDITOR_WAIT_MS. */
 export const FLOOD_CLOSE_CODE = 1008

@@ -12,7 +12,6 @@ import {
   FRAGMENT_NAME,
   HEADING_ID_ATTR,
   isHeadingId,
-  MAX_AWARENESS_STATE_BYTES,
   MAX_EDITOR_UPDATE_BYTES,
   MAX_NESTING_DEPTH,
   readPlainText,
@@ -20,6 +19,7 @@ import {
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { FLOOD_CLOSE_REASON } from '../../collab/boundary.ts'
+import { MAX_AWARENESS_STATE_BYTES } from '../../collab/limits.ts'
 import { FRAME_END } from '../../modules/mcp/render/frame.ts'
 import type { RunningServer } from '../../server.ts'
 import { element, paragraph } from '../helpers/documents.ts'

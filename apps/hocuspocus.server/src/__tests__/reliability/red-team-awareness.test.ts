@@ -10,15 +10,16 @@
  * live document awareness is what the server holds.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { FRAGMENT_NAME, isHexColor, MAX_AWARENESS_STATE_BYTES } from '@collab/doc-schema'
+import { FRAGMENT_NAME, isHexColor } from '@collab/doc-schema'
 import { Awareness, applyAwarenessUpdate, encodeAwarenessUpdate } from 'y-protocols/awareness'
 import * as Y from 'yjs'
 import { SESSION_PRINCIPAL_PREFIX } from '../../auth/tokens.ts'
+import { presenceUserOf } from '../../collab/awareness-guard.ts'
 import {
   MAX_AWARENESS_CLIENTS_PER_CONNECTION,
+  MAX_AWARENESS_STATE_BYTES,
   MAX_PRESENCE_NAME_CHARS,
-  presenceUserOf,
-} from '../../collab/awareness-guard.ts'
+} from '../../collab/limits.ts'
 import type { RunningServer } from '../../server.ts'
 import { connectProvider, type TestProvider } from '../helpers/provider.ts'
 import { eventually, userWithToken, useTestServer } from '../helpers/server.ts'

@@ -1,0 +1,60 @@
+/**
+ * The editor boundary's limits (collab/boundary.ts, collab/awareness-guard.ts): how fast one connection
+ * and one user may send, and how large presence (awareness) may be. The limits of what a document may
+ * hold and of one update's work are the document model's (`@collab/doc-schema` limits.ts).
+ */
+import {
+  MAX_EDITOR_UPDATE_BYTES,
+  MAX_EDITOR_UPDATE_STRUCTS,
+  MAX_SYNC_STEP2_STRUCTS,
+} from '@collab/doc-schema'
+
+/**
+ * Flood control, per connection: messages and bytes are drawn from two buckets that refill at these rates
+ * (and hold at most the burst). A connection that runs a bucket dry waits for it, which slows only its own
+ * queue (Hocuspocus handles each connection's messages in order); one that would wait longer than
+ * MAX_EDITOR_WAIT_MS is closed. A fast typist sends ~20 updates and carets a second; a paste is one message.
+ */
+export const EDITOR_MESSAGES_PER_SECOND = 200
+export const EDITOR_MESSAGE_BURST = 400
+export const EDITOR_BYTES_PER_SECOND = 2 * 1024 * 1024
+export const EDITOR_BYTE_BURST = 2 * MAX_EDITOR_UPDATE_BYTES
+export const MAX_EDITOR_WAIT_MS = 5_000
+
+/**
+ * Structs (Yjs items inserted and deleted, ~8 µs each to decode, check and apply) per second per connection:
+ * a connection that sends more waits, so one connection takes at most ~10% of the event loop however it
+ * splits its work into messages. Typing is tens of structs a second; one largest paste fits the burst.
+ */
+export const EDITOR_STRUCTS_PER_SECOND = MAX_EDITOR_UPDATE_STRUCTS
+export const EDITOR_STRUCT_BURST = MAX_SYNC_STEP2_STRUCTS
+
+/**
+ * The same work per user, across all their connections (a user may open many documents and sockets): at
+ * most ~20% of the event loop for one person or agent, whatever they open. MCP calls have their own bound:
+ * each call's work is capped (read budgets, write ceilings) and each user's calls draw on a share of server
+ * time (`MCP_SERVER_SHARE_PERCENT`, modules/mcp/infra/server-time.ts), kept by the same UserShares.
+ */
+export const USER_STRUCTS_PER_SECOND = 2 * EDITOR_STRUCTS_PER_SECOND
+export const USER_STRUCT_BURST = MAX_SYNC_STEP2_STRUCTS
+
+/**
+ * Most clientIds one connection (one socket's one document) may ever send a state for. An editor sends
+ * one: its Y.Doc's clientID, which stays the same for the connection's life. Four leaves room for a client
+ * that replaces its Y.Doc without reconnecting, and bounds what a connection can put in everyone's memory
+ * to four states of at most MAX_AWARENESS_STATE_BYTES each (a socket cycling fresh ids is closed at the
+ * fifth).
+ */
+export const MAX_AWARENESS_CLIENTS_PER_CONNECTION = 4
+
+/** Longest name shown for anyone present (a handle is at most 32 characters; names are cut to this). */
+export const MAX_PRESENCE_NAME_CHARS = 64
+
+/** Awareness (cursors, names): largest single client's state, as JSON. A caret and a name are ~300 bytes. */
+export const MAX_AWARENESS_STATE_BYTES = 8_192
+
+/** Awareness: largest awareness message a connection may send (a few clients' states). */
+export const MAX_AWARENESS_MESSAGE_BYTES = 64 * 1024
+
+/** Awareness: most client states one awareness message may carry (an editor sends its own, one). */
+export const MAX_AWARENESS_STATES_PER_MESSAGE = 8
