@@ -8,6 +8,7 @@
  * An editor that declares nothing is taken to know TipTap StarterKit 3's types, the usual app.
  */
 import { schema } from './extensions.ts'
+import { MAX_DECLARED_TYPES } from './limits.ts'
 
 /** The WebSocket URL query parameter with which an editor declares the node and mark types it knows. */
 export const EDITOR_TYPES_PARAM = 'types'
@@ -39,9 +40,6 @@ export const STARTER_KIT_TYPES: readonly string[] = [
   'code',
   'link',
 ]
-
-/** Most names read from one `types` value (the project's schema has under 30); the rest are ignored. */
-export const MAX_DECLARED_TYPES = 100
 
 /** The node and mark types an editor knows: every type of the project's schema, or these names. */
 export type EditorTypes = { all: true } | { all: false; names: ReadonlySet<string> }

@@ -11,7 +11,6 @@ export {
   EDITOR_TYPES_PARAM,
   type EditorTypes,
   knowsType,
-  MAX_DECLARED_TYPES,
   parseEditorTypes,
   STARTER_KIT_TYPES,
 } from './editor-types.ts'
@@ -22,9 +21,12 @@ export { type ReplaceTextOptions, replaceText } from './edits/replace-text.ts'
 export { extensions, schema } from './extensions.ts'
 export { isHeadingId, newHeadingId } from './heading-id.ts'
 export {
+  DEFAULT_SECTION_CHARS,
   FRAGMENT_NAME,
   HEADING_ID_ATTR,
   MAX_ATTRIBUTE_CHARS,
+  MAX_DECLARED_TYPES,
+  MAX_DIFF_EDITS,
   MAX_DOCUMENT_BYTES,
   MAX_EDITOR_UPDATE_BYTES,
   MAX_EDITOR_UPDATE_STRUCTS,
@@ -33,12 +35,13 @@ export {
   MAX_MARKDOWN_CHARS,
   MAX_MARKDOWN_EXPANSION_CHARS,
   MAX_NESTING_DEPTH,
+  MAX_RENDER_WORK,
   MAX_SYNC_STEP2_STRUCTS,
   MAX_TABLE_CELLS,
   MAX_TITLE_CHARS,
   MAX_WRITE_ELEMENTS,
+  MIN_SECTION_CHARS,
 } from './limits.ts'
-export { MAX_RENDER_WORK } from './markdown/block-prefix.ts'
 export type { MediaStyle, SerializeOptions } from './markdown/blocks-to-mdast.ts'
 export { documentMarkdownPrefix, documentToMarkdown } from './markdown/document-to-markdown.ts'
 export { type ImportedMarkdown, importMarkdown } from './markdown/import-markdown.ts'
@@ -68,7 +71,6 @@ export {
   type ChapterNext,
   type ChapterOptions,
   type ChapterRender,
-  DEFAULT_SECTION_CHARS,
   type RenderOptions,
   renderChapter,
   renderSection,

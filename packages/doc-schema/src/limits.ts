@@ -95,3 +95,31 @@ export const MAX_EDITOR_UPDATE_STRUCTS = 10_000
  * it is paced by the connection's flood control like any other update.
  */
 export const MAX_SYNC_STEP2_STRUCTS = 50_000
+
+/**
+ * Work one bounded read may spend converting and rendering, in units: each element and each text run
+ * counts one, each mark on a run two (the serialiser writes a construct around the run for it, two HTML
+ * nodes for `<u>`-style marks). The serialiser's cost follows these, not characters (~20 µs a marked run
+ * against ~0.1 µs a character of plain text), so a paragraph of 10,000 one-letter runs of alternating marks
+ * cost a whole read as much as 2 s while showing 30,000 characters. A read that reaches this before its
+ * character budget stops there, on an exact character of the Markdown, and says so. Ordinary text stays
+ * well below it: the benchmark's generated prose spends ~8,100 per 100,000 characters, so a whole read
+ * (100,000 shown, 200,000 counted) spends ~16,000.
+ */
+export const MAX_RENDER_WORK = 30_000
+
+/** Default character budget of one section read: large enough for most sections, small for a context. */
+export const DEFAULT_SECTION_CHARS = 16_000
+
+/** Smallest budget honoured: below it a heading and the cut marker alone would not fit. */
+export const MIN_SECTION_CHARS = 200
+
+/**
+ * Most differing stretches the exact diff looks for; past it, the middle after the common start and end
+ * is one hunk. Bounds the work (Myers' diff costs (length of both) × edits) for texts up to 65,536
+ * characters rewritten wholesale, where a minimal diff buys nothing.
+ */
+export const MAX_DIFF_EDITS = 400
+
+/** Most names read from one `types` value (the project's schema has under 30); the rest are ignored. */
+export const MAX_DECLARED_TYPES = 100

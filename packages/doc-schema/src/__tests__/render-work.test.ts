@@ -17,7 +17,7 @@ import {
   readOutline,
   renderSection,
 } from '../index.ts'
-import { MAX_RENDER_WORK } from '../markdown/block-prefix.ts'
+import { MAX_RENDER_WORK } from '../limits.ts'
 import { blockMarkdown } from '../sections/render-section.ts'
 
 type Run = { insert: string; attributes?: Record<string, unknown> }

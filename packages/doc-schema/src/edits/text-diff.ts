@@ -1,3 +1,4 @@
+import { MAX_DIFF_EDITS } from '../limits.ts'
 /**
  * A character diff of two strings, for edits applied in place: the characters both share stay untouched in
  * Yjs (their formatting, and a person's cursor anchored to them, survive), only the differing stretches are
@@ -6,13 +7,6 @@
 
 /** One differing stretch: `a[aStart, aEnd)` becomes `b[bStart, bEnd)` (either side may be empty). */
 export type Hunk = { aStart: number; aEnd: number; bStart: number; bEnd: number }
-
-/**
- * Most differing stretches the exact diff looks for; past it, the middle after the common start and end
- * is one hunk. Bounds the work (Myers' diff costs (length of both) × edits) for texts up to 65,536
- * characters rewritten wholesale, where a minimal diff buys nothing.
- */
-export const MAX_DIFF_EDITS = 400
 
 /** The hunks turning `a` into `b`, in order; none when they are equal. Never splits a surrogate pair. */
 export function diffText(a: string, b: string): Hunk[] {

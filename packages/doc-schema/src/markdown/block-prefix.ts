@@ -1,5 +1,6 @@
 import * as Y from 'yjs'
 import type { DocNode } from '../doc-json.ts'
+import { MAX_RENDER_WORK } from '../limits.ts'
 import { yTextToJSON } from '../yjs/read-y.ts'
 import type { SerializeOptions } from './blocks-to-mdast.ts'
 import { TOO_DEEP_NODE, yElementTooDeep } from './render-depth.ts'
@@ -21,18 +22,6 @@ import { blocksToMarkdown } from './serialize-markdown.ts'
  */
 /** Text past the needed characters that a cut block keeps, so the end of the cut never reaches them. */
 export const PREFIX_SLACK_CHARS = 4_096
-
-/**
- * Work one bounded read may spend converting and rendering, in units: each element and each text run
- * counts one, each mark on a run two (the serialiser writes a construct around the run for it, two HTML
- * nodes for `<u>`-style marks). The serialiser's cost follows these, not characters (~20 µs a marked run
- * against ~0.1 µs a character of plain text), so a paragraph of 10,000 one-letter runs of alternating marks
- * cost a whole read as much as 2 s while showing 30,000 characters. A read that reaches this before its
- * character budget stops there, on an exact character of the Markdown, and says so. Ordinary text stays
- * well below it: the benchmark's generated prose spends ~8,100 per 100,000 characters, so a whole read
- * (100,000 shown, 200,000 counted) spends ~16,000.
- */
-export const MAX_RENDER_WORK = 30_000
 
 /** What is left of one read's MAX_RENDER_WORK, shared by the blocks it renders. */
 export type RenderWork = { left: number }

@@ -1,13 +1,8 @@
 import * as Y from 'yjs'
 import type { DocNode } from '../doc-json.ts'
+import { MAX_RENDER_WORK } from '../limits.ts'
 import { topLevelElements } from '../yjs/read-y.ts'
-import {
-  exactBefore,
-  MAX_RENDER_WORK,
-  markedBlockPrefix,
-  PREFIX_SLACK_CHARS,
-  type RenderWork,
-} from './block-prefix.ts'
+import { exactBefore, markedBlockPrefix, PREFIX_SLACK_CHARS, type RenderWork } from './block-prefix.ts'
 import type { SerializeOptions } from './blocks-to-mdast.ts'
 import { yBlockForRender } from './render-depth.ts'
 import { blocksToMarkdown, blocksToMarkdownPrefix, type MarkdownPrefix } from './serialize-markdown.ts'

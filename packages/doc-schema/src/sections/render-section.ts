@@ -1,4 +1,5 @@
 import type * as Y from 'yjs'
+import { DEFAULT_SECTION_CHARS, MIN_SECTION_CHARS } from '../limits.ts'
 import { blockMarkdownPrefix, type RenderWork, renderWork } from '../markdown/block-prefix.ts'
 import { yBlockForRender } from '../markdown/render-depth.ts'
 import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
@@ -6,12 +7,6 @@ import { ok, type Result, refuseFor } from '../result.ts'
 import { safeCut } from '../text-cut.ts'
 import { memoSectionRev } from './outline-memo.ts'
 import { chapterSections, type LocatedSection, locateSection } from './section-index.ts'
-
-/** Default character budget of one section read: large enough for most sections, small for a context. */
-export const DEFAULT_SECTION_CHARS = 16_000
-
-/** Smallest budget honoured: below it a heading and the cut marker alone would not fit. */
-export const MIN_SECTION_CHARS = 200
 
 export type RenderOptions = {
   fromBlock?: number

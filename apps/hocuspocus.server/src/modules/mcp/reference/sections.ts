@@ -217,9 +217,10 @@ const QUOTED_ELSEWHERE: { file: string; module: Record<string, unknown>; names: 
       'MAX_WRITE_ELEMENTS',
       'MAX_TABLE_CELLS',
       'MAX_MARKDOWN_EXPANSION_CHARS',
+      'MAX_RENDER_WORK',
+      'MAX_DIFF_EDITS',
     ],
   },
-  { file: 'packages/doc-schema/src/markdown/block-prefix.ts', module: docSchema, names: ['MAX_RENDER_WORK'] },
   { file: 'packages/doc-schema/src/sections/find-text.ts', module: docSchema, names: ['SNIPPET_CHARS'] },
 ]
 
