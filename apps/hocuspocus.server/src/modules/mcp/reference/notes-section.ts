@@ -1,0 +1,198 @@
+/**
+ * The notes section: the exact texts of the notes the tools append (made by the functions the tools call,
+ * with placeholders where they vary), how their `{blocks}` and `{sections}` parts read, and the paging
+ * refusals.
+ */
+import * as limits from '../limits.ts'
+import {
+  notes,
+  type ShownBlocks,
+  type ShownSectionPart,
+  shownBlocks,
+  shownSections,
+} from '../render/notes.ts'
+import { code, type Section, slot, table } from './format.ts'
+import { pagingRefusals } from './refusals-section.ts'
+
+/** Blocks and sections as placeholders: the notes' `{blocks}` and `{sections}` parts, named once below. */
+const SOME_BLOCKS: ShownBlocks = { first: slot('F'), last: slot('L'), count: slot('B'), lastCut: false }
+const SOME_PARTS: ShownSectionPart[] = [{ ...SOME_BLOCKS, sectionId: slot('X') }]
+
+/** A note about blocks or sections with their rendering replaced by its placeholder. */
+const withParts = (text: string) =>
+  text.replace(shownSections(SOME_PARTS), '{sections}').replace(shownBlocks(SOME_BLOCKS), '{blocks}')
+
+const LIMIT_BELOW_MAX = slot('limit')
+
+type NoteRow = [tool: string, when: string, text: string]
+
+/** Why a cut read stopped, said after its next-page note: the same three causes for a section and a chapter. */
+const CUT_CAUSES = {
+  byMaxChars: 'cut, `max_chars` given and below `MAX_READ_CHARS`',
+  atCeiling: 'cut at the full budget',
+  byWork: 'the render reached `MAX_RENDER_WORK` first',
+} as const
+
+function cutRows(tool: string, texts: Record<keyof typeof CUT_CAUSES, string>): NoteRow[] {
+  return Object.entries(CUT_CAUSES).map(([cause, when]) => [
+    tool,
+    `(after the next-page note) ${when}`,
+    withParts(texts[cause as keyof typeof CUT_CAUSES]),
+  ])
+}
+
+function noteRows(): NoteRow[] {
+  const below = (max: number) => `with \`limit\` below ${max}`
+  return [
+    ['find_documents', 'more rows exist: first', notes.nextFindPage(slot('cursor'))],
+    ['find_documents', `then, ${below(limits.MAX_FIND_LIMIT)}`, notes.moreDocuments(LIMIT_BELOW_MAX)],
+    [
+      'find_documents',
+      `then, with \`limit\` ${limits.MAX_FIND_LIMIT}; also a run past the snapshot's cap`,
+      notes.moreDocuments(limits.MAX_FIND_LIMIT),
+    ],
+    [
+      'find_sections without slug',
+      'a document has more matching sections than shown (one per such document)',
+      notes.moreInDocument(slot('slug'), slot('shown'), slot('total')),
+    ],
+    ['find_sections without slug', 'more documents match: first', notes.nextSectionsPage(slot('cursor'))],
+    [
+      'find_sections without slug',
+      `then, ${below(limits.MAX_FIND_SECTIONS_DOCUMENTS)}`,
+      notes.moreMatchingDocuments(LIMIT_BELOW_MAX),
+    ],
+    [
+      'find_sections without slug',
+      `then, with \`limit\` ${limits.MAX_FIND_SECTIONS_DOCUMENTS}; also a run past the snapshot's cap`,
+      notes.moreMatchingDocuments(limits.MAX_FIND_SECTIONS_DOCUMENTS),
+    ],
+    [
+      'find_sections with slug, get_outline, list_chat_rooms',
+      'a page does not reach the last line',
+      notes.nextStart(slot('start')),
+    ],
+    [
+      'find_sections with slug',
+      'the call shows fewer than all matches (cut, or `start` > 1)',
+      notes.sectionMatchesTruncated(slot('shown'), slot('total')),
+    ],
+    [
+      'get_outline',
+      'the call shows fewer than all headings (cut, or `start` > 1)',
+      notes.outlineTruncated(slot('shown'), slot('total')),
+    ],
+    [
+      'list_chat_rooms',
+      'the call shows fewer than all rooms (cut, or `start` > 1)',
+      notes.roomsTruncated(slot('shown'), slot('total')),
+    ],
+    [
+      'read_chat_thread',
+      'older messages exist than the oldest shown (`seq`: that oldest one)',
+      notes.olderMessages(slot('seq')),
+    ],
+    [
+      'read_document, whole',
+      'cut; `total` is the Markdown counted',
+      notes.documentCut(slot('shown'), slot('total')),
+    ],
+    [
+      'read_document, whole',
+      `cut, the Markdown longer than \`MAX_COUNTED_CHARS\``,
+      notes.documentCut(slot('shown'), undefined),
+    ],
+    [
+      'read_document, whole',
+      'cut, counting stopped at `MAX_RENDER_WORK` after `counted` characters',
+      notes.documentCut(slot('shown'), undefined, slot('counted')),
+    ],
+    [
+      'read_document, whole',
+      'the render reached `MAX_RENDER_WORK` before the budget',
+      notes.documentCutByWork(slot('shown')),
+    ],
+    [
+      'read_document with section_id',
+      'cut on a block boundary, the next block exists',
+      notes.nextBlock(slot('section_id'), slot('block')),
+    ],
+    [
+      'read_document with section_id',
+      'a block longer than the budget was cut (`offset`: its characters shown so far)',
+      notes.nextBlock(slot('section_id'), slot('block'), slot('offset')),
+    ],
+    ...cutRows('read_document with section_id', {
+      byMaxChars: notes.sectionCutByMaxChars(slot('shown'), SOME_BLOCKS),
+      atCeiling: notes.sectionCutAtCeiling(slot('shown'), SOME_BLOCKS),
+      byWork: notes.sectionCutByWork(slot('shown'), SOME_BLOCKS),
+    }),
+    [
+      'read_document with with_subsections',
+      'cut: every part the resume needs (`from_section` left out when it is `section_id`, `from_block` at a heading, `block_offset` unless the block was cut)',
+      notes.nextChapterPart(slot('section_id'), {
+        fromSection: slot('from_section'),
+        fromBlock: slot('block'),
+        blockOffset: slot('offset'),
+      }),
+    ],
+    [
+      'read_document with with_subsections',
+      'cut, the read resumes at a subsection heading',
+      notes.nextChapterPart(slot('section_id'), { fromSection: slot('from_section'), fromBlock: 1 }),
+    ],
+    [
+      'read_document with with_subsections',
+      'cut before a heading with no id of its own',
+      notes.chapterStopsAtUnnamed,
+    ],
+    ...cutRows('read_document with with_subsections', {
+      byMaxChars: notes.chapterCutByMaxChars(slot('shown'), SOME_PARTS),
+      atCeiling: notes.chapterCutAtCeiling(slot('shown'), SOME_PARTS),
+      byWork: notes.chapterCutByWork(slot('shown'), SOME_PARTS),
+    }),
+  ]
+}
+
+/** How `{blocks}` and `{sections}` read, from the functions that write them, on example values. */
+function partRows(): [string, string][] {
+  const blocks = (b: ShownBlocks) => shownBlocks(b)
+  const part = (sectionId: string, b: ShownBlocks): ShownSectionPart => ({ ...b, sectionId })
+  return [
+    ['`{blocks}`: blocks shown', blocks({ first: 1, last: 40, count: 120, lastCut: false })],
+    ['`{blocks}`: one block', blocks({ first: 7, last: 7, count: 120, lastCut: false })],
+    ['`{blocks}`: one block cut', blocks({ first: 7, last: 7, count: 120, lastCut: true })],
+    [
+      '`{blocks}`: a block read from `block_offset` and cut again',
+      blocks({ first: 7, last: 7, count: 120, lastCut: true, firstContinued: true }),
+    ],
+    [
+      '`{sections}`: one section',
+      shownSections([part('X', { first: 3, last: 5, count: 9, lastCut: false })]),
+    ],
+    [
+      '`{sections}`: several (those between shown whole)',
+      shownSections([
+        part('X', { first: 3, last: 9, count: 9, lastCut: false }),
+        part('Y', { first: 1, last: 4, count: 4, lastCut: false }),
+        part('', { first: 1, last: 1, count: 0, lastCut: false }),
+      ]),
+    ],
+  ]
+}
+
+export function notesSection(): Section {
+  const notesTable = table(
+    ['tool', 'when', 'text'],
+    noteRows().map(([tool, when, text]) => [tool, when, code(text)]),
+  )
+  const partsTable = table(
+    ['placeholder', 'example'],
+    partRows().map(([what, text]) => [what, code(text)]),
+  )
+  const refusalsTable = table(
+    ['find_documents and find_sections: refused', 'text'],
+    pagingRefusals().map(([when, text]) => [when, code(text)]),
+  )
+  return { name: 'notes', text: [notesTable, '', partsTable, '', refusalsTable].join('\n') }
+}
