@@ -4,8 +4,8 @@
  * the job (the next job gets a new worker), and shutdown refusing what waits.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { MAX_FIND_TEXT_CHARS } from '../documents/search.ts'
 import { WorkerPool } from '../documents/worker/pool.ts'
+import { MAX_FIND_TEXT_CHARS } from '../limits.ts'
 
 /** Markdown that takes the worker a while to build (~1 MiB of prose with headings). */
 function manual(bytes: number): string {

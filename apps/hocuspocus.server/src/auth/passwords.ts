@@ -3,11 +3,8 @@
  * (`$argon2id$v=19$m=…,t=…,p=…$salt$hash`), so the parameters travel with each hash and can be raised
  * later without breaking stored ones. Better Auth calls these for sign-in (see better-auth.ts).
  */
+import { MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS } from '../limits.ts'
 
-/** Shorter passwords are refused: 12 characters resist offline guessing far better than 8. */
-export const MIN_PASSWORD_CHARS = 12
-/** Longer inputs are refused before hashing, so a request cannot buy minutes of argon2 work. */
-export const MAX_PASSWORD_CHARS = 256
 /** argon2id memory in KiB (OWASP's 19 MiB floor) and passes; one hash takes ~30 ms here. */
 const ARGON2_MEMORY_KIB = 19_456
 const ARGON2_PASSES = 2

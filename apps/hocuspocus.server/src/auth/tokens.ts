@@ -10,6 +10,7 @@ import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
 import type { TokenScope } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
+import { MAX_EXPIRES_DAYS, MAX_LABEL_CHARS } from '../limits.ts'
 import type { UserRecord } from './users.ts'
 
 export const TOKEN_PREFIX = 'ctk'
@@ -30,8 +31,6 @@ const LAST_USED_RESOLUTION_MS = 60_000
 export const PRINCIPAL_CACHE_TTL_MS = 10_000
 /** Verified tokens kept at most; the oldest entry goes first. */
 export const MAX_CACHED_PRINCIPALS = 10_000
-export const MAX_LABEL_CHARS = 100
-export const MAX_EXPIRES_DAYS = 3650
 
 export type Scope = TokenScope
 export const ALL_SCOPES: readonly Scope[] = ['read', 'write']

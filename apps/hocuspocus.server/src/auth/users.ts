@@ -3,9 +3,9 @@
 import { ok, type Result, refuse } from '@collab/doc-schema'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
+import { MAX_NAME_CHARS } from '../limits.ts'
 
 export const HANDLE_PATTERN = /^[a-z0-9][a-z0-9_-]{1,31}$/
-export const MAX_NAME_CHARS = 100
 
 export type UserRecord = { id: string; handle: string; name: string | null; createdAt: Date }
 

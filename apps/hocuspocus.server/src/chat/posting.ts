@@ -5,9 +5,7 @@
  * decided before, where the transport resolves the document.
  */
 import { ok, type Result, refuse } from '@collab/doc-schema'
-
-/** Longest message, in characters, after cleaning. */
-export const MAX_CHAT_MESSAGE_CHARS = 2_000
+import { MAX_CHAT_MESSAGE_CHARS } from '../limits.ts'
 
 /** What connected editors receive (JSON, a Hocuspocus stateless message) when a message is posted. */
 export type ChatNotice = { type: 'chat'; sectionId: string; seq: number; author: string }

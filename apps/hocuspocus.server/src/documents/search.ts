@@ -15,6 +15,7 @@ import type { PrismaClient } from '../db/generated/client.ts'
 import { Prisma } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
+import { MAX_FIND_TEXT_CHARS, MAX_QUERY_TERMS, MAX_SEARCH_VECTOR_CHARS } from '../limits.ts'
 import { readableBy, withMembership } from './access.ts'
 import type { DocumentRow } from './rows.ts'
 
@@ -23,22 +24,6 @@ import type { DocumentRow } from './rows.ts'
  * snapshots are deleted as new ones are taken.
  */
 export const FIND_SNAPSHOT_TTL_MS = 60 * 60_000
-
-/**
- * Characters of a document's text a query can match (search_text): the first ~500 pages. Past it a
- * document is not found by its text (docs/mcp/reference.md says so). Bounds what each refresh of the
- * search columns writes and indexes: ~0.26 s per million characters on PGlite (pg_trgm), measured here.
- */
-export const MAX_FIND_TEXT_CHARS = 1_000_000
-
-/**
- * Characters of text in the full-text vector, which only ranks (and matches documents stored before
- * search_text existed): PostgreSQL refuses a tsvector over 1 MiB; this keeps every one well inside it.
- */
-export const MAX_SEARCH_VECTOR_CHARS = 200_000
-
-/** Terms one query may have; each is one more trigram condition. */
-export const MAX_QUERY_TERMS = 10
 
 /**
  * The search columns of one document, for the store step's `UPDATE documents SET title = …, <these>

@@ -4,8 +4,8 @@
  * comes back for an unused title, a tailed one for a used title). Slugs made before keep working.
  */
 import { randomBytes, randomInt } from 'node:crypto'
+import { MAX_SLUG_BASE_CHARS } from '../limits.ts'
 
-export const MAX_SLUG_BASE_CHARS = 48
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/
 
 export function slugBase(title: string): string {

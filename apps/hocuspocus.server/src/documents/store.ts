@@ -12,12 +12,11 @@ import { cutText, MAX_TITLE_CHARS, type OutlineNode } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { Prisma } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
+import { MAX_VERSIONS_PER_DOCUMENT } from '../limits.ts'
 import { searchColumnsSql } from './search.ts'
 
 /** A new version snapshot is taken when the newest one is older than this. */
 export const VERSION_INTERVAL_MS = 10 * 60_000
-/** Versions kept per document; older ones are deleted as new ones are taken. Bounds history to ~N × state size. */
-export const MAX_VERSIONS_PER_DOCUMENT = 20
 /** Stored when a document's first heading is empty, so listings never show a blank title. */
 export const UNTITLED = 'Untitled'
 

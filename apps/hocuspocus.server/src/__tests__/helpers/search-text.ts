@@ -4,7 +4,8 @@
  * (issue 14), search tests call this after building their documents; afterwards it is a no-op rewrite.
  */
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
-import { MAX_FIND_TEXT_CHARS, searchColumnsSql } from '../../documents/search.ts'
+import { searchColumnsSql } from '../../documents/search.ts'
+import { MAX_FIND_TEXT_CHARS } from '../../limits.ts'
 import type { RunningServer } from '../../server.ts'
 
 export async function refreshSearchColumns(server: RunningServer, slug: string): Promise<void> {

@@ -11,16 +11,13 @@
  */
 
 import { type Result, refuse } from '@collab/doc-schema'
+import { MAX_JOBS_PER_USER_AND_KIND, MAX_QUEUED_JOBS } from '../../limits.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import type { BuiltImport, ImportInput } from './import.ts'
 import type { Job, WorkerJob, WorkerReply } from './worker.ts'
 
 /** Longest one job may run: a 24 MiB file of prose builds in ~2-5 s on this project's 2-core machine. */
 export const JOB_DEADLINE_MS = 60_000
-/** Jobs of one kind one user may have waiting or running at a time. */
-export const MAX_JOBS_PER_USER_AND_KIND = 1
-/** Jobs that may wait for the worker, all users together. */
-export const MAX_QUEUED_JOBS = 8
 /** A worker idle this long is ended (its heap held the last job's garbage). */
 export const WORKER_IDLE_MS = 30_000
 

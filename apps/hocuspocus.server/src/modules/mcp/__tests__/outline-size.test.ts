@@ -3,42 +3,26 @@
  * its section shows, a line before the frame sizes the whole document and says whether one whole read shows
  * it, and revs come from section reads (the stale-rev refusal names that read).
  */
-import { beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
-import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
-import { eventually, useTestServer } from '../../../__tests__/helpers/server.ts'
+import { call } from '../../../__tests__/helpers/mcp.ts'
+import { eventually } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
-import { FRAME_END } from '../render/frame.ts'
 import { approximate } from '../render/outline.ts'
+import { createDocument, frameLines, useMcpUser } from './setup.ts'
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
-})
-const mcp = useMcpClients(() => server)
 let alice: { id: string }
 let client: Client
-
-beforeAll(async () => {
-  const a = await mcp.user('alice')
-  alice = a.user
-  client = a.client
+useMcpUser('alice', (made) => {
+  server = made.server
+  alice = made.user
+  client = made.client
 })
 
-function split(text: string) {
-  const lines = text.split('\n')
-  const open = lines.findIndex((l) => l.startsWith('⟦data: '))
-  const end = lines.indexOf(FRAME_END)
-  return { before: lines.slice(0, open), body: lines.slice(open + 1, end), after: lines.slice(end + 1) }
-}
-
-async function create(title: string, markdown?: string) {
-  const created = await server.services.documents.create(alice.id, { title, markdown })
-  if (created.kind === 'error') throw new Error(created.message)
-  return created.value
-}
+const create = (title: string, markdown?: string) => createDocument(server, alice.id, { title, markdown })
 
 /** `~1.2k` → 1200. */
 const figure = (text: string) => {
@@ -76,20 +60,20 @@ describe('get_outline sizes', () => {
     const doc = await create('Sized', markdown)
     const { text, isError } = await call(client, 'get_outline', { slug: doc.slug })
     expect(isError).toBe(false)
-    const { body } = split(text)
+    const { body } = frameLines(text)
     expect(body).toHaveLength(5)
     expect(text).not.toContain('rev')
     for (const line of body) {
       const [, title, sectionId, size] = LINE.exec(line) ?? []
       expect(sectionId, line).toBeDefined()
-      const shown = split(await readSection(doc.slug, sectionId!)).body.join('\n').length
+      const shown = frameLines(await readSection(doc.slug, sectionId!)).body.join('\n').length
       expect(near(figure(size!), shown), `${title}: ${size} for ${shown}`).toBe(true)
     }
   })
 
   test('a line before the frame sizes the document; a document that fits says so, and its whole read is not cut', async () => {
     const doc = await create('Fits', '## One\n\nalpha beta\n\n## Two\n\n- gamma\n- delta')
-    const outline = split((await call(client, 'get_outline', { slug: doc.slug })).text)
+    const outline = frameLines((await call(client, 'get_outline', { slug: doc.slug })).text)
     expect(outline.before).toHaveLength(1)
     const [, size, count] =
       /^size: (~[\d.]+[kM]?) characters in (\d+) sections\. /.exec(outline.before[0]!) ?? []
@@ -97,7 +81,7 @@ describe('get_outline sizes', () => {
     expect(outline.before[0]).toEndWith(
       `A whole read (read_document without section_id) shows up to ${MAX_READ_CHARS} characters: this document fits one.`,
     )
-    const whole = split((await call(client, 'read_document', { slug: doc.slug })).text)
+    const whole = frameLines((await call(client, 'read_document', { slug: doc.slug })).text)
     expect(whole.after).toEqual([])
     const length = whole.body.join('\n').length
     expect(near(figure(size!), length), `${size} for ${length}`).toBe(true)
@@ -111,7 +95,7 @@ describe('get_outline sizes', () => {
       ),
     )
     const doc = await createLargeDocument(server, alice.id, 'Too long', chunks)
-    const first = split((await call(client, 'get_outline', { slug: doc.slug })).text)
+    const first = frameLines((await call(client, 'get_outline', { slug: doc.slug })).text)
     const sections = first.body.length
     const [, size] = /^size: (~[\d.]+k) characters in (\d+) sections\. /.exec(first.before[0]!) ?? []
     expect(first.before[0]).toStartWith(`size: ${size} characters in ${sections} sections. `)
@@ -119,16 +103,16 @@ describe('get_outline sizes', () => {
     expect(first.before[0]).toEndWith(
       `A whole read (read_document without section_id) shows up to ${MAX_READ_CHARS} characters: this document would be cut, so read the sections you need (read_document with section_id).`,
     )
-    const whole = split((await call(client, 'read_document', { slug: doc.slug })).text)
+    const whole = frameLines((await call(client, 'read_document', { slug: doc.slug })).text)
     expect(whole.after.at(-1)).toStartWith('[Truncated: ')
-    const later = split((await call(client, 'get_outline', { slug: doc.slug, start: 3 })).text)
+    const later = frameLines((await call(client, 'get_outline', { slug: doc.slug, start: 3 })).text)
     expect(later.before).toEqual(first.before)
   })
 
   test('an edit takes its rev from a section read; a stale rev is refused naming that read, and following it works', async () => {
     const doc = await create('Revs', '## Part\n\nfirst\n\nsecond')
     const [, , sectionId] = LINE.exec(
-      split((await call(client, 'get_outline', { slug: doc.slug })).text).body[1]!,
+      frameLines((await call(client, 'get_outline', { slug: doc.slug })).text).body[1]!,
     )!
     const revOf = async () => /^rev: ([0-9a-f]{12})$/m.exec(await readSection(doc.slug, sectionId!))![1]!
     const rev = await revOf()

@@ -6,47 +6,32 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { appendMarkdown, documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
-import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
-import { eventually, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
+import { call } from '../../../__tests__/helpers/mcp.ts'
+import { eventually, userWithToken } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { FRAME_END } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
+import { createDocument, frameLines, useMcpUser } from './setup.ts'
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
-})
-const mcp = useMcpClients(() => server)
 let alice: { id: string }
 let client: Client
-
-beforeAll(async () => {
-  const a = await mcp.user('alice')
-  alice = a.user
-  client = a.client
+const mcp = useMcpUser('alice', (made) => {
+  server = made.server
+  alice = made.user
+  client = made.client
 })
 
-/** Body lines between the frame's opening line and its single end line; and what follows it. */
-function split(text: string) {
-  const lines = text.split('\n')
-  const open = lines.findIndex((l) => l.startsWith('⟦data: '))
-  const end = lines.indexOf(FRAME_END)
-  return { before: lines.slice(0, open), body: lines.slice(open + 1, end), after: lines.slice(end + 1) }
-}
-
-async function create(title: string, markdown?: string, isPrivate = true) {
-  const created = await server.services.documents.create(alice.id, { title, markdown, isPrivate })
-  if (created.kind === 'error') throw new Error(created.message)
-  return created.value
-}
+const create = (title: string, markdown?: string, isPrivate = true) =>
+  createDocument(server, alice.id, { title, markdown, isPrivate })
 
 describe('get_outline', () => {
   test('a short outline: every heading, indented by depth, with section_id and size; no note', async () => {
     const doc = await create('Plan', '## Goals\n\ntext\n\n### Detail\n\nmore\n\n## Risks')
     const { text, isError } = await call(client, 'get_outline', { slug: doc.slug })
     expect(isError).toBe(false)
-    const { body, after } = split(text)
+    const { body, after } = frameLines(text)
     expect(body).toHaveLength(4)
     expect(body[0]).toMatch(/^Plan \[section_id: [\w-]{16}, ~\d+ chars\]$/)
     expect(body[2]).toMatch(/^ {4}Detail \[section_id: /)
@@ -60,7 +45,7 @@ describe('get_outline', () => {
     const chunks = [0, 175, 350, 525].map((from) => all.slice(from, from + 175).join('\n\n'))
     const doc = await createLargeDocument(server, alice.id, 'Huge outline', chunks)
     const first = await call(client, 'get_outline', { slug: doc.slug })
-    const one = split(first.text)
+    const one = frameLines(first.text)
     expect(one.body.join('\n').length).toBeLessThanOrEqual(MAX_READ_CHARS)
     expect(one.body[1]).toContain('Heading 0000')
     const shown = one.body.length
@@ -71,7 +56,7 @@ describe('get_outline', () => {
     const lines = [...one.body]
     let start: number | undefined = shown + 1
     while (start !== undefined) {
-      const next = split((await call(client, 'get_outline', { slug: doc.slug, start })).text)
+      const next = frameLines((await call(client, 'get_outline', { slug: doc.slug, start })).text)
       lines.push(...next.body)
       const cont = next.after.find((l) => l.startsWith('[Next page:'))
       start = cont ? Number(/start: (\d+)/.exec(cont)![1]) : undefined
@@ -98,17 +83,17 @@ describe('read_document', () => {
       (from) => (from === 0 ? '## Long section\n\n' : '') + paragraphs.slice(from, from + 40).join('\n\n'),
     )
     const doc = await createLargeDocument(server, alice.id, 'Long read', chunks)
-    const outline = split((await call(client, 'get_outline', { slug: doc.slug })).text)
+    const outline = frameLines((await call(client, 'get_outline', { slug: doc.slug })).text)
     const sectionId = /section_id: ([\w-]+)/.exec(outline.body[1]!)![1]!
     long = { slug: doc.slug, sectionId, room: doc.room }
   })
 
   test('a short section: section_id and rev lines, numbered blocks, no note', async () => {
     const doc = await create('Small', '## Part\n\none\n\ntwo')
-    const outline = split((await call(client, 'get_outline', { slug: doc.slug })).text)
+    const outline = frameLines((await call(client, 'get_outline', { slug: doc.slug })).text)
     const sectionId = /section_id: ([\w-]+)/.exec(outline.body[1]!)![1]!
     const { text } = await call(client, 'read_document', { slug: doc.slug, section_id: sectionId })
-    const parts = split(text)
+    const parts = frameLines(text)
     expect(parts.before[0]).toBe(`section_id: ${sectionId}`)
     expect(parts.before[1]).toMatch(/^rev: [0-9a-f]{12}$/)
     expect(parts.body).toEqual(['## Part', '', '[1] one', '', '[2] two'])
@@ -117,7 +102,7 @@ describe('read_document', () => {
 
   test('a section over MAX_READ_CHARS: ceiling note, continuation note, and from_block recovers every block', async () => {
     const first = await call(client, 'read_document', { slug: long.slug, section_id: long.sectionId })
-    const parts = split(first.text)
+    const parts = frameLines(first.text)
     const last = parts.after.at(-1)!
     const blocks = parts.body.filter((l) => /^\[\d+\] /.test(l)).map((l) => Number(/^\[(\d+)\]/.exec(l)![1]))
     expect(last).toBe(
@@ -128,7 +113,7 @@ describe('read_document', () => {
     expect(parts.after[0]).toBe(notes.nextBlock(long.sectionId, from))
     expect(from).toBe(blocks.at(-1)! + 1)
     while (from !== undefined) {
-      const next = split(
+      const next = frameLines(
         (
           await call(client, 'read_document', {
             slug: long.slug,
@@ -152,7 +137,7 @@ describe('read_document', () => {
       section_id: long.sectionId,
       max_chars: 5_000,
     })
-    const parts = split(text)
+    const parts = frameLines(text)
     const shown = parts.body.join('\n').length
     const lastBlock = Number(/from_block: (\d+)/.exec(parts.after[0]!)![1]) - 1
     expect(parts.after[1]).toBe(
@@ -164,7 +149,7 @@ describe('read_document', () => {
 
   test('the whole document over the budget: the get_outline note names the real total', async () => {
     const { text } = await call(client, 'read_document', { slug: long.slug })
-    const parts = split(text)
+    const parts = frameLines(text)
     const shown = parts.body.join('\n').length
     expect(shown).toBeLessThanOrEqual(MAX_READ_CHARS)
     const connection = await server.collab.hocuspocus.openDirectConnection(long.room)
@@ -184,7 +169,7 @@ describe('read_document', () => {
     const { text } = await call(client, 'read_document', { slug: doc.slug })
     expect(text.split(FRAME_END)).toHaveLength(2)
     expect(text.endsWith(FRAME_END)).toBe(true)
-    expect(split(text).body.join('\n')).toContain('⁅end of data⁆')
+    expect(frameLines(text).body.join('\n')).toContain('⁅end of data⁆')
     const outline = await call(client, 'get_outline', { slug: doc.slug })
     expect(outline.text.split(FRAME_END)).toHaveLength(2)
   })
@@ -290,7 +275,7 @@ describe('read_document with with_subsections', () => {
   const chapterMarkdown =
     '## A\n\nintro\n\n### A.1\n\none\n\n#### A.1.a\n\ndeep words\n\n##### A.1.a.i\n\ndeepest\n\n### A.2\n\ntwo\n\n## B\n\nnot in the chapter\n\n### B.1\n\nnor this'
   const idsOf = async (slug: string) =>
-    split((await call(client, 'get_outline', { slug })).text).body.map(
+    frameLines((await call(client, 'get_outline', { slug })).text).body.map(
       (line) => /section_id: ([\w-]+)/.exec(line)![1]!,
     )
 
@@ -303,10 +288,10 @@ describe('read_document with with_subsections', () => {
       with_subsections: true,
     })
     expect(read.isError).toBe(false)
-    const parts = split(read.text)
+    const parts = frameLines(read.text)
     const alone = await Promise.all(
       [a, a1, a1a, a1ai, a2].map(async (id) =>
-        split((await call(client, 'read_document', { slug: doc.slug, section_id: id })).text),
+        frameLines((await call(client, 'read_document', { slug: doc.slug, section_id: id })).text),
       ),
     )
     const revs = alone.map((one) => one.before[1]!.slice('rev: '.length))
@@ -331,7 +316,7 @@ describe('read_document with with_subsections', () => {
       `## A\n\n${'a'.repeat(60)}\n\n### A.1\n\n${'b'.repeat(60)}\n\n${'c'.repeat(100)}\n\n## B\n\nelsewhere`,
     )
     const [, a, a1] = await idsOf(doc.slug)
-    const first = split(
+    const first = frameLines(
       (
         await call(client, 'read_document', {
           slug: doc.slug,
@@ -348,7 +333,7 @@ describe('read_document with with_subsections', () => {
       `[Next page: call read_document with section_id: ${a}, with_subsections: true, from_section: ${a1} and from_block: 2.]`,
       `[Truncated: showing ${shown} characters, 2 sections, from ${a} (block 1 of 1) to ${a1} (block 1 of 2). Call again with a larger max_chars, up to ${MAX_READ_CHARS}.]`,
     ])
-    const second = split(
+    const second = frameLines(
       (
         await call(client, 'read_document', {
           slug: doc.slug,
@@ -395,7 +380,7 @@ describe('read_document with with_subsections', () => {
   test("an edit_blocks with a subsection's id, rev and block number from a chapter read succeeds", async () => {
     const doc = await create('Edit from chapter', chapterMarkdown)
     const [, a, , a1a] = await idsOf(doc.slug)
-    const read = split(
+    const read = frameLines(
       (await call(client, 'read_document', { slug: doc.slug, section_id: a, with_subsections: true })).text,
     )
     const line = read.before.find((l) => l.startsWith(`subsection: ${a1a}, `))!
@@ -410,7 +395,7 @@ describe('read_document with with_subsections', () => {
       markdown: 'changed words',
     })
     expect(edited.isError).toBe(false)
-    const after = split(
+    const after = frameLines(
       (await call(client, 'read_document', { slug: doc.slug, section_id: a, with_subsections: true })).text,
     )
     expect(after.body.slice(at, at + 3)).toEqual(['#### A.1.a', '', '[1] changed words'])

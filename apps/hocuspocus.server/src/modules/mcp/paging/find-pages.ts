@@ -8,11 +8,11 @@ import { ok, type Result, refuse } from '@collab/doc-schema'
 import {
   type FindScope,
   type FoundRow,
-  MAX_QUERY_TERMS,
   queryTerms,
   type SearchInput,
   type SearchService,
 } from '../../../documents/search.ts'
+import { MAX_QUERY_TERMS } from '../../../limits.ts'
 import { FIND_SNAPSHOT_TTL_MS, MAX_FIND_SNAPSHOT_DOCUMENTS } from '../limits.ts'
 import { decodeCursor, encodeCursor, type FindCursor, shortId } from './cursor.ts'
 

@@ -3,7 +3,7 @@
  * before the answer; people with the document open are told at once).
  */
 import { z } from 'zod'
-import { MAX_CHAT_MESSAGE_CHARS } from '../../../chat/posting.ts'
+import { MAX_CHAT_MESSAGE_CHARS } from '../../../limits.ts'
 import { sectionIdField, slugField } from './fields.ts'
 import { defineTool } from './tool.ts'
 import { resolveForWrite } from './write-path.ts'

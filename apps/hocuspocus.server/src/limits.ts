@@ -1,0 +1,52 @@
+/**
+ * The services' limits: what the documents, search, chat, accounts and tokens services accept and keep.
+ * Each is one named constant with its reason; the transports quote them (MCP descriptions, REST errors,
+ * the CLI's usage). The document model's own limits are `@collab/doc-schema`'s limits.ts; an MCP answer's
+ * are modules/mcp/limits.ts; the editor boundary's are collab/limits.ts.
+ */
+
+/** Characters of a title's words kept in its slug (before the random tail): a link stays readable and short. */
+export const MAX_SLUG_BASE_CHARS = 48
+
+/**
+ * Characters of a document's text a query can match (search_text): the first ~500 pages. Past it a
+ * document is not found by its text (docs/mcp/reference.md says so). Bounds what each refresh of the
+ * search columns writes and indexes: ~0.26 s per million characters on PGlite (pg_trgm), measured here.
+ */
+export const MAX_FIND_TEXT_CHARS = 1_000_000
+
+/**
+ * Characters of text in the full-text vector, which only ranks (and matches documents stored before
+ * search_text existed): PostgreSQL refuses a tsvector over 1 MiB; this keeps every one well inside it.
+ */
+export const MAX_SEARCH_VECTOR_CHARS = 200_000
+
+/** Terms one query may have; each is one more trigram condition. */
+export const MAX_QUERY_TERMS = 10
+
+/** Versions kept per document; older ones are deleted as new ones are taken. Bounds history to ~N × state size. */
+export const MAX_VERSIONS_PER_DOCUMENT = 20
+
+/** Documents' worker: jobs (large imports and exports) that may wait, all users together. */
+export const MAX_QUEUED_JOBS = 8
+
+/** Documents' worker: jobs of one kind one user may have waiting or running at a time. */
+export const MAX_JOBS_PER_USER_AND_KIND = 1
+
+/** Chat: longest message, in characters, after cleaning (chat/posting.ts). */
+export const MAX_CHAT_MESSAGE_CHARS = 2_000
+
+/** Longest display name of a person. */
+export const MAX_NAME_CHARS = 100
+
+/** Shorter passwords are refused: 12 characters resist offline guessing far better than 8. */
+export const MIN_PASSWORD_CHARS = 12
+
+/** Longer inputs are refused before hashing, so a request cannot buy minutes of argon2 work. */
+export const MAX_PASSWORD_CHARS = 256
+
+/** Longest label of an API token (what the person calls it). */
+export const MAX_LABEL_CHARS = 100
+
+/** Latest expiry an API token may be given, in days (ten years). */
+export const MAX_EXPIRES_DAYS = 3650
