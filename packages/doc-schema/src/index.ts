@@ -80,11 +80,7 @@ export {
 export { findSection, listSections, type SectionInfo } from './sections/section-index.ts'
 export { REV_LENGTH } from './sections/section-rev.ts'
 export { cutText, safeCut } from './text-cut.ts'
-export {
-  checkEditorUpdate,
-  restoreHeadingIds,
-  type StrippedId,
-  type UpdateCheck,
-} from './yjs/check-update.ts'
+export { restoreHeadingIds, type StrippedId } from './yjs/check-deletions.ts'
+export { checkEditorUpdate, type UpdateCheck } from './yjs/check-update.ts'
 export { fragmentToJSON } from './yjs/read-y.ts'
 export { countUpdateWork, type UpdateWork } from './yjs/update-work.ts'
