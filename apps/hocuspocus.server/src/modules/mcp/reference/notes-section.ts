@@ -41,111 +41,109 @@ function cutRows(tool: string, texts: Record<keyof typeof CUT_CAUSES, string>): 
   ])
 }
 
+/** One tool's notes, each (when it is added, its text). */
+const rowsOf = (tool: string, rows: [when: string, text: string][]): NoteRow[] =>
+  rows.map(([when, text]) => [tool, when, text])
+
+/**
+ * A find tool's paging notes: the next page's cursor while more `what`, then once the run has shown all it
+ * will, the note on what is left: below the largest `limit` it says to raise it.
+ */
+function findRunRows(
+  tool: string,
+  what: string,
+  nextPage: string,
+  more: (limit: number) => string,
+  max: number,
+) {
+  return rowsOf(tool, [
+    [`${what}: first`, nextPage],
+    [`then, with \`limit\` below ${max}`, more(LIMIT_BELOW_MAX)],
+    [`then, with \`limit\` ${max}; also a run past the snapshot's cap`, more(max)],
+  ])
+}
+
+/** The notes of the paged lists that say how much of the whole a call showed. */
+const TRUNCATED: [tool: string, what: string, note: (shown: number, total: number) => string][] = [
+  ['find_sections with slug', 'matches', notes.sectionMatchesTruncated],
+  ['get_outline', 'headings', notes.outlineTruncated],
+  ['list_chat_rooms', 'rooms', notes.roomsTruncated],
+]
+
 function noteRows(): NoteRow[] {
-  const below = (max: number) => `with \`limit\` below ${max}`
   return [
-    ['find_documents', 'more rows exist: first', notes.nextFindPage(slot('cursor'))],
-    ['find_documents', `then, ${below(limits.MAX_FIND_LIMIT)}`, notes.moreDocuments(LIMIT_BELOW_MAX)],
-    [
+    ...findRunRows(
       'find_documents',
-      `then, with \`limit\` ${limits.MAX_FIND_LIMIT}; also a run past the snapshot's cap`,
-      notes.moreDocuments(limits.MAX_FIND_LIMIT),
-    ],
+      'more rows exist',
+      notes.nextFindPage(slot('cursor')),
+      notes.moreDocuments,
+      limits.MAX_FIND_LIMIT,
+    ),
     [
       'find_sections without slug',
       'a document has more matching sections than shown (one per such document)',
       notes.moreInDocument(slot('slug'), slot('shown'), slot('total')),
     ],
-    ['find_sections without slug', 'more documents match: first', notes.nextSectionsPage(slot('cursor'))],
-    [
+    ...findRunRows(
       'find_sections without slug',
-      `then, ${below(limits.MAX_FIND_SECTIONS_DOCUMENTS)}`,
-      notes.moreMatchingDocuments(LIMIT_BELOW_MAX),
-    ],
-    [
-      'find_sections without slug',
-      `then, with \`limit\` ${limits.MAX_FIND_SECTIONS_DOCUMENTS}; also a run past the snapshot's cap`,
-      notes.moreMatchingDocuments(limits.MAX_FIND_SECTIONS_DOCUMENTS),
-    ],
+      'more documents match',
+      notes.nextSectionsPage(slot('cursor')),
+      notes.moreMatchingDocuments,
+      limits.MAX_FIND_SECTIONS_DOCUMENTS,
+    ),
     [
       'find_sections with slug, get_outline, list_chat_rooms',
       'a page does not reach the last line',
       notes.nextStart(slot('start')),
     ],
-    [
-      'find_sections with slug',
-      'the call shows fewer than all matches (cut, or `start` > 1)',
-      notes.sectionMatchesTruncated(slot('shown'), slot('total')),
-    ],
-    [
-      'get_outline',
-      'the call shows fewer than all headings (cut, or `start` > 1)',
-      notes.outlineTruncated(slot('shown'), slot('total')),
-    ],
-    [
-      'list_chat_rooms',
-      'the call shows fewer than all rooms (cut, or `start` > 1)',
-      notes.roomsTruncated(slot('shown'), slot('total')),
-    ],
+    ...TRUNCATED.map(
+      ([tool, what, note]): NoteRow => [
+        tool,
+        `the call shows fewer than all ${what} (cut, or \`start\` > 1)`,
+        note(slot('shown'), slot('total')),
+      ],
+    ),
     [
       'read_chat_thread',
       'older messages exist than the oldest shown (`seq`: that oldest one)',
       notes.olderMessages(slot('seq')),
     ],
-    [
-      'read_document, whole',
-      'cut; `total` is the Markdown counted',
-      notes.documentCut(slot('shown'), slot('total')),
-    ],
-    [
-      'read_document, whole',
-      `cut, the Markdown longer than \`MAX_COUNTED_CHARS\``,
-      notes.documentCut(slot('shown'), undefined),
-    ],
-    [
-      'read_document, whole',
-      'cut, counting stopped at `MAX_RENDER_WORK` after `counted` characters',
-      notes.documentCut(slot('shown'), undefined, slot('counted')),
-    ],
-    [
-      'read_document, whole',
-      'the render reached `MAX_RENDER_WORK` before the budget',
-      notes.documentCutByWork(slot('shown')),
-    ],
-    [
-      'read_document with section_id',
-      'cut on a block boundary, the next block exists',
-      notes.nextBlock(slot('section_id'), slot('block')),
-    ],
-    [
-      'read_document with section_id',
-      'a block longer than the budget was cut (`offset`: its characters shown so far)',
-      notes.nextBlock(slot('section_id'), slot('block'), slot('offset')),
-    ],
+    ...rowsOf('read_document, whole', [
+      ['cut; `total` is the Markdown counted', notes.documentCut(slot('shown'), slot('total'))],
+      ['cut, the Markdown longer than `MAX_COUNTED_CHARS`', notes.documentCut(slot('shown'), undefined)],
+      [
+        'cut, counting stopped at `MAX_RENDER_WORK` after `counted` characters',
+        notes.documentCut(slot('shown'), undefined, slot('counted')),
+      ],
+      ['the render reached `MAX_RENDER_WORK` before the budget', notes.documentCutByWork(slot('shown'))],
+    ]),
+    ...rowsOf('read_document with section_id', [
+      ['cut on a block boundary, the next block exists', notes.nextBlock(slot('section_id'), slot('block'))],
+      [
+        'a block longer than the budget was cut (`offset`: its characters shown so far)',
+        notes.nextBlock(slot('section_id'), slot('block'), slot('offset')),
+      ],
+    ]),
     ...cutRows('read_document with section_id', {
       byMaxChars: notes.sectionCutByMaxChars(slot('shown'), SOME_BLOCKS),
       atCeiling: notes.sectionCutAtCeiling(slot('shown'), SOME_BLOCKS),
       byWork: notes.sectionCutByWork(slot('shown'), SOME_BLOCKS),
     }),
-    [
-      'read_document with with_subsections',
-      'cut: every part the resume needs (`from_section` left out when it is `section_id`, `from_block` at a heading, `block_offset` unless the block was cut)',
-      notes.nextChapterPart(slot('section_id'), {
-        fromSection: slot('from_section'),
-        fromBlock: slot('block'),
-        blockOffset: slot('offset'),
-      }),
-    ],
-    [
-      'read_document with with_subsections',
-      'cut, the read resumes at a subsection heading',
-      notes.nextChapterPart(slot('section_id'), { fromSection: slot('from_section'), fromBlock: 1 }),
-    ],
-    [
-      'read_document with with_subsections',
-      'cut before a heading with no id of its own',
-      notes.chapterStopsAtUnnamed,
-    ],
+    ...rowsOf('read_document with with_subsections', [
+      [
+        'cut: every part the resume needs (`from_section` left out when it is `section_id`, `from_block` at a heading, `block_offset` unless the block was cut)',
+        notes.nextChapterPart(slot('section_id'), {
+          fromSection: slot('from_section'),
+          fromBlock: slot('block'),
+          blockOffset: slot('offset'),
+        }),
+      ],
+      [
+        'cut, the read resumes at a subsection heading',
+        notes.nextChapterPart(slot('section_id'), { fromSection: slot('from_section'), fromBlock: 1 }),
+      ],
+      ['cut before a heading with no id of its own', notes.chapterStopsAtUnnamed],
+    ]),
     ...cutRows('read_document with with_subsections', {
       byMaxChars: notes.chapterCutByMaxChars(slot('shown'), SOME_PARTS),
       atCeiling: notes.chapterCutAtCeiling(slot('shown'), SOME_PARTS),
