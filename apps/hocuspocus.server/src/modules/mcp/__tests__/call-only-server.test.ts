@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
+import { callOf, postTo } from './setup.ts'
 
 let server: RunningServer
 let writer: string
@@ -24,26 +25,11 @@ beforeAll(async () => {
   slug = created.value.slug
 })
 
+/** A POST to the server's /mcp, its status and body. */
 async function post(token: string, body: unknown): Promise<{ status: number; body: string }> {
-  const res = await server.mcp.router.request('http://127.0.0.1/mcp', {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-06-18',
-    },
-    body: JSON.stringify(body),
-  })
-  return { status: res.status, body: await res.text() }
+  const answer = await postTo(server.mcp.router, token, body)
+  return { status: answer.status, body: answer.body }
 }
-
-const callOf = (id: number, name: string, args: Record<string, unknown>) => ({
-  jsonrpc: '2.0',
-  id,
-  method: 'tools/call',
-  params: { name, arguments: args },
-})
 
 describe('tool calls served by a call-only server', () => {
   test('the same answers as the full server: a read, an unknown tool, a tool outside the scopes, a batch', async () => {

@@ -7,17 +7,18 @@
  * check point: a held write is not applied (the document is read afterwards), a held read never renders
  * (its log line has no output), and the call is logged and counted as `cancelled`, not as an error.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { Writable } from 'node:stream'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import pino from 'pino'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../../../__tests__/helpers/database.ts'
+import { DATABASE_KIND } from '../../../__tests__/helpers/database.ts'
 import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
 import { call, connectClient, connectInMemory, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
 import { eventually, testConfig, userWithToken } from '../../../__tests__/helpers/server.ts'
 import { type RunningServer, startServer } from '../../../server.ts'
 import type { HoldPoint } from '../tools/context.ts'
+import { toolCallCount, useOwnServer } from './setup.ts'
 
 type LogLine = { msg?: string; tool?: string; outcome?: string; outputChars?: number; err?: unknown }
 const logLines: LogLine[] = []
@@ -34,27 +35,30 @@ function arm(point: HoldPoint): Promise<string> {
   return new Promise((resolve) => waiting.set(point, resolve))
 }
 
-let db: TestDatabase
 let server: RunningServer
 let token: string
 let slug: string
 let largeSlug: string
-const clients: Client[] = []
+const clients = useOwnServer(
+  (db) =>
+    startServer(testConfig(db), pino({ level: 'info', base: undefined }, capture), {
+      mcpHold: async (point, { tool, signal }) => {
+        const arrived = waiting.get(point)
+        if (!arrived) return
+        waiting.delete(point)
+        arrived(tool)
+        await new Promise<void>((resolve) => {
+          if (signal.aborted) resolve()
+          else signal.addEventListener('abort', () => resolve(), { once: true })
+        })
+      },
+    }),
+  (s) => {
+    server = s
+  },
+)
 
 beforeAll(async () => {
-  db = await createTestDatabase()
-  server = await startServer(testConfig(db), pino({ level: 'info', base: undefined }, capture), {
-    mcpHold: async (point, { tool, signal }) => {
-      const arrived = waiting.get(point)
-      if (!arrived) return
-      waiting.delete(point)
-      arrived(tool)
-      await new Promise<void>((resolve) => {
-        if (signal.aborted) resolve()
-        else signal.addEventListener('abort', () => resolve(), { once: true })
-      })
-    },
-  })
   const owner = await userWithToken(server, 'canceller')
   token = owner.token
   const created = await server.services.documents.create(owner.user.id, { title: 'Target' })
@@ -63,11 +67,6 @@ beforeAll(async () => {
   // A large stored document (cold: not loaded in Hocuspocus), as the red team's slow whole reads.
   const chunk = Array.from({ length: 200 }, (_, i) => `Paragraph ${i} of a long document.`).join('\n\n')
   largeSlug = (await createLargeDocument(server, owner.user.id, 'Large', [chunk, chunk, chunk])).slug
-}, 60_000)
-afterAll(async () => {
-  for (const client of clients) await client.close().catch(() => {})
-  await server?.stop()
-  await db?.cleanup()
 }, 60_000)
 
 async function client(): Promise<Client> {
@@ -105,13 +104,7 @@ const lineOf = (tool: string, outcome: string) =>
     return lines[0]!
   }, 20_000)
 
-const metric = async (tool: string, outcome: string) => {
-  const text = await (await fetch(`${server.url}/metrics`)).text()
-  const line = text
-    .split('\n')
-    .find((l) => l.startsWith(`mcp_tool_calls_total{tool="${tool}",outcome="${outcome}"}`))
-  return Number(line?.split(' ').at(-1) ?? 0)
-}
+const metric = (tool: string, outcome: string) => toolCallCount(server, tool, outcome)
 
 const documentText = async (reader: Client, which: string) =>
   (await call(reader, 'read_document', { slug: which })).text

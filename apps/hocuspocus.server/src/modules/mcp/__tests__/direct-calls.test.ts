@@ -10,6 +10,7 @@ import { eventually, userWithToken, useTestServer } from '../../../__tests__/hel
 import { createLogger } from '../../../logger.ts'
 import type { RunningServer } from '../../../server.ts'
 import { init } from '../module.ts'
+import { callOf, type McpAnswer, postTo } from './setup.ts'
 
 let server: RunningServer
 let sdkOnly: ReturnType<typeof init>
@@ -58,37 +59,15 @@ beforeAll(async () => {
 })
 afterAll(() => editor?.destroy())
 
-type Answer = { status: number; type: string | null; body: string }
-
-async function post(
+const post = (
   token: string,
   body: unknown,
   router = server.mcp.router,
   headers: Record<string, string> = {},
-): Promise<Answer> {
-  const res = await router.request('http://127.0.0.1/mcp', {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-06-18',
-      ...headers,
-    },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  })
-  return { status: res.status, type: res.headers.get('content-type'), body: await res.text() }
-}
-
-const callOf = (id: number | string, name: string, args?: Record<string, unknown>) => ({
-  jsonrpc: '2.0',
-  id,
-  method: 'tools/call',
-  params: args === undefined ? { name } : { name, arguments: args },
-})
+) => postTo(router, token, body, headers)
 
 /** The same request to both modules: the answers must be equal in every byte and header that matters. */
-async function same(token: string, body: unknown, headers?: Record<string, string>): Promise<Answer> {
+async function same(token: string, body: unknown, headers?: Record<string, string>): Promise<McpAnswer> {
   const direct = await post(token, body, server.mcp.router, headers)
   const sdk = await post(token, body, sdkOnly.router, headers)
   expect(direct).toEqual(sdk)

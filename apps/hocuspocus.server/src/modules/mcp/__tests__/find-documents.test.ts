@@ -1,5 +1,6 @@
 /** find_documents over a real client: silent caps, notes, keyset cursors, scopes, full text. */
 import { describe, expect, test } from 'bun:test'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
 import { userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
@@ -35,6 +36,27 @@ function rows(text: string): string[] {
   return lines.slice(1, end)
 }
 const cursorOf = (text: string) => /cursor: "([^"]+)"/.exec(text)?.[1]
+
+/**
+ * Follows find_documents' cursor five rows a page (ten pages at most), each page answered without error,
+ * calling `between` after each page; the slugs shown, in order.
+ */
+async function pageThrough(client: Client, between: (page: number, seen: string[]) => Promise<unknown>) {
+  const seen: string[] = []
+  let cursor: string | undefined
+  for (let page = 0; page < 10; page++) {
+    const { text, isError } = await call(client, 'find_documents', {
+      limit: 5,
+      ...(cursor ? { cursor } : {}),
+    })
+    expect(isError).toBe(false)
+    seen.push(...rows(text).map((line) => line.split(' | ')[0]!))
+    await between(page, seen)
+    cursor = cursorOf(text)
+    if (!cursor) break
+  }
+  return seen
+}
 
 describe('find_documents', () => {
   test('20 documents and the default limit: 20 rows and no note (not a silent cap)', async () => {
@@ -75,19 +97,7 @@ describe('find_documents', () => {
   test('paging by cursor returns every document exactly once, with inserts between pages', async () => {
     const { user, client } = await userClient('pager')
     const original = await createDocs(user.id, 23, 'Paged')
-    const seen: string[] = []
-    let cursor: string | undefined
-    for (let page = 0; page < 10; page++) {
-      const { text, isError } = await call(client, 'find_documents', {
-        limit: 5,
-        ...(cursor ? { cursor } : {}),
-      })
-      expect(isError).toBe(false)
-      seen.push(...rows(text).map((line) => line.split(' | ')[0]!))
-      await createDocs(user.id, 2, `Inserted ${page}`)
-      cursor = cursorOf(text)
-      if (!cursor) break
-    }
+    const seen = await pageThrough(client, (page) => createDocs(user.id, 2, `Inserted ${page}`))
     expect(new Set(seen).size).toBe(seen.length)
     expect(seen.filter((s) => original.includes(s)).sort()).toEqual([...original].sort())
   })
@@ -95,15 +105,7 @@ describe('find_documents', () => {
   test('paging returns every document exactly once when documents are edited between pages', async () => {
     const { user, client } = await userClient('editor-pager')
     const all = await createDocs(user.id, 23, 'Edited')
-    const seen: string[] = []
-    let cursor: string | undefined
-    for (let page = 0; page < 10; page++) {
-      const { text, isError } = await call(client, 'find_documents', {
-        limit: 5,
-        ...(cursor ? { cursor } : {}),
-      })
-      expect(isError).toBe(false)
-      seen.push(...rows(text).map((line) => line.split(' | ')[0]!))
+    const seen = await pageThrough(client, async (page, seen) => {
       // An edit moves a document to the top of "most recently changed": one already shown, and one not
       // shown yet (the oldest left), which a keyset over the live order would skip.
       const unseen = all.filter((slug) => !seen.includes(slug))
@@ -111,9 +113,7 @@ describe('find_documents', () => {
         const edited = await call(client, 'append_to_document', { slug, markdown: `edit after page ${page}` })
         expect(edited.isError).toBe(false)
       }
-      cursor = cursorOf(text)
-      if (!cursor) break
-    }
+    })
     expect(seen.length).toBe(all.length)
     expect([...seen].sort()).toEqual([...all].sort())
   })

@@ -16,6 +16,7 @@ import { useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { RATE_LIMITED_ERROR_CODE, WINDOW_MS } from '../infra/rate-limit.ts'
 import { DOCUMENT_TEMPLATE, documentUri } from '../resources/uris.ts'
+import { toolCallCount } from './setup.ts'
 
 const LIMIT = 3
 
@@ -40,13 +41,7 @@ const completeSlug = (client: Client, value: string) =>
     argument: { name: 'slug', value },
   })
 
-const metric = async (tool: string, outcome: string) => {
-  const text = await (await fetch(`${server.url}/metrics`)).text()
-  const line = text
-    .split('\n')
-    .find((l) => l.startsWith(`mcp_tool_calls_total{tool="${tool}",outcome="${outcome}"}`))
-  return Number(line?.split(' ').at(-1) ?? 0)
-}
+const metric = (tool: string, outcome: string) => toolCallCount(server, tool, outcome)
 
 async function userWithDocument(handle: string) {
   const made = await clients.user(handle)

@@ -154,6 +154,20 @@ async function readChapter(
   throw new Error('the chapter never ended')
 }
 
+/** commander's Readme (a real file of many sections), imported as a document of the owner's; its slug. */
+async function importCommanderReadme() {
+  const file = resolve(
+    import.meta.dir,
+    '../../../../../../node_modules/.bun/node_modules/commander/Readme.md',
+  )
+  const imported = await server.services.documents.importMarkdown(owner.id, {
+    markdown: readFileSync(file, 'utf8'),
+    fallbackTitle: 'commander',
+  })
+  if (imported.kind === 'error') throw new Error(imported.message)
+  return imported.value.document.slug
+}
+
 describe('read_document: every omission is recoverable', () => {
   test('one list block of 40,000 characters read at max_chars 2000: its parts join into the block, exactly', async () => {
     const items = Array.from({ length: 800 }, (_, i) => `- item ${i + 1} with some words 😀 and \`code\``)
@@ -178,16 +192,7 @@ describe('read_document: every omission is recoverable', () => {
   })
 
   test('every section of a real file, paged at max_chars 300: each block shown once, nothing skipped', async () => {
-    const file = resolve(
-      import.meta.dir,
-      '../../../../../../node_modules/.bun/node_modules/commander/Readme.md',
-    )
-    const imported = await server.services.documents.importMarkdown(owner.id, {
-      markdown: readFileSync(file, 'utf8'),
-      fallbackTitle: 'commander',
-    })
-    if (imported.kind === 'error') throw new Error(imported.message)
-    const slug = imported.value.document.slug
+    const slug = await importCommanderReadme()
     const ids = await sectionIds(slug)
     expect(ids.length).toBeGreaterThan(20)
     for (const sectionId of ids) {
@@ -204,16 +209,7 @@ describe('read_document: every omission is recoverable', () => {
   })
 
   test('chapters of a real file read with with_subsections at max_chars 300 and 1000, following the notes: every block of every section once, in order', async () => {
-    const file = resolve(
-      import.meta.dir,
-      '../../../../../../node_modules/.bun/node_modules/commander/Readme.md',
-    )
-    const imported = await server.services.documents.importMarkdown(owner.id, {
-      markdown: readFileSync(file, 'utf8'),
-      fallbackTitle: 'commander',
-    })
-    if (imported.kind === 'error') throw new Error(imported.message)
-    const slug = imported.value.document.slug
+    const slug = await importCommanderReadme()
     // The outline's lines, indented by depth: a chapter is a heading and the deeper lines after it.
     const outline = split((await call(client, 'get_outline', { slug })).text)
       .body.split('\n')

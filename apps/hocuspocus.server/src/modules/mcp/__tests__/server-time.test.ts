@@ -4,14 +4,14 @@
  * small (100 ms at once, 1 ms a second) and the first call is held 150 ms by the test seam, so the share is
  * spent by construction, not by how fast the machine is.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { describe, expect, test } from 'bun:test'
 import pino from 'pino'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../../../__tests__/helpers/database.ts'
+import { DATABASE_KIND } from '../../../__tests__/helpers/database.ts'
 import { callText, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
 import { testConfig, userWithToken } from '../../../__tests__/helpers/server.ts'
 import { type RunningServer, startServer } from '../../../server.ts'
 import { SERVER_MS_BURST, SERVER_MS_PER_SECOND, ServerTimeShares } from '../infra/server-time.ts'
+import { useOwnServer } from './setup.ts'
 
 describe('a share of server time, on its own clock', () => {
   test('calls draw on it; when spent, the answer says when it has refilled; unknown users start whole', () => {
@@ -27,28 +27,23 @@ describe('a share of server time, on its own clock', () => {
 })
 
 describe(`users' shares of server time over MCP (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
   let server: RunningServer
-  const clients: Client[] = []
   let held = false
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    server = await startServer(testConfig(db), pino({ level: 'silent' }), {
-      mcpServerTime: new ServerTimeShares({ burstMs: 100, msPerSecond: 1 }),
-      // The first get_outline takes 150 ms: more than the whole share.
-      mcpHold: async (point, { tool }) => {
-        if (point !== 'call' || tool !== 'get_outline' || held) return
-        held = true
-        await Bun.sleep(150)
-      },
-    })
-  }, 60_000)
-  afterAll(async () => {
-    for (const client of clients) await client.close().catch(() => {})
-    await server?.stop()
-    await db?.cleanup()
-  }, 60_000)
+  const clients = useOwnServer(
+    (db) =>
+      startServer(testConfig(db), pino({ level: 'silent' }), {
+        mcpServerTime: new ServerTimeShares({ burstMs: 100, msPerSecond: 1 }),
+        // The first get_outline takes 150 ms: more than the whole share.
+        mcpHold: async (point, { tool }) => {
+          if (point !== 'call' || tool !== 'get_outline' || held) return
+          held = true
+          await Bun.sleep(150)
+        },
+      }),
+    (s) => {
+      server = s
+    },
+  )
 
   test('a user past their share is refused with when to come back; another user is not', async () => {
     const ann = await userWithToken(server, 'ann')

@@ -189,6 +189,15 @@ const replaceIn = (
   args: Record<string, unknown>,
 ) => call(client, 'replace_text', { slug, section_id: section.sectionId, rev: section.rev, ...args })
 
+/** A new document, its first section, and the text of replace_text's refusal of `args` there. */
+async function refusedIn(title: string, markdown: string, args: Record<string, unknown>) {
+  const doc = await create(title, markdown)
+  const section = await readSection(doc.slug, 1)
+  const refused = await replaceIn(doc.slug, section, args)
+  expect(refused.isError).toBe(true)
+  return { doc, section, refusal: refused.text }
+}
+
 describe('replace_text', () => {
   test('text copied from a read (an escaped URL, a code span) is found and replaced, keeping the code mark', async () => {
     const doc = await create(
@@ -222,14 +231,15 @@ describe('replace_text', () => {
   })
 
   test('a heading whose text repeats in its section: the refusal names the places and block, block 0 retitles it', async () => {
-    const doc = await create('Retitle', '## Setup\n\nSetup is easy.\n\nRun Setup twice.')
-    const section = await readSection(doc.slug, 1)
-    const refused = await replaceIn(doc.slug, section, {
-      old_text: 'Setup',
-      new_text: 'Installation',
-    })
-    expect(refused.isError).toBe(true)
-    expect(refused.text).toBe(
+    const { doc, section, refusal } = await refusedIn(
+      'Retitle',
+      '## Setup\n\nSetup is easy.\n\nRun Setup twice.',
+      {
+        old_text: 'Setup',
+        new_text: 'Installation',
+      },
+    )
+    expect(refusal).toBe(
       'old_text: it occurs 3 times in the section (count 3): the heading, block 1, block 2. Add surrounding ' +
         'text so it occurs once, or pass block with the one to change (0 = the heading).',
     )
@@ -245,14 +255,11 @@ describe('replace_text', () => {
   })
 
   test('text that is not there: the refusal names the first character that differs', async () => {
-    const doc = await create('Quotes', '## Part\n\nIt’s here.')
-    const section = await readSection(doc.slug, 1)
-    const refused = await replaceIn(doc.slug, section, {
+    const { refusal } = await refusedIn('Quotes', '## Part\n\nIt’s here.', {
       old_text: "It's here",
       new_text: 'It is here',
     })
-    expect(refused.isError).toBe(true)
-    expect(refused.text).toBe(
+    expect(refusal).toBe(
       'old_text: it does not occur in the section (count 0). Its first 2 characters ("It") occur in block 1; ' +
         'after them the text has "’" (U+2019) where old_text has "\'" (U+0027).',
     )

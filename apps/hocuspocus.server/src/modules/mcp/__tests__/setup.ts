@@ -1,0 +1,123 @@
+/**
+ * What the MCP tool tests share: a test server for the file with one user connected to it over MCP,
+ * documents made through the service, and the lines of a framed answer.
+ */
+import { afterAll, beforeAll } from 'bun:test'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { createTestDatabase, type TestDatabase } from '../../../__tests__/helpers/database.ts'
+import { useMcpClients } from '../../../__tests__/helpers/mcp.ts'
+import { useTestServer } from '../../../__tests__/helpers/server.ts'
+import type { RunningServer } from '../../../server.ts'
+import { FRAME_END } from '../render/frame.ts'
+
+export type McpUser = { server: RunningServer; user: { id: string }; client: Client }
+
+/**
+ * Starts a test server for the file and connects a new user `handle` to it over MCP before the file's tests;
+ * `ready` gets both. Returns the file's MCP clients, for more users.
+ */
+export function useMcpUser(handle: string, ready: (made: McpUser) => void) {
+  let server: RunningServer
+  useTestServer((s) => {
+    server = s
+  })
+  const mcp = useMcpClients(() => server)
+  beforeAll(async () => {
+    const made = await mcp.user(handle)
+    ready({ server, user: made.user, client: made.client })
+  })
+  return mcp
+}
+
+/**
+ * A server the file starts itself (`start`: the production wiring with its own logger or test seams) on a
+ * fresh database before its tests; `ready` gets it. After them the clients pushed to the returned list are
+ * closed, the server stops and its database is removed.
+ */
+export function useOwnServer(
+  start: (db: TestDatabase) => Promise<RunningServer>,
+  ready: (server: RunningServer) => void,
+): Client[] {
+  let db: TestDatabase | undefined
+  let server: RunningServer | undefined
+  const clients: Client[] = []
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    server = await start(db)
+    ready(server)
+  }, 60_000)
+  afterAll(async () => {
+    for (const client of clients) await client.close().catch(() => {})
+    await server?.stop()
+    await db?.cleanup()
+  }, 60_000)
+  return clients
+}
+
+/** A new document of `ownerId`'s, made through the service (a refusal throws). */
+export async function createDocument(
+  server: RunningServer,
+  ownerId: string,
+  input: { title: string; markdown?: string; isPrivate?: boolean },
+) {
+  const created = await server.services.documents.create(ownerId, input)
+  if (created.kind === 'error') throw new Error(created.message)
+  return created.value
+}
+
+/** A framed answer's lines: before its opening line, the opening line, the body inside, and after its end line. */
+export function frameLines(text: string) {
+  const lines = text.split('\n')
+  const open = lines.findIndex((l) => l.startsWith('⟦data: '))
+  const end = lines.indexOf(FRAME_END)
+  return {
+    before: lines.slice(0, open),
+    open: lines[open]!,
+    body: lines.slice(open + 1, end),
+    after: lines.slice(end + 1),
+  }
+}
+
+/** A tools/call request's JSON-RPC body (without `arguments` when `args` is not given). */
+export const callOf = (id: number | string, name: string, args?: Record<string, unknown>) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: args === undefined ? { name } : { name, arguments: args },
+})
+
+/** What a POST to /mcp answered: its status, content type and body. */
+export type McpAnswer = { status: number; type: string | null; body: string }
+
+/**
+ * A POST of `body` (JSON, or a string as it is) straight into an MCP router (no socket), with the headers
+ * every POST must carry; `headers` adds or replaces some.
+ */
+export async function postTo(
+  router: RunningServer['mcp']['router'],
+  token: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<McpAnswer> {
+  const res = await router.request('http://127.0.0.1/mcp', {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+      ...headers,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+  return { status: res.status, type: res.headers.get('content-type'), body: await res.text() }
+}
+
+/** How many calls of `tool` ended `outcome`, as the server's /metrics counts them (0 before the first). */
+export async function toolCallCount(server: RunningServer, tool: string, outcome: string): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text()
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`mcp_tool_calls_total{tool="${tool}",outcome="${outcome}"}`))
+  return Number(line?.split(' ').at(-1) ?? 0)
+}
