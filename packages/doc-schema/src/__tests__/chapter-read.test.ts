@@ -6,43 +6,25 @@
  * the walk that finds the subsections stops at the chapter's end, and a read stops at its budget.
  */
 import { describe, expect, test } from 'bun:test'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
 import fc from 'fast-check'
-import * as Y from 'yjs'
-import {
-  FRAGMENT_NAME,
-  importedDocumentUpdate,
-  importMarkdown,
-  listSections,
-  renderChapter,
-  renderSection,
-} from '../index.ts'
+import type * as Y from 'yjs'
+import { listSections, renderChapter, renderSection } from '../index.ts'
 import { blockMarkdownPrefix } from '../markdown/block-prefix.ts'
 import { blockMarkdown } from '../sections/render-section.ts'
 import { chapterSections, type LocatedSection, locateSections } from '../sections/section-index.ts'
-import { expectOk, loadDocument } from './fixtures.ts'
+import {
+  everySectionAtDrawnBudgets,
+  expectOk,
+  expectTiled,
+  LONG_CODE,
+  LONG_LIST,
+  loadDocument,
+  realFiles,
+  type ShownRanges,
+  shownBlocksText,
+  withDeletions,
+} from './fixtures.ts'
 import { runs } from './property-runs.ts'
-
-const MODULES = resolve(import.meta.dir, '../../../../node_modules/.bun/node_modules')
-
-function realFiles(): string[] {
-  const files: string[] = []
-  for (const name of ['commander', 'fast-check', 'zod', 'hono', 'yjs', 'lib0']) {
-    const dir = join(MODULES, name)
-    if (!existsSync(dir)) continue
-    for (const entry of readdirSync(dir))
-      if (/^(readme|changelog)\.md$/i.test(entry)) files.push(join(dir, entry))
-  }
-  return files
-}
-
-function loadFile(file: string): Y.XmlFragment {
-  const imported = expectOk(importMarkdown(readFileSync(file, 'utf8'), { fallbackTitle: 'File' }))
-  const doc = new Y.Doc()
-  Y.applyUpdate(doc, expectOk(importedDocumentUpdate(imported)))
-  return doc.getXmlFragment(FRAGMENT_NAME)
-}
 
 /** What locateSections says the chapter of `sectionId` is: the section, then the deeper ones after it. */
 function expectedChapter(fragment: Y.XmlFragment, sectionId: string): LocatedSection[] {
@@ -68,7 +50,7 @@ function pageChapter(fragment: Y.XmlFragment, sectionId: string, maxChars: numbe
   const headings = new Map(chapter.map((section) => [section.sectionId, headingMarkdown(section)]))
   // The document does not change while it is paged: each section's rev, listed once.
   const revs = new Map(listSections(fragment).map((section) => [section.sectionId, section.rev]))
-  const shown = new Map<string, Map<number, Array<[number, number]>>>()
+  const shown = new Map<string, ShownRanges>()
   const order: string[] = []
   let opts: { fromSection?: string; fromBlock?: number; blockOffset?: number } = {}
   for (let reads = 0; ; reads++) {
@@ -99,19 +81,9 @@ function pageChapter(fragment: Y.XmlFragment, sectionId: string, maxChars: numbe
       }
       if (order.at(-1) !== part.sectionId) order.push(part.sectionId)
       const blocks = markdown.get(part.sectionId)!
-      const ranges = shown.get(part.sectionId) ?? new Map<number, Array<[number, number]>>()
+      const ranges: ShownRanges = shown.get(part.sectionId) ?? new Map()
       shown.set(part.sectionId, ranges)
-      for (let number = part.firstBlock; number <= part.lastBlock; number++) {
-        const whole = blocks[number - 1]!
-        const from = number === part.firstBlock ? (part.firstOffset ?? 0) : 0
-        const to = number === part.truncatedBlock ? part.nextOffset! : whole.length
-        expect(to).toBeGreaterThan(from)
-        const label =
-          from > 0 ? `[${number}, from character ${from}] ` : whole === '' ? `[${number}]` : `[${number}] `
-        const marker = to < whole.length ? `\n[… block ${number} cut at character ${to} of its Markdown]` : ''
-        expected += `\n\n${label}${whole.slice(from, to)}${marker}`
-        ranges.set(number, [...(ranges.get(number) ?? []), [from, to]])
-      }
+      expected += shownBlocksText(blocks, part, ranges)
     })
     expect(read.text).toBe(expected)
     if (read.next === undefined) return { chapter, markdown, shown, order }
@@ -128,15 +100,7 @@ function pageChapter(fragment: Y.XmlFragment, sectionId: string, maxChars: numbe
 function expectEveryCharacterOnce({ chapter, markdown, shown, order }: ReturnType<typeof pageChapter>) {
   expect(order).toEqual(chapter.map((section) => section.sectionId))
   for (const section of chapter) {
-    const ranges = shown.get(section.sectionId)!
-    markdown.get(section.sectionId)!.forEach((whole, i) => {
-      let at = 0
-      for (const [from, to] of ranges.get(i + 1) ?? []) {
-        expect(from).toBe(at)
-        at = to
-      }
-      expect(at).toBe(whole.length)
-    })
+    expectTiled(markdown.get(section.sectionId)!, shown.get(section.sectionId)!)
   }
 }
 
@@ -145,15 +109,7 @@ describe('chapterSections', () => {
     const block = fc.constantFrom('## A', '### B', '#### C', 'text', '- item', '> quote')
     fc.assert(
       fc.property(fc.array(block, { maxLength: 14 }), fc.nat(), fc.nat(), (blocks, cut, at) => {
-        const doc = new Y.Doc({ gc: false })
-        Y.applyUpdate(doc, Y.encodeStateAsUpdate(loadDocument('Doc', blocks.join('\n\n')).doc))
-        const fragment = doc.getXmlFragment(FRAGMENT_NAME)
-        const ids = listSections(fragment).map((s) => s.sectionId)
-        if (fragment.length > 1)
-          fragment.delete(
-            1 + (at % (fragment.length - 1)),
-            Math.min(cut % 3, fragment.length - 1 - (at % (fragment.length - 1))),
-          )
+        const { fragment, ids } = withDeletions(blocks, cut, at)
         for (const id of [...ids, 'not-an-id', ''])
           expect([...chapterSections(fragment, id)]).toEqual(expectedChapter(fragment, id))
       }),
@@ -185,7 +141,7 @@ describe('chapterSections', () => {
 })
 
 describe('renderChapter', () => {
-  const files = realFiles()
+  const files = realFiles(['commander', 'fast-check', 'zod', 'hono', 'yjs', 'lib0'])
 
   test('the real files are there', () => {
     expect(files.length).toBeGreaterThanOrEqual(4)
@@ -211,27 +167,15 @@ describe('renderChapter', () => {
   })
 
   test('paging every chapter of real files, at drawn budgets from 200 to 3,000 characters, shows every character once', () => {
-    const fragments = files.map(loadFile)
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 0, max: fragments.length - 1 }),
-        fc.integer({ min: 200, max: 3_000 }),
-        (index, maxChars) => {
-          const fragment = fragments[index]!
-          for (const { sectionId } of listSections(fragment))
-            expectEveryCharacterOnce(pageChapter(fragment, sectionId, maxChars))
-        },
-      ),
-      runs(6),
+    everySectionAtDrawnBudgets(files, 6, (fragment, sectionId, maxChars) =>
+      expectEveryCharacterOnce(pageChapter(fragment, sectionId, maxChars)),
     )
   })
 
   test('blocks far longer than the budget in later subsections, and subsections without blocks, are read in parts', () => {
-    const list = Array.from({ length: 120 }, (_, i) => `- item ${i} 😀 with **bold** words`).join('\n')
-    const code = `\`\`\`\n${'line of code\n'.repeat(100)}\`\`\``
     const { fragment } = loadDocument(
       'Doc',
-      `## Top\n\nshort\n\n### ${'h'.repeat(150)}\n\n${list}\n\n### Empty\n\n#### Deeper\n\n${code}\n\n${'😀'.repeat(400)}\n\n### Last\n\nend\n\n## Next\n\nnot shown`,
+      `## Top\n\nshort\n\n### ${'h'.repeat(150)}\n\n${LONG_LIST}\n\n### Empty\n\n#### Deeper\n\n${LONG_CODE}\n\n${'😀'.repeat(400)}\n\n### Last\n\nend\n\n## Next\n\nnot shown`,
     )
     const top = listSections(fragment)[1]!.sectionId
     for (const maxChars of [1, 250, 333, 1_000, 4_096]) {

@@ -7,13 +7,25 @@ import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import * as Y from 'yjs'
 import { editBlocks, fragmentToJSON, listSections, readPlainText, renderSection } from '../index.ts'
-import { FRAGMENT_NAME } from '../limits.ts'
 import { locateSection, locateSections } from '../sections/section-index.ts'
-import { cloneDocument, expectOk, loadDocument } from './fixtures.ts'
+import { cloneDocument, expectOk, loadDocument, withDeletions } from './fixtures.ts'
 import { runs } from './property-runs.ts'
 
 const section = (fragment: Y.XmlFragment, index = 1) => listSections(fragment)[index]!
 /** Block n of section 1 as a section read shows it, without its `[n] ` label. */
+/**
+ * A document of `markdown` whose first section starts with a list or a table (the fragment's element 2):
+ * that element and its children as they were, after `edit` is applied to the section at its rev.
+ */
+function editContainer(markdown: string, edit: Parameters<typeof editBlocks>[3]) {
+  const { fragment } = loadDocument('Doc', markdown)
+  const element = fragment.get(2) as Y.XmlElement
+  const children = element.toArray()
+  const s = section(fragment)
+  expectOk(editBlocks(fragment, s.sectionId, s.rev, edit))
+  return { fragment, element, children }
+}
+
 function shown(fragment: Y.XmlFragment, n: number): string {
   const text = expectOk(renderSection(fragment, section(fragment).sectionId)).text
   const start = text.indexOf(`[${n}] `) + `[${n}] `.length
@@ -54,16 +66,14 @@ describe('a block replaced by one of the same kind is rewritten in place', () =>
   })
 
   test('ticking one checkbox by resending the list changes that item only; the others keep their elements', () => {
-    const { fragment } = loadDocument('Doc', '## S\n\n- [ ] one\n- [ ] two\n- [ ] three')
-    const list = fragment.get(2) as Y.XmlElement
-    const items = list.toArray()
-    const s = section(fragment)
-    expectOk(
-      editBlocks(fragment, s.sectionId, s.rev, {
-        removeBlocks: [1],
-        markdown: '- [ ] one\n- [x] two\n- [ ] three',
-      }),
-    )
+    const {
+      fragment,
+      element: list,
+      children: items,
+    } = editContainer('## S\n\n- [ ] one\n- [ ] two\n- [ ] three', {
+      removeBlocks: [1],
+      markdown: '- [ ] one\n- [x] two\n- [ ] three',
+    })
     expect(fragment.get(2)).toBe(list)
     expect(list.toArray()).toEqual(items)
     expect((items[1] as Y.XmlElement).getAttribute('checked') as unknown).toBe(true)
@@ -71,13 +81,11 @@ describe('a block replaced by one of the same kind is rewritten in place', () =>
   })
 
   test('an item inserted in the middle of a list is an insertion: the items after it keep their elements', () => {
-    const { fragment } = loadDocument('Doc', '## S\n\n- a\n- b\n- c')
-    const list = fragment.get(2) as Y.XmlElement
-    const [a, b, c] = list.toArray()
-    const s = section(fragment)
-    expectOk(
-      editBlocks(fragment, s.sectionId, s.rev, { removeBlocks: [1], markdown: '- a\n- new\n- b\n- c' }),
-    )
+    const {
+      fragment,
+      element: list,
+      children: [a, b, c],
+    } = editContainer('## S\n\n- a\n- b\n- c', { removeBlocks: [1], markdown: '- a\n- new\n- b\n- c' })
     const after = list.toArray()
     expect([after[0], after[2], after[3]]).toEqual([a, b, c])
     expect(shown(fragment, 1)).toBe('- a\n- new\n- b\n- c')
@@ -183,23 +191,29 @@ describe('an image whose placeholder the Markdown keeps is kept', () => {
 
 describe('inBlock: one item of a list or one row of a table', () => {
   test('ticking one checkbox sends that item only; the other items are untouched', () => {
-    const { fragment } = loadDocument('Doc', '## S\n\n- [ ] one\n- [ ] two\n- [ ] three\n\nafter')
-    const list = fragment.get(2) as Y.XmlElement
-    const items = list.toArray()
-    const s = section(fragment)
-    expectOk(
-      editBlocks(fragment, s.sectionId, s.rev, { inBlock: 1, removeBlocks: [2], markdown: '- [x] two' }),
-    )
+    const {
+      fragment,
+      element: list,
+      children: items,
+    } = editContainer('## S\n\n- [ ] one\n- [ ] two\n- [ ] three\n\nafter', {
+      inBlock: 1,
+      removeBlocks: [2],
+      markdown: '- [x] two',
+    })
     expect(list.toArray()).toEqual(items)
     expect(shown(fragment, 1)).toBe('- [ ] one\n- [x] two\n- [ ] three')
   })
 
   test('adding one table row sends that row only, after the row named', () => {
-    const { fragment } = loadDocument('Doc', '## S\n\n| a | b |\n| - | - |\n| 1 | 2 |\n| 5 | 6 |')
-    const table = fragment.get(2) as Y.XmlElement
-    const rows = table.toArray()
-    const s = section(fragment)
-    expectOk(editBlocks(fragment, s.sectionId, s.rev, { inBlock: 1, afterBlock: 2, markdown: '| 3 | 4 |' }))
+    const {
+      fragment,
+      element: table,
+      children: rows,
+    } = editContainer('## S\n\n| a | b |\n| - | - |\n| 1 | 2 |\n| 5 | 6 |', {
+      inBlock: 1,
+      afterBlock: 2,
+      markdown: '| 3 | 4 |',
+    })
     expect(shown(fragment, 1)).toBe('| a | b |\n| - | - |\n| 1 | 2 |\n| 3 | 4 |\n| 5 | 6 |')
     expect([table.get(0), table.get(1), table.get(3)] as unknown[]).toEqual(rows)
   })
@@ -264,16 +278,7 @@ describe('locateSection (what every section read and edit starts from)', () => {
     const block = fc.constantFrom('## A', '### B', 'text', '- item', '> quote')
     fc.assert(
       fc.property(fc.array(block, { maxLength: 12 }), fc.nat(), fc.nat(), (blocks, cut, at) => {
-        // Without garbage collection a deleted item keeps its content in Yjs's item list: the walk skips it.
-        const doc = new Y.Doc({ gc: false })
-        Y.applyUpdate(doc, Y.encodeStateAsUpdate(loadDocument('Doc', blocks.join('\n\n')).doc))
-        const fragment = doc.getXmlFragment(FRAGMENT_NAME)
-        const ids = listSections(fragment).map((s) => s.sectionId)
-        if (fragment.length > 1)
-          fragment.delete(
-            1 + (at % (fragment.length - 1)),
-            Math.min(cut % 3, fragment.length - 1 - (at % (fragment.length - 1))),
-          )
+        const { fragment, ids } = withDeletions(blocks, cut, at)
         for (const id of [...ids, 'not-an-id', ''])
           expect(locateSection(fragment, id)).toEqual(
             locateSections(fragment).find((section) => id !== '' && section.sectionId === id),

@@ -13,12 +13,24 @@ import {
 import { importMarkdown } from '../markdown/import-markdown.ts'
 import { countTokens, MarkdownTooComplex, MarkdownWork } from '../markdown/markdown-work.ts'
 import { parseMarkdown } from '../markdown/parse-markdown.ts'
+import type { Result } from '../result.ts'
 import { expectOk } from './fixtures.ts'
 
 /** A table of `rows` body rows and `columns` columns of one-letter cells (header row included in cells). */
 function table(rows: number, columns: number): string {
   const row = (cell: string) => `|${Array(columns).fill(cell).join('|')}|\n`
   return row('a') + row('-') + row('b').repeat(rows)
+}
+
+/** The Markdown refused as too complex, naming the field and, in its message, each of `says`. */
+function expectTooComplex(result: Result<unknown>, says: string[]) {
+  expect(result).toMatchObject({
+    kind: 'error',
+    code: 'invalid_input',
+    reason: 'too_complex',
+    field: 'markdown',
+  })
+  if (result.kind === 'error') for (const part of says) expect(result.message).toContain(part)
 }
 
 const imported = (markdown: string) => importMarkdown(`# Title\n\n${markdown}`, { fallbackTitle: 'x' })
@@ -29,17 +41,10 @@ describe('table cells', () => {
     const rows = MAX_TABLE_CELLS / columns - 1 // the header row holds cells too
     const fits = expectOk(imported(table(rows, columns)))
     expect(fits.blocks[0]?.content).toHaveLength(rows + 1)
-    const over = imported(table(rows + 1, columns))
-    expect(over).toMatchObject({
-      kind: 'error',
-      code: 'invalid_input',
-      reason: 'too_complex',
-      field: 'markdown',
-    })
-    if (over.kind === 'error') {
-      expect(over.message).toContain(`more than ${MAX_TABLE_CELLS.toLocaleString('en-US')} cells`)
-      expect(over.message).toContain('split it into several tables')
-    }
+    expectTooComplex(imported(table(rows + 1, columns)), [
+      `more than ${MAX_TABLE_CELLS.toLocaleString('en-US')} cells`,
+      'split it into several tables',
+    ])
   })
 
   test('the count is per table: two tables of 8,000 cells each import', () => {
@@ -62,17 +67,10 @@ describe('elements', () => {
 
   test('one write: a list of 1,900 items is written, 2,100 are refused naming the limit', () => {
     expect(expectOk(parseMarkdown(list(1_900)))[0]?.content).toHaveLength(1_900)
-    const over = parseMarkdown(list(2_100))
-    expect(over).toMatchObject({
-      kind: 'error',
-      code: 'invalid_input',
-      reason: 'too_complex',
-      field: 'markdown',
-    })
-    if (over.kind === 'error') {
-      expect(over.message).toContain(`more than ${MAX_WRITE_ELEMENTS.toLocaleString('en-US')} elements`)
-      expect(over.message).toContain('one write')
-    }
+    expectTooComplex(parseMarkdown(list(2_100)), [
+      `more than ${MAX_WRITE_ELEMENTS.toLocaleString('en-US')} elements`,
+      'one write',
+    ])
   })
 
   test('a write with a mark on every word past the ceiling is refused; prose of the same length is not', () => {

@@ -6,23 +6,22 @@
  * the blocks' own Markdown, and the parts shown of each block must tile it with no gap and no overlap.
  */
 import { describe, expect, test } from 'bun:test'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
-import fc from 'fast-check'
-import * as Y from 'yjs'
-import {
-  FRAGMENT_NAME,
-  importedDocumentUpdate,
-  importMarkdown,
-  listSections,
-  renderSection,
-} from '../index.ts'
+import type * as Y from 'yjs'
+import { listSections, renderSection } from '../index.ts'
 import { blockMarkdown } from '../sections/render-section.ts'
 import { locateSections } from '../sections/section-index.ts'
-import { expectOk, loadDocument } from './fixtures.ts'
-import { runs } from './property-runs.ts'
+import {
+  everySectionAtDrawnBudgets,
+  expectOk,
+  expectTiled,
+  LONG_CODE,
+  LONG_LIST,
+  loadDocument,
+  realFiles,
+  type ShownRanges,
+  shownBlocksText,
+} from './fixtures.ts'
 
-const MODULES = resolve(import.meta.dir, '../../../../node_modules/.bun/node_modules')
 const PACKAGES = [
   'commander',
   'fast-check',
@@ -34,24 +33,6 @@ const PACKAGES = [
   'pino-std-serializers',
 ]
 
-function realFiles(): string[] {
-  const files: string[] = []
-  for (const name of PACKAGES) {
-    const dir = join(MODULES, name)
-    if (!existsSync(dir)) continue
-    for (const entry of readdirSync(dir))
-      if (/^(readme|changelog)\.md$/i.test(entry)) files.push(join(dir, entry))
-  }
-  return files
-}
-
-function loadFile(file: string): Y.XmlFragment {
-  const imported = expectOk(importMarkdown(readFileSync(file, 'utf8'), { fallbackTitle: 'File' }))
-  const doc = new Y.Doc()
-  Y.applyUpdate(doc, expectOk(importedDocumentUpdate(imported)))
-  return doc.getXmlFragment(FRAGMENT_NAME)
-}
-
 /**
  * Reads section `sectionId` from its first read to its last at `maxChars`, following nextBlock and
  * nextOffset; checks each read's text and returns, per block, its Markdown and the [from, to) ranges of
@@ -61,10 +42,10 @@ function pageThrough(
   fragment: Y.XmlFragment,
   sectionId: string,
   maxChars: number,
-): { markdown: string[]; shown: Map<number, Array<[number, number]>> } {
+): { markdown: string[]; shown: ShownRanges } {
   const section = locateSections(fragment).find((s) => s.sectionId === sectionId)!
   const markdown = section.blocks.map(blockMarkdown)
-  const shown = new Map<number, Array<[number, number]>>()
+  const shown: ShownRanges = new Map()
   let fromBlock: number | undefined
   let blockOffset: number | undefined
   for (let reads = 0; ; reads++) {
@@ -74,17 +55,7 @@ function pageThrough(
     // The read's text, rebuilt from the blocks' Markdown: the heading line, then each part.
     const headingEnd = read.text.indexOf('\n\n')
     let expected = headingEnd === -1 ? read.text : read.text.slice(0, headingEnd)
-    for (let number = read.firstBlock; number <= read.lastBlock; number++) {
-      const whole = markdown[number - 1]!
-      const from = number === read.firstBlock ? (read.firstOffset ?? 0) : 0
-      const to = number === read.truncatedBlock ? read.nextOffset! : whole.length
-      expect(to).toBeGreaterThan(from)
-      const label =
-        from > 0 ? `[${number}, from character ${from}] ` : whole === '' ? `[${number}]` : `[${number}] `
-      const marker = to < whole.length ? `\n[… block ${number} cut at character ${to} of its Markdown]` : ''
-      expected += `\n\n${label}${whole.slice(from, to)}${marker}`
-      shown.set(number, [...(shown.get(number) ?? []), [from, to]])
-    }
+    expected += shownBlocksText(markdown, read, shown)
     expect(read.text).toBe(expected)
     if (read.nextBlock === undefined) return { markdown, shown }
     fromBlock = read.nextBlock
@@ -92,54 +63,31 @@ function pageThrough(
   }
 }
 
-/** Every block's ranges tile its Markdown: from 0 to its end, each next one starting where the last ended. */
-function expectTiled({ markdown, shown }: ReturnType<typeof pageThrough>) {
-  markdown.forEach((whole, i) => {
-    const length = whole.length
-    const ranges = shown.get(i + 1) ?? []
-    let at = 0
-    for (const [from, to] of ranges) {
-      expect(from).toBe(at)
-      at = to
-    }
-    expect(at).toBe(length)
-  })
+/** Paging the section at `maxChars` shows every character of every block once. */
+function expectPagedOnce(fragment: Y.XmlFragment, sectionId: string, maxChars: number) {
+  const { markdown, shown } = pageThrough(fragment, sectionId, maxChars)
+  expectTiled(markdown, shown)
 }
 
 describe('paging a section shows every character exactly once', () => {
-  const files = realFiles()
+  const files = realFiles(PACKAGES)
 
   test('the real files are there', () => {
     expect(files.length).toBeGreaterThanOrEqual(5)
   })
 
   test('every section of real files, at drawn budgets from 200 to 3,000 characters', () => {
-    const fragments = files.map(loadFile)
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 0, max: fragments.length - 1 }),
-        fc.integer({ min: 200, max: 3_000 }),
-        (index, maxChars) => {
-          const fragment = fragments[index]!
-          for (const { sectionId } of listSections(fragment)) {
-            expectTiled(pageThrough(fragment, sectionId, maxChars))
-          }
-        },
-      ),
-      runs(12),
-    )
+    everySectionAtDrawnBudgets(files, 12, expectPagedOnce)
   })
 
   test('one block far longer than the budget (a list, code, emoji, a long heading) is read in parts', () => {
-    const list = Array.from({ length: 120 }, (_, i) => `- item ${i} 😀 with **bold** words`).join('\n')
-    const code = `\`\`\`\n${'line of code\n'.repeat(100)}\`\`\``
     const { fragment } = loadDocument(
       'Doc',
-      `## ${'h'.repeat(150)}\n\n${list}\n\n${code}\n\n${'😀'.repeat(400)}\n\nend`,
+      `## ${'h'.repeat(150)}\n\n${LONG_LIST}\n\n${LONG_CODE}\n\n${'😀'.repeat(400)}\n\nend`,
     )
     const sectionId = listSections(fragment)[1]!.sectionId
     for (const maxChars of [1, 333, 1_000, 4_096]) {
-      expectTiled(pageThrough(fragment, sectionId, maxChars))
+      expectPagedOnce(fragment, sectionId, maxChars)
     }
   })
 
