@@ -12,18 +12,7 @@ import { listSections, renderChapter, renderSection } from '../index.ts'
 import { blockMarkdownPrefix } from '../markdown/block-prefix.ts'
 import { blockMarkdown } from '../sections/render-section.ts'
 import { chapterSections, type LocatedSection, locateSections } from '../sections/section-index.ts'
-import {
-  everySectionAtDrawnBudgets,
-  expectOk,
-  expectTiled,
-  LONG_CODE,
-  LONG_LIST,
-  loadDocument,
-  realFiles,
-  type ShownRanges,
-  shownBlocksText,
-  withDeletions,
-} from './fixtures.ts'
+import { BlocksShown, expectOk, LONG_BLOCKS, loadDocument, RealFiles, withDeletions } from './fixtures.ts'
 import { runs } from './property-runs.ts'
 
 /** What locateSections says the chapter of `sectionId` is: the section, then the deeper ones after it. */
@@ -40,8 +29,8 @@ const headingMarkdown = (section: LocatedSection) =>
 
 /**
  * Reads chapter `sectionId` from its first read to its last at `maxChars`, following `next`; checks
- * each read's text against the sections' own heading and block Markdown and returns that Markdown, per
- * section and block the [from, to) ranges shown, and the order in which sections were shown.
+ * each read's text against the sections' own heading and block Markdown and returns, per section, its
+ * blocks' Markdown and the [from, to) ranges shown of each, and the order in which sections were shown.
  */
 function pageChapter(fragment: Y.XmlFragment, sectionId: string, maxChars: number) {
   const chapter = expectedChapter(fragment, sectionId)
@@ -50,7 +39,7 @@ function pageChapter(fragment: Y.XmlFragment, sectionId: string, maxChars: numbe
   const headings = new Map(chapter.map((section) => [section.sectionId, headingMarkdown(section)]))
   // The document does not change while it is paged: each section's rev, listed once.
   const revs = new Map(listSections(fragment).map((section) => [section.sectionId, section.rev]))
-  const shown = new Map<string, ShownRanges>()
+  const shown = new Map<string, BlocksShown>()
   const order: string[] = []
   let opts: { fromSection?: string; fromBlock?: number; blockOffset?: number } = {}
   for (let reads = 0; ; reads++) {
@@ -80,13 +69,12 @@ function pageChapter(fragment: Y.XmlFragment, sectionId: string, maxChars: numbe
         expected += `\n\n${heading}`
       }
       if (order.at(-1) !== part.sectionId) order.push(part.sectionId)
-      const blocks = markdown.get(part.sectionId)!
-      const ranges: ShownRanges = shown.get(part.sectionId) ?? new Map()
-      shown.set(part.sectionId, ranges)
-      expected += shownBlocksText(blocks, part, ranges)
+      const blocks = shown.get(part.sectionId) ?? new BlocksShown(markdown.get(part.sectionId)!)
+      shown.set(part.sectionId, blocks)
+      expected += blocks.textOf(part)
     })
     expect(read.text).toBe(expected)
-    if (read.next === undefined) return { chapter, markdown, shown, order }
+    if (read.next === undefined) return { chapter, shown, order }
     expect(read.next.sectionId).not.toBe('')
     opts = {
       fromSection: read.next.sectionId,
@@ -97,10 +85,10 @@ function pageChapter(fragment: Y.XmlFragment, sectionId: string, maxChars: numbe
 }
 
 /** Every section of the chapter was shown, in order, and every block's ranges tile its Markdown. */
-function expectEveryCharacterOnce({ chapter, markdown, shown, order }: ReturnType<typeof pageChapter>) {
+function expectEveryCharacterOnce({ chapter, shown, order }: ReturnType<typeof pageChapter>) {
   expect(order).toEqual(chapter.map((section) => section.sectionId))
   for (const section of chapter) {
-    expectTiled(markdown.get(section.sectionId)!, shown.get(section.sectionId)!)
+    shown.get(section.sectionId)!.expectTiled()
   }
 }
 
@@ -141,10 +129,10 @@ describe('chapterSections', () => {
 })
 
 describe('renderChapter', () => {
-  const files = realFiles(['commander', 'fast-check', 'zod', 'hono', 'yjs', 'lib0'])
+  const files = new RealFiles(['commander', 'fast-check', 'zod', 'hono', 'yjs', 'lib0'])
 
   test('the real files are there', () => {
-    expect(files.length).toBeGreaterThanOrEqual(4)
+    expect(files.paths.length).toBeGreaterThanOrEqual(4)
   })
 
   test('a chapter in one read: each section as its own section read shows it, nothing of the next chapter', () => {
@@ -167,7 +155,7 @@ describe('renderChapter', () => {
   })
 
   test('paging every chapter of real files, at drawn budgets from 200 to 3,000 characters, shows every character once', () => {
-    everySectionAtDrawnBudgets(files, 6, (fragment, sectionId, maxChars) =>
+    files.everySectionAtDrawnBudgets(6, (fragment, sectionId, maxChars) =>
       expectEveryCharacterOnce(pageChapter(fragment, sectionId, maxChars)),
     )
   })
@@ -175,7 +163,7 @@ describe('renderChapter', () => {
   test('blocks far longer than the budget in later subsections, and subsections without blocks, are read in parts', () => {
     const { fragment } = loadDocument(
       'Doc',
-      `## Top\n\nshort\n\n### ${'h'.repeat(150)}\n\n${LONG_LIST}\n\n### Empty\n\n#### Deeper\n\n${LONG_CODE}\n\n${'😀'.repeat(400)}\n\n### Last\n\nend\n\n## Next\n\nnot shown`,
+      `## Top\n\nshort\n\n### ${'h'.repeat(150)}\n\n${LONG_BLOCKS.list}\n\n### Empty\n\n#### Deeper\n\n${LONG_BLOCKS.code}\n\n${'😀'.repeat(400)}\n\n### Last\n\nend\n\n## Next\n\nnot shown`,
     )
     const top = listSections(fragment)[1]!.sectionId
     for (const maxChars of [1, 250, 333, 1_000, 4_096]) {

@@ -67,60 +67,58 @@ export function expectOk<T>(result: Result<T>): T {
 
 const MODULES = resolve(import.meta.dir, '../../../../node_modules/.bun/node_modules')
 
-/** Real Markdown files: the READMEs and CHANGELOGs of these installed packages, read in place. */
-export function realFiles(packages: readonly string[]): string[] {
-  const files: string[] = []
-  for (const name of packages) {
-    const dir = join(MODULES, name)
-    if (!existsSync(dir)) continue
-    for (const entry of readdirSync(dir))
-      if (/^(readme|changelog)\.md$/i.test(entry)) files.push(join(dir, entry))
+/**
+ * Real Markdown files: the READMEs and CHANGELOGs of these installed packages, read in place, and the
+ * property over them that the paging tests run.
+ */
+export class RealFiles {
+  readonly paths: string[] = []
+
+  constructor(packages: readonly string[]) {
+    for (const name of packages) {
+      const dir = join(MODULES, name)
+      if (!existsSync(dir)) continue
+      for (const entry of readdirSync(dir))
+        if (/^(readme|changelog)\.md$/i.test(entry)) this.paths.push(join(dir, entry))
+    }
   }
-  return files
+
+  /** `check` on every section of a drawn file (loaded once) at a drawn budget from 200 to 3,000 characters. */
+  everySectionAtDrawnBudgets(
+    numRuns: number,
+    check: (fragment: Y.XmlFragment, sectionId: string, maxChars: number) => void,
+  ): void {
+    const fragments = this.paths.map(loadFile)
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: fragments.length - 1 }),
+        fc.integer({ min: 200, max: 3_000 }),
+        (index, maxChars) => {
+          const fragment = fragments[index]!
+          for (const { sectionId } of listSections(fragment)) check(fragment, sectionId, maxChars)
+        },
+      ),
+      runs(numRuns),
+    )
+  }
 }
 
 /** A Markdown file imported as a new document, as its fragment. */
-export function loadFile(file: string): Y.XmlFragment {
+function loadFile(file: string): Y.XmlFragment {
   const imported = expectOk(importMarkdown(readFileSync(file, 'utf8'), { fallbackTitle: 'File' }))
   const doc = new Y.Doc()
   Y.applyUpdate(doc, expectOk(importedDocumentUpdate(imported)))
   return doc.getXmlFragment(FRAGMENT_NAME)
 }
 
-/**
- * A property over real files (`files`, loaded once): `check` runs on every section of a drawn file at a
- * drawn budget from 200 to 3,000 characters, `numRuns` times.
- */
-export function everySectionAtDrawnBudgets(
-  files: readonly string[],
-  numRuns: number,
-  check: (fragment: Y.XmlFragment, sectionId: string, maxChars: number) => void,
-): void {
-  const fragments = files.map(loadFile)
-  fc.assert(
-    fc.property(
-      fc.integer({ min: 0, max: fragments.length - 1 }),
-      fc.integer({ min: 200, max: 3_000 }),
-      (index, maxChars) => {
-        const fragment = fragments[index]!
-        for (const { sectionId } of listSections(fragment)) check(fragment, sectionId, maxChars)
-      },
-    ),
-    runs(numRuns),
-  )
+/** Blocks far longer than a read's budget: a list of 120 items (emoji, bold) and 100 lines of code. */
+export const LONG_BLOCKS = {
+  list: Array.from({ length: 120 }, (_, i) => `- item ${i} 😀 with **bold** words`).join('\n'),
+  code: `\`\`\`\n${'line of code\n'.repeat(100)}\`\`\``,
 }
 
-/** Blocks far longer than a read's budget: a list of 120 items (emoji, bold) and 100 lines of code. */
-export const LONG_LIST = Array.from({ length: 120 }, (_, i) => `- item ${i} 😀 with **bold** words`).join(
-  '\n',
-)
-export const LONG_CODE = `\`\`\`\n${'line of code\n'.repeat(100)}\`\`\``
-
-/** Per block number, the [from, to) ranges of its Markdown that reads showed. */
-export type ShownRanges = Map<number, Array<[number, number]>>
-
 /** What a read shows of one section's blocks: `firstBlock` from `firstOffset`, `truncatedBlock` cut at `nextOffset`. */
-type ShownBlocks = {
+type ShownPart = {
   firstBlock: number
   lastBlock: number
   firstOffset?: number | undefined
@@ -128,37 +126,44 @@ type ShownBlocks = {
   nextOffset?: number | undefined
 }
 
-/**
- * The text a read shows of `part`'s blocks, rebuilt from the blocks' Markdown (`markdown`, block 1 first):
- * each block labelled, a part from an offset with it, a cut one with its marker line. Each block's shown
- * range, never empty, is added to `ranges`.
- */
-export function shownBlocksText(markdown: readonly string[], part: ShownBlocks, ranges: ShownRanges): string {
-  let text = ''
-  for (let number = part.firstBlock; number <= part.lastBlock; number++) {
-    const whole = markdown[number - 1]!
-    const from = number === part.firstBlock ? (part.firstOffset ?? 0) : 0
-    const to = number === part.truncatedBlock ? part.nextOffset! : whole.length
-    expect(to).toBeGreaterThan(from)
-    const label =
-      from > 0 ? `[${number}, from character ${from}] ` : whole === '' ? `[${number}]` : `[${number}] `
-    const marker = to < whole.length ? `\n[… block ${number} cut at character ${to} of its Markdown]` : ''
-    text += `\n\n${label}${whole.slice(from, to)}${marker}`
-    ranges.set(number, [...(ranges.get(number) ?? []), [from, to]])
-  }
-  return text
-}
+/** What reads showed of one section's blocks: per block number, the [from, to) ranges of its Markdown. */
+export class BlocksShown {
+  readonly ranges = new Map<number, Array<[number, number]>>()
 
-/** Every block's ranges tile its Markdown: from 0 to its end, each next one starting where the last ended. */
-export function expectTiled(markdown: readonly string[], ranges: ShownRanges): void {
-  markdown.forEach((whole, i) => {
-    let at = 0
-    for (const [from, to] of ranges.get(i + 1) ?? []) {
-      expect(from).toBe(at)
-      at = to
+  /** `markdown`: the blocks' Markdown, block 1 first. */
+  constructor(readonly markdown: readonly string[]) {}
+
+  /**
+   * The text a read shows of `part`'s blocks, rebuilt from their Markdown: each block labelled, a part from
+   * an offset with it, a cut one with its marker line. Each block's shown range, never empty, is recorded.
+   */
+  textOf(part: ShownPart): string {
+    let text = ''
+    for (let number = part.firstBlock; number <= part.lastBlock; number++) {
+      const whole = this.markdown[number - 1]!
+      const from = number === part.firstBlock ? (part.firstOffset ?? 0) : 0
+      const to = number === part.truncatedBlock ? part.nextOffset! : whole.length
+      expect(to).toBeGreaterThan(from)
+      const label =
+        from > 0 ? `[${number}, from character ${from}] ` : whole === '' ? `[${number}]` : `[${number}] `
+      const marker = to < whole.length ? `\n[… block ${number} cut at character ${to} of its Markdown]` : ''
+      text += `\n\n${label}${whole.slice(from, to)}${marker}`
+      this.ranges.set(number, [...(this.ranges.get(number) ?? []), [from, to]])
     }
-    expect(at).toBe(whole.length)
-  })
+    return text
+  }
+
+  /** Every block's ranges tile its Markdown: from 0 to its end, each next one starting where the last ended. */
+  expectTiled(): void {
+    this.markdown.forEach((whole, i) => {
+      let at = 0
+      for (const [from, to] of this.ranges.get(i + 1) ?? []) {
+        expect(from).toBe(at)
+        at = to
+      }
+      expect(at).toBe(whole.length)
+    })
+  }
 }
 
 export const SAMPLE_MARKDOWN = `Intro paragraph with **bold**, *italic*, ~~strike~~, <u>underline</u>, <mark>highlight</mark>, H<sub>2</sub>O, x<sup>2</sup>, \`code\` and a [link](https://example.com "Example").

@@ -10,17 +10,7 @@ import type * as Y from 'yjs'
 import { listSections, renderSection } from '../index.ts'
 import { blockMarkdown } from '../sections/render-section.ts'
 import { locateSections } from '../sections/section-index.ts'
-import {
-  everySectionAtDrawnBudgets,
-  expectOk,
-  expectTiled,
-  LONG_CODE,
-  LONG_LIST,
-  loadDocument,
-  realFiles,
-  type ShownRanges,
-  shownBlocksText,
-} from './fixtures.ts'
+import { BlocksShown, expectOk, LONG_BLOCKS, loadDocument, RealFiles } from './fixtures.ts'
 
 const PACKAGES = [
   'commander',
@@ -35,17 +25,12 @@ const PACKAGES = [
 
 /**
  * Reads section `sectionId` from its first read to its last at `maxChars`, following nextBlock and
- * nextOffset; checks each read's text and returns, per block, its Markdown and the [from, to) ranges of
- * it shown.
+ * nextOffset; checks each read's text and returns the blocks' Markdown and the [from, to) ranges shown
+ * of each.
  */
-function pageThrough(
-  fragment: Y.XmlFragment,
-  sectionId: string,
-  maxChars: number,
-): { markdown: string[]; shown: ShownRanges } {
+function pageThrough(fragment: Y.XmlFragment, sectionId: string, maxChars: number): BlocksShown {
   const section = locateSections(fragment).find((s) => s.sectionId === sectionId)!
-  const markdown = section.blocks.map(blockMarkdown)
-  const shown: ShownRanges = new Map()
+  const shown = new BlocksShown(section.blocks.map(blockMarkdown))
   let fromBlock: number | undefined
   let blockOffset: number | undefined
   for (let reads = 0; ; reads++) {
@@ -55,9 +40,9 @@ function pageThrough(
     // The read's text, rebuilt from the blocks' Markdown: the heading line, then each part.
     const headingEnd = read.text.indexOf('\n\n')
     let expected = headingEnd === -1 ? read.text : read.text.slice(0, headingEnd)
-    expected += shownBlocksText(markdown, read, shown)
+    expected += shown.textOf(read)
     expect(read.text).toBe(expected)
-    if (read.nextBlock === undefined) return { markdown, shown }
+    if (read.nextBlock === undefined) return shown
     fromBlock = read.nextBlock
     blockOffset = read.nextOffset
   }
@@ -65,25 +50,24 @@ function pageThrough(
 
 /** Paging the section at `maxChars` shows every character of every block once. */
 function expectPagedOnce(fragment: Y.XmlFragment, sectionId: string, maxChars: number) {
-  const { markdown, shown } = pageThrough(fragment, sectionId, maxChars)
-  expectTiled(markdown, shown)
+  pageThrough(fragment, sectionId, maxChars).expectTiled()
 }
 
 describe('paging a section shows every character exactly once', () => {
-  const files = realFiles(PACKAGES)
+  const files = new RealFiles(PACKAGES)
 
   test('the real files are there', () => {
-    expect(files.length).toBeGreaterThanOrEqual(5)
+    expect(files.paths.length).toBeGreaterThanOrEqual(5)
   })
 
   test('every section of real files, at drawn budgets from 200 to 3,000 characters', () => {
-    everySectionAtDrawnBudgets(files, 12, expectPagedOnce)
+    files.everySectionAtDrawnBudgets(12, expectPagedOnce)
   })
 
   test('one block far longer than the budget (a list, code, emoji, a long heading) is read in parts', () => {
     const { fragment } = loadDocument(
       'Doc',
-      `## ${'h'.repeat(150)}\n\n${LONG_LIST}\n\n${LONG_CODE}\n\n${'😀'.repeat(400)}\n\nend`,
+      `## ${'h'.repeat(150)}\n\n${LONG_BLOCKS.list}\n\n${LONG_BLOCKS.code}\n\n${'😀'.repeat(400)}\n\nend`,
     )
     const sectionId = listSections(fragment)[1]!.sectionId
     for (const maxChars of [1, 333, 1_000, 4_096]) {
