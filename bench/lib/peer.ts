@@ -22,10 +22,7 @@ import {
   createTestDatabase,
   type TestDatabase,
 } from '../../apps/hocuspocus.server/src/__tests__/helpers/database.ts'
-import {
-  type ServerProcess,
-  spawnServer,
-} from '../../apps/hocuspocus.server/src/__tests__/helpers/process.ts'
+import { spawnServer } from '../../apps/hocuspocus.server/src/__tests__/helpers/process.ts'
 import {
   connectProvider,
   type TestProvider,
@@ -223,7 +220,7 @@ async function startOurs(
   seeded: Seeded,
   debounce: { debounceMs: number; maxDebounceMs: number },
 ): Promise<Contender> {
-  const server: ServerProcess = await spawnServer({
+  const server = await spawnServer({
     DATA_DIR: seeded.db.dataDir,
     DATABASE_URL: seeded.db.databaseUrl ?? '',
     REDIS_URL: '',

@@ -14,7 +14,7 @@ import { createOutlineMemo } from '../../packages/doc-schema/src/sections/outlin
 import { Y, type YDoc, type YXmlFragment } from '../deps.ts'
 import { buildFixture, type Fixture } from './fixtures.ts'
 import { naiveChapter, naiveOutlineLines, naiveSection, naiveWholeRead } from './naive.ts'
-import { timeSideBySide } from './stats.ts'
+import { ratiosOf, type Summary, timeSideBySide } from './stats.ts'
 import type { Row } from './types.ts'
 
 type Frag = Parameters<typeof readOutline>[0]
@@ -87,6 +87,13 @@ export function measurePure(fixture: Fixture, runs: number, quick = false): Row[
   const rows: Row[] = []
   const { state, name: size } = fixture
   const base = { size, stateBytes: state.length }
+  /** A row of `variants` with the ratios named `a / b` of their medians; `more` adds to or replaces its fields. */
+  const add = <K extends string>(
+    measure: string,
+    variants: Record<K, Summary>,
+    ratios: readonly `${K} / ${K}`[],
+    more: Partial<Row> = {},
+  ) => rows.push({ measure, ...base, variants, ratios: ratiosOf(variants, ratios), ...more })
   const withState = (v: ReturnType<typeof cold>) => ({
     prepare: () => {
       v.prepare()
@@ -110,15 +117,7 @@ export function measurePure(fixture: Fixture, runs: number, quick = false): Row[
     decode: withState(cold(oursOutline)),
     naive: withState(cold((f) => naiveOutlineLines(f).join('\n'))),
   })
-  rows.push({
-    measure: 'outline, cold',
-    ...base,
-    variants: outlineCold,
-    ratios: {
-      'stored / floor': outlineCold.stored.median / outlineCold.floor.median,
-      'decode / floor': outlineCold.decode.median / outlineCold.floor.median,
-      'naive / stored': outlineCold.naive.median / outlineCold.stored.median,
-    },
+  add('outline, cold', outlineCold, ['stored / floor', 'decode / floor', 'naive / stored'], {
     extra: { 'stored outline bytes': storedJson.length },
     target:
       size === '5 MiB'
@@ -139,10 +138,8 @@ export function measurePure(fixture: Fixture, runs: number, quick = false): Row[
     naive: { run: () => naiveOutlineLines(fragment).join('\n') },
   })
   const warmSpeedup = outlineWarm.naive.median / outlineWarm.memo.median
-  rows.push({
-    measure: 'outline, warm',
-    ...base,
-    variants: outlineWarm,
+  add('outline, warm', outlineWarm, [], {
+    // Named by which of ours each compares (with the memo a live reader keeps, or without), so written out.
     ratios: {
       'naive / ours (memo)': warmSpeedup,
       'naive / ours (no memo)': outlineWarm.naive.median / outlineWarm.ours.median,
@@ -160,11 +157,7 @@ export function measurePure(fixture: Fixture, runs: number, quick = false): Row[
     naive: { run: () => naiveSection(fragment, id) },
   })
   const sectionSpeedup = sectionWarm.naive.median / sectionWarm.ours.median
-  rows.push({
-    measure: 'section read, warm',
-    ...base,
-    variants: sectionWarm,
-    ratios: { 'naive / ours': sectionSpeedup },
+  add('section read, warm', sectionWarm, ['naive / ours'], {
     target:
       size === '100 KiB'
         ? undefined
@@ -180,15 +173,7 @@ export function measurePure(fixture: Fixture, runs: number, quick = false): Row[
     'section reads': { run: () => chapter.shown.map((id) => oursSection(fragment, id)) },
     naive: { run: () => naiveChapter(fragment, chapter.sectionId) },
   })
-  rows.push({
-    measure: 'chapter read, warm',
-    ...base,
-    variants: chapterWarm,
-    ratios: {
-      'ours / section': chapterWarm.ours.median / chapterWarm.section.median,
-      'ours / section reads': chapterWarm.ours.median / chapterWarm['section reads'].median,
-      'naive / ours': chapterWarm.naive.median / chapterWarm.ours.median,
-    },
+  add('chapter read, warm', chapterWarm, ['ours / section', 'ours / section reads', 'naive / ours'], {
     extra: {
       sections: chapter.sections,
       'chars shown': oursChapter(fragment, chapter.sectionId).length,
@@ -198,12 +183,7 @@ export function measurePure(fixture: Fixture, runs: number, quick = false): Row[
     ours: { run: () => oursWhole(fragment) },
     naive: { run: () => naiveWholeRead(fragment, MAX_READ_CHARS) },
   })
-  rows.push({
-    measure: 'whole read to cap, warm',
-    ...base,
-    variants: wholeWarm,
-    ratios: { 'naive / ours': wholeWarm.naive.median / wholeWarm.ours.median },
-  })
+  add('whole read to cap, warm', wholeWarm, ['naive / ours'])
   memo.destroy()
   doc.destroy()
 
@@ -212,15 +192,7 @@ export function measurePure(fixture: Fixture, runs: number, quick = false): Row[
     ours: withState(cold((f) => oursSection(f, id))),
     naive: withState(cold((f) => naiveSection(f, id))),
   })
-  rows.push({
-    measure: 'section read, cold',
-    ...base,
-    variants: sectionCold,
-    ratios: {
-      'ours / floor': sectionCold.ours.median / sectionCold.floor.median,
-      'naive / ours': sectionCold.naive.median / sectionCold.ours.median,
-    },
-  })
+  add('section read, cold', sectionCold, ['ours / floor', 'naive / ours'])
   // The whole read costs ~1 s per run at 1 MiB: the quick (CI) run times it warm only.
   if (quick && state.length > 512 * 1024) return rows
   const wholeCold = timeSideBySide(runs, {
@@ -228,15 +200,7 @@ export function measurePure(fixture: Fixture, runs: number, quick = false): Row[
     ours: withState(cold(oursWhole)),
     naive: withState(cold((f) => naiveWholeRead(f, MAX_READ_CHARS))),
   })
-  rows.push({
-    measure: 'whole read to cap, cold',
-    ...base,
-    variants: wholeCold,
-    ratios: {
-      'ours / floor': wholeCold.ours.median / wholeCold.floor.median,
-      'naive / ours': wholeCold.naive.median / wholeCold.ours.median,
-    },
-  })
+  add('whole read to cap, cold', wholeCold, ['ours / floor', 'naive / ours'])
   return rows
 }
 

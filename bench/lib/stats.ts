@@ -61,6 +61,19 @@ export function timeSideBySide<K extends string>(
   return Object.fromEntries(keys.map((k) => [k, summarize(samples[k])])) as Record<K, Summary>
 }
 
+/** Ratios of medians, each named `a / b`: variant a's median over variant b's ("naive / ours": a speed-up). */
+export function ratiosOf<K extends string>(
+  variants: Record<K, Summary>,
+  names: readonly `${K} / ${K}`[],
+): Record<string, number> {
+  return Object.fromEntries(
+    names.map((name) => {
+      const [a, b] = name.split(' / ') as [K, K]
+      return [name, variants[a].median / variants[b].median]
+    }),
+  )
+}
+
 /** A one-line progress bar on stderr (redrawn in place on a terminal, one line per step otherwise). */
 export function progress(label: string, done: number, total: number) {
   const width = 24
