@@ -70,12 +70,14 @@ type Setup = {
   documentId: string
 }
 
+type Editors = Setup & { ownerClient: TestProvider; bobClient: TestProvider }
+
 /** Owner and bob (an editor member), a document, and both typing once so both are live editors. */
 async function twoEditors(
   server: RunningServer,
   name: string,
   bobOn: RunningServer = server,
-): Promise<Setup & { ownerClient: TestProvider; bobClient: TestProvider }> {
+): Promise<Editors> {
   const owner = await userWithToken(server, `${name}-owner`)
   const bob = await userWithToken(server, `${name}-bob`)
   const created = await server.services.documents.create(owner.user.id, { title: `Access ${name}` })
@@ -97,11 +99,7 @@ let checkpoints = 0
  * After bob lost write access: bob types, the owner types a marker; once the marker is stored, bob's
  * words are neither in the owner's document nor in the stored state.
  */
-async function expectBobsTypingGoesNowhere(
-  server: RunningServer,
-  s: Setup & { ownerClient: TestProvider; bobClient: TestProvider },
-  words: string,
-) {
+async function expectBobsTypingGoesNowhere(server: RunningServer, s: Editors, words: string) {
   appendParagraph(s.bobClient.doc, words)
   await Bun.sleep(GRACE_MS)
   const marker = `owner checkpoint ${++checkpoints}`
@@ -109,6 +107,18 @@ async function expectBobsTypingGoesNowhere(
   await eventually(async () => expect(await storedText(server, s.documentId)).toContain(marker))
   expect(textOf(s.ownerClient.doc)).not.toContain(words)
   expect(await storedText(server, s.documentId)).not.toContain(words)
+}
+
+/** Bob's later typing reaches no one, while the owner's own connection was not concerned; both close. */
+async function expectOnlyBobShutOut(server: RunningServer, s: Editors, words: string) {
+  await expectBobsTypingGoesNowhere(server, s, words)
+  expect(connectionsOf(server, s.room, s.owner.user.id)).toHaveLength(1)
+  closeBoth(s)
+}
+
+function closeBoth(s: Editors) {
+  s.ownerClient.destroy()
+  s.bobClient.destroy()
 }
 
 describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
@@ -130,11 +140,7 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
         true,
       ),
     )
-    await expectBobsTypingGoesNowhere(server, s, 'bob after revoke')
-    // The owner's own connection was not concerned.
-    expect(connectionsOf(server, s.room, s.owner.user.id)).toHaveLength(1)
-    s.ownerClient.destroy()
-    s.bobClient.destroy()
+    await expectOnlyBobShutOut(server, s, 'bob after revoke')
   })
 
   test('doc unshare closes the member’s open socket; its later typing reaches no one', async () => {
@@ -142,10 +148,7 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
     const unshared = await server.services.documents.unshare(s.slug, s.bob.user.id)
     expect(unshared).toEqual({ kind: 'ok', value: { removed: true } })
     await eventually(() => expect(connectionsOf(server, s.room, s.bob.user.id)).toHaveLength(0))
-    await expectBobsTypingGoesNowhere(server, s, 'bob after unshare')
-    expect(connectionsOf(server, s.room, s.owner.user.id)).toHaveLength(1)
-    s.ownerClient.destroy()
-    s.bobClient.destroy()
+    await expectOnlyBobShutOut(server, s, 'bob after unshare')
   })
 
   test('doc set --read-only makes the member read-only: cannot change the document, still reads', async () => {
@@ -163,8 +166,7 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
     appendParagraph(s.ownerClient.doc, 'owner writes on')
     await eventually(() => expect(textOf(s.bobClient.doc)).toContain('owner writes on'))
     expect(connectionsOf(server, s.room, s.bob.user.id)).toHaveLength(1)
-    s.ownerClient.destroy()
-    s.bobClient.destroy()
+    closeBoth(s)
   })
 
   test('doc share --role viewer makes an editor read-only; viewer -> editor waits for a reconnect', async () => {
@@ -226,8 +228,7 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
     const stored = await storedText(server, s.documentId)
     expect(stored).not.toContain('bob after delete')
     expect(stored).not.toContain('owner after delete')
-    s.ownerClient.destroy()
-    s.bobClient.destroy()
+    closeBoth(s)
   })
 
   test('a change this server is not told of (another process on the database) is found by the periodic pass', async () => {
@@ -244,8 +245,7 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
     // The pass dropped the cached principal too: requests refuse the token at once.
     expect(await server.services.tokens.verify(s.bob.token)).toBeNull()
     await expectBobsTypingGoesNowhere(server, s, 'bob after a silent revoke')
-    s.ownerClient.destroy()
-    s.bobClient.destroy()
+    closeBoth(s)
   })
 
   test('the periodic pass runs on its own (ACCESS_RECHECK_MS) and closes an expired token’s socket', async () => {
@@ -301,8 +301,7 @@ describe(`token revoke from a real CLI process (${DATABASE_KIND})`, () => {
     await eventually(() => expect(connectionsOf(server, s.room, s.bob.user.id)).toHaveLength(0))
     expect(await server.services.tokens.verify(s.bob.token)).toBeNull()
     await expectBobsTypingGoesNowhere(server, s, 'bob after the CLI revoke')
-    s.ownerClient.destroy()
-    s.bobClient.destroy()
+    closeBoth(s)
   })
 })
 
@@ -325,8 +324,7 @@ describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => 
     await eventually(() => expect(connectionsOf(b, s.room, s.bob.user.id)).toHaveLength(0))
     expect(await b.services.tokens.verify(s.bob.token)).toBeNull()
     await expectBobsTypingGoesNowhere(a, s, 'bob on B after revoke')
-    s.ownerClient.destroy()
-    s.bobClient.destroy()
+    closeBoth(s)
   })
 
   test('a revoke through instance A: B refuses the token at once for requests too (no socket on B)', async () => {
@@ -348,8 +346,7 @@ describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => 
     expect(unshared.kind).toBe('ok')
     await eventually(() => expect(connectionsOf(b, s.room, s.bob.user.id)).toHaveLength(0))
     await expectBobsTypingGoesNowhere(a, s, 'bob on B after unshare')
-    s.ownerClient.destroy()
-    s.bobClient.destroy()
+    closeBoth(s)
   })
 
   test('read-only through instance A makes the member read-only on instance B', async () => {
@@ -357,7 +354,6 @@ describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => 
     await a.services.documents.setFlags(s.slug, { readOnly: true })
     await eventually(() => expect(connectionsOf(b, s.room, s.bob.user.id)[0]?.readOnly).toBe(true))
     await expectBobsTypingGoesNowhere(a, s, 'bob on B after read-only')
-    s.ownerClient.destroy()
-    s.bobClient.destroy()
+    closeBoth(s)
   })
 })

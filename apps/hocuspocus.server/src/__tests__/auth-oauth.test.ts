@@ -281,6 +281,16 @@ describe(`OAuth for /mcp with the MCP SDK client (${DATABASE_KIND})`, () => {
         resource: mcpUrlOf(server),
       })
 
+    /** An access token issued through the whole flow (PKCE, consent, exchange), which /mcp accepts. */
+    async function workingToken(): Promise<{ access_token: string }> {
+      const { verifier, challenge } = pkce()
+      const issued = (await (await exchange(await codeFor(challenge), verifier)).json()) as {
+        access_token: string
+      }
+      expect(await mcpStatus(server, issued.access_token)).toBe(200)
+      return issued
+    }
+
     test('code reuse: the second exchange is refused, and the tokens of the first stop working', async () => {
       const { verifier, challenge } = pkce()
       const code = await codeFor(challenge)
@@ -350,11 +360,7 @@ describe(`OAuth for /mcp with the MCP SDK client (${DATABASE_KIND})`, () => {
       })
       expect(wrongResource.status).toBe(400)
       // A token the authorization server bound to another resource (rebinding ours in the database).
-      const fresh = pkce()
-      const issued = (await (await exchange(await codeFor(fresh.challenge), fresh.verifier)).json()) as {
-        access_token: string
-      }
-      expect(await mcpStatus(server, issued.access_token)).toBe(200)
+      const issued = await workingToken()
       await server.services.db.prisma.oauthAccessToken.updateMany({
         where: { resources: { has: mcpUrlOf(server) }, revoked: null, clientId },
         data: { resources: [other] },
@@ -363,11 +369,7 @@ describe(`OAuth for /mcp with the MCP SDK client (${DATABASE_KIND})`, () => {
     })
 
     test('expired access token: refused', async () => {
-      const { verifier, challenge } = pkce()
-      const issued = (await (await exchange(await codeFor(challenge), verifier)).json()) as {
-        access_token: string
-      }
-      expect(await mcpStatus(server, issued.access_token)).toBe(200)
+      const issued = await workingToken()
       await server.services.db.prisma.oauthAccessToken.updateMany({
         where: { clientId, revoked: null },
         data: { expiresAt: new Date(Date.now() - 1000) },
@@ -376,11 +378,7 @@ describe(`OAuth for /mcp with the MCP SDK client (${DATABASE_KIND})`, () => {
     })
 
     test('revoked by the client (RFC 7009): the next call is refused', async () => {
-      const { verifier, challenge } = pkce()
-      const issued = (await (await exchange(await codeFor(challenge), verifier)).json()) as {
-        access_token: string
-      }
-      expect(await mcpStatus(server, issued.access_token)).toBe(200)
+      const issued = await workingToken()
       const revoked = await fetch(`${server.url}/auth/oauth2/revoke`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
