@@ -23,8 +23,10 @@ import {
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { Client } from 'pg'
-import { openDatabase } from '../../db/client.ts'
+import { databaseTarget, openDatabase } from '../../db/client.ts'
+import { acquireDataDirLock } from '../../db/data-dir-lock.ts'
 import { applyMigrations, readMigrations } from '../../db/migrations.ts'
+import { createServices, type Services } from '../../services.ts'
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined
 export const DATABASE_KIND = TEST_DATABASE_URL ? 'postgres' : 'pglite'
@@ -80,6 +82,45 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
       await dropDatabase(postgresUrl, name)
     },
   }
+}
+
+/**
+ * Set-up on a test database that no server holds, done in this process with the services the CLI runs
+ * (users, tokens, documents), then closed again, for the files that run the CLI as real processes: each
+ * CLI process opens the embedded database anew (~2.5 s of CPU on PGlite), so a test's set-up steps
+ * (users it needs before the command it checks) are cheaper here, all in one opening. Holds the data
+ * folder's lock meanwhile, as the CLI does.
+ */
+export async function withServices<T>(db: TestDatabase, use: (services: Services) => Promise<T>): Promise<T> {
+  const target = databaseTarget({ dataDir: db.dataDir, databaseUrl: db.databaseUrl })
+  const lock = target.kind === 'pglite' ? acquireDataDirLock(db.dataDir, 'cli') : undefined
+  try {
+    const opened = await openDatabase(target)
+    const services = createServices(opened)
+    try {
+      return await use(services)
+    } finally {
+      services.documents.close()
+      await opened.close()
+    }
+  } finally {
+    lock?.release()
+  }
+}
+
+/** Adds users (handle, or [handle, name]) through the users service, in order; throws on a refusal. */
+export async function addUsers(
+  services: Services,
+  users: Array<string | [string, string]>,
+): Promise<Array<{ id: string; handle: string }>> {
+  const added: Array<{ id: string; handle: string }> = []
+  for (const user of users) {
+    const [handle, name] = typeof user === 'string' ? [user, undefined] : user
+    const result = await services.users.add(handle, name)
+    if (result.kind === 'error') throw new Error(result.message)
+    added.push(result.value)
+  }
+  return added
 }
 
 /**

@@ -10,8 +10,12 @@ import type { ServerProcess } from '../helpers/process.ts'
 import { firstRunToken, readStored, spawnOn, stopProcess } from './faults-support.ts'
 import { FULL, reportFigure } from './support.ts'
 
-/** Write-and-kill cycles, alternating create_document and append_to_document; each answer is a SIGKILL. */
-const KILLS = FULL ? 10 : 4
+/**
+ * Write-and-kill cycles, alternating create_document and append_to_document; each answer is a SIGKILL.
+ * Quick runs kill twice, once after each tool, each followed by a start on the killed data (every cycle
+ * is a server process opening the database, ~4 s of CPU); `bun run reliability` kills 10 times.
+ */
+const KILLS = FULL ? 10 : 2
 
 describe(`kill -9 after an acknowledged MCP write (${DATABASE_KIND})`, () => {
   let db: TestDatabase
