@@ -6,6 +6,22 @@ import { header } from './header.ts'
 
 type Listing = { documents: DocumentSummary[]; total: number; nextOffset?: number | null; more?: boolean }
 
+/** A one-line form of `input` and its submit button; `submit` runs instead of the page's own submission. */
+function inlineForm(input: HTMLElement, label: string, submit: () => Promise<void>): HTMLElement {
+  return h(
+    'form',
+    {
+      class: 'inline',
+      onsubmit: async (event: Event) => {
+        event.preventDefault()
+        await submit()
+      },
+    },
+    input,
+    h('button', { type: 'submit' }, label),
+  )
+}
+
 export function listView(root: HTMLElement, boot: Boot): void {
   const params = new URLSearchParams(location.search)
   let scope = params.get('scope') === 'public' ? 'public' : 'mine'
@@ -98,58 +114,40 @@ export function listView(root: HTMLElement, boot: Boot): void {
     maxlength: '200',
     'aria-label': 'New document title',
   })
-  const create = h(
-    'form',
-    {
-      class: 'inline',
-      onsubmit: async (event: Event) => {
-        event.preventDefault()
-        try {
-          const doc = await api<DocumentInfo>('/documents', {
-            method: 'POST',
-            json: { title: title.value, markdown: '' },
-          })
-          location.assign(`/d/${encodeURIComponent(doc.slug)}`)
-        } catch (error) {
-          fail(error)
-        }
-      },
-    },
-    title,
-    h('button', { type: 'submit' }, 'New document'),
-  )
+  const create = inlineForm(title, 'New document', async () => {
+    try {
+      const doc = await api<DocumentInfo>('/documents', {
+        method: 'POST',
+        json: { title: title.value, markdown: '' },
+      })
+      location.assign(`/d/${encodeURIComponent(doc.slug)}`)
+    } catch (error) {
+      fail(error)
+    }
+  })
 
   const file = h('input', {
     type: 'file',
     accept: '.md,.markdown,text/markdown,text/plain',
     'aria-label': 'Markdown file to import',
   })
-  const importForm = h(
-    'form',
-    {
-      class: 'inline',
-      onsubmit: async (event: Event) => {
-        event.preventDefault()
-        const chosen = file.files?.[0]
-        if (!chosen) return fail(new Error('file: choose a Markdown file first'))
-        try {
-          status.textContent = `Importing ${chosen.name}…`
-          const fallback = chosen.name.replace(/\.(md|markdown|txt)$/i, '')
-          const markdown = await chosen.text()
-          const doc = await api<DocumentInfo & { changes: string[] }>('/documents', {
-            method: 'POST',
-            json: { markdown, ...(/^\s*#\s/.test(markdown) ? {} : { title: fallback }) },
-          })
-          location.assign(`/d/${encodeURIComponent(doc.slug)}${doc.changes.length ? '?imported=1' : ''}`)
-        } catch (error) {
-          status.textContent = ''
-          fail(error)
-        }
-      },
-    },
-    file,
-    h('button', { type: 'submit' }, 'Import Markdown'),
-  )
+  const importForm = inlineForm(file, 'Import Markdown', async () => {
+    const chosen = file.files?.[0]
+    if (!chosen) return fail(new Error('file: choose a Markdown file first'))
+    try {
+      status.textContent = `Importing ${chosen.name}…`
+      const fallback = chosen.name.replace(/\.(md|markdown|txt)$/i, '')
+      const markdown = await chosen.text()
+      const doc = await api<DocumentInfo & { changes: string[] }>('/documents', {
+        method: 'POST',
+        json: { markdown, ...(/^\s*#\s/.test(markdown) ? {} : { title: fallback }) },
+      })
+      location.assign(`/d/${encodeURIComponent(doc.slug)}${doc.changes.length ? '?imported=1' : ''}`)
+    } catch (error) {
+      status.textContent = ''
+      fail(error)
+    }
+  })
 
   let timer: ReturnType<typeof setTimeout> | undefined
   search.addEventListener('input', () => {
