@@ -225,23 +225,20 @@ describe(`OAuth for /mcp with the MCP SDK client (${DATABASE_KIND})`, () => {
     expect(tokens.expires_in).toBeLessThanOrEqual(600)
     expect(tokens.refresh_token).toBeString()
     const clientId = provider.information!.client_id
-    const refreshed = await tokenRequest(server, {
-      grant_type: 'refresh_token',
-      refresh_token: tokens.refresh_token!,
-      client_id: clientId,
-      resource: mcpUrlOf(server),
-    })
+    const refresh = () =>
+      tokenRequest(server, {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token!,
+        client_id: clientId,
+        resource: mcpUrlOf(server),
+      })
+    const refreshed = await refresh()
     expect(refreshed.status).toBe(200)
     const next = (await refreshed.json()) as { access_token: string; refresh_token: string }
     expect(next.refresh_token).not.toBe(tokens.refresh_token)
     expect(await mcpStatus(server, next.access_token)).toBe(200)
     // Replay of the rotated refresh token: refused.
-    const replay = await tokenRequest(server, {
-      grant_type: 'refresh_token',
-      refresh_token: tokens.refresh_token!,
-      client_id: clientId,
-      resource: mcpUrlOf(server),
-    })
+    const replay = await refresh()
     expect(replay.status).toBe(400)
   })
 
