@@ -82,8 +82,13 @@ function headingLine(heading: Y.XmlElement, maxChars: number, work: RenderWork):
   return line.text.slice(0, safeCut(line.text, room - marker.length)) + marker
 }
 
-/** Refuses a start (`fromBlock`, `blockOffset`) outside a section of `blockCount` blocks. */
-function checkStart(blockCount: number, fromBlock: number, blockOffset: number): Result<true> {
+/** Where a read starts and its budget, from its options; a start outside a section of `blockCount` blocks is refused. */
+function readStart(
+  blockCount: number,
+  opts: RenderOptions,
+): Result<{ fromBlock: number; blockOffset: number; maxChars: number }> {
+  const fromBlock = opts.fromBlock ?? 1
+  const blockOffset = opts.blockOffset ?? 0
   if (!Number.isInteger(fromBlock) || fromBlock < 1 || fromBlock > Math.max(1, blockCount)) {
     return refuseFor(
       'block_out_of_range',
@@ -98,7 +103,11 @@ function checkStart(blockCount: number, fromBlock: number, blockOffset: number):
       'blockOffset',
     )
   }
-  return ok(true)
+  return ok({
+    fromBlock,
+    blockOffset,
+    maxChars: Math.max(MIN_SECTION_CHARS, opts.maxChars ?? DEFAULT_SECTION_CHARS),
+  })
 }
 
 /** What a walk over one section's blocks appended, and where it stopped (see SectionRender). */
@@ -236,11 +245,9 @@ export function renderSection(
 ): Result<SectionRender> {
   const section = locateSection(fragment, sectionId)
   if (!section) return sectionNotFound(sectionId)
-  const fromBlock = opts.fromBlock ?? 1
-  const blockOffset = opts.blockOffset ?? 0
-  const start = checkStart(section.blocks.length, fromBlock, blockOffset)
+  const start = readStart(section.blocks.length, opts)
   if (start.kind === 'error') return start
-  const maxChars = Math.max(MIN_SECTION_CHARS, opts.maxChars ?? DEFAULT_SECTION_CHARS)
+  const { fromBlock, blockOffset, maxChars } = start.value
   const work = renderWork()
   const heading = headingLine(section.heading, maxChars, work)
   const walk = walkBlocks(section.blocks, heading, fromBlock, blockOffset, maxChars, true, work)
@@ -318,11 +325,9 @@ export function renderChapter(
     first = later.value
     if (first.sectionId !== '' && first.sectionId !== fromSection) seen.add(first.sectionId)
   }
-  const fromBlock = opts.fromBlock ?? 1
-  const blockOffset = opts.blockOffset ?? 0
-  const start = checkStart(first.blocks.length, fromBlock, blockOffset)
+  const start = readStart(first.blocks.length, opts)
   if (start.kind === 'error') return start
-  const maxChars = Math.max(MIN_SECTION_CHARS, opts.maxChars ?? DEFAULT_SECTION_CHARS)
+  const { fromBlock, blockOffset, maxChars } = start.value
   const work = renderWork()
   const firstWalk = walkBlocks(
     first.blocks,
