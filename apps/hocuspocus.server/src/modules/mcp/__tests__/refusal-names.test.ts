@@ -8,6 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
 import { userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
+import { MAX_MARKDOWN_CHARS } from '../limits.ts'
 
 let server: RunningServer
 useTestServer((s) => {
@@ -90,6 +91,29 @@ describe('refusals in the names an agent sends', () => {
       expect(refused.isError).toBe(true)
       expect(refused.text).toStartWith(start)
       expect(refused.text).not.toMatch(MODEL_NAMES)
+    })
+  }
+})
+
+describe('Markdown over the ceiling names the way on', () => {
+  const over = () => 'x'.repeat(MAX_MARKDOWN_CHARS + 1)
+  const cases: Array<[string, () => Record<string, unknown>, string]> = [
+    ['create_document', () => ({ title: 'Too long', markdown: over() }), 'append_to_document in parts'],
+    ['append_to_document', () => ({ slug, markdown: over() }), 'several append_to_document calls'],
+    [
+      'edit_blocks',
+      () => ({ slug, section_id: sectionId, rev, markdown: over() }),
+      'further edit_blocks calls',
+    ],
+  ]
+  for (const [tool, args, way] of cases) {
+    test(`${tool}: the refusal names the ceiling and says "${way}"`, async () => {
+      const before = (await server.services.documents.listAll()).length
+      const refused = await call(client, tool, args())
+      expect(refused.isError).toBe(true)
+      expect(refused.text).toContain(`markdown: over ${MAX_MARKDOWN_CHARS} characters`)
+      expect(refused.text).toContain(way)
+      expect((await server.services.documents.listAll()).length).toBe(before)
     })
   }
 })

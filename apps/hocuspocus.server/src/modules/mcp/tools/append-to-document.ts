@@ -20,7 +20,9 @@ export const appendToDocument = defineTool({
     markdown: z
       .string()
       .min(1)
-      .max(MAX_MARKDOWN_CHARS)
+      .max(MAX_MARKDOWN_CHARS, {
+        error: `markdown: over ${MAX_MARKDOWN_CHARS} characters. Send it in several append_to_document calls of up to ${MAX_MARKDOWN_CHARS} each, in order.`,
+      })
       .describe(
         `Markdown to add at the end, up to ${MAX_MARKDOWN_CHARS} characters; headings ## and deeper.`,
       ),

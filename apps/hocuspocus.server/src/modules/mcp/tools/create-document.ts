@@ -17,7 +17,9 @@ export const createDocument = defineTool({
     title: z.string().min(1).max(MAX_TITLE_CHARS).describe(`The title, up to ${MAX_TITLE_CHARS} characters.`),
     markdown: z
       .string()
-      .max(MAX_MARKDOWN_CHARS)
+      .max(MAX_MARKDOWN_CHARS, {
+        error: `markdown: over ${MAX_MARKDOWN_CHARS} characters. Create the document with the first part, then add the rest with append_to_document in parts of up to ${MAX_MARKDOWN_CHARS}.`,
+      })
       .optional()
       .describe(`Body as Markdown, up to ${MAX_MARKDOWN_CHARS} characters; headings ## and deeper.`),
   },

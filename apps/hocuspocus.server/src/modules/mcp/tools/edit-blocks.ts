@@ -39,7 +39,9 @@ export const editBlocks = defineTool({
       ),
     markdown: z
       .string()
-      .max(MAX_MARKDOWN_CHARS)
+      .max(MAX_MARKDOWN_CHARS, {
+        error: `markdown: over ${MAX_MARKDOWN_CHARS} characters. Insert the first part here, then the rest with further edit_blocks calls (after_block: the last block inserted) using the new rev each returns.`,
+      })
       .optional()
       .describe(
         `Markdown to insert, up to ${MAX_MARKDOWN_CHARS} characters; headings deeper than the section's.`,
