@@ -3,14 +3,7 @@
  * them, and what an administrator changes about one (members, flags, deletion). Every change of who may do
  * what is told through `accessChanged`.
  */
-import {
-  createDocumentUpdate,
-  MAX_TITLE_CHARS,
-  type OutlineNode,
-  ok,
-  type Result,
-  refuse,
-} from '@collab/doc-schema'
+import { createDocumentUpdate, type OutlineNode, ok, type Result, refuse } from '@collab/doc-schema'
 import type { AccessChange } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
@@ -21,6 +14,7 @@ import { type DocumentListing, type DocumentRow, documentSelect, notFound } from
 import { newRoomName, slugBase, slugWithTail } from './slug.ts'
 import { storeContent } from './store.ts'
 import { derivedOf } from './stored-parts.ts'
+import { titleTooLong } from './title.ts'
 import type { WorkerPool } from './worker/pool.ts'
 
 export function createCatalog(
@@ -88,13 +82,8 @@ export function createCatalog(
     ): Promise<Result<DocumentRow>> {
       const title = storableText(input.title).trim()
       if (!title) return refuse('invalid_input', 'title: must not be empty', 'title')
-      if (title.length > MAX_TITLE_CHARS) {
-        return refuse(
-          'invalid_input',
-          `title: ${title.length} characters; at most ${MAX_TITLE_CHARS}`,
-          'title',
-        )
-      }
+      const tooLong = titleTooLong(title)
+      if (tooLong) return tooLong
       const markdown = input.markdown === undefined ? undefined : storableText(input.markdown)
       const built = createDocumentUpdate(title, markdown)
       if (built.kind === 'error') return refuse('invalid_input', built.message, built.field)

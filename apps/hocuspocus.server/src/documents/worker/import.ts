@@ -6,7 +6,6 @@
 import {
   importedDocumentUpdate,
   importMarkdown,
-  MAX_TITLE_CHARS,
   type OutlineNode,
   ok,
   type Result,
@@ -14,6 +13,7 @@ import {
 } from '@collab/doc-schema'
 import { storableText } from '../../db/storable-text.ts'
 import { derivedOf } from '../stored-parts.ts'
+import { titleTooLong } from '../title.ts'
 
 export type ImportInput = { markdown: string; title?: string; fallbackTitle: string }
 
@@ -36,13 +36,8 @@ export function buildImport(input: ImportInput, maxTextChars: number): Result<Bu
   })
   if (imported.kind === 'error') return refuse('invalid_input', imported.message, imported.field)
   const title = imported.value.title
-  if (title.length > MAX_TITLE_CHARS) {
-    return refuse(
-      'invalid_input',
-      `title: ${title.length} characters; at most ${MAX_TITLE_CHARS} (give a shorter --title)`,
-      'title',
-    )
-  }
+  const tooLong = titleTooLong(title, ' (give a shorter --title)')
+  if (tooLong) return tooLong
   const built = importedDocumentUpdate(imported.value)
   if (built.kind === 'error') return refuse('invalid_input', built.message, built.field)
   const { text, outline } = derivedOf(built.value, maxTextChars)
