@@ -37,8 +37,20 @@ describe(`a failing store (${DATABASE_KIND})`, () => {
       10_000,
       'a failure',
     )
+    const failures = server.metrics.storeFailures.get()
     client.destroy()
-    await Bun.sleep(300)
+    // Kept after its last editor left, once the server has seen the editor go and a store since has
+    // failed: a document unloads only when its changes are stored.
+    await eventually(
+      () => expect(server.collab.hocuspocus.getConnectionsCount()).toBe(0),
+      10_000,
+      'the leave',
+    )
+    await eventually(
+      () => expect(server.metrics.storeFailures.get()).toBeGreaterThan(failures),
+      10_000,
+      'a store after the leave',
+    )
     expect(server.collab.hocuspocus.documents.has(room)).toBe(true) // kept: its changes are not stored
 
     await prisma.$executeRawUnsafe('ALTER TABLE document_updates DROP CONSTRAINT refuse_stores')

@@ -93,8 +93,11 @@ describe(`red team: editor updates dear to apply (${DATABASE_KIND})`, () => {
     const probe = await startProbe(server.url, server.proc.pid)
     attacker.doc.transact(() => attacker.fragment.push([list(100_000)]))
     await eventually(() => expect(attacker.closes.length).toBeGreaterThan(0), 30_000, 'the refusal')
-    // What the observer holds is what the server applied: still one paragraph, no list.
-    await Bun.sleep(200)
+    // What the observer holds is what the server applied: no list. The server answers one socket's
+    // messages in order, so once an edit the observer makes now is acknowledged, a broadcast of the list
+    // (had the server applied it) would have reached the observer before that acknowledgement.
+    observer.doc.transact(() => observer.fragment.push([paragraph('after the attack')]))
+    await eventually(() => expect(observer.provider.unsyncedChanges).toBe(0), 10_000, "the observer's edit")
     const seen = await probe.stop()
     expect(attacker.closes[0]?.reason).toContain(
       `more than ${MAX_EDITOR_UPDATE_STRUCTS.toLocaleString('en-US')} items at once`,

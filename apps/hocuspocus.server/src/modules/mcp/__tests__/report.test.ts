@@ -39,6 +39,7 @@ describe('a call’s report', () => {
     expect(heard[0]).toEqual({ progress: 1, message: 'opening the document' })
     expect(heard.slice(1).every((p) => p.message === 'still opening the document')).toBe(true)
     expect(heard.map((p) => p.progress)).toEqual(heard.map((_, i) => i + 1))
+    // That no heartbeat follows the answer can only be watched for: two intervals, when one would be due.
     await Bun.sleep(2 * PROGRESS_INTERVAL_MS)
     expect(progress().length).toBe(heard.length)
     report.stage('after the answer')
