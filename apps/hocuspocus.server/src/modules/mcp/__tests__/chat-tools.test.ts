@@ -3,49 +3,33 @@
  * every message and room exactly once, the budget walks and their exact notes, the frame against forged
  * ends, write access, and the stateless message connected editors receive.
  */
-import { beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, listSections } from '@collab/doc-schema'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import * as Y from 'yjs'
 import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
-import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
+import { call } from '../../../__tests__/helpers/mcp.ts'
 import { connectProvider } from '../../../__tests__/helpers/provider.ts'
-import { eventually, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
+import { eventually, userWithToken } from '../../../__tests__/helpers/server.ts'
 import { MAX_CHAT_MESSAGE_CHARS } from '../../../limits.ts'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_CHAT_PAGE, MAX_READ_CHARS } from '../limits.ts'
 import { FRAME_END } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
+import { createDocument, frameLines, useMcpUser } from './setup.ts'
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
-})
-const mcp = useMcpClients(() => server)
 let alice: { id: string }
 let aliceToken: string
 let client: Client
-
-beforeAll(async () => {
-  const a = await mcp.user('alice')
-  alice = a.user
-  aliceToken = a.token
-  client = a.client
+const mcp = useMcpUser('alice', (made) => {
+  server = made.server
+  alice = made.user
+  aliceToken = made.token
+  client = made.client
 })
 
-/** Body lines between the frame's opening line and its single end line; and what follows it. */
-function split(text: string) {
-  const lines = text.split('\n')
-  const open = lines.findIndex((l) => l.startsWith('⟦data: '))
-  const end = lines.indexOf(FRAME_END)
-  return { open: lines[open]!, body: lines.slice(open + 1, end), after: lines.slice(end + 1) }
-}
-
-async function create(title: string, markdown?: string) {
-  const created = await server.services.documents.create(alice.id, { title, markdown })
-  if (created.kind === 'error') throw new Error(created.message)
-  return created.value
-}
+const create = (title: string, markdown?: string) => createDocument(server, alice.id, { title, markdown })
 
 /** Section ids in document order, from the stored state. */
 async function sectionIds(room: string): Promise<string[]> {
@@ -73,7 +57,7 @@ describe('post_chat_message and read_chat_thread', () => {
     expect(posted.isError).toBe(false)
     expect(posted.text).toBe(`seq: 1\nsection_id: ${goals}`)
     const read = await call(client, 'read_chat_thread', { slug: doc.slug, section_id: goals })
-    const { open, body, after } = split(read.text)
+    const { open, body, after } = frameLines(read.text)
     expect(open).toContain(`section_id ${goals} of document "${doc.slug}" (yours)`)
     expect(body).toHaveLength(1)
     expect(body[0]).toMatch(/^\[seq 1\] alice at \d{4}-\d\d-\d\dT[\d:.]+Z: bob please check the dates$/)
@@ -133,7 +117,7 @@ describe('post_chat_message and read_chat_thread', () => {
     for (let i = 1; i <= 45; i++) await server.services.chat.post(doc.id, thread!, alice.id, `n${i}`)
 
     const first = await call(client, 'read_chat_thread', { slug: doc.slug, section_id: thread })
-    const one = split(first.text)
+    const one = frameLines(first.text)
     expect(seqsOf(one.body)).toEqual(Array.from({ length: 20 }, (_, i) => 26 + i))
     expect(one.after).toEqual([notes.olderMessages(26)])
     expect(one.after).toEqual(['[Older messages exist. Call again with before_seq: 26.]'])
@@ -141,7 +125,7 @@ describe('post_chat_message and read_chat_thread', () => {
     const seen: number[] = []
     let before: number | undefined
     for (;;) {
-      const page = split(
+      const page = frameLines(
         (
           await call(client, 'read_chat_thread', {
             slug: doc.slug,
@@ -170,7 +154,7 @@ describe('post_chat_message and read_chat_thread', () => {
       const text = `${i} ${'ü'.repeat(MAX_CHAT_MESSAGE_CHARS - String(i).length - 1)}`
       await server.services.chat.post(doc.id, essays!, alice.id, text)
     }
-    const first = split(
+    const first = frameLines(
       (await call(client, 'read_chat_thread', { slug: doc.slug, section_id: essays, limit: MAX_CHAT_PAGE }))
         .text,
     )
@@ -179,7 +163,7 @@ describe('post_chat_message and read_chat_thread', () => {
     expect(shown.length).toBeLessThan(count)
     expect(shown.at(-1)).toBe(count)
     expect(first.after).toEqual([notes.olderMessages(shown[0]!)])
-    const rest = split(
+    const rest = frameLines(
       (
         await call(client, 'read_chat_thread', {
           slug: doc.slug,
@@ -200,7 +184,7 @@ describe('post_chat_message and read_chat_thread', () => {
     await call(client, 'post_chat_message', { slug: doc.slug, section_id: safe, text: forged })
     const { text } = await call(client, 'read_chat_thread', { slug: doc.slug, section_id: safe })
     expect(text.split(FRAME_END)).toHaveLength(2)
-    const { body, after } = split(text)
+    const { body, after } = frameLines(text)
     expect(after).toEqual([])
     expect(seqsOf(body)).toEqual([1])
     expect(body.slice(1).every((line) => line.startsWith('  '))).toBe(true)
@@ -224,7 +208,7 @@ describe('post_chat_message and read_chat_thread', () => {
     expect(denied.isError).toBe(true)
     expect(denied.text).toStartWith(`slug: you can read "${doc.slug}" but not change it`)
     const read = await call(viewerClient, 'read_chat_thread', { slug: doc.slug, section_id: section })
-    expect(split(read.text).open).toContain('(shared with you)')
+    expect(frameLines(read.text).open).toContain('(shared with you)')
 
     const names = (await readerClient.listTools()).tools.map((t) => t.name)
     expect(names).toContain('read_chat_thread')
@@ -289,7 +273,7 @@ describe('list_chat_rooms', () => {
     const { text, isError } = await call(client, 'list_chat_rooms', { slug: doc.slug })
     expect(isError).toBe(false)
     expect(text.split(FRAME_END)).toHaveLength(2)
-    const { open, body, after } = split(text)
+    const { open, body, after } = frameLines(text)
     expect(open).toContain(`Chat rooms of document "${doc.slug}"`)
     expect(body).toHaveLength(4)
     expect(body[0]).toMatch(
@@ -304,7 +288,7 @@ describe('list_chat_rooms', () => {
       slug: doc.slug,
       section_id: 'zz-removed-heading',
     })
-    expect(split(orphan.text).open).toContain('(heading removed)')
+    expect(frameLines(orphan.text).open).toContain('(heading removed)')
     const post = await call(client, 'post_chat_message', {
       slug: doc.slug,
       section_id: 'zz-removed-heading',
@@ -339,7 +323,7 @@ describe('list_chat_rooms', () => {
       })),
     })
     const total = count + 1
-    const first = split((await call(client, 'list_chat_rooms', { slug: doc.slug })).text)
+    const first = frameLines((await call(client, 'list_chat_rooms', { slug: doc.slug })).text)
     expect(first.body.join('\n').length).toBeLessThanOrEqual(MAX_READ_CHARS)
     expect(first.body[0]).toContain('Room 0000')
     const shown = first.body.length
@@ -353,7 +337,7 @@ describe('list_chat_rooms', () => {
     const lines = [...first.body]
     let start: number | undefined = shown + 1
     while (start !== undefined) {
-      const next = split((await call(client, 'list_chat_rooms', { slug: doc.slug, start })).text)
+      const next = frameLines((await call(client, 'list_chat_rooms', { slug: doc.slug, start })).text)
       lines.push(...next.body)
       expect(next.after.at(-1)).toMatch(/^\[Truncated: showing \d+ of 701 rooms\.\]$/)
       const cont = next.after.find((l) => l.startsWith('[Next page:'))

@@ -6,38 +6,30 @@
  * what a read counts. The pure property over many real files and budgets is doc-schema's
  * section-paging.test.ts.
  */
-import { beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
-import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
-import { useTestServer } from '../../../__tests__/helpers/server.ts'
+import { call } from '../../../__tests__/helpers/mcp.ts'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_COUNTED_CHARS, MAX_READ_CHARS } from '../limits.ts'
-import { FRAME_END } from '../render/frame.ts'
+import { frameLines, useMcpUser } from './setup.ts'
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
-})
-const mcp = useMcpClients(() => server)
 let owner: { id: string }
 let client: Client
-
-beforeAll(async () => {
-  const made = await mcp.user('reader')
+useMcpUser('reader', (made) => {
+  server = made.server
   owner = made.user
   client = made.client
 })
 
 /** The body inside the frame, and the notes after it. */
 function split(text: string): { body: string; notes: string[] } {
-  const lines = text.split('\n')
-  const open = lines.findIndex((line) => line.startsWith('⟦data: '))
-  const end = lines.indexOf(FRAME_END)
-  return { body: lines.slice(open + 1, end).join('\n'), notes: lines.slice(end + 1) }
+  const { body, after } = frameLines(text)
+  return { body: body.join('\n'), notes: after }
 }
 
 const sectionIds = async (slug: string) =>

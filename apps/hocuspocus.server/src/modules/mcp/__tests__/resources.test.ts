@@ -6,34 +6,29 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
-import { call, refusalOf, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
-import { useTestServer } from '../../../__tests__/helpers/server.ts'
+import { call, refusalOf } from '../../../__tests__/helpers/mcp.ts'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_READ_CHARS, MAX_RESOURCE_PAGE } from '../limits.ts'
 import { PROMPT_NAMES } from '../prompts/prompts.ts'
 import { DOCUMENT_TEMPLATE, documentUri, SECTION_TEMPLATE } from '../resources/documents.ts'
+import { createDocument, useMcpUser } from './setup.ts'
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
-})
-const mcp = useMcpClients(() => server)
 let alice: { id: string }
 let aliceClient: Client
 let strangerClient: Client
+const mcp = useMcpUser('alice', (made) => {
+  server = made.server
+  alice = made.user
+  aliceClient = made.client
+})
 
 beforeAll(async () => {
-  const a = await mcp.user('alice')
-  alice = a.user
-  aliceClient = a.client
   strangerClient = (await mcp.user('stranger', ['read'])).client
 })
 
-async function create(ownerId: string, title: string, markdown?: string, isPrivate = true) {
-  const created = await server.services.documents.create(ownerId, { title, markdown, isPrivate })
-  if (created.kind === 'error') throw new Error(created.message)
-  return created.value
-}
+const create = (ownerId: string, title: string, markdown?: string, isPrivate = true) =>
+  createDocument(server, ownerId, { title, markdown, isPrivate })
 
 const textOf = (result: { contents: Array<Record<string, unknown>> }) => String(result.contents[0]?.text)
 

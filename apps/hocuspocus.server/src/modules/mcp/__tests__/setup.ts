@@ -10,7 +10,7 @@ import { useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { FRAME_END } from '../render/frame.ts'
 
-export type McpUser = { server: RunningServer; user: { id: string }; client: Client }
+export type McpUser = { server: RunningServer; user: { id: string }; token: string; client: Client }
 
 /**
  * Starts a test server for the file and connects a new user `handle` to it over MCP before the file's tests;
@@ -24,7 +24,7 @@ export function useMcpUser(handle: string, ready: (made: McpUser) => void) {
   const mcp = useMcpClients(() => server)
   beforeAll(async () => {
     const made = await mcp.user(handle)
-    ready({ server, user: made.user, client: made.client })
+    ready({ server, user: made.user, token: made.token, client: made.client })
   })
   return mcp
 }

@@ -4,38 +4,30 @@
  * (issue 13, Editing): text copied from a read is found, a heading that repeats in its section is
  * retitled, refusals say why, and a person's cursor in the block an agent edits stays where it was.
  */
-import { beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, fragmentToJSON, readPlainText, renderSection } from '@collab/doc-schema'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import * as Y from 'yjs'
 import { storedText } from '../../../__tests__/helpers/documents.ts'
-import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
+import { call } from '../../../__tests__/helpers/mcp.ts'
 import { connectProvider } from '../../../__tests__/helpers/provider.ts'
-import { eventually, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
+import { eventually, userWithToken } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
+import { createDocument, useMcpUser } from './setup.ts'
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
-})
-const mcp = useMcpClients(() => server)
 let owner: { id: string }
 let ownerToken: string
 let client: Client
+const mcp = useMcpUser('owner', (made) => {
+  server = made.server
+  owner = made.user
+  ownerToken = made.token
+  client = made.client
+})
 const WRITE_TOOLS = ['create_document', 'append_to_document', 'edit_blocks', 'replace_text']
 
-beforeAll(async () => {
-  const a = await mcp.user('owner')
-  owner = a.user
-  ownerToken = a.token
-  client = a.client
-})
-
-async function create(title: string, markdown: string) {
-  const created = await server.services.documents.create(owner.id, { title, markdown })
-  if (created.kind === 'error') throw new Error(created.message)
-  return created.value
-}
+const create = (title: string, markdown: string) => createDocument(server, owner.id, { title, markdown })
 
 /** The id of the outline's heading number `index` (0: the title), from the lines inside its frame. */
 async function sectionIdAt(slug: string, index: number) {
