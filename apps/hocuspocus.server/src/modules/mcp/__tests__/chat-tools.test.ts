@@ -23,10 +23,7 @@ let alice: { id: string }
 let aliceToken: string
 let client: Client
 const mcp = useMcpUser('alice', (made) => {
-  server = made.server
-  alice = made.user
-  aliceToken = made.token
-  client = made.client
+  ;({ server, user: alice, token: aliceToken, client } = made)
 })
 
 const create = (title: string, markdown?: string) => createDocument(server, alice.id, { title, markdown })

@@ -17,9 +17,7 @@ let server: RunningServer
 let alice: { id: string }
 let client: Client
 useMcpUser('alice', (made) => {
-  server = made.server
-  alice = made.user
-  client = made.client
+  ;({ server, user: alice, client } = made)
 })
 
 const create = (title: string, markdown?: string) => createDocument(server, alice.id, { title, markdown })

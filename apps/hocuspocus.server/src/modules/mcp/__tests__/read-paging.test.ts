@@ -21,9 +21,7 @@ let server: RunningServer
 let owner: { id: string }
 let client: Client
 useMcpUser('reader', (made) => {
-  server = made.server
-  owner = made.user
-  client = made.client
+  ;({ server, user: owner, client } = made)
 })
 
 /** The body inside the frame, and the notes after it. */

@@ -18,9 +18,7 @@ let server: RunningServer
 let alice: { id: string }
 let client: Client
 const mcp = useMcpUser('alice', (made) => {
-  server = made.server
-  alice = made.user
-  client = made.client
+  ;({ server, user: alice, client } = made)
 })
 
 const create = (title: string, markdown?: string, isPrivate = true) =>

@@ -18,9 +18,7 @@ let alice: { id: string }
 let aliceClient: Client
 let strangerClient: Client
 const mcp = useMcpUser('alice', (made) => {
-  server = made.server
-  alice = made.user
-  aliceClient = made.client
+  ;({ server, user: alice, client: aliceClient } = made)
 })
 
 beforeAll(async () => {

@@ -20,10 +20,7 @@ let owner: { id: string }
 let ownerToken: string
 let client: Client
 const mcp = useMcpUser('owner', (made) => {
-  server = made.server
-  owner = made.user
-  ownerToken = made.token
-  client = made.client
+  ;({ server, user: owner, token: ownerToken, client } = made)
 })
 const WRITE_TOOLS = ['create_document', 'append_to_document', 'edit_blocks', 'replace_text']
 
