@@ -5,16 +5,17 @@
  * measurement 4, is left out) is timed side by side with the SQL it runs, executed raw on the same client.
  * Every statement's EXPLAIN is checked: a sequential scan of `documents` fails the bench.
  */
-import { call, connectInMemory } from '../../apps/hocuspocus.server/src/__tests__/helpers/mcp.ts'
-import { startFreshServer, userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
-import { Prisma, type PrismaClient } from '../../apps/hocuspocus.server/src/db/generated/client.ts'
+
+import { Prisma, type PrismaClient } from '@collab/hocuspocus.server/src/db/generated/client.ts'
 import {
   documentsByIdsSql,
   type SearchInput,
   searchSql,
   snapshotSliceSql,
-} from '../../apps/hocuspocus.server/src/documents/search.ts'
-import { MAX_FIND_SNAPSHOT_DOCUMENTS } from '../../apps/hocuspocus.server/src/modules/mcp/limits.ts'
+} from '@collab/hocuspocus.server/src/documents/search.ts'
+import { MAX_FIND_SNAPSHOT_DOCUMENTS } from '@collab/hocuspocus.server/src/modules/mcp/limits.ts'
+import { call, connectInMemory } from '@collab/test-support/mcp'
+import { startFreshServer, userWithToken } from '@collab/test-support/server'
 import { percentile, prng, progress, type Rng, summarize } from './stats.ts'
 import type { Row } from './types.ts'
 

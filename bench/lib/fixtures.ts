@@ -3,7 +3,7 @@
  * realistic mix — a heading every ~5 blocks, paragraphs with marks, lists, tables, code — parsed by
  * doc-schema and built into the fragment in chunks until the encoded state reaches the target size.
  */
-import { FRAGMENT_NAME, HEADING_ID_ATTR, parseMarkdown } from '../../packages/doc-schema/src/index.ts'
+import { FRAGMENT_NAME, HEADING_ID_ATTR, parseMarkdown } from '@collab/doc-schema'
 import { blocksToY } from '../../packages/doc-schema/src/yjs/build-y.ts'
 import { Y, type YDoc } from '../deps.ts'
 import { between, pick, prng, progress, type Rng } from './stats.ts'

@@ -13,15 +13,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { call, connectClient } from '../../apps/hocuspocus.server/src/__tests__/helpers/mcp.ts'
-import {
-  type ServerProcess,
-  spawnServer,
-} from '../../apps/hocuspocus.server/src/__tests__/helpers/process.ts'
-import {
-  connectProvider,
-  type TestProvider,
-} from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
+import { call, connectClient } from '@collab/test-support/mcp'
+import { type ServerProcess, spawnServer } from '@collab/test-support/process'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { between, pick, prng, type Rng, summarize } from './stats.ts'
 import type { Row } from './types.ts'
 

@@ -3,7 +3,7 @@
  * to ProseMirror JSON first, then a walk of the JSON. Each function answers the same thing ours does
  * (ids, titles, a content rev per section; numbered Markdown blocks) so the ratio compares equal work.
  */
-import { type DocNode, fragmentToJSON, HEADING_ID_ATTR } from '../../packages/doc-schema/src/index.ts'
+import { type DocNode, fragmentToJSON, HEADING_ID_ATTR } from '@collab/doc-schema'
 import { blocksToMarkdown } from '../../packages/doc-schema/src/markdown/serialize-markdown.ts'
 import { ContentHash } from '../../packages/doc-schema/src/sections/content-hash.ts'
 import type { YXmlFragment } from '../deps.ts'

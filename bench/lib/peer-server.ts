@@ -17,16 +17,9 @@
  * The bench ends it with SIGTERM (its stores are not flushed: nothing reads the file afterwards).
  */
 import { Database as SQLite } from 'bun:sqlite'
-// @ts-expect-error: the ESM build has no declarations of its own; typed below from the package.
-import * as DatabaseModule from '../../apps/hocuspocus.server/node_modules/@hocuspocus/extension-database/dist/hocuspocus-database.esm.js'
-// @ts-expect-error: as above (the ESM build, so Yjs is the one ESM instance both packages import).
-import * as HocuspocusModule from '../../apps/hocuspocus.server/node_modules/@hocuspocus/server/dist/hocuspocus-server.esm.js'
-
-type ServerPackage = typeof import('../../apps/hocuspocus.server/node_modules/@hocuspocus/server')
-type DatabasePackage =
-  typeof import('../../apps/hocuspocus.server/node_modules/@hocuspocus/extension-database')
-const { Hocuspocus } = HocuspocusModule as ServerPackage
-const { Database } = DatabaseModule as DatabasePackage
+// By package name (bench/package.json): the packages' ESM builds, with Yjs the one ESM instance both import.
+import { Database } from '@hocuspocus/extension-database'
+import { Hocuspocus } from '@hocuspocus/server'
 
 const [file, debounceArg, maxDebounceArg] = process.argv.slice(2)
 const debounce = Number(debounceArg)

@@ -18,17 +18,11 @@ import { Database as SQLite } from 'bun:sqlite'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import {
-  createTestDatabase,
-  type TestDatabase,
-} from '../../apps/hocuspocus.server/src/__tests__/helpers/database.ts'
-import { spawnServer } from '../../apps/hocuspocus.server/src/__tests__/helpers/process.ts'
-import {
-  connectProvider,
-  type TestProvider,
-} from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
-import { startTestServer, userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
-import { FRAGMENT_NAME, HEADING_ID_ATTR, parseMarkdown } from '../../packages/doc-schema/src/index.ts'
+import { FRAGMENT_NAME, HEADING_ID_ATTR, parseMarkdown } from '@collab/doc-schema'
+import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
+import { spawnServer } from '@collab/test-support/process'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
+import { startTestServer, userWithToken } from '@collab/test-support/server'
 import { blocksToY } from '../../packages/doc-schema/src/yjs/build-y.ts'
 import { Y } from '../deps.ts'
 import type { Fixture } from './fixtures.ts'

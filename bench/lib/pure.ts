@@ -1,15 +1,15 @@
 /** Measurements 1 and 2: outline, section read and whole read, cold and warm, in process. */
 
-import { MAX_READ_CHARS } from '../../apps/hocuspocus.server/src/modules/mcp/limits.ts'
-import { outlineLines } from '../../apps/hocuspocus.server/src/modules/mcp/render/outline.ts'
-import { readWholeDocument } from '../../apps/hocuspocus.server/src/modules/mcp/render/whole-read.ts'
 import {
   FRAGMENT_NAME,
   type OutlineNode,
   readOutline,
   renderChapter,
   renderSection,
-} from '../../packages/doc-schema/src/index.ts'
+} from '@collab/doc-schema'
+import { MAX_READ_CHARS } from '@collab/hocuspocus.server/src/modules/mcp/limits.ts'
+import { outlineLines } from '@collab/hocuspocus.server/src/modules/mcp/render/outline.ts'
+import { readWholeDocument } from '@collab/hocuspocus.server/src/modules/mcp/render/whole-read.ts'
 import { createOutlineMemo } from '../../packages/doc-schema/src/sections/outline-memo.ts'
 import { Y, type YDoc, type YXmlFragment } from '../deps.ts'
 import { buildFixture, type Fixture } from './fixtures.ts'

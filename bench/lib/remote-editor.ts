@@ -5,8 +5,9 @@
  *
  *   bun bench/lib/remote-editor.ts <server url> <room> <token>
  */
-import { connectProvider } from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
-import { FRAGMENT_NAME } from '../../packages/doc-schema/src/index.ts'
+
+import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { connectProvider } from '@collab/test-support/provider'
 import { Y } from '../deps.ts'
 
 const [url, room, token] = process.argv.slice(2)

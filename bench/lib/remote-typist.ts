@@ -4,8 +4,9 @@
  *
  *   bun bench/lib/remote-typist.ts <server url> <room> <token> <ms>
  */
-import { connectProvider } from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
-import { FRAGMENT_NAME } from '../../packages/doc-schema/src/index.ts'
+
+import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { connectProvider } from '@collab/test-support/provider'
 import { Y } from '../deps.ts'
 
 const [url, room, token, every] = process.argv.slice(2)

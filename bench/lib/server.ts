@@ -4,13 +4,13 @@
  * Bun.serve handler answering the same bytes, and edit_blocks → a connected provider seeing the change.
  */
 
-import { storeAsPersisted } from '../../apps/hocuspocus.server/src/__tests__/helpers/documents.ts'
-import { call, connectClient, mcpUrlOf } from '../../apps/hocuspocus.server/src/__tests__/helpers/mcp.ts'
-import { connectProvider } from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
-import { startFreshServer, userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
-import { SEARCH_REFRESH_MS } from '../../apps/hocuspocus.server/src/collab/store-policy.ts'
-import type { RunningServer } from '../../apps/hocuspocus.server/src/server.ts'
-import { FRAGMENT_NAME } from '../../packages/doc-schema/src/index.ts'
+import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { SEARCH_REFRESH_MS } from '@collab/hocuspocus.server/src/collab/store-policy.ts'
+import type { RunningServer } from '@collab/hocuspocus.server/src/server.ts'
+import { storeAsPersisted } from '@collab/test-support/documents'
+import { call, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { connectProvider } from '@collab/test-support/provider'
+import { startFreshServer, userWithToken } from '@collab/test-support/server'
 import { Y } from '../deps.ts'
 import type { Fixture } from './fixtures.ts'
 import { percentile, summarize } from './stats.ts'

@@ -7,11 +7,12 @@
  * - one compaction of the big document (the whole state written, as every store did before the log):
  *   its time and the longest event-loop stall it caused.
  */
-import { call, connectClient, mcpUrlOf } from '../../apps/hocuspocus.server/src/__tests__/helpers/mcp.ts'
-import { connectProvider } from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
-import { startFreshServer, userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
-import { SEARCH_REFRESH_MS } from '../../apps/hocuspocus.server/src/collab/store-policy.ts'
-import { FRAGMENT_NAME, readPlainText, readTitle } from '../../packages/doc-schema/src/index.ts'
+
+import { FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
+import { SEARCH_REFRESH_MS } from '@collab/hocuspocus.server/src/collab/store-policy.ts'
+import { call, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { connectProvider } from '@collab/test-support/provider'
+import { startFreshServer, userWithToken } from '@collab/test-support/server'
 import { Y } from '../deps.ts'
 import { buildFixture } from './fixtures.ts'
 import { createFixtureDocument } from './server.ts'

@@ -8,17 +8,13 @@
  *   another bare provider. Both pages stamp times with the same clock (performance.timeOrigin + now()).
  * Skipped (no rows) when `chromium` is not installed.
  */
-import {
-  type Browser,
-  CHROMIUM,
-  launchChromium,
-  type Page,
-} from '../../apps/hocuspocus.server/src/__tests__/helpers/chromium.ts'
-import { connectProvider } from '../../apps/hocuspocus.server/src/__tests__/helpers/provider.ts'
-import { startFreshServer, userWithToken } from '../../apps/hocuspocus.server/src/__tests__/helpers/server.ts'
-import { SEARCH_REFRESH_MS } from '../../apps/hocuspocus.server/src/collab/store-policy.ts'
-import type { RunningServer } from '../../apps/hocuspocus.server/src/server.ts'
-import { FRAGMENT_NAME } from '../../packages/doc-schema/src/index.ts'
+
+import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { SEARCH_REFRESH_MS } from '@collab/hocuspocus.server/src/collab/store-policy.ts'
+import type { RunningServer } from '@collab/hocuspocus.server/src/server.ts'
+import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { connectProvider } from '@collab/test-support/provider'
+import { startFreshServer, userWithToken } from '@collab/test-support/server'
 import { Y } from '../deps.ts'
 import type { Fixture } from './fixtures.ts'
 import { createFixtureDocument } from './server.ts'

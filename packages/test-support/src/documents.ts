@@ -1,0 +1,115 @@
+/** Builders of document content through Yjs (as editors' updates build it), and readers of stored text. */
+import {
+  appendMarkdown,
+  createDocumentUpdate,
+  FRAGMENT_NAME,
+  readOutline,
+  readPlainText,
+  readTitle,
+} from '@collab/doc-schema'
+import type { RunningServer } from '@collab/hocuspocus.server/src/server.ts'
+import * as Y from 'yjs'
+
+/** A Yjs element with attributes and children, as an editor would insert it. */
+export function element(
+  name: string,
+  attrs: Record<string, unknown> = {},
+  children: Array<Y.XmlElement | Y.XmlText> = [],
+): Y.XmlElement {
+  const el = new Y.XmlElement(name)
+  for (const [key, value] of Object.entries(attrs)) el.setAttribute(key, value as string)
+  el.insert(0, children)
+  return el
+}
+
+export const paragraph = (text: string): Y.XmlElement => element('paragraph', {}, [new Y.XmlText(text)])
+
+/** A bullet list nested `depth` levels deep, each item a paragraph "level N" and the next list. */
+export function nestedList(depth: number): Y.XmlElement {
+  let inner: Y.XmlElement | undefined
+  for (let level = depth; level >= 1; level--) {
+    const item = new Y.XmlElement('listItem')
+    item.insert(0, inner ? [paragraph(`level ${level}`), inner] : [paragraph(`level ${level}`)])
+    const list = new Y.XmlElement('bulletList')
+    list.insert(0, [item])
+    inner = list
+  }
+  return inner!
+}
+
+/** Appends one paragraph to the document, as a person typing would. */
+export function appendParagraph(doc: Y.Doc, text: string): void {
+  doc.getXmlFragment(FRAGMENT_NAME).push([paragraph(text)])
+}
+
+export const textOf = (doc: Y.Doc): string => readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
+
+/** The plain text of the document as stored in the database ('' when nothing is stored). */
+export async function storedText(server: RunningServer, room: string): Promise<string> {
+  const loaded = await server.services.documents.loadState(room)
+  const doc = new Y.Doc()
+  if (loaded?.state) Y.applyUpdate(doc, loaded.state)
+  const text = textOf(doc)
+  doc.destroy()
+  return text
+}
+
+/**
+ * Creates a document and builds its content through Yjs (past the create-time Markdown ceiling), then
+ * stores the state through the documents service, as the persistence step would.
+ */
+export async function buildDocument(
+  server: RunningServer,
+  ownerId: string,
+  options: { title: string; isPrivate?: boolean },
+  build: (fragment: Y.XmlFragment) => void,
+) {
+  const created = await server.services.documents.create(ownerId, options)
+  if (created.kind === 'error') throw new Error(created.message)
+  const doc = new Y.Doc()
+  const base = createDocumentUpdate(options.title)
+  if (base.kind === 'error') throw new Error(base.message)
+  Y.applyUpdate(doc, base.value)
+  const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+  doc.transact(() => build(fragment))
+  await storeAsPersisted(server, created.value.id, Y.encodeStateAsUpdate(doc), fragment)
+  doc.destroy()
+  return created.value
+}
+
+/**
+ * Stores `state` (whose content `fragment` holds) for a document with its title, search text and outline,
+ * as the store step saves them: without the outline, a cold get_outline decodes the state, and the
+ * outline backfill rewrites it at the next start.
+ */
+export async function storeAsPersisted(
+  server: RunningServer,
+  documentId: string,
+  state: Uint8Array,
+  fragment: Y.XmlFragment,
+): Promise<void> {
+  await server.services.documents.storeState(documentId, {
+    state,
+    title: readTitle(fragment),
+    text: readPlainText(fragment),
+    outline: readOutline(fragment),
+  })
+}
+
+/** Appends Markdown to a fragment; a refusal is a broken test, so it throws. */
+export function appendOrThrow(fragment: Y.XmlFragment, markdown: string): void {
+  const appended = appendMarkdown(fragment, markdown)
+  if (appended.kind === 'error') throw new Error(appended.message)
+}
+
+/** A document grown past the create-time Markdown ceiling by appending `chunks` of Markdown. */
+export function createLargeDocument(
+  server: RunningServer,
+  ownerId: string,
+  title: string,
+  chunks: string[],
+): Promise<{ slug: string; room: string }> {
+  return buildDocument(server, ownerId, { title }, (fragment) => {
+    for (const chunk of chunks) appendOrThrow(fragment, chunk)
+  })
+}
