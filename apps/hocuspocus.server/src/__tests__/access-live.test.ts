@@ -8,14 +8,10 @@
  * TEST_REDIS_URL and TEST_DATABASE_URL too.
  */
 import { describe, expect, test } from 'bun:test'
-import * as Y from 'yjs'
-import { ACCESS_REVOKED_CODE, AccessWatch } from '../collab/access-watch.ts'
-import type { RunningServer } from '../server.ts'
-import { createServices } from '../services.ts'
-import { DATABASE_KIND, TEST_DATABASE_URL, type TestDatabase } from './helpers/database.ts'
-import { appendParagraph, textOf } from './helpers/documents.ts'
-import { runCli } from './helpers/process.ts'
-import { connectProvider, type TestProvider } from './helpers/provider.ts'
+import { DATABASE_KIND, TEST_DATABASE_URL, type TestDatabase } from '@collab/test-support/database'
+import { appendParagraph, textOf } from '@collab/test-support/documents'
+import { runCli } from '@collab/test-support/process'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import {
   eventually,
   TEST_REDIS_URL,
@@ -23,7 +19,11 @@ import {
   userWithToken,
   useTestServer,
   useTwoTestServers,
-} from './helpers/server.ts'
+} from '@collab/test-support/server'
+import * as Y from 'yjs'
+import { ACCESS_REVOKED_CODE, AccessWatch } from '../collab/access-watch.ts'
+import type { RunningServer } from '../server.ts'
+import { createServices } from '../services.ts'
 
 /** Long enough for a loopback update to arrive if it were going to (it is not a measurement). */
 const GRACE_MS = 300

@@ -6,12 +6,12 @@
  * shown to a stranger, a member's document left out.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { useTestServer } from '@collab/test-support/server'
 import type { Principal } from '../auth/tokens.ts'
 import { Prisma } from '../db/generated/client.ts'
 import { readableBy, withMembership } from '../documents/access.ts'
 import type { RunningServer } from '../server.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { useTestServer } from './helpers/server.ts'
 
 const ROLES = ['owner', 'editor', 'viewer', 'stranger'] as const
 type Role = (typeof ROLES)[number]

@@ -3,10 +3,10 @@
  * come from the rules in documents/access.ts, written out here as one table.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { startTestServer } from '@collab/test-support/server'
 import type { Principal } from '../auth/tokens.ts'
 import type { RunningServer } from '../server.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
-import { startTestServer } from './helpers/server.ts'
 
 type Who = 'owner' | 'editor' | 'viewer' | 'stranger'
 type Kind = 'private' | 'public' | 'read-only' | 'deleted'

@@ -6,13 +6,19 @@
  * Before, edit_blocks deleted the paragraph and inserted a new one: the caret left it.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import {
+  type Browser,
+  CHROMIUM,
+  launchChromium,
+  type Page,
+  serveStarterKitPage,
+} from '@collab/test-support/chromium'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { storedText } from '@collab/test-support/documents'
+import { call, useMcpClients } from '@collab/test-support/mcp'
+import { eventually, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
-import { type Browser, CHROMIUM, launchChromium, type Page, serveStarterKitPage } from './helpers/chromium.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { storedText } from './helpers/documents.ts'
-import { call, useMcpClients } from './helpers/mcp.ts'
-import { eventually, useTestServer } from './helpers/server.ts'
 
 /** Where the caret is, in characters into the paragraph whose text starts with `start`, and what follows it. */
 type Caret = { offset: number; after: string } | null

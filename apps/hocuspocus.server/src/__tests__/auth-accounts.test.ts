@@ -3,13 +3,13 @@
  * invite links and the CLI commands that set passwords. The OAuth flows are in auth-oauth.test.ts.
  */
 import { describe, expect, test } from 'bun:test'
+import { Browser, hiddenFields } from '@collab/test-support/browser'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { useTestServer } from '@collab/test-support/server'
 import { SIGN_IN_ATTEMPTS_PER_ACCOUNT, SIGN_IN_LOCK_WINDOW_SECONDS } from '../auth/account-lock.ts'
 import { SIGN_INS_PER_MINUTE } from '../auth/better-auth.ts'
 import { runCommand } from '../cli/run.ts'
 import type { RunningServer } from '../server.ts'
-import { Browser, hiddenFields } from './helpers/browser.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { useTestServer } from './helpers/server.ts'
 
 const PASSWORD = 'correct horse battery staple'
 

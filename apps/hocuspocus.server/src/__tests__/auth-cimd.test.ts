@@ -6,6 +6,9 @@
  * from the tests: the only part not real here is the internet).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Browser, hiddenFields, TestOAuthProvider } from '@collab/test-support/browser'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { testConfig } from '@collab/test-support/server'
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -18,9 +21,6 @@ import {
 import { createLogger } from '../logger.ts'
 import { TOOLS } from '../modules/mcp/tools/index.ts'
 import { type RunningServer, startServer } from '../server.ts'
-import { Browser, hiddenFields, TestOAuthProvider } from './helpers/browser.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
-import { testConfig } from './helpers/server.ts'
 
 const PASSWORD = 'correct horse battery staple'
 const CLIENT_ID = 'https://docs-app.example/mcp-client.json'

@@ -5,11 +5,17 @@
  * on A, B serves /mcp with the token, and a revocation on A refuses B's very next call.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import {
+  Browser,
+  freePort,
+  hiddenFields,
+  TestOAuthProvider,
+  toolsListStatus,
+} from '@collab/test-support/browser'
+import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '@collab/test-support/database'
+import { startTestServer } from '@collab/test-support/server'
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { RunningServer } from '../server.ts'
-import { Browser, freePort, hiddenFields, TestOAuthProvider, toolsListStatus } from './helpers/browser.ts'
-import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from './helpers/database.ts'
-import { startTestServer } from './helpers/server.ts'
 
 const PASSWORD = 'correct horse battery staple'
 

@@ -6,6 +6,16 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash, randomBytes } from 'node:crypto'
+import {
+  Browser,
+  hiddenFields,
+  signInAndConsent,
+  TestOAuthProvider,
+  toolsListStatus,
+} from '@collab/test-support/browser'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { mcpUrlOf } from '@collab/test-support/mcp'
+import { useTestServer } from '@collab/test-support/server'
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -19,16 +29,6 @@ import {
 import { runCommand } from '../cli/run.ts'
 import { TOOLS } from '../modules/mcp/tools/index.ts'
 import type { RunningServer } from '../server.ts'
-import {
-  Browser,
-  hiddenFields,
-  signInAndConsent,
-  TestOAuthProvider,
-  toolsListStatus,
-} from './helpers/browser.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { mcpUrlOf } from './helpers/mcp.ts'
-import { useTestServer } from './helpers/server.ts'
 
 const PASSWORD = 'correct horse battery staple'
 const CALLBACK = 'http://127.0.0.1:33418/callback'

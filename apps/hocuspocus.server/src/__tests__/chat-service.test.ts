@@ -4,9 +4,9 @@
  * stay hidden.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
+import { startTestServer, userWithToken } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
-import { createTestDatabase, type TestDatabase } from './helpers/database.ts'
-import { startTestServer, userWithToken } from './helpers/server.ts'
 
 let db: TestDatabase
 let server: RunningServer

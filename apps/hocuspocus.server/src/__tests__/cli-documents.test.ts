@@ -6,15 +6,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { MAX_TITLE_CHARS } from '@collab/doc-schema'
-import { escapeControls } from '../cli/terminal-text.ts'
 import {
   addUsers,
   createTestDatabase,
   DATABASE_KIND,
   type TestDatabase,
   withServices,
-} from './helpers/database.ts'
-import { APP_DIR, REPO_DIR, runCli } from './helpers/process.ts'
+} from '@collab/test-support/database'
+import { APP_DIR, REPO_DIR, runCli } from '@collab/test-support/process'
+import { escapeControls } from '../cli/terminal-text.ts'
 
 /** util-linux `script`, which runs a command under a pseudo-terminal (the operator's terminal). */
 const SCRIPT = Bun.which('script')

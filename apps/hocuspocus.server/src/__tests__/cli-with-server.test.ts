@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { REPO_DIR, runCli, type ServerProcess, spawnServer } from '@collab/test-support/process'
 import { MAX_ADMIN_ARG_CHARS, MAX_ADMIN_ARGS, MAX_ADMIN_REQUEST_BYTES } from '../cli/admin-channel.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
-import { REPO_DIR, runCli, type ServerProcess, spawnServer } from './helpers/process.ts'
 
 describe(`CLI while the server runs (${DATABASE_KIND})`, () => {
   let db: TestDatabase

@@ -10,8 +10,8 @@ import {
   DATABASE_KIND,
   type TestDatabase,
   withServices,
-} from './helpers/database.ts'
-import { runCli } from './helpers/process.ts'
+} from '@collab/test-support/database'
+import { runCli } from '@collab/test-support/process'
 
 describe(`CLI (${DATABASE_KIND})`, () => {
   let db: TestDatabase

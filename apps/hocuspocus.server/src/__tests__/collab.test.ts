@@ -4,12 +4,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { appendParagraph, storedText } from '@collab/test-support/documents'
+import { connectProvider } from '@collab/test-support/provider'
+import { eventually, startTestServer, userWithToken } from '@collab/test-support/server'
 import type * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
-import { appendParagraph, storedText } from './helpers/documents.ts'
-import { connectProvider } from './helpers/provider.ts'
-import { eventually, startTestServer, userWithToken } from './helpers/server.ts'
 
 describe(`collaboration over WebSocket (${DATABASE_KIND})`, () => {
   let db: TestDatabase

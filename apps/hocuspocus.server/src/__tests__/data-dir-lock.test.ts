@@ -8,6 +8,9 @@ import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createTestDatabase } from '@collab/test-support/database'
+import { spawnServer } from '@collab/test-support/process'
+import { startTestServer } from '@collab/test-support/server'
 import type { Subprocess } from 'bun'
 import {
   acquireDataDirLock,
@@ -16,9 +19,6 @@ import {
   processStartTime,
   readLockHolder,
 } from '../db/data-dir-lock.ts'
-import { createTestDatabase } from './helpers/database.ts'
-import { spawnServer } from './helpers/process.ts'
-import { startTestServer } from './helpers/server.ts'
 
 const LOCK_MODULE = join(import.meta.dir, '../db/data-dir-lock.ts')
 

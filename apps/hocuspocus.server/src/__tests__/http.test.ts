@@ -1,8 +1,8 @@
 /** The HTTP side of the port: health, metrics and the REST API for editors, over a real socket. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { startTestServer, userWithToken } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
-import { startTestServer, userWithToken } from './helpers/server.ts'
 
 describe(`HTTP endpoints (${DATABASE_KIND})`, () => {
   let db: TestDatabase

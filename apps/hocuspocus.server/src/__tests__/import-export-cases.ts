@@ -13,8 +13,8 @@ import {
   DATABASE_KIND,
   type TestDatabase,
   withServices,
-} from './helpers/database.ts'
-import { runCli, type ServerProcess, spawnServer } from './helpers/process.ts'
+} from '@collab/test-support/database'
+import { runCli, type ServerProcess, spawnServer } from '@collab/test-support/process'
 
 /** A file with everything issue 12 found refused or mangled: HTML logo, front matter, several # headings. */
 const REAL_WORLD = `---

@@ -3,10 +3,10 @@
  * GET /api/documents/:slug/markdown exports to whoever may read, 404 alike for missing and forbidden.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { startTestServer, userWithToken } from '@collab/test-support/server'
 import { MAX_API_IMPORT_BODY_BYTES } from '../http/api.ts'
 import type { RunningServer } from '../server.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
-import { startTestServer, userWithToken } from './helpers/server.ts'
 
 describe(`REST import and export (${DATABASE_KIND})`, () => {
   let db: TestDatabase

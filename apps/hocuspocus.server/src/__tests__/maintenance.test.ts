@@ -5,10 +5,10 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import { maintainOnce } from '../db/maintenance.ts'
 import type { RunningServer } from '../server.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { userWithToken, useTestServer } from './helpers/server.ts'
 
 const STATE_BYTES = 100_000
 const STORES = 120

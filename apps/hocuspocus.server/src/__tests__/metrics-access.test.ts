@@ -6,13 +6,13 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { networkInterfaces } from 'node:os'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { useTestServer } from '@collab/test-support/server'
 import { ConfigError, loadConfig, METRICS_TOKEN_MIN_CHARS } from '../config.ts'
 import { createHttpApp } from '../http/app.ts'
 import { createLogger } from '../logger.ts'
 import { isLoopback } from '../loopback.ts'
 import type { RunningServer } from '../server.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { useTestServer } from './helpers/server.ts'
 
 /** An address of this machine that is not loopback, if it has one (then a real non-loopback peer). */
 const outsideAddress = Object.values(networkInterfaces())

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
 import { type Database, openDatabase, openDiffDatabases } from '../db/client.ts'
 import {
   applyMigrations,
@@ -12,7 +13,6 @@ import {
   migrationsUpToDate,
   readMigrations,
 } from '../db/migrations.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
 
 describe(`migrations (${DATABASE_KIND})`, () => {
   let testDb: TestDatabase

@@ -5,13 +5,13 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, type OutlineNode } from '@collab/doc-schema'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { paragraph } from '@collab/test-support/documents'
+import { call, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { eventually, useRestartableServer } from '@collab/test-support/server'
 import { outlineCandidates, startOutlineBackfill } from '../documents/outline-backfill.ts'
 import { writeStoredOutline } from '../documents/store.ts'
 import { createLogger } from '../logger.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { paragraph } from './helpers/documents.ts'
-import { call, connectClient, mcpUrlOf } from './helpers/mcp.ts'
-import { eventually, useRestartableServer } from './helpers/server.ts'
 
 describe(`stored outlines given sizes at start (${DATABASE_KIND})`, () => {
   const s = useRestartableServer('outlines')

@@ -7,10 +7,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { eventually } from '@collab/test-support/server'
 import { openDatabase } from '../db/client.ts'
 import { Prisma } from '../db/generated/client.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
-import { eventually } from './helpers/server.ts'
 
 describe.skipIf(DATABASE_KIND !== 'pglite')(
   'the embedded database, on its own thread or the server’s',

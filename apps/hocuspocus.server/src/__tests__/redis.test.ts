@@ -5,11 +5,11 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, HEADING_ID_ATTR, isHeadingId, readPlainText } from '@collab/doc-schema'
+import { appendParagraph } from '@collab/test-support/documents'
+import { connectProvider } from '@collab/test-support/provider'
+import { editorsOnBoth, eventually, TWO_INSTANCES, useTwoTestServers } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
-import { appendParagraph } from './helpers/documents.ts'
-import { connectProvider } from './helpers/provider.ts'
-import { editorsOnBoth, eventually, TWO_INSTANCES, useTwoTestServers } from './helpers/server.ts'
 
 describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => {
   let a: RunningServer

@@ -5,9 +5,9 @@
  * content refresh shows at the next call too.
  */
 import { describe, expect, test } from 'bun:test'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { userWithToken, useTestServer } from './helpers/server.ts'
 
 describe(`cached resolutions follow access changes at once (${DATABASE_KIND})`, () => {
   let server: RunningServer

@@ -4,9 +4,9 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { paragraph } from './helpers/documents.ts'
-import { eventually, useRestartableServer } from './helpers/server.ts'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { paragraph } from '@collab/test-support/documents'
+import { eventually, useRestartableServer } from '@collab/test-support/server'
 
 describe(`search columns filled at start (${DATABASE_KIND})`, () => {
   const s = useRestartableServer('backfill')

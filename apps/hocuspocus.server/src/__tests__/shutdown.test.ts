@@ -6,12 +6,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { spawnServer } from '@collab/test-support/process'
+import { connectProvider } from '@collab/test-support/provider'
+import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import { openDatabase } from '../db/client.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
-import { spawnServer } from './helpers/process.ts'
-import { connectProvider } from './helpers/provider.ts'
-import { eventually } from './helpers/server.ts'
 
 describe(`shutdown (${DATABASE_KIND})`, () => {
   let db: TestDatabase

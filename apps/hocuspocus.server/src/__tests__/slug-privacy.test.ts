@@ -5,12 +5,12 @@
  * slug gets the very answer a missing slug gets.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { call, connectClient } from '@collab/test-support/mcp'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { SLUG_TAIL_CHARS } from '../documents/slug.ts'
 import type { RunningServer } from '../server.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { call, connectClient } from './helpers/mcp.ts'
-import { userWithToken, useTestServer } from './helpers/server.ts'
 
 const tailed = (base: string) => new RegExp(`^${base}-[a-z0-9]{${SLUG_TAIL_CHARS}}$`)
 

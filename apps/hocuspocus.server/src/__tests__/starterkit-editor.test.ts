@@ -15,14 +15,20 @@ import {
   STARTER_KIT_TYPES,
   schema,
 } from '@collab/doc-schema'
+import {
+  type Browser,
+  CHROMIUM,
+  launchChromium,
+  type Page,
+  serveStarterKitPage,
+} from '@collab/test-support/chromium'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '@collab/test-support/mcp'
+import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import { getSchema } from '@tiptap/core'
 import StarterKit from '@tiptap/starter-kit'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
-import { type Browser, CHROMIUM, launchChromium, type Page, serveStarterKitPage } from './helpers/chromium.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { callText, connectRecording, mcpUrlOf, type RecordingClient } from './helpers/mcp.ts'
-import { eventually, userWithToken, useTestServer } from './helpers/server.ts'
 
 /** Debian's chromium (`apt-get install -y chromium`; .ci/run installs it). */
 

@@ -5,9 +5,9 @@
  * string straight to a query.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { useTestServer } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { useTestServer } from './helpers/server.ts'
 
 const BAD = 'a\u0000b\ud800c'
 

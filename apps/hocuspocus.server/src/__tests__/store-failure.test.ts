@@ -4,11 +4,11 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { connectProvider } from '@collab/test-support/provider'
+import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { connectProvider } from './helpers/provider.ts'
-import { eventually, userWithToken, useTestServer } from './helpers/server.ts'
 
 describe(`a failing store (${DATABASE_KIND})`, () => {
   let server: RunningServer

@@ -5,10 +5,10 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { appendMarkdown, FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { userWithToken, useTestServer } from './helpers/server.ts'
 
 describe(`storing with mergeWithStored (${DATABASE_KIND})`, () => {
   let server: RunningServer

@@ -1,9 +1,9 @@
 /** Token verification against a real database: every unusable token is refused alike. */
 import { describe, expect, test } from 'bun:test'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import { createTokensService, PRINCIPAL_CACHE_TTL_MS } from '../auth/tokens.ts'
 import type { RunningServer } from '../server.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { userWithToken, useTestServer } from './helpers/server.ts'
 
 describe(`API tokens (${DATABASE_KIND})`, () => {
   let server: RunningServer

@@ -6,13 +6,10 @@
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readOutline } from '@collab/doc-schema'
-import * as Y from 'yjs'
-import type { Config } from '../config.ts'
-import type { RunningServer } from '../server.ts'
-import { DATABASE_KIND, type TestDatabase } from './helpers/database.ts'
-import { appendOrThrow, buildDocument, element, paragraph, storedText } from './helpers/documents.ts'
-import { call, connectClient, mcpUrlOf } from './helpers/mcp.ts'
-import type { TestProvider } from './helpers/provider.ts'
+import { DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { appendOrThrow, buildDocument, element, paragraph, storedText } from '@collab/test-support/documents'
+import { call, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import type { TestProvider } from '@collab/test-support/provider'
 import {
   editorsOnBoth,
   eventually,
@@ -20,7 +17,10 @@ import {
   TWO_INSTANCES,
   useRestartableServer,
   useTwoTestServers,
-} from './helpers/server.ts'
+} from '@collab/test-support/server'
+import * as Y from 'yjs'
+import type { Config } from '../config.ts'
+import type { RunningServer } from '../server.ts'
 
 type LogRow = { bytes: number }
 type StateRow = { bytes: number; updatedAt: Date; outline: boolean }

@@ -8,11 +8,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createDocumentUpdate, FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
+import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
+import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
-import { type Browser, CHROMIUM, launchChromium, type Page } from './helpers/chromium.ts'
-import { connectProvider, type TestProvider } from './helpers/provider.ts'
-import { eventually, userWithToken, useTestServer } from './helpers/server.ts'
 
 const PASSWORD = 'correct horse battery staple'
 

@@ -4,14 +4,14 @@
  * starts the request). Also the owner's controls and the chat of a heading, as the web editor calls them.
  */
 import { describe, expect, test } from 'bun:test'
+import { Browser, hiddenFields } from '@collab/test-support/browser'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { editorSocketUrl } from '@collab/test-support/provider'
+import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider'
 import * as Y from 'yjs'
 import { TOKEN_REVOKED_REASON } from '../collab/access-watch.ts'
 import type { RunningServer } from '../server.ts'
-import { Browser, hiddenFields } from './helpers/browser.ts'
-import { DATABASE_KIND } from './helpers/database.ts'
-import { editorSocketUrl } from './helpers/provider.ts'
-import { eventually, userWithToken, useTestServer } from './helpers/server.ts'
 
 const PASSWORD = 'correct horse battery staple'
 

@@ -12,13 +12,13 @@
  * no tool had (the matrix then fails naming it).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '@collab/test-support/mcp'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import { FRAME_END } from '../../modules/mcp/render/frame.ts'
 import { TOOLS as REGISTRY } from '../../modules/mcp/tools/index.ts'
 import { notFoundMessage } from '../../modules/mcp/tools/open-document.ts'
 import type { Tool as RegisteredTool } from '../../modules/mcp/tools/tool.ts'
 import type { RunningServer } from '../../server.ts'
-import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '../helpers/mcp.ts'
-import { userWithToken, useTestServer } from '../helpers/server.ts'
 import { reportFigure } from './support.ts'
 
 const ROLES = ['owner', 'editor', 'viewer', 'stranger'] as const

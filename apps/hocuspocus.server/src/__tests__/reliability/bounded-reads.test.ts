@@ -10,13 +10,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { appendMarkdown } from '@collab/doc-schema'
+import { buildDocument as buildStoredDocument, nestedList, paragraph } from '@collab/test-support/documents'
+import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '@collab/test-support/mcp'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import { MAX_COUNTED_CHARS } from '../../modules/mcp/limits.ts'
 import { FRAME_END } from '../../modules/mcp/render/frame.ts'
 import type { RunningServer } from '../../server.ts'
-import { buildDocument as buildStoredDocument, nestedList, paragraph } from '../helpers/documents.ts'
-import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '../helpers/mcp.ts'
-import { userWithToken, useTestServer } from '../helpers/server.ts'
 import { reportFigure } from './support.ts'
 
 const NESTING = 1_000

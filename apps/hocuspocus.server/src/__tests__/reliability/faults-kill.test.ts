@@ -4,9 +4,9 @@
  * same data. Every write it answered as done must be there: acknowledged means stored.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
-import { callText, connectRecording } from '../helpers/mcp.ts'
-import type { ServerProcess } from '../helpers/process.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { callText, connectRecording } from '@collab/test-support/mcp'
+import type { ServerProcess } from '@collab/test-support/process'
 import { firstRunToken, readStored, spawnOn, stopProcess } from './faults-support.ts'
 import { FULL, reportFigure } from './support.ts'
 

@@ -11,13 +11,13 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { callText, connectRecording, type RecordingClient } from '@collab/test-support/mcp'
+import type { ServerProcess } from '@collab/test-support/process'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
+import { eventually } from '@collab/test-support/server'
 import { DATABASE_UNAVAILABLE_MESSAGE } from '../../db/errors.ts'
 import { RESOLVE_CACHE_MS } from '../../documents/resolve.ts'
 import { GENERIC_FAILURE } from '../../modules/mcp/tools/instrument.ts'
-import { callText, connectRecording, type RecordingClient } from '../helpers/mcp.ts'
-import type { ServerProcess } from '../helpers/process.ts'
-import { connectProvider, type TestProvider } from '../helpers/provider.ts'
-import { eventually } from '../helpers/server.ts'
 import {
   addParagraph,
   firstRunToken,

@@ -8,11 +8,11 @@
  * Needs TEST_DATABASE_URL (two instances need a shared database) and redis-server.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/database.ts'
-import { callText, connectRecording } from '../helpers/mcp.ts'
-import type { ServerProcess } from '../helpers/process.ts'
-import { connectProvider, type TestProvider } from '../helpers/provider.ts'
-import { eventually } from '../helpers/server.ts'
+import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '@collab/test-support/database'
+import { callText, connectRecording } from '@collab/test-support/mcp'
+import type { ServerProcess } from '@collab/test-support/process'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
+import { eventually } from '@collab/test-support/server'
 import {
   addParagraph,
   firstRunToken,

@@ -6,10 +6,10 @@
  * update.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
-import { callText, connectRecording } from '../helpers/mcp.ts'
-import type { ServerProcess } from '../helpers/process.ts'
-import { connectProvider, type TestProvider } from '../helpers/provider.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { callText, connectRecording } from '@collab/test-support/mcp'
+import type { ServerProcess } from '@collab/test-support/process'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import {
   type AckTracker,
   firstRunToken,

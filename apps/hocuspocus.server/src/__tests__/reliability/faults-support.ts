@@ -11,12 +11,12 @@ import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
+import type { TestDatabase } from '@collab/test-support/database'
+import { type ServerProcess, spawnServer } from '@collab/test-support/process'
+import type { TestProvider } from '@collab/test-support/provider'
+import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import { openDatabase } from '../../db/client.ts'
-import type { TestDatabase } from '../helpers/database.ts'
-import { type ServerProcess, spawnServer } from '../helpers/process.ts'
-import type { TestProvider } from '../helpers/provider.ts'
-import { eventually } from '../helpers/server.ts'
 
 /** The server process on `db`, storing soon after a change (the fault tests do not wait for defaults). */
 export function spawnOn(

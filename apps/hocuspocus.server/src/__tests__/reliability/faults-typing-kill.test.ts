@@ -7,10 +7,10 @@
  * 907-935 of 1,600 typed words survived and none of a 400-word burst.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
-import { callText, connectRecording } from '../helpers/mcp.ts'
-import type { ServerProcess } from '../helpers/process.ts'
-import { connectProvider, type TestProvider } from '../helpers/provider.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { callText, connectRecording } from '@collab/test-support/mcp'
+import type { ServerProcess } from '@collab/test-support/process'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import {
   type AckTracker,
   firstRunToken,

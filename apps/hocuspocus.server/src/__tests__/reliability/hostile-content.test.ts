@@ -7,13 +7,17 @@
  * refuses Markdown over MAX_MARKDOWN_CHARS), then read by a real SDK client over HTTP.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import {
+  appendOrThrow,
+  buildDocument as buildStoredDocument,
+  paragraph,
+} from '@collab/test-support/documents'
+import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '@collab/test-support/mcp'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import { MAX_READ_CHARS } from '../../modules/mcp/limits.ts'
 import { FRAME_END } from '../../modules/mcp/render/frame.ts'
 import type { RunningServer } from '../../server.ts'
-import { appendOrThrow, buildDocument as buildStoredDocument, paragraph } from '../helpers/documents.ts'
-import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '../helpers/mcp.ts'
-import { userWithToken, useTestServer } from '../helpers/server.ts'
 import { healthStatus, reportFigure } from './support.ts'
 
 const FORGED = [

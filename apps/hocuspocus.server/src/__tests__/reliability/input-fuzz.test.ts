@@ -9,14 +9,14 @@
  * or a dead server; `/health` stays green throughout. 300 calls by default, 5,000 with RELIABILITY_FULL=1.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '@collab/test-support/mcp'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import fc from 'fast-check'
 import { MAX_BODY_BYTES } from '../../modules/mcp/limits.ts'
 import { TOOLS } from '../../modules/mcp/tools/index.ts'
 import { GENERIC_FAILURE } from '../../modules/mcp/tools/instrument.ts'
 import type { RunningServer } from '../../server.ts'
-import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '../helpers/mcp.ts'
-import { userWithToken, useTestServer } from '../helpers/server.ts'
 import { FULL, healthStatus, reportFigure, runs, withDeadline } from './support.ts'
 
 const CALLS = FULL ? 5_000 : 300

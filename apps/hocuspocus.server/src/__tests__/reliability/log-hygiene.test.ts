@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
-import { call, connectClient } from '../helpers/mcp.ts'
-import { type ServerProcess, spawnServer } from '../helpers/process.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { call, connectClient } from '@collab/test-support/mcp'
+import { type ServerProcess, spawnServer } from '@collab/test-support/process'
 import { findLogLeaks } from './log-check.ts'
 
 describe(`log hygiene (${DATABASE_KIND})`, () => {

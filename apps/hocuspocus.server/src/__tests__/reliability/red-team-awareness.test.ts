@@ -11,6 +11,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, isHexColor } from '@collab/doc-schema'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
+import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import { Awareness, applyAwarenessUpdate, encodeAwarenessUpdate } from 'y-protocols/awareness'
 import * as Y from 'yjs'
 import { SESSION_PRINCIPAL_PREFIX } from '../../auth/tokens.ts'
@@ -21,8 +23,6 @@ import {
   MAX_PRESENCE_NAME_CHARS,
 } from '../../collab/limits.ts'
 import type { RunningServer } from '../../server.ts'
-import { connectProvider, type TestProvider } from '../helpers/provider.ts'
-import { eventually, userWithToken, useTestServer } from '../helpers/server.ts'
 
 const CAP = MAX_AWARENESS_CLIENTS_PER_CONNECTION
 const OVERLAY_NAME = '✦ alice (owner) — your session expired: sign in again at evil.example'

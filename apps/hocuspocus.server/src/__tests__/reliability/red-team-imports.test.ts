@@ -9,8 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { MAX_TABLE_CELLS } from '@collab/doc-schema'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
-import type { ServerProcess } from '../helpers/process.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import type { ServerProcess } from '@collab/test-support/process'
 import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
 import { startProbe, startTyping } from './red-team-support.ts'
 import { reportFigure } from './support.ts'

@@ -7,13 +7,13 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { element, paragraph } from '@collab/test-support/documents'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
+import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import { EDITOR_STRUCT_BURST, USER_STRUCT_BURST, USER_STRUCTS_PER_SECOND } from '../../collab/limits.ts'
 import type { RunningServer } from '../../server.ts'
 import { UserShares } from '../../user-shares.ts'
-import { element, paragraph } from '../helpers/documents.ts'
-import { connectProvider, type TestProvider } from '../helpers/provider.ts'
-import { eventually, userWithToken, useTestServer } from '../helpers/server.ts'
 
 const DOCUMENTS = 7
 const ROUNDS = 4

@@ -5,8 +5,8 @@
  */
 import { join } from 'node:path'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { connectProvider } from '@collab/test-support/provider'
 import * as Y from 'yjs'
-import { connectProvider } from '../helpers/provider.ts'
 
 export type Probe = {
   /** Stops the probe and returns what it saw. */

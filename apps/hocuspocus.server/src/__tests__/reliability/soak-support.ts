@@ -4,11 +4,11 @@
  * document used to decide that every copy converged.
  */
 import { FRAGMENT_NAME, fragmentToJSON } from '@collab/doc-schema'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import * as Y from 'yjs'
-import { connectProvider, type TestProvider } from '../helpers/provider.ts'
 
 /** A call that takes longer than this is a failure (a hang), not a slow success. */
 export const CALL_DEADLINE_MS = 10_000

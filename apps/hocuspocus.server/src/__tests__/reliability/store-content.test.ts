@@ -11,17 +11,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
-import pino from 'pino'
-import * as Y from 'yjs'
-import { STORE_FAULT_MAX_RETRIES } from '../../collab/persistence/retry.ts'
-import type { Config } from '../../config.ts'
-import { storableJSON } from '../../documents/store.ts'
-import type { Logger } from '../../logger.ts'
-import type { RunningServer } from '../../server.ts'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '../helpers/database.ts'
-import { paragraph, storedText } from '../helpers/documents.ts'
-import type { ServerProcess } from '../helpers/process.ts'
-import { connectProvider, type TestProvider } from '../helpers/provider.ts'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { paragraph, storedText } from '@collab/test-support/documents'
+import type { ServerProcess } from '@collab/test-support/process'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import {
   editorsOnBoth,
   eventually,
@@ -29,7 +22,14 @@ import {
   TWO_INSTANCES,
   useRestartableServer,
   useTwoTestServers,
-} from '../helpers/server.ts'
+} from '@collab/test-support/server'
+import pino from 'pino'
+import * as Y from 'yjs'
+import { STORE_FAULT_MAX_RETRIES } from '../../collab/persistence/retry.ts'
+import type { Config } from '../../config.ts'
+import { storableJSON } from '../../documents/store.ts'
+import type { Logger } from '../../logger.ts'
+import type { RunningServer } from '../../server.ts'
 import { firstRunToken, readStored, spawnOn, stopProcess } from './faults-support.ts'
 
 /** Paragraphs the owner types after the hostile content, each acknowledged by the server. */

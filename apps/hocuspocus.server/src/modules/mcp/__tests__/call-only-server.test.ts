@@ -4,7 +4,7 @@
  * sent before any tools/list (full server) and after one (call-only server), and the bodies compared.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import type { RunningServer } from '../../../server.ts'
 import { callOf, postTo } from './setup.ts'
 

@@ -5,8 +5,8 @@
  * services with direct calls off (every call through the SDK), and the answers are compared.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { connectProvider, type TestProvider } from '../../../__tests__/helpers/provider.ts'
-import { eventually, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
+import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import { createLogger } from '../../../logger.ts'
 import type { RunningServer } from '../../../server.ts'
 import { init } from '../module.ts'

@@ -5,10 +5,10 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { call, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
-import { DATABASE_KIND } from '../../../__tests__/helpers/database.ts'
-import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
-import { eventually, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 
 describe(`durable writes through the server (${DATABASE_KIND})`, () => {

@@ -1,8 +1,8 @@
 /** find_documents over a real client: silent caps, notes, keyset cursors, scopes, full text. */
 import { describe, expect, test } from 'bun:test'
+import { call, useMcpClients } from '@collab/test-support/mcp'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
-import { userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { DEFAULT_FIND_LIMIT, MAX_FIND_LIMIT } from '../limits.ts'
 import { FRAME_END } from '../render/frame.ts'

@@ -6,10 +6,10 @@
  * nothing, snippets stay inside the frame, and the query uses the trigram index (EXPLAIN).
  */
 import { describe, expect, test } from 'bun:test'
-import { appendOrThrow, buildDocument } from '../../../__tests__/helpers/documents.ts'
-import { call, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
-import { refreshSearchColumns } from '../../../__tests__/helpers/search-text.ts'
-import { useTestServer } from '../../../__tests__/helpers/server.ts'
+import { appendOrThrow, buildDocument } from '@collab/test-support/documents'
+import { call, useMcpClients } from '@collab/test-support/mcp'
+import { refreshSearchColumns } from '@collab/test-support/search-text'
+import { useTestServer } from '@collab/test-support/server'
 import { Prisma } from '../../../db/generated/client.ts'
 import { searchSql } from '../../../documents/search.ts'
 import { MAX_SEARCH_VECTOR_CHARS } from '../../../limits.ts'

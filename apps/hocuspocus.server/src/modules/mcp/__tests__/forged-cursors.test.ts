@@ -6,11 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Writable } from 'node:stream'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { call, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import pino from 'pino'
-import { DATABASE_KIND } from '../../../__tests__/helpers/database.ts'
-import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
-import { userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_FIND_LIMIT, MAX_FIND_SNAPSHOT_DOCUMENTS } from '../limits.ts'
 

@@ -4,9 +4,9 @@
  * 127.0.0.1); a second module checks the allowed list.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
+import { connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
-import { connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
-import { userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import { createLogger } from '../../../logger.ts'
 import type { RunningServer } from '../../../server.ts'
 import { init } from '../index.ts'

@@ -3,8 +3,8 @@
  * and the per-user rate limit (in memory; in Redis when TEST_REDIS_URL is set).
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
-import { TEST_REDIS_URL, userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
+import { call, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { TEST_REDIS_URL, userWithToken, useTestServer } from '@collab/test-support/server'
 import { ConfigError, loadConfig } from '../../../config.ts'
 import { createLogger } from '../../../logger.ts'
 import type { RunningServer } from '../../../server.ts'

@@ -4,10 +4,10 @@
  * it, and revs come from section reads (the stale-rev refusal names that read).
  */
 import { describe, expect, test } from 'bun:test'
+import { createLargeDocument } from '@collab/test-support/documents'
+import { call } from '@collab/test-support/mcp'
+import { eventually } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
-import { call } from '../../../__tests__/helpers/mcp.ts'
-import { eventually } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { approximate } from '../render/outline.ts'

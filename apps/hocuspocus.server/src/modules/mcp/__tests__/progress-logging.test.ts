@@ -6,6 +6,8 @@
  * is closed before the answer (the server closed as soon as the response started); setLevel ignored.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
+import { connectInMemory, mcpUrlOf, useMcpClients } from '@collab/test-support/mcp'
+import { useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import {
   CallToolResultSchema,
@@ -16,8 +18,6 @@ import {
   McpError,
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js'
-import { connectInMemory, mcpUrlOf, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
-import { useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { documentUri } from '../resources/documents.ts'
 import { LOGGER_NAME } from '../tools/report.ts'

@@ -9,10 +9,10 @@
  *   resources/list (a page of find_documents' query) was not limited at all and now counts as a call.
  */
 import { describe, expect, test } from 'bun:test'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { call, refusalOf, useMcpClients } from '@collab/test-support/mcp'
+import { useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { DATABASE_KIND } from '../../../__tests__/helpers/database.ts'
-import { call, refusalOf, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
-import { useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { RATE_LIMITED_ERROR_CODE, WINDOW_MS } from '../infra/rate-limit.ts'
 import { DOCUMENT_TEMPLATE, documentUri } from '../resources/uris.ts'

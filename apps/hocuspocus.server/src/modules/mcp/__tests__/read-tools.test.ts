@@ -4,10 +4,10 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { appendMarkdown, documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
+import { createLargeDocument } from '@collab/test-support/documents'
+import { call } from '@collab/test-support/mcp'
+import { eventually, userWithToken } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
-import { call } from '../../../__tests__/helpers/mcp.ts'
-import { eventually, userWithToken } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { FRAME_END } from '../render/frame.ts'

@@ -4,9 +4,9 @@
  * field it cannot send. Every refusal below must come back in the tools' own names, start to end.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { call, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { call, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
-import { userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_MARKDOWN_CHARS } from '../limits.ts'
 

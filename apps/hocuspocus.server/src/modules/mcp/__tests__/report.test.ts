@@ -6,8 +6,8 @@
  * that outlives the call (a timer left running per call), progress sent to a caller who did not ask.
  */
 import { describe, expect, test } from 'bun:test'
+import { eventually } from '@collab/test-support/server'
 import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js'
-import { eventually } from '../../../__tests__/helpers/server.ts'
 import { PROGRESS_INTERVAL_MS } from '../limits.ts'
 import { type CallExtra, callReport, createLogLevel } from '../tools/report.ts'
 

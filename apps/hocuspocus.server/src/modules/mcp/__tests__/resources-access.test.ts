@@ -8,9 +8,9 @@
  * second road to a document that skips documents/access.ts.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
+import { call, connectInMemory, refusalOf, useMcpClients } from '@collab/test-support/mcp'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { call, connectInMemory, refusalOf, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
-import { userWithToken, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { DOCUMENT_TEMPLATE, documentUri } from '../resources/uris.ts'
 

@@ -4,9 +4,9 @@
  * templates' arguments, and access: a stranger cannot list, read or complete a private document.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
+import { createLargeDocument } from '@collab/test-support/documents'
+import { call, refusalOf } from '@collab/test-support/mcp'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { createLargeDocument } from '../../../__tests__/helpers/documents.ts'
-import { call, refusalOf } from '../../../__tests__/helpers/mcp.ts'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_READ_CHARS, MAX_RESOURCE_PAGE } from '../limits.ts'
 import { PROMPT_NAMES } from '../prompts/prompts.ts'

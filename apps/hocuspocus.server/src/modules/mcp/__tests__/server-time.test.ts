@@ -5,10 +5,10 @@
  * spent by construction, not by how fast the machine is.
  */
 import { describe, expect, test } from 'bun:test'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { testConfig, userWithToken } from '@collab/test-support/server'
 import pino from 'pino'
-import { DATABASE_KIND } from '../../../__tests__/helpers/database.ts'
-import { callText, connectClient, mcpUrlOf } from '../../../__tests__/helpers/mcp.ts'
-import { testConfig, userWithToken } from '../../../__tests__/helpers/server.ts'
 import { type RunningServer, startServer } from '../../../server.ts'
 import { SERVER_MS_BURST, SERVER_MS_PER_SECOND, ServerTimeShares } from '../infra/server-time.ts'
 import { useOwnServer } from './setup.ts'

@@ -5,13 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
+import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
+import { call, connectClient } from '@collab/test-support/mcp'
+import { APP_DIR, REPO_DIR, runCli } from '@collab/test-support/process'
+import { eventually } from '@collab/test-support/server'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import { createTestDatabase, type TestDatabase } from '../../../__tests__/helpers/database.ts'
-import { call, connectClient } from '../../../__tests__/helpers/mcp.ts'
-import { APP_DIR, REPO_DIR, runCli } from '../../../__tests__/helpers/process.ts'
-import { eventually } from '../../../__tests__/helpers/server.ts'
 import { documentUri } from '../resources/uris.ts'
 
 const ENTRY = join(APP_DIR, 'src/mcp-stdio.ts')

@@ -6,10 +6,10 @@
  * unsubscribe; a subscription accepted without the read access a resources/read needs.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
+import { call, connectInMemory, refusalOf, useMcpClients } from '@collab/test-support/mcp'
+import { eventually, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import { call, connectInMemory, refusalOf, useMcpClients } from '../../../__tests__/helpers/mcp.ts'
-import { eventually, useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { documentUri, sectionUri } from '../resources/uris.ts'
 

@@ -6,12 +6,12 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, fragmentToJSON, readPlainText, renderSection } from '@collab/doc-schema'
+import { storedText } from '@collab/test-support/documents'
+import { call } from '@collab/test-support/mcp'
+import { connectProvider } from '@collab/test-support/provider'
+import { eventually, userWithToken } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import * as Y from 'yjs'
-import { storedText } from '../../../__tests__/helpers/documents.ts'
-import { call } from '../../../__tests__/helpers/mcp.ts'
-import { connectProvider } from '../../../__tests__/helpers/provider.ts'
-import { eventually, userWithToken } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { createDocument, useMcpUser } from './setup.ts'
 
