@@ -18,7 +18,7 @@ import * as Y from 'yjs'
 import { FloodBuckets } from '../../collab/boundary.ts'
 import { EDITOR_STRUCT_BURST, EDITOR_STRUCTS_PER_SECOND } from '../../collab/limits.ts'
 import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
-import { startProbe } from './red-team-support.ts'
+import { MEASURED_SERVER_ENV, startProbe } from './red-team-support.ts'
 import { reportFigure } from './support.ts'
 
 const MAX_RSS_GROWTH_BYTES = 200 * 1024 * 1024
@@ -50,7 +50,7 @@ describe(`red team: editor updates dear to apply (${DATABASE_KIND})`, () => {
 
   beforeAll(async () => {
     db = await createTestDatabase()
-    server = await spawnOn(db)
+    server = await spawnOn(db, MEASURED_SERVER_ENV)
     token = firstRunToken(db.dataDir)
   }, 60_000)
   afterAll(async () => {

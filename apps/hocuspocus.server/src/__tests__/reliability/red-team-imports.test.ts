@@ -12,7 +12,7 @@ import { MAX_TABLE_CELLS } from '@collab/doc-schema'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
 import type { ServerProcess } from '@collab/test-support/process'
 import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
-import { startProbe, startTyping } from './red-team-support.ts'
+import { MEASURED_SERVER_ENV, startProbe, startTyping } from './red-team-support.ts'
 import { reportFigure } from './support.ts'
 
 /** The server's growth in memory a refused bomb may cost (issue 24's bound for any attack). */
@@ -70,7 +70,7 @@ describe(`red team: Markdown import bombs over REST (${DATABASE_KIND})`, () => {
 
   beforeAll(async () => {
     db = await createTestDatabase()
-    server = await spawnOn(db)
+    server = await spawnOn(db, MEASURED_SERVER_ENV)
     token = firstRunToken(db.dataDir)
     // Warm the import worker and the route, so the first bomb's figures are the bomb's.
     const warm = await importFile('# Warm up\n\nhello')

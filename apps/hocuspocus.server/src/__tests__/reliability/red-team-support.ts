@@ -8,6 +8,14 @@ import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { connectProvider } from '@collab/test-support/provider'
 import * as Y from 'yjs'
 
+/**
+ * What a server whose memory a test measures runs with: the allocator's default, as in production. `bun run
+ * test` sets MIMALLOC_PURGE_DELAY=-1 for its processes (package.json): freed memory then stays with the
+ * process instead of going back to the system page by page, which cost about a fifth of the suite's CPU
+ * in this VM; RSS figures are measured without it.
+ */
+export const MEASURED_SERVER_ENV = { MIMALLOC_PURGE_DELAY: undefined }
+
 export type Probe = {
   /** Stops the probe and returns what it saw. */
   stop(): Promise<ProbeReport>
