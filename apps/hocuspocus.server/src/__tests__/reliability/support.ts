@@ -1,6 +1,6 @@
 /**
  * Shared pieces of the reliability suites: the fast-check run parameters, deadlines, /health probes and
- * the figures each suite reports to docs/reliability.md. Servers and clients come from ../helpers/
+ * the figures each suite reports to docs/reliability.md. Servers and clients come from @collab/test-support
  * (useTestServer, connectRecording), as in every other test.
  */
 import { appendFileSync } from 'node:fs'

@@ -3,10 +3,10 @@
  * documents made through the service, and the lines of a framed answer.
  */
 import { afterAll, beforeAll } from 'bun:test'
+import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
+import { useMcpClients } from '@collab/test-support/mcp'
+import { useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { createTestDatabase, type TestDatabase } from '../../../__tests__/helpers/database.ts'
-import { useMcpClients } from '../../../__tests__/helpers/mcp.ts'
-import { useTestServer } from '../../../__tests__/helpers/server.ts'
 import type { RunningServer } from '../../../server.ts'
 import { FRAME_END } from '../render/frame.ts'
 

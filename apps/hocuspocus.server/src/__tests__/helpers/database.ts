@@ -1,2 +1,0 @@
-/** Moved to the @collab/test-support package (packages/test-support/src/database.ts); this path keeps older imports working. */
-export * from '@collab/test-support/database'
