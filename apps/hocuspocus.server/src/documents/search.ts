@@ -15,7 +15,7 @@ import type { PrismaClient } from '../db/generated/client.ts'
 import { Prisma } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
-import { MAX_FIND_TEXT_CHARS, MAX_QUERY_TERMS, MAX_SEARCH_VECTOR_CHARS } from '../limits.ts'
+import { MAX_FIND_TEXT_CHARS, MAX_SEARCH_VECTOR_CHARS } from '../limits.ts'
 import { readableBy, withMembership } from './access.ts'
 import type { DocumentRow } from './rows.ts'
 
