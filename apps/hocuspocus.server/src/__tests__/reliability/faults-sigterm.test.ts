@@ -5,20 +5,19 @@
  * stored state vector's clock for that editor's client id is at least the clock of its last acknowledged
  * update.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { describe, expect, test } from 'bun:test'
+import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText, connectRecording } from '@collab/test-support/mcp'
-import type { ServerProcess } from '@collab/test-support/process'
-import { connectProvider, type TestProvider } from '@collab/test-support/provider'
+import { connectProvider } from '@collab/test-support/provider'
 import {
   type AckTracker,
   firstRunToken,
   linePerEditor,
   readStored,
   spawnOn,
-  stopProcess,
   trackAcknowledgements,
   typeContinuously,
+  useProcessRun,
 } from './faults-support.ts'
 import { FULL, reportFigure } from './support.ts'
 
@@ -30,51 +29,44 @@ const KEYSTROKE_MS = FULL ? 50 : 100
 const TYPING_BEFORE_SIGNAL_MS = FULL ? 5_000 : 1_500
 
 describe(`SIGTERM while ${EDITORS} editors type (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
-  let server: ServerProcess | undefined
-  const editors: TestProvider[] = []
-  beforeAll(async () => {
-    db = await createTestDatabase()
-  }, 60_000)
-  afterAll(async () => {
-    for (const editor of editors) editor.destroy()
-    await stopProcess(server)
-    await db?.cleanup()
-  }, 60_000)
+  const run = useProcessRun()
 
   test('exits 0 and every acknowledged update is stored', async () => {
-    server = await spawnOn(db, { STORE_DEBOUNCE_MS: '500', STORE_MAX_DEBOUNCE_MS: '2000' })
-    const token = firstRunToken(db.dataDir)
-    const mcp = await connectRecording(`${server.url}/mcp`, token)
+    run.server = await spawnOn(run.db, { STORE_DEBOUNCE_MS: '500', STORE_MAX_DEBOUNCE_MS: '2000' })
+    const token = firstRunToken(run.db.dataDir)
+    const mcp = await connectRecording(`${run.server.url}/mcp`, token)
     for (let d = 0; d < DOCUMENTS; d++) {
       const created = await callText(mcp.client, 'create_document', { title: `Typing room ${d}` })
       expect(created.isError).toBe(false)
     }
     await mcp.close()
     const listed = (await (
-      await fetch(`${server.url}/api/documents`, { headers: { Authorization: `Bearer ${token}` } })
+      await fetch(`${run.server.url}/api/documents`, { headers: { Authorization: `Bearer ${token}` } })
     ).json()) as { documents: Array<{ room: string; title: string }> }
     const rooms = listed.documents.filter((d) => d.title.startsWith('Typing room')).map((d) => d.room)
     expect(rooms.length).toBe(DOCUMENTS)
 
-    for (let i = 0; i < EDITORS; i++) editors.push(connectProvider(server.url, rooms[i % DOCUMENTS]!, token))
-    await Promise.all(editors.map((e) => e.ready))
+    for (let i = 0; i < EDITORS; i++)
+      run.editors.push(connectProvider(run.server.url, rooms[i % DOCUMENTS]!, token))
+    await Promise.all(run.editors.map((e) => e.ready))
     // Each editor types into a paragraph of its own; the baseline is once every paragraph is acknowledged.
-    const lines = await linePerEditor(editors)
-    const trackers: AckTracker[] = editors.map((e) => trackAcknowledgements(e))
-    const typing = typeContinuously(editors, lines, KEYSTROKE_MS, (n) => String.fromCharCode(97 + (n % 26)))
+    const lines = await linePerEditor(run.editors)
+    const trackers: AckTracker[] = run.editors.map((e) => trackAcknowledgements(e))
+    const typing = typeContinuously(run.editors, lines, KEYSTROKE_MS, (n) =>
+      String.fromCharCode(97 + (n % 26)),
+    )
     await Bun.sleep(TYPING_BEFORE_SIGNAL_MS)
-    const running = server
+    const running = run.server
     running.proc.kill('SIGTERM')
     const exitCode = await running.proc.exited // editors keep typing until the process is gone
     await typing.stop()
-    server = undefined
+    run.server = undefined
     for (const t of trackers) t.stop()
 
     expect(exitCode).toBe(0)
-    const stored = await readStored(db, rooms)
+    const stored = await readStored(run.db, rooms)
     const lost: string[] = []
-    editors.forEach((_e, i) => {
+    run.editors.forEach((_e, i) => {
       const room = rooms[i % DOCUMENTS]!
       const tracker = trackers[i]!
       const storedClock = stored.get(room)?.vector.get(tracker.clientId) ?? 0

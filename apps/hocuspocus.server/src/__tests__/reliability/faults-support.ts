@@ -4,19 +4,45 @@
  * server acknowledged, and private PostgreSQL clusters and Redis servers that a test may stop without
  * disturbing anything else on the machine.
  */
-import { expect } from 'bun:test'
+import { afterAll, beforeAll, expect } from 'bun:test'
 import { execFileSync } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
-import type { TestDatabase } from '@collab/test-support/database'
+import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
 import { type ServerProcess, spawnServer } from '@collab/test-support/process'
 import type { TestProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import { openDatabase } from '../../db/client.ts'
+
+/** What one describe block of a fault suite runs on: a database that outlives its server processes. */
+export type ProcessRun = {
+  db: TestDatabase
+  /** The server process a test started; stopped after the block unless the test already stopped it. */
+  server: ServerProcess | undefined
+  /** Editors a test left connected; destroyed after the block. */
+  editors: TestProvider[]
+}
+
+/**
+ * A fresh database before the block's tests; after them, the editors left in `editors` are destroyed, the
+ * server process in `server` is stopped and the database is removed.
+ */
+export function useProcessRun(): ProcessRun {
+  const run: ProcessRun = { db: undefined as unknown as TestDatabase, server: undefined, editors: [] }
+  beforeAll(async () => {
+    run.db = await createTestDatabase()
+  }, 60_000)
+  afterAll(async () => {
+    for (const editor of run.editors) editor.destroy()
+    await stopProcess(run.server)
+    await run.db?.cleanup()
+  }, 60_000)
+  return run
+}
 
 /** The server process on `db`, storing soon after a change (the fault tests do not wait for defaults). */
 export function spawnOn(

@@ -6,20 +6,19 @@
  * of its last update acknowledged by then. Before the fix (stores 2 s after a pause, at least every 10 s),
  * 907-935 of 1,600 typed words survived and none of a 400-word burst.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { describe, expect, test } from 'bun:test'
+import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText, connectRecording } from '@collab/test-support/mcp'
-import type { ServerProcess } from '@collab/test-support/process'
-import { connectProvider, type TestProvider } from '@collab/test-support/provider'
+import { connectProvider } from '@collab/test-support/provider'
 import {
   type AckTracker,
   firstRunToken,
   linePerEditor,
   readStored,
   spawnOn,
-  stopProcess,
   trackAcknowledgements,
   typeContinuously,
+  useProcessRun,
 } from './faults-support.ts'
 import { FULL, reportFigure } from './support.ts'
 
@@ -32,17 +31,7 @@ const WORD_MS = 60
 const KILLS = FULL ? 6 : 2
 
 describe(`kill -9 while editors type, default store settings (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
-  let server: ServerProcess | undefined
-  let editors: TestProvider[] = []
-  beforeAll(async () => {
-    db = await createTestDatabase()
-  }, 60_000)
-  afterAll(async () => {
-    for (const editor of editors) editor.destroy()
-    await stopProcess(server)
-    await db?.cleanup()
-  }, 60_000)
+  const run = useProcessRun()
 
   test(`typing acknowledged more than ${DURABLE_WITHIN_MS} ms before the kill is stored, ${KILLS} kills`, async () => {
     const lost: string[] = []
@@ -52,35 +41,37 @@ describe(`kill -9 while editors type, default store settings (${DATABASE_KIND})`
     let lastSecondStored = 0
     for (let kill = 0; kill < KILLS; kill++) {
       // The server's own defaults: the test's usual short settings are taken away.
-      server = await spawnOn(db, { STORE_DEBOUNCE_MS: undefined, STORE_MAX_DEBOUNCE_MS: undefined })
-      const token = firstRunToken(db.dataDir)
-      const mcp = await connectRecording(`${server.url}/mcp`, token)
+      run.server = await spawnOn(run.db, { STORE_DEBOUNCE_MS: undefined, STORE_MAX_DEBOUNCE_MS: undefined })
+      const token = firstRunToken(run.db.dataDir)
+      const mcp = await connectRecording(`${run.server.url}/mcp`, token)
       const created = await callText(mcp.client, 'create_document', { title: `Typing ${kill}` })
       await mcp.close()
       const slug = /slug: (\S+)/.exec(created.text)?.[1]
       const listed = (await (
-        await fetch(`${server.url}/api/documents/${slug}`, { headers: { Authorization: `Bearer ${token}` } })
+        await fetch(`${run.server.url}/api/documents/${slug}`, {
+          headers: { Authorization: `Bearer ${token}` },
+        })
       ).json()) as { room: string }
       const room = listed.room
 
-      editors = Array.from({ length: EDITORS }, () => connectProvider(server!.url, room, token))
-      await Promise.all(editors.map((e) => e.ready))
-      const lines = await linePerEditor(editors)
-      const trackers: AckTracker[] = editors.map((e) => trackAcknowledgements(e))
-      const typing = typeContinuously(editors, lines, WORD_MS, (n) => ` w${n}`)
+      run.editors = Array.from({ length: EDITORS }, () => connectProvider(run.server!.url, room, token))
+      await Promise.all(run.editors.map((e) => e.ready))
+      const lines = await linePerEditor(run.editors)
+      const trackers: AckTracker[] = run.editors.map((e) => trackAcknowledgements(e))
+      const typing = typeContinuously(run.editors, lines, WORD_MS, (n) => ` w${n}`)
       // 1.5-3.5 s of typing: the kill lands anywhere in the store window.
       await Bun.sleep(1_500 + Math.random() * 2_000)
       const killedAt = performance.now()
-      server.proc.kill('SIGKILL')
-      await server.proc.exited
+      run.server.proc.kill('SIGKILL')
+      await run.server.proc.exited
       await typing.stop()
       for (const t of trackers) t.stop()
-      for (const e of editors) e.destroy()
-      editors = []
-      expect(server.proc.signalCode).toBe('SIGKILL')
-      server = undefined
+      for (const e of run.editors) e.destroy()
+      run.editors = []
+      expect(run.server.proc.signalCode).toBe('SIGKILL')
+      run.server = undefined
 
-      const stored = (await readStored(db, [room])).get(room)
+      const stored = (await readStored(run.db, [room])).get(room)
       trackers.forEach((tracker, i) => {
         const storedClock = stored?.vector.get(tracker.clientId) ?? 0
         const required = tracker.acknowledgedClockAt(killedAt - DURABLE_WITHIN_MS)

@@ -9,11 +9,10 @@
  * and a new server on the same database, which must hold every acknowledged paragraph. With
  * TEST_REDIS_URL and TEST_DATABASE_URL, the NUL also travels between two instances through Redis.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
 import { paragraph, storedText } from '@collab/test-support/documents'
-import type { ServerProcess } from '@collab/test-support/process'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import {
   editorsOnBoth,
@@ -30,7 +29,7 @@ import type { Config } from '../../config.ts'
 import { storableJSON } from '../../documents/store.ts'
 import type { Logger } from '../../logger.ts'
 import type { RunningServer } from '../../server.ts'
-import { firstRunToken, readStored, spawnOn, stopProcess } from './faults-support.ts'
+import { firstRunToken, readStored, spawnOn, useProcessRun } from './faults-support.ts'
 
 /** Paragraphs the owner types after the hostile content, each acknowledged by the server. */
 const PARAGRAPHS = 20
@@ -304,43 +303,33 @@ describe.skipIf(!TWO_INSTANCES)('a NUL travelling between two instances through 
 })
 
 describe(`SIGTERM after a NUL in the title, as found by hand (${DATABASE_KIND}, a real process)`, () => {
-  let db: TestDatabase
-  let server: ServerProcess | undefined
-  const editors: TestProvider[] = []
-  beforeAll(async () => {
-    db = await createTestDatabase()
-  }, 60_000)
-  afterAll(async () => {
-    for (const editor of editors) editor.destroy()
-    await stopProcess(server)
-    await db?.cleanup()
-  }, 60_000)
+  const run = useProcessRun()
 
   test('exits 0, and all 20 acknowledged paragraphs are stored', async () => {
-    server = await spawnOn(db)
-    const token = firstRunToken(db.dataDir)
+    run.server = await spawnOn(run.db)
+    const token = firstRunToken(run.db.dataDir)
     const listed = (await (
-      await fetch(`${server.url}/api/documents`, { headers: { Authorization: `Bearer ${token}` } })
+      await fetch(`${run.server.url}/api/documents`, { headers: { Authorization: `Bearer ${token}` } })
     ).json()) as { documents: Array<{ room: string }> }
     const room = listed.documents[0]!.room
-    const editor = connectProvider(server.url, room, token)
-    editors.push(editor)
+    const editor = connectProvider(run.server.url, room, token)
+    run.editors.push(editor)
     await editor.ready
     const fragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
     ;((fragment.get(0) as Y.XmlElement).get(0) as Y.XmlText).insert(0, 'nul\u0000 ')
     fragment.push([paragraph('private words \u0000 nobody logs')])
     await typeParagraphs(editor, 'owner')
-    const running = server
-    server = undefined
+    const running = run.server
+    run.server = undefined
     running.proc.kill('SIGTERM')
     expect(await running.proc.exited).toBe(0)
     expect(running.stderr()).not.toContain('private words')
 
-    const stored = await readStored(db, [room])
+    const stored = await readStored(run.db, [room])
     expectAllParagraphs(stored.get(room)!.text, 'owner')
     // Stored whole: the title holds the typed title (without its NUL). Shutdown appends to the update
     // log and refreshes the title and search text; it compacts nothing, so no outline is stored.
-    const reader = await startTestServer(db)
+    const reader = await startTestServer(run.db)
     try {
       const row = await reader.services.db.prisma.document.findUniqueOrThrow({ where: { room } })
       expect(row.title).toBe('nul Welcome')
