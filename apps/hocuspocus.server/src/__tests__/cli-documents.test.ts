@@ -2,18 +2,13 @@
  * The CLI's document commands as people run them: real processes, real database, exit codes and output
  * streams, on a terminal and off it. Users, tokens and help are in cli.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { MAX_TITLE_CHARS } from '@collab/doc-schema'
-import {
-  addUsers,
-  createTestDatabase,
-  DATABASE_KIND,
-  type TestDatabase,
-  withServices,
-} from '@collab/test-support/database'
-import { APP_DIR, REPO_DIR, runCli } from '@collab/test-support/process'
+import { useCliDatabase } from '@collab/test-support/cli'
+import { addUsers, DATABASE_KIND } from '@collab/test-support/database'
+import { APP_DIR, REPO_DIR } from '@collab/test-support/process'
 import { escapeControls } from '../cli/terminal-text.ts'
 
 /** util-linux `script`, which runs a command under a pseudo-terminal (the operator's terminal). */
@@ -23,17 +18,10 @@ const EVIL_TITLE = 'Bell \u001b]0;pwned\u0007 title'
 const EVIL_BODY = 'Text \u001b[2J cleared \u0007 and \u009b done.'
 
 describe(`CLI documents (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
-  let env: Record<string, string | undefined>
-  const cli = (...args: string[]) => runCli(args, env)
-  /** The document with control characters in its title and text, owned by mallory. */
-  let slug: string
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    env = { DATA_DIR: db.dataDir, DATABASE_URL: db.databaseUrl ?? '' }
-    // What the tests start from, in one opening of the database rather than a CLI process per step.
-    slug = await withServices(db, async (services) => {
+  // What the tests start from, in one opening of the database rather than a CLI process per step: the
+  // users, and the document with control characters in its title and text, owned by mallory (its slug).
+  const run = useCliDatabase({
+    prepare: async (services) => {
       const users = await addUsers(services, [
         'dora',
         'eli',
@@ -49,14 +37,12 @@ describe(`CLI documents (${DATABASE_KIND})`, () => {
       })
       if (imported.kind === 'error') throw new Error(imported.message)
       return imported.value.document.slug
-    })
-  }, 60_000)
-  afterAll(async () => {
-    await db?.cleanup()
-  }, 60_000)
+    },
+  })
+  const { cli } = run
 
   test('doc import creates a document from Markdown; list, share and unshare work on its slug', async () => {
-    const file = join(db.dataDir, 'notes.md')
+    const file = join(run.db.dataDir, 'notes.md')
     writeFileSync(file, '# Team notes\n\nFirst paragraph.\n\n## Decisions\n\n- ship it\n')
     const imported = await cli('doc', 'import', file, '--owner', 'dora')
     expect(imported.exitCode).toBe(0)
@@ -75,7 +61,7 @@ describe(`CLI documents (${DATABASE_KIND})`, () => {
   })
 
   test('doc import reads its FILE argument, not an option value that looks like a file name', async () => {
-    const file = join(db.dataDir, 'README') // no extension
+    const file = join(run.db.dataDir, 'README') // no extension
     writeFileSync(file, 'Plain notes.\n')
     const imported = await cli('doc', 'import', '--title', 'Release v1.2', file, '--owner', 'gus')
     expect(imported.stderr).toBe('')
@@ -84,13 +70,13 @@ describe(`CLI documents (${DATABASE_KIND})`, () => {
   })
 
   test('doc import refuses what the document model refuses and leaves no document', async () => {
-    const file = join(db.dataDir, 'long-title.md')
+    const file = join(run.db.dataDir, 'long-title.md')
     writeFileSync(file, `# One ${'x'.repeat(MAX_TITLE_CHARS)}\n\ntext\n`)
     const refused = await cli('doc', 'import', file, '--owner', 'fay')
     expect(refused.exitCode).toBe(2)
     expect(refused.stderr.trim().split('\n')).toHaveLength(1)
     expect((await cli('doc', 'list', '--owner', 'fay')).stdout).not.toContain('one')
-    const unreadable = await cli('doc', 'import', join(db.dataDir, 'absent.md'), '--owner', 'fay')
+    const unreadable = await cli('doc', 'import', join(run.db.dataDir, 'absent.md'), '--owner', 'fay')
     expect(unreadable.exitCode).toBe(2)
     expect(unreadable.stderr).toStartWith('FILE:')
   })
@@ -98,13 +84,13 @@ describe(`CLI documents (${DATABASE_KIND})`, () => {
   // Caught: `doc export` (and titles in `doc list`) wrote a document's ESC, BEL and C1 bytes raw to the
   // operator's terminal, which runs them (here: retitle the window, clear the screen).
   describe.skipIf(!SCRIPT)('control characters in document text, on a terminal and off it', () => {
-    // mallory's document with EVIL_TITLE and EVIL_BODY (`slug`) is made before the file's tests.
+    // mallory's document with EVIL_TITLE and EVIL_BODY (`run.prepared`) is made before the file's tests.
     /** The CLI under a real pseudo-terminal (util-linux `script`): what the operator's terminal receives. */
     async function onTerminal(...args: string[]): Promise<string> {
       const command = ['bun', join(APP_DIR, 'src/cli/main.ts'), ...args].map((a) => `'${a}'`).join(' ')
       const proc = Bun.spawn([SCRIPT!, '-qec', command, '/dev/null'], {
         cwd: REPO_DIR,
-        env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+        env: { ...process.env, LOG_LEVEL: 'warn', ...run.env },
         stdin: 'ignore',
         stdout: 'pipe',
         stderr: 'pipe',
@@ -114,7 +100,7 @@ describe(`CLI documents (${DATABASE_KIND})`, () => {
     }
 
     test('doc export to a terminal shows them escaped, and says so on stderr', async () => {
-      const shown = await onTerminal('doc', 'export', slug)
+      const shown = await onTerminal('doc', 'export', run.prepared)
       expect(shown).toContain('# Bell \\u001b]0;pwned\\u0007 title')
       expect(shown).toContain('Text \\u001b[2J cleared \\u0007 and \\u009b done.')
       // None is left raw (\r excepted: the terminal's own line ends).
@@ -126,7 +112,7 @@ describe(`CLI documents (${DATABASE_KIND})`, () => {
     test('doc list and user list on a terminal escape them too (one rule for every command)', async () => {
       // nina (made before the file's tests) is named 'Nina \u001b[31mRed'.
       const docs = await onTerminal('doc', 'list', '--owner', 'mallory')
-      expect(docs).toContain(`${slug}`)
+      expect(docs).toContain(`${run.prepared}`)
       expect(docs).toContain('Bell \\u001b]0;pwned\\u0007 title')
       expect(docs).not.toContain('\u001b')
       const users = await onTerminal('user', 'list')
@@ -135,12 +121,12 @@ describe(`CLI documents (${DATABASE_KIND})`, () => {
     })
 
     test('to a pipe or a file the bytes stay exact, with no note', async () => {
-      const piped = await cli('doc', 'export', slug)
+      const piped = await cli('doc', 'export', run.prepared)
       expect(piped.exitCode).toBe(0)
       expect(piped.stdout).toBe(`# ${EVIL_TITLE}\n\n${EVIL_BODY}\n`)
       expect(piped.stderr).toBe('')
-      const out = join(db.dataDir, 'exported.md')
-      const toFile = await onTerminal('doc', 'export', slug, '--out', out)
+      const out = join(run.db.dataDir, 'exported.md')
+      const toFile = await onTerminal('doc', 'export', run.prepared, '--out', out)
       expect(toFile).not.toContain('note:')
       expect(readFileSync(out, 'utf8')).toBe(`# ${EVIL_TITLE}\n\n${EVIL_BODY}\n`)
     })

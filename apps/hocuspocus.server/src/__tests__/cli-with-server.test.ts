@@ -3,38 +3,27 @@
  * server through its admin socket (the folder is never opened twice); with PostgreSQL it connects itself.
  * Either way the running server sees the result at once.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
-import { REPO_DIR, runCli, type ServerProcess, spawnServer } from '@collab/test-support/process'
+import { useCliDatabase } from '@collab/test-support/cli'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { REPO_DIR } from '@collab/test-support/process'
 import { MAX_ADMIN_ARG_CHARS, MAX_ADMIN_ARGS, MAX_ADMIN_REQUEST_BYTES } from '../cli/admin-channel.ts'
 
 describe(`CLI while the server runs (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
-  let server: ServerProcess
-  let env: Record<string, string>
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    env = { DATA_DIR: db.dataDir, DATABASE_URL: db.databaseUrl ?? '' }
-    server = await spawnServer(env)
-  }, 60_000)
-  afterAll(async () => {
-    server?.proc.kill('SIGTERM')
-    await server?.proc.exited
-    await db?.cleanup()
-  }, 60_000)
+  const run = useCliDatabase({ server: true })
+  const { cli } = run
 
   test('a user and token made by the CLI work against the running server', async () => {
-    expect((await runCli(['user', 'add', 'walt'], env)).exitCode).toBe(0)
-    const issued = await runCli(['token', 'issue', 'walt'], env)
+    expect((await cli('user', 'add', 'walt')).exitCode).toBe(0)
+    const issued = await cli('token', 'issue', 'walt')
     expect(issued.exitCode).toBe(0)
-    const res = await fetch(`${server.url}/api/documents`, {
+    const res = await fetch(`${run.server!.url}/api/documents`, {
       headers: { Authorization: `Bearer ${issued.stdout.trim()}` },
     })
     expect(res.status).toBe(200)
-    const bad = await runCli(['user', 'add', 'walt'], env)
+    const bad = await cli('user', 'add', 'walt')
     expect(bad.exitCode).toBe(2) // errors keep their exit code through the admin channel
     expect(bad.stderr).toContain('already exists')
   })
@@ -44,7 +33,7 @@ describe(`CLI while the server runs (${DATABASE_KIND})`, () => {
     const res = await fetch('http://localhost/run', {
       method,
       body: method === 'POST' ? body : undefined,
-      unix: join(db.dataDir, 'admin.sock'),
+      unix: join(run.db.dataDir, 'admin.sock'),
     } as RequestInit)
     return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() }
   }
@@ -78,15 +67,15 @@ describe(`CLI while the server runs (${DATABASE_KIND})`, () => {
         expect(answer.text.toLowerCase()).not.toMatch(/<html|<!doctype|\bat .*:\d+:\d+/) // no page, no stack
       }
       // The server is unharmed and the CLI still runs commands through the socket.
-      const listed = await runCli(['user', 'list'], env)
+      const listed = await cli('user', 'list')
       expect(listed.exitCode).toBe(0)
-      expect(server.proc.exitCode).toBeNull()
+      expect(run.server!.proc.exitCode).toBeNull()
     },
     60_000,
   )
 
   test.skipIf(DATABASE_KIND !== 'pglite')('the admin socket is private to this machine user', () => {
-    const socket = join(db.dataDir, 'admin.sock')
+    const socket = join(run.db.dataDir, 'admin.sock')
     expect(existsSync(socket)).toBe(true)
     expect(statSync(socket).mode & 0o077).toBe(0)
   })

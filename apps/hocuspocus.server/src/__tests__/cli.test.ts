@@ -3,30 +3,15 @@
  * help and the database's commands here; the documents' commands in cli-documents.test.ts (two files, so
  * their processes run beside each other).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import {
-  addUsers,
-  createTestDatabase,
-  DATABASE_KIND,
-  type TestDatabase,
-  withServices,
-} from '@collab/test-support/database'
+import { describe, expect, test } from 'bun:test'
+import { useCliDatabase } from '@collab/test-support/cli'
+import { addUsers, DATABASE_KIND } from '@collab/test-support/database'
 import { runCli } from '@collab/test-support/process'
 
 describe(`CLI (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
-  let env: Record<string, string | undefined>
-  const cli = (...args: string[]) => runCli(args, env)
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    env = { DATA_DIR: db.dataDir, DATABASE_URL: db.databaseUrl ?? '' }
-    // The users the token tests start from (`user add` itself is the first test's).
-    await withServices(db, (services) => addUsers(services, ['bert', 'cleo']))
-  }, 60_000)
-  afterAll(async () => {
-    await db?.cleanup()
-  }, 60_000)
+  // The users the token tests start from (`user add` itself is the first test's).
+  const run = useCliDatabase({ prepare: (services) => addUsers(services, ['bert', 'cleo']) })
+  const { cli } = run
 
   test('user add creates a user; a duplicate or bad handle is one line on stderr and exit 2', async () => {
     const added = await cli('user', 'add', 'ada', '--name', 'Ada Lovelace')
@@ -101,7 +86,7 @@ describe(`CLI (${DATABASE_KIND})`, () => {
 
   test('help and usage errors are answered without the database: also when it cannot be reached', async () => {
     // A PostgreSQL URL nothing listens on: any command that opened the database would fail on it.
-    const unreachable = { DATA_DIR: db.dataDir, DATABASE_URL: 'postgresql://nobody:x@127.0.0.1:1/none' }
+    const unreachable = { DATA_DIR: run.db.dataDir, DATABASE_URL: 'postgresql://nobody:x@127.0.0.1:1/none' }
     const help = await runCli(['token', 'issue', '--help'], unreachable)
     expect(help).toMatchObject({ exitCode: 0, stderr: '' })
     expect(help.stdout).toContain('usage: bun run cli -- token issue HANDLE')

@@ -3,18 +3,12 @@
  * (issue 12): `doc import` while the server runs and while it does not, a 20 MiB file in one command, refusals that name the line and leave nothing behind, `doc export` and
  * import → export → import stability.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { MAX_IMPORT_BYTES } from '@collab/doc-schema'
-import {
-  addUsers,
-  createTestDatabase,
-  DATABASE_KIND,
-  type TestDatabase,
-  withServices,
-} from '@collab/test-support/database'
-import { runCli, type ServerProcess, spawnServer } from '@collab/test-support/process'
+import { useCliDatabase } from '@collab/test-support/cli'
+import { addUsers, DATABASE_KIND } from '@collab/test-support/database'
 
 /** A file with everything issue 12 found refused or mangled: HTML logo, front matter, several # headings. */
 const REAL_WORLD = `---
@@ -66,26 +60,12 @@ function largeMarkdown(bytes: number): string {
  */
 export function describeImportExport(withServer: boolean): void {
   describe(`doc import and export, ${withServer ? 'while the server runs' : 'without a server'} (${DATABASE_KIND})`, () => {
-    let db: TestDatabase
-    let server: ServerProcess | undefined
-    let env: Record<string, string>
-    const cli = (...args: string[]) => runCli(args, env)
-
-    beforeAll(async () => {
-      db = await createTestDatabase()
-      env = { DATA_DIR: db.dataDir, DATABASE_URL: db.databaseUrl ?? '' }
-      // The only user (imports without --owner go to it), added before the server holds the database.
-      await withServices(db, (services) => addUsers(services, ['ann']))
-      if (withServer) server = await spawnServer(env)
-    }, 60_000)
-    afterAll(async () => {
-      server?.proc.kill('SIGTERM')
-      await server?.proc.exited
-      await db?.cleanup()
-    }, 60_000)
+    // The only user (imports without --owner go to it), added before the server holds the database.
+    const run = useCliDatabase({ prepare: (services) => addUsers(services, ['ann']), server: withServer })
+    const { cli } = run
 
     test('a file with HTML at the top, front matter and several # headings imports in one command', async () => {
-      const file = join(db.dataDir, 'demo.md')
+      const file = join(run.db.dataDir, 'demo.md')
       writeFileSync(file, REAL_WORLD)
       // No --owner: the only user owns it. Fails on the old import (second # refused, front matter mangled).
       const imported = await cli('doc', 'import', file)
@@ -94,7 +74,7 @@ export function describeImportExport(withServer: boolean): void {
       const slug = imported.stdout.trim()
       expect(slug).toMatch(/^demo-tool-[a-z0-9]{6}$/)
 
-      const out = join(db.dataDir, 'out.md')
+      const out = join(run.db.dataDir, 'out.md')
       const exported = await cli('doc', 'export', slug, '--out', out)
       expect(exported.exitCode).toBe(0)
       const first = readFileSync(out, 'utf8')
@@ -113,7 +93,7 @@ export function describeImportExport(withServer: boolean): void {
     })
 
     test('--title: a leading # line with the same text is not repeated', async () => {
-      const file = join(db.dataDir, 'titled.md')
+      const file = join(run.db.dataDir, 'titled.md')
       writeFileSync(file, '# Release notes\n\nText.\n')
       const imported = await cli('doc', 'import', file, '--title', 'Release notes')
       expect(imported.exitCode).toBe(0)
@@ -123,7 +103,7 @@ export function describeImportExport(withServer: boolean): void {
 
     test('a 20 MiB file imports in one command and exports whole', async () => {
       const markdown = largeMarkdown(20 * 1024 * 1024)
-      const file = join(db.dataDir, 'big.md')
+      const file = join(run.db.dataDir, 'big.md')
       writeFileSync(file, markdown)
       const imported = await cli('doc', 'import', file)
       expect(imported.stderr).toBe('')
@@ -135,12 +115,12 @@ export function describeImportExport(withServer: boolean): void {
     }, 240_000)
 
     test('refusals name what to do and leave no document behind', async () => {
-      const big = join(db.dataDir, 'too-big.md')
+      const big = join(run.db.dataDir, 'too-big.md')
       writeFileSync(big, `# Too big\n\n${'x'.repeat(MAX_IMPORT_BYTES)}\n`)
       const refused = await cli('doc', 'import', big)
       expect(refused.exitCode).toBe(2)
       expect(refused.stderr).toContain('split the file')
-      const long = join(db.dataDir, 'long-title.md')
+      const long = join(run.db.dataDir, 'long-title.md')
       writeFileSync(long, `# ${'t'.repeat(201)}\n\nBody.\n`)
       const titled = await cli('doc', 'import', long)
       expect(titled.exitCode).toBe(2)
