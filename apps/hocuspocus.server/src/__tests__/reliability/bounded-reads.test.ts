@@ -62,7 +62,7 @@ async function read(args: Record<string, unknown>) {
 
 /** GET /health every 10 ms from its own fetch client until stopped; every answer's status and latency. */
 function pollHealth() {
-  const probes: Array<{ status: number; ms: number }> = []
+  const probes: HealthProbe[] = []
   let running = true
   const loop = (async () => {
     while (running) {
@@ -80,6 +80,29 @@ function pollHealth() {
       return probes
     },
   }
+}
+
+type HealthProbe = { status: number; ms: number }
+
+/**
+ * Every /health answer during the reads was 200 (the server kept answering others), and the figures of
+ * the run with the probes' count and slowest answer go to the report under `label`.
+ */
+function expectHealthyAndReport(
+  label: string,
+  probes: HealthProbe[],
+  readsMs: number,
+  figures: Record<string, number>,
+): void {
+  expect(probes.every((probe) => probe.status === 200)).toBe(true)
+  const all = {
+    ...figures,
+    readsMs: Math.round(readsMs),
+    healthProbes: probes.length,
+    healthMaxMs: Math.round(Math.max(...probes.map((p) => p.ms))),
+  }
+  console.log(`bounded-reads ${label}`, all)
+  reportFigure('bounded-reads', all)
 }
 
 describe('reads cost what they show', () => {
@@ -104,15 +127,7 @@ describe('reads cost what they show', () => {
     expect(body(section)).toBe(`## Deep\n\n[1] before\n\n[2] ${PLACEHOLDER}\n\n[3] after`)
     expect(body(small)).toBe(body(section))
     expect(probes.length).toBeGreaterThan(0)
-    expect(probes.every((probe) => probe.status === 200)).toBe(true)
-    const figures = {
-      nesting: NESTING,
-      readsMs: Math.round(readsMs),
-      healthProbes: probes.length,
-      healthMaxMs: Math.round(Math.max(...probes.map((p) => p.ms))),
-    }
-    console.log('bounded-reads deep list', figures)
-    reportFigure('bounded-reads', figures)
+    expectHealthyAndReport('deep list', probes, readsMs, { nesting: NESTING })
   }, 120_000)
 
   test(`a section read with max_chars 500 of a ${LARGE_BLOCKS}-block section shows its first blocks and counts the rest`, async () => {
@@ -150,16 +165,7 @@ describe('reads cost what they show', () => {
         `[Truncated: showing ${shown.length} characters, the start of block 1 of ${LARGE_BLOCKS}. Call again with a larger max_chars, up to 100000.]`,
       )
     }
-    expect(probes.every((probe) => probe.status === 200)).toBe(true)
-    const figures = {
-      blocks: LARGE_BLOCKS,
-      reads: outputs.length,
-      readsMs: Math.round(readsMs),
-      healthProbes: probes.length,
-      healthMaxMs: Math.round(Math.max(...probes.map((p) => p.ms))),
-    }
-    console.log('bounded-reads large section', figures)
-    reportFigure('bounded-reads', figures)
+    expectHealthyAndReport('large section', probes, readsMs, { blocks: LARGE_BLOCKS, reads: outputs.length })
   }, 120_000)
 
   test(`one list of ${LIST_ITEMS} items, most of the document, is read only as far as the budget`, async () => {
@@ -205,14 +211,6 @@ describe('reads cost what they show', () => {
     expect(section.split('\n').at(-1)).toBe(
       `[Truncated: showing ${sectionBody.length} characters, the start of block 1 of 1. Call again with a larger max_chars, up to 100000.]`,
     )
-    expect(probes.every((probe) => probe.status === 200)).toBe(true)
-    const figures = {
-      listItems: LIST_ITEMS,
-      readsMs: Math.round(readsMs),
-      healthProbes: probes.length,
-      healthMaxMs: Math.round(Math.max(...probes.map((p) => p.ms))),
-    }
-    console.log('bounded-reads one big list', figures)
-    reportFigure('bounded-reads', figures)
+    expectHealthyAndReport('one big list', probes, readsMs, { listItems: LIST_ITEMS })
   }, 120_000)
 })
