@@ -2,13 +2,13 @@
  * Real MCP SDK clients against a test server's production wiring: Streamable HTTP on the server's own
  * port (`${server.url}/mcp`), or in memory through the module's stdio path.
  */
-import { afterAll } from 'bun:test'
+import { afterAll, beforeAll } from 'bun:test'
 import type { RunningServer } from '@collab/hocuspocus.server/src/server.ts'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { type CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js'
-import { userWithToken } from './server.ts'
+import { userWithToken, useTestServer } from './server.ts'
 
 /** Where a server serves MCP over HTTP: the same port as everything else, as in production. */
 export const mcpUrlOf = (server: Pick<RunningServer, 'url'>) => `${server.url}/mcp`
@@ -117,4 +117,26 @@ export async function connectRecording(mcpUrl: string, token: string): Promise<R
   })
   await client.connect(transport)
   return { client, exchanges, close: () => client.close() }
+}
+
+export type RecordedUser = { server: RunningServer; user: { id: string }; rc: RecordingClient }
+
+/**
+ * The file's test server and one new user `handle` on it over MCP with a recording client: `ready` gets
+ * them before the file's own hooks and tests; the client closes after them.
+ */
+export function useRecordingUser(handle: string, ready: (made: RecordedUser) => void): void {
+  let server: RunningServer
+  let rc: RecordingClient | undefined
+  useTestServer((s) => {
+    server = s
+  })
+  beforeAll(async () => {
+    const made = await userWithToken(server, handle)
+    rc = await connectRecording(mcpUrlOf(server), made.token)
+    ready({ server, user: made.user, rc })
+  }, 60_000)
+  afterAll(async () => {
+    await rc?.close()
+  }, 60_000)
 }

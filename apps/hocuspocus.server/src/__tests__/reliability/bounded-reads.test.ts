@@ -8,11 +8,10 @@
  * must answer 200 (its latency is reported, not asserted). That a read skips what it does not show is
  * asserted in packages/doc-schema (render-bounds.test.ts); here it is the real path end to end.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { appendMarkdown } from '@collab/doc-schema'
 import { buildDocument as buildStoredDocument, nestedList, paragraph } from '@collab/test-support/documents'
-import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '@collab/test-support/mcp'
-import { userWithToken, useTestServer } from '@collab/test-support/server'
+import { callText, type RecordingClient, useRecordingUser } from '@collab/test-support/mcp'
 import * as Y from 'yjs'
 import { MAX_COUNTED_CHARS } from '../../modules/mcp/limits.ts'
 import { FRAME_END } from '../../modules/mcp/render/frame.ts'
@@ -27,20 +26,12 @@ const LARGE_BLOCKS = 4_000
 const LIST_ITEMS = 20_000
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
-})
 let rc: RecordingClient
 let ownerId: string
-
-beforeAll(async () => {
-  const alice = await userWithToken(server, 'alice')
-  ownerId = alice.user.id
-  rc = await connectRecording(mcpUrlOf(server), alice.token)
-}, 60_000)
-afterAll(async () => {
-  await rc?.close()
-}, 60_000)
+useRecordingUser('alice', (made) => {
+  ;({ server, rc } = made)
+  ownerId = made.user.id
+})
 
 /** A public document of alice's, built through Yjs (past the create-time Markdown ceiling) and stored. */
 const buildDocument = (title: string, build: (fragment: Y.XmlFragment) => void) =>

@@ -6,14 +6,13 @@
  * the server's notes after it, and never fail. Big documents are built through Yjs directly (create_document
  * refuses Markdown over MAX_MARKDOWN_CHARS), then read by a real SDK client over HTTP.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import {
   appendOrThrow,
   buildDocument as buildStoredDocument,
   paragraph,
 } from '@collab/test-support/documents'
-import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '@collab/test-support/mcp'
-import { userWithToken, useTestServer } from '@collab/test-support/server'
+import { callText, type RecordingClient, useRecordingUser } from '@collab/test-support/mcp'
 import * as Y from 'yjs'
 import { MAX_READ_CHARS } from '../../modules/mcp/limits.ts'
 import { FRAME_END } from '../../modules/mcp/render/frame.ts'
@@ -41,20 +40,12 @@ const ONE_MIB = 1024 * 1024
 const NOTE = /^\[(Truncated: |Next page: |More documents exist\.|Older messages exist\.)[^\n]*\]$/
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
-})
 let rc: RecordingClient
 let ownerId: string
 const reads: Array<{ tool: string; chars: number }> = []
-
-beforeAll(async () => {
-  const alice = await userWithToken(server, 'alice')
-  ownerId = alice.user.id
-  rc = await connectRecording(mcpUrlOf(server), alice.token)
-}, 60_000)
-afterAll(async () => {
-  await rc?.close()
+useRecordingUser('alice', (made) => {
+  ;({ server, rc } = made)
+  ownerId = made.user.id
 })
 
 /** A public document of alice's, built through Yjs (past the create-time Markdown ceiling) and stored. */

@@ -8,9 +8,8 @@
  * never an HTTP 5xx, the generic "failed on the server" answer (an unexpected exception), a hang past 5 s
  * or a dead server; `/health` stays green throughout. 300 calls by default, 5,000 with RELIABILITY_FULL=1.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '@collab/test-support/mcp'
-import { userWithToken, useTestServer } from '@collab/test-support/server'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { callText, type RecordingClient, useRecordingUser } from '@collab/test-support/mcp'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import fc from 'fast-check'
 import { MAX_BODY_BYTES } from '../../modules/mcp/limits.ts'
@@ -24,23 +23,23 @@ const CALL_DEADLINE_MS = 5_000
 const HEALTH_EVERY = 100
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
-})
 let rc: RecordingClient
+let aliceId: string
+useRecordingUser('alice', (made) => {
+  ;({ server, rc } = made)
+  aliceId = made.user.id
+})
 let fields: Record<string, string[]>
 let slug: string
 let sectionIds: string[]
 let revs: string[]
 
 beforeAll(async () => {
-  const alice = await userWithToken(server, 'alice')
-  rc = await connectRecording(mcpUrlOf(server), alice.token)
   const listed = await rc.client.listTools()
   fields = Object.fromEntries(
     listed.tools.map((t) => [t.name, Object.keys(t.inputSchema.properties ?? {})] as const),
   )
-  const created = await server.services.documents.create(alice.user.id, {
+  const created = await server.services.documents.create(aliceId, {
     title: 'Fuzz target',
     markdown: '## One\n\nalpha beta\n\n- a\n- b\n\n## Two\n\ngamma delta\n\n### Deep\n\nepsilon',
   })
@@ -55,10 +54,6 @@ beforeAll(async () => {
   }
   await callText(rc.client, 'post_chat_message', { slug, section_id: sectionIds[1], text: 'hello' })
 }, 60_000)
-
-afterAll(async () => {
-  await rc?.close()
-})
 
 // ---------- arbitraries ----------
 
