@@ -14,20 +14,31 @@
  * Repetitions interleave the two servers (ours, peer, ours, peer) so the machine's noise hits both alike.
  */
 
-import { Database as SQLite } from 'bun:sqlite'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { FRAGMENT_NAME, HEADING_ID_ATTR, parseMarkdown } from '@collab/doc-schema'
-import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
-import { spawnServer } from '@collab/test-support/process'
+import { createTestDatabase } from '@collab/test-support/database'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
-import { startTestServer, userWithToken } from '@collab/test-support/server'
-import { blocksToY } from '../../packages/doc-schema/src/yjs/build-y.ts'
-import { Y } from '../deps.ts'
 import type { Fixture } from './fixtures.ts'
-import { createFixtureDocument, startRemoteEditor } from './server.ts'
-import { between, percentile, prng, type Rng, summarize } from './stats.ts'
+import {
+  type Contender,
+  compare,
+  connectInserter,
+  cpuMs,
+  mib,
+  phase,
+  rssMiB,
+  type Seeded,
+  seedOurs,
+  seedPeer,
+  settledRss,
+  smallState,
+  startOurs,
+  startPeer,
+  waitFor,
+} from './peer-contenders.ts'
+import { startRemoteEditor } from './server.ts'
+import { percentile, prng } from './stats.ts'
 import type { Row } from './types.ts'
 
 /** The production store debounce (config.ts defaults); --quick shortens both alike to fit CI. */
@@ -38,320 +49,6 @@ const QUICK_DEBOUNCE = { debounceMs: 300, maxDebounceMs: 3_000 }
  * (the peer's whole-state store: ~50 ms at 1 MiB, ~0.2 s at 5 MiB); --quick stops at 1 MiB.
  */
 const STORE_SETTLE_MS = { quick: 400, full: 1_000 }
-/** The unit of utime and stime in /proc/<pid>/stat (`getconf CLK_TCK`: 100 on Linux). */
-const CLOCK_TICKS_PER_SECOND = 100
-
-/** A server under comparison, as the measurements see it: where editors connect, and its store steps. */
-type Contender = {
-  /** `ours` (PGlite), `ours on PostgreSQL`, `peer`: the variant's name in every row. */
-  label: string
-  peer: boolean
-  /** The room of each fixture (by name), and of each small document. */
-  rooms: Map<string, string>
-  small: string[]
-  url: string
-  pid: number
-  token: string
-  /** Resolves with the duration (ms) of the next store step of `room` that ends after this call. */
-  nextStore(room: string): Promise<number>
-  /** Store steps of `room` so far (ours: of every document, one changes at a time). */
-  storeCount(room: string): Promise<number>
-  stop(): Promise<void>
-}
-
-const WORDS = (
-  'the a of and to in for on with as by team plan review release notes design api server client editor ' +
-  'document section heading draft change update schedule budget risk owner deadline meeting summary'
-).split(' ')
-
-function sentence(rng: Rng): string {
-  const words = Array.from({ length: between(rng, 8, 18) }, () => WORDS[between(rng, 0, WORDS.length - 1)])
-  return `${words.join(' ')}.`
-}
-
-/** A ~3 KB document (title, four sections of paragraphs and a list), as Yjs state, heading ids set. */
-function smallState(rng: Rng, i: number): Uint8Array {
-  const parts = [`# Peer bench ${i}`]
-  for (let s = 0; s < 4; s++) {
-    parts.push(`## Section ${s + 1}`)
-    parts.push(Array.from({ length: 4 }, () => sentence(rng)).join(' '))
-    parts.push(['- ', '- ', '- '].map((dash) => dash + sentence(rng)).join('\n'))
-  }
-  const parsed = parseMarkdown(parts.join('\n\n'), { allowTitle: true })
-  if (parsed.kind === 'error') throw new Error(parsed.message)
-  for (const node of parsed.value)
-    if (node.type === 'heading') node.attrs = { ...node.attrs, [HEADING_ID_ATTR]: `peer${i}s${rng()}` }
-  const doc = new Y.Doc()
-  doc.getXmlFragment(FRAGMENT_NAME).insert(0, blocksToY(parsed.value))
-  const state = Y.encodeStateAsUpdate(doc)
-  doc.destroy()
-  return state
-}
-
-function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN) / 1024
-}
-
-/** CPU time (user + system) a process has used so far, in ms (clock ticks of /proc/<pid>/stat). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND
-}
-
-/** After `settleMs` of quiet, the median of five VmRSS samples of each process (same instants for both). */
-async function settledRss(pids: number[], settleMs: number): Promise<number[]> {
-  await Bun.sleep(settleMs)
-  const samples = pids.map(() => [] as number[])
-  for (let i = 0; i < 5; i++) {
-    for (const [j, pid] of pids.entries()) samples[j]!.push(rssMiB(pid))
-    await Bun.sleep(200)
-  }
-  return samples.map((s) => summarize(s).median)
-}
-
-async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await Bun.sleep(20)
-  }
-}
-
-/** A database of ours seeded with the bench's documents, the rooms they got and a token of their owner. */
-type Seeded = { db: TestDatabase; token: string; rooms: Map<string, string>; small: string[] }
-
-/** Seeds `db` through the production wiring in this process (stopped before the child process starts). */
-async function seedOurs(db: TestDatabase, fixtures: Fixture[], small: Uint8Array[]): Promise<Seeded> {
-  const seeder = await startTestServer(db)
-  try {
-    const { user, token } = await userWithToken(seeder, 'peerbench')
-    const rooms = new Map<string, string>()
-    for (const fixture of fixtures) {
-      const created = await createFixtureDocument(seeder, user.id, `Peer ${fixture.name}`, fixture.state)
-      rooms.set(fixture.name, created.room)
-    }
-    const smallRooms: string[] = []
-    for (let i = 0; i < small.length; i += 10) {
-      const batch = small.slice(i, i + 10)
-      const created = await Promise.all(
-        batch.map((state, j) => createFixtureDocument(seeder, user.id, `Peer bench ${i + j}`, state)),
-      )
-      smallRooms.push(...created.map((c) => c.room))
-    }
-    return { db, token, rooms, small: smallRooms }
-  } finally {
-    await seeder.stop()
-  }
-}
-
-/** The peer's SQLite file with the same Yjs states (extension-sqlite's table). */
-function seedPeer(file: string, fixtures: Fixture[], small: Uint8Array[]) {
-  const sqlite = new SQLite(file, { create: true })
-  sqlite.run('CREATE TABLE documents (name TEXT NOT NULL PRIMARY KEY, data BLOB NOT NULL)')
-  const insert = sqlite.query('INSERT INTO documents (name, data) VALUES (?1, ?2)')
-  const rooms = new Map<string, string>()
-  for (const fixture of fixtures) {
-    rooms.set(fixture.name, `peer-${fixture.name.replace(/\s+/g, '')}`)
-    insert.run(rooms.get(fixture.name)!, fixture.state)
-  }
-  const smallRooms = small.map((state, i) => {
-    insert.run(`peer-small-${i}`, state)
-    return `peer-small-${i}`
-  })
-  sqlite.close()
-  return { rooms, small: smallRooms }
-}
-
-/**
- * A row comparing each of ours with the peer (the last contender): every variant's summary, and per
- * variant of ours the ratio of each statistic to the peer's.
- */
-function compare(
-  row: Pick<Row, 'measure' | 'size' | 'stateBytes'>,
-  contenders: Contender[],
-  samples: (c: Contender) => number[],
-  stats: Record<string, (sorted: number[]) => number>,
-  unit: string,
-  target?: { text: string; stat: string },
-): Row {
-  const peer = contenders.find((c) => c.peer)!
-  const sorted = new Map(contenders.map((c) => [c, [...samples(c)].sort((a, b) => a - b)]))
-  const value = (c: Contender, stat: string) => stats[stat]!(sorted.get(c)!)
-  const ours = contenders.filter((c) => !c.peer)
-  const single = Object.keys(stats).length === 1
-  return {
-    ...row,
-    variants: Object.fromEntries(contenders.map((c) => [c.label, summarize(sorted.get(c)!)])),
-    // One statistic: "ours / peer", "ours ms"; several: "ours p99 / peer p99", "ours p99 ms".
-    ratios: Object.fromEntries(
-      ours.flatMap((c) =>
-        Object.keys(stats).map((stat) => [
-          single ? `${c.label} / peer` : `${c.label} ${stat} / peer ${stat}`,
-          value(c, stat) / value(peer, stat),
-        ]),
-      ),
-    ),
-    extra: Object.fromEntries(
-      contenders.flatMap((c) =>
-        Object.keys(stats).map((stat) => [
-          single ? `${c.label} ${unit}` : `${c.label} ${stat} ${unit}`,
-          ms(value(c, stat)),
-        ]),
-      ),
-    ),
-    target: target && {
-      text: target.text,
-      met: ours.every((c) => value(c, target.stat) <= value(peer, target.stat)),
-    },
-  }
-}
-
-/** This project's server (`bun src/main.ts`) on a database seeded in this process beforehand. */
-async function startOurs(
-  label: string,
-  seeded: Seeded,
-  debounce: { debounceMs: number; maxDebounceMs: number },
-): Promise<Contender> {
-  const server = await spawnServer({
-    DATA_DIR: seeded.db.dataDir,
-    DATABASE_URL: seeded.db.databaseUrl ?? '',
-    REDIS_URL: '',
-    LOG_LEVEL: 'warn',
-    STORE_DEBOUNCE_MS: String(debounce.debounceMs),
-    STORE_MAX_DEBOUNCE_MS: String(debounce.maxDebounceMs),
-  })
-  const metric = async (name: string) => {
-    const text = await (await fetch(`${server.url}/metrics`)).text()
-    const value = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]
-    if (value === undefined) throw new Error(`/metrics has no ${name}`)
-    return Number(value)
-  }
-  const stores = async () => ({
-    count: await metric('collab_document_store_duration_seconds_count').catch(() => 0),
-    sum: await metric('collab_document_store_duration_seconds_sum').catch(() => 0),
-  })
-  return {
-    label,
-    peer: false,
-    rooms: seeded.rooms,
-    small: seeded.small,
-    url: server.url,
-    pid: server.proc.pid,
-    token: seeded.token,
-    storeCount: async () => (await stores()).count,
-    async nextStore() {
-      // One document changes at a time: the histogram's sum grows by exactly the store steps that follow.
-      const before = await stores()
-      let after = before
-      await waitFor('our store', async () => {
-        after = await stores()
-        return after.count > before.count && (await metric('collab_documents_unstored')) === 0
-      })
-      return ((after.sum - before.sum) / (after.count - before.count)) * 1000
-    },
-    async stop() {
-      server.proc.kill('SIGTERM')
-      await Promise.race([server.proc.exited, Bun.sleep(10_000).then(() => server.proc.kill('SIGKILL'))])
-    },
-  }
-}
-
-/** The peer (bench/lib/peer-server.ts) on a SQLite file seeded beforehand. */
-async function startPeer(
-  file: string,
-  rooms: Map<string, string>,
-  small: string[],
-  debounce: { debounceMs: number; maxDebounceMs: number },
-): Promise<Contender> {
-  const proc = Bun.spawn(
-    [
-      'bun',
-      join(import.meta.dir, 'peer-server.ts'),
-      file,
-      String(debounce.debounceMs),
-      String(debounce.maxDebounceMs),
-    ],
-    { stdin: 'ignore', stdout: 'pipe', stderr: 'inherit' },
-  )
-  const stored = new Map<string, number[]>()
-  const waiters = new Set<() => void>()
-  let listening!: (url: string) => void
-  const url = new Promise<string>((resolve) => {
-    listening = resolve
-  })
-  void (async () => {
-    const decoder = new TextDecoder()
-    let buffered = ''
-    const reader = proc.stdout.getReader()
-    for (;;) {
-      const { value, done } = await reader.read()
-      if (done) break
-      buffered += decoder.decode(value, { stream: true })
-      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const line = buffered.slice(0, nl)
-        buffered = buffered.slice(nl + 1)
-        const listen = /^listening (\S+)$/.exec(line)
-        if (listen) listening(listen[1]!)
-        const store = /^stored (\S+) ([\d.]+)$/.exec(line)
-        if (!store) continue
-        const list = stored.get(store[1]!) ?? []
-        list.push(Number(store[2]))
-        stored.set(store[1]!, list)
-        for (const wake of waiters) wake()
-      }
-    }
-  })()
-  const started = await Promise.race([url, Bun.sleep(30_000).then(() => null)])
-  if (!started) {
-    proc.kill()
-    throw new Error('the peer did not start within 30 s')
-  }
-  return {
-    label: 'peer',
-    peer: true,
-    rooms,
-    small,
-    url: started,
-    pid: proc.pid,
-    token: 'none', // the peer authenticates nobody; the provider sends it and it is ignored
-    storeCount: async (room) => stored.get(room)?.length ?? 0,
-    async nextStore(room) {
-      const seen = stored.get(room)?.length ?? 0
-      await waitFor('the peer store', () => (stored.get(room)?.length ?? 0) > seen)
-      return stored.get(room)![seen]!
-    },
-    async stop() {
-      proc.kill('SIGTERM')
-      await Promise.race([proc.exited, Bun.sleep(5_000).then(() => proc.kill('SIGKILL'))])
-    },
-  }
-}
-
-/** A bare provider that appends paragraphs: `insert(n)` adds "bench edit n marker" at the document's end. */
-async function connectInserter(contender: Contender, room: string) {
-  const editor = connectProvider(contender.url, room, contender.token)
-  await editor.ready
-  const fragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
-  return {
-    editor,
-    insert(n: number): number {
-      const paragraph = new Y.XmlElement('paragraph')
-      paragraph.insert(0, [new Y.XmlText(`bench edit ${n} marker`)])
-      const at = performance.timeOrigin + performance.now()
-      fragment.push([paragraph])
-      return at
-    },
-  }
-}
-
-const mib = (n: number) => Number(n.toFixed(1))
-const ms = (n: number) => Number(n.toFixed(2))
-
-function phase(label: string, since: number) {
-  process.stderr.write(`peer: ${label} (${((performance.now() - since) / 1000).toFixed(1)} s)\n`)
-}
 
 /**
  * `postgresUrl` (BENCH_DATABASE_URL in main.ts) adds ours on PostgreSQL as a third contender: a database is
