@@ -1,10 +1,12 @@
 /**
  * Whether a document has a heading with a given id now: the live document's (an editor has it open,
  * the usual case for the web editor's chat), else the stored content's. Headings are top-level blocks
- * (the flat document model), so only the fragment's children are looked at.
+ * (the flat document model), so only the fragment's children are looked at. For a document nobody has
+ * open, its stored outline answers without decoding the state whenever it is current (`loadOutline` gives
+ * none when updates were logged after the snapshot); only then is the stored content decoded.
  */
 
-import { FRAGMENT_NAME, HEADING_ID_ATTR, isHeadingId } from '@collab/doc-schema'
+import { FRAGMENT_NAME, HEADING_ID_ATTR, isHeadingId, type OutlineNode } from '@collab/doc-schema'
 import type { Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import { applyStored } from '../documents/stored-parts.ts'
@@ -19,6 +21,15 @@ function hasHeading(doc: Y.Doc, sectionId: string): boolean {
   return false
 }
 
+function listsHeading(outline: readonly OutlineNode[], sectionId: string): boolean {
+  const pending = [...outline]
+  for (let node = pending.pop(); node; node = pending.pop()) {
+    if (node.sectionId === sectionId) return true
+    pending.push(...node.children)
+  }
+  return false
+}
+
 export async function headingExists(
   services: Pick<Services, 'documents'>,
   hocuspocus: Pick<Hocuspocus, 'documents'>,
@@ -28,6 +39,9 @@ export async function headingExists(
   if (!isHeadingId(sectionId)) return false
   const live = hocuspocus.documents.get(room)
   if (live) return hasHeading(live, sectionId)
+  const listed = await services.documents.loadOutline(room)
+  if (!listed) return false
+  if (listed.outline) return listsHeading(listed.outline, sectionId)
   const stored = await services.documents.loadStored(room)
   if (!stored) return false
   const doc = new Y.Doc()
