@@ -53,6 +53,8 @@ export const REASON_CODE = {
   text_not_found: 'not_found',
   text_ambiguous: 'invalid_input',
   empty_old_text: 'invalid_input',
+  /** A line a read shows that is not text (an image placeholder, a table's delimiter, a code fence). */
+  not_text: 'invalid_input',
   // What an edit would do
   nothing_to_change: 'invalid_input',
   not_a_container: 'invalid_input',

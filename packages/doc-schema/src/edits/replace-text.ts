@@ -1,14 +1,12 @@
-import * as Y from 'yjs'
+import type * as Y from 'yjs'
 import { parseInlineMarkdown } from '../markdown/parse-markdown.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
-import { yTextString } from '../yjs/plain-text.ts'
+import { type CopiedLine, copiedLine, withoutCodePrefix } from './copied-line.ts'
 import { editTarget, sectionsFrom } from './edit-target.ts'
-import { type Controlled, rewriteText, type TextRun, textRuns } from './rewrite-text.ts'
-
-/** One Y.XmlText of the section: its block number (0 = the heading), its text, and whether it is code. */
-type TextUnit = { text: Y.XmlText; string: string; block: number; inCode: boolean }
-
-type Occurrence = { unit: TextUnit; index: number }
+import { ambiguous, notFound, notTextLine, placeName, quote } from './replace-refusals.ts'
+import { rewriteText, type TextRun, textRuns } from './rewrite-text.ts'
+import { findRows, readRow, rewriteRow } from './table-row.ts'
+import { codeLinePrefix, sectionTexts, type TextUnit } from './text-units.ts'
 
 export type ReplaceTextOptions = {
   /** Search only this block (0 = the section's heading, 1… as a section read numbers them). */
@@ -16,24 +14,26 @@ export type ReplaceTextOptions = {
 }
 
 /**
- * The start of a line as a section read shows a block, which an agent may copy with the text: the block
- * label `[3] `, then a heading's `## `, a quote's `> `, or a list item's `- `, `1. ` and task box `[ ] `.
+ * Where old text was found: `length` characters from `index` of a unit. `shown`: as a read shows it
+ * (inline Markdown read back outside code, a code line without the prefix a list or quote gives it);
+ * `literal`: as written, when it was not there as shown. `prefix` is a code unit's line prefix.
  */
-const LINE_START = /^(?:\[\d+\] )?(?:#{1,6} +|(?:> ?)+|(?:[-*+]|\d{1,9}[.)]) +(?:\[[ xX]\] +)?)?/
-
-/** Longest stretch of old text quoted back in a refusal (the caller's own text, never the document's). */
-const QUOTED_CHARS = 40
+type Occurrence = { unit: TextUnit; index: number; length: number; shown: boolean; prefix: string }
 
 /**
  * Replaces the one occurrence of `oldText` in a section (heading included) inside its Y.XmlText.
  *
- * `oldText` is looked for as written, then, if it is not there, as `read_document` shows text: Markdown
- * with escapes (`https\://`) and inline syntax (`` `code` ``, `**bold**`, `[text](url)`). Found that way,
- * `newText` is read as Markdown too, and the marks either spells out are set as it says.
+ * `oldText` is looked for as `read_document` shows text, and then, if it is not there, as written: outside
+ * code as inline Markdown (escapes such as `https\://`, `` `code` ``, `**bold**`, `[text](url)`), without the
+ * start of line a copied line may carry (label, indentation, quote and list markers, task box, `## `); in
+ * code as the code's lines, without the indentation a list or quote gives them; a table row (`| a | b |`)
+ * as its cells. `newText` is read the same way: inline Markdown outside code (a literal `*` is `\*`, as
+ * reads show it), the code's text inside it. Lines a read shows that are not text (media placeholders, a
+ * table's delimiter line, code fences, rules) are refused, naming the edit_blocks call that changes them.
  *
  * The change is a character diff applied in place: shared characters keep their Yjs items and formatting
  * (a person's cursor and typing next to them survive); a new character takes the formatting of the text
- * it replaces at that position. Refusals say why the text did not match, and where it is ambiguous.
+ * it replaces at that position, except for the marks the Markdown of either text spells out.
  */
 export function replaceText(
   fragment: Y.XmlFragment,
@@ -64,64 +64,186 @@ export function replaceText(
       'block',
     )
   }
-  const elements = [section.heading, ...section.blocks]
-  const units: TextUnit[] = []
-  elements.forEach((element, number) => {
-    if (block === undefined || block === number) collectTexts(element, number, units)
-  })
-  const where = block === undefined ? 'the section' : block === 0 ? 'the heading' : `block ${block}`
+  const { units, shapes } = sectionTexts([section.heading, ...section.blocks], block)
+  const where = block === undefined ? 'the section' : placeName(block)
+  const done = () => ok({ rev: sectionsFrom(section.heading, new Set())[0]!.rev })
 
-  const literal = occurrences(units, oldText)
-  let found: Occurrence | undefined
-  let runs: TextRun[] = [{ text: newText, attributes: {} }]
-  let controlled: Controlled = new Set<string>()
-  let readAs: string | undefined
-  if (literal.length > 1) return ambiguous(literal, where, block)
-  if (literal.length === 1) found = literal[0]
-  else {
-    // Not there as written: read it as the section read shows text (Markdown), outside code blocks, without
-    // the start of line a copied line may carry.
-    const source = oldText.replace(LINE_START, '')
-    const parsed = parseInlineMarkdown(source)
-    const oldRuns = textRuns(parsed.nodes)
-    const plain = oldRuns.map((run) => run.text).join('')
-    if (plain !== oldText && plain !== '' && !parsed.media) {
-      readAs = plain
-      let matches = occurrences(
-        units.filter((unit) => !unit.inCode),
-        plain,
-      )
-      // Marks spelled out in oldText choose among equal texts (`**word**` among plain ones).
-      if (matches.length > 1) {
-        const marked = matches.filter((match) => sameMarks(match, oldRuns))
-        if (marked.length > 0) matches = marked
-      }
-      if (matches.length > 1) return ambiguous(matches, where, block, plain)
-      if (matches.length === 1) {
-        found = matches[0]
-        const next = parseInlineMarkdown(source === oldText ? newText : newText.replace(LINE_START, ''))
-        if (next.media) {
+  const oldLine = copiedLine(oldText)
+  const parsed = parseInlineMarkdown(oldLine.body)
+  const oldRuns = parsed.media ? [] : textRuns(parsed.nodes)
+  const plain = oldRuns.map((run) => run.text).join('')
+  const readAs = plain !== oldText && plain !== '' ? plain : undefined
+
+  let matches = shownOccurrences(units, oldText, oldLine, plain, oldRuns)
+  if (matches.length === 0) matches = literalOccurrences(units, oldText)
+  if (matches.length > 1) {
+    return ambiguous(
+      matches.map((match) => match.unit.block),
+      where,
+      block,
+      matches[0]!.shown ? readAs : undefined,
+    )
+  }
+  const found = matches[0]
+  if (!found) {
+    const row = readRow(oldLine.body)
+    if (row) {
+      const rows = findRows(shapes, row)
+      if (rows.length > 1)
+        return ambiguous(
+          rows.map((match) => match.block),
+          where,
+          block,
+        )
+      if (rows.length === 1) {
+        const after = readRow(copiedLine(newText).body)
+        if (!after) {
           return refuseFor(
-            'media_in_text',
-            'newText: it holds an image, which cannot go inside text; use edit_blocks to insert it as a block.',
+            'not_text',
+            `newText: oldText is a table row (block ${rows[0]!.block}), so give the row's new line with as ` +
+              `many cells ("| a | b |"); to change the table otherwise, call edit_blocks with in_block: ${rows[0]!.block}.`,
             'newText',
           )
         }
-        runs = textRuns(next.nodes)
-        const types = new Set<string>()
-        for (const run of [...oldRuns, ...runs]) for (const key of Object.keys(run.attributes)) types.add(key)
-        controlled = types
+        const written = doc.transact(() => rewriteRow(rows[0]!, row, after))
+        return written.kind === 'error' ? written : done()
       }
     }
+    return notTextLine(oldLine.body, shapes) ?? notFound(units, oldText, readAs, where)
   }
-  if (!found) return notFound(units, oldText, readAs, where)
 
-  const { unit, index } = found
-  const length = readAs?.length ?? oldText.length
-  // Read as Markdown, a line break in newText would quietly become a space: refuse it as in plain text.
-  const lineBreak =
-    runs.some((run) => run.text.includes('\n')) || (readAs !== undefined && newText.includes('\n'))
-  if (lineBreak && !unit.inCode) {
+  const next = newRuns(found, oldLine, oldRuns, newText)
+  if (next.kind === 'error') return next
+  const { runs, controlled } = next.value
+  doc.transact(() => rewriteText(found.unit.text, found.index, found.length, runs, controlled))
+  return done()
+}
+
+/** Every occurrence of `needle` in a unit; overlapping ones count ("aa" in "aaa" is ambiguous). */
+function indexesOf(haystack: string, needle: string): number[] {
+  const out: number[] = []
+  for (let at = haystack.indexOf(needle); at >= 0; at = haystack.indexOf(needle, at + 1)) out.push(at)
+  return out
+}
+
+/**
+ * Occurrences of old text as a read shows it: its inline Markdown read back, in text outside code; its
+ * lines without the code's line prefix, in code. Among several, marks it spells out choose (`**word**` among
+ * plain ones), then a line copied from its start prefers a text that is all of one line.
+ */
+function shownOccurrences(
+  units: readonly TextUnit[],
+  oldText: string,
+  line: CopiedLine,
+  plain: string,
+  oldRuns: readonly TextRun[],
+): Occurrence[] {
+  let found: Occurrence[] = []
+  const prefixes = new Map<unknown, string>()
+  for (const unit of units) {
+    if (unit.inCode) {
+      let prefix = prefixes.get(unit.code)
+      if (prefix === undefined) {
+        prefix = codeLinePrefix(unit.root, unit.code!)
+        prefixes.set(unit.code, prefix)
+      }
+      const needle = withoutCodePrefix(oldText, prefix)
+      if (needle === undefined || needle === '') continue
+      for (const index of indexesOf(unit.string, needle))
+        found.push({ unit, index, length: needle.length, shown: true, prefix })
+    } else if (plain !== '' && !plain.includes('\n')) {
+      for (const index of indexesOf(unit.string, plain))
+        found.push({ unit, index, length: plain.length, shown: true, prefix: '' })
+    }
+  }
+  if (found.length > 1) {
+    const marked = found.filter((match) => match.unit.inCode || sameMarks(match, oldRuns))
+    if (marked.length > 0) found = marked
+  }
+  if (found.length > 1) {
+    // A code line is copied whole (the read prints it on a line of its own); a text copied with its line
+    // start is all of one text. Such copies prefer what is all of a line over the same text inside longer ones.
+    const whole = found.filter((match) =>
+      match.unit.inCode ? wholeLines(match) : line.whole && wholeText(match),
+    )
+    if (whole.length > 0) found = whole
+  }
+  return found
+}
+
+const wholeText = (match: Occurrence) => match.index === 0 && match.length === match.unit.string.length
+
+/** Whether a match in code starts at the start of a line and ends at the end of one. */
+function wholeLines({ unit, index, length }: Occurrence): boolean {
+  const end = index + length
+  return (
+    (index === 0 || unit.string.charCodeAt(index - 1) === 10) &&
+    (end === unit.string.length || unit.string.charCodeAt(end) === 10)
+  )
+}
+
+/** Occurrences of old text as written, in every text (it was not there as a read shows it). */
+function literalOccurrences(units: readonly TextUnit[], oldText: string): Occurrence[] {
+  return units.flatMap((unit) =>
+    indexesOf(unit.string, oldText).map((index) => ({
+      unit,
+      index,
+      length: oldText.length,
+      shown: false,
+      prefix: '',
+    })),
+  )
+}
+
+/**
+ * The runs new text becomes where old text was found: in code its text as written (without the code's
+ * line prefix when old text was found with it), elsewhere its inline Markdown read back; with the mark
+ * types the runs decide (those either text spells out).
+ */
+function newRuns(
+  found: Occurrence,
+  oldLine: CopiedLine,
+  oldRuns: readonly TextRun[],
+  newText: string,
+): Result<{ runs: TextRun[]; controlled: ReadonlySet<string> }> {
+  const { unit } = found
+  if (unit.inCode) {
+    const text = found.shown ? (withoutCodePrefix(newText, found.prefix) ?? newText) : newText
+    return ok({ runs: [{ text, attributes: {} }], controlled: new Set() })
+  }
+  let body = newText
+  if (found.shown && (oldLine.whole || oldLine.hardBreak)) {
+    const newLine = copiedLine(newText)
+    if (newLine.start !== '' && newLine.start !== oldLine.start) {
+      return refuseFor(
+        'not_text',
+        `newText: it starts "${quote(newLine.start)}" where oldText starts "${quote(oldLine.start)}"; a list ` +
+          `marker, task box, indentation or heading level is not text. To change it, call edit_blocks on ` +
+          `${placeName(unit.block)} (in_block: ${Math.max(1, unit.block)} for one item of a list).`,
+        'newText',
+      )
+    }
+    if (newLine.hardBreak !== oldLine.hardBreak) {
+      return refuseFor(
+        'newline_in_text',
+        `newText: ${oldLine.hardBreak ? 'it drops the line break (the "\\" at the end) oldText has' : 'it ends with "\\", a line break'}; ` +
+          `replace_text changes the text of one line and keeps its breaks. To join or split lines, call ` +
+          `edit_blocks with remove_blocks: [${Math.max(1, unit.block)}] and the block's new Markdown.`,
+        'newText',
+      )
+    }
+    body = newLine.body
+  }
+  const next = parseInlineMarkdown(body)
+  if (next.media) {
+    return refuseFor(
+      'media_in_text',
+      'newText: it holds an image, which cannot go inside text; use edit_blocks to insert it as a block.',
+      'newText',
+    )
+  }
+  const runs = textRuns(next.nodes)
+  if (body.includes('\n') || runs.some((run) => run.text.includes('\n'))) {
     return refuseFor(
       'newline_in_text',
       `newText: a line break cannot go inside the text of ${unit.block === 0 ? 'a heading' : 'a paragraph, list item or table cell'}; ` +
@@ -129,36 +251,10 @@ export function replaceText(
       'newText',
     )
   }
-  doc.transact(() => rewriteText(unit.text, index, length, runs, controlled))
-  return ok({ rev: sectionsFrom(section.heading, new Set())[0]!.rev })
-}
-
-/** Every Y.XmlText under `root`, in document order. Iterative: depth is the document's choice. */
-function collectTexts(root: Y.XmlElement, block: number, out: TextUnit[]) {
-  const stack: Array<[Y.XmlElement | Y.XmlText, boolean]> = [[root, false]]
-  for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
-    const [node, code] = entry
-    if (node instanceof Y.XmlText) {
-      out.push({ text: node, string: yTextString(node), block, inCode: code })
-      continue
-    }
-    const childCode = code || node.nodeName === 'codeBlock'
-    const children = node.toArray()
-    for (let i = children.length - 1; i >= 0; i--) {
-      const child = children[i]
-      if (child instanceof Y.XmlElement || child instanceof Y.XmlText) stack.push([child, childCode])
-    }
-  }
-}
-
-/** Every occurrence of `needle`; overlapping ones count ("aa" in "aaa" is ambiguous). */
-function occurrences(units: readonly TextUnit[], needle: string): Occurrence[] {
-  const found: Occurrence[] = []
-  for (const unit of units) {
-    for (let at = unit.string.indexOf(needle); at >= 0; at = unit.string.indexOf(needle, at + 1))
-      found.push({ unit, index: at })
-  }
-  return found
+  const controlled = new Set<string>()
+  for (const run of [...(found.shown ? oldRuns : []), ...runs])
+    for (const key of Object.keys(run.attributes)) controlled.add(key)
+  return ok({ runs, controlled })
 }
 
 /** Whether the marks at an occurrence are the ones the parsed old text spells out, character by character. */
@@ -184,101 +280,4 @@ function sameMarks(match: Occurrence, oldRuns: readonly TextRun[]): boolean {
     offset += run.text.length
   }
   return position > 0
-}
-
-const placeName = (block: number) => (block === 0 ? 'the heading' : `block ${block}`)
-
-function ambiguous(
-  matches: readonly Occurrence[],
-  where: string,
-  block: number | undefined,
-  readAs?: string,
-): Result<never> {
-  const perBlock = new Map<number, number>()
-  for (const match of matches) perBlock.set(match.unit.block, (perBlock.get(match.unit.block) ?? 0) + 1)
-  const places = [...perBlock]
-    .map(([number, times]) => (times > 1 ? `${placeName(number)} (${times} times)` : placeName(number)))
-    .join(', ')
-  const as = readAs === undefined ? '' : ` as read_document shows it ("${quote(readAs)}")`
-  const choose =
-    perBlock.size > 1 && block === undefined
-      ? ' Add surrounding text so it occurs once, or pass block with the one to change (0 = the heading).'
-      : ' Add surrounding text so it occurs once.'
-  return refuseFor(
-    'text_ambiguous',
-    `oldText: it occurs ${matches.length} times in ${where}${as} (count ${matches.length}): ${places}.${choose}`,
-    'oldText',
-  )
-}
-
-/** The caller's text, shortened from the start for a message. */
-function quote(text: string): string {
-  return text.length <= QUOTED_CHARS ? text : `…${text.slice(text.length - QUOTED_CHARS)}`
-}
-
-/** Characters a message names in words: they look like nothing, or like each other. */
-const CHARACTER_NAMES: Record<number, string> = {
-  9: 'a tab',
-  10: 'a line break',
-  32: 'a space',
-  160: 'a no-break space',
-  8203: 'a zero-width space',
-}
-
-/** One character for a message: itself and its code point (a curly quote and a straight one differ). */
-function describeChar(text: string, at: number): string {
-  const code = text.codePointAt(at)
-  if (code === undefined) return 'nothing more'
-  const hex = `U+${code.toString(16).toUpperCase().padStart(4, '0')}`
-  const named = CHARACTER_NAMES[code]
-  if (named) return `${named} (${hex})`
-  return code < 0x20 || (code >= 0x7f && code <= 0x9f) ? hex : `"${String.fromCodePoint(code)}" (${hex})`
-}
-
-/**
- * Why `oldText` is not there: the longest start of it that occurs, where, and the first character that
- * differs there (the document's character is named by its code point only, never quoted at length).
- */
-function notFound(
-  units: readonly TextUnit[],
-  oldText: string,
-  readAs: string | undefined,
-  where: string,
-): Result<never> {
-  const needle = readAs ?? oldText
-  const tried =
-    readAs === undefined
-      ? ''
-      : `, neither as written nor as read_document shows it (without escapes and inline Markdown: "${quote(readAs)}")`
-  let low = 0
-  let high = needle.length
-  while (low < high) {
-    const mid = Math.ceil((low + high) / 2)
-    const prefix = needle.slice(0, mid)
-    if (units.some((unit) => unit.string.includes(prefix))) low = mid
-    else high = mid - 1
-  }
-  let why: string
-  if (low === 0)
-    why = ` None of it occurs there; check section_id, or call read_document with that section_id for its current text.`
-  else {
-    const prefix = needle.slice(0, low)
-    const unit = units.find((u) => u.string.includes(prefix))!
-    const at = unit.string.indexOf(prefix) + low
-    const there =
-      at >= unit.string.length
-        ? 'its text ends (a line break, an image or another block follows)'
-        : `the text has ${describeChar(unit.string, at)}`
-    why =
-      ` Its first ${low} characters ("${quote(prefix)}") occur in ${placeName(unit.block)}; after them ` +
-      `${there} where oldText has ${describeChar(needle, low)}.`
-  }
-  const lines = oldText.includes('\n')
-    ? ' replace_text changes text within one paragraph, heading, list item or table cell (code blocks excepted); for more, use edit_blocks.'
-    : ''
-  return refuseFor(
-    'text_not_found',
-    `oldText: it does not occur in ${where} (count 0)${tried}.${why}${lines}`,
-    'oldText',
-  )
 }

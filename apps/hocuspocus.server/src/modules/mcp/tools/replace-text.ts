@@ -12,13 +12,16 @@ export const replaceText = defineTool({
   title: 'Replace text in a section',
   description:
     'Replaces old_text, which must occur exactly once in the section (heading included; block narrows ' +
-    'the search, block 0 is the heading, so it retitles a section), with new_text. old_text may be copied ' +
-    'from read_document as shown: escapes (https\\://) and inline Markdown (`code`, **bold**, [text](url)) ' +
-    'are read back; then new_text is read as Markdown too and sets the marks it spells out. Otherwise plain ' +
-    'text: only the characters that differ change, each keeping the formatting of the text it replaces. ' +
-    'No line breaks outside code blocks. Pass the rev you read: a stale rev is refused and nothing ' +
-    `changes. Texts up to ${MAX_MARKDOWN_CHARS} characters. Returns the section's new rev, after the ` +
-    'change is stored.',
+    'the search, block 0 is the heading, so it retitles a section), with new_text. Both are Markdown as ' +
+    'read_document shows it: copy old_text from a read (a whole line with its [n] label, indentation and ' +
+    'list marker, a code line, or a table row | a | b | to change its cells), and write new_text the same ' +
+    'way: inline Markdown (*Monday* is italic, `code`, **bold**, [text](url); a literal * is \\*), the code as ' +
+    'it is inside a code block. Only the characters that differ change, each keeping the formatting of the ' +
+    'text it replaces unless the Markdown says otherwise. Lines that are not text (an [image: …] placeholder, ' +
+    "a table's | - | line, a code fence) and list markers or task boxes are changed with edit_blocks; the " +
+    'refusal names the call. No new line breaks outside code blocks. Pass the rev you read: a stale rev is ' +
+    `refused and nothing changes. Texts up to ${MAX_MARKDOWN_CHARS} characters. Returns the section's new ` +
+    'rev, after the change is stored.',
   inputSchema: {
     slug: slugField('The document slug.'),
     section_id: sectionIdField('The section, from get_outline.'),
@@ -28,9 +31,12 @@ export const replaceText = defineTool({
       .min(1)
       .max(MAX_MARKDOWN_CHARS)
       .describe(
-        'Text that occurs exactly once in the section (or in block), as written or as read_document shows it.',
+        'Text that occurs exactly once in the section (or in block), as read_document shows it (or as written).',
       ),
-    new_text: z.string().max(MAX_MARKDOWN_CHARS).describe('The replacement text.'),
+    new_text: z
+      .string()
+      .max(MAX_MARKDOWN_CHARS)
+      .describe('The replacement, as Markdown like old_text (a literal * as \\*; in code, the code as is).'),
     block: z
       .number()
       .int()
