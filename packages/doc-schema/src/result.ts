@@ -62,6 +62,10 @@ export const REASON_CODE = {
   not_rows: 'invalid_input',
   row_too_wide: 'invalid_input',
   container_emptied: 'invalid_input',
+  not_an_item_line: 'invalid_input',
+  separator_line: 'invalid_input',
+  sub_items_not_listed: 'invalid_input',
+  lines_unmatched: 'invalid_input',
   media_removal_needs_flag: 'invalid_input',
 } as const satisfies Record<string, RefusalCode>
 

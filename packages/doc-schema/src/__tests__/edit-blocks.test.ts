@@ -204,14 +204,14 @@ describe('inBlock: one item of a list or one row of a table', () => {
     expect(shown(fragment, 1)).toBe('- [ ] one\n- [x] two\n- [ ] three')
   })
 
-  test('adding one table row sends that row only, after the row named', () => {
+  test('adding one table row sends that row only, after the line named (the | - | line is line 2)', () => {
     const {
       fragment,
       element: table,
       children: rows,
     } = editContainer('## S\n\n| a | b |\n| - | - |\n| 1 | 2 |\n| 5 | 6 |', {
       inBlock: 1,
-      afterBlock: 2,
+      afterBlock: 3,
       markdown: '| 3 | 4 |',
     })
     expect(shown(fragment, 1)).toBe('| a | b |\n| - | - |\n| 1 | 2 |\n| 3 | 4 |\n| 5 | 6 |')
@@ -268,7 +268,7 @@ describe('inBlock: one item of a list or one row of a table', () => {
       ))
     test('an item number out of range', () =>
       expect(refusal('## S\n\n- a\n- b', { inBlock: 1, removeBlocks: [3] })).toBe(
-        'block_out_of_range: removeBlocks: 3 not in 1..2; block 1 has 2 items.',
+        'block_out_of_range: removeBlocks: 3 not in 1..2; block 1 shows 2 lines (items and rows start on lines 1, 2).',
       ))
   })
 })

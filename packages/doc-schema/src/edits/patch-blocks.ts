@@ -7,6 +7,7 @@
 import type { Node as PMNode } from '@tiptap/pm/model'
 import * as Y from 'yjs'
 import { type DocNode, MEDIA_TYPES } from '../doc-json.ts'
+import { schema } from '../extensions.ts'
 import { stableJSON } from '../sections/section-rev.ts'
 import { marksToAttributes, nodeToY } from '../yjs/build-y.ts'
 import { blockPlainText } from '../yjs/plain-text.ts'
@@ -239,4 +240,17 @@ export function restorePlaceholders(
     return node.content ? { ...node, content: node.content.map(swap) } : node
   }
   return { blocks: blocks.map(swap), kept }
+}
+
+/** The nodes of checked blocks, or undefined when one does not fit the schema. */
+export function toNodes(blocks: readonly DocNode[]): PMNode[] | undefined {
+  try {
+    return blocks.map((block) => {
+      const node = schema.nodeFromJSON(block)
+      node.check()
+      return node
+    })
+  } catch {
+    return undefined
+  }
 }

@@ -12,8 +12,11 @@ export const editBlocks = defineTool({
   title: 'Edit blocks of a section',
   description:
     'Removes numbered blocks of one section and/or inserts Markdown, in one change. Block numbers are ' +
-    'the [n] of read_document with section_id, before removal; with in_block they number the items of ' +
-    'one list or the rows of one table (tick one box, add one row, without resending the block). Pass the rev you read: if the section ' +
+    'the [n] of read_document with section_id, before removal. With in_block, the numbers are the lines ' +
+    "of that block as the read prints them (1 = the line after [n], a table's | - | line counted) and " +
+    'name the list items and table rows starting there, nested ones too (tick one box, change one row, ' +
+    'without resending the block); a replaced item keeps the sub-items and the blocks under its text that ' +
+    'its Markdown does not write out. Pass the rev you read: if the section ' +
     'changed since, the edit is refused and nothing changes (read it again). Blocks you do not name ' +
     'keep everything, including what Markdown cannot show. New blocks that take the place of removed ' +
     'ones are written into them in place (a person typing there keeps their cursor); a removed image ' +
@@ -28,14 +31,16 @@ export const editBlocks = defineTool({
       .array(z.number().int().min(1))
       .max(1_000)
       .optional()
-      .describe('Block numbers to remove, as read_document numbers them.'),
+      .describe(
+        'Block numbers to remove, as read_document numbers them; with in_block, the lines of that block on which the items or rows to remove start.',
+      ),
     after_block: z
       .number()
       .int()
       .min(0)
       .optional()
       .describe(
-        'Insert after this block (0 = right after the heading). Default: where the first removed block was, else the end.',
+        "Insert after this block (0 = right after the heading). Default: where the first removed block was, else the end. With in_block: after the item or row on this line (and its sub-items); 0 = before the first; a table's | - | line = under the header.",
       ),
     markdown: z
       .string()
@@ -56,8 +61,9 @@ export const editBlocks = defineTool({
       .min(1)
       .optional()
       .describe(
-        'Edit inside this block (a list or a table): remove_blocks and after_block then number its items ' +
-          'or rows (1 = the first line of the list or table as read), and markdown gives items ("- [x] task") or rows ("| a | b |").',
+        'Edit inside this block (a list, a table, a quote holding a list): remove_blocks and after_block then ' +
+          'number the lines of the block as read (1 = its first line, the | - | line of a table is line 2), ' +
+          'and markdown gives items ("- [x] task", copied with the indentation or "> " the read shows) or rows ("| a | b |").',
       ),
   },
   handler: (args, ctx) => {

@@ -1,0 +1,150 @@
+/**
+ * The lines of one block as a section read prints them, and which of them start a list item or a table
+ * row: what `editBlocks`' `inBlock` numbers. The numbers are taken from the read itself: the block is
+ * rendered by the read view's own function (`blockMarkdown`) and that text is read back with markdown-it,
+ * whose tokens say on which line each item and row starts; the items and rows found are paired, in
+ * document order, with the block's Yjs elements. Nothing here assumes how the export writes a table or a
+ * nested list, so a change of the export moves the numbers with what the read shows.
+ */
+import MarkdownIt from 'markdown-it'
+import * as Y from 'yjs'
+import { ok, type Result, refuseFor } from '../result.ts'
+import { blockMarkdown } from '../sections/render-section.ts'
+
+/** Elements a line can address: an item of a list, a row of a table. */
+export const ITEM_TYPES: ReadonlySet<string> = new Set(['listItem', 'taskItem', 'tableRow'])
+/** Elements that hold them: what an item's sub-items are written in. */
+export const CONTAINER_TYPES: ReadonlySet<string> = new Set([
+  'bulletList',
+  'orderedList',
+  'taskList',
+  'table',
+])
+
+/** One item or row: its element and the lines it spans as read (1-based, `end` inclusive, sub-items included). */
+export type ItemLine = { element: Y.XmlElement; line: number; end: number; index: number }
+
+export type BlockLines = {
+  /** The block's Markdown as read, one entry per line (line n is `lines[n - 1]`). */
+  lines: string[]
+  /** Every item and row, in the order the read prints them (a parent before its sub-items). */
+  items: ItemLine[]
+  byLine: ReadonlyMap<number, ItemLine>
+  byElement: ReadonlyMap<Y.XmlElement, ItemLine>
+  /** A table's `| - |` line, with the header row above it. */
+  separators: ReadonlyMap<number, ItemLine>
+}
+
+// The same reading of tables and lists as the Markdown an agent writes (parse-markdown.ts).
+const markdownIt = new MarkdownIt('default', { html: true, linkify: false, typographer: false })
+
+/** Items and rows under `block`, in document order (depth first, a parent before its children). */
+function itemElements(block: Y.XmlElement): Y.XmlElement[] {
+  const out: Y.XmlElement[] = []
+  const stack: Y.XmlElement[] = [block]
+  for (let element = stack.pop(); element !== undefined; element = stack.pop()) {
+    if (element !== block && ITEM_TYPES.has(element.nodeName)) out.push(element)
+    const children = element.toArray()
+    for (let i = children.length - 1; i >= 0; i--) {
+      const child = children[i]
+      if (child instanceof Y.XmlElement) stack.push(child)
+    }
+  }
+  return out
+}
+
+/**
+ * The lines of block `blockNumber` as read and the items and rows they start. Refused when the read's text
+ * does not read back as the block's items (a block past the render depth shows one placeholder line).
+ */
+export function blockLines(block: Y.XmlElement, blockNumber: number): Result<BlockLines> {
+  const elements = itemElements(block)
+  const markdown = blockMarkdown(block)
+  const lines = markdown.split('\n')
+  const starts: Array<[number, number]> = []
+  const separators: number[] = []
+  if (elements.length > 0) {
+    for (const token of markdownIt.parse(markdown, {})) {
+      if ((token.type === 'list_item_open' || token.type === 'tr_open') && token.map)
+        starts.push([token.map[0] + 1, token.map[1]])
+      if (token.type === 'table_open' && token.map) separators.push(token.map[0] + 2)
+    }
+  }
+  if (starts.length !== elements.length) {
+    return refuseFor(
+      'lines_unmatched',
+      `inBlock: block ${blockNumber}'s Markdown as read does not show its ${elements.length} items and rows one ` +
+        'to a line; edit the block whole (removeBlocks and markdown without inBlock).',
+      'inBlock',
+    )
+  }
+  const items = elements.map(
+    (element, index): ItemLine => ({ element, line: starts[index]![0], end: starts[index]![1], index }),
+  )
+  const byLine = new Map(items.map((item) => [item.line, item]))
+  const separatorMap = new Map<number, ItemLine>()
+  for (const line of separators) {
+    const header = byLine.get(line - 1)
+    if (header) separatorMap.set(line, header)
+  }
+  return ok({
+    lines,
+    items,
+    byLine,
+    byElement: new Map(items.map((item) => [item.element, item])),
+    separators: separatorMap,
+  })
+}
+
+/** The items and rows inside `item` (its sub-items, at any depth), in print order. */
+export function subItems(read: BlockLines, item: ItemLine): ItemLine[] {
+  const out: ItemLine[] = []
+  for (let i = item.index + 1; i < read.items.length && read.items[i]!.line <= item.end; i++)
+    out.push(read.items[i]!)
+  return out
+}
+
+/** Line numbers as a short list: "2, 3, 5" or, past a few, "2, 3, 5, … 40 (12 lines)". */
+export function lineList(numbers: readonly number[]): string {
+  if (numbers.length <= 6) return numbers.join(', ')
+  return `${numbers.slice(0, 4).join(', ')}, … ${numbers.at(-1)} (${numbers.length} lines)`
+}
+
+/** The item lines around line `n`: the one before it and the one after it, for a refusal to offer. */
+function neighbours(read: BlockLines, n: number): string {
+  const before = read.items.filter((item) => item.line < n).at(-1)
+  const after = read.items.find((item) => item.line > n)
+  const near = [before?.line, after?.line].filter((line): line is number => line !== undefined)
+  return near.length > 0 ? ` (the nearest are ${near.join(' and ')})` : ''
+}
+
+/**
+ * Why line `n` (a line of the block, not one an item or row starts on) cannot be named, and what to name
+ * instead; `field` is the argument that named it.
+ */
+export function describeLine(read: BlockLines, blockNumber: number, n: number, field: string): string {
+  const where = `${field}: line ${n} of block ${blockNumber}`
+  const header = read.separators.get(n)
+  if (header) {
+    const rows = read.items.filter((item) => item.element.parent === header.element.parent)
+    const last = rows.at(-1)!.line
+    const body = last > n ? `lines ${header.line} and ${n + 1}–${last}` : `line ${header.line}`
+    return (
+      `${where} is the table's "| - |" separator line, which is no row (the header row above it draws it); ` +
+      `the rows are ${body}. To change the header, replace line ${header.line}; to add a row right under ` +
+      `the header, give afterBlock: ${n}.`
+    )
+  }
+  const text = read.lines[n - 1] ?? ''
+  if (/^[\s>]*$/.test(text)) {
+    return `${where} is a blank line; name the line an item or row starts on${neighbours(read, n)}.`
+  }
+  const holder = read.items.filter((item) => item.line < n && item.end >= n).at(-1)
+  if (holder) {
+    return (
+      `${where} is part of the item on line ${holder.line}, not an item of its own; to change it, replace ` +
+      `that item: removeBlocks: [${holder.line}] with the item's new Markdown.`
+    )
+  }
+  return `${where} starts no list item or table row; name the line an item or row starts on${neighbours(read, n)}, or edit the block whole without inBlock.`
+}
