@@ -12,6 +12,7 @@ import { measureMemory } from './lib/memory.ts'
 import { measurePeer } from './lib/peer.ts'
 import { measurePure, measureSectionScale } from './lib/pure.ts'
 import { renderReport } from './lib/report.ts'
+import { measureCutSectionRead } from './lib/section-cut.ts'
 import { measureServer } from './lib/server.ts'
 import { fmtRatio } from './lib/stats.ts'
 import { measureStore } from './lib/store.ts'
@@ -47,6 +48,8 @@ for (const [i, size] of sizes.entries()) {
 if (!only || only === 'pure') {
   process.stderr.write('measuring warm section reads by document size (10 K and 800 K characters)…\n')
   rows.push(measureSectionScale(quick ? 21 : 51))
+  process.stderr.write('measuring cut section reads by section size (100,000 and 10 blocks)…\n')
+  rows.push(measureCutSectionRead(quick ? 21 : 51))
 }
 if (!only || only === 'server') {
   const oneMiB = fixtures.find((f) => f.name === '1 MiB')!

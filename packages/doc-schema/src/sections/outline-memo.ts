@@ -2,6 +2,7 @@ import type * as Y from 'yjs'
 import type { OutlineNode } from './outline.ts'
 import { headingTitle, type LocatedSection, locateSections } from './section-index.ts'
 import { sectionStats } from './section-rev.ts'
+import { elementReadLength, keepTotal, keptTotal, sectionReadLength } from './section-total.ts'
 
 /**
  * An outline kept current for one live fragment: `outline()` equals `readOutline(fragment)` (revs and
@@ -12,19 +13,28 @@ import { sectionStats } from './section-rev.ts'
  * reused only when its heading and its exact list of block elements (by identity) are unchanged and none
  * of them is dirty. Inserting, removing or moving blocks changes the list, so it needs no event of its own.
  * Call it outside a transaction (observers run when a transaction ends), as readers do.
+ *
+ * It also keeps each section's total (the exact length of the section read whole, `section-total.ts`), only
+ * when a read asks for it: per revision with the section's entry, and per element (the Markdown length of a
+ * heading or block, dropped when a change lands under it), so the total of an edited section re-renders
+ * only the blocks the edit touched.
  */
 export type OutlineMemo = {
   /** The outline; the same array while the fragment is unchanged, so callers must not modify it. */
   outline(): OutlineNode[]
   /** The rev of one located section of this fragment, equal to `sectionRev`; kept while it is unchanged. */
   sectionRev(section: LocatedSection): string
+  /** The total of one located section of this fragment, kept with its revision (see above). */
+  sectionTotal(section: LocatedSection): number
   destroy(): void
 }
 
-type Entry = { blocks: Y.XmlElement[]; rev: string; size: number; title: string }
+type Entry = { blocks: Y.XmlElement[]; rev: string; size: number; title: string; total?: number }
 
 export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
   let entries = new WeakMap<Y.XmlElement, Entry>()
+  /** Markdown length of each top-level element measured, until a change lands under it. */
+  let lengths = new WeakMap<Y.XmlElement, number>()
   const dirty = new Set<unknown>()
   /** The last outline, and whether anything changed since: an unchanged document answers it at once. */
   let last: OutlineNode[] | undefined
@@ -35,7 +45,10 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
       let target: Y.AbstractType<unknown> | null = event.target
       if (target === fragment) continue
       while (target && target.parent !== fragment) target = target.parent as Y.AbstractType<unknown> | null
-      if (target) dirty.add(target)
+      if (target) {
+        dirty.add(target)
+        lengths.delete(target as Y.XmlElement)
+      }
       // A change under something no longer in the fragment needs nothing: its section's list changed.
     }
   }
@@ -49,6 +62,15 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
     const entry: Entry = { blocks: section.blocks, rev, size, title: headingTitle(section.heading) }
     entries.set(section.heading, entry)
     return entry
+  }
+
+  const lengthOf = (element: Y.XmlElement): number => {
+    let length = lengths.get(element)
+    if (length === undefined) {
+      length = elementReadLength(element)
+      lengths.set(element, length)
+    }
+    return length
   }
 
   return {
@@ -81,9 +103,18 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
     },
     // `dirty` is left as it is: only `outline()`, which visits every section, may clear it.
     sectionRev: (section) => describe(section).rev,
+    sectionTotal(section) {
+      const entry = describe(section)
+      entry.total ??=
+        keptTotal(entry.rev, section.blocks.length) ??
+        sectionReadLength(section.heading, section.blocks, lengthOf)
+      keepTotal(entry.rev, section.blocks.length, entry.total)
+      return entry.total
+    },
     destroy() {
       fragment.unobserveDeep(observer)
       entries = new WeakMap()
+      lengths = new WeakMap()
       last = undefined
       dirty.clear()
     },
@@ -119,6 +150,14 @@ export function liveOutline(fragment: Y.XmlFragment): OutlineNode[] {
  */
 export function memoSectionRev(fragment: Y.XmlFragment, section: LocatedSection): string {
   return sharedMemo(fragment).sectionRev(section)
+}
+
+/**
+ * The total of one section (the exact length of the section read whole) through the same shared memo:
+ * measured once per revision, an edited section re-rendering only its changed blocks. Outside a transaction.
+ */
+export function memoSectionTotal(fragment: Y.XmlFragment, section: LocatedSection): number {
+  return sharedMemo(fragment).sectionTotal(section)
 }
 
 function sharedMemo(fragment: Y.XmlFragment): OutlineMemo {

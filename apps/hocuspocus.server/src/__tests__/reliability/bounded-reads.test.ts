@@ -142,6 +142,7 @@ describe('reads cost what they show', () => {
     const readsMs = performance.now() - started
     const probes = await health.stop()
 
+    const totals = new Set<number>()
     for (const text of outputs) {
       const shown = body(text)
       expect(shown.length).toBeLessThanOrEqual(500)
@@ -150,12 +151,18 @@ describe('reads cost what they show', () => {
       // Block 1 is cut: the next read continues it where this one stopped (the cut marker says where).
       const cutAt = /\[… block 1 cut at character (\d+) of its Markdown\]$/.exec(shown)?.[1]
       expect(lines.at(-2)).toBe(
-        `[Next page: call read_document with section_id: ${sectionId}, from_block: 1 and block_offset: ${cutAt}.]`,
+        `[Next page: this read showed the start of block 1 of ${LARGE_BLOCKS}; call read_document with section_id: ${sectionId}, from_block: 1 and block_offset: ${cutAt}.]`,
       )
-      expect(lines.at(-1)).toBe(
-        `[Truncated: showing ${shown.length} characters, the start of block 1 of ${LARGE_BLOCKS}. Call again with a larger max_chars, up to 100000.]`,
-      )
+      const note =
+        /^\[Truncated: showing 500 of (\d+) characters\. Call again with a larger max_chars, up to 100000\.\]$/.exec(
+          lines.at(-1)!,
+        )
+      expect(note).not.toBeNull()
+      totals.add(Number(note![1]))
     }
+    // One total for the one revision, longer than the blocks' text alone (exact totals: doc-schema's tests).
+    expect(totals.size).toBe(1)
+    expect([...totals][0]!).toBeGreaterThan(LARGE_BLOCKS * line.length)
     expectHealthyAndReport('large section', probes, readsMs, { blocks: LARGE_BLOCKS, reads: outputs.length })
   }, 120_000)
 
@@ -197,10 +204,10 @@ describe('reads cost what they show', () => {
     expect(cutAt).toBeDefined()
     // The rest of the one block is a call away (it was not before: the read ended there).
     expect(section.split('\n').at(-2)).toBe(
-      `[Next page: call read_document with section_id: ${sectionId}, from_block: 1 and block_offset: ${cutAt}.]`,
+      `[Next page: this read showed the start of block 1 of 1; call read_document with section_id: ${sectionId}, from_block: 1 and block_offset: ${cutAt}.]`,
     )
-    expect(section.split('\n').at(-1)).toBe(
-      `[Truncated: showing ${sectionBody.length} characters, the start of block 1 of 1. Call again with a larger max_chars, up to 100000.]`,
+    expect(section.split('\n').at(-1)).toMatch(
+      /^\[Truncated: showing 500 of \d+ characters\. Call again with a larger max_chars, up to 100000\.\]$/,
     )
     expectHealthyAndReport('one big list', probes, readsMs, { listItems: LIST_ITEMS })
   }, 120_000)

@@ -74,6 +74,8 @@ describe('get_outline', () => {
 describe('read_document', () => {
   const paragraph = (i: number) => `Paragraph ${i} ${'ab😀'.repeat(330)}`
   let long: { slug: string; sectionId: string; room: string }
+  /** The long section's length read whole, as the ceiling test pages it. */
+  let longTotal = 0
 
   beforeAll(async () => {
     const paragraphs = Array.from({ length: 120 }, (_, i) => paragraph(i + 1))
@@ -98,18 +100,19 @@ describe('read_document', () => {
     expect(parts.after).toEqual([])
   })
 
-  test('a section over MAX_READ_CHARS: ceiling note, continuation note, and from_block recovers every block', async () => {
+  test('a section over MAX_READ_CHARS: ceiling note with the total, continuation note, and from_block recovers every block', async () => {
     const first = await call(client, 'read_document', { slug: long.slug, section_id: long.sectionId })
     const parts = frameLines(first.text)
     const last = parts.after.at(-1)!
     const blocks = parts.body.filter((l) => /^\[\d+\] /.test(l)).map((l) => Number(/^\[(\d+)\]/.exec(l)![1]))
-    expect(last).toBe(
-      `[Truncated: showing ${parts.body.join('\n').length} characters, blocks 1–${blocks.at(-1)} of 120. This section alone is longer than ${MAX_READ_CHARS}.]`,
-    )
-    expect(last).not.toContain('section_id')
     let from: number | undefined = Number(/from_block: (\d+)/.exec(parts.after[0]!)![1])
-    expect(parts.after[0]).toBe(notes.nextBlock(long.sectionId, from))
+    expect(parts.after[0]).toBe(
+      `[Next page: this read showed blocks 1–${blocks.at(-1)} of 120; call read_document with section_id: ${long.sectionId} and from_block: ${from}.]`,
+    )
     expect(from).toBe(blocks.at(-1)! + 1)
+    // The section read whole, in pages: every page repeats the heading line and ends on a block boundary.
+    const headingLength = parts.body[0]!.length
+    let whole = parts.body.join('\n').length
     while (from !== undefined) {
       const next = frameLines(
         (
@@ -123,23 +126,30 @@ describe('read_document', () => {
       blocks.push(
         ...next.body.filter((l) => /^\[\d+\] /.test(l)).map((l) => Number(/^\[(\d+)\]/.exec(l)![1])),
       )
+      whole += next.body.join('\n').length - headingLength
       const cont = next.after.find((l) => l.startsWith('[Next page:'))
       from = cont ? Number(/from_block: (\d+)/.exec(cont)![1]) : undefined
     }
     expect(blocks).toEqual(Array.from({ length: 120 }, (_, i) => i + 1))
+    expect(last).toBe(
+      `[Truncated: showing ${MAX_READ_CHARS} of ${whole} characters. This section alone is longer than ${MAX_READ_CHARS}.]`,
+    )
+    expect(last).toBe(notes.cutAtCeiling(whole))
+    longTotal = whole
   })
 
-  test('a smaller max_chars: the "larger max_chars" note with what was shown', async () => {
+  test('a smaller max_chars: the "larger max_chars" note with the budget asked for and the total', async () => {
     const { text } = await call(client, 'read_document', {
       slug: long.slug,
       section_id: long.sectionId,
       max_chars: 5_000,
     })
     const parts = frameLines(text)
-    const shown = parts.body.join('\n').length
     const lastBlock = Number(/from_block: (\d+)/.exec(parts.after[0]!)![1]) - 1
+    expect(parts.after[0]).toStartWith(`[Next page: this read showed blocks 1–${lastBlock} of 120; `)
+    expect(longTotal).toBeGreaterThan(MAX_READ_CHARS)
     expect(parts.after[1]).toBe(
-      `[Truncated: showing ${shown} characters, blocks 1–${lastBlock} of 120. Call again with a larger max_chars, up to ${MAX_READ_CHARS}.]`,
+      `[Truncated: showing 5000 of ${longTotal} characters. Call again with a larger max_chars, up to 100000.]`,
     )
     // Never a lone surrogate: every 😀 shown is whole.
     expect(parts.body.join('\n')).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/)
@@ -324,12 +334,18 @@ describe('read_document with with_subsections', () => {
         })
       ).text,
     )
-    const shown = first.body.join('\n').length
     expect(first.before).toHaveLength(3)
     expect(first.before[2]).toStartWith(`subsection: ${a1}, rev: `)
+    // The chapter read whole, in one read: its total.
+    const whole = frameLines(
+      (await call(client, 'read_document', { slug: doc.slug, section_id: a, with_subsections: true })).text,
+    )
+    expect(whole.after).toEqual([])
+    const total = whole.body.join('\n').length
+    expect(total).toBeGreaterThan(200)
     expect(first.after).toEqual([
-      `[Next page: call read_document with section_id: ${a}, with_subsections: true, from_section: ${a1} and from_block: 2.]`,
-      `[Truncated: showing ${shown} characters, 2 sections, from ${a} (block 1 of 1) to ${a1} (block 1 of 2). Call again with a larger max_chars, up to ${MAX_READ_CHARS}.]`,
+      `[Next page: this read showed 2 sections, from ${a} (block 1 of 1) to ${a1} (block 1 of 2); call read_document with section_id: ${a}, with_subsections: true, from_section: ${a1} and from_block: 2.]`,
+      `[Truncated: showing 200 of ${total} characters. Call again with a larger max_chars, up to 100000.]`,
     ])
     const second = frameLines(
       (

@@ -33,11 +33,17 @@ const CUT_CAUSES = {
   byWork: 'the render reached `MAX_RENDER_WORK` first',
 } as const
 
-function cutRows(tool: string, texts: Record<keyof typeof CUT_CAUSES, string>): NoteRow[] {
+/** The truncation notes of a cut section or chapter read, the same texts for both (#380's). */
+function cutRows(tool: string): NoteRow[] {
+  const texts: Record<keyof typeof CUT_CAUSES, string> = {
+    byMaxChars: notes.cutByMaxChars(slot('cap'), slot('total')),
+    atCeiling: notes.cutAtCeiling(slot('total')),
+    byWork: notes.cutByWork(slot('shown'), slot('total')),
+  }
   return Object.entries(CUT_CAUSES).map(([cause, when]) => [
     tool,
     `(after the next-page note) ${when}`,
-    withParts(texts[cause as keyof typeof CUT_CAUSES]),
+    texts[cause as keyof typeof CUT_CAUSES],
   ])
 }
 
@@ -118,37 +124,39 @@ function noteRows(): NoteRow[] {
       ['the render reached `MAX_RENDER_WORK` before the budget', notes.documentCutByWork(slot('shown'))],
     ]),
     ...rowsOf('read_document with section_id', [
-      ['cut on a block boundary, the next block exists', notes.nextBlock(slot('section_id'), slot('block'))],
+      [
+        'cut on a block boundary, the next block exists',
+        withParts(notes.nextBlock(SOME_BLOCKS, slot('section_id'), slot('block'))),
+      ],
       [
         'a block longer than the budget was cut (`offset`: its characters shown so far)',
-        notes.nextBlock(slot('section_id'), slot('block'), slot('offset')),
+        withParts(notes.nextBlock(SOME_BLOCKS, slot('section_id'), slot('block'), slot('offset'))),
       ],
     ]),
-    ...cutRows('read_document with section_id', {
-      byMaxChars: notes.sectionCutByMaxChars(slot('shown'), SOME_BLOCKS),
-      atCeiling: notes.sectionCutAtCeiling(slot('shown'), SOME_BLOCKS),
-      byWork: notes.sectionCutByWork(slot('shown'), SOME_BLOCKS),
-    }),
+    ...cutRows('read_document with section_id'),
     ...rowsOf('read_document with with_subsections', [
       [
         'cut: every part the resume needs (`from_section` left out when it is `section_id`, `from_block` at a heading, `block_offset` unless the block was cut)',
-        notes.nextChapterPart(slot('section_id'), {
-          fromSection: slot('from_section'),
-          fromBlock: slot('block'),
-          blockOffset: slot('offset'),
-        }),
+        withParts(
+          notes.nextChapterPart(SOME_PARTS, slot('section_id'), {
+            fromSection: slot('from_section'),
+            fromBlock: slot('block'),
+            blockOffset: slot('offset'),
+          }),
+        ),
       ],
       [
         'cut, the read resumes at a subsection heading',
-        notes.nextChapterPart(slot('section_id'), { fromSection: slot('from_section'), fromBlock: 1 }),
+        withParts(
+          notes.nextChapterPart(SOME_PARTS, slot('section_id'), {
+            fromSection: slot('from_section'),
+            fromBlock: 1,
+          }),
+        ),
       ],
-      ['cut before a heading with no id of its own', notes.chapterStopsAtUnnamed],
+      ['cut before a heading with no id of its own', withParts(notes.chapterStopsAtUnnamed(SOME_PARTS))],
     ]),
-    ...cutRows('read_document with with_subsections', {
-      byMaxChars: notes.chapterCutByMaxChars(slot('shown'), SOME_PARTS),
-      atCeiling: notes.chapterCutAtCeiling(slot('shown'), SOME_PARTS),
-      byWork: notes.chapterCutByWork(slot('shown'), SOME_PARTS),
-    }),
+    ...cutRows('read_document with with_subsections'),
   ]
 }
 

@@ -7,8 +7,8 @@ import { MAX_RENDER_WORK } from '@collab/doc-schema'
 import { MAX_COUNTED_CHARS, MAX_FIND_LIMIT, MAX_FIND_SECTIONS_DOCUMENTS, MAX_READ_CHARS } from '../limits.ts'
 
 /**
- * Which blocks a cut section read shows. A section read renders only what it shows, so its notes count
- * blocks, which are known without rendering, rather than the section's characters, which are not.
+ * Which blocks a cut section read shows, named in its next-page note beside the call that reads on. Its
+ * truncation note counts characters: the budget that applied of the section's total.
  */
 export type ShownBlocks = {
   first: number
@@ -52,15 +52,22 @@ export const notes = {
       ? '[More documents exist. Narrow with query.]'
       : `[More documents exist. Narrow with query, or raise limit up to ${MAX_FIND_LIMIT}.]`,
 
-  /** A cut section read when the caller chose a `max_chars` below MAX_READ_CHARS. */
-  sectionCutByMaxChars: (shown: number, blocks: ShownBlocks) =>
-    `[Truncated: showing ${shown} characters, ${shownBlocks(blocks)}. Call again with a larger max_chars, up to ${MAX_READ_CHARS}.]`,
-  /** A section read that stopped at MAX_RENDER_WORK (its markup) before its character budget. */
-  sectionCutByWork: (shown: number, blocks: ShownBlocks) =>
-    `[Truncated: showing ${shown} characters, ${shownBlocks(blocks)}. The rest holds more markup (marks, links, nodes) than one read renders (${MAX_RENDER_WORK} units); read on as the note before says.]`,
-  /** A cut section read at the full budget. */
-  sectionCutAtCeiling: (shown: number, blocks: ShownBlocks) =>
-    `[Truncated: showing ${shown} characters, ${shownBlocks(blocks)}. This section alone is longer than ${MAX_READ_CHARS}.]`,
+  /**
+   * A cut section or chapter read when the caller chose a `max_chars` below MAX_READ_CHARS (docs.plus issue
+   * #380's text): `cap` is the budget that applied (max_chars, at least MIN_SECTION_CHARS), `total` the exact
+   * length of the section (or chapter) read whole.
+   */
+  cutByMaxChars: (cap: number, total: number) =>
+    `[Truncated: showing ${cap} of ${total} characters. Call again with a larger max_chars, up to ${MAX_READ_CHARS}.]`,
+  /** A cut section or chapter read at the full budget (#380's text). */
+  cutAtCeiling: (total: number) =>
+    `[Truncated: showing ${MAX_READ_CHARS} of ${total} characters. This section alone is longer than ${MAX_READ_CHARS}.]`,
+  /**
+   * A section or chapter read that stopped at MAX_RENDER_WORK (its markup) before its character budget:
+   * `shown` the characters it showed, fewer than the budget.
+   */
+  cutByWork: (shown: number, total: number) =>
+    `[Truncated: showing ${shown} of ${total} characters. The rest holds more markup (marks, links, nodes) than one read renders (${MAX_RENDER_WORK} units); read on as the note before says.]`,
   /**
    * A cut whole-document read: `total` is the document's Markdown length, counted up to MAX_COUNTED_CHARS
    * (undefined past it: the read renders no further than that).
@@ -89,32 +96,31 @@ export const notes = {
   nextFindPage: (cursor: string) =>
     `[Next page: call find_documents with the same query, scope and limit, and cursor: "${cursor}".]`,
   nextStart: (start: number) => `[Next page: call again with start: ${start}.]`,
-  /** The next read of a section: from a block's start, or (a cut block) from `blockOffset` into it. */
-  nextBlock: (sectionId: string, fromBlock: number, blockOffset?: number) =>
-    blockOffset === undefined
-      ? `[Next page: call read_document with section_id: ${sectionId} and from_block: ${fromBlock}.]`
-      : `[Next page: call read_document with section_id: ${sectionId}, from_block: ${fromBlock} and block_offset: ${blockOffset}.]`,
   /**
-   * The next read of a chapter (with_subsections): from_section when it starts in a subsection, from_block
-   * (and block_offset) when it starts inside a section rather than at its heading.
+   * The next read of a section, after the blocks this one showed: from a block's start, or (a cut block)
+   * from `blockOffset` into it.
    */
-  nextChapterPart: (sectionId: string, { fromSection, fromBlock, blockOffset }: ChapterResume) => {
+  nextBlock: (shown: ShownBlocks, sectionId: string, fromBlock: number, blockOffset?: number) =>
+    blockOffset === undefined
+      ? `[Next page: this read showed ${shownBlocks(shown)}; call read_document with section_id: ${sectionId} and from_block: ${fromBlock}.]`
+      : `[Next page: this read showed ${shownBlocks(shown)}; call read_document with section_id: ${sectionId}, from_block: ${fromBlock} and block_offset: ${blockOffset}.]`,
+  /**
+   * The next read of a chapter (with_subsections), after the sections this one showed: from_section when it
+   * starts in a subsection, from_block (and block_offset) when it starts inside a section rather than at its
+   * heading.
+   */
+  nextChapterPart: (
+    shown: readonly ShownSectionPart[],
+    sectionId: string,
+    { fromSection, fromBlock, blockOffset }: ChapterResume,
+  ) => {
     const args = [`section_id: ${sectionId}`, 'with_subsections: true']
     if (fromSection !== sectionId) args.push(`from_section: ${fromSection}`)
     if (fromBlock > 1 || blockOffset !== undefined) args.push(`from_block: ${fromBlock}`)
     if (blockOffset !== undefined) args.push(`block_offset: ${blockOffset}`)
-    return `[Next page: call read_document with ${args.slice(0, -1).join(', ')} and ${args.at(-1)}.]`
+    return `[Next page: this read showed ${shownSections(shown)}; call read_document with ${args.slice(0, -1).join(', ')} and ${args.at(-1)}.]`
   },
   /** A chapter read stopped before a heading whose id is missing or repeats an earlier one's. */
-  chapterStopsAtUnnamed:
-    '[Next page: the next section of this chapter has no section_id of its own, so no read can start there; call get_outline, then read on from the section after it.]',
-  /** A cut chapter read when the caller chose a `max_chars` below MAX_READ_CHARS. */
-  chapterCutByMaxChars: (shown: number, parts: readonly ShownSectionPart[]) =>
-    `[Truncated: showing ${shown} characters, ${shownSections(parts)}. Call again with a larger max_chars, up to ${MAX_READ_CHARS}.]`,
-  /** A chapter read that stopped at MAX_RENDER_WORK (its markup) before its character budget. */
-  chapterCutByWork: (shown: number, parts: readonly ShownSectionPart[]) =>
-    `[Truncated: showing ${shown} characters, ${shownSections(parts)}. The rest holds more markup (marks, links, nodes) than one read renders (${MAX_RENDER_WORK} units); read on as the note before says.]`,
-  /** A cut chapter read at the full budget. */
-  chapterCutAtCeiling: (shown: number, parts: readonly ShownSectionPart[]) =>
-    `[Truncated: showing ${shown} characters, ${shownSections(parts)}. This section with its subsections is longer than ${MAX_READ_CHARS}.]`,
+  chapterStopsAtUnnamed: (shown: readonly ShownSectionPart[]) =>
+    `[Next page: this read showed ${shownSections(shown)}; the next section of this chapter has no section_id of its own, so no read can start there; call get_outline, then read on from the section after it.]`,
 } as const

@@ -2,11 +2,18 @@
  * read_document: the whole document as Markdown, or one section with numbered blocks. Both bounded by
  * MAX_READ_CHARS (or a smaller max_chars); a cut read ends with notes naming how to read on.
  */
-import { type ChapterRender, type Refusal, refuse, renderChapter, renderSection } from '@collab/doc-schema'
+import {
+  type ChapterRender,
+  type Refusal,
+  refuse,
+  renderChapter,
+  renderSection,
+  type ShownSection,
+} from '@collab/doc-schema'
 import { z } from 'zod'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
-import { notes } from '../render/notes.ts'
+import { notes, type ShownBlocks } from '../render/notes.ts'
 import { readWholeDocument } from '../render/whole-read.ts'
 import { optionalSectionIdField, slugField } from './fields.ts'
 import { openDocument } from './open-document.ts'
@@ -144,23 +151,11 @@ export const readDocument = defineTool({
       if (rendered.kind === 'error') return withNextStep(rendered)
       const section = rendered.value
       const noteLines: string[] = []
-      const cut = section.nextBlock !== undefined || section.truncatedBlock !== undefined
-      if (cut) {
-        if (section.nextBlock !== undefined)
-          noteLines.push(notes.nextBlock(section.sectionId, section.nextBlock, section.nextOffset))
-        const blocks = {
-          first: section.firstBlock,
-          last: section.lastBlock,
-          count: section.blockCount,
-          lastCut: section.truncatedBlock !== undefined,
-          firstContinued: section.firstOffset !== undefined,
-        }
+      // A read is cut exactly when it names the block that continues it; it then carries the total.
+      if (section.nextBlock !== undefined && section.total !== undefined) {
         noteLines.push(
-          section.byWork
-            ? notes.sectionCutByWork(section.shownChars, blocks)
-            : max_chars !== undefined && max_chars < MAX_READ_CHARS
-              ? notes.sectionCutByMaxChars(section.shownChars, blocks)
-              : notes.sectionCutAtCeiling(section.shownChars, blocks),
+          notes.nextBlock(shownOf(section), section.sectionId, section.nextBlock, section.nextOffset),
+          cutNote(section, section.total, max_chars),
         )
       }
       return renderOutput({
@@ -191,31 +186,46 @@ function chapterLines({ sections }: ChapterRender): string[] {
   ]
 }
 
-/** A cut chapter read's notes: where the next read starts, then what this one showed. */
-function chapterNotes(sectionId: string, chapter: ChapterRender, maxChars: number | undefined): string[] {
-  const { next } = chapter
-  if (next === undefined) return []
-  const parts = chapter.sections.map((part) => ({
-    sectionId: part.sectionId,
+/** Which blocks of one section a read showed, as the next-page note names them. */
+function shownOf(part: ShownSection): ShownBlocks {
+  return {
     first: part.firstBlock,
     last: part.lastBlock,
     count: part.blockCount,
     lastCut: part.truncatedBlock !== undefined,
     firstContinued: part.firstOffset !== undefined,
-  }))
+  }
+}
+
+/**
+ * The truncation note of a cut section or chapter read (#380's texts): of `total`, the budget that applied
+ * when the caller lowered it, the full budget otherwise, or what was shown when the markup stopped it first.
+ */
+function cutNote(
+  read: { byWork?: boolean; budget: number; shownChars: number },
+  total: number,
+  maxChars: number | undefined,
+): string {
+  if (read.byWork) return notes.cutByWork(read.shownChars, total)
+  return maxChars !== undefined && maxChars < MAX_READ_CHARS
+    ? notes.cutByMaxChars(read.budget, total)
+    : notes.cutAtCeiling(total)
+}
+
+/** A cut chapter read's notes: what this one showed and where the next read starts, then the total. */
+function chapterNotes(sectionId: string, chapter: ChapterRender, maxChars: number | undefined): string[] {
+  const { next, total } = chapter
+  if (next === undefined || total === undefined) return []
+  const parts = chapter.sections.map((part) => ({ ...shownOf(part), sectionId: part.sectionId }))
   return [
     next.sectionId === ''
-      ? notes.chapterStopsAtUnnamed
-      : notes.nextChapterPart(sectionId, {
+      ? notes.chapterStopsAtUnnamed(parts)
+      : notes.nextChapterPart(parts, sectionId, {
           fromSection: next.sectionId,
           fromBlock: next.fromBlock,
           blockOffset: next.blockOffset,
         }),
-    chapter.byWork
-      ? notes.chapterCutByWork(chapter.shownChars, parts)
-      : maxChars !== undefined && maxChars < MAX_READ_CHARS
-        ? notes.chapterCutByMaxChars(chapter.shownChars, parts)
-        : notes.chapterCutAtCeiling(chapter.shownChars, parts),
+    cutNote(chapter, total, maxChars),
   ]
 }
 

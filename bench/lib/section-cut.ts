@@ -1,0 +1,88 @@
+/**
+ * A cut section read's cost against its section's size (issue 26): read_document with section_id and
+ * max_chars 2,000 of a section of 100,000 blocks beside the same read of a section of 10 blocks, warm (the
+ * document live, its sections' totals already measured, as after a first read). The cut read names the
+ * section's exact total, which is kept per revision, so what grows with the section is only the walk that
+ * collects its blocks and checks they are the ones measured, not a render. The first cut read of a
+ * revision never measured before, which renders every block once for the total, is reported beside it.
+ */
+import { FRAGMENT_NAME, HEADING_ID_ATTR, newHeadingId, renderSection } from '@collab/doc-schema'
+import { Y, type YXmlFragment } from '../deps.ts'
+import { timeSideBySide } from './stats.ts'
+import type { Row } from './types.ts'
+
+type Frag = Parameters<typeof renderSection>[0]
+const asFrag = (f: YXmlFragment) => f as unknown as Frag
+
+export const CUT_READ_BLOCKS = { large: 100_000, small: 10 } as const
+const CUT_READ_MAX_CHARS = 2_000
+
+/**
+ * A live document whose one section holds `blocks` paragraphs, each with a bold word, a link and `words`
+ * plain words: both sections' reads are cut at 2,000 characters, so each renders about as much.
+ */
+function sectionOf(blocks: number, words: number): { fragment: YXmlFragment; sectionId: string; doc: Y.Doc } {
+  const doc = new Y.Doc()
+  const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+  const sectionId = newHeadingId()
+  const plain = ' word'.repeat(words)
+  doc.transact(() => {
+    // The elements go into the document first: Yjs reads a type's content only once it is in one.
+    const heading = new Y.XmlElement('heading')
+    const title = new Y.XmlText()
+    heading.insert(0, [title])
+    const texts: Y.XmlText[] = []
+    const paragraphs = Array.from({ length: blocks }, () => {
+      const paragraph = new Y.XmlElement('paragraph')
+      const text = new Y.XmlText()
+      texts.push(text)
+      paragraph.insert(0, [text])
+      return paragraph
+    })
+    fragment.insert(0, [heading, ...paragraphs])
+    heading.setAttribute('level', 2 as never)
+    heading.setAttribute(HEADING_ID_ATTR, sectionId)
+    title.insert(0, `Section of ${blocks} blocks`)
+    texts.forEach((text, i) => {
+      text.insert(0, `Block ${i + 1} `)
+      text.insert(text.length, 'bold', { bold: true })
+      text.insert(text.length, ' link', { link: { href: `https://example.com/${i}` } })
+      text.insert(text.length, `${plain}.`)
+    })
+  })
+  return { fragment, sectionId, doc }
+}
+
+function cutRead(fragment: YXmlFragment, sectionId: string) {
+  const read = renderSection(asFrag(fragment), sectionId, { maxChars: CUT_READ_MAX_CHARS })
+  if (read.kind === 'error') throw new Error(read.message)
+  if (read.value.total === undefined) throw new Error('the read was not cut')
+  return read.value
+}
+
+export function measureCutSectionRead(runs: number): Row {
+  const large = sectionOf(CUT_READ_BLOCKS.large, 1)
+  const small = sectionOf(CUT_READ_BLOCKS.small, 60)
+  const started = Bun.nanoseconds()
+  const first = cutRead(large.fragment, large.sectionId)
+  const firstMs = (Bun.nanoseconds() - started) / 1e6
+  const smallFirst = cutRead(small.fragment, small.sectionId)
+  const timed = timeSideBySide(runs, {
+    '100,000 blocks': { run: () => cutRead(large.fragment, large.sectionId) },
+    '10 blocks': { run: () => cutRead(small.fragment, small.sectionId) },
+  })
+  large.doc.destroy()
+  small.doc.destroy()
+  const ratio = timed['100,000 blocks'].median / timed['10 blocks'].median
+  return {
+    measure: 'cut section read (max_chars 2,000), warm, by section size',
+    size: '100,000 / 10 blocks',
+    variants: timed,
+    ratios: { '100,000 blocks / 10 blocks': ratio },
+    extra: {
+      'section chars (total)': `${first.total} / ${smallFirst.total}`,
+      'chars shown': `${first.shownChars} / ${smallFirst.shownChars}`,
+      'first cut read of the 100,000-block revision (measures it), ms': Math.round(firstMs),
+    },
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * A section's total: the exact length in characters of the section read whole (its heading line, then each
+ * block as `[n] markdown`, blank-line separated: what `renderSection` shows with a budget that holds it
+ * all). A cut read names it, so it must be exact, and it must not cost a read a render of the section.
+ *
+ * It is the sum of each element's Markdown length, rendered by the very function a read renders with
+ * (`blockMarkdownPrefix`, run to the end), so whatever the Markdown escaping becomes, the total follows it.
+ * Rendering costs ~2 µs a character, so lengths are kept: per element by the outline memo of a live
+ * fragment (dropped when a change lands under that element, so an edit re-renders only the blocks it
+ * touched), and per section revision (`rev`) here, so a read of a throwaway fragment (a cold read) finds
+ * the total a read of the same content measured before.
+ */
+import type * as Y from 'yjs'
+import { blockMarkdownPrefix } from '../markdown/block-prefix.ts'
+import type { SerializeOptions } from '../markdown/blocks-to-mdast.ts'
+
+/** How section reads show a block's media: as readable placeholders. */
+export const BLOCK_OPTIONS: SerializeOptions = { media: 'placeholder' }
+/** How section reads show the heading line (`headingLine`). */
+const HEADING_OPTIONS: SerializeOptions = {}
+
+/**
+ * The length of an element's Markdown as a section read shows it whole: the heading line for a heading,
+ * else a block's Markdown without its `[n] ` label. The same render as a read's, not stopped early.
+ */
+export function elementReadLength(element: Y.XmlElement): number {
+  const opts = element.nodeName === 'heading' ? HEADING_OPTIONS : BLOCK_OPTIONS
+  return blockMarkdownPrefix(element, Number.MAX_SAFE_INTEGER, opts).text.length
+}
+
+/**
+ * The length of a section read whole, from its elements' lengths (`lengthOf`, by default rendered now):
+ * the heading line, then per block a blank line and `[n] markdown` (`[n]` alone for an empty block).
+ */
+export function sectionReadLength(
+  heading: Y.XmlElement,
+  blocks: readonly Y.XmlElement[],
+  lengthOf: (element: Y.XmlElement) => number = elementReadLength,
+): number {
+  let total = lengthOf(heading)
+  for (let i = 0; i < blocks.length; i++) {
+    const markdown = lengthOf(blocks[i]!)
+    total += 2 + `[${i + 1}]`.length + (markdown === 0 ? 0 : 1 + markdown)
+  }
+  return total
+}
+
+/**
+ * Section totals kept by revision, for every fragment of the process: a rev is a hash of the section's
+ * content (heading and blocks, ids aside) and the total depends on nothing else, so the same rev has the
+ * same total in any document. Bounded; the least recently used is dropped first.
+ */
+export const MAX_KEPT_SECTION_TOTALS = 4_096
+
+const totalsByRev = new Map<string, number>()
+
+/** The key of one revision: its rev and its block count (a second check against a hash collision). */
+const revKey = (rev: string, blockCount: number) => `${rev}/${blockCount}`
+
+/** The total kept for this revision, if any (it becomes the most recently used). */
+export function keptTotal(rev: string, blockCount: number): number | undefined {
+  const key = revKey(rev, blockCount)
+  const total = totalsByRev.get(key)
+  if (total === undefined) return undefined
+  totalsByRev.delete(key)
+  totalsByRev.set(key, total)
+  return total
+}
+
+/** Keeps a revision's total, dropping the least recently used past MAX_KEPT_SECTION_TOTALS. */
+export function keepTotal(rev: string, blockCount: number, total: number): void {
+  const key = revKey(rev, blockCount)
+  totalsByRev.delete(key)
+  totalsByRev.set(key, total)
+  if (totalsByRev.size > MAX_KEPT_SECTION_TOTALS) {
+    const oldest = totalsByRev.keys().next().value
+    if (oldest !== undefined) totalsByRev.delete(oldest)
+  }
+}
+
+/** Forgets every kept total (tests that must measure from nothing). */
+export function forgetKeptTotals(): void {
+  totalsByRev.clear()
+}
