@@ -1,0 +1,186 @@
+/**
+ * replace_text on each shape a section read prints (issue 26): every test takes a line from a real read
+ * (renderSection, what read_document shows), replaces it, and reads again. new_text is inline Markdown,
+ * so `*Monday*` is italic; lines that are not text are refused naming the call that changes them.
+ */
+import { describe, expect, test } from 'bun:test'
+import type * as Y from 'yjs'
+import { fragmentToJSON, listSections, renderSection, replaceText } from '../index.ts'
+import { expectOk, loadDocument } from './fixtures.ts'
+
+const SHAPES = `## S
+
+- top item
+  - nested *item* one
+  - nested two
+    1. deeper
+- second
+
+  \`\`\`js
+  code in list
+  more code
+  \`\`\`
+
+| Option | Default |
+| - | - |
+| alpha | 1 |
+| **beta** | 2 |
+
+![a diagram](https://x.org/a.png)
+
+> quoted line
+> - item in a quote
+
+Line one with [a link](https://x.org/a "Title") and \`code\`  
+line two after a break.
+
+Monday is a day, and **bold text** ends here.`
+
+/** A document of `markdown` under `## S`, its section, and the read's lines. */
+function read(markdown = SHAPES) {
+  const { fragment } = loadDocument('Doc', markdown)
+  const section = listSections(fragment)[1]!
+  return { fragment, section, lines: readLines(fragment, section.sectionId) }
+}
+
+const readLines = (fragment: Y.XmlFragment, sectionId: string) =>
+  expectOk(renderSection(fragment, sectionId)).text.split('\n')
+
+/** The printed line that contains `part` (exactly one must). */
+function lineWith(lines: readonly string[], part: string): string {
+  const found = lines.filter((line) => line.includes(part))
+  expect(found).toHaveLength(1)
+  return found[0]!
+}
+
+/**
+ * Replaces the printed line holding `part` by `edit(line)` and reads again: the new read must show the
+ * edited line where the old one was, every other line as before.
+ */
+function replaceLine(part: string, edit: (line: string) => string, markdown = SHAPES) {
+  const { fragment, section, lines } = read(markdown)
+  const line = lineWith(lines, part)
+  const next = edit(line)
+  const result = replaceText(fragment, section.sectionId, section.rev, line, next)
+  if (result.kind === 'error') throw new Error(result.message)
+  expect(readLines(fragment, section.sectionId)).toEqual(lines.map((l) => (l === line ? next : l)))
+  return { fragment, line, next }
+}
+
+/** What replaceText refuses for the printed line holding `part`, replaced by `edit(line)`. */
+function refusal(part: string, edit: (line: string) => string) {
+  const { fragment, section, lines } = read()
+  const line = lineWith(lines, part)
+  const result = replaceText(fragment, section.sectionId, section.rev, line, edit(line))
+  expect(readLines(fragment, section.sectionId)).toEqual(lines)
+  if (result.kind !== 'error') throw new Error(`${line} was not refused`)
+  return result
+}
+
+describe('new_text is inline Markdown, as edit_blocks reads it', () => {
+  test('*Monday* makes Monday italic; a literal * is written \\* and stored as *', () => {
+    const { fragment } = replaceLine('Monday', (l) => l.replace('Monday', '*Monday*'))
+    const paragraph = fragmentToJSON(fragment).content!.at(-1)!
+    expect(paragraph.content![0]).toEqual({ type: 'text', text: 'Monday', marks: [{ type: 'italic' }] })
+    // The issue's call: old_text the bare word, as written.
+    const { fragment: bare, section } = read()
+    expectOk(replaceText(bare, section.sectionId, section.rev, 'Monday', '*Monday*'))
+    expect(fragmentToJSON(bare).content!.at(-1)!.content![0]!.marks).toEqual([{ type: 'italic' }])
+    const literal = replaceLine('Monday', (l) => l.replace('Monday', '\\*Monday\\*'))
+    expect(JSON.stringify(fragmentToJSON(literal.fragment))).toContain('"text":"*Monday* is a day, and "')
+  })
+
+  test('a mark across the edit boundary: plain new text keeps the bold it replaces, Markdown moves it', () => {
+    // Copied without markup: the replaced characters' bold carries over to the new ones.
+    const { fragment, section } = read()
+    expectOk(replaceText(fragment, section.sectionId, section.rev, 'text ends', 'words end'))
+    expect(lineWith(readLines(fragment, section.sectionId), 'Monday')).toBe(
+      '[6] Monday is a day, and **bold words** end here.',
+    )
+    // Spelled out: the bold moves as new_text says.
+    replaceLine('Monday', (l) => l.replace('**bold text** ends', 'bold **text ends**'))
+  })
+
+  test('a link: new text keeps its target; new Markdown changes the target or drops the link', () => {
+    replaceLine('link', (l) => l.replace('[a link]', '[the link]'))
+    replaceLine('link', (l) => l.replace('(https://x.org/a "Title")', '(https://y.org/b)'))
+    replaceLine('link', (l) => l.replace('[a link](https://x.org/a "Title")', 'a link'))
+  })
+
+  test('a code span: edited inside its backticks, or unmarked without them', () => {
+    replaceLine('code`', (l) => l.replace('`code`', '`codes`'))
+    replaceLine('code`', (l) => l.replace('`code`', 'code'))
+  })
+})
+
+describe('every shape a read prints', () => {
+  test('a nested list item, copied with its indentation and marker', () => {
+    replaceLine('nested *item* one', (l) => l.replace('*item* one', '*entry* one'))
+    replaceLine('deeper', (l) => `${l} still`)
+  })
+
+  test('an item in a quote, copied with its > and marker', () => {
+    replaceLine('item in a quote', (l) => l.replace('item', 'entry'))
+  })
+
+  test('code inside a list, one line or several, copied with their indentation', () => {
+    replaceLine('code in list', (l) => l.replace('list', 'a list'))
+    const { fragment, section, lines } = read()
+    const first = lineWith(lines, 'code in list')
+    const second = lineWith(lines, 'more code')
+    expectOk(
+      replaceText(
+        fragment,
+        section.sectionId,
+        section.rev,
+        `${first}\n${second}`,
+        `${first}\n  inserted line\n${second}`,
+      ),
+    )
+    const after = readLines(fragment, section.sectionId)
+    expect(after.slice(after.indexOf(first), after.indexOf(first) + 3)).toEqual([
+      first,
+      '  inserted line',
+      second,
+    ])
+  })
+
+  test('a table row: each changed cell is rewritten, the others untouched', () => {
+    const { fragment } = replaceLine('| alpha |', (l) => l.replace('| 1 |', '| 100 |'))
+    const table = fragmentToJSON(fragment).content!.find((block) => block.type === 'table')!
+    expect(JSON.stringify(table.content![1])).toContain('"text":"100"')
+    replaceLine('beta', (l) => l.replace('**beta**', '*beta*'))
+    // Some of its cells, without the edge pipes.
+    const { fragment: again, section } = read()
+    expectOk(replaceText(again, section.sectionId, section.rev, 'alpha | 1', 'gamma | 1'))
+    expect(readLines(again, section.sectionId)).toContain('| gamma | 1 |')
+  })
+
+  test('a line before a hard break keeps the break', () => {
+    replaceLine('Line one', (l) => l.replace('Line one', 'First line'))
+    replaceLine('line two', (l) => l.replace('two', '2'))
+  })
+
+  test('an image placeholder is refused as media, naming edit_blocks with its block', () => {
+    const refused = refusal('[image:', () => '[image: a chart]')
+    expect(refused.reason).toBe('not_text')
+    expect(refused.message).toContain('is how a read shows media (image) in block 3, not text')
+    expect(refused.message).toContain('call edit_blocks with remove_blocks: [3]')
+  })
+
+  test("a table's delimiter line and a code fence are refused for what they are", () => {
+    const delimiter = refusal('| - |', () => '| :- | - |')
+    expect(delimiter.message).toContain('is the line under the header row of the table in block 2')
+    const fence = refusal('```js', (l) => l.replace('js', 'ts'))
+    expect(fence.message).toContain('is the fence line of a code block (block 1)')
+    expect(fence.message).toContain('call edit_blocks with in_block: 1')
+  })
+
+  test('a changed marker, a dropped break, a new column: refused, nothing changes', () => {
+    expect(refusal('deeper', (l) => l.replace('1.', '-')).message).toContain(
+      'a list marker, task box, indentation or heading level is not text',
+    )
+    expect(refusal('Line one', (l) => l.slice(0, -1)).reason).toBe('newline_in_text')
+    expect(refusal('| alpha |', (l) => `${l} 3 |`).message).toContain('it has 3 cells where oldText has 2')
+  })
+})
