@@ -21,6 +21,9 @@ const ITEM_SYNTAX: Record<string, string> = {
   taskList: '"- [ ] text"',
 }
 
+/** A column's alignment as a GFM delimiter cell writes it. */
+const ALIGN_DELIMITER: Record<string, string> = { left: ':-', right: '-:', center: ':-:' }
+
 /**
  * `markdown` without the prefix (indentation, quote markers) of `printed`, the line as read of the item
  * it goes next to, when every line of it that is not blank starts with that prefix; else unchanged.
@@ -58,14 +61,17 @@ export function parseItems(container: Y.XmlElement, name: string, markdown: stri
     }
     return ok(items)
   }
-  const columns = Math.max(
-    1,
-    container.toArray().find((row): row is Y.XmlElement => row instanceof Y.XmlElement)?.length ?? 1,
-  )
+  const firstRow = container.toArray().find((row): row is Y.XmlElement => row instanceof Y.XmlElement)
+  const columns = Math.max(1, firstRow?.length ?? 1)
   // Rows alone are not a GFM table: read them under a header one column wider than the table (GFM drops
   // cells past the header's width without a word, so a cell there means the row is too wide), then drop
-  // that header and the extra column.
-  const header = `|${' h |'.repeat(columns + 1)}\n|${' - |'.repeat(columns + 1)}\n`
+  // that header and the extra column. The header's delimiter line carries the table's alignment per column
+  // (a read prints it on the table's "| - |" line, not on the rows), so the rows read get it too.
+  const delimiters = Array.from({ length: columns + 1 }, (_, i) => {
+    const cell = firstRow?.get(i)
+    return ALIGN_DELIMITER[String(cell instanceof Y.XmlElement ? cell.getAttribute('align') : '')] ?? '-'
+  })
+  const header = `|${' h |'.repeat(columns + 1)}\n| ${delimiters.join(' | ')} |\n`
   const parsed = parseMarkdown(header + markdown.replace(/^\n+/, ''))
   const table = parsed.kind === 'ok' && parsed.value.length === 1 ? parsed.value[0] : undefined
   if (table?.type !== 'table') {

@@ -12,48 +12,47 @@ const isContainer = (node: DocNode): boolean => CONTAINER_TYPES.has(node.type)
 const elementChildren = (element: Y.XmlElement): Y.XmlElement[] =>
   element.toArray().filter((child): child is Y.XmlElement => child instanceof Y.XmlElement)
 
+/** An item's children in the three parts a read prints in order (see mergeItem). */
+function parts<T>(children: readonly T[], container: (child: T) => boolean) {
+  const first = children.findIndex((child, index) => index > 0 && container(child))
+  const split = first < 0 ? children.length : first
+  return { text: children.slice(0, 1), under: children.slice(1, split), subs: children.slice(split) }
+}
+
 /**
  * The item that replaces `old`: `given` (a Markdown item) with the parts of `old` it does not write out.
- * An item has three parts: its text (the first paragraph, on its line), the blocks under the text (more
- * paragraphs, code blocks), and its sub-items (the lists and tables in it). The Markdown item's text always
- * replaces the old text; blocks written under its text replace the old blocks under the text; a list
- * written under it replaces the old sub-items. A part it does not write is kept as it was, in its place,
- * less the sub-items `removed` names. Returns the new item and the old elements it no longer holds.
+ * An item prints in three parts: its text (the first paragraph, on the item's line), the blocks under its
+ * text (more paragraphs, code blocks, up to its first list), and its sub-items (from its first list on).
+ * The Markdown item's text always replaces the old text; blocks it writes under its text replace the old
+ * blocks under the text; a list it writes under it replaces the old sub-items and what follows them. A
+ * part it does not write is kept as it was, less the items `removed` names. Returns the new item and the
+ * old elements it no longer holds.
  */
 export function mergeItem(
   old: Y.XmlElement,
   given: DocNode,
   removed: ReadonlySet<Y.XmlElement>,
 ): { json: DocNode; gone: Y.XmlElement[] } {
-  const [head, ...rest] = given.content ?? []
-  const body = rest.filter((node) => !isContainer(node))
-  const subs = rest.filter(isContainer)
-  const content: DocNode[] = []
-  const gone: Y.XmlElement[] = []
-  for (const [index, child] of elementChildren(old).entries()) {
-    if (index === 0) {
-      gone.push(child)
-      if (head) content.push(head)
-      content.push(...body)
-    } else if (CONTAINER_TYPES.has(child.nodeName)) {
-      if (subs.length > 0) {
-        gone.push(child)
-        continue
-      }
+  const next = parts(given.content ?? [], isContainer)
+  const before = parts(elementChildren(old), (child) => CONTAINER_TYPES.has(child.nodeName))
+  const content: DocNode[] = [...next.text]
+  const gone: Y.XmlElement[] = [...before.text]
+  const keep = (elements: readonly Y.XmlElement[]) => {
+    for (const element of elements) {
       const left: Y.XmlElement[] = []
-      const json = without(child, removed, left)
-      gone.push(...left)
-      if (json) content.push(json)
-    } else if (body.length > 0) {
-      gone.push(child)
-    } else {
-      const left: Y.XmlElement[] = []
-      const json = without(child, removed, left)
+      const json = without(element, removed, left)
       gone.push(...left)
       if (json) content.push(json)
     }
   }
-  content.push(...subs)
+  if (next.under.length > 0) {
+    content.push(...next.under)
+    gone.push(...before.under)
+  } else keep(before.under)
+  if (next.subs.length > 0) {
+    content.push(...next.subs)
+    gone.push(...before.subs)
+  } else keep(before.subs)
   return { json: content.length > 0 ? { ...given, content } : given, gone }
 }
 
