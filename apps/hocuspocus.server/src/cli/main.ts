@@ -45,6 +45,9 @@ async function main(argv: string[], io: CommandIO): Promise<number> {
     }
     throw error
   }
+  if (prepared.command.runAlone) {
+    return prepared.command.runAlone({ args: prepared.args, opts: prepared.opts, config, io })
+  }
   const request: CommandRequest = { argv, files: {} }
   for (const file of filesNamed(argv)) {
     try {

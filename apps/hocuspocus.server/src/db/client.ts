@@ -12,9 +12,12 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PrismaPg } from '@prisma/adapter-pg'
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
+import { writeBackupFile } from './backup/files.ts'
 import { PrismaClient } from './generated/client.ts'
-import type { WorkerOpen, WorkerReply, WorkerWedge } from './pglite-worker.ts'
+import type { WorkerDump, WorkerOpen, WorkerReply, WorkerWedge } from './pglite-worker.ts'
 import { CONTENT_TRANSACTION } from './transactions.ts'
+
+export { openDiffDatabases } from './diff-databases.ts'
 
 export type Database = {
   prisma: PrismaClient
@@ -32,6 +35,11 @@ export type Database = {
    * query that never returns would; the health probe must notice. Only on PGlite with PGLITE_THREAD=worker.
    */
   wedgeThreadForFaultTest?: () => void
+  /**
+   * The embedded database only: writes a backup of it to `file` (PGlite's dumpDataDir, a gzipped tarball of
+   * the folder as of one moment between queries; db/backup/). Returns the file's size in bytes.
+   */
+  dumpDataDir?: (file: string) => Promise<number>
 }
 
 export type OpenOptions = {
@@ -105,12 +113,19 @@ export async function openDatabase(target: DatabaseTarget, options: OpenOptions 
     prisma,
     kind: 'pglite',
     adapterFactory,
+    async dumpDataDir(file) {
+      await pglite.exec('CHECKPOINT')
+      return writeBackupFile(file, await pglite.dumpDataDir('gzip'))
+    },
     async close() {
       await prisma.$disconnect()
       await pglite.close()
     },
   }
 }
+
+/** How long a backup of the embedded database may take (the folder read, compressed and written). */
+const WORKER_DUMP_TIMEOUT_MS = 30 * 60_000
 
 /** How long the embedded database's thread may take to open the folder (a first start runs initdb). */
 const WORKER_OPEN_TIMEOUT_MS = 120_000
@@ -193,7 +208,7 @@ async function probeThread(prisma: PrismaClient, timeoutMs: number): Promise<'an
 /** One started database thread: asks it a question and waits for its answer. */
 type DatabaseThread = {
   worker: Worker
-  ask(message: WorkerOpen | { type: 'close' }, timeoutMs: number): Promise<WorkerReply>
+  ask(message: WorkerOpen | WorkerDump | { type: 'close' }, timeoutMs: number): Promise<WorkerReply>
 }
 
 function startThread(): DatabaseThread {
@@ -292,6 +307,8 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
   // The migration engine's connections are counted: a migration's statement may hold PGlite far longer
   // than any probe timeout (an index over every document), so no probe is judged while one is open.
   let migrating = 0
+  // A backup holds PGlite's query lock while it reads the folder: no probe is judged meanwhile either.
+  let dumping = 0
   const counted = async (opening: Promise<SqlDriverAdapter>) => {
     const adapter = await opening
     migrating++
@@ -327,10 +344,10 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
   const probe = async () => {
     const probed = thread
     if (restarting) failures = 0 // failures of the thread being replaced do not count against the next
-    if (restarting || migrating > 0) return nextProbe()
+    if (restarting || migrating > 0 || dumping > 0) return nextProbe()
     const result = await probeThread(prisma, probeTimeoutMs)
     // Judged only if nothing changed meanwhile: a closed database, a thread already ended or replaced.
-    if (closing || restarting || migrating > 0 || probed !== thread) return nextProbe()
+    if (closing || restarting || migrating > 0 || dumping > 0 || probed !== thread) return nextProbe()
     if (result === 'answered') {
       failures = 0
     } else if (result === 'silent' || ++failures >= DATABASE_THREAD_PROBE_FAILURES) {
@@ -352,6 +369,16 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
     adapterFactory: migrationAdapterFactory,
     endThreadForFaultTest: () => thread.worker.terminate(),
     wedgeThreadForFaultTest: () => thread.worker.postMessage({ type: 'wedge' } satisfies WorkerWedge),
+    async dumpDataDir(file) {
+      dumping++
+      try {
+        const reply = await thread.ask({ type: 'dump', file }, WORKER_DUMP_TIMEOUT_MS)
+        if (reply.type === 'dumped') return reply.bytes
+        throw new Error(`the backup failed: ${reply.type === 'failed' ? reply.message : reply.type}`)
+      } finally {
+        dumping--
+      }
+    },
     async close() {
       closing = true
       clearTimeout(probeTimer)
@@ -359,36 +386,6 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
       await thread.ask({ type: 'close' }, 30_000)
       thread.worker.terminate()
       removeFolder()
-    },
-  }
-}
-
-/**
- * Databases for the schema engine's diff of the migrations against schema.prisma (`bun run
- * db:new-migration`, the migrations test): in-memory PGlites with the server's extensions, the shadow
- * database included. The adapter's own shadow database is a PGlite without them, where the migration that
- * creates pg_trgm failed, so the diff proposed that migration's column and index again.
- */
-export async function openDiffDatabases(): Promise<{
-  adapterFactory: SqlMigrationAwareDriverAdapterFactory
-  close(): Promise<void>
-}> {
-  const opened: PGlite[] = []
-  const open = async () => {
-    const pglite = await PGlite.create({ extensions: PGLITE_EXTENSIONS })
-    opened.push(pglite)
-    return new PrismaPGlite(pglite)
-  }
-  const main = await open()
-  return {
-    adapterFactory: {
-      provider: main.provider,
-      adapterName: main.adapterName,
-      connect: () => main.connect(),
-      connectToShadowDb: async () => (await open()).connect(),
-    },
-    async close() {
-      await Promise.all(opened.map((pglite) => pglite.close().catch(() => {})))
     },
   }
 }

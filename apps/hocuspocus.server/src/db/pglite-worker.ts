@@ -4,7 +4,8 @@
  * to it through the same driver as to PostgreSQL and PGlite's work (every query, a compaction's
  * multi-megabyte INSERT, VACUUM) never runs on the thread that serves editors.
  *
- * Messages: `open` → `ready` | `failed`; `close` → `closed`; `wedge` (tests) → no answer. The data folder's
+ * Messages: `open` → `ready` | `failed`; `dump` → `dumped` | `failed` (a backup, written by this thread:
+ * it holds the database); `close` → `closed`; `wedge` (tests) → no answer. The data folder's
  * lock (data-dir-lock.ts) is held by the process that starts this worker, so the socket is this process's
  * alone.
  */
@@ -12,6 +13,7 @@ import { rmSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
+import { writeBackupFile } from './backup/files.ts'
 
 declare const self: Worker
 
@@ -26,7 +28,18 @@ export type WorkerOpen = {
   fsBundle: Blob
 }
 
-export type WorkerReply = { type: 'ready' } | { type: 'failed'; message: string } | { type: 'closed' }
+export type WorkerReply =
+  | { type: 'ready' }
+  | { type: 'failed'; message: string }
+  | { type: 'closed' }
+  | { type: 'dumped'; bytes: number }
+
+/**
+ * A backup of the open database into `file` (db/backup/pglite.ts): a checkpoint, so the folder's files
+ * hold what was committed and a restore replays little, then PGlite's dumpDataDir, which holds PGlite's
+ * query lock while it reads the folder: the tarball is the folder as of one moment between queries.
+ */
+export type WorkerDump = { type: 'dump'; file: string }
 
 /**
  * Fault injection (tests): PGlite's query path stops answering while the thread stays alive, as when a
@@ -48,8 +61,18 @@ let server: PGLiteSocketServer | undefined
 
 const reply = (message: WorkerReply) => self.postMessage(message)
 
-self.onmessage = async (event: MessageEvent<WorkerOpen | { type: 'close' } | WorkerWedge>) => {
+self.onmessage = async (event: MessageEvent<WorkerOpen | { type: 'close' } | WorkerWedge | WorkerDump>) => {
   const message = event.data
+  if (message.type === 'dump') {
+    try {
+      if (!db) throw new Error('the embedded database is not open')
+      await db.exec('CHECKPOINT')
+      reply({ type: 'dumped', bytes: await writeBackupFile(message.file, await db.dumpDataDir('gzip')) })
+    } catch (error) {
+      reply({ type: 'failed', message: (error as Error).message ?? String(error) })
+    }
+    return
+  }
   if (message.type === 'wedge') {
     void db?.runExclusive(() => new Promise<never>(() => {}))
     return

@@ -5,6 +5,7 @@
  * Output goes through `io`; bad input is a UsageError: one line on stderr and exit code 2.
  */
 import type { Result } from '@collab/doc-schema'
+import type { Config } from '../../config.ts'
 import type { Services } from '../../services.ts'
 
 export type CommandIO = { out(text: string): void; err(text: string): void }
@@ -26,6 +27,18 @@ export type Command = {
     io: CommandIO
     /** The contents of the files the command names (positionals called FILE), read by the calling process. */
     files: Record<string, string>
+  }): Promise<number>
+  /**
+   * A command that opens the database itself (db copy, backup, restore: they must know whether a server
+   * holds the folder, or must not open it at all): the CLI calls this instead of opening the database and
+   * instead of handing the command to a running server; `run` then answers only a request that reached a
+   * server's admin socket some other way.
+   */
+  runAlone?(ctx: {
+    args: string[]
+    opts: Record<string, string | boolean | undefined>
+    config: Config
+    io: CommandIO
   }): Promise<number>
 }
 

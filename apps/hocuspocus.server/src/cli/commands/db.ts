@@ -1,6 +1,11 @@
-/** CLI commands for the database's migrations: apply the pending ones, show their status. */
+/**
+ * CLI commands for the database: its migrations (apply the pending ones, show their status), moving the
+ * embedded database to PostgreSQL (db-copy.ts), backups and restores of either (db-backup.ts).
+ */
 import { applyMigrations, migrationStatus } from '../../db/migrations.ts'
 import { type Command, EXIT_FAILURE, EXIT_OK } from './command.ts'
+import { dbBackupCommands } from './db-backup.ts'
+import { dbCopyCommands } from './db-copy.ts'
 
 export const dbCommands: Record<string, Command> = {
   'db migrate': {
@@ -31,4 +36,6 @@ export const dbCommands: Record<string, Command> = {
       return s.pending.length || s.failed.length ? EXIT_FAILURE : EXIT_OK
     },
   },
+  ...dbCopyCommands,
+  ...dbBackupCommands,
 }
