@@ -252,6 +252,13 @@ describe('refusals say why the text did not match', () => {
     const result = replaceText(fragment, s.sectionId, s.rev, 'a pear\\, not', 'a pear,\nnot')
     expect(result.kind === 'error' && result.reason).toBe('newline_in_text')
   })
+  test("new text is read within a write's work ceiling: a mark every few characters past it is refused", () => {
+    const result = replaceText(fragment, s.sectionId, s.rev, 'a pear', '*a* '.repeat(3_000))
+    expect(result.kind === 'error' && [result.reason, result.field]).toEqual(['too_complex', 'newText'])
+    expect(result.kind === 'error' && result.message).toStartWith(
+      'newText: it makes more than 8,000 elements',
+    )
+  })
   test('a line break in old text: the text of one line, or edit_blocks', () => {
     expect(message('a pear,\n\nnot')).toContain('within one paragraph, heading, list item or table cell')
   })

@@ -69,8 +69,9 @@ export function replaceText(
   const done = () => ok({ rev: sectionsFrom(section.heading, new Set())[0]!.rev })
 
   const oldLine = copiedLine(oldText)
-  const parsed = parseInlineMarkdown(oldLine.body)
-  const oldRuns = parsed.media ? [] : textRuns(parsed.nodes)
+  const parsed = inlineMarkdown(oldLine.body, 'oldText')
+  if (parsed.kind === 'error') return parsed
+  const oldRuns = parsed.value.media ? [] : textRuns(parsed.value.nodes)
   const plain = oldRuns.map((run) => run.text).join('')
   const readAs = plain !== oldText && plain !== '' ? plain : undefined
 
@@ -117,6 +118,13 @@ export function replaceText(
   const { runs, controlled } = next.value
   doc.transact(() => rewriteText(found.unit.text, found.index, found.length, runs, controlled))
   return done()
+}
+
+/** Inline Markdown read back within a write's work ceiling; a refusal names `field` (oldText, newText). */
+function inlineMarkdown(text: string, field: string) {
+  const parsed = parseInlineMarkdown(text)
+  if (parsed.kind === 'ok') return parsed
+  return { ...parsed, field, message: parsed.message.replace(/^markdown:/, `${field}:`) }
 }
 
 /** Every occurrence of `needle` in a unit; overlapping ones count ("aa" in "aaa" is ambiguous). */
@@ -234,15 +242,16 @@ function newRuns(
     }
     body = newLine.body
   }
-  const next = parseInlineMarkdown(body)
-  if (next.media) {
+  const next = inlineMarkdown(body, 'newText')
+  if (next.kind === 'error') return next
+  if (next.value.media) {
     return refuseFor(
       'media_in_text',
       'newText: it holds an image, which cannot go inside text; use edit_blocks to insert it as a block.',
       'newText',
     )
   }
-  const runs = textRuns(next.nodes)
+  const runs = textRuns(next.value.nodes)
   if (body.includes('\n') || runs.some((run) => run.text.includes('\n'))) {
     return refuseFor(
       'newline_in_text',

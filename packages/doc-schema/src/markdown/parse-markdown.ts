@@ -6,7 +6,7 @@ import { HEADING_ID_ATTR, MAX_MARKDOWN_CHARS, MAX_WRITE_ELEMENTS } from '../limi
 import { ok, type Result, refuseFor } from '../result.ts'
 import { footnoteDefinitions } from './footnotes.ts'
 import { convertInline } from './inline-tokens.ts'
-import { countTokens, parseCounted } from './markdown-work.ts'
+import { countTokens, MarkdownTooComplex, MarkdownWork, parseCounted } from './markdown-work.ts'
 import { tokensToBlocks } from './tokens-to-blocks.ts'
 
 export type ParseOptions = {
@@ -81,18 +81,30 @@ export function parseMarkdown(markdown: string, opts: ParseOptions = {}): Result
  * One line of inline Markdown, as a read shows a block's text, read back into text runs with marks:
  * escapes (`https\://`), character references, code spans, emphasis, links and the mark tags, the same
  * way `parseMarkdown` reads a paragraph. No block syntax (a leading `- ` or `#` stays text). `media` is
- * true when it holds an image, which has no place in a text run (it is left out).
+ * true when it holds an image, which has no place in a text run (it is left out). Counted as it is read,
+ * like `parseMarkdown`: over `elements` (default MAX_WRITE_ELEMENTS) it is refused `too_complex`.
  */
-export function parseInlineMarkdown(text: string): { nodes: DocNode[]; media: boolean } {
+export function parseInlineMarkdown(
+  text: string,
+  elements = MAX_WRITE_ELEMENTS,
+): Result<{ nodes: DocNode[]; media: boolean }> {
+  const work = new MarkdownWork({ elements, scope: 'one write' }, text.length)
+  let tokens: ReturnType<typeof markdownIt.parseInline>
+  try {
+    tokens = markdownIt.parseInline(text, { work })
+  } catch (error) {
+    if (error instanceof MarkdownTooComplex) return refuseFor('too_complex', error.message, 'markdown')
+    throw error
+  }
   const nodes: DocNode[] = []
   let media = false
-  for (const token of markdownIt.parseInline(text, {})) {
+  for (const token of tokens) {
     for (const piece of convertInline(token.children ?? [])) {
       if (piece.kind === 'image') media = true
       else nodes.push(piece.node)
     }
   }
-  return { nodes, media }
+  return ok({ nodes, media })
 }
 
 /** Normalises every block through the schema and checks it: nothing invalid is ever written to Yjs. */
