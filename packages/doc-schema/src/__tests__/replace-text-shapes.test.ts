@@ -176,6 +176,35 @@ describe('every shape a read prints', () => {
     expect(fence.message).toContain('call edit_blocks with in_block: 1')
   })
 
+  test('the label a line was copied with names its block among equal lines', () => {
+    const { fragment, section } = read('## S\n\nsame text\n\nsame text')
+    expectOk(replaceText(fragment, section.sectionId, section.rev, '[2] same text', '[2] other text'))
+    expect(readLines(fragment, section.sectionId)).toEqual([
+      '## S',
+      '',
+      '[1] same text',
+      '',
+      '[2] other text',
+    ])
+  })
+
+  test('a line repeated whole in one block: the refusal says no surrounding text helps, and names edit_blocks', () => {
+    const items = read('## S\n\n- fix\n- fix')
+    const item = replaceText(items.fragment, items.section.sectionId, items.section.rev, '- fix', '- fixed')
+    expect(item.kind === 'error' && item.message).toContain('call edit_blocks with in_block: 1')
+    const code = read('## S\n\n```\n}\n})\n}\n```')
+    const line = replaceText(code.fragment, code.section.sectionId, code.section.rev, '}', '};')
+    expect(line.kind === 'error' && line.message).toContain('add the line before or after it')
+  })
+
+  test('a heading copied with its ##: its words change, its level is refused', () => {
+    const { fragment, section } = read()
+    const level = replaceText(fragment, section.sectionId, section.rev, '## S', '### S', { block: 0 })
+    expect(level.kind === 'error' && level.message).toContain('changes the words of a heading, not its level')
+    expectOk(replaceText(fragment, section.sectionId, section.rev, '## S', '## Shapes', { block: 0 }))
+    expect(readLines(fragment, section.sectionId)[0]).toBe('## Shapes')
+  })
+
   test('a changed marker, a dropped break, a new column: refused, nothing changes', () => {
     expect(refusal('deeper', (l) => l.replace('1.', '-')).message).toContain(
       'a list marker, task box, indentation or heading level is not text',

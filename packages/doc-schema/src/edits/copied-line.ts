@@ -26,6 +26,8 @@ export type CopiedLine = {
   whole: boolean
   /** Whether it ended with the `\` a read writes before a hard break. */
   hardBreak: boolean
+  /** The block number of its label (`[3] ` → 3), when it carried one. */
+  labelBlock?: number
 }
 
 /** Takes one copied line (or a piece of one) apart; see the module comment. */
@@ -36,7 +38,9 @@ export function copiedLine(text: string): CopiedLine {
   let body = rest.slice(start.length)
   const hardBreak = endsWithBreak(body)
   if (hardBreak) body = body.slice(0, -1)
-  return { body, start, whole: label !== '' || start !== '', hardBreak }
+  const line: CopiedLine = { body, start, whole: label !== '' || start !== '', hardBreak }
+  if (label !== '') line.labelBlock = Number(label.slice(1, -2))
+  return line
 }
 
 /** A `\` at the end that no other backslash escapes: how a read ends a line followed by a hard break. */

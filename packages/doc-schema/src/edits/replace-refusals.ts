@@ -22,6 +22,8 @@ export function ambiguous(
   where: string,
   block: number | undefined,
   readAs?: string,
+  /** What the occurrences are when every one is a whole line: lines of code, or whole texts (items, rows). */
+  wholeLines?: 'code' | 'text',
 ): Result<never> {
   const perBlock = new Map<number, number>()
   for (const number of blocks) perBlock.set(number, (perBlock.get(number) ?? 0) + 1)
@@ -29,10 +31,15 @@ export function ambiguous(
     .map(([number, times]) => (times > 1 ? `${placeName(number)} (${times} times)` : placeName(number)))
     .join(', ')
   const as = readAs === undefined ? '' : ` as read_document shows it ("${quote(readAs)}")`
+  const only = [...perBlock.keys()][0]!
   const choose =
     perBlock.size > 1 && block === undefined
       ? ' Add surrounding text so it occurs once, or pass block with the one to change (0 = the heading).'
-      : ' Add surrounding text so it occurs once.'
+      : wholeLines === 'code'
+        ? ' Each is a whole line of code: add the line before or after it (old_text may span lines of code).'
+        : wholeLines === 'text'
+          ? ` Each is a whole line (an item, a row or a paragraph of its own), so no surrounding text tells them apart: call edit_blocks with in_block: ${only} and the number of the one to change.`
+          : ' Add surrounding text so it occurs once.'
   return refuseFor(
     'text_ambiguous',
     `oldText: it occurs ${blocks.length} times in ${where}${as} (count ${blocks.length}): ${places}.${choose}`,

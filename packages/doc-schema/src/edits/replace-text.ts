@@ -78,11 +78,14 @@ export function replaceText(
   let matches = shownOccurrences(units, oldText, oldLine, plain, oldRuns)
   if (matches.length === 0) matches = literalOccurrences(units, oldText)
   if (matches.length > 1) {
+    const whole = matches.every((m) => (m.unit.inCode ? wholeLines(m) : wholeText(m)))
+    const kind = matches.some((m) => m.unit.inCode) ? 'code' : 'text'
     return ambiguous(
       matches.map((match) => match.unit.block),
       where,
       block,
       matches[0]!.shown ? readAs : undefined,
+      whole ? kind : undefined,
     )
   }
   const found = matches[0]
@@ -176,6 +179,11 @@ function shownOccurrences(
     )
     if (whole.length > 0) found = whole
   }
+  if (found.length > 1 && line.labelBlock !== undefined) {
+    // The label it was copied with names its block.
+    const labelled = found.filter((match) => match.unit.block === line.labelBlock)
+    if (labelled.length > 0) found = labelled
+  }
   return found
 }
 
@@ -223,11 +231,14 @@ function newRuns(
   if (found.shown && (oldLine.whole || oldLine.hardBreak)) {
     const newLine = copiedLine(newText)
     if (newLine.start !== '' && newLine.start !== oldLine.start) {
+      const how =
+        unit.block === 0
+          ? 'replace_text changes the words of a heading, not its level'
+          : `To change it, call edit_blocks on block ${unit.block} (in_block: ${unit.block} for one item of a list)`
       return refuseFor(
         'not_text',
         `newText: it starts "${quote(newLine.start)}" where oldText starts "${quote(oldLine.start)}"; a list ` +
-          `marker, task box, indentation or heading level is not text. To change it, call edit_blocks on ` +
-          `${placeName(unit.block)} (in_block: ${Math.max(1, unit.block)} for one item of a list).`,
+          `marker, task box, indentation or heading level is not text. ${how}.`,
         'newText',
       )
     }
