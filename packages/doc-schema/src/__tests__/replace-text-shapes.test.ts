@@ -4,7 +4,7 @@
  * so `*Monday*` is italic; lines that are not text are refused naming the call that changes them.
  */
 import { describe, expect, test } from 'bun:test'
-import type * as Y from 'yjs'
+import * as Y from 'yjs'
 import { fragmentToJSON, listSections, renderSection, replaceText } from '../index.ts'
 import { expectOk, loadDocument } from './fixtures.ts'
 
@@ -154,6 +154,24 @@ describe('every shape a read prints', () => {
     const { fragment: again, section } = read()
     expectOk(replaceText(again, section.sectionId, section.rev, 'alpha | 1', 'gamma | 1'))
     expect(readLines(again, section.sectionId)).toContain('| gamma | 1 |')
+  })
+
+  test("a row edit is applied in place: a person's caret in each of its cells stays where it was", () => {
+    const { fragment, section } = read()
+    const table = fragment.toArray().find((el) => (el as Y.XmlElement).nodeName === 'table') as Y.XmlElement
+    const cells = (table.get(1) as Y.XmlElement).toArray() as Y.XmlElement[]
+    const [alpha, one] = cells.map((cell) => (cell.get(0) as Y.XmlElement).get(0) as Y.XmlText)
+    const carets = [
+      Y.createRelativePositionFromTypeIndex(alpha!, 3),
+      Y.createRelativePositionFromTypeIndex(one!, 0),
+    ]
+    expectOk(replaceText(fragment, section.sectionId, section.rev, '| alpha | 1 |', '| alphas | 10 |'))
+    expect([alpha!.toString(), one!.toString()]).toEqual(['alphas', '10'])
+    const at = carets.map((caret) => Y.createAbsolutePositionFromRelativePosition(caret, fragment.doc!))
+    expect(at.map((p) => [p!.type === alpha, p!.type === one, p!.index])).toEqual([
+      [true, false, 3],
+      [false, true, 0],
+    ])
   })
 
   test('a line before a hard break keeps the break', () => {
