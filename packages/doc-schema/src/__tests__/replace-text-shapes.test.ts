@@ -174,6 +174,16 @@ describe('every shape a read prints', () => {
     ])
   })
 
+  test('a row that no table has is refused as a row, naming its cells', () => {
+    const { fragment, section } = read()
+    const refused = replaceText(fragment, section.sectionId, section.rev, '| alpha | 2 |', '| alpha | 3 |')
+    expect(refused.kind === 'error' && refused.message).toBe(
+      'oldText: it reads as a table row, and no row of a table in the section has the cells "alpha", "2" ' +
+        'side by side (count 0). Copy the row from a fresh read (read_document with section_id), or give the ' +
+        'text of one cell.',
+    )
+  })
+
   test('a line before a hard break keeps the break', () => {
     replaceLine('Line one', (l) => l.replace('Line one', 'First line'))
     replaceLine('line two', (l) => l.replace('two', '2'))

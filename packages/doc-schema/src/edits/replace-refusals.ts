@@ -47,6 +47,17 @@ export function ambiguous(
   )
 }
 
+/** A table row (or some of its cells) that no row of the section's tables has, cell for cell. */
+export function rowNotFound(cells: readonly string[], where: string): Result<never> {
+  const shown = cells.map((cell) => `"${quote(cell)}"`).join(', ')
+  return refuseFor(
+    'text_not_found',
+    `oldText: it reads as a table row, and no row of a table in ${where} has the cells ${shown} side by side ` +
+      '(count 0). Copy the row from a fresh read (read_document with section_id), or give the text of one cell.',
+    'oldText',
+  )
+}
+
 /** Characters a message names in words: they look like nothing, or like each other. */
 const CHARACTER_NAMES: Record<number, string> = {
   9: 'a tab',

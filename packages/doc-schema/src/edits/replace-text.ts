@@ -3,7 +3,7 @@ import { parseInlineMarkdown } from '../markdown/parse-markdown.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
 import { type CopiedLine, copiedLine, withoutCodePrefix } from './copied-line.ts'
 import { editTarget, sectionsFrom } from './edit-target.ts'
-import { ambiguous, notFound, notTextLine, placeName, quote } from './replace-refusals.ts'
+import { ambiguous, notFound, notTextLine, placeName, quote, rowNotFound } from './replace-refusals.ts'
 import { rewriteText, type TextRun, textRuns } from './rewrite-text.ts'
 import { findRows, readRow, rewriteRow } from './table-row.ts'
 import { codeLinePrefix, sectionTexts, type TextUnit } from './text-units.ts'
@@ -112,6 +112,8 @@ export function replaceText(
         const written = doc.transact(() => rewriteRow(rows[0]!, row, after))
         return written.kind === 'error' ? written : done()
       }
+      if (shapes.some((shape) => shape.element.nodeName === 'table'))
+        return notTextLine(oldLine.body, shapes) ?? rowNotFound(row.plain, where)
     }
     return notTextLine(oldLine.body, shapes) ?? notFound(units, oldText, readAs, where)
   }
