@@ -7,6 +7,7 @@
 import { resolve } from 'node:path'
 import { z } from 'zod'
 import { COMPACT_AFTER_UPDATES, SEARCH_REFRESH_MS } from './collab/store-policy.ts'
+import { MIN_VERSION_INTERVAL_MS, VERSION_PAUSE_MS } from './limits.ts'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
@@ -75,6 +76,10 @@ const envSchema = z.object({
    * content by at most this. 0 rewrites them at every store (the cost follows the document's size).
    */
   SEARCH_REFRESH_MS: intFromEnv(0, 600_000).default(SEARCH_REFRESH_MS),
+  /** Automatic versions of one document are at least this far apart (ms; docs/history.md). */
+  VERSION_MIN_INTERVAL_MS: intFromEnv(0, 86_400_000).default(MIN_VERSION_INTERVAL_MS),
+  /** People's edits become a version after this long without typing (ms; docs/history.md). */
+  VERSION_PAUSE_MS: intFromEnv(0, 86_400_000).default(VERSION_PAUSE_MS),
   /** How long shutdown waits for pending stores before giving up and exiting non-zero (ms). */
   SHUTDOWN_TIMEOUT_MS: intFromEnv(0, 600_000).default(30_000),
   /** Public base URL shown to people (defaults to http://HOST:PORT). */
@@ -163,6 +168,9 @@ export type Config = {
   storeCompactAfterUpdates?: number
   /** Absent (test configs): SEARCH_REFRESH_MS. */
   searchRefreshMs?: number
+  /** Absent (test configs): MIN_VERSION_INTERVAL_MS and VERSION_PAUSE_MS (limits.ts). */
+  versionMinIntervalMs?: number
+  versionPauseMs?: number
   shutdownTimeoutMs: number
   publicUrl: string | undefined
   mcpAllowedOrigins: string[]
@@ -213,6 +221,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     storeMaxDebounceMs: e.STORE_MAX_DEBOUNCE_MS,
     storeCompactAfterUpdates: e.STORE_COMPACT_AFTER_UPDATES,
     searchRefreshMs: e.SEARCH_REFRESH_MS,
+    versionMinIntervalMs: e.VERSION_MIN_INTERVAL_MS,
+    versionPauseMs: e.VERSION_PAUSE_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS ?? [],

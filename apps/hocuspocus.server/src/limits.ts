@@ -16,16 +16,42 @@ export const MAX_SLUG_BASE_CHARS = 48
 export const MAX_FIND_TEXT_CHARS = 1_000_000
 
 /**
- * Characters of text in the full-text vector, which only ranks (and matches documents stored before
- * search_text existed): PostgreSQL refuses a tsvector over 1 MiB; this keeps every one well inside it.
+ * Characters of text in each full-text vector (search_stem: other forms of a word, matched and ranked;
+ * search_vector: ranks words as written): PostgreSQL refuses a tsvector over 1 MiB; this keeps every one
+ * well inside it. Also what find_sections' stemmer look sends per section.
  */
 export const MAX_SEARCH_VECTOR_CHARS = 200_000
 
 /** Terms one query may have; each is one more trigram condition. */
 export const MAX_QUERY_TERMS = 10
 
-/** Versions kept per document; older ones are deleted as new ones are taken. Bounds history to ~N × state size. */
-export const MAX_VERSIONS_PER_DOCUMENT = 20
+/**
+ * Versions (docs/history.md): the retention tiers, youngest first. A version younger than `youngerThanMs`
+ * is kept when it is the newest of its `everyMs` slot (0: every one); older than the last tier, only named
+ * versions stay. With at most one automatic version per MIN_VERSION_INTERVAL_MS this keeps at most
+ * 60 + 46 + 28 versions, plus the named ones: storage per document is bounded by ~150 × its state size.
+ */
+export const VERSION_RETENTION: ReadonlyArray<{ youngerThanMs: number; everyMs: number }> = [
+  { youngerThanMs: 2 * 3_600_000, everyMs: 0 },
+  { youngerThanMs: 2 * 86_400_000, everyMs: 3_600_000 },
+  { youngerThanMs: 30 * 86_400_000, everyMs: 86_400_000 },
+]
+
+/** Automatic versions of one document are at least this far apart (an agent's burst of writes is one). */
+export const MIN_VERSION_INTERVAL_MS = 2 * 60_000
+
+/** People's edits become a version once nobody typed for this long (and MIN_VERSION_INTERVAL_MS allows). */
+export const VERSION_PAUSE_MS = 60_000
+
+/** Named versions kept per document (the oldest named one goes first) and for how long. */
+export const MAX_NAMED_VERSIONS = 20
+export const NAMED_VERSION_KEEP_MS = 365 * 86_400_000
+
+/** Hard ceiling of versions per document whatever the tiers say (the oldest go first). */
+export const MAX_VERSIONS_PER_DOCUMENT = 200
+
+/** Longest name of a named version. */
+export const MAX_VERSION_NAME_CHARS = 100
 
 /** Documents' worker: jobs (large imports and exports) that may wait, all users together. */
 export const MAX_QUEUED_JOBS = 8
@@ -35,6 +61,9 @@ export const MAX_JOBS_PER_USER_AND_KIND = 1
 
 /** Chat: longest message, in characters, after cleaning (chat/posting.ts). */
 export const MAX_CHAT_MESSAGE_CHARS = 2_000
+
+/** Chat: longest app name kept with an agent's message (an OAuth app's name, an API token's label). */
+export const MAX_CHAT_APP_NAME_CHARS = 64
 
 /** Longest display name of a person. */
 export const MAX_NAME_CHARS = 100

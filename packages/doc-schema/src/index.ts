@@ -75,6 +75,7 @@ export {
   renderChapter,
   renderSection,
   type SectionRender,
+  blockMarkdown,
   type ShownSection,
 } from './sections/render-section.ts'
 export { findSection, listSections, type SectionInfo } from './sections/section-index.ts'

@@ -84,6 +84,8 @@ export type CollabSettings = {
   redisUrl: string | undefined
   storeCompactAfterUpdates?: number
   searchRefreshMs?: number
+  versionMinIntervalMs?: number
+  versionPauseMs?: number
 }
 
 export function createCollab(deps: {
@@ -103,6 +105,7 @@ export function createCollab(deps: {
     mergeWithStored: Boolean(config.redisUrl),
     compactAfterUpdates: config.storeCompactAfterUpdates,
     searchRefreshMs: config.searchRefreshMs,
+    versionTiming: { minIntervalMs: config.versionMinIntervalMs, pauseMs: config.versionPauseMs },
   })
   const boundary = new EditorBoundary({ logger, metrics, stateBytes: (name) => persistence.stateBytes(name) })
   const extensions: Extension[] = [

@@ -39,6 +39,7 @@ import { LoadedDocuments, unstored } from './persistence/loaded.ts'
 import { LogAppend } from './persistence/log-append.ts'
 import { StoreRetries } from './persistence/retry.ts'
 import { TitleSearchRefresh } from './persistence/title-search.ts'
+import { VersionPolicy } from './persistence/versions.ts'
 import { COMPACT_AFTER_UPDATES, SEARCH_REFRESH_MS } from './store-policy.ts'
 
 export class PersistenceExtension implements Extension {
@@ -51,6 +52,7 @@ export class PersistenceExtension implements Extension {
   private readonly titleSearch: TitleSearchRefresh
   private readonly compaction: Compaction
   private readonly append: LogAppend
+  private readonly versions: VersionPolicy
 
   constructor(
     private readonly deps: {
@@ -63,6 +65,8 @@ export class PersistenceExtension implements Extension {
       compactAfterUpdates?: number
       /** SEARCH_REFRESH_MS unless given; 0 refreshes the title and search text at every store. */
       searchRefreshMs?: number
+      /** When versions are taken (limits.ts MIN_VERSION_INTERVAL_MS and VERSION_PAUSE_MS unless given). */
+      versionTiming?: { minIntervalMs?: number; pauseMs?: number }
     },
   ) {
     const { documents, logger, metrics } = deps
@@ -81,9 +85,15 @@ export class PersistenceExtension implements Extension {
       mergeWithStored: deps.mergeWithStored,
       compactAfterUpdates: deps.compactAfterUpdates ?? COMPACT_AFTER_UPDATES,
     })
+    this.versions = new VersionPolicy(this.loaded, this.compaction, deps.versionTiming)
     this.append = new LogAppend(
       this.loaded,
-      { faults: this.faults, titleSearch: this.titleSearch, compaction: this.compaction },
+      {
+        faults: this.faults,
+        titleSearch: this.titleSearch,
+        compaction: this.compaction,
+        versions: this.versions,
+      },
       { documents, logger, metrics },
     )
   }
@@ -134,8 +144,13 @@ export class PersistenceExtension implements Extension {
         this.retries.schedule(document)
       throw new Error('unstored changes: kept in memory until stored')
     }
-    if (entry.logRows > 0 && !this.loaded.closing)
-      await document.saveMutex.runExclusive(() => this.compaction.compact(document)).catch(() => {})
+    // People's last changes become a version as they leave, when the interval allows one.
+    const version =
+      entry.unversioned && this.versions.allowed(entry)
+        ? { reason: entry.versionReason ?? ('unload' as const) }
+        : undefined
+    if ((entry.logRows > 0 || version) && !this.loaded.closing)
+      await document.saveMutex.runExclusive(() => this.compaction.compact(document, version)).catch(() => {})
   }
 
   async afterUnloadDocument({ documentName }: { documentName: string }): Promise<void> {
@@ -143,6 +158,7 @@ export class PersistenceExtension implements Extension {
     if (entry) {
       entry.detach()
       this.titleSearch.cancel(entry)
+      this.versions.cancel(entry)
     }
     this.loaded.entries.delete(documentName)
     this.faults.clear(documentName)

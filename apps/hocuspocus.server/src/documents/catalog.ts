@@ -10,6 +10,7 @@ import type { MemberRole } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
 import { MAX_FIND_TEXT_CHARS } from '../limits.ts'
+import { serverAuthor } from './history-authors.ts'
 import { type DocumentListing, type DocumentRow, documentSelect, notFound } from './rows.ts'
 import { newRoomName, slugBase, slugWithTail } from './slug.ts'
 import { storeContent } from './store.ts'
@@ -35,6 +36,7 @@ export function createCatalog(
     state: Uint8Array,
     flags: { isPrivate?: boolean; readOnly?: boolean },
     derived: { text: string; outline: OutlineNode[] } = derivedOf(state, MAX_FIND_TEXT_CHARS),
+    via: 'create' | 'import' = 'create',
   ): Promise<Result<DocumentRow>> {
     const { text, outline } = derived
     const base = slugBase(title)
@@ -53,7 +55,15 @@ export function createCatalog(
             },
             select: documentSelect,
           })
-          await storeContent(tx, created.id, { state, title, text, outline })
+          // The first version: the server wrote it for its owner (history-authors.ts).
+          const owner = await tx.user.findUnique({ where: { id: ownerId }, select: { handle: true } })
+          const author = serverAuthor(via, { id: ownerId, handle: owner?.handle })
+          await storeContent(
+            tx,
+            created.id,
+            { state, title, text, outline, authors: [author] },
+            { version: { reason: via === 'create' ? 'created' : 'import' } },
+          )
           return created
         }, CONTENT_TRANSACTION)
         return ok(document)
@@ -101,7 +111,7 @@ export function createCatalog(
       const built = await jobs.build(ownerId, input, MAX_FIND_TEXT_CHARS)
       if (built.kind === 'error') return built
       const { title, state, text, outline, changes } = built.value
-      const document = await insertDocument(ownerId, title, state, input, { text, outline })
+      const document = await insertDocument(ownerId, title, state, input, { text, outline }, 'import')
       if (document.kind === 'error') return document
       return ok({ document: document.value, changes })
     },

@@ -8,6 +8,7 @@ import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { createCatalog } from './catalog.ts'
 import { createMarkdownExport } from './export-markdown.ts'
+import { createHistory } from './history.ts'
 import { createResolver } from './resolve.ts'
 import { createStoredContent } from './stored-content.ts'
 import { WorkerPool } from './worker/pool.ts'
@@ -29,6 +30,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
     ...catalog,
     ...exports,
     ...stored,
+    ...createHistory(prisma),
 
     /** Ends the documents' worker (shutdown); imports and exports still running are refused. */
     close(): void {

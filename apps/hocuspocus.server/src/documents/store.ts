@@ -12,10 +12,11 @@ import { cutText, MAX_TITLE_CHARS, type OutlineNode } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { Prisma } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
-import { MAX_VERSIONS_PER_DOCUMENT } from '../limits.ts'
+import { type Author, unionAuthors } from './history-authors.ts'
+import { insertVersion, type VersionRequest } from './history-store.ts'
 import { searchColumnsSql } from './search.ts'
 
-/** A new version snapshot is taken when the newest one is older than this. */
+/** Compaction takes a version when the newest one is older than this, whatever else asked for one. */
 export const VERSION_INTERVAL_MS = 10 * 60_000
 /** Stored when a document's first heading is empty, so listings never show a blank title. */
 export const UNTITLED = 'Untitled'
@@ -56,6 +57,8 @@ export type StoredContent = {
   vector?: Uint8Array
   /** Compaction: when the content last changed (the content-updated time); others write now. */
   changedAt?: Date
+  /** Authors of changes not in the log (a created or imported document: the server, for its owner). */
+  authors?: readonly Author[]
 }
 
 /** Whether state vector `ours` has every update `theirs` has. */
@@ -89,6 +92,11 @@ export type StoreOptions = {
    * document's were refreshed since its last change: re-indexing them would cost the most of it).
    */
   keepDerived?: boolean
+  /**
+   * Take a version of the state written (history-store.ts), for this reason; without it one is taken only
+   * when the newest is older than VERSION_INTERVAL_MS (or there is none).
+   */
+  version?: VersionRequest
 }
 
 /**
@@ -112,10 +120,12 @@ export async function appendUpdate(
   tx: Prisma.TransactionClient,
   documentId: string,
   update: Uint8Array,
+  authors: readonly Author[] = [],
 ): Promise<void> {
   await tx.$executeRaw`
-    INSERT INTO document_updates (document_id, "update", byte_size)
-    VALUES (${documentId}::uuid, decode(${base64Of(update)}, 'base64'), ${update.byteLength})`
+    INSERT INTO document_updates (document_id, "update", byte_size, authors)
+    VALUES (${documentId}::uuid, decode(${base64Of(update)}, 'base64'), ${update.byteLength},
+            ${JSON.stringify(authors)}::jsonb)`
 }
 
 /**
@@ -148,23 +158,28 @@ export async function storeContent(
   documentId: string,
   content: StoredContent,
   options: StoreOptions = {},
-): Promise<{ bytes: number }> {
+): Promise<{ bytes: number; versionId?: bigint }> {
   let state = content.state
   let outline = content.outline ?? null
   let merged: bigint[] = []
+  // Authors of the changes since the newest version: the snapshot's, the merged log rows', the caller's.
+  let authors = unionAuthors(content.authors)
   if (options.mergeWithStored || options.compact) {
     // The row lock orders this instance's compaction with every other instance's: each keeps what the
     // other wrote. Rows appended meanwhile (not yet committed) are not read, so not deleted: they stay in
     // the log for the next compaction and every load.
-    const rows = await tx.$queryRaw<Array<{ state: string | null }>>`
-      SELECT ${options.mergeWithStored ? Prisma.sql`encode(state, 'base64')` : Prisma.sql`NULL`} AS state
+    const rows = await tx.$queryRaw<Array<{ state: string | null; authors: Author[] }>>`
+      SELECT ${options.mergeWithStored ? Prisma.sql`encode(state, 'base64')` : Prisma.sql`NULL`} AS state,
+             unversioned_authors AS authors
         FROM document_states WHERE document_id = ${documentId}::uuid FOR UPDATE`
     const log = options.compact
-      ? await tx.$queryRaw<Array<{ id: bigint; update: string | null }>>`
-          SELECT id, ${options.mergeWithStored ? Prisma.sql`encode("update", 'base64')` : Prisma.sql`NULL`} AS "update"
+      ? await tx.$queryRaw<Array<{ id: bigint; update: string | null; authors: Author[] }>>`
+          SELECT id, ${options.mergeWithStored ? Prisma.sql`encode("update", 'base64')` : Prisma.sql`NULL`} AS "update",
+                 authors
             FROM document_updates WHERE document_id = ${documentId}::uuid ORDER BY id`
       : []
     merged = log.map((row) => BigInt(row.id))
+    authors = unionAuthors(rows[0]?.authors, ...log.map((row) => row.authors), authors)
     if (options.mergeWithStored) {
       const stored = [rows[0]?.state, ...log.map((row) => row.update)]
         .filter((b64): b64 is string => typeof b64 === 'string')
@@ -181,6 +196,15 @@ export async function storeContent(
     }
   }
   if (options.stateOnly) outline = null
+  const newest = await tx.$queryRaw<Array<{ createdAt: Date }>>`
+    SELECT created_at AS "createdAt" FROM document_versions
+     WHERE document_id = ${documentId}::uuid ORDER BY created_at DESC LIMIT 1`
+  const version: VersionRequest | undefined =
+    options.version ??
+    (!newest[0] || Date.now() - newest[0].createdAt.getTime() >= VERSION_INTERVAL_MS
+      ? { reason: 'interval' }
+      : undefined)
+  const outlineJson = outline === null ? null : storableJSON(outline)
   // Raw SQL, not Prisma's upsert: that returns the row, which reads the whole state back. The state goes
   // as base64 text decoded by the database: PGlite's bytea parameter encoding took ~210 ms per MiB,
   // base64 text ~35 ms (measured on this machine; PostgreSQL is not slower either way). A large state goes in slices (STATE_SLICE_BYTES) with a turn of the event loop between them: encoding
@@ -196,13 +220,13 @@ export async function storeContent(
     }
   }
   await tx.$executeRaw`
-    INSERT INTO document_states (document_id, state, byte_size, outline, updated_at)
+    INSERT INTO document_states (document_id, state, byte_size, outline, unversioned_authors, updated_at)
     VALUES (${documentId}::uuid,
             decode(${sliced ? Prisma.sql`(SELECT string_agg(data, '' ORDER BY n) FROM state_slices)` : Prisma.sql`${base64Of(state)}`}, 'base64'),
-            ${state.byteLength}, ${outline === null ? null : storableJSON(outline)}::jsonb, now())
+            ${state.byteLength}, ${outlineJson}::jsonb, ${JSON.stringify(version ? [] : authors)}::jsonb, now())
     ON CONFLICT (document_id)
     DO UPDATE SET state = EXCLUDED.state, byte_size = EXCLUDED.byte_size, outline = EXCLUDED.outline,
-                  updated_at = EXCLUDED.updated_at`
+                  unversioned_authors = EXCLUDED.unversioned_authors, updated_at = EXCLUDED.updated_at`
   if (sliced) await tx.$executeRaw`DELETE FROM state_slices`
   // By the ids read, never by a range: under READ COMMITTED a row committed after the read would match
   // a range here, and be deleted without having been merged.
@@ -220,23 +244,9 @@ export async function storeContent(
         UPDATE documents SET content_updated_at = GREATEST(content_updated_at, ${changedAt})
          WHERE id = ${documentId}::uuid`
   }
-  const newest = await tx.documentVersion.findFirst({
-    where: { documentId },
-    orderBy: { createdAt: 'desc' },
-    select: { createdAt: true },
-  })
-  if (!newest || Date.now() - newest.createdAt.getTime() >= VERSION_INTERVAL_MS) {
-    // Copied inside the database from the row just written: the state is not sent a second time.
-    await tx.$executeRaw`
-      INSERT INTO document_versions (document_id, state, byte_size)
-      SELECT document_id, state, byte_size FROM document_states WHERE document_id = ${documentId}::uuid`
-    await tx.$executeRaw`
-      DELETE FROM document_versions
-       WHERE document_id = ${documentId}::uuid
-         AND id NOT IN (SELECT id FROM document_versions WHERE document_id = ${documentId}::uuid
-                         ORDER BY created_at DESC, id DESC LIMIT ${MAX_VERSIONS_PER_DOCUMENT})`
-  }
-  return { bytes: state.byteLength }
+  // Its authors: everyone since the version before it (the state row's were just cleared for it).
+  const versionId = version ? await insertVersion(tx, documentId, version, authors, outlineJson) : undefined
+  return { bytes: state.byteLength, versionId }
 }
 
 /**

@@ -10,6 +10,7 @@ import * as Y from 'yjs'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
+import type { Author } from './history-authors.ts'
 import {
   appendUpdate,
   type DerivedContent,
@@ -106,7 +107,7 @@ export function createStoredContent(
       documentId: string,
       content: StoredContent,
       options: StoreOptions = {},
-    ): Promise<{ bytes: number }> {
+    ): Promise<{ bytes: number; versionId?: bigint }> {
       const stored = await prisma.$transaction(
         (tx) => storeContent(tx, documentId, content, options),
         CONTENT_TRANSACTION,
@@ -115,9 +116,16 @@ export function createStoredContent(
       return stored
     },
 
-    /** Appends one Yjs update to the document's log (a store). Throws when the database does. */
-    async appendUpdate(documentId: string, update: Uint8Array): Promise<void> {
-      await appendUpdate(prisma, documentId, update)
+    /**
+     * Appends one Yjs update to the document's log (a store) with the authors of its changes. Throws
+     * when the database does.
+     */
+    async appendUpdate(
+      documentId: string,
+      update: Uint8Array,
+      authors: readonly Author[] = [],
+    ): Promise<void> {
+      await appendUpdate(prisma, documentId, update, authors)
     },
 
     /** Writes the title and full-text vector derived from the live content. */

@@ -10,7 +10,10 @@ import { FRAGMENT_NAME, liveOutline, readPlainText, readTitle } from '@collab/do
 import type { Document } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import { isDatabaseUnavailable } from '../../db/errors.ts'
+import { diffFragments, fragmentOfState, summarize } from '../../documents/history-diff.ts'
+import type { VersionRequest } from '../../documents/history-store.ts'
 import type { DocumentsService } from '../../documents/service.ts'
+import { VERSION_INTERVAL_MS } from '../../documents/store.ts'
 import { MAX_FIND_TEXT_CHARS } from '../../limits.ts'
 import type { Logger } from '../../logger.ts'
 import type { Metrics } from '../../metrics.ts'
@@ -23,7 +26,7 @@ export class Compaction {
     private readonly loaded: LoadedDocuments,
     private readonly faults: StoreFaults,
     private readonly deps: {
-      documents: Pick<DocumentsService, 'storeState'>
+      documents: Pick<DocumentsService, 'storeState' | 'newestVersionState' | 'resolveAuthors'>
       logger: Logger
       metrics: Metrics
       /** Several instances share the database (Redis): compaction merges what the others logged. */
@@ -55,21 +58,49 @@ export class Compaction {
   }
 
   /**
+   * What the live document changed since the newest version; null when it cannot be told (a summary never
+   * fails a compaction: the version is taken without one).
+   */
+  private async summaryOf(document: Document, documentId: string) {
+    try {
+      const before = fragmentOfState(await this.deps.documents.newestVersionState(documentId))
+      try {
+        return summarize(diffFragments(before, document.getXmlFragment(FRAGMENT_NAME)))
+      } finally {
+        before.doc?.destroy()
+      }
+    } catch {
+      return null
+    }
+  }
+
+  /**
    * Merges the log into a new snapshot with its title, search text and outline, in one transaction.
    * Content the database refuses (or a bug in what is derived) makes it the state alone; a failure of
    * that too, or the database being away, leaves the log as it is (nothing is lost) for the next try.
    */
-  async compact(document: Document): Promise<void> {
+  async compact(document: Document, asked?: VersionRequest): Promise<void> {
     const name = document.name
     const entry = this.loaded.get(name)
-    if (!entry || entry.logRows === 0 || !this.loaded.isOpen(name)) return
+    // A version asked for is taken even when the log was merged since (its changes are in the snapshot).
+    const wanted = asked && entry?.unversioned
+    if (!entry || (entry.logRows === 0 && !wanted) || !this.loaded.isOpen(name)) return
     // Shutdown compacts nothing (a compaction scheduled just before it would race the database's close).
     if (this.loaded.closing) return
     const { documents, logger, metrics, mergeWithStored } = this.deps
     const started = performance.now()
+    // A version: the one asked for, or one for changes older than VERSION_INTERVAL_MS (typing without pause).
+    const version: VersionRequest | undefined = wanted
+      ? { ...asked }
+      : entry.unversioned && Date.now() - entry.versionAt >= VERSION_INTERVAL_MS
+        ? { reason: 'interval' }
+        : undefined
+    if (version) version.summary = await this.summaryOf(document, entry.documentId)
+    // Changes not yet stored are in the state: their authors are this version's too.
+    const pendingAuthors = version ? await documents.resolveAuthors(entry.authors.values()) : []
     const state = Y.encodeStateAsUpdate(document)
     const vector = Y.encodeStateVector(document) // the same snapshot: nothing runs between the two
-    let stored: { bytes: number }
+    let stored: { bytes: number; versionId?: bigint }
     try {
       try {
         const fragment = document.getXmlFragment(FRAGMENT_NAME)
@@ -86,8 +117,9 @@ export class Compaction {
             changedAt: entry.changedAt,
             // From the document's shared memo: only sections edited since the last time are re-hashed.
             outline: liveOutline(fragment),
+            authors: pendingAuthors,
           },
-          { mergeWithStored, compact: true, keepDerived },
+          { mergeWithStored, compact: true, keepDerived, version },
         )
         this.faults.clear(name)
         entry.derivedAt = Date.now()
@@ -97,8 +129,8 @@ export class Compaction {
         this.faults.report(name, entry.documentId, error, 'compaction failed; compacting the state alone')
         stored = await documents.storeState(
           entry.documentId,
-          { state, vector, title: '', text: '' },
-          { mergeWithStored, compact: true, stateOnly: true },
+          { state, vector, title: '', text: '', authors: pendingAuthors },
+          { mergeWithStored, compact: true, stateOnly: true, version },
         )
       }
     } catch (error) {
@@ -113,6 +145,11 @@ export class Compaction {
           'compaction failed, even as the state alone; the log stays',
         )
       throw error
+    }
+    if (stored.versionId !== undefined) {
+      entry.versionAt = Date.now()
+      entry.unversioned = false
+      entry.versionReason = undefined
     }
     entry.snapshotBytes = stored.bytes
     entry.logRows = 0

@@ -3,6 +3,8 @@
  * of each one's stored content and unstored updates, and whether shutdown began.
  */
 import type { Document, Hocuspocus } from '@hocuspocus/server'
+import { type RawAuthor, rawAuthorKey, rawAuthorOf } from '../../documents/history-authors.ts'
+import type { VersionReason } from '../../documents/history-store.ts'
 import type { StoredParts } from '../../documents/stored-parts.ts'
 
 /** What this instance knows of a loaded document's stored content, and its unstored updates. */
@@ -10,6 +12,8 @@ export type Stored = {
   documentId: string
   /** Updates made since the last store took its batch, in order (every origin, peers' included). */
   pending: Uint8Array[]
+  /** Who made the `pending` updates: one entry per principal, whatever the number of updates. */
+  authors: Map<string, RawAuthor>
   /** A batch is being written (its updates are no longer in `pending`). */
   writing: boolean
   /** Bytes of the stored snapshot, and rows and bytes of the log after it. */
@@ -25,6 +29,12 @@ export type Stored = {
   /** How long the last refresh of the title and search text took (ms). */
   derivedCostMs: number
   compacting: boolean
+  /** Stored changes not yet in a version taken by this instance, and the version they wait for. */
+  unversioned: boolean
+  versionReason: VersionReason | undefined
+  /** When this instance last took a version of it (0: not since load), and the timer of the next one. */
+  versionAt: number
+  versionTimer: ReturnType<typeof setTimeout> | null
   detach(): void
 }
 
@@ -42,14 +52,19 @@ export class LoadedDocuments {
    * taken with it always agree.
    */
   track(name: string, document: Document, loaded: StoredParts): Stored {
-    const queue = (update: Uint8Array) => {
+    const queue = (update: Uint8Array, origin: unknown) => {
       const entry = this.entries.get(name)
-      if (entry) entry.pending.push(update)
+      if (!entry) return
+      entry.pending.push(update)
+      // Attribution: a map set per transaction (the app is named when the batch is stored).
+      const author = rawAuthorOf(origin)
+      if (author) entry.authors.set(rawAuthorKey(author), author)
     }
     document.on('update', queue)
     const entry: Stored = {
       documentId: loaded.documentId,
       pending: [],
+      authors: new Map(),
       writing: false,
       snapshotBytes: loaded.snapshot?.byteLength ?? 0,
       logRows: loaded.updates.length,
@@ -60,6 +75,10 @@ export class LoadedDocuments {
       derivedTimer: null,
       derivedCostMs: 0,
       compacting: false,
+      unversioned: false,
+      versionReason: undefined,
+      versionAt: 0,
+      versionTimer: null,
       detach: () => document.off('update', queue),
     }
     this.entries.set(name, entry)

@@ -8,6 +8,7 @@
 import type { Document } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import { isDatabaseUnavailable } from '../../db/errors.ts'
+import type { RawAuthor } from '../../documents/history-authors.ts'
 import type { DocumentsService } from '../../documents/service.ts'
 import type { Logger } from '../../logger.ts'
 import type { Metrics } from '../../metrics.ts'
@@ -15,15 +16,21 @@ import type { Compaction } from './compaction.ts'
 import type { StoreFaults } from './faults.ts'
 import type { LoadedDocuments } from './loaded.ts'
 import type { TitleSearchRefresh } from './title-search.ts'
+import type { VersionPolicy } from './versions.ts'
 
 export class LogAppend {
   private readonly storedListeners = new Map<string, Set<(vector: Map<number, number>) => void>>()
 
   constructor(
     private readonly loaded: LoadedDocuments,
-    private readonly parts: { faults: StoreFaults; titleSearch: TitleSearchRefresh; compaction: Compaction },
+    private readonly parts: {
+      faults: StoreFaults
+      titleSearch: TitleSearchRefresh
+      compaction: Compaction
+      versions: VersionPolicy
+    },
     private readonly deps: {
-      documents: Pick<DocumentsService, 'appendUpdate'>
+      documents: Pick<DocumentsService, 'appendUpdate' | 'resolveAuthors'>
       logger: Logger
       metrics: Metrics
     },
@@ -52,7 +59,7 @@ export class LogAppend {
    * search text (at once after a quiet period, else by a timer) and compaction (after this store).
    */
   async write(document: Document): Promise<void> {
-    const { faults, titleSearch, compaction } = this.parts
+    const { faults, titleSearch, compaction, versions } = this.parts
     const { documents, logger, metrics } = this.deps
     const name = document.name
     const entry = this.loaded.get(name)
@@ -65,15 +72,20 @@ export class LogAppend {
     }
     const started = performance.now()
     const batch = entry.pending
+    const authors = entry.authors
     entry.pending = []
+    entry.authors = new Map()
     entry.writing = true
     const vector = Y.encodeStateVector(document) // covers the batch: updates are queued synchronously
     let update: Uint8Array
     try {
       update = batch.length === 1 ? (batch[0] as Uint8Array) : Y.mergeUpdates(batch)
-      await documents.appendUpdate(entry.documentId, update)
+      // The batch's authors (not one per update: several people's keystrokes are one append).
+      await documents.appendUpdate(entry.documentId, update, await documents.resolveAuthors(authors.values()))
     } catch (error) {
       entry.pending = batch.concat(entry.pending) // stays queued, in order, for the retry
+      for (const [key, author] of entry.authors) authors.set(key, author)
+      entry.authors = authors
       entry.writing = false
       metrics.storeFailures.inc()
       if (isDatabaseUnavailable(error))
@@ -99,6 +111,14 @@ export class LogAppend {
     metrics.storeLatency.observe({}, (performance.now() - started) / 1000)
     logger.debug({ documentId: entry.documentId, bytes: update.byteLength }, 'document stored')
     await titleSearch.afterStore(document, entry)
+    versions.afterStore(document, entry, kindsOf(authors.values()))
     if (compaction.due(entry)) compaction.schedule(document)
   }
+}
+
+/** Whether a batch holds an agent's changes and whether it holds a person's. */
+function kindsOf(authors: Iterable<RawAuthor>): { agent: boolean; person: boolean } {
+  const kinds = { agent: false, person: false }
+  for (const author of authors) kinds[author.kind === 'agent' ? 'agent' : 'person'] = true
+  return kinds
 }

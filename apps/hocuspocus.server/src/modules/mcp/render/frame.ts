@@ -27,6 +27,8 @@ export type FrameSource =
   | { kind: 'section matches'; slug: string; whose: Whose }
   | { kind: 'section matches list' }
   | { kind: 'chat rooms'; slug: string; whose: Whose }
+  | { kind: 'versions'; slug: string; whose: Whose }
+  | { kind: 'changes'; slug: string; whose: Whose; since: string }
   | { kind: 'chat thread'; slug: string; whose: Whose; sectionId: string; headingRemoved: boolean }
 
 function describe(source: FrameSource): string {
@@ -43,6 +45,10 @@ function describe(source: FrameSource): string {
       return 'Documents that hold every word of the query, each followed by its matching sections (each document line says whose it is)'
     case 'chat rooms':
       return `Chat rooms of document "${source.slug}", one per heading (${source.whose})`
+    case 'versions':
+      return `Versions of document "${source.slug}", newest first, with who changed what (${source.whose})`
+    case 'changes':
+      return `Changes to document "${source.slug}" since ${source.since}, by section, blocks removed (-) and added (+) (${source.whose})`
     case 'chat thread':
       return `Chat messages under heading section_id ${escapeFrameContent(source.sectionId)} of document "${source.slug}"${source.headingRemoved ? ' (heading removed)' : ''} (${source.whose})`
   }

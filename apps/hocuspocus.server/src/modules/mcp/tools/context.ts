@@ -12,7 +12,10 @@ import type { DocumentWriter } from '../infra/writer.ts'
 import type { CallReport, LogLevel } from './report.ts'
 
 export type ToolDeps = {
-  documents: Pick<DocumentsService, 'resolve' | 'create'>
+  documents: Pick<
+    DocumentsService,
+    'resolve' | 'create' | 'listVersions' | 'countVersions' | 'findVersion' | 'authorsAfter'
+  >
   chat: Pick<ChatService, 'listRooms' | 'findRoom' | 'readThread'>
   /** Posting in a heading's chat room (chat/posting.ts: the same rule as the REST API's). */
   chatPosting: ChatPosting

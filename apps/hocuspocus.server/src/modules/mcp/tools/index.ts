@@ -4,12 +4,14 @@
  * docs/mcp/reference.md and docs/mcp/tools-list.json.
  */
 import { appendToDocument } from './append-to-document.ts'
+import { changesSince } from './changes-since.ts'
 import { createDocument } from './create-document.ts'
 import { editBlocks } from './edit-blocks.ts'
 import { findDocuments } from './find-documents.ts'
 import { findSections } from './find-sections.ts'
 import { getOutline } from './get-outline.ts'
 import { listChatRooms } from './list-chat-rooms.ts'
+import { listVersions } from './list-versions.ts'
 import { postChatMessage } from './post-chat-message.ts'
 import { readChatThread } from './read-chat-thread.ts'
 import { readDocument } from './read-document.ts'
@@ -21,6 +23,8 @@ export const TOOLS: readonly Tool[] = [
   findSections,
   getOutline,
   readDocument,
+  listVersions,
+  changesSince,
   createDocument,
   appendToDocument,
   editBlocks,

@@ -42,7 +42,15 @@ export async function editDocument<T>(
   if (resolved.kind === 'error') return resolved
   const outcome = await ctx.writer.write(
     resolved.value.document.room,
-    { mcp: { tool: ctx.tool, userId: ctx.principal.user.id, handle: ctx.principal.user.handle } },
+    // The principal goes with the change: the store attributes it to this agent and its app (history-authors.ts).
+    {
+      mcp: {
+        tool: ctx.tool,
+        userId: ctx.principal.user.id,
+        handle: ctx.principal.user.handle,
+        principal: ctx.principal,
+      },
+    },
     edit,
     {
       signal: ctx.signal,

@@ -1,0 +1,246 @@
+/**
+ * Issue 27, first increment: every stored change carries who made it, versions say when, who and what,
+ * and agents read them through list_versions and changes_since. Real server (PGlite, or PostgreSQL with
+ * TEST_DATABASE_URL), real MCP SDK clients over HTTP with named API tokens, a real provider typing.
+ */
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { connectProvider } from '@collab/test-support/provider'
+import { eventually, useTestServer } from '@collab/test-support/server'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import * as Y from 'yjs'
+import { applyRetention } from '../documents/history-store.ts'
+import { MAX_NAMED_VERSIONS, VERSION_RETENTION } from '../limits.ts'
+import type { RunningServer } from '../server.ts'
+
+let server: RunningServer
+// Versions as soon as asked: no interval between automatic ones, a short pause after people's typing.
+useTestServer(
+  (s) => {
+    server = s
+  },
+  { versionMinIntervalMs: 0, versionPauseMs: 150 },
+)
+
+async function userWithLabelledToken(handle: string, label: string) {
+  const user = await server.services.users.add(handle)
+  if (user.kind === 'error') throw new Error(user.message)
+  const issued = await server.services.tokens.issue(user.value.id, { scopes: ['read', 'write'], label })
+  if (issued.kind === 'error') throw new Error(issued.message)
+  return { user: user.value, token: issued.value.token }
+}
+
+async function textOf(client: Client, name: string, args: Record<string, unknown>): Promise<string> {
+  return (await callText(client, name, args)).text
+}
+
+function bodyOf(text: string): string[] {
+  const lines = text.split('\n')
+  const open = lines.findIndex((line) => line.startsWith('⟦data: '))
+  const end = lines.indexOf('⟦end of data⟧')
+  return lines.slice(open + 1, end)
+}
+
+function cursorOf(text: string): string | undefined {
+  return /cursor: "([^"]+)"/.exec(text.split('⟦end of data⟧')[1] ?? '')?.[1]
+}
+
+let owner: { user: { id: string }; token: string }
+let ownerClient: Client
+let agentClient: Client
+let slug: string
+let room: string
+
+beforeAll(async () => {
+  owner = await userWithLabelledToken('olive', 'olive laptop')
+  const agent = await userWithLabelledToken('otto', 'unused')
+  // The agent is the owner's own: a second token of olive's, named for the app that holds it.
+  const agentToken = await server.services.tokens.issue(owner.user.id, {
+    scopes: ['read', 'write'],
+    label: 'ci-bot',
+  })
+  if (agentToken.kind === 'error') throw new Error(agentToken.message)
+  ownerClient = await connectClient(mcpUrlOf(server), owner.token)
+  agentClient = await connectClient(mcpUrlOf(server), agentToken.value.token)
+  void agent
+  const created = await server.services.documents.create(owner.user.id, {
+    title: 'Plan',
+    markdown: '## Intro\n\nHello there.\n\n## Body\n\nFirst paragraph.\n\nSecond paragraph.\n',
+  })
+  if (created.kind === 'error') throw new Error(created.message)
+  slug = created.value.slug
+  room = created.value.room
+}, 60_000)
+
+describe('attribution and versions', () => {
+  test("an agent's write becomes a version naming the user and the token's app", async () => {
+    await textOf(agentClient, 'append_to_document', { slug, markdown: '## Notes\n\nAdded by the agent.' })
+    const listed = await eventually(async () => {
+      const text = await textOf(ownerClient, 'list_versions', { slug })
+      expect(text).toContain("after an agent's write")
+      return text
+    })
+    const line = bodyOf(listed).find((l) => l.includes("after an agent's write"))!
+    expect(line).toContain(`olive's agent via API token "ci-bot"`)
+    expect(line).toContain('1 added, 0 removed, 0 changed')
+    expect(line).toContain('"Notes"')
+    // The first version: the server created it for its owner.
+    expect(bodyOf(listed).at(-1)).toContain('server (created for olive) · the first version')
+  })
+
+  test('a person typing through a provider is attributed, after a pause', async () => {
+    const person = await userWithLabelledToken('pat', 'pat desktop')
+    const shared = await server.services.documents.share(slug, person.user.id, 'editor')
+    if (shared.kind === 'error') throw new Error(shared.message)
+    const provider = connectProvider(server.url, room, person.token)
+    try {
+      await provider.ready
+      const fragment = provider.doc.getXmlFragment(FRAGMENT_NAME)
+      // The paragraph under "Intro".
+      const paragraph = fragment
+        .toArray()
+        .find(
+          (node) => node instanceof Y.XmlElement && node.toString().includes('Hello there.'),
+        ) as Y.XmlElement
+      const text = paragraph.get(0) as Y.XmlText
+      for (const word of [' Typed', ' by', ' Pat.']) {
+        text.insert(text.length, word)
+        await Bun.sleep(30)
+      }
+      const listed = await eventually(async () => {
+        const answer = await textOf(ownerClient, 'list_versions', { slug })
+        expect(answer).toContain('after a pause in editing')
+        return answer
+      })
+      const line = bodyOf(listed).find((l) => l.includes('after a pause in editing'))!
+      expect(line).toContain('pat (editor via API token "pat desktop")')
+      expect(line).toContain('0 added, 0 removed, 1 changed')
+    } finally {
+      provider.destroy()
+    }
+    // Stored per append with its authors, not per keystroke.
+    const rows = await server.services.db.prisma.$queryRaw<Array<{ authors: unknown }>>`
+      SELECT v.authors FROM document_versions v JOIN documents d ON d.id = v.document_id
+       WHERE d.room = ${room} AND v.reason = 'pause'`
+    expect(rows.length).toBeGreaterThan(0)
+  })
+
+  test('list_versions paged to the end shows every version once, newest first', async () => {
+    const whole = await textOf(ownerClient, 'list_versions', { slug })
+    const total = Number(/^versions: (\d+)$/m.exec(whole)![1])
+    expect(total).toBeGreaterThanOrEqual(3)
+    const ids: number[] = []
+    let cursor: string | undefined
+    for (let page = 0; page < total + 1; page++) {
+      const text = await textOf(ownerClient, 'list_versions', {
+        slug,
+        limit: 1,
+        ...(cursor ? { cursor } : {}),
+      })
+      for (const line of bodyOf(text)) ids.push(Number(/^version (\d+)/.exec(line)![1]))
+      cursor = cursorOf(text)
+      if (!cursor) {
+        expect(text).toContain('No older versions')
+        break
+      }
+    }
+    expect(ids.length).toBe(total)
+    expect(new Set(ids).size).toBe(total)
+    expect([...ids].sort((a, b) => b - a)).toEqual(ids)
+  })
+
+  test('changes_since paged by a small max_chars shows every change line once', async () => {
+    const listed = await textOf(ownerClient, 'list_versions', { slug })
+    const first = Number(/^version (\d+)/.exec(bodyOf(listed).at(-1)!)![1])
+    const whole = await textOf(ownerClient, 'changes_since', { slug, since_version: first })
+    expect(whole).toContain('changes: 1 sections added, 0 removed, 1 changed')
+    const wholeBody = bodyOf(whole)
+    expect(wholeBody[0]).toContain(`olive's agent via API token "ci-bot"`)
+    expect(wholeBody[0]).toContain('pat (editor via API token "pat desktop")')
+    expect(wholeBody.join('\n')).toContain('+ [1] Hello there. Typed by Pat.')
+    expect(wholeBody.join('\n')).toContain('- [1] Hello there.')
+    // Paged: 40 characters a call, continued by the cursor each answer names, to the end.
+    let joined = ''
+    let cursor: string | undefined
+    let calls = 0
+    do {
+      const text = await textOf(ownerClient, 'changes_since', {
+        slug,
+        max_chars: 40,
+        ...(cursor ? { cursor } : { since_version: first }),
+      })
+      const body = bodyOf(text).join('\n')
+      joined += joined === '' ? body : `\n${body}`
+      cursor = cursorOf(text)
+      calls++
+    } while (cursor && calls < 500)
+    expect(cursor).toBeUndefined()
+    // Each page ends on a line or continues inside one ("…" marks the continuation): put back together,
+    // the pages hold exactly the lines of the whole answer, each once.
+    expect(joined.replaceAll('\n…', '')).toBe(wholeBody.join('\n'))
+  })
+
+  test('changes_since by time and by a section rev finds the version to start from', async () => {
+    const byTime = await textOf(ownerClient, 'changes_since', { slug, since_time: new Date().toISOString() })
+    expect(byTime).toMatch(/^since: version \d+/)
+    const tooEarly = await textOf(ownerClient, 'changes_since', { slug, since_time: '2000-01-01T00:00:00Z' })
+    expect(tooEarly).toContain('since_time: no version of')
+    const unknownRev = await textOf(ownerClient, 'changes_since', { slug, since_rev: 'ffffffffffffffff' })
+    expect(unknownRev).toContain('since_rev: no kept version')
+    const newest = await textOf(ownerClient, 'changes_since', { slug })
+    expect(newest).toContain(
+      `since: version ${/^version (\d+)/m.exec(bodyOf(await textOf(ownerClient, 'list_versions', { slug }))[0]!)![1]} `,
+    )
+    const two = await textOf(ownerClient, 'changes_since', {
+      slug,
+      since_version: 1,
+      since_time: '2026-01-01T00:00:00Z',
+    })
+    expect(two).toContain(
+      'pass at most one of since_version, since_time, since_rev or cursor (got since_version, since_time)',
+    )
+  })
+})
+
+describe('retention', () => {
+  test('thins 40 days of versions to the tiers, keeps named ones, and hands dropped authors on', async () => {
+    const created = await server.services.documents.create(owner.user.id, { title: 'Thinned' })
+    if (created.kind === 'error') throw new Error(created.message)
+    const id = created.value.id
+    const prisma = server.services.db.prisma
+    const now = Math.floor(Date.now() / 1000) * 1000
+    // A version every 10 minutes for 40 days (5760), each by author "a<n>"; every 500th is named.
+    await prisma.$executeRaw`
+      INSERT INTO document_versions (document_id, state, byte_size, reason, name, authors, created_at)
+      SELECT ${id}::uuid, '\\x00'::bytea, 1, 'pause', CASE WHEN n % 500 = 0 THEN 'name ' || n END,
+             jsonb_build_array(jsonb_build_object('k', 'person', 'v', 'editor', 'u', 'a' || n)),
+             to_timestamp(${Math.floor(now / 1000)}::float8 - n * 600)
+        FROM generate_series(1, 5760) AS n`
+    // The author of a version 3 h 5 min old: not the newest of its hour, so thinned away.
+    const dropped = `a${Math.round((3 * 3600 + 5 * 60) / 600)}`
+    // One run over all of them (in production each new version drops a few): a longer transaction.
+    await prisma.$transaction((tx) => applyRetention(tx, id, now), { timeout: 60_000 })
+    const kept = await prisma.$queryRaw<
+      Array<{ name: string | null; authors: Array<{ u: string }>; createdAt: Date }>
+    >`
+      SELECT name, authors, created_at AS "createdAt" FROM document_versions
+       WHERE document_id = ${id}::uuid ORDER BY created_at DESC`
+    const [recent, hourly, daily] = VERSION_RETENTION
+    const unnamed = kept.filter((v) => v.name === null)
+    const bound =
+      recent!.youngerThanMs / 600_000 +
+      hourly!.youngerThanMs / hourly!.everyMs +
+      daily!.youngerThanMs / daily!.everyMs +
+      2
+    expect(unnamed.length).toBeLessThanOrEqual(bound)
+    expect(unnamed.length).toBeGreaterThan(bound - 10)
+    // Named versions stay past the tiers (11 of them, under MAX_NAMED_VERSIONS).
+    expect(kept.filter((v) => v.name !== null).length).toBe(Math.min(11, MAX_NAMED_VERSIONS))
+    expect(kept.every((v) => v.name !== null || now - v.createdAt.getTime() < daily!.youngerThanMs)).toBe(
+      true,
+    )
+    // Nobody's change loses its name: the dropped version's author is on a kept one.
+    expect(kept.some((v) => v.authors.some((a) => a.u === dropped))).toBe(true)
+  })
+})

@@ -1,0 +1,65 @@
+/**
+ * When a loaded document's changes become a version (docs/history.md): right after an agent's write, once
+ * people paused typing for VERSION_PAUSE_MS, and when it unloads; never two automatic versions closer than
+ * MIN_VERSION_INTERVAL_MS (what comes in between waits for the next one, so an agent's burst of writes is
+ * one version). Compaction takes it (compaction.ts: the snapshot written, then copied as the version); a
+ * compaction that runs anyway takes one when the last is older than VERSION_INTERVAL_MS.
+ */
+import type { Document } from '@hocuspocus/server'
+import { MIN_VERSION_INTERVAL_MS, VERSION_PAUSE_MS } from '../../limits.ts'
+import type { Compaction } from './compaction.ts'
+import type { LoadedDocuments, Stored } from './loaded.ts'
+
+export class VersionPolicy {
+  constructor(
+    private readonly loaded: LoadedDocuments,
+    private readonly compaction: Compaction,
+    private readonly timing: { minIntervalMs?: number; pauseMs?: number } = {},
+  ) {}
+
+  private get minInterval(): number {
+    return this.timing.minIntervalMs ?? MIN_VERSION_INTERVAL_MS
+  }
+
+  /** After a successful store whose batch held an agent's and/or a person's changes. */
+  afterStore(document: Document, entry: Stored, kinds: { agent: boolean; person: boolean }): void {
+    if (!kinds.agent && !kinds.person) return
+    entry.unversioned = true
+    const earliest = entry.versionAt + this.minInterval
+    if (kinds.agent) {
+      entry.versionReason = 'agent'
+      // An agent's version does not wait for people to pause: it is due as soon as the interval allows.
+      if (!entry.versionTimer) this.schedule(document, entry, Math.max(0, earliest - Date.now()))
+      return
+    }
+    entry.versionReason ??= 'pause'
+    if (entry.versionReason === 'agent' && entry.versionTimer) return
+    // Each store of people's typing pushes the pause back.
+    this.cancel(entry)
+    this.schedule(document, entry, Math.max(this.timing.pauseMs ?? VERSION_PAUSE_MS, earliest - Date.now()))
+  }
+
+  /** Whether a version may be taken now (the interval since this instance's last one has passed). */
+  allowed(entry: Stored): boolean {
+    return Date.now() >= entry.versionAt + this.minInterval
+  }
+
+  private schedule(document: Document, entry: Stored, wait: number): void {
+    if (this.loaded.closing) return
+    entry.versionTimer = setTimeout(() => {
+      entry.versionTimer = null
+      if (!this.loaded.isOpen(document.name) || this.loaded.get(document.name) !== entry) return
+      if (!entry.unversioned) return
+      void document.saveMutex
+        .runExclusive(() => this.compaction.compact(document, { reason: entry.versionReason ?? 'pause' }))
+        .catch(() => {})
+    }, wait)
+    entry.versionTimer.unref?.()
+  }
+
+  /** No timed version of this document (it unloads, or shutdown). */
+  cancel(entry: Stored): void {
+    if (entry.versionTimer) clearTimeout(entry.versionTimer)
+    entry.versionTimer = null
+  }
+}

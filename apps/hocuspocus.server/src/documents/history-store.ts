@@ -1,0 +1,253 @@
+/**
+ * The SQL of versions (document_versions): taking one from the snapshot just written (store.ts calls it
+ * inside the compaction's transaction, under the state row's lock), the retention policy that thins them
+ * (limits.ts VERSION_RETENTION; docs/history.md), and the reads behind list_versions and changes_since.
+ * A thinned version's authors and summary go to the version after it, so nobody's change loses its name.
+ */
+import { Prisma, type PrismaClient } from '../db/generated/client.ts'
+import { storableText } from '../db/storable-text.ts'
+import {
+  MAX_NAMED_VERSIONS,
+  MAX_VERSION_NAME_CHARS,
+  MAX_VERSIONS_PER_DOCUMENT,
+  NAMED_VERSION_KEEP_MS,
+  VERSION_RETENTION,
+} from '../limits.ts'
+import { type Author, unionAuthors } from './history-authors.ts'
+import { type ChangeSummary, mergeSummaries } from './history-diff.ts'
+
+export type VersionReason = 'agent' | 'pause' | 'interval' | 'named' | 'created' | 'import' | 'unload'
+
+/** What the caller asks of the compaction's version: why, a name, what it changed (computed before). */
+export type VersionRequest = { reason: VersionReason; name?: string; summary?: ChangeSummary | null }
+
+type Db = Prisma.TransactionClient | PrismaClient
+
+/**
+ * Takes a version from the state row just written (copied inside the database: the state is not sent a
+ * second time) with its authors, then applies the retention policy. Returns the version's id.
+ */
+export async function insertVersion(
+  tx: Prisma.TransactionClient,
+  documentId: string,
+  request: VersionRequest,
+  authors: readonly Author[],
+  outlineJson: string | null,
+): Promise<bigint> {
+  const name = request.name ? storableText(request.name).trim().slice(0, MAX_VERSION_NAME_CHARS) : null
+  const rows = await tx.$queryRaw<Array<{ id: bigint }>>`
+    INSERT INTO document_versions (document_id, state, byte_size, reason, name, authors, summary, outline)
+    SELECT document_id, state, byte_size, ${request.reason}, ${name}, ${JSON.stringify(authors)}::jsonb,
+           ${request.summary ? JSON.stringify(request.summary) : null}::jsonb, ${outlineJson}::jsonb
+      FROM document_states WHERE document_id = ${documentId}::uuid
+    RETURNING id`
+  await applyRetention(tx, documentId, Date.now())
+  return BigInt(rows[0]?.id ?? 0)
+}
+
+type RetentionRow = {
+  id: bigint
+  createdAt: Date
+  name: string | null
+  authors: Author[]
+  summary: ChangeSummary | null
+}
+
+/**
+ * Which versions the policy keeps, given them newest first: the newest always; a named one while younger
+ * than NAMED_VERSION_KEEP_MS and among the MAX_NAMED_VERSIONS newest named; else per VERSION_RETENTION,
+ * the newest of its slot in the first tier it is younger than. At most MAX_VERSIONS_PER_DOCUMENT in all.
+ */
+export function versionsToKeep(
+  versions: ReadonlyArray<{ id: bigint; createdAt: Date; name: string | null }>,
+  now: number,
+): Set<bigint> {
+  const keep = new Set<bigint>()
+  const slots = new Set<string>()
+  let named = 0
+  versions.forEach((version, index) => {
+    const age = now - version.createdAt.getTime()
+    if (index === 0) {
+      keep.add(version.id)
+      if (version.name !== null) named++
+      return
+    }
+    if (version.name !== null && age < NAMED_VERSION_KEEP_MS && named < MAX_NAMED_VERSIONS) {
+      named++
+      keep.add(version.id)
+      return
+    }
+    const tier = VERSION_RETENTION.findIndex((t) => age < t.youngerThanMs)
+    if (tier < 0) return
+    const every = VERSION_RETENTION[tier]!.everyMs
+    if (every === 0) {
+      keep.add(version.id)
+      return
+    }
+    const slot = `${tier}:${Math.floor(version.createdAt.getTime() / every)}`
+    if (slots.has(slot)) return // a newer version holds this slot
+    slots.add(slot)
+    keep.add(version.id)
+  })
+  if (keep.size > MAX_VERSIONS_PER_DOCUMENT) {
+    const ordered = versions.filter((v) => keep.has(v.id)).slice(MAX_VERSIONS_PER_DOCUMENT)
+    for (const version of ordered) keep.delete(version.id)
+  }
+  return keep
+}
+
+/**
+ * Thins the document's versions by the policy. Each version dropped hands its authors and summary to the
+ * next newer version kept (whose changes now start where the dropped one's started). Reads no states.
+ */
+export async function applyRetention(
+  tx: Prisma.TransactionClient,
+  documentId: string,
+  now: number,
+): Promise<number> {
+  const all = await tx.$queryRaw<Array<{ id: bigint; createdAt: Date; name: string | null }>>`
+    SELECT id, created_at AS "createdAt", name
+      FROM document_versions WHERE document_id = ${documentId}::uuid
+     ORDER BY created_at DESC, id DESC`
+  const keep = versionsToKeep(all, now)
+  if (keep.size === all.length) return 0
+  // Authors and summaries only of the versions that change: each dropped one and the kept one after it.
+  const touched: bigint[] = []
+  all.forEach((row, index) => {
+    if (keep.has(row.id)) return
+    touched.push(BigInt(row.id))
+    for (let newer = index - 1; newer >= 0; newer--)
+      if (keep.has(all[newer]!.id)) {
+        touched.push(BigInt(all[newer]!.id))
+        break
+      }
+  })
+  const rows = await tx.$queryRaw<RetentionRow[]>`
+    SELECT id, created_at AS "createdAt", name, authors, summary FROM document_versions
+     WHERE id = ANY(string_to_array(${[...new Set(touched)].join(',')}, ',')::bigint[])
+     ORDER BY created_at, id`
+  // Oldest first: a dropped version's changes move forward to the next kept one.
+  const carried: { authors: Author[]; summary: ChangeSummary | null; any: boolean } = {
+    authors: [],
+    summary: null,
+    any: false,
+  }
+  const dropped: bigint[] = []
+  for (const row of rows) {
+    if (!keep.has(row.id)) {
+      carried.authors = unionAuthors(carried.authors, row.authors)
+      carried.summary = mergeSummaries(carried.summary, row.summary)
+      carried.any = true
+      dropped.push(BigInt(row.id))
+      continue
+    }
+    if (!carried.any) continue
+    const authors = unionAuthors(carried.authors, row.authors)
+    const summary = mergeSummaries(carried.summary, row.summary)
+    await tx.$executeRaw`
+      UPDATE document_versions SET authors = ${JSON.stringify(authors)}::jsonb,
+             summary = ${summary ? JSON.stringify(summary) : null}::jsonb
+       WHERE id = ${row.id}`
+    carried.authors = []
+    carried.summary = null
+    carried.any = false
+  }
+  // Dropped versions older than every kept one had nothing to hand on to; their changes are before history.
+  if (dropped.length > 0)
+    await tx.$executeRaw`
+      DELETE FROM document_versions WHERE id = ANY(string_to_array(${dropped.join(',')}, ',')::bigint[])`
+  return dropped.length
+}
+
+/** One version as lists show it (no state). */
+export type VersionInfo = {
+  id: bigint
+  createdAt: Date
+  reason: VersionReason
+  name: string | null
+  authors: Author[]
+  summary: ChangeSummary | null
+  byteSize: number
+}
+
+/** Versions of a document newest first, older than `before` (an id) when given; `limit` rows at most. */
+export async function listVersions(
+  db: Db,
+  documentId: string,
+  options: { before?: bigint; limit: number },
+): Promise<VersionInfo[]> {
+  const before = options.before === undefined ? Prisma.empty : Prisma.sql`AND id < ${options.before}`
+  const rows = await db.$queryRaw<VersionInfo[]>`
+    SELECT id, created_at AS "createdAt", reason, name, authors, summary, byte_size AS "byteSize"
+      FROM document_versions
+     WHERE document_id = ${documentId}::uuid ${before}
+     ORDER BY id DESC
+     LIMIT ${options.limit}`
+  return rows.map((row) => ({ ...row, id: BigInt(row.id) }))
+}
+
+/** How many versions the document has, or how many from id `from` on (list_versions' notes). */
+export async function countVersions(
+  db: Db,
+  documentId: string,
+  options: { from?: bigint } = {},
+): Promise<number> {
+  const from = options.from === undefined ? Prisma.empty : Prisma.sql`AND id >= ${options.from}`
+  const rows = await db.$queryRaw<Array<{ n: number }>>`
+    SELECT count(*)::int AS n FROM document_versions WHERE document_id = ${documentId}::uuid ${from}`
+  return rows[0]?.n ?? 0
+}
+
+/** Where changes_since starts: a version found by id, by time (the newest at or before it) or by a section rev. */
+export type VersionLookup = { id: bigint } | { at: Date } | { rev: string; sectionId?: string }
+
+/** The version a lookup names, with its state (base64 decoded), or null when there is none. */
+export async function findVersion(
+  db: Db,
+  documentId: string,
+  lookup: VersionLookup,
+): Promise<(VersionInfo & { state: Uint8Array }) | null> {
+  const where =
+    'id' in lookup
+      ? Prisma.sql`AND id = ${lookup.id}`
+      : 'at' in lookup
+        ? Prisma.sql`AND created_at <= ${lookup.at}`
+        : lookup.sectionId
+          ? Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.sectionId == $id && @.rev == $rev)',
+                                             jsonb_build_object('id', ${lookup.sectionId}::text, 'rev', ${lookup.rev}::text))`
+          : Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.rev == $rev)', jsonb_build_object('rev', ${lookup.rev}::text))`
+  const rows = await db.$queryRaw<Array<VersionInfo & { state: string }>>`
+    SELECT id, created_at AS "createdAt", reason, name, authors, summary, byte_size AS "byteSize",
+           encode(state, 'base64') AS state
+      FROM document_versions
+     WHERE document_id = ${documentId}::uuid ${where}
+     ORDER BY id DESC
+     LIMIT 1`
+  const row = rows[0]
+  if (!row) return null
+  return { ...row, id: BigInt(row.id), state: new Uint8Array(Buffer.from(row.state, 'base64')) }
+}
+
+/** The newest version's state (a new version's summary is computed against it), or null. */
+export async function newestVersionState(db: Db, documentId: string): Promise<Uint8Array | null> {
+  const rows = await db.$queryRaw<Array<{ state: string }>>`
+    SELECT encode(state, 'base64') AS state FROM document_versions
+     WHERE document_id = ${documentId}::uuid ORDER BY id DESC LIMIT 1`
+  return rows[0] ? new Uint8Array(Buffer.from(rows[0].state, 'base64')) : null
+}
+
+/**
+ * Everyone whose changes came after version `afterId`: the authors of every later version, of the
+ * snapshot since the newest version, and of the update log.
+ */
+export async function authorsAfter(db: Db, documentId: string, afterId: bigint): Promise<Author[]> {
+  const rows = await db.$queryRaw<Array<{ authors: Author[] }>>`
+    SELECT authors FROM (
+      SELECT authors, 0 AS part, id FROM document_versions WHERE document_id = ${documentId}::uuid AND id > ${afterId}
+      UNION ALL
+      SELECT unversioned_authors, 1, 0 FROM document_states WHERE document_id = ${documentId}::uuid
+      UNION ALL
+      SELECT authors, 2, id FROM document_updates WHERE document_id = ${documentId}::uuid
+    ) a ORDER BY part, id`
+  return unionAuthors(...rows.map((row) => row.authors))
+}
