@@ -8,12 +8,19 @@ import type { Services } from './services.ts'
 
 export const TOKEN_FILE_NAME = 'first-run-token'
 
-const WELCOME = `This document lives on your collaboration server. Open it in an editor, or ask an AI app connected over MCP to outline, read or edit it.
+/**
+ * The welcome document: what a person can do from the page itself (docs/web.md), and how an AI app joins.
+ * Nothing in it asks for a command line: the page shares, imports and exports.
+ */
+const WELCOME = `This document lives on your collaboration server. Type anywhere to edit it: everyone who has it open sees your changes as you make them, and you see theirs, with each person's caret and name in their own colour.
 
 ## Next steps
 
-- Share it with someone: \`bun run cli -- doc share SLUG HANDLE --role editor\`
-- Import Markdown: \`bun run cli -- doc import notes.md --owner HANDLE\`
+- **Format** with the bar above the text, or type Markdown at a line's start: \`## \` for a heading, \`- \` for a list, \`[ ] \` for a task.
+- **Share** it: the Share button at the top gives people editor or viewer access by their handle, or makes it public.
+- **Talk** about a section: the chat beside the text belongs to the heading above your cursor.
+- **Import** a Markdown file, or start a new document, from Documents at the top left; **Export Markdown** downloads this one.
+- **Connect an AI app** over MCP (the server's /mcp address): it can outline, read, edit and chat here, and you see it work, marked as your agent. Your account page (your name at the top right) lists the apps you connected.
 `
 
 /** The handle of the first user; rename-free and the same on every machine, so docs can name it. */

@@ -12,7 +12,8 @@ export type DocumentSummary = {
 
 export type DocumentInfo = DocumentSummary & { canWrite: boolean }
 
-export type ChatMessage = { seq: number; author: string; text: string; createdAt: string }
+/** A chat message; `app` is the app an agent posted through (null: the person wrote it in the page). */
+export type ChatMessage = { seq: number; author: string; app: string | null; text: string; createdAt: string }
 
 /** A refusal from the server: its message says what is wrong and what to do. */
 export class ApiError extends Error {

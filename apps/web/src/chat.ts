@@ -17,6 +17,8 @@ export type ChatPanel = {
   showTitle(text: string): void
   /** A stateless message from the server: a post in the room shown loads its messages again. */
   notified(payload: string): void
+  /** Shows the box to post in, or says why there is none (write access removed while open). */
+  setCanWrite(canWrite: boolean): void
 }
 
 /** Fills `element` with the chat of document `slug`; posting only when `canWrite`. */
@@ -58,19 +60,16 @@ export function chatPanel(element: HTMLElement, slug: string, canWrite: boolean)
     input,
     h('button', { type: 'submit' }, 'Send'),
   )
-  clear(
-    element,
-    h('h2', {}, 'Chat: ', title),
-    messages,
-    error,
-    canWrite ? form : h('p', { class: 'note' }, 'Posting needs write access.'),
-  )
+  const readOnlyNote = h('p', { class: 'note' }, 'Posting needs write access.')
+  clear(element, h('h2', {}, 'Chat: ', title), messages, error, canWrite ? form : readOnlyNote)
 
+  // An agent's message says so, and through which app: never a second message "by alice".
   const messageItem = (m: ChatMessage) =>
     h(
       'li',
-      {},
-      h('b', { style: `color:${colorOf(m.author)}` }, m.author),
+      { class: m.app === null ? 'person' : 'agent' },
+      h('b', { style: `color:${colorOf(m.author)}` }, m.app === null ? m.author : `✦ ${m.author}'s agent`),
+      m.app === null ? null : h('span', { class: 'badge', title: 'The app it posted through' }, m.app),
       ' ',
       h('time', { datetime: m.createdAt }, when(m.createdAt)),
       h('p', {}, m.text),
@@ -137,6 +136,10 @@ export function chatPanel(element: HTMLElement, slug: string, canWrite: boolean)
     notified(payload) {
       const message = parse(payload)
       if (message?.type === 'chat' && message.sectionId === section) void load()
+    },
+    setCanWrite(can) {
+      if (can) readOnlyNote.replaceWith(form)
+      else form.replaceWith(readOnlyNote)
     },
   }
 }

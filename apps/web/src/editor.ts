@@ -49,7 +49,8 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
   document.title = info.title
 
   const status = h('span', { class: 'status', role: 'status', 'data-testid': 'status' }, 'Connecting…')
-  const presence = h('ul', { class: 'presence', 'aria-label': 'Present' })
+  const presence = h('ul', { class: 'presence', 'aria-label': 'Who is here' })
+  const presenceCount = h('span', { class: 'presence-count', 'aria-live': 'polite' })
   const banner = h('p', { class: 'banner', role: 'alert', hidden: true })
   const outline = h('ol', { class: 'outline', 'aria-label': 'Outline' })
   const chatElement = h('section', { class: 'chat', 'aria-label': 'Chat' })
@@ -74,11 +75,9 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     header(
       boot,
       h('span', { class: 'doc-title' }, info.title),
-      access,
-      status,
-      presence,
-      exportLink,
-      shareButton ?? '',
+      h('span', { class: 'doc-state' }, access, status),
+      h('div', { class: 'here' }, presenceCount, presence),
+      h('span', { class: 'doc-actions' }, exportLink, shareButton ?? ''),
     ),
     banner,
     h(
@@ -103,7 +102,8 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     banner.textContent = text
   }
 
-  // What this page says of itself; the server replaces the name (and any colour not #rrggbb) with its own.
+  // What this page says of itself until the server says how the others see it (a `presence` notice): the
+  // server sets the name and colour of every state from the signed-in principal, whatever a page sends.
   const me = { name: boot.name ?? boot.handle, color: colorOf(boot.handle) }
   const ydoc = new Y.Doc()
   const socketUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/?${DECLARED_TYPES}`
@@ -112,6 +112,27 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
 
   const chat = chatPanel(chatElement, slug, info.canWrite)
   let connected = false
+  /** Set once the server ended this page's access (or sign-in): the status says so, nothing reconnects. */
+  let ended: string | undefined
+  let bar: HTMLElement | undefined
+  /** Write access as the server last said: the editor, the formatting bar, the chat box and the label follow it. */
+  const applyScope = () => {
+    const canWrite = scope === 'read-write'
+    editor?.setEditable(canWrite)
+    if (bar) bar.hidden = !canWrite
+    chat.setCanWrite(canWrite)
+    access.textContent = accessText({ ...info, canWrite })
+  }
+  /** The server closed this page's access for good: say so in the banner and the status, stop reconnecting. */
+  const end = (statusText: string, message: string) => {
+    ended = statusText
+    scope = 'readonly'
+    applyScope()
+    status.textContent = statusText
+    showBanner(message)
+    // Destroyed after this event is handled: the provider would otherwise reconnect and be refused again.
+    setTimeout(() => provider.destroy(), 0)
+  }
   const provider = new HocuspocusProvider({
     url: socketUrl,
     name: info.room,
@@ -119,30 +140,36 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     // The socket signs in with this page's session cookie; the provider needs some token string.
     token: 'session',
     onAuthenticated: ({ scope: granted }) => {
+      // Also when the server takes write access away while the page is open (collab/access-watch.ts).
       scope = granted === 'readonly' ? 'readonly' : 'read-write'
-      editor?.setEditable(scope === 'read-write')
-      access.textContent = accessText({ ...info, canWrite: scope === 'read-write' })
+      applyScope()
     },
     onAuthenticationFailed: () =>
-      showBanner('This document could not be opened: it was deleted, or you may no longer read it.'),
+      end(
+        'Not connected',
+        'This document could not be opened: it was deleted, or you may no longer read it. Ask its owner, or go back to your documents.',
+      ),
     onClose: ({ event }) => {
-      if (!event.reason) return // a dropped connection: the provider reconnects and resends
-      editor?.setEditable(false)
+      if (!event.reason || ended) return // a dropped connection: the provider reconnects and resends
       // The server's reasons are written for any client; a person gets what to do next.
       if (/token revoked or expired/i.test(event.reason)) {
-        showBanner('You were signed out (here or in another tab). Sign in again to keep editing.')
+        end('Signed out', 'You were signed out (here or in another tab). Sign in again to keep editing.')
         banner.append(
           ' ',
           h('a', { href: `/sign-in?next=${encodeURIComponent(location.pathname)}` }, 'Sign in'),
         )
       } else if (/no access to this document/i.test(event.reason)) {
-        showBanner('You no longer have access to this document: its owner changed who may open it.')
+        end(
+          'No access',
+          'You no longer have access to this document: its owner changed who may open it. What you see is the text as it was.',
+        )
       } else {
-        showBanner(`Disconnected: ${event.reason}. Reload the page to continue.`)
+        end('Disconnected', `Disconnected: ${event.reason}. Reload the page to continue.`)
       }
     },
     onStatus: ({ status: state }) => {
       connected = state === 'connected'
+      if (ended) return
       status.textContent =
         state === 'connected'
           ? 'Connected'
@@ -151,9 +178,17 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
             : 'Offline: your changes are kept and sent when back'
     },
     onUnsyncedChanges: ({ number }) => {
-      if (connected) status.textContent = number > 0 ? 'Sending…' : 'Connected'
+      if (connected && !ended) status.textContent = number > 0 ? 'Sending…' : 'Connected'
     },
-    onStateless: ({ payload }) => chat.notified(payload),
+    onStateless: ({ payload }) => {
+      const notice = parseNotice(payload)
+      if (notice?.type === 'presence') {
+        // How the server shows this page's person to the others: the list and its own awareness follow.
+        presenceList.setMe(notice.user)
+        return
+      }
+      chat.notified(payload)
+    },
     onSynced: () => {
       // Marks for the benchmarks' first-paint breakdown (performance.getEntriesByType('mark')).
       performance.mark('collab:synced')
@@ -162,7 +197,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     },
   })
 
-  showPresence(presence, provider.awareness!, me, ydoc.clientID)
+  const presenceList = showPresence(presence, presenceCount, provider.awareness!, me, ydoc.clientID)
 
   function createEditor() {
     // Made only once the document has synced: an editor bound to an empty document would add its own
@@ -183,7 +218,9 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
       editorProps: { attributes: { class: 'prose', spellcheck: 'true', 'aria-label': info.title } },
     })
     editor = made
-    mount.before(toolbar(made))
+    bar = toolbar(made)
+    mount.before(bar)
+    applyScope()
     const outlineView = outlinePanel(outline, made, (text) => chat.showTitle(text))
     // The chat follows the heading above the cursor, and the outline marks it.
     const followSelection = () => {
@@ -201,6 +238,15 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     editor?.destroy()
     provider.destroy()
   })
+}
+
+function parseNotice(payload: string): { type?: unknown; user?: unknown } | null {
+  try {
+    const parsed = JSON.parse(payload) as unknown
+    return typeof parsed === 'object' && parsed !== null ? parsed : null
+  } catch {
+    return null
+  }
 }
 
 function accessText(info: Pick<DocumentInfo, 'canWrite' | 'whose' | 'private' | 'readOnly'>): string {

@@ -166,7 +166,7 @@ export function listView(root: HTMLElement, boot: Boot): void {
       h('div', { class: 'find' }, tabs, search),
       h(
         'table',
-        {},
+        { class: 'docs-table' },
         h(
           'thead',
           {},

@@ -37,40 +37,60 @@ type Awareness = {
   on(event: 'change', listener: () => void): void
 }
 
+export type PresenceList = {
+  /** What the server says this page's person is shown as to the others (its `presence` notice). */
+  setMe(user: unknown): void
+}
+
+/** One entry of the list: a swatch of the colour (an agent's a diamond) and the name (an agent's marked ✦). */
+function entry(user: PresentUser, you: boolean): HTMLElement {
+  return h(
+    'li',
+    {
+      style: `--c:${user.color}`,
+      class: user.agent ? 'agent' : 'person',
+      'data-agent': user.agent ? 'true' : undefined,
+      title: you ? 'You' : user.agent ? `${user.name}: a program acting for that person` : user.name,
+    },
+    h('span', { class: 'swatch', 'aria-hidden': 'true' }),
+    h('span', { class: 'who' }, you ? `${user.name} (you)` : user.agent ? `✦ ${user.name}` : user.name),
+  )
+}
+
 /**
- * Keeps `list` showing this page's person first, then everyone else present, as the awareness changes.
- * Only what presentUser keeps of each state is drawn: text names, #rrggbb colours, the server's agent flag.
+ * Keeps `list` showing this page's person first, then the other people, then agents, as the awareness
+ * changes; `count` says how many are here. Only what presentUser keeps of each state is drawn: text
+ * names, #rrggbb colours, the server's agent flag.
  */
 export function showPresence(
   list: HTMLElement,
+  count: HTMLElement,
   awareness: Awareness,
-  me: { name: string; color: string },
+  initial: { name: string; color: string },
   ownClientId: number,
-): void {
+): PresenceList {
+  let me: PresentUser = { ...initial, agent: false }
   const render = () => {
     const users = [...awareness.getStates().entries()]
       .filter(([id]) => id !== ownClientId)
       .map(([, state]) => presentUser(state))
       .filter((user): user is PresentUser => user !== null)
-    clear(
-      list,
-      h('li', { style: `--c:${me.color}`, title: 'You' }, `${me.name} (you)`),
-      ...users.map((user) =>
-        h(
-          'li',
-          {
-            style: `--c:${user.color}`,
-            class: user.agent ? 'agent' : '',
-            'data-agent': user.agent ? 'true' : undefined,
-            title: user.name,
-          },
-          user.agent ? `✦ ${user.name}` : user.name,
-        ),
-      ),
-    )
+    const people = users.filter((user) => !user.agent)
+    const agents = users.filter((user) => user.agent)
+    clear(list, entry(me, true), ...people.map((u) => entry(u, false)), ...agents.map((u) => entry(u, false)))
+    const others = people.length + agents.length
+    count.textContent = others === 0 ? 'Only you' : `${others + 1} here`
   }
   awareness.on('change', render)
   render()
+  return {
+    setMe(user) {
+      const shown = presentUser({ user })
+      if (!shown) return
+      me = shown
+      render()
+    },
+  }
 }
 
 /** A remote caret: drawn only for a state that names someone, with its checked colour and text name. */

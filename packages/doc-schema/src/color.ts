@@ -3,6 +3,12 @@
  * `style` attribute of every reader's page. Only `#rrggbb` is accepted anywhere: no CSS function
  * (`url()`, `var()`, `image-set()`), no `;` that starts another declaration, nothing a browser fetches.
  * The server checks editor updates and awareness with it; the page checks again before any style.
+ *
+ * Presence colours (carets, selections, name labels, chat authors) come from PRESENCE_COLORS: eleven
+ * colours picked so that any two are far apart (CIE76 ΔE ≥ 25, so no two people get "nearly the same
+ * purple") and white label text on each has a contrast of at least 4.5:1 (WCAG AA for normal text); the
+ * same contrast holds for each as text on white. The server hands each one present in a document a colour
+ * no one else there holds (pickColor, collab/awareness-guard.ts); colorOf is a seed's first choice.
  */
 
 const HEX_COLOR = /^#[0-9a-fA-F]{6}$/
@@ -17,24 +23,58 @@ export function colorAttributeProblem(value: unknown): string | undefined {
   return value === null || isHexColor(value) ? undefined : 'is not a colour written as #rrggbb'
 }
 
-/**
- * A stable, readable colour for a seed (a handle or a user id): a hue from the seed's hash at fixed
- * saturation and lightness (white text stays legible on it), written as `#rrggbb`.
- */
-export function colorOf(seed: string): string {
+/** Presence colours: distinct from one another, each readable under white text and as text on white. */
+export const PRESENCE_COLORS: readonly string[] = [
+  '#c62828', // red
+  '#1f6feb', // blue
+  '#1a7f37', // green
+  '#8250df', // violet
+  '#b35900', // orange
+  '#0b7285', // teal
+  '#c2185b', // pink
+  '#5c6b00', // olive
+  '#6e4b2a', // brown
+  '#283593', // indigo
+  '#8e2469', // plum
+]
+
+function paletteIndex(seed: string): number {
   let hash = 0
   for (const ch of seed) hash = (hash * 31 + ch.charCodeAt(0)) | 0
-  const hue = Math.abs(hash) % 360
-  // HSL(hue, 70%, 42%) to RGB.
-  const s = 0.7
-  const l = 0.42
-  const a = s * Math.min(l, 1 - l)
-  const channel = (n: number) => {
-    const k = (n + hue / 30) % 12
-    const value = l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1))
-    return Math.round(value * 255)
-      .toString(16)
-      .padStart(2, '0')
+  return Math.abs(hash) % PRESENCE_COLORS.length
+}
+
+/** A stable presence colour for a seed (a handle or a user id), written as `#rrggbb`. */
+export function colorOf(seed: string): string {
+  return PRESENCE_COLORS[paletteIndex(seed)]!
+}
+
+/**
+ * The seed's colour when no one else holds it, else the next presence colour no one holds (in palette
+ * order), so the people in one document are told apart; the seed's own when every colour is taken.
+ * `taken` is compared case-insensitively.
+ */
+export function pickColor(seed: string, taken: Iterable<string>): string {
+  const held = new Set(Array.from(taken, (color) => color.toLowerCase()))
+  const first = paletteIndex(seed)
+  for (let step = 0; step < PRESENCE_COLORS.length; step++) {
+    const color = PRESENCE_COLORS[(first + step) % PRESENCE_COLORS.length]!
+    if (!held.has(color)) return color
   }
-  return `#${channel(0)}${channel(8)}${channel(4)}`
+  return PRESENCE_COLORS[first]!
+}
+
+/** WCAG relative luminance of a `#rrggbb` colour (0 black … 1 white). */
+export function relativeLuminance(hex: string): number {
+  const channel = (i: number) => {
+    const c = Number.parseInt(hex.slice(i, i + 2), 16) / 255
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4
+  }
+  return 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5)
+}
+
+/** WCAG contrast ratio of two `#rrggbb` colours (1 … 21). */
+export function contrastRatio(a: string, b: string): number {
+  const [light, dark] = [relativeLuminance(a), relativeLuminance(b)].sort((x, y) => y - x) as [number, number]
+  return (light + 0.05) / (dark + 0.05)
 }

@@ -3,7 +3,7 @@
  * TipTap extensions, the fragment and heading-id names, and how an editor declares its types. The web
  * editor imports this entry (`@collab/doc-schema/editor`), which keeps its bundle ~140 KB smaller.
  */
-export { colorOf, isHexColor } from './color.ts'
+export { colorOf, isHexColor, PRESENCE_COLORS } from './color.ts'
 export { ALL_EDITOR_TYPES, EDITOR_TYPES_PARAM } from './editor-types.ts'
 export { extensions } from './extensions.ts'
 export { FRAGMENT_NAME, HEADING_ID_ATTR } from './limits.ts'

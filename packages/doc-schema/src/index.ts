@@ -1,4 +1,11 @@
-export { colorAttributeProblem, colorOf, isHexColor } from './color.ts'
+export {
+  colorAttributeProblem,
+  colorOf,
+  contrastRatio,
+  isHexColor,
+  PRESENCE_COLORS,
+  pickColor,
+} from './color.ts'
 export {
   createDocumentUpdate,
   importedDocumentUpdate,

@@ -463,6 +463,10 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
       await page.waitForFunction(() =>
         document.querySelector('.ProseMirror')?.textContent?.includes('Next steps'),
       )
+      // It tells a person what the page does: sharing and importing here, no command lines (issue 28).
+      const welcome = await editorText(page)
+      expect(welcome).toContain('Share button')
+      expect(welcome).not.toContain('bun run cli')
       // The caret at the end of the title (a click at its middle could land in the paragraph below
       // while the page was still laying out: the typing went there once).
       await caretAtEnd(page, '.ProseMirror h1', { text: 'Welcome' })

@@ -11,8 +11,13 @@
  *   Over any of them, the connection to the document is closed with the reason and nothing of the message
  *   is applied.
  * - Truthful: `user` of every state a connection sends is the server's, from the connection's principal
- *   (presenceUserOf): the name, whether it is an agent, and a `#rrggbb` colour (the one sent when it is
- *   one, else one derived from the user id). Nothing else the client put in `user` is kept.
+ *   (presenceUserOf): the name, whether it is an agent, and a colour. Nothing the client put in `user` is
+ *   kept, its colour neither. The colour is the principal's own (colorOf of the user id) unless another
+ *   one present in the document holds it, then the next presence colour no one there holds (pickColor):
+ *   one colour per person (and one per person's agents) per document, in all their tabs, kept while they
+ *   stay. Colours held by states of other instances (Redis) and the server's own (an agent's edit) count
+ *   as held. The connection is told what it was given (a stateless `{"type":"presence","user":…}`), as
+ *   its own state is never echoed back to it.
  * - Owned: a clientId belongs to the connection that first sent it; another connection's state for it, or
  *   one for the server's own clientId (an agent's presence), is dropped from the message. When a connection
  *   closes, every state it introduced goes, also those Hocuspocus does not track.
@@ -24,7 +29,7 @@
  * also holds the scratch's own empty state (its clock 0 never applies); which clientIds the message really
  * carries is read from the raw message in `beforeHandleMessage`, before it is handled.
  */
-import { colorOf, isHexColor } from '@collab/doc-schema'
+import { pickColor } from '@collab/doc-schema'
 import type {
   beforeHandleAwarenessPayload,
   beforeHandleMessagePayload,
@@ -53,21 +58,28 @@ const MAX_REASON_CHARS = 120
 export type PresenceUser = { name: string; color: string; agent: boolean }
 
 /**
- * The presence `user` of a connection's principal. A browser's session principal is the person, by their
- * name (else handle); any other principal (an API token: an agent, a script, an editor of one's own) is a
- * program acting for the user, shown as their agent, as the MCP writer shows agents. The colour the client
- * chose is kept when it is `#rrggbb`; anything else is replaced by the user's colour.
+ * The presence `user` of a connection's principal, in `color`. A browser's session principal is the
+ * person, by their name (else handle); any other principal (an API token: an agent, a script, an editor
+ * of one's own) is a program acting for the user, shown as their agent, as the MCP writer shows agents.
  */
-export function presenceUserOf(principal: Principal, claimedColor: unknown): PresenceUser {
+export function presenceUserOf(principal: Principal, color: string): PresenceUser {
   const { user } = principal
-  const person = principal.tokenId.startsWith(SESSION_PRINCIPAL_PREFIX)
+  const person = isPerson(principal)
   const name = person ? (user.name ?? user.handle) : `${user.handle}'s agent`
-  return {
-    name: Array.from(name).slice(0, MAX_PRESENCE_NAME_CHARS).join(''),
-    color: isHexColor(claimedColor) ? claimedColor : colorOf(user.id),
-    agent: !person,
-  }
+  return { name: Array.from(name).slice(0, MAX_PRESENCE_NAME_CHARS).join(''), color, agent: !person }
 }
+
+const isPerson = (principal: Principal) => principal.tokenId.startsWith(SESSION_PRINCIPAL_PREFIX)
+
+/** Who a colour belongs to in a document: the person, or the person's agents (all of them, one colour). */
+const identityOf = (principal: Principal) =>
+  `${isPerson(principal) ? 'person' : 'agent'}:${principal.user.id}`
+
+/** What a connection is told about itself (a stateless message): the presence the others see. */
+export type PresenceNotice = { type: 'presence'; user: PresenceUser }
+
+/** A colour held in a document, and the connections holding it. */
+type Held = { color: string; connections: Set<Connection> }
 
 /** The clientIds an awareness message carries states for (not removals); undefined for other messages. */
 function awarenessClients(message: Uint8Array): { clients: number[]; entries: number } | undefined {
@@ -103,6 +115,10 @@ export class AwarenessGuard implements Extension {
   private readonly owners = new WeakMap<Document, Map<number, Connection>>()
   /** The clientIds of the awareness message each connection is handling that it may set. */
   private readonly carried = new WeakMap<Connection, Set<number>>()
+  /** Per document, the colour each identity present holds (identityOf). */
+  private readonly colors = new WeakMap<Document, Map<string, Held>>()
+  /** The presence each connection was given. */
+  private readonly given = new WeakMap<Connection, PresenceUser>()
 
   constructor(private readonly deps: { logger: Logger; metrics: Metrics }) {}
 
@@ -169,9 +185,38 @@ export class AwarenessGuard implements Extension {
         states.clear()
         return
       }
-      const claimed = (state as { user?: { color?: unknown } }).user
-      state.user = presenceUserOf(principal, typeof claimed === 'object' ? claimed?.color : undefined)
+      state.user = this.presenceOf(connection, document, principal)
     }
+  }
+
+  /** The connection's presence: given once, with a colour no other identity in the document holds. */
+  private presenceOf(connection: Connection, document: Document, principal: Principal): PresenceUser {
+    const given = this.given.get(connection)
+    if (given) return given
+    let colors = this.colors.get(document)
+    if (!colors) {
+      colors = new Map()
+      this.colors.set(document, colors)
+    }
+    const identity = identityOf(principal)
+    let held = colors.get(identity)
+    if (!held) {
+      const taken = [...colors.values()].map((h) => h.color)
+      // States this instance's connections did not send: other instances' people, the server's agent.
+      const local = this.ownersOf(document)
+      for (const [clientId, state] of document.awareness.getStates()) {
+        const color = (state as { user?: { color?: unknown } }).user?.color
+        if (!local.has(clientId) && typeof color === 'string') taken.push(color)
+      }
+      held = { color: pickColor(principal.user.id, taken), connections: new Set() }
+      colors.set(identity, held)
+    }
+    held.connections.add(connection)
+    const user = presenceUserOf(principal, held.color)
+    this.given.set(connection, user)
+    const notice: PresenceNotice = { type: 'presence', user }
+    connection.sendStateless(JSON.stringify(notice))
+    return user
   }
 
   private ownersOf(document: Document): Map<number, Connection> {
@@ -188,6 +233,10 @@ export class AwarenessGuard implements Extension {
    * (removeConnection, before this runs); any other it introduced still present is removed here.
    */
   private release(connection: Connection, document: Document): void {
+    const colors = this.colors.get(document)
+    for (const [identity, held] of colors ?? []) {
+      if (held.connections.delete(connection) && held.connections.size === 0) colors?.delete(identity)
+    }
     const mine = this.introduced.get(connection)
     if (!mine) return
     const owners = this.ownersOf(document)

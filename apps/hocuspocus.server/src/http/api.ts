@@ -242,6 +242,7 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
       messages: page.messages.map((m) => ({
         seq: m.seq,
         author: m.authorHandle,
+        app: m.authorApp,
         text: m.text,
         createdAt: m.createdAt.toISOString(),
       })),
@@ -278,14 +279,14 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
         {
           document,
           sectionId: c.req.param('sectionId'),
-          author: principal.user,
+          author: principal,
           text: body.data.text,
         },
         { text: 'text', sectionId: 'sectionId' },
       )
       if (posted.kind === 'error') throw refusalToHttp(posted)
-      const { seq, author, text, createdAt } = posted.value
-      return c.json({ seq, author, text, createdAt: createdAt.toISOString() }, 201)
+      const { seq, author, app, text, createdAt } = posted.value
+      return c.json({ seq, author, app, text, createdAt: createdAt.toISOString() }, 201)
     },
   )
 

@@ -5,7 +5,15 @@
  */
 import { describe, expect, test } from 'bun:test'
 import type * as Y from 'yjs'
-import { checkEditorUpdate, colorOf, isHexColor, schema } from '../index.ts'
+import {
+  checkEditorUpdate,
+  colorOf,
+  contrastRatio,
+  isHexColor,
+  PRESENCE_COLORS,
+  pickColor,
+  schema,
+} from '../index.ts'
 import { changeOf, cloneDocument, loadDocument } from './fixtures.ts'
 
 const HOSTILE = [
@@ -33,7 +41,50 @@ describe('isHexColor and colorOf', () => {
     }
     expect(colorOf('alice')).not.toBe(colorOf('bob'))
   })
+
+  test('presence colours: white text on each, and each as text on white, reads at 4.5:1 or more (WCAG AA)', () => {
+    for (const color of PRESENCE_COLORS) {
+      expect(isHexColor(color), color).toBe(true)
+      expect(contrastRatio(color, '#ffffff'), color).toBeGreaterThanOrEqual(4.5)
+    }
+  })
+
+  test('presence colours: no two are alike (CIE76 ΔE of at least 25; hue 283 vs 294 was about 8)', () => {
+    let closest = Number.POSITIVE_INFINITY
+    for (const [i, a] of PRESENCE_COLORS.entries())
+      for (const b of PRESENCE_COLORS.slice(i + 1)) closest = Math.min(closest, deltaE(a, b))
+    expect(closest).toBeGreaterThanOrEqual(25)
+    expect(deltaE('#9b2bc4', '#b32bc4')).toBeLessThan(25) // two purples the hashed hues gave: caught
+  })
+
+  test("pickColor: the seed's colour when free, else one no one holds, and the same answer for the same input", () => {
+    const first = colorOf('alice')
+    expect(pickColor('alice', [])).toBe(first)
+    expect(pickColor('alice', [first.toUpperCase()])).not.toBe(first)
+    const taken: string[] = []
+    for (let i = 0; i < PRESENCE_COLORS.length; i++) taken.push(pickColor(`user-${i}`, taken))
+    expect(new Set(taken).size).toBe(PRESENCE_COLORS.length)
+    // Everyone holds one: the seed's own (a twelfth person shares, nobody goes without).
+    expect(pickColor('alice', taken)).toBe(first)
+  })
 })
+
+/** CIE76 colour difference of two #rrggbb colours (sRGB D65 to CIELAB). */
+function deltaE(a: string, b: string): number {
+  const lab = (hex: string) => {
+    const [r, g, b] = [1, 3, 5].map((i) => {
+      const c = Number.parseInt(hex.slice(i, i + 2), 16) / 255
+      return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4
+    }) as [number, number, number]
+    const f = (t: number) => (t > 0.008856 ? Math.cbrt(t) : 7.787 * t + 16 / 116)
+    const x = f((0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047)
+    const y = f(0.2126 * r + 0.7152 * g + 0.0722 * b)
+    const z = f((0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883)
+    return [116 * y - 16, 500 * (x - y), 200 * (y - z)]
+  }
+  const [p, q] = [lab(a), lab(b)]
+  return Math.hypot(p[0]! - q[0]!, p[1]! - q[1]!, p[2]! - q[2]!)
+}
 
 function highlightUpdate(color: unknown) {
   const { doc: server } = loadDocument('Plan', 'Some text to highlight.')

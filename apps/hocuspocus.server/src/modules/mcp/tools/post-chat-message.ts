@@ -32,7 +32,7 @@ export const postChatMessage = defineTool({
     const resolved = await resolveForWrite(ctx, slug)
     if (resolved.kind === 'error') return resolved
     const posted = await ctx.chatPosting.post(
-      { document: resolved.value.document, sectionId: section_id, author: ctx.principal.user, text },
+      { document: resolved.value.document, sectionId: section_id, author: ctx.principal, text },
       { text: 'text', sectionId: 'section_id' },
     )
     if (posted.kind === 'error') return posted

@@ -1,0 +1,95 @@
+/**
+ * What the web page tests share: people with passwords, a browser context signed in through the real
+ * form, the page's layout checks at a width, and axe-core run inside the page (serious and critical
+ * violations only: those are what the tests refuse).
+ */
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import type { Browser, Page } from '@collab/test-support/chromium'
+import { userWithToken } from '@collab/test-support/server'
+import type { RunningServer } from '../server.ts'
+
+export const PASSWORD = 'correct horse battery staple'
+
+/** A phone's width in CSS pixels (the narrowest the page is made for). */
+export const PHONE_WIDTH = 360
+
+export async function person(server: RunningServer, handle: string) {
+  const made = await userWithToken(server, handle)
+  const set = await server.auth.accounts.setPassword(made.user.id, PASSWORD)
+  if (set.kind === 'error') throw new Error(set.message)
+  return made
+}
+
+/** A fresh browser context (its own cookies) signed in as `handle` through the sign-in form. */
+export async function signedIn(
+  browser: Browser,
+  server: RunningServer,
+  handle: string,
+  viewport: { width: number; height: number } = { width: 1280, height: 800 },
+): Promise<Page> {
+  const context = await browser.createBrowserContext()
+  const page = await context.newPage()
+  await page.setViewport(viewport)
+  await page.goto(`${server.url}/sign-in`)
+  await page.type('#handle', handle)
+  await page.type('#password', PASSWORD)
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')])
+  return page
+}
+
+/** Opens `/d/<slug>` and waits for the editor to hold the document. */
+export async function openDocument(page: Page, server: RunningServer, slug: string): Promise<void> {
+  await page.goto(`${server.url}/d/${slug}`)
+  await page.waitForSelector('.ProseMirror')
+}
+
+/** How far the page reaches past the viewport's right edge (0 when nothing overflows), and what does. */
+export async function horizontalOverflow(page: Page): Promise<{ overflow: number; widest: string[] }> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth
+    const widest = Array.from(document.querySelectorAll('body *'))
+      .filter((e) => {
+        const box = e.getBoundingClientRect()
+        return box.width > 0 && box.right > width + 1 && !e.closest('[hidden]')
+      })
+      .slice(0, 5)
+      .map((e) => `${e.tagName.toLowerCase()}.${e.className}`)
+    return { overflow: Math.max(0, document.documentElement.scrollWidth - width), widest }
+  })
+}
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+export type AxeViolation = { id: string; impact: string; help: string; targets: string[] }
+
+/** axe-core's serious and critical violations on the page as it is now (WCAG 2.x A and AA rules). */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  await page.evaluate(AXE_SOURCE)
+  return page.evaluate(async () => {
+    type Violation = { id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }
+    const axe = (window as unknown as { axe: { run(o: unknown): Promise<{ violations: Violation[] }> } }).axe
+    const result = await axe.run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa'] } })
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => ({
+        id: v.id,
+        impact: v.impact,
+        help: v.help,
+        targets: v.nodes.slice(0, 5).map((n) => n.target.join(' ')),
+      }))
+  })
+}
+
+/** Parses `rgb(r, g, b)` / `rgba(r, g, b, a)` as a computed style gives it. */
+export function parseRgb(css: string): { r: number; g: number; b: number; a: number } {
+  const match = /^rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)$/.exec(css)
+  if (!match) throw new Error(`not an rgb() colour: ${css}`)
+  return { r: +match[1]!, g: +match[2]!, b: +match[3]!, a: match[4] === undefined ? 1 : +match[4] }
+}
+
+/** `rgb(…)` as `#rrggbb`. */
+export function rgbToHex(css: string): string {
+  const { r, g, b } = parseRgb(css)
+  return `#${[r, g, b].map((c) => Math.round(c).toString(16).padStart(2, '0')).join('')}`
+}

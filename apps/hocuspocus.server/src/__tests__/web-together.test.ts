@@ -1,0 +1,233 @@
+/**
+ * Two people and an agent in one document, in Debian's Chromium (issue 28). Before: every page chose its
+ * own colour from a hash of the handle, so "erin" and "ivan" drew in the very same blue; an agent's chat
+ * message was labelled with the person's name, exactly like the person's own; a viewer whose role dropped
+ * kept the formatting bar and the chat box until reload; a removed member read "could not be opened"
+ * under a status still saying "Connected".
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { contrastRatio, PRESENCE_COLORS } from '@collab/doc-schema'
+import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { eventually, useTestServer } from '@collab/test-support/server'
+import type { RunningServer } from '../server.ts'
+import { openDocument, parseRgb, person, rgbToHex, seriousViolations, signedIn } from './web-support.ts'
+
+/** What one page shows of the others: each remote caret's colours and label, each entry of the list. */
+async function seen(page: Page) {
+  return page.evaluate(() => ({
+    carets: Array.from(document.querySelectorAll('.ProseMirror .caret')).map((caret) => {
+      const label = caret.querySelector('.caret-label')!
+      return {
+        name: label.textContent ?? '',
+        border: getComputedStyle(caret).borderLeftColor,
+        borderStyle: getComputedStyle(caret).borderLeftStyle,
+        labelBackground: getComputedStyle(label).backgroundColor,
+        labelText: getComputedStyle(label).color,
+      }
+    }),
+    present: Array.from(document.querySelectorAll('.presence li')).map((li) => ({
+      text: li.textContent ?? '',
+      agent: li.getAttribute('data-agent') === 'true',
+      swatch: getComputedStyle(li.querySelector('.swatch') ?? li).backgroundColor,
+    })),
+    count: document.querySelector('.presence-count')?.textContent ?? '',
+  }))
+}
+
+describe.skipIf(!CHROMIUM)('together in the web editor', () => {
+  let server: RunningServer
+  let browser: Browser
+  useTestServer((s) => {
+    server = s
+  })
+  beforeAll(async () => {
+    browser = await launchChromium()
+  }, 60_000)
+  afterAll(() => browser?.close())
+
+  test("two people see each other's carets and names in distinct, opaque, readable colours; the list tells them from an agent", async () => {
+    // erin and ivan: the old hash of their handles gave both hue 250.
+    const erin = await person(server, 'erin')
+    const ivan = await person(server, 'ivan')
+    const created = await server.services.documents.create(erin.user.id, {
+      title: 'Together',
+      markdown: '## Notes\n\nFirst paragraph here.\n\nSecond paragraph here.\n',
+    })
+    if (created.kind === 'error') throw new Error(created.message)
+    const slug = created.value.slug
+    expect((await server.services.documents.share(slug, ivan.user.id, 'editor')).kind).toBe('ok')
+
+    const a = await signedIn(browser, server, 'erin')
+    const b = await signedIn(browser, server, 'ivan')
+    await openDocument(a, server, slug)
+    await openDocument(b, server, slug)
+    // Each puts the caret in a paragraph and types: the caret is then in everyone's awareness.
+    await a.click('.ProseMirror p')
+    await a.keyboard.type('A')
+    await b.click('.ProseMirror p:last-of-type')
+    await b.keyboard.type('B')
+
+    const [ofIvan, ofErin] = await eventually(async () => {
+      const inA = await seen(a)
+      const inB = await seen(b)
+      expect(inA.carets.map((c) => c.name)).toEqual(['ivan'])
+      expect(inB.carets.map((c) => c.name)).toEqual(['erin'])
+      return [inA, inB]
+    }, 15_000)
+    const ivanCaret = ofIvan.carets[0]!
+    const erinCaret = ofErin.carets[0]!
+    for (const caret of [ivanCaret, erinCaret]) {
+      // Opaque: not transparent (TipTap's fallback for a colour it does not take), not see-through.
+      expect(parseRgb(caret.border).a).toBe(1)
+      expect(caret.border).toBe(caret.labelBackground)
+      expect(PRESENCE_COLORS).toContain(rgbToHex(caret.border))
+      // The label's white text reads on its colour (WCAG AA, 4.5:1).
+      expect(
+        contrastRatio(rgbToHex(caret.labelText), rgbToHex(caret.labelBackground)),
+      ).toBeGreaterThanOrEqual(4.5)
+      expect(caret.borderStyle).toBe('solid') // a person's caret; an agent's is dashed
+    }
+    expect(rgbToHex(ivanCaret.border)).not.toBe(rgbToHex(erinCaret.border))
+
+    // The list: you first in the colour the others see you in, then the others; "2 here".
+    expect(ofIvan.present[0]!.text).toBe('erin (you)')
+    await eventually(async () => expect((await seen(a)).present[0]!.swatch).toBe(erinCaret.border))
+    expect(ofIvan.present[1]).toEqual({ text: 'ivan', agent: false, swatch: ivanCaret.border })
+    expect(ofIvan.count).toBe('2 here')
+
+    // An agent of erin's writes over MCP: listed apart from the people, marked as an agent.
+    const agent = await connectClient(mcpUrlOf(server), erin.token)
+    try {
+      const { text: outline } = await callText(agent, 'get_outline', { slug })
+      const section = /section_id: ([A-Za-z0-9_-]+),/.exec(
+        outline.split('\n').find((l) => l.includes('Notes'))!,
+      )![1]!
+      const { text: read } = await callText(agent, 'read_document', { slug, section_id: section })
+      const rev = /^rev: ([0-9a-f]+)$/m.exec(read)![1]!
+      const { isError } = await callText(agent, 'replace_text', {
+        slug,
+        section_id: section,
+        rev,
+        old_text: 'Second paragraph',
+        new_text: 'The second paragraph',
+      })
+      expect(isError).toBeFalsy()
+    } finally {
+      await agent.close()
+    }
+    const withAgent = await eventually(async () => {
+      const now = await seen(b)
+      expect(now.present.some((p) => p.agent)).toBe(true)
+      return now
+    })
+    const agentEntry = withAgent.present.find((p) => p.agent)!
+    expect(agentEntry.text).toBe("✦ erin's agent")
+    expect(withAgent.present.at(-1)).toEqual(agentEntry) // people first, agents after
+    expect(await seriousViolations(a)).toEqual([])
+  })
+
+  test("an agent's chat message is labelled as the agent and its app, the person's as the person", async () => {
+    const olga = await person(server, 'olga')
+    const issued = await server.services.tokens.issue(olga.user.id, {
+      scopes: ['read', 'write'],
+      label: 'Claude Desktop',
+    })
+    if (issued.kind === 'error') throw new Error(issued.message)
+    const created = await server.services.documents.create(olga.user.id, {
+      title: 'Chat labels',
+      markdown: '## Plan\n\nText.\n',
+    })
+    if (created.kind === 'error') throw new Error(created.message)
+    const slug = created.value.slug
+    const page = await signedIn(browser, server, 'olga')
+    await openDocument(page, server, slug)
+    await page.click('.ProseMirror p')
+    await eventually(async () =>
+      expect(await page.$eval('.chat h2', (e) => e.textContent)).toBe('Chat: Plan'),
+    )
+    await page.type('.chat textarea', 'From me')
+    await page.click('.chat button[type=submit]')
+
+    const agent = await connectClient(mcpUrlOf(server), issued.value.token)
+    try {
+      const { text: outline } = await callText(agent, 'get_outline', { slug })
+      const section = /section_id: ([A-Za-z0-9_-]+),/.exec(
+        outline.split('\n').find((l) => l.includes('Plan'))!,
+      )![1]!
+      const posted = await callText(agent, 'post_chat_message', {
+        slug,
+        section_id: section,
+        text: 'From the agent',
+      })
+      expect(posted.isError).toBeFalsy()
+    } finally {
+      await agent.close()
+    }
+    const messages = await eventually(async () => {
+      const items = await page.$$eval('.messages li', (lis) =>
+        lis.map((li) => ({
+          author: li.querySelector('b')?.textContent,
+          app: li.querySelector('.badge')?.textContent ?? null,
+          text: li.querySelector('p')?.textContent,
+        })),
+      )
+      expect(items).toHaveLength(2)
+      return items
+    })
+    expect(messages).toEqual([
+      { author: 'olga', app: null, text: 'From me' },
+      { author: "✦ olga's agent", app: 'Claude Desktop', text: 'From the agent' },
+    ])
+    expect(await seriousViolations(page)).toEqual([])
+  })
+
+  test('a role dropped to viewer takes the formatting bar and the chat box away at once; removal says so in the status', async () => {
+    const owner = await person(server, 'pia')
+    const quinn = await person(server, 'quinn')
+    const created = await server.services.documents.create(owner.user.id, {
+      title: 'Roles',
+      markdown: '## Part\n\nWords.\n',
+    })
+    if (created.kind === 'error') throw new Error(created.message)
+    const slug = created.value.slug
+    expect((await server.services.documents.share(slug, quinn.user.id, 'editor')).kind).toBe('ok')
+    const page = await signedIn(browser, server, 'quinn')
+    await openDocument(page, server, slug)
+    const state = () =>
+      page.evaluate(() => ({
+        editable: document.querySelector('.ProseMirror')?.getAttribute('contenteditable'),
+        toolbar: Boolean(document.querySelector('.toolbar:not([hidden])')),
+        chatBox: Boolean(document.querySelector('.chat textarea')),
+        access: document.querySelector('.access')?.textContent ?? '',
+        status: document.querySelector('[data-testid=status]')?.textContent ?? '',
+        banner: document.querySelector('.banner:not([hidden])')?.textContent ?? '',
+      }))
+    await eventually(async () =>
+      expect(await state()).toMatchObject({
+        editable: 'true',
+        toolbar: true,
+        chatBox: true,
+        status: 'Connected',
+      }),
+    )
+
+    expect((await server.services.documents.share(slug, quinn.user.id, 'viewer')).kind).toBe('ok')
+    await eventually(async () => {
+      const now = await state()
+      expect(now).toMatchObject({ editable: 'false', toolbar: false, chatBox: false })
+      expect(now.access).toStartWith('read-only')
+    })
+
+    expect((await server.services.documents.unshare(slug, quinn.user.id)).kind).toBe('ok')
+    const removed = await eventually(async () => {
+      const now = await state()
+      expect(now.banner).toContain('no longer have access')
+      return now
+    })
+    expect(removed.status).toBe('No access')
+    // It stays so: the page does not reconnect, get refused, and claim "Connected" again.
+    await Bun.sleep(1500)
+    expect((await state()).status).toBe('No access')
+  })
+})

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "chat_messages" ADD COLUMN     "author_app" TEXT;
