@@ -83,6 +83,7 @@ export {
   renderSection,
   type SectionRender,
   blockMarkdown,
+  sectionMeasureSteps,
   type ShownSection,
 } from './sections/render-section.ts'
 export { findSection, listSections, type SectionInfo } from './sections/section-index.ts'

@@ -12,7 +12,7 @@ import { importedDocumentUpdate } from '../create-document.ts'
 import { FRAGMENT_NAME } from '../limits.ts'
 import { importMarkdown } from '../markdown/import-markdown.ts'
 import { liveOutline } from '../sections/outline-memo.ts'
-import { renderChapter, renderSection } from '../sections/render-section.ts'
+import { renderChapter, renderSection, sectionMeasureSteps } from '../sections/render-section.ts'
 import { chapterSections, listSections, locateSections } from '../sections/section-index.ts'
 import { forgetKeptTotals } from '../sections/section-total.ts'
 import { cloneDocument, expectOk, loadDocument, RealFiles } from './fixtures.ts'
@@ -186,6 +186,32 @@ describe('the total follows the section revision', () => {
       }
     })
     expect(cutTotal(fragment, sectionId)).toBe(expected)
+  })
+
+  test('keptTotalOnly: an unmeasured section says so; measured step by step, its reads name the total', () => {
+    forgetKeptTotals()
+    const { doc, fragment, sectionId } = setUp()
+    const opts = { maxChars: 300, keptTotalOnly: true }
+    const before = expectOk(renderSection(fragment, sectionId, opts))
+    expect(before.nextBlock).toBeDefined()
+    expect(before.total).toBeUndefined()
+    expect(before.totalUnknown).toBe(true)
+    const chapterBefore = expectOk(renderChapter(fragment, sectionId, opts))
+    expect(chapterBefore.totalUnknown).toBe(true)
+    // One step per heading and block, each measured once.
+    expect([...sectionMeasureSteps(fragment, sectionId)]).toHaveLength(1 + markdown.length)
+    expect([...sectionMeasureSteps(fragment, sectionId, true)]).toHaveLength(0)
+    const after = expectOk(renderSection(fragment, sectionId, opts))
+    expect(after.totalUnknown).toBeUndefined()
+    expect(after.total).toBe(wholeSection(fragment, sectionId))
+    expect(after.text).toBe(before.text)
+    expect(expectOk(renderChapter(fragment, sectionId, opts)).total).toBe(wholeChapter(fragment, sectionId))
+    // An edit leaves one block to measure; the others stay measured.
+    const { blocks } = locateSections(fragment).find((s) => s.sectionId === sectionId)!
+    doc.transact(() => (blocks[30]!.get(0) as Y.XmlText).insert(0, 'edited '))
+    expect(expectOk(renderSection(fragment, sectionId, opts)).totalUnknown).toBe(true)
+    expect([...sectionMeasureSteps(fragment, sectionId)]).toHaveLength(1)
+    expect(expectOk(renderSection(fragment, sectionId, opts)).total).toBe(wholeSection(fragment, sectionId))
   })
 
   test('a fresh copy of a measured revision (a cold read) names the same total', () => {

@@ -24,8 +24,14 @@ export type OutlineMemo = {
   outline(): OutlineNode[]
   /** The rev of one located section of this fragment, equal to `sectionRev`; kept while it is unchanged. */
   sectionRev(section: LocatedSection): string
-  /** The total of one located section of this fragment, kept with its revision (see above). */
-  sectionTotal(section: LocatedSection): number
+  /**
+   * The total of one located section of this fragment, kept with its revision (see above). With
+   * `keptOnly`, undefined rather than rendering anything: when neither its revision's total nor every one
+   * of its elements' lengths is kept.
+   */
+  sectionTotal(section: LocatedSection, keptOnly?: boolean): number | undefined
+  /** Measures the section's elements not measured yet, one per step (a caller may pause between steps). */
+  measureSteps(section: LocatedSection): Generator<void, void, undefined>
   destroy(): void
 }
 
@@ -103,13 +109,23 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
     },
     // `dirty` is left as it is: only `outline()`, which visits every section, may clear it.
     sectionRev: (section) => describe(section).rev,
-    sectionTotal(section) {
+    sectionTotal(section, keptOnly = false) {
       const entry = describe(section)
-      entry.total ??=
-        keptTotal(entry.rev, section.blocks.length) ??
-        sectionReadLength(section.heading, section.blocks, lengthOf)
+      entry.total ??= keptTotal(entry.rev, section.blocks.length)
+      if (entry.total === undefined) {
+        if (keptOnly && !elementsOf(section).every((element) => lengths.has(element))) return undefined
+        entry.total = sectionReadLength(section.heading, section.blocks, lengthOf)
+      }
       keepTotal(entry.rev, section.blocks.length, entry.total)
       return entry.total
+    },
+    *measureSteps(section) {
+      for (const element of elementsOf(section)) {
+        // An element deleted since the section was located needs no length.
+        if (lengths.has(element) || element._item?.deleted) continue
+        lengthOf(element)
+        yield
+      }
     },
     destroy() {
       fragment.unobserveDeep(observer)
@@ -120,6 +136,8 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
     },
   }
 }
+
+const elementsOf = (section: LocatedSection) => [section.heading, ...section.blocks]
 
 function sameBlocks(
   cached: readonly Y.XmlElement[],
@@ -156,8 +174,26 @@ export function memoSectionRev(fragment: Y.XmlFragment, section: LocatedSection)
  * The total of one section (the exact length of the section read whole) through the same shared memo:
  * measured once per revision, an edited section re-rendering only its changed blocks. Outside a transaction.
  */
-export function memoSectionTotal(fragment: Y.XmlFragment, section: LocatedSection): number {
-  return sharedMemo(fragment).sectionTotal(section)
+export function memoSectionTotal(fragment: Y.XmlFragment, section: LocatedSection): number
+export function memoSectionTotal(
+  fragment: Y.XmlFragment,
+  section: LocatedSection,
+  keptOnly: boolean,
+): number | undefined
+export function memoSectionTotal(
+  fragment: Y.XmlFragment,
+  section: LocatedSection,
+  keptOnly = false,
+): number | undefined {
+  return sharedMemo(fragment).sectionTotal(section, keptOnly)
+}
+
+/** The shared memo's measuring steps for one section (`OutlineMemo.measureSteps`). */
+export function memoMeasureSteps(
+  fragment: Y.XmlFragment,
+  section: LocatedSection,
+): Generator<void, void, undefined> {
+  return sharedMemo(fragment).measureSteps(section)
 }
 
 function sharedMemo(fragment: Y.XmlFragment): OutlineMemo {

@@ -47,10 +47,11 @@ export type ChapterRender = {
   budget: number
   /**
    * With `next` (a cut read): the exact length of the whole chapter read whole, from the chapter's own
-   * heading (whatever `fromSection`): each section's total (kept per revision, never rendered for this
-   * read), joined by blank lines.
+   * heading (whatever `fromSection`): each section's total (kept per revision), joined by blank lines.
    */
   total?: number
+  /** A cut read with `keptTotalOnly` of a chapter not all measured yet: no `total`. */
+  totalUnknown?: boolean
 }
 
 /**
@@ -61,7 +62,7 @@ export type ChapterRender = {
  * its first block fit whole, and the read stops on a block boundary inside it. Sections are found by one
  * lazy walk (`chapterSections`), pulled only while the budget lasts; a cut read walks on to the chapter's
  * end for its total, each section's kept with its revision (a section not yet measured is hashed to find
- * it, and measured once).
+ * it, and measured once: see `keptTotalOnly`).
  */
 export function renderChapter(
   fragment: Y.XmlFragment,
@@ -148,19 +149,28 @@ export function renderChapter(
   if (next !== undefined) {
     result.next = next
     if (byWork) result.byWork = true
-    result.total = chapterTotal(fragment, located, walk)
+    const total = chapterTotal(fragment, located, walk, opts.keptTotalOnly === true)
+    if (total === undefined) result.totalUnknown = true
+    else result.total = total
   }
   return ok(result)
 }
 
-/** The chapter read whole: the sections pulled so far and the rest of the walk, joined by blank lines. */
+/**
+ * The chapter read whole: the sections pulled so far and the rest of the walk, joined by blank lines;
+ * undefined with `keptOnly` when a section's total is not kept.
+ */
 function chapterTotal(
   fragment: Y.XmlFragment,
   located: readonly LocatedSection[],
   rest: Iterable<LocatedSection>,
-): number {
+  keptOnly: boolean,
+): number | undefined {
   let total = -2
-  for (const section of located) total += 2 + memoSectionTotal(fragment, section)
-  for (const section of rest) total += 2 + memoSectionTotal(fragment, section)
+  for (const section of [...located, ...rest]) {
+    const one = memoSectionTotal(fragment, section, keptOnly)
+    if (one === undefined) return undefined
+    total += 2 + one
+  }
   return total
 }

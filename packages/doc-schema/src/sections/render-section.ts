@@ -1,8 +1,8 @@
 import type * as Y from 'yjs'
 import { renderWork } from '../markdown/block-prefix.ts'
 import { ok, type Result } from '../result.ts'
-import { memoSectionTotal } from './outline-memo.ts'
-import { locateSection } from './section-index.ts'
+import { memoMeasureSteps, memoSectionTotal } from './outline-memo.ts'
+import { chapterSections, locateSection } from './section-index.ts'
 import {
   headingLine,
   type RenderOptions,
@@ -35,9 +35,11 @@ export type SectionRender = ShownSection & {
   budget: number
   /**
    * With `nextBlock` (a cut read): the exact length of the whole section read whole, from its heading
-   * (whatever `fromBlock`), measured once per revision of the section, never by rendering it for this read.
+   * (whatever `fromBlock`), measured once per revision of the section.
    */
   total?: number
+  /** A cut read with `keptTotalOnly` whose section is not measured yet: no `total`. */
+  totalUnknown?: boolean
 }
 
 /**
@@ -67,6 +69,27 @@ export function renderSection(
     shownChars: text.length,
     budget: maxChars,
   }
-  if (read.nextBlock !== undefined) read.total = memoSectionTotal(fragment, section)
+  if (read.nextBlock !== undefined) {
+    const total = memoSectionTotal(fragment, section, opts.keptTotalOnly === true)
+    if (total === undefined) read.totalUnknown = true
+    else read.total = total
+  }
   return ok(read)
+}
+
+/**
+ * Measures what a cut read of this section (with `withSubsections`, of its chapter) needs for its total and
+ * has not measured yet, one heading or block per step, so a caller can pause between steps (a large
+ * section is measured without holding the thread for all of it). The sections are located at the start;
+ * an element deleted meanwhile is skipped, and a read after the last step measures what changed since.
+ */
+export function* sectionMeasureSteps(
+  fragment: Y.XmlFragment,
+  sectionId: string,
+  withSubsections = false,
+): Generator<void, void, undefined> {
+  const sections = withSubsections
+    ? [...chapterSections(fragment, sectionId)]
+    : [locateSection(fragment, sectionId)].filter((section) => section !== undefined)
+  for (const section of sections) yield* memoMeasureSteps(fragment, section)
 }

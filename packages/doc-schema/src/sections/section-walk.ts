@@ -21,6 +21,13 @@ export type RenderOptions = {
    */
   blockOffset?: number
   maxChars?: number
+  /**
+   * A cut read names its total only when it is kept (measured before, `section-total.ts`), rendering
+   * nothing to measure it; without it the read says `totalUnknown`, and the caller measures the section
+   * with `sectionMeasureSteps` (pausing between steps as it likes), then reads again. Default false: a cut
+   * read measures what is not kept, at once.
+   */
+  keptTotalOnly?: boolean
 }
 
 /** Which part of one section a read showed, and where the next read of it starts. */

@@ -9,12 +9,15 @@ import {
   renderChapter,
   renderSection,
   type ShownSection,
+  sectionMeasureSteps,
 } from '@collab/doc-schema'
 import { z } from 'zod'
+import { stopIfCancelled } from '../infra/cancel.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
 import { notes, type ShownBlocks } from '../render/notes.ts'
 import { readWholeDocument } from '../render/whole-read.ts'
+import type { ToolContext } from './context.ts'
 import { optionalSectionIdField, slugField } from './fields.ts'
 import { openDocument } from './open-document.ts'
 import { defineTool } from './tool.ts'
@@ -129,12 +132,18 @@ export const readDocument = defineTool({
         })
       }
       if (with_subsections) {
-        const chapter = renderChapter(content.fragment, section_id, {
+        const chapterOpts = {
           fromSection: from_section,
           fromBlock: from_block,
           blockOffset: block_offset,
           maxChars: cap,
-        })
+        }
+        let chapter = renderChapter(content.fragment, section_id, { ...chapterOpts, keptTotalOnly: true })
+        if (chapter.kind === 'ok' && chapter.value.totalUnknown) {
+          // Cut, and its sections not all measured: measure them without holding the thread, then read again.
+          await measureInSlices(sectionMeasureSteps(content.fragment, section_id, true), ctx)
+          chapter = renderChapter(content.fragment, section_id, chapterOpts)
+        }
         if (chapter.kind === 'error') return withNextStep(chapter)
         return renderOutput({
           before: chapterLines(chapter.value),
@@ -143,11 +152,13 @@ export const readDocument = defineTool({
           notes: chapterNotes(section_id, chapter.value, max_chars),
         })
       }
-      const rendered = renderSection(content.fragment, section_id, {
-        fromBlock: from_block,
-        blockOffset: block_offset,
-        maxChars: cap,
-      })
+      const sectionOpts = { fromBlock: from_block, blockOffset: block_offset, maxChars: cap }
+      let rendered = renderSection(content.fragment, section_id, { ...sectionOpts, keptTotalOnly: true })
+      if (rendered.kind === 'ok' && rendered.value.totalUnknown) {
+        // Cut, and the section not measured yet: measure it without holding the thread, then read again.
+        await measureInSlices(sectionMeasureSteps(content.fragment, section_id), ctx)
+        rendered = renderSection(content.fragment, section_id, sectionOpts)
+      }
       if (rendered.kind === 'error') return withNextStep(rendered)
       const section = rendered.value
       const noteLines: string[] = []
@@ -184,6 +195,28 @@ function chapterLines({ sections }: ChapterRender): string[] {
       ({ sectionId, rev }) => `subsection: ${sectionId === '' ? '(none)' : sectionId}, rev: ${rev}`,
     ),
   ]
+}
+
+/**
+ * How long measuring a section for its total may hold the thread before it lets other work run: measuring
+ * renders each block once (~2–5 µs a character), which for a section of megabytes takes seconds.
+ */
+const MEASURE_SLICE_MS = 10
+
+/**
+ * Runs the measuring steps of a section or chapter (`sectionMeasureSteps`: one heading or block each),
+ * letting the event loop run every MEASURE_SLICE_MS, so other callers are answered meanwhile; a call
+ * cancelled meanwhile stops there. One block is one step: a single block of megabytes is measured at once.
+ */
+async function measureInSlices(steps: Iterator<void>, ctx: ToolContext): Promise<void> {
+  ctx.report?.stage('measuring the section once for its total (kept for later reads)')
+  let sliceStart = performance.now()
+  for (let step = steps.next(); !step.done; step = steps.next()) {
+    if (performance.now() - sliceStart < MEASURE_SLICE_MS) continue
+    await new Promise((resolve) => setImmediate(resolve))
+    stopIfCancelled(ctx.signal)
+    sliceStart = performance.now()
+  }
 }
 
 /** Which blocks of one section a read showed, as the next-page note names them. */
