@@ -4,9 +4,11 @@
  * so `*Monday*` is italic; lines that are not text are refused naming the call that changes them.
  */
 import { describe, expect, test } from 'bun:test'
+import fc from 'fast-check'
 import * as Y from 'yjs'
-import { fragmentToJSON, listSections, renderSection, replaceText } from '../index.ts'
+import { fragmentToJSON, listSections, renderSection, replaceText, schema } from '../index.ts'
 import { expectOk, loadDocument } from './fixtures.ts'
+import { runs } from './property-runs.ts'
 
 const SHAPES = `## S
 
@@ -239,5 +241,41 @@ describe('every shape a read prints', () => {
     )
     expect(refusal('Line one', (l) => l.slice(0, -1)).reason).toBe('newline_in_text')
     expect(refusal('| alpha |', (l) => `${l} 3 |`).message).toContain('it has 3 cells where oldText has 2')
+  })
+})
+
+describe('any old and new text', () => {
+  test('is answered with a result, never an exception, and leaves a document the schema accepts', () => {
+    const piece = fc.constantFrom(
+      ...[
+        '| ',
+        ' |',
+        '- ',
+        '  ',
+        '> ',
+        '[1] ',
+        '*',
+        '**',
+        '`',
+        '\\',
+        '\n',
+        '[',
+        '](u)',
+        '<br>',
+        'alpha',
+        '1',
+      ],
+      ...['code in list', 'nested', '[image: a diagram]', '```js', ' - ', '---', 'Monday', '#'],
+    )
+    const text = fc.array(piece, { minLength: 1, maxLength: 8 }).map((parts) => parts.join(''))
+    fc.assert(
+      fc.property(text, text, (oldText, newText) => {
+        const { fragment, section } = read()
+        const result = replaceText(fragment, section.sectionId, section.rev, oldText, newText)
+        expect(['ok', 'error']).toContain(result.kind)
+        expect(() => schema.nodeFromJSON(fragmentToJSON(fragment)).check()).not.toThrow()
+      }),
+      runs(300),
+    )
   })
 })

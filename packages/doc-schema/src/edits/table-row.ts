@@ -78,6 +78,7 @@ export function findRows(shapes: readonly Shape[], copy: RowCopy): RowMatch[] {
     for (const row of shape.element.toArray()) {
       if (!(row instanceof Y.XmlElement)) continue
       const cells = row.toArray().filter((cell): cell is Y.XmlElement => cell instanceof Y.XmlElement)
+      if (count > cells.length) continue
       const texts = new Map<number, string>()
       const textAt = (at: number) => {
         const known = texts.get(at)
