@@ -37,7 +37,8 @@ export type WorkerReply =
 /**
  * A backup of the open database into `file` (db/backup/pglite.ts): a checkpoint, so the folder's files
  * hold what was committed and a restore replays little, then PGlite's dumpDataDir, which holds PGlite's
- * query lock while it reads the folder: the tarball is the folder as of one moment between queries.
+ * query lock while it reads the folder (not while it compresses): the tarball is the folder as of one moment
+ * between queries.
  */
 export type WorkerDump = { type: 'dump'; file: string }
 
@@ -67,7 +68,10 @@ self.onmessage = async (event: MessageEvent<WorkerOpen | { type: 'close' } | Wor
     try {
       if (!db) throw new Error('the embedded database is not open')
       await db.exec('CHECKPOINT')
-      reply({ type: 'dumped', bytes: await writeBackupFile(message.file, await db.dumpDataDir('gzip')) })
+      // Only the tarball is made under PGlite's lock; gzip streams after it, between other queries.
+      const tarball = await db.dumpDataDir('none')
+      const gzipped = await new Response(tarball.stream().pipeThrough(new CompressionStream('gzip'))).blob()
+      reply({ type: 'dumped', bytes: await writeBackupFile(message.file, gzipped) })
     } catch (error) {
       reply({ type: 'failed', message: (error as Error).message ?? String(error) })
     }

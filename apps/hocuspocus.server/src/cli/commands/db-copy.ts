@@ -19,7 +19,7 @@ function progressLines(io: CommandIO): CopyProgress {
   let last = Date.now()
   return ({ table, copied, total, bytes, done }) => {
     const now = Date.now()
-    if (!done && now - last < PROGRESS_EVERY_MS) return
+    if (!done && (now - last < PROGRESS_EVERY_MS || copied === total)) return
     last = now
     io.err(`copy: ${table} ${copied}/${total} rows, ${mib(bytes)}${done ? ' done' : ''}\n`)
   }
