@@ -153,6 +153,7 @@ function shownOccurrences(
 ): Occurrence[] {
   let found: Occurrence[] = []
   const prefixes = new Map<unknown, string>()
+  const needles = new Map<string, string | undefined>()
   for (const unit of units) {
     if (unit.inCode) {
       let prefix = prefixes.get(unit.code)
@@ -160,7 +161,12 @@ function shownOccurrences(
         prefix = codeLinePrefix(unit.root, unit.code!)
         prefixes.set(unit.code, prefix)
       }
-      const needle = withoutCodePrefix(oldText, prefix)
+      // Most code blocks share a few prefixes: the copy is taken apart once per prefix.
+      let needle = needles.get(prefix)
+      if (!needles.has(prefix)) {
+        needle = withoutCodePrefix(oldText, prefix)
+        needles.set(prefix, needle)
+      }
       if (needle === undefined || needle === '') continue
       for (const index of indexesOf(unit.string, needle))
         found.push({ unit, index, length: needle.length, shown: true, prefix })
