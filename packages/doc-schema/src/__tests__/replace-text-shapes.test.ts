@@ -186,9 +186,13 @@ describe('every shape a read prints', () => {
     )
   })
 
-  test('a line before a hard break keeps the break', () => {
+  test('a line before a hard break keeps the break; a copy of both lines is refused for spanning it', () => {
     replaceLine('Line one', (l) => l.replace('Line one', 'First line'))
     replaceLine('line two', (l) => l.replace('two', '2'))
+    const { fragment, section, lines } = read()
+    const both = `${lineWith(lines, 'Line one')}\n${lineWith(lines, 'line two')}`
+    const refused = replaceText(fragment, section.sectionId, section.rev, both, both.replace('two', '2'))
+    expect(refused.kind === 'error' && refused.message).toContain('it spans a line break')
   })
 
   test('an image placeholder is refused as media, naming edit_blocks with its block', () => {

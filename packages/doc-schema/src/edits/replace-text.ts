@@ -115,6 +115,15 @@ export function replaceText(
       if (shapes.some((shape) => shape.element.nodeName === 'table'))
         return notTextLine(oldLine.body, shapes) ?? rowNotFound(row.plain, where)
     }
+    if (parsed.value.nodes.some((node) => node.type === 'hardBreak')) {
+      return refuseFor(
+        'text_not_found',
+        'oldText: it spans a line break (a read ends the line before a hard break with "\\"); replace_text ' +
+          'changes one line at a time: give the text of each line in a call of its own, or rewrite the block ' +
+          'with edit_blocks.',
+        'oldText',
+      )
+    }
     return notTextLine(oldLine.body, shapes) ?? notFound(units, oldText, readAs, where)
   }
 
