@@ -13,7 +13,12 @@ import {
   searchSql,
   snapshotSliceSql,
 } from '@collab/hocuspocus.server/src/documents/search.ts'
-import { MAX_FIND_SNAPSHOT_DOCUMENTS } from '@collab/hocuspocus.server/src/modules/mcp/limits.ts'
+import { parseTerms } from '@collab/hocuspocus.server/src/documents/search-query.ts'
+import { snippetsSql } from '@collab/hocuspocus.server/src/documents/search-rank.ts'
+import {
+  FIND_SNIPPET_CHARS,
+  MAX_FIND_SNAPSHOT_DOCUMENTS,
+} from '@collab/hocuspocus.server/src/modules/mcp/limits.ts'
 import { call, connectInMemory } from '@collab/test-support/mcp'
 import { startFreshServer, userWithToken } from '@collab/test-support/server'
 import { percentile, prng, progress, type Rng, summarize } from './stats.ts'
@@ -98,9 +103,10 @@ async function seedCorpus(prisma: PrismaClient, size: CorpusSize, bigOwnerId: st
       changed.push(new Date(start + Math.floor(rng() * 300 * 86_400_000)).toISOString())
     }
     await prisma.$executeRaw`
-      INSERT INTO documents (id, room, slug, title, owner_id, is_private, created_at, content_updated_at, search_vector, search_text)
+      INSERT INTO documents (id, room, slug, title, owner_id, is_private, created_at, content_updated_at, search_vector, search_stem, search_text)
       SELECT gen_random_uuid(), gen_random_uuid()::text, s, t, o::uuid, p, c - interval '1 day', c,
              setweight(to_tsvector('simple', t), 'A') || setweight(to_tsvector('simple', x), 'B'),
+             setweight(to_tsvector('english', t), 'A') || setweight(to_tsvector('english', x), 'B'),
              t || E'\n' || x
         FROM unnest(${slugs}::text[], ${titles}::text[], ${texts}::text[], ${owners}::text[],
                     ${privates}::boolean[], ${changed}::timestamptz[]) AS u(s, t, x, o, p, c)`
@@ -193,7 +199,12 @@ export async function measureFind(
         await prisma.$queryRaw(documentsByIdsSql({ userId: user.id, scope: 'mine', ids: sliceIds }))
       },
       'full text: tool': () => tool({ query: PLANTED_WORD, scope: 'public' }),
-      'full text: raw SQL': () => prisma.$queryRaw(searchSql(ftsInput)),
+      // The statements the tool runs for a query: the ranked search, then the snippets of the page shown.
+      'full text: raw SQL': async () => {
+        const found = await prisma.$queryRaw<Array<{ id: string }>>(searchSql(ftsInput))
+        const ids = found.slice(0, PAGE).map((row) => row.id)
+        await prisma.$queryRaw(snippetsSql({ ids, query: parseTerms(terms), chars: FIND_SNIPPET_CHARS }))
+      },
     }
     const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, [] as number[]])) as Record<
       keyof typeof variants,
@@ -249,6 +260,11 @@ export async function measureFind(
       'full text (public)': searchSql(ftsInput),
       'snapshot slice': snapshotSliceSql(sliceInput),
       'rows by id': documentsByIdsSql({ userId: user.id, scope: 'mine', ids: sliceIds }),
+      'snippets of a page': snippetsSql({
+        ids: sliceIds,
+        query: parseTerms(terms),
+        chars: FIND_SNIPPET_CHARS,
+      }),
     }
     const plans: Record<string, string> = {}
     const scans: string[] = []

@@ -1,8 +1,8 @@
 /**
- * Fills the search columns of documents stored before they existed. `documents.search_text` (phrase
- * search) came with a migration that cannot compute it (the text lives in the Yjs state); a document
- * edited since has it from its title and search refresh, one never edited again would only be matched by
- * the older word search for ever. At start, each such document is read as a cold read is (the snapshot,
+ * Fills the search columns of documents stored before they existed. `documents.search_text` (terms as
+ * written) and `search_stem` (other forms of a word) came with migrations that cannot compute them (the
+ * text lives in the Yjs state); a document edited since has them from its title and search refresh, one
+ * never edited again would lack them for ever. At start, each such document is read as a cold read is (the snapshot,
  * then the update log) and its title and search columns written, one at a time with a pause between, so
  * a large backlog never holds the server (on PGlite, its only thread) for long (the loop: paced-pass.ts).
  * Documents loaded by Hocuspocus are read live.
@@ -65,7 +65,7 @@ export function startSearchBackfill(deps: {
     pauseMs: SEARCH_BACKFILL_PAUSE_MS,
     next: (afterId, batch) => deps.prisma.$queryRaw<Array<{ id: string; room: string }>>`
       SELECT id::text AS id, room FROM documents
-       WHERE search_text IS NULL AND deleted_at IS NULL AND id > ${afterId}::uuid
+       WHERE (search_text IS NULL OR search_stem IS NULL) AND deleted_at IS NULL AND id > ${afterId}::uuid
        ORDER BY id LIMIT ${batch}`,
     handle: fill,
     report({ done }) {

@@ -1,14 +1,13 @@
 /**
- * Finding documents (find_documents' and find_sections' queries). A query is its terms (split at white
- * space, nothing else): a document matches when each term occurs in its title or text, case-insensitively
- * and punctuation included (`ILIKE '%term%'` over documents.search_text, indexed by pg_trgm), so `C++`,
- * `3.25.2`, `url.parse`, `@types/node`, Hindi and Chinese match where they are written. Ordered by
- * relevance (ts_rank over search_vector: title weight A, the start of the text weight B; a title holding
- * every term first), then most recently changed content, then slug. Page one is a LIMIT query; the rest of
- * a run reads a snapshot of the ordered ids taken when page two is asked for (find_snapshots), so edits
- * between pages cannot reorder what is left. Raw SQL because Prisma has no tsvector type; every value is
- * a bound parameter. Who may see a row is access.ts's `readableBy`, ANDed into every query here; the
- * scope only narrows it.
+ * Finding documents (find_documents' and find_sections' queries). A query is its terms as written
+ * (search-query.ts: white-space-separated, `"phrases"`, `-exclusions`, Markdown's backslash escapes
+ * dropped); the match and the rank are search-rank.ts's: every term as written (ILIKE over search_text,
+ * pg_trgm) or every word in some form ('english' full text over search_stem), ranked exact phrase, whole
+ * tokens, other forms, part of a word, a title before the text at each, then ts_rank_cd. Ties: most
+ * recently changed content, then slug. Page one is a LIMIT query; the rest of a run reads a snapshot of the
+ * ordered ids taken when page two is asked for (find_snapshots), so edits between pages cannot reorder what
+ * is left. Raw SQL because Prisma has no tsvector type; every value is a bound parameter. Who may see a row
+ * is access.ts's `readableBy`, ANDed into every query here; the scope only narrows it.
  */
 import { cutText } from '@collab/doc-schema'
 import type { PrismaClient } from '../db/generated/client.ts'
@@ -18,6 +17,11 @@ import { storableText } from '../db/storable-text.ts'
 import { MAX_FIND_TEXT_CHARS, MAX_SEARCH_VECTOR_CHARS } from '../limits.ts'
 import { readableBy, withMembership } from './access.ts'
 import type { DocumentRow } from './rows.ts'
+import { parseTerms } from './search-query.ts'
+import { matchSql, rankSql, type SnippetRow, snippetsSql } from './search-rank.ts'
+import { type StemSectionsInput, stemSections } from './search-sections.ts'
+
+export { queryTerms } from './search-query.ts'
 
 /**
  * A paging run's snapshot lives this long; an older cursor is refused with "start over", and older
@@ -27,8 +31,9 @@ export const FIND_SNAPSHOT_TTL_MS = 60 * 60_000
 
 /**
  * The search columns of one document, for the store step's `UPDATE documents SET title = …, <these>
- * WHERE id = …`: search_vector (title A, the text's first MAX_SEARCH_VECTOR_CHARS B) and search_text
- * (title, a newline, the text's first MAX_FIND_TEXT_CHARS). `text` is readPlainText of the content.
+ * WHERE id = …`: search_vector ('simple': title A, the text's first MAX_SEARCH_VECTOR_CHARS B), search_stem
+ * (the same by 'english', stemmed) and search_text (title, a newline, the text's first MAX_FIND_TEXT_CHARS).
+ * `text` is readPlainText of the content.
  */
 export function searchColumnsSql(title: string, text: string): Prisma.Sql {
   const clean = storableText(text)
@@ -36,21 +41,10 @@ export function searchColumnsSql(title: string, text: string): Prisma.Sql {
   const cleanTitle = storableText(title)
   return Prisma.sql`search_vector = setweight(to_tsvector('simple', ${cleanTitle}), 'A')
                                  || setweight(to_tsvector('simple', ${vectorText}), 'B'),
+           search_stem = setweight(to_tsvector('english', ${cleanTitle}), 'A')
+                      || setweight(to_tsvector('english', ${vectorText}), 'B'),
            search_text = ${`${cleanTitle}\n${cutText(clean, MAX_FIND_TEXT_CHARS)}`}`
 }
-
-/**
- * A query's terms: its white-space-separated parts, as typed (at most MAX_QUERY_TERMS; the caller
- * refuses more). No tokenizer: a term is matched as a substring, punctuation and all.
- */
-export function queryTerms(query: string): string[] {
-  return storableText(query)
-    .split(/\s+/u)
-    .filter((term) => term !== '')
-}
-
-/** A term as an ILIKE pattern matching it anywhere: LIKE's own characters (%, _, \) escaped. */
-const containsPattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 /** A listed document (its `room` is how find_sections opens the content; never shown) and the caller's role. */
 export type FoundRow = Omit<DocumentRow, 'deletedAt' | 'createdAt' | 'updatedAt'> & {
@@ -63,7 +57,7 @@ export type FindScope = 'mine' | 'public'
 export type SearchInput = {
   userId: string
   scope: FindScope
-  /** The query's terms (queryTerms), or null for "everything in scope". */
+  /** The query's terms (queryTerms: `-` marks an exclusion), or null for "everything in scope". */
   terms: string[] | null
   /** Documents created after this are left out of the run. */
   asOf: Date
@@ -109,9 +103,10 @@ export function searchSql(input: SearchInput): Prisma.Sql {
   const { userId, take } = input
   // Cleaned here too: a caller may pass terms that did not come through queryTerms.
   const terms = input.terms?.length ? input.terms.map(storableText) : null
+  const query = terms ? parseTerms(terms) : null
   const common = [readableBy(userId), Prisma.sql`d.created_at <= ${input.asOf}`]
-  if (terms) common.push(matchesAll(terms))
-  const rank = terms ? rankOf(terms) : Prisma.sql`0`
+  if (query) common.push(matchSql(query))
+  const rank = query ? rankSql(query) : Prisma.sql`0`
   const order = Prisma.sql`ORDER BY rank DESC, d.content_updated_at DESC, d.slug ASC LIMIT ${take}`
   if (input.scope === 'public') {
     return Prisma.sql`
@@ -131,33 +126,6 @@ export function searchSql(input: SearchInput): Prisma.Sql {
     ) found
     ORDER BY rank DESC, "contentUpdatedAt" DESC, slug ASC
     LIMIT ${take}`
-}
-
-/**
- * The query's words as PostgreSQL's parser splits them ('simple' configuration), each as a prefix, all
- * required: ranks, and matches documents stored before search_text existed. An uncorrelated subquery, so
- * it is computed once and the GIN index on search_vector can use it. NULL (matches nothing) without words.
- */
-function prefixWords(terms: string[]): Prisma.Sql {
-  return Prisma.sql`(SELECT string_agg(quote_literal(word) || ':*', ' & ')
-    FROM unnest(tsvector_to_array(to_tsvector('simple', ${terms.join(' ')}))) AS word)::tsquery`
-}
-
-/**
- * Every term occurs in the title or text (one trigram-indexed ILIKE per term). A document stored before
- * search_text existed (null until its next store) is matched by its full-text vector instead: every word
- * of the query as a prefix of one of its words, as before.
- */
-function matchesAll(terms: string[]): Prisma.Sql {
-  const each = terms.map((term) => Prisma.sql`d.search_text ILIKE ${containsPattern(term)}`)
-  return Prisma.sql`((${where(each)}) OR (d.search_text IS NULL AND d.search_vector @@ ${prefixWords(terms)}))`
-}
-
-/** Relevance: a title holding every term first, then ts_rank of the query's words (title A, text B). */
-function rankOf(terms: string[]): Prisma.Sql {
-  const inTitle = terms.map((term) => Prisma.sql`d.title ILIKE ${containsPattern(term)}`)
-  return Prisma.sql`(CASE WHEN ${where(inTitle)} THEN 1 ELSE 0 END
-    + coalesce(ts_rank(d.search_vector, ${prefixWords(terms)}), 0))`
 }
 
 /** The first `take` matches in order. */
@@ -221,6 +189,34 @@ export async function readSnapshotSlice(
   return row ? { ids: row.ids ?? [], total: Number(row.total ?? 0) } : null
 }
 
+/** A found document's snippet: at most `chars` characters around the match, `…` where cut. */
+export type Snippets = Map<string, string>
+
+/**
+ * The snippets of these documents (a page of found rows) for the query's terms: the text around the
+ * first place search-rank.ts's snippetsSql finds, white space collapsed, at most `chars` characters plus
+ * the ellipses. A document without search text yet has none.
+ */
+export async function documentSnippets(
+  prisma: PrismaClient,
+  input: { ids: string[]; terms: string[]; chars: number },
+): Promise<Snippets> {
+  const ids = input.ids.filter((id) => UUID.test(id))
+  const query = parseTerms(input.terms.map(storableText))
+  if (ids.length === 0 || query.include.length === 0) return new Map()
+  const rows = await prisma.$queryRaw<SnippetRow[]>(snippetsSql({ ids, query, chars: input.chars }))
+  return new Map(rows.map((row) => [row.id, cutSnippet(row, input.chars)]))
+}
+
+/** A snippet row as shown: one line, at most `chars` characters, `…` where the text goes on. */
+function cutSnippet(row: SnippetRow, chars: number): string {
+  // The database sends one character (code point) more than shown when the text goes on past it.
+  const more = [...row.text].length > chars
+  const line = row.text.replace(/[\s\p{Cc}]+/gu, ' ').trim()
+  const shown = cutText(line, chars).trimEnd()
+  return `${row.cutBefore ? '…' : ''}${shown}${more ? '…' : ''}`
+}
+
 /** find_documents' queries and its paging snapshots, bound to the database: `services.search`. */
 export function createSearchService(prisma: PrismaClient) {
   return {
@@ -230,6 +226,10 @@ export function createSearchService(prisma: PrismaClient) {
     /** Stores a run's remaining order; returns the snapshot id. */
     createSnapshot: (userId: string, documentIds: string[]) => createSnapshot(prisma, userId, documentIds),
     readSnapshotSlice: (input: SnapshotSliceInput) => readSnapshotSlice(prisma, input),
+    /** Snippets around the match of these documents (a page of found rows), by id. */
+    snippets: (input: { ids: string[]; terms: string[]; chars: number }) => documentSnippets(prisma, input),
+    /** Which sections of one document match the terms in another form (find_sections' fallback). */
+    stemSections: (input: StemSectionsInput) => stemSections(prisma, input),
   }
 }
 

@@ -46,6 +46,13 @@ export const SECTION_MATCHES_PER_PAGE = 50
 /** find_sections: characters of a heading a match line shows (longer ones end with `…`). */
 export const MAX_MATCH_HEADING_CHARS = 200
 
+/**
+ * find_documents (with a query) and find_sections: characters of document text a snippet shows around the
+ * match, a third of them before it when the text allows, with an ellipsis where cut. On the result's line,
+ * inside the data frame: a page of find_documents holds at most MAX_FIND_LIMIT snippets of this size.
+ */
+export const FIND_SNIPPET_CHARS = 160
+
 /** ... and lives as long as the documents service keeps it: an older cursor is refused with "start over". */
 export { FIND_SNAPSHOT_TTL_MS } from '../../documents/search.ts'
 

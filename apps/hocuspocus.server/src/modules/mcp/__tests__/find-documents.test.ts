@@ -162,7 +162,9 @@ describe('find_documents', () => {
     const found = await call(client, 'find_documents', { scope: 'public', query: 'zebracross' })
     expect(rows(found.text)).toHaveLength(1)
     expect(rows(found.text)[0]).toContain(`${created.value.slug} | "Harbour plan" | another person's |`)
-    expect(rows(found.text)[0]).toEndWith('| public | read-only')
+    expect(rows(found.text)[0]).toEndWith(
+      '| public | read-only | "Harbour plan The quayside zebracrossing budget."',
+    )
     const mine = await call(client, 'find_documents', { query: 'zebracross' })
     expect(mine.text).toStartWith('No documents match')
   })

@@ -12,6 +12,7 @@ import {
   type SearchInput,
   type SearchService,
 } from '../../../documents/search.ts'
+import { parseTerms } from '../../../documents/search-query.ts'
 import { MAX_QUERY_TERMS } from '../../../limits.ts'
 import { FIND_SNAPSHOT_TTL_MS, MAX_FIND_SNAPSHOT_DOCUMENTS } from '../limits.ts'
 import { decodeCursor, encodeCursor, type FindCursor, shortId } from './cursor.ts'
@@ -35,9 +36,14 @@ export type FindPage = {
   continued: boolean
 }
 
+/** The refusal of a query that only leaves out (every term is a `-word`). */
+export const ONLY_EXCLUSIONS =
+  'query: has only words to leave out (-word). Call again with at least one word to find besides them.'
+
 /**
- * A non-empty query's terms (documents/search.ts queryTerms), refused when it has no letter or digit or
- * more than MAX_QUERY_TERMS terms. find_sections checks its query with this too.
+ * A non-empty query's terms (documents/search-query.ts queryTerms: `"phrases"` one term each, `-word` an
+ * exclusion), refused when it has no letter or digit, more than MAX_QUERY_TERMS terms, or only
+ * exclusions. find_sections checks its query with this too.
  */
 export function queryTermsOf(query: string): Result<string[]> {
   const terms = queryTerms(query)
@@ -55,6 +61,7 @@ export function queryTermsOf(query: string): Result<string[]> {
       'query',
     )
   }
+  if (parseTerms(terms).include.length === 0) return refuse('invalid_input', ONLY_EXCLUSIONS, 'query')
   return ok(terms)
 }
 

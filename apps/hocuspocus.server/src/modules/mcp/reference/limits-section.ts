@@ -46,7 +46,6 @@ const QUOTED_ELSEWHERE: { file: string; module: Record<string, unknown>; names: 
       'MAX_DIFF_EDITS',
     ],
   },
-  { file: 'packages/doc-schema/src/sections/find-text.ts', module: docSchema, names: ['SNIPPET_CHARS'] },
 ]
 
 export function limitsSection(): Section {

@@ -1,14 +1,15 @@
 /**
- * find_documents: documents the caller can open, by full-text query and scope, one line each, paged by
- * an opaque cursor (paging/find-pages.ts). Text only: hosts that read one channel get everything from the text.
+ * find_documents: documents the caller can open, by ranked query (documents/search.ts) and scope, one line
+ * each (with a query, ending with a snippet around the match), paged by an opaque cursor
+ * (paging/find-pages.ts). Text only: hosts that read one channel get everything from the text.
  */
 import { z } from 'zod'
 import type { Principal } from '../../../auth/tokens.ts'
 import { type Access, decideAccess } from '../../../documents/access.ts'
-import type { FoundRow } from '../../../documents/search.ts'
+import type { FoundRow, SearchService } from '../../../documents/search.ts'
 import { stopIfCancelled } from '../infra/cancel.ts'
-import { DEFAULT_FIND_LIMIT, MAX_FIND_LIMIT, MAX_QUERY_CHARS } from '../limits.ts'
-import { findPage } from '../paging/find-pages.ts'
+import { DEFAULT_FIND_LIMIT, FIND_SNIPPET_CHARS, MAX_FIND_LIMIT, MAX_QUERY_CHARS } from '../limits.ts'
+import { findPage, queryTermsOf } from '../paging/find-pages.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
 import { documentLink } from '../resources/uris.ts'
@@ -20,8 +21,11 @@ export const findDocuments = defineTool({
   title: 'Find documents',
   description:
     'Lists documents you can open: one line each with slug, title, whose it is (yours, shared with you, ' +
-    "another person's), when its content last changed, private or public, and editable or read-only for " +
-    'you. Ordered by relevance (with a query), then most recently changed, then slug. ' +
+    "another person's), when its content last changed, private or public, editable or read-only for you, " +
+    `and with a query a snippet (up to ${FIND_SNIPPET_CHARS} characters) around the match. With a query, ` +
+    'most relevant first: the words as an exact phrase, then each as a whole word (6.14.1 before 6.14.16, ' +
+    'fs.stat before fs.Stats), then other forms of a word (parsing finds parse), then inside longer words; ' +
+    'a title match before a text match at each; then most recently changed, then slug. ' +
     `At most ${MAX_FIND_LIMIT} rows per call (default ${DEFAULT_FIND_LIMIT}); when more exist a note ` +
     'says so and names the cursor of the next page. Text only.',
   inputSchema: {
@@ -31,7 +35,9 @@ export const findDocuments = defineTool({
       .optional()
       .describe(
         `Words to find in titles and document text, up to ${MAX_QUERY_CHARS} characters: a document matches when ` +
-          'every word occurs in it, case-insensitively and as written, also inside a longer word (parse finds url.parse).',
+          'every word occurs in it as written (case-insensitive, punctuation included, also inside a longer ' +
+          'word) or in another form (parsing, parse). "a phrase" in double quotes is one word; -word leaves ' +
+          'out documents holding it. Backslash escapes copied from a read (qs\\@6.14.0) are dropped.',
       ),
     scope: z
       .enum(['mine', 'public'])
@@ -62,7 +68,12 @@ export const findDocuments = defineTool({
       const access = rowAccess(row, ctx.principal)
       return access.canRead ? [{ row, access }] : []
     })
-    const lines = shown.map(({ row, access }) => documentLine(row, access))
+    const snippets = await snippetsOf(
+      ctx.search,
+      args.query,
+      shown.map(({ row }) => row.id),
+    )
+    const lines = shown.map(({ row, access }) => documentLine(row, access, snippets.get(row.id)))
     const noteLines: string[] = []
     if (page.next) noteLines.push(notes.nextFindPage(page.next), notes.moreDocuments(args.limit))
     else if (page.capped) noteLines.push(notes.moreDocuments(MAX_FIND_LIMIT))
@@ -90,15 +101,26 @@ export function rowAccess(row: FoundRow, principal: Principal) {
   })
 }
 
-/** One row the caller can read, as the list shows it. */
-function documentLine(row: FoundRow, access: Extract<Access, { canRead: true }>): string {
+/** The snippets of the rows shown, for a query (none without one). */
+async function snippetsOf(search: SearchService, query: string | undefined, ids: string[]) {
+  const terms = query?.trim() ? queryTermsOf(query.trim()) : null
+  if (!terms || terms.kind === 'error' || ids.length === 0) return new Map<string, string>()
+  return search.snippets({ ids, terms: terms.value, chars: FIND_SNIPPET_CHARS })
+}
+
+/**
+ * One row the caller can read, as the list shows it; the time to the minute (the order already tells
+ * newer from older), the snippet last, quoted.
+ */
+function documentLine(row: FoundRow, access: Extract<Access, { canRead: true }>, snippet?: string): string {
   const fields = [
     row.slug,
     JSON.stringify(row.title),
     access.whose,
-    `updated ${row.contentUpdatedAt.toISOString()}`,
+    `updated ${row.contentUpdatedAt.toISOString().slice(0, 16)}Z`,
     row.isPrivate ? 'private' : 'public',
     access.canWrite ? 'editable' : 'read-only',
   ]
+  if (snippet) fields.push(JSON.stringify(snippet))
   return escapeFrameContent(fields.join(' | '))
 }

@@ -1,15 +1,17 @@
 /**
  * find_sections: where is this phrase? The sections (section_id, heading, a snippet) that hold every
- * term of a query, within one document (slug, read live) or across the documents the caller can open
- * (find_documents' search picks and orders the documents, with its cursors; each document's content is
- * then searched for the sections). Snippets and headings are document text: inside the data frame.
+ * term of a query, most relevant first, within one document (slug, read live) or across the documents
+ * the caller can open (find_documents' search picks and orders the documents, with its cursors; each
+ * document's content is then searched for the sections: section-search.ts). Snippets and headings are
+ * document text: inside the data frame.
  */
-import { findInSections, refuse, type SectionMatch, safeCut } from '@collab/doc-schema'
+import { refuse } from '@collab/doc-schema'
 import { z } from 'zod'
+import { type ParsedQuery, parseTerms } from '../../../documents/search-query.ts'
 import {
   DEFAULT_FIND_SECTIONS_DOCUMENTS,
+  FIND_SNIPPET_CHARS,
   MAX_FIND_SECTIONS_DOCUMENTS,
-  MAX_MATCH_HEADING_CHARS,
   MAX_QUERY_CHARS,
   MAX_READ_CHARS,
   SECTION_MATCHES_PER_PAGE,
@@ -17,12 +19,14 @@ import {
 } from '../limits.ts'
 import { findPage, queryTermsOf } from '../paging/find-pages.ts'
 import { walkLines } from '../render/budget.ts'
+import { documentCount, matchLine, noSectionAnswer, oneLine } from '../render/find-lines.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
 import { readCall, type ToolContext } from './context.ts'
 import { slugField, startField } from './fields.ts'
 import { rowAccess } from './find-documents.ts'
 import { openDocument } from './open-document.ts'
+import { searchSections } from './section-search.ts'
 import { defineTool, type ToolAnswer } from './tool.ts'
 
 export const findSections = defineTool({
@@ -31,12 +35,17 @@ export const findSections = defineTool({
   title: 'Find the sections that hold a phrase',
   description:
     'Where is this phrase? Lists the sections that hold every word of query (case-insensitive, ' +
-    'punctuation included: C++, 3.25.2, url.parse match as written), one line each: section_id, heading ' +
-    'and a short snippet around the match. With slug: the sections of that document, in document order ' +
+    'punctuation included: C++, 3.25.2, url.parse match as written; "a phrase" in quotes; -word leaves ' +
+    'out sections holding it), one line each: section_id, heading and a snippet around the match (up to ' +
+    `${FIND_SNIPPET_CHARS} characters). Most relevant first: the words as an exact phrase, then each as a ` +
+    'whole word, then inside longer words, a heading holding them before one that does not; then document ' +
+    'order. When no section holds the words as written, sections holding them in another form (parse for ' +
+    'parsing) are listed. With slug: the sections of that document ' +
     `(${SECTION_MATCHES_PER_PAGE} per call; a note names the start of the next page). Without slug: the ` +
     'documents you can open that hold the query (scope mine by default, or public), most relevant first, ' +
     `each with its first ${SECTIONS_PER_FOUND_DOCUMENT} matching sections; notes name the call for the ` +
-    'rest and the cursor of the next page. Read a section with read_document and its section_id.',
+    'rest and the cursor of the next page; a document whose words are spread over sections says so. Read a ' +
+    'section with read_document and its section_id.',
   inputSchema: {
     query: z
       .string()
@@ -78,7 +87,7 @@ export const findSections = defineTool({
           'cursor',
         )
       }
-      return inOneDocument(ctx, args.slug, terms.value, args.start ?? 1)
+      return inOneDocument(ctx, args.slug, parseTerms(terms.value), args.start ?? 1)
     }
     if (args.start !== undefined) {
       return refuse(
@@ -91,28 +100,10 @@ export const findSections = defineTool({
   },
 })
 
-/** A heading as a match line shows it: on one line, at most MAX_MATCH_HEADING_CHARS. */
-function headingShown(title: string): string {
-  const line = oneLine(title)
-  return line.length <= MAX_MATCH_HEADING_CHARS
-    ? line
-    : `${line.slice(0, safeCut(line, MAX_MATCH_HEADING_CHARS))}…`
-}
-
-/** Control characters and line breaks as spaces, so a quoted field stays one short line. */
-const oneLine = (text: string) => text.replace(/[\s\p{Cc}]+/gu, ' ').trim()
-
-/** One matching section: `<section_id> | "<heading>" | "<snippet>"` (escaped for the frame). */
-function matchLine(match: SectionMatch, indent = ''): string {
-  const id = match.sectionId === '' ? '(none)' : match.sectionId
-  const fields = [id, JSON.stringify(headingShown(match.title)), JSON.stringify(oneLine(match.snippet))]
-  return escapeFrameContent(`${indent}${fields.join(' | ')}`)
-}
-
 async function inOneDocument(
   ctx: ToolContext,
   slug: string,
-  terms: string[],
+  query: ParsedQuery,
   start: number,
 ): Promise<ToolAnswer> {
   ctx.report?.stage('opening the document')
@@ -120,15 +111,14 @@ async function inOneDocument(
   if (opened.kind === 'error') return opened
   const { resolved, content } = opened.value
   ctx.report?.stage('searching its sections')
-  let found: ReturnType<typeof findInSections>
+  let found: Awaited<ReturnType<typeof searchSections>>
   try {
-    found = findInSections(content.fragment, terms, { from: start - 1, count: SECTION_MATCHES_PER_PAGE })
+    const page = { from: start - 1, count: SECTION_MATCHES_PER_PAGE }
+    found = await searchSections(ctx.search, content.fragment, query, page)
   } finally {
     content.release()
   }
-  if (found.total === 0) {
-    return `No section of "${slug}" holds every word of the query. Try fewer or other words.`
-  }
+  if (found.total === 0) return noSectionAnswer(slug, found)
   if (start > found.total) {
     return refuse(
       'invalid_input',
@@ -164,6 +154,7 @@ async function acrossDocuments(
   const found = await findPage(ctx.search, ctx.principal.user.id, args)
   if (found.kind === 'error') return found
   const page = found.value
+  const query = parseTerms(args.terms)
   const lines: string[] = []
   const moreNotes: string[] = []
   for (const [i, row] of page.rows.entries()) {
@@ -172,16 +163,14 @@ async function acrossDocuments(
     ctx.report?.stage(`searching the sections of document ${i + 1} of ${page.rows.length}`)
     const content = await ctx.reader.open(row.room, readCall(ctx))
     if (!content) continue // deleted since the query ran
-    let sections: ReturnType<typeof findInSections>
+    let sections: Awaited<ReturnType<typeof searchSections>>
     try {
-      sections = findInSections(content.fragment, args.terms, { from: 0, count: SECTIONS_PER_FOUND_DOCUMENT })
+      const first = { from: 0, count: SECTIONS_PER_FOUND_DOCUMENT }
+      sections = await searchSections(ctx.search, content.fragment, query, first)
     } finally {
       content.release()
     }
-    const count =
-      sections.total === 0
-        ? 'no section holds every word now (changed since it was indexed)'
-        : `${sections.total} matching section${sections.total === 1 ? '' : 's'}`
+    const count = documentCount(row.slug, sections)
     lines.push(
       escapeFrameContent([row.slug, JSON.stringify(oneLine(row.title)), access.whose, count].join(' | ')),
     )
