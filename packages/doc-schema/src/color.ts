@@ -6,7 +6,8 @@
  *
  * Presence colours (carets, selections, name labels, chat authors) come from PRESENCE_COLORS: eleven
  * colours picked so that any two are far apart (CIE76 ΔE ≥ 25, so no two people get "nearly the same
- * purple") and white label text on each has a contrast of at least 4.5:1 (WCAG AA for normal text); the
+ * purple"), as is each from the violet an agent's edits over MCP are drawn in (#7c3aed,
+ * modules/mcp/infra/writer.ts), and white label text on each has a contrast of at least 4.5:1 (WCAG AA); the
  * same contrast holds for each as text on white. The server hands each one present in a document a colour
  * no one else there holds (pickColor, collab/awareness-guard.ts); colorOf is a seed's first choice.
  */
@@ -28,7 +29,7 @@ export const PRESENCE_COLORS: readonly string[] = [
   '#c62828', // red
   '#1f6feb', // blue
   '#1a7f37', // green
-  '#8250df', // violet
+  '#424242', // graphite (no violet: an agent's edits over MCP draw in #7c3aed)
   '#b35900', // orange
   '#0b7285', // teal
   '#c2185b', // pink

@@ -5,6 +5,7 @@
  * its text. And axe-core finds no serious or critical violation on the pages at phone width.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { type Browser, CHROMIUM, launchChromium } from '@collab/test-support/chromium'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
@@ -80,6 +81,11 @@ describe.skipIf(!CHROMIUM)('the page at 360 px', () => {
       expect(button.right, String(button.label)).toBeLessThanOrEqual(PHONE_WIDTH)
     }
     expect(await seriousViolations(page)).toEqual([])
+    // `WEB_SCREENSHOTS=docs bun test web-phone` saves the page as docs/web.md's phone picture.
+    if (process.env.WEB_SCREENSHOTS) {
+      await page.evaluate(() => window.scrollTo(0, 0))
+      await page.screenshot({ path: join(process.env.WEB_SCREENSHOTS, 'web-phone.png') })
+    }
   })
 
   test("the task list's checkbox sits on the first line of its text", async () => {

@@ -6,6 +6,7 @@
  * under a status still saying "Connected".
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
 import { contrastRatio, PRESENCE_COLORS } from '@collab/doc-schema'
 import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
@@ -52,7 +53,8 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
     const ivan = await person(server, 'ivan')
     const created = await server.services.documents.create(erin.user.id, {
       title: 'Together',
-      markdown: '## Notes\n\nFirst paragraph here.\n\nSecond paragraph here.\n',
+      markdown:
+        '## Notes\n\nFirst paragraph here.\n\nSecond paragraph here.\n\n## Tasks\n\n- [ ] Check the caret colours\n- [x] Share with ivan\n',
     })
     if (created.kind === 'error') throw new Error(created.message)
     const slug = created.value.slug
@@ -125,6 +127,12 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
     expect(agentEntry.text).toBe("✦ erin's agent")
     expect(withAgent.present.at(-1)).toEqual(agentEntry) // people first, agents after
     expect(await seriousViolations(a)).toEqual([])
+    // `WEB_SCREENSHOTS=docs bun test web-together` saves the page as docs/web.md's desktop picture.
+    if (process.env.WEB_SCREENSHOTS) {
+      await a.click('.ProseMirror h2')
+      await Bun.sleep(500)
+      await a.screenshot({ path: join(process.env.WEB_SCREENSHOTS, 'web-together.png') })
+    }
   })
 
   test("an agent's chat message is labelled as the agent and its app, the person's as the person", async () => {
@@ -148,6 +156,9 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
     )
     await page.type('.chat textarea', 'From me')
     await page.click('.chat button[type=submit]')
+    await eventually(async () =>
+      expect(await page.$$eval('.messages p', (ps) => ps.map((p) => p.textContent))).toEqual(['From me']),
+    )
 
     const agent = await connectClient(mcpUrlOf(server), issued.value.token)
     try {

@@ -155,6 +155,26 @@ ${hidden('csrf', p.csrf)}
   )
 }
 
+/**
+ * An error a person meets in the browser: what happened, what to do, and the technical code (for the
+ * app's maker or the operator) in small print. Links back to the documents.
+ */
+export function errorPage(p: {
+  title: string
+  what: string
+  todo: string
+  code?: string
+  detail?: string
+}): string {
+  const technical = p.code
+    ? `<p class="note">Technical detail: <code>${escapeHtml(p.code)}</code>${p.detail ? ` — ${escapeHtml(p.detail)}` : ''}</p>`
+    : ''
+  return layout(
+    p.title,
+    `<p role="alert">${escapeHtml(p.what)}</p><p><strong>What to do:</strong> ${escapeHtml(p.todo)}</p>${technical}<p><a href="/">Your documents</a></p>`,
+  )
+}
+
 export function messagePage(title: string, message: string): string {
   return layout(title, `<p>${escapeHtml(message)}</p><p><a href="/sign-in">Sign in</a></p>`)
 }

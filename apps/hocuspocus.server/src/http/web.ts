@@ -44,6 +44,18 @@ function pageHeaders(origin: string): Record<string, string> {
   }
 }
 
+/**
+ * The site's icon: a page with two coloured carets, as SVG (browsers take an SVG icon at /favicon.ico when
+ * it says so in its type, and the page links /favicon.svg). Browsers ask for /favicon.ico on every site;
+ * a 404 there filled the console of every page.
+ */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+<rect x="4" y="2" width="24" height="28" rx="3" fill="#fff" stroke="#2459c8" stroke-width="2"/>
+<path d="M9 9h14M9 14h10M9 19h14M9 24h8" stroke="#888" stroke-width="2"/>
+<path d="M20 11v8" stroke="#c62828" stroke-width="2.5"/><path d="M18 21v7" stroke="#1a7f37" stroke-width="2.5"/>
+</svg>
+`
+
 /** JSON inside a <script> element: `<` escaped, so no text can close the element. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c')
 
@@ -77,6 +89,7 @@ export function createWebApp(deps: {
     const body = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Documents</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 ${built.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('\n')}
 </head><body><div id="app"><p class="loading">Loading…</p></div>
 <script type="application/json" id="boot">${scriptJson(boot)}</script>
@@ -87,6 +100,17 @@ ${built.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">
 
   router.get('/', (c) => page(c.req.raw, '/'))
   router.get('/d/:slug', (c) => page(c.req.raw, `/d/${encodeURIComponent(c.req.param('slug'))}`))
+
+  const icon = () =>
+    new Response(FAVICON_SVG, {
+      headers: {
+        'Content-Type': 'image/svg+xml',
+        'Cache-Control': 'public, max-age=86400',
+        'X-Content-Type-Options': 'nosniff',
+      },
+    })
+  router.get('/favicon.ico', icon)
+  router.get('/favicon.svg', icon)
 
   router.get('/assets/:name', async (c) => {
     const built = await bundle()

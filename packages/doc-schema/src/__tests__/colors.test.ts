@@ -49,11 +49,13 @@ describe('isHexColor and colorOf', () => {
     }
   })
 
-  test('presence colours: no two are alike (CIE76 ΔE of at least 25; hue 283 vs 294 was about 8)', () => {
+  test('presence colours: no two are alike, nor like the agents’ violet (CIE76 ΔE of at least 25; hue 283 vs 294 was about 8)', () => {
     let closest = Number.POSITIVE_INFINITY
     for (const [i, a] of PRESENCE_COLORS.entries())
       for (const b of PRESENCE_COLORS.slice(i + 1)) closest = Math.min(closest, deltaE(a, b))
     expect(closest).toBeGreaterThanOrEqual(25)
+    // Nor like the violet of an agent's edits over MCP (modules/mcp/infra/writer.ts AGENT_COLOR).
+    for (const color of PRESENCE_COLORS) expect(deltaE(color, '#7c3aed'), color).toBeGreaterThanOrEqual(25)
     expect(deltaE('#9b2bc4', '#b32bc4')).toBeLessThan(25) // two purples the hashed hues gave: caught
   })
 

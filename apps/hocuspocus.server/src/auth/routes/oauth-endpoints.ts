@@ -8,9 +8,9 @@ import type { Context, Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { isLoopback } from '../../loopback.ts'
 import { AUTH_BASE_PATH, PEER_IP_HEADER } from '../better-auth.ts'
-import { messagePage } from '../pages.ts'
 import { databaseRateLimitStorage } from '../shared-state.ts'
 import { type Env, html, type RouteKit } from './kit.ts'
+import { asErrorPage, oauthErrorPage } from './oauth-errors.ts'
 import {
   MAX_REGISTRATION_BYTES,
   REGISTRATIONS_PER_SOURCE_PER_HOUR,
@@ -61,7 +61,10 @@ export function oauthEndpointRoutes(router: Hono<Env>, kit: RouteKit): void {
     metadata(c, `${issuerPath}/.well-known/openid-configuration`),
   )
 
-  router.on(['GET', 'POST'], `${issuerPath}/oauth2/authorize`, formLimit, (c) => forward(c))
+  // A person's browser is here: a refusal the library answers as JSON becomes a page (oauth-errors.ts).
+  router.on(['GET', 'POST'], `${issuerPath}/oauth2/authorize`, formLimit, async (c) =>
+    asErrorPage(c.req.raw, await forward(c), `${deps.baseUrl()}/mcp`),
+  )
   router.post(`${issuerPath}/oauth2/token`, formLimit, (c) => forward(c))
   router.post(`${issuerPath}/oauth2/revoke`, formLimit, (c) => forward(c))
   router.post(
@@ -103,14 +106,8 @@ export function oauthEndpointRoutes(router: Hono<Env>, kit: RouteKit): void {
   )
   router.get(`${issuerPath}/error`, (c) => {
     const error = c.req.query('error') ?? 'invalid_request'
-    return html(
-      c,
-      messagePage(
-        'Authorization failed',
-        `The app's request was refused (${error.slice(0, 100)}). Start again from your app.`,
-      ),
-      400,
-    )
+    const description = c.req.query('error_description') ?? ''
+    return html(c, oauthErrorPage(error, description, `${deps.baseUrl()}/mcp`), 400)
   })
   // Everything else of the library stays unreachable.
   router.all(`${issuerPath}/*`, (c) =>

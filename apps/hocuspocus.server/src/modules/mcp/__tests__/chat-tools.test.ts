@@ -233,7 +233,14 @@ describe('post_chat_message and read_chat_thread', () => {
       editor.provider.on('stateless', ({ payload }: { payload: string }) => received.push(payload))
       await call(client, 'post_chat_message', { slug: doc.slug, section_id: section, text: 'ping @all' })
       await eventually(() => expect(received).toHaveLength(1), 5000, 'stateless message')
-      expect(JSON.parse(received[0]!)).toEqual({ type: 'chat', sectionId: section, seq: 1, author: 'alice' })
+      // An agent's post (an API token without a label): the editors are told which app it came through.
+      expect(JSON.parse(received[0]!)).toEqual({
+        type: 'chat',
+        sectionId: section,
+        seq: 1,
+        author: 'alice',
+        app: 'API token',
+      })
     } finally {
       editor.destroy()
     }

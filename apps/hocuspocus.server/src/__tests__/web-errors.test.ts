@@ -1,0 +1,130 @@
+/**
+ * What a person meets in the browser when something goes wrong, in Debian's Chromium (issue 28). Before:
+ * an OAuth request refused at /auth/oauth2/authorize (an app id whose metadata document cannot be
+ * fetched; `localhost` where the server is `127.0.0.1`, invalid_target) showed raw JSON, and
+ * /favicon.ico was a 404 on every page. Now each is a page saying what happened and what to do, and
+ * the pages pass axe-core without serious or critical violations.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { useTestServer } from '@collab/test-support/server'
+import type { RunningServer } from '../server.ts'
+import { person, seriousViolations, signedIn } from './web-support.ts'
+
+const CALLBACK = 'http://127.0.0.1:33418/callback'
+
+describe.skipIf(!CHROMIUM)('error pages and the icon', () => {
+  let server: RunningServer
+  let browser: Browser
+  let clientId: string
+  useTestServer((s) => {
+    server = s
+  })
+  beforeAll(async () => {
+    browser = await launchChromium()
+    await person(server, 'tess')
+    // An app registered as MCP apps do (dynamic registration).
+    const registered = await fetch(`${server.url}/auth/oauth2/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'Docs App',
+        redirect_uris: [CALLBACK],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      }),
+    })
+    expect(registered.status).toBe(201)
+    clientId = ((await registered.json()) as { client_id: string }).client_id
+  }, 60_000)
+  afterAll(() => browser?.close())
+
+  const authorizeUrl = (client: string, resource: string) =>
+    `${server.url}/auth/oauth2/authorize?${new URLSearchParams({
+      response_type: 'code',
+      client_id: client,
+      redirect_uri: CALLBACK,
+      scope: 'read',
+      state: 's',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      resource,
+    })}`
+
+  /** The page a browser shows for `url`: its heading, its text, and whether the text is raw JSON. */
+  async function shown(page: Page, url: string) {
+    const response = await page.goto(url)
+    const text = await page.evaluate(() => document.body.textContent ?? '')
+    return {
+      status: response?.status(),
+      type: response?.headers()['content-type'] ?? '',
+      heading: await page.$eval('h1', (h) => h.textContent).catch(() => null),
+      text,
+      json: /^\s*[{[]/.test(text),
+    }
+  }
+
+  test('an app asking for localhost where the server is 127.0.0.1: a page naming the address to use', async () => {
+    const page = await (await browser.createBrowserContext()).newPage()
+    const wrongResource = `${server.url.replace('127.0.0.1', 'localhost')}/mcp`
+    const result = await shown(page, authorizeUrl(clientId, wrongResource))
+    expect(result.json).toBe(false)
+    expect(result.type).toStartWith('text/html')
+    expect(result.heading).toBe('The app asked for another address')
+    expect(result.text).toContain(`Set the server address in the app to exactly ${server.url}/mcp`)
+    expect(result.text).toContain('invalid_target')
+    expect(await seriousViolations(page)).toEqual([])
+  })
+
+  test('an app id whose metadata document cannot be fetched: a page, not JSON', async () => {
+    const page = await (await browser.createBrowserContext()).newPage()
+    const result = await shown(
+      page,
+      authorizeUrl('https://docs-app.invalid/client.json', `${server.url}/mcp`),
+    )
+    expect(result.json).toBe(false)
+    expect(result.heading).toBe('The app is not known here')
+    expect(result.text).toContain('What to do:')
+    // A program (no text/html) still gets the JSON answer.
+    const api = await fetch(authorizeUrl('https://docs-app.invalid/client.json', `${server.url}/mcp`), {
+      redirect: 'manual',
+    })
+    expect(api.headers.get('content-type')).toContain('json')
+    await api.body?.cancel()
+  })
+
+  test("the library's error page explains the code it is given", async () => {
+    const page = await (await browser.createBrowserContext()).newPage()
+    const result = await shown(
+      page,
+      `${server.url}/auth/error?error=invalid_client&error_description=client_id+is+required`,
+    )
+    expect(result.status).toBe(400)
+    expect(result.heading).toBe('The app is not known here')
+    expect(result.text).toContain('client_id is required')
+  })
+
+  test('/favicon.ico is an icon, and opening the documents page requests nothing that is missing', async () => {
+    const icon = await fetch(`${server.url}/favicon.ico`)
+    expect(icon.status).toBe(200)
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml')
+    expect(await icon.text()).toStartWith('<svg')
+    const page = await signedIn(browser, server, 'tess')
+    const missing: string[] = []
+    page.on('response', (response) => {
+      if (response.status() === 404) missing.push(response.url())
+    })
+    await page.reload()
+    await page.waitForSelector('.docs-table')
+    await Bun.sleep(300)
+    expect(missing).toEqual([])
+    expect(await seriousViolations(page)).toEqual([])
+  })
+
+  test('the sign-in page has no serious accessibility violation', async () => {
+    const page = await (await browser.createBrowserContext()).newPage()
+    await page.goto(`${server.url}/sign-in`)
+    expect(await seriousViolations(page)).toEqual([])
+  })
+})
