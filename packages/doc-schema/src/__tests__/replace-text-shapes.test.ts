@@ -231,6 +231,12 @@ describe('every shape a read prints', () => {
     expect(line.kind === 'error' && line.message).toContain('add the line before or after it')
   })
 
+  test('text that reads like a line start, copied from the middle of a line, is found as written', () => {
+    const { fragment, section } = read('## S\n\nsteps 2) and 3) and more, and so on')
+    expectOk(replaceText(fragment, section.sectionId, section.rev, '3) and', '3) or'))
+    expect(readLines(fragment, section.sectionId)[2]).toBe('[1] steps 2) and 3) or more, and so on')
+  })
+
   test('a heading copied with its ##: its words change, its level is refused', () => {
     const { fragment, section } = read()
     const level = replaceText(fragment, section.sectionId, section.rev, '## S', '### S', { block: 0 })

@@ -77,6 +77,12 @@ export function replaceText(
 
   let matches = shownOccurrences(units, oldText, oldLine, plain, oldRuns)
   if (matches.length === 0) matches = literalOccurrences(units, oldText)
+  else if (matches.length > 1 && oldLine.start !== '') {
+    // What looked like a line start may be text copied from the middle of a line (`3) and`, which a read
+    // prints unescaped there): as written, it may occur once.
+    const literal = literalOccurrences(units, oldText)
+    if (literal.length === 1) matches = literal
+  }
   if (matches.length > 1) {
     const whole = matches.every((m) => (m.unit.inCode ? wholeLines(m) : wholeText(m)))
     const kind = matches.some((m) => m.unit.inCode) ? 'code' : 'text'
