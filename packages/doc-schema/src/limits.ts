@@ -108,6 +108,14 @@ export const MAX_SYNC_STEP2_STRUCTS = 50_000
  */
 export const MAX_RENDER_WORK = 30_000
 
+/**
+ * Characters of one block's Markdown an `inBlock` edit renders, at most, to number its lines as a read
+ * prints them: as many as the largest section read shows. The block is rendered only as far as the lines
+ * the edit names, so an edit near the start of a list of 100,000 items costs what that start costs; a
+ * line past this many characters is refused, naming replace_text, which finds text without numbering lines.
+ */
+export const MAX_IN_BLOCK_CHARS = 100_000
+
 /** Default character budget of one section read: large enough for most sections, small for a context. */
 export const DEFAULT_SECTION_CHARS = 16_000
 

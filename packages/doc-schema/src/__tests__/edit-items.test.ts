@@ -4,16 +4,17 @@
  * to check that exactly that line changed. A replaced item keeps what its Markdown does not write out.
  */
 import { describe, expect, test } from 'bun:test'
-import type * as Y from 'yjs'
-import { editBlocks, listSections, renderSection } from '../index.ts'
+import * as Y from 'yjs'
+import { editBlocks, importedDocumentUpdate, importMarkdown, listSections, renderSection } from '../index.ts'
+import { FRAGMENT_NAME, MAX_IN_BLOCK_CHARS } from '../limits.ts'
 import { expectOk, loadDocument } from './fixtures.ts'
 
 type Edit = Parameters<typeof editBlocks>[3]
 
 /** The lines of block `n` of the document's first section as its read shows them (after `[n] `). */
-function readLines(fragment: Y.XmlFragment, n = 1): string[] {
+function readLines(fragment: Y.XmlFragment, n = 1, maxChars?: number): string[] {
   const section = listSections(fragment)[1]!
-  const text = expectOk(renderSection(fragment, section.sectionId)).text
+  const text = expectOk(renderSection(fragment, section.sectionId, { maxChars })).text
   const start = text.indexOf(`[${n}] `) + `[${n}] `.length
   const end = text.indexOf(`\n\n[${n + 1}] `, start)
   return text.slice(start, end < 0 ? undefined : end).split('\n')
@@ -60,7 +61,7 @@ describe('a line named by the number a read prints it on changes, and nothing el
     const run = edited(table, () => ({ removeBlocks: [3], markdown: '| alpha | 100 |' }))
     expect(run.before[2]).toBe('| alpha | 1 |')
     expectOk(run.result)
-    expect(run.after()).toEqual([run.before[0], run.before[1], '| alpha | 100 |', run.before[3]])
+    expect(run.after()).toEqual([run.before[0]!, run.before[1]!, '| alpha | 100 |', run.before[3]!])
     replaceLine(table, 'beta', (line) => line.replace('2', '200'))
   })
 
@@ -70,7 +71,7 @@ describe('a line named by the number a read prints it on changes, and nothing el
       markdown: '| new | 3 |',
     }))
     expectOk(run.result)
-    expect(run.after()).toEqual([...run.before.slice(0, 3), '| new | 3 |', run.before[3]])
+    expect(run.after()).toEqual([...run.before.slice(0, 3), '| new | 3 |', run.before[3]!])
   })
 
   test('bullet list: a nested item, copied with its indentation, changes alone', () =>
@@ -195,4 +196,64 @@ describe('a number that names no item or row is refused with the one to use', ()
     expect(refusal('> quoted text', () => ({ markdown: '- x' }))).toStartWith(
       'not_a_container: inBlock: block 1 is a blockquote; inBlock edits the items of a list or the rows of a table.',
     ))
+})
+
+describe('a long block is numbered as far as the lines named', () => {
+  /** A document (imported, past one write's size) whose first section is one list of `count` items. */
+  function longList(count: number) {
+    const items = Array.from({ length: count }, (_, i) =>
+      i % 50 === 7 ? `- item ${i} of the list\n  - sub of ${i}` : `- item ${i} of the list`,
+    )
+    const doc = new Y.Doc()
+    const imported = expectOk(
+      importMarkdown(`# Doc\n\n## S\n\n${items.join('\n')}\n\nafter`, { fallbackTitle: 'Doc' }),
+    )
+    Y.applyUpdate(doc, expectOk(importedDocumentUpdate(imported)))
+    return doc.getXmlFragment(FRAGMENT_NAME)
+  }
+
+  test('an item near the end of a list longer than the first rendering, named as read, changes alone', () => {
+    const fragment = longList(1_500)
+    const section = listSections(fragment)[1]!
+    const before = readLines(fragment, 1, 100_000)
+    expect(before.join('\n').length).toBeGreaterThan(30_000)
+    const n = lineOf(before, 'item 1457 ')
+    expectOk(
+      editBlocks(fragment, section.sectionId, section.rev, {
+        inBlock: 1,
+        removeBlocks: [n],
+        markdown: '- item 1457 changed',
+      }),
+    )
+    const expected = [...before]
+    expected[n - 1] = '- item 1457 changed'
+    expect(readLines(fragment, 1, 100_000)).toEqual(expected)
+    expect(before[n]).toBe('  - sub of 1457')
+  })
+
+  test(`a line past MAX_IN_BLOCK_CHARS (${MAX_IN_BLOCK_CHARS}) is refused naming replace_text; one near the start is edited`, () => {
+    const fragment = longList(6_000)
+    const section = listSections(fragment)[1]!
+    const far = editBlocks(fragment, section.sectionId, section.rev, {
+      inBlock: 1,
+      removeBlocks: [6_000],
+      markdown: '- x',
+    })
+    expect(far.kind === 'error' && far.message).toStartWith(
+      'inBlock: line 6000 of block 1 lies past its first ',
+    )
+    expect(far.kind === 'error' && far.message).toContain('replace_text')
+    expectOk(
+      editBlocks(fragment, section.sectionId, section.rev, {
+        inBlock: 1,
+        removeBlocks: [2],
+        markdown: '- item 1 changed',
+      }),
+    )
+    expect(readLines(fragment).slice(0, 3)).toEqual([
+      '- item 0 of the list',
+      '- item 1 changed',
+      '- item 2 of the list',
+    ])
+  })
 })

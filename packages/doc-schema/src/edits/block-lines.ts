@@ -1,15 +1,16 @@
 /**
  * The lines of one block as a section read prints them, and which of them start a list item or a table
  * row: what `editBlocks`' `inBlock` numbers. The numbers are taken from the read itself: the block is
- * rendered by the read view's own function (`blockMarkdown`) and that text is read back with markdown-it,
+ * rendered by the read view's own function (`blockMarkdownPrefix`) and that text is read back with markdown-it,
  * whose tokens say on which line each item and row starts; the items and rows found are paired, in
  * document order, with the block's Yjs elements. Nothing here assumes how the export writes a table or a
  * nested list, so a change of the export moves the numbers with what the read shows.
  */
 import MarkdownIt from 'markdown-it'
 import * as Y from 'yjs'
+import { MAX_IN_BLOCK_CHARS } from '../limits.ts'
+import { blockMarkdownPrefix, renderWork } from '../markdown/block-prefix.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
-import { blockMarkdown } from '../sections/render-section.ts'
 
 /** Elements a line can address: an item of a list, a row of a table. */
 export const ITEM_TYPES: ReadonlySet<string> = new Set(['listItem', 'taskItem', 'tableRow'])
@@ -25,18 +26,28 @@ export const CONTAINER_TYPES: ReadonlySet<string> = new Set([
 export type ItemLine = { element: Y.XmlElement; line: number; end: number; index: number }
 
 export type BlockLines = {
-  /** The block's Markdown as read, one entry per line (line n is `lines[n - 1]`). */
+  /** The block's Markdown as read, one entry per line (line n is `lines[n - 1]`): all of it when
+   * `complete`, else its first lines (enough for the lines asked about). */
   lines: string[]
-  /** Every item and row, in the order the read prints them (a parent before its sub-items). */
+  complete: boolean
+  /** Every item and row in those lines, in the order the read prints them (a parent before its sub-items). */
   items: ItemLine[]
   byLine: ReadonlyMap<number, ItemLine>
   byElement: ReadonlyMap<Y.XmlElement, ItemLine>
   /** A table's `| - |` line, with the header row above it. */
   separators: ReadonlyMap<number, ItemLine>
+  /** Every item and row of the block (read or not), in document order. */
+  elements: readonly Y.XmlElement[]
 }
 
 // The same reading of tables and lists as the Markdown an agent writes (parse-markdown.ts).
 const markdownIt = new MarkdownIt('default', { html: true, linkify: false, typographer: false })
+
+/** How section reads render a block (render-section.ts): media as readable placeholders. */
+const READ_OPTIONS = { media: 'placeholder' } as const
+
+/** Characters of a block's Markdown rendered first; more are rendered while needed (see blockLines). */
+const FIRST_CHARS = 2_048
 
 /** Items and rows under `block`, in document order (depth first, a parent before its children). */
 function itemElements(block: Y.XmlElement): Y.XmlElement[] {
@@ -53,24 +64,34 @@ function itemElements(block: Y.XmlElement): Y.XmlElement[] {
   return out
 }
 
+function isInside(element: Y.XmlElement, ancestor: Y.XmlElement): boolean {
+  for (let parent = element.parent; parent; parent = parent.parent) if (parent === ancestor) return true
+  return false
+}
+
 /**
- * The lines of block `blockNumber` as read and the items and rows they start. Refused when the read's text
- * does not read back as the block's items (a block past the render depth shows one placeholder line).
+ * Reads `markdown` (the whole block's Markdown, or its start) back: the line each item and row starts on,
+ * paired in order with `elements`. A start is cut to whole lines, less the last one, whose meaning can
+ * depend on the line after it (a table's header is one only above its delimiter line).
  */
-export function blockLines(block: Y.XmlElement, blockNumber: number): Result<BlockLines> {
-  const elements = itemElements(block)
-  const markdown = blockMarkdown(block)
-  const lines = markdown.split('\n')
+function readBack(
+  blockNumber: number,
+  markdown: string,
+  complete: boolean,
+  elements: Y.XmlElement[],
+): Result<BlockLines> {
+  let lines = markdown.split('\n')
+  if (!complete) lines = lines.slice(0, -1)
   const starts: Array<[number, number]> = []
   const separators: number[] = []
   if (elements.length > 0) {
-    for (const token of markdownIt.parse(markdown, {})) {
+    for (const token of markdownIt.parse(lines.join('\n'), {})) {
       if ((token.type === 'list_item_open' || token.type === 'tr_open') && token.map)
         starts.push([token.map[0] + 1, token.map[1]])
       if (token.type === 'table_open' && token.map) separators.push(token.map[0] + 2)
     }
   }
-  if (starts.length !== elements.length) {
+  if (complete ? starts.length !== elements.length : starts.length > elements.length) {
     return refuseFor(
       'lines_unmatched',
       `inBlock: block ${blockNumber}'s Markdown as read does not show its ${elements.length} items and rows one ` +
@@ -78,8 +99,8 @@ export function blockLines(block: Y.XmlElement, blockNumber: number): Result<Blo
       'inBlock',
     )
   }
-  const items = elements.map(
-    (element, index): ItemLine => ({ element, line: starts[index]![0], end: starts[index]![1], index }),
+  const items = starts.map(
+    ([line, end], index): ItemLine => ({ element: elements[index]!, line, end, index }),
   )
   const byLine = new Map(items.map((item) => [item.line, item]))
   const separatorMap = new Map<number, ItemLine>()
@@ -89,11 +110,63 @@ export function blockLines(block: Y.XmlElement, blockNumber: number): Result<Blo
   }
   return ok({
     lines,
+    complete,
     items,
     byLine,
     byElement: new Map(items.map((item) => [item.element, item])),
     separators: separatorMap,
+    elements,
   })
+}
+
+/**
+ * True when `read` settles every line in `lines`: each is among the lines read with a line after it, an
+ * item or row starts after it, and each item starting on one of them is closed (an item that is not inside
+ * it starts after it), so its sub-items and its last line are known.
+ */
+function settles(read: BlockLines, lines: readonly number[]): boolean {
+  if (read.complete) return true
+  const last = Math.max(0, ...lines)
+  if (read.lines.length <= last + 1 || (read.items.at(-1)?.line ?? 0) <= last) return false
+  for (const n of lines) {
+    const item = read.byLine.get(n)
+    if (!item) continue
+    let next = item.index + 1
+    while (next < read.elements.length && isInside(read.elements[next]!, item.element)) next++
+    if (next >= read.items.length) return false
+  }
+  return true
+}
+
+/**
+ * The lines of block `blockNumber` as a section read prints them (rendered by the read's own function) and
+ * the items and rows they start, as far as needed to settle `lines` (see `settles`; all of the block when
+ * `lines` is undefined), rendering no more than MAX_IN_BLOCK_CHARS characters of it, nor more than a read's
+ * MAX_RENDER_WORK: past that, `complete` is false and the lines asked about may be beyond what was read.
+ * Refused when the read's text does not read back as the block's items.
+ */
+export function blockLines(
+  block: Y.XmlElement,
+  blockNumber: number,
+  lines?: readonly number[],
+): Result<BlockLines> {
+  const elements = itemElements(block)
+  const last = lines === undefined ? undefined : Math.max(0, ...lines)
+  for (let chars = FIRST_CHARS; ; ) {
+    const budget = Math.min(chars, MAX_IN_BLOCK_CHARS)
+    // Markup costs the serialiser more than characters do: a read's allowance bounds it too.
+    const prefix = blockMarkdownPrefix(block, budget, READ_OPTIONS, renderWork())
+    const read = readBack(blockNumber, prefix.text, prefix.complete, elements)
+    if (read.kind === 'error' || budget === MAX_IN_BLOCK_CHARS || prefix.byWork) return read
+    if (lines !== undefined && settles(read.value, lines)) return read
+    if (read.value.complete) return read
+    // Next, about as many characters as the lines up to the last one named take at this block's rate
+    // (a quarter more, and a few lines past it, so one more rendering is usually the last), at least twice
+    // as many as this time.
+    const perLine = prefix.text.length / Math.max(1, read.value.lines.length)
+    const wanted = last === undefined ? chars * 4 : Math.ceil(perLine * (last + 8) * 1.25)
+    chars = Math.max(chars * 2, wanted)
+  }
 }
 
 /** The items and rows inside `item` (its sub-items, at any depth), in print order. */
@@ -126,8 +199,9 @@ export function describeLine(read: BlockLines, blockNumber: number, n: number, f
   const where = `${field}: line ${n} of block ${blockNumber}`
   const header = read.separators.get(n)
   if (header) {
-    const rows = read.items.filter((item) => item.element.parent === header.element.parent)
-    const last = rows.at(-1)!.line
+    // A table prints one line a row: its header, the "| - |" line, then the other rows.
+    const rows = (header.element.parent as Y.XmlElement).toArray().length
+    const last = n + rows - 1
     const body = last > n ? `lines ${header.line} and ${n + 1}–${last}` : `line ${header.line}`
     return (
       `${where} is the table's "| - |" separator line, which is no row (the header row above it draws it); ` +

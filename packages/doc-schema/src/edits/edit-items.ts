@@ -8,6 +8,7 @@
 import type { Node as PMNode } from '@tiptap/pm/model'
 import * as Y from 'yjs'
 import type { DocNode } from '../doc-json.ts'
+import { MAX_IN_BLOCK_CHARS } from '../limits.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
 import { nodeToY } from '../yjs/build-y.ts'
 import {
@@ -30,8 +31,18 @@ export type ItemEditInput = {
   allowMediaRemoval?: boolean
 }
 
-/** Where new items go: a list or table, before its child `index`; `anchor` is the line that named it. */
-type Insertion = { container: Y.XmlElement; index: number; reference: ItemLine }
+/**
+ * Where new items go: a list or table, before its child `index`; `printed`, a line of an item there as
+ * read (the Markdown may come with its indentation); `name`, how a refusal calls the container; `anchor`,
+ * the item `afterBlock` named.
+ */
+type Insertion = {
+  container: Y.XmlElement
+  index: number
+  printed: string
+  name: string
+  anchor?: ItemLine
+}
 
 const elementChildren = (element: Y.XmlElement): Y.XmlElement[] =>
   element.toArray().filter((child): child is Y.XmlElement => child instanceof Y.XmlElement)
@@ -56,10 +67,12 @@ export function editItems(
   blockNumber: number,
   input: ItemEditInput,
 ): Result<PMNode[]> {
-  const lines = blockLines(block, blockNumber)
+  const numbers = [...new Set(input.removeBlocks ?? [])].sort((a, b) => a - b)
+  const named = [...numbers, ...(input.afterBlock === undefined ? [] : [input.afterBlock])]
+  const lines = blockLines(block, blockNumber, named)
   if (lines.kind === 'error') return lines
   const read = lines.value
-  if (read.items.length === 0) {
+  if (read.elements.length === 0) {
     return refuseFor(
       'not_a_container',
       `inBlock: block ${blockNumber} is a ${block.nodeName}; inBlock edits the items of a list or the rows of a table. ` +
@@ -68,8 +81,9 @@ export function editItems(
     )
   }
   const lineCount = read.lines.length
-  const numbers = [...new Set(input.removeBlocks ?? [])].sort((a, b) => a - b)
   const outside = numbers.filter((n) => !Number.isInteger(n) || n < 1 || n > lineCount)
+  const beyond = named.find((n) => Number.isInteger(n) && n > lineCount)
+  if (!read.complete && beyond !== undefined) return tooFar(blockNumber, beyond, lineCount)
   if (outside.length > 0) {
     return refuseFor(
       'block_out_of_range',
@@ -90,7 +104,7 @@ export function editItems(
   let insertion: Insertion | undefined
   let run: ItemLine[] = []
   if (input.afterBlock !== undefined) {
-    const at = insertionAfter(read, blockNumber, input.afterBlock)
+    const at = insertionAfter(read, block, blockNumber, input.afterBlock)
     if (at.kind === 'error') return at
     insertion = at.value
   } else if (removed.length > 0) {
@@ -100,11 +114,19 @@ export function editItems(
     const start = siblings.indexOf(first.element)
     for (let i = start; i < siblings.length && removedSet.has(siblings[i]!); i++)
       run.push(read.byElement.get(siblings[i]!)!)
-    insertion = { container, index: start, reference: first }
+    const name = container === block ? `block ${blockNumber}` : `the list holding line ${first.line}`
+    insertion = { container, index: start, printed: read.lines[first.line - 1]!, name }
   } else {
-    const top = read.items.filter((item) => !hasItemAncestor(item.element, block)).at(-1)!
-    const container = top.element.parent as Y.XmlElement
-    insertion = { container, index: elementChildren(container).length, reference: top }
+    // The end of the block's last list or table that is not inside an item.
+    const top = read.elements.filter((element) => !hasItemAncestor(element, block))
+    const container = top.at(-1)!.parent as Y.XmlElement
+    const printed = read.items.find((item) => item.element === top[0])
+    insertion = {
+      container,
+      index: elementChildren(container).length,
+      printed: printed ? read.lines[printed.line - 1]! : '',
+      name: container === block ? `block ${blockNumber}` : `the last list of block ${blockNumber}`,
+    }
   }
   if (markdown === '') run = []
 
@@ -118,13 +140,7 @@ export function editItems(
 
   let blocks: DocNode[] = []
   if (markdown !== '') {
-    const parsed = parseItems(
-      insertion.container,
-      insertion.container === block
-        ? `block ${blockNumber}`
-        : `the list holding line ${insertion.reference.line}`,
-      dropPrefix(markdown, read.lines[insertion.reference.line - 1] ?? ''),
-    )
+    const parsed = parseItems(insertion.container, insertion.name, dropPrefix(markdown, insertion.printed))
     if (parsed.kind === 'error') return parsed
     blocks = parsed.value
   }
@@ -182,7 +198,8 @@ export function editItems(
     )
   }
 
-  if (run.length === 0 && nodes.length > 0 && insideRemoved(insertion.reference, removedSet, block)) {
+  const { anchor } = insertion
+  if (run.length === 0 && nodes.length > 0 && anchor && insideRemoved(anchor, removedSet, block)) {
     return refuseFor(
       'block_out_of_range',
       `afterBlock: ${input.afterBlock} is inside an item this edit removes; insert after a line that stays.`,
@@ -225,7 +242,12 @@ export function editItems(
 }
 
 /** Where `afterBlock: n` inserts, or why it cannot. */
-function insertionAfter(read: BlockLines, blockNumber: number, n: number): Result<Insertion> {
+function insertionAfter(
+  read: BlockLines,
+  block: Y.XmlElement,
+  blockNumber: number,
+  n: number,
+): Result<Insertion> {
   const lineCount = read.lines.length
   if (!Number.isInteger(n) || n < 0 || n > lineCount) {
     return refuseFor(
@@ -234,10 +256,12 @@ function insertionAfter(read: BlockLines, blockNumber: number, n: number): Resul
       'afterBlock',
     )
   }
-  if (n === 0) {
-    const first = read.items[0]!
-    return ok({ container: first.element.parent as Y.XmlElement, index: 0, reference: first })
+  const named = (item: ItemLine, index: number): Insertion => {
+    const container = item.element.parent as Y.XmlElement
+    const name = container === block ? `block ${blockNumber}` : `the list holding line ${item.line}`
+    return { container, index, printed: read.lines[item.line - 1]!, name, anchor: item }
   }
+  if (n === 0) return ok(named(read.items[0]!, 0))
   const header = read.separators.get(n)
   const item = header ?? read.byLine.get(n)
   if (!item) {
@@ -251,8 +275,17 @@ function insertionAfter(read: BlockLines, blockNumber: number, n: number): Resul
       'afterBlock',
     )
   }
-  const container = item.element.parent as Y.XmlElement
-  return ok({ container, index: elementChildren(container).indexOf(item.element) + 1, reference: item })
+  return ok(named(item, elementChildren(item.element.parent as Y.XmlElement).indexOf(item.element) + 1))
+}
+
+function tooFar(blockNumber: number, n: number, read: number) {
+  return refuseFor(
+    'too_complex',
+    `inBlock: line ${n} of block ${blockNumber} lies past its first ${read} lines (${MAX_IN_BLOCK_CHARS} ` +
+      `characters of its Markdown, MAX_IN_BLOCK_CHARS, or what a read may render), as far as edit_blocks numbers a block's lines; change the text there ` +
+      'with replace_text, or replace the whole block.',
+    'inBlock',
+  )
 }
 
 function subItemsRefusal(item: ItemLine, missing: readonly ItemLine[], withMarkdown: boolean) {

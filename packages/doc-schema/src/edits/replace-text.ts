@@ -104,8 +104,6 @@ export function replaceText(
           rows.map((match) => match.block),
           where,
           block,
-          undefined,
-          'text',
         )
       if (rows.length === 1) {
         const after = readRow(copiedLine(newText).body)
