@@ -57,7 +57,10 @@ describe('post_chat_message and read_chat_thread', () => {
     const { open, body, after } = frameLines(read.text)
     expect(open).toContain(`section_id ${goals} of document "${doc.slug}" (yours)`)
     expect(body).toHaveLength(1)
-    expect(body[0]).toMatch(/^\[seq 1\] alice at \d{4}-\d\d-\d\dT[\d:.]+Z: bob please check the dates$/)
+    // Posted over MCP with an API token: the agent and its app (a token without a label: "API token").
+    expect(body[0]).toMatch(
+      /^\[seq 1\] alice's agent \(API token\) at \d{4}-\d\d-\d\dT[\d:.]+Z: bob please check the dates$/,
+    )
     expect(after).toEqual([])
   })
 

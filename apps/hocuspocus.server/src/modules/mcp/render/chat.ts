@@ -27,11 +27,17 @@ function roomFacts(room: ChatRoomSummary): string {
 
 /**
  * One message: a header line, then its text; lines after the first are indented two spaces, so every
- * line that starts a message is the server's header and a message cannot pass for another one.
+ * line that starts a message is the server's header and a message cannot pass for another one. An
+ * agent's message names the agent and the app it posted through (`alice's agent (Claude Desktop)`), a
+ * person's the person's handle, as the server stored them from the poster's credential.
  */
 export function messageEntry(message: ChatMessageView): string {
   const text = escapeFrameContent(message.text).replace(/\r\n?|\n/g, '\n  ')
-  return `[seq ${message.seq}] ${escapeFrameContent(message.authorHandle)} at ${message.createdAt.toISOString()}: ${text}`
+  const author =
+    message.authorApp === null
+      ? message.authorHandle
+      : `${message.authorHandle}'s agent (${message.authorApp.replace(/[()\r\n]/g, ' ')})`
+  return `[seq ${message.seq}] ${escapeFrameContent(author)} at ${message.createdAt.toISOString()}: ${text}`
 }
 
 /**
