@@ -4,12 +4,16 @@
  * TEST_DATABASE_URL), real MCP SDK clients over HTTP with named API tokens, a real provider typing.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { createDocumentUpdate, FRAGMENT_NAME } from '@collab/doc-schema'
+import { Browser, signInAndConsent, TestOAuthProvider } from '@collab/test-support/browser'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually, useTestServer } from '@collab/test-support/server'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import * as Y from 'yjs'
+import { diffFragments, fragmentOfState, summarize } from '../documents/history-diff.ts'
 import { applyRetention } from '../documents/history-store.ts'
 import { MAX_NAMED_VERSIONS, VERSION_RETENTION } from '../limits.ts'
 import type { RunningServer } from '../server.ts'
@@ -186,6 +190,19 @@ describe('attribution and versions', () => {
     expect(byTime).toMatch(/^since: version \d+/)
     const tooEarly = await textOf(ownerClient, 'changes_since', { slug, since_time: '2000-01-01T00:00:00Z' })
     expect(tooEarly).toContain('since_time: no version of')
+    // The rev an agent's write answered is in the version taken after it: changes since then are none.
+    const wrote = await textOf(agentClient, 'append_to_document', { slug, markdown: '## Later\n\nMore.' })
+    const rev = /^rev: (\S+)$/m.exec(wrote)![1]!
+    const sinceRev = await eventually(async () => {
+      const text = await textOf(ownerClient, 'changes_since', { slug, since_rev: rev })
+      expect(text).toMatch(/^since: version \d+/)
+      return text
+    })
+    const newestId = /^version (\d+)/.exec(
+      bodyOf(await textOf(ownerClient, 'list_versions', { slug }))[0]!,
+    )![1]
+    expect(sinceRev).toContain(`since: version ${newestId} `)
+    expect(sinceRev).toContain('No changes since')
     const unknownRev = await textOf(ownerClient, 'changes_since', { slug, since_rev: 'ffffffffffffffff' })
     expect(unknownRev).toContain('since_rev: no kept version')
     const newest = await textOf(ownerClient, 'changes_since', { slug })
@@ -200,6 +217,42 @@ describe('attribution and versions', () => {
     expect(two).toContain(
       'pass at most one of since_version, since_time, since_rev or cursor (got since_version, since_time)',
     )
+  })
+})
+
+describe('attribution through OAuth', () => {
+  test("an OAuth app's write names the app as the person registered it", async () => {
+    const password = 'correct horse battery staple'
+    const set = await server.auth.accounts.setPassword(owner.user.id, password)
+    if (set.kind === 'error') throw new Error(set.message)
+    const url = new URL(mcpUrlOf(server))
+    const provider = new TestOAuthProvider('http://127.0.0.1:33418/callback', 'Notes Helper')
+    const first = new Client({ name: 'history-test', version: '1.0.0' })
+    await expect(
+      first.connect(new StreamableHTTPClientTransport(url, { authProvider: provider })),
+    ).rejects.toThrow(UnauthorizedError)
+    const back = await signInAndConsent(
+      new Browser(server.url),
+      provider.authorizationUrl!,
+      { handle: 'olive', password },
+      { access: 'read write' },
+    )
+    await new StreamableHTTPClientTransport(url, { authProvider: provider }).finishAuth(
+      back.searchParams.get('code')!,
+    )
+    const app = new Client({ name: 'history-test', version: '1.0.0' })
+    await app.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }))
+    try {
+      await textOf(app, 'append_to_document', { slug, markdown: 'Written through OAuth.' })
+      const listed = await eventually(async () => {
+        const text = await textOf(ownerClient, 'list_versions', { slug })
+        expect(bodyOf(text)[0]).toContain(`olive's agent via OAuth app "Notes Helper"`)
+        return text
+      })
+      expect(bodyOf(listed)[0]).toContain("after an agent's write")
+    } finally {
+      await app.close()
+    }
   })
 })
 
@@ -242,5 +295,42 @@ describe('retention', () => {
     )
     // Nobody's change loses its name: the dropped version's author is on a kept one.
     expect(kept.some((v) => v.authors.some((a) => a.u === dropped))).toBe(true)
+  })
+})
+
+describe('comparison', () => {
+  function fragmentOf(markdown: string) {
+    const built = createDocumentUpdate('Doc', markdown)
+    if (built.kind === 'error') throw new Error(built.message)
+    return fragmentOfState(built.value)
+  }
+
+  test('sections added, removed and changed, with the blocks and characters that differ', () => {
+    const before = fragmentOf('## Keep\n\nSame.\n\n## Edit\n\nOld words here.\n\n## Drop\n\nGone soon.\n')
+    // Same heading ids: the second state is the first with edits applied to its own fragment's copy.
+    const after = fragmentOfState(Y.encodeStateAsUpdate(before.doc!))
+    const edited = after.toArray()[4] as Y.XmlElement // "Old words here." under "Edit"
+    ;(edited.get(0) as Y.XmlText).insert(4, 'new ')
+    after.delete(5, 2) // "## Drop" and its paragraph
+    const changes = diffFragments(before, after)
+    expect(changes.map((c) => [c.kind, c.title])).toEqual([
+      ['changed', 'Edit'],
+      ['removed', 'Drop'],
+    ])
+    expect(changes[0]!.blocks).toEqual([
+      { op: '-', block: 1, text: 'Old words here.' },
+      { op: '+', block: 1, text: 'Old new words here.' },
+    ])
+    expect([changes[0]!.charsIn, changes[0]!.charsOut]).toEqual([4, 0])
+    expect(summarize(changes)).toMatchObject({ added: 0, removed: 1, changed: 1, charsIn: 4, charsOut: 17 })
+  })
+
+  test('past MAX_DIFF_RENDER_CHARS sections are named, not compared', () => {
+    const before = fragmentOf('## A\n\nOne.\n')
+    const after = fragmentOf('## B\n\nTwo, a longer paragraph.\n\n## C\n\nThree.\n')
+    const changes = diffFragments(before, after, 20)
+    expect(changes.filter((c) => !c.compared).length).toBeGreaterThan(0)
+    // Built apart, even the title headings have other ids: every section is added or removed.
+    expect(changes.map((c) => c.kind).sort()).toEqual(['added', 'added', 'added', 'removed', 'removed'])
   })
 })

@@ -29,6 +29,11 @@ export type SectionChange = {
   blocks: BlockChange[]
   charsIn: number
   charsOut: number
+  /**
+   * False when the comparison reached MAX_DIFF_RENDER_CHARS before this section: it is named (by its rev it
+   * changed) but its blocks and characters are not compared (`blocks` empty, counts 0).
+   */
+  compared: boolean
 }
 
 /** A section as the diff sees it: heading id, title, rev (from the outline) and its top-level elements. */
@@ -84,9 +89,22 @@ export function fragmentOfState(state: Uint8Array | null): Y.XmlFragment {
   return doc.getXmlFragment(FRAGMENT_NAME)
 }
 
-/** Each element's Markdown: the heading is block 0, then [1], [2]… as section reads number them. */
-function linesOf(section: Section): string[] {
-  return section.elements.map((element) => blockMarkdown(element))
+/** Characters of block Markdown one comparison renders at most (both states together): bounds its work. */
+export const MAX_DIFF_RENDER_CHARS = 400_000
+
+/**
+ * Each element's Markdown (the heading is block 0, then [1], [2]… as section reads number them), counted
+ * against the comparison's budget; null when the budget ran out (the section is not compared).
+ */
+function linesOf(section: Section, budget: { left: number }): string[] | null {
+  const lines: string[] = []
+  for (const element of section.elements) {
+    if (budget.left <= 0) return null
+    const markdown = blockMarkdown(element)
+    budget.left -= markdown.length
+    lines.push(markdown)
+  }
+  return budget.left >= 0 ? lines : null
 }
 
 function blockDiff(
@@ -165,7 +183,12 @@ function changedChars(a: string, b: string): [number, number] {
  * The changes turning `before` into `after`: sections of `after` in its order (added or changed), then
  * the removed ones in `before`'s order. Only sections whose rev differs are rendered.
  */
-export function diffFragments(before: Y.XmlFragment, after: Y.XmlFragment): SectionChange[] {
+export function diffFragments(
+  before: Y.XmlFragment,
+  after: Y.XmlFragment,
+  maxRenderChars = MAX_DIFF_RENDER_CHARS,
+): SectionChange[] {
+  const budget = { left: maxRenderChars }
   const old = sectionsOf(before)
   const now = sectionsOf(after)
   const oldByKey = new Map(old.map((section) => [section.key, section]))
@@ -175,15 +198,22 @@ export function diffFragments(before: Y.XmlFragment, after: Y.XmlFragment): Sect
     const was = oldByKey.get(section.key)
     seen.add(section.key)
     if (was && was.rev === section.rev && was.rev !== '') continue
-    const lines = linesOf(section)
-    const { blocks, charsIn, charsOut } = blockDiff(was ? linesOf(was) : [], lines)
-    if (was && blocks.length === 0) continue
     const { sectionId, title } = section
-    changes.push({ kind: was ? 'changed' : 'added', sectionId, title, blocks, charsIn, charsOut })
+    const kind = was ? 'changed' : 'added'
+    const lines = linesOf(section, budget)
+    const oldLines = was ? linesOf(was, budget) : []
+    if (!lines || !oldLines) {
+      changes.push({ kind, sectionId, title, blocks: [], charsIn: 0, charsOut: 0, compared: false })
+      continue
+    }
+    const { blocks, charsIn, charsOut } = blockDiff(oldLines, lines)
+    if (was && blocks.length === 0) continue
+    changes.push({ kind, sectionId, title, blocks, charsIn, charsOut, compared: true })
   }
   for (const section of old) {
     if (seen.has(section.key)) continue
-    const { blocks, charsOut } = blockDiff(linesOf(section), [])
+    const lines = linesOf(section, budget)
+    const { blocks, charsOut } = blockDiff(lines ?? [], [])
     changes.push({
       kind: 'removed',
       sectionId: section.sectionId,
@@ -191,6 +221,7 @@ export function diffFragments(before: Y.XmlFragment, after: Y.XmlFragment): Sect
       blocks,
       charsIn: 0,
       charsOut,
+      compared: lines !== null,
     })
   }
   return changes

@@ -6,7 +6,11 @@
  */
 import { safeCut } from '@collab/doc-schema'
 import { type Author, describeAuthor } from '../../../documents/history-authors.ts'
-import type { ChangeSummary, SectionChange } from '../../../documents/history-diff.ts'
+import {
+  type ChangeSummary,
+  MAX_DIFF_RENDER_CHARS,
+  type SectionChange,
+} from '../../../documents/history-diff.ts'
 import type { VersionInfo, VersionReason } from '../../../documents/history-store.ts'
 import { escapeFrameContent } from './frame.ts'
 
@@ -65,11 +69,14 @@ export function changeUnits(changes: readonly SectionChange[]): string[] {
   const units: string[] = []
   for (const change of changes) {
     const id = change.sectionId ? ` [section_id: ${change.sectionId}]` : ' [no section_id]'
-    units.push(
-      escapeFrameContent(
-        `## ${change.kind}: "${cut(change.title)}"${id} +${change.charsIn} −${change.charsOut} characters`,
-      ),
-    )
+    const counts = change.compared
+      ? ` +${change.charsIn} −${change.charsOut} characters`
+      : ` (blocks not compared: this comparison reached ${MAX_DIFF_RENDER_CHARS} characters; ${
+          change.kind === 'removed'
+            ? 'a changes_since from a later version compares less at once'
+            : `read_document with section_id${change.sectionId ? ` ${change.sectionId}` : ''} shows it now`
+        })`
+    units.push(escapeFrameContent(`## ${change.kind}: "${cut(change.title)}"${id}${counts}`))
     for (const block of change.blocks) {
       const text = block.text.replaceAll('\n', '\n  ')
       units.push(escapeFrameContent(`${block.op} [${block.block}] ${text}`))
