@@ -145,6 +145,18 @@ describe('every shape a read prints', () => {
       '  inserted line',
       second,
     ])
+    // A new line written without the list's indentation is code as written: the read indents it.
+    const again = read()
+    expectOk(
+      replaceText(
+        again.fragment,
+        again.section.sectionId,
+        again.section.rev,
+        `${first}\n${second}`,
+        `${first}\nlast`,
+      ),
+    )
+    expect(readLines(again.fragment, again.section.sectionId)).toContain('  last')
   })
 
   test('a table row: each changed cell is rewritten, the others untouched', () => {
@@ -226,6 +238,9 @@ describe('every shape a read prints', () => {
     const items = read('## S\n\n- fix\n- fix')
     const item = replaceText(items.fragment, items.section.sectionId, items.section.rev, '- fix', '- fixed')
     expect(item.kind === 'error' && item.message).toContain('call edit_blocks with in_block: 1')
+    const rows = read('## S\n\n| a | b |\n| - | - |\n| x | 1 |\n| x | 1 |')
+    const row = replaceText(rows.fragment, rows.section.sectionId, rows.section.rev, '| x | 1 |', '| x | 2 |')
+    expect(row.kind === 'error' && row.message).toContain('call edit_blocks with in_block: 1')
     const code = read('## S\n\n```\n}\n})\n}\n```')
     const line = replaceText(code.fragment, code.section.sectionId, code.section.rev, '}', '};')
     expect(line.kind === 'error' && line.message).toContain('add the line before or after it')

@@ -70,6 +70,16 @@ export function withoutCodePrefix(text: string, prefix: string): string | undefi
   return out.join('\n')
 }
 
+/** New code for those lines: each line loses the prefix where it has it, and is kept as written where not. */
+export function newCodeText(text: string, prefix: string): string {
+  if (prefix === '') return text
+  const bare = prefix.trimEnd()
+  return text
+    .split('\n')
+    .map((line) => (line.startsWith(prefix) ? line.slice(prefix.length) : line === bare ? '' : line))
+    .join('\n')
+}
+
 /** A table's delimiter line (`| - | :-: |`), which a read shows under the header row. */
 export const TABLE_DELIMITER = /^\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?$/
 

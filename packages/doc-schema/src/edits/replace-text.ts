@@ -1,7 +1,7 @@
 import type * as Y from 'yjs'
 import { parseInlineMarkdown } from '../markdown/parse-markdown.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
-import { type CopiedLine, copiedLine, withoutCodePrefix } from './copied-line.ts'
+import { type CopiedLine, copiedLine, newCodeText, withoutCodePrefix } from './copied-line.ts'
 import { editTarget, sectionsFrom } from './edit-target.ts'
 import { ambiguous, notFound, notTextLine, placeName, quote, rowNotFound } from './replace-refusals.ts'
 import { rewriteText, type TextRun, textRuns } from './rewrite-text.ts'
@@ -104,6 +104,8 @@ export function replaceText(
           rows.map((match) => match.block),
           where,
           block,
+          undefined,
+          'text',
         )
       if (rows.length === 1) {
         const after = readRow(copiedLine(newText).body)
@@ -247,7 +249,7 @@ function newRuns(
 ): Result<{ runs: TextRun[]; controlled: ReadonlySet<string> }> {
   const { unit } = found
   if (unit.inCode) {
-    const text = found.shown ? (withoutCodePrefix(newText, found.prefix) ?? newText) : newText
+    const text = found.shown ? newCodeText(newText, found.prefix) : newText
     return ok({ runs: [{ text, attributes: {} }], controlled: new Set() })
   }
   let body = newText
