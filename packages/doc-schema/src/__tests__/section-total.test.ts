@@ -214,6 +214,30 @@ describe('the total follows the section revision', () => {
     expect(expectOk(renderSection(fragment, sectionId, opts)).total).toBe(wholeSection(fragment, sectionId))
   })
 
+  test('a cut read of an unchanged document walks neither to the section nor over its blocks again', () => {
+    const { doc, fragment, sectionId } = setUp()
+    const first = expectOk(renderSection(fragment, sectionId, { maxChars: 300 }))
+    const start = Object.getOwnPropertyDescriptor(fragment, '_start')!
+    Object.defineProperty(fragment, '_start', {
+      configurable: true,
+      get() {
+        throw new Error('the section was located again')
+      },
+    })
+    try {
+      expect(expectOk(renderSection(fragment, sectionId, { maxChars: 300 }))).toEqual(first)
+    } finally {
+      Object.defineProperty(fragment, '_start', start)
+    }
+    // A change is seen at once: the next read locates the section again.
+    const { blocks } = locateSections(fragment).find((s) => s.sectionId === sectionId)!
+    doc.transact(() => (blocks[0]!.get(0) as Y.XmlText).insert(0, 'changed '))
+    const after = expectOk(renderSection(fragment, sectionId, { maxChars: 300 }))
+    expect(after.text).toContain('[1] changed Paragraph 0')
+    expect(after.rev).not.toBe(first.rev)
+    expect(after.total).toBe(wholeSection(fragment, sectionId))
+  })
+
   test('a fresh copy of a measured revision (a cold read) names the same total', () => {
     const { doc, fragment, sectionId } = setUp()
     const total = cutTotal(fragment, sectionId)

@@ -1,6 +1,6 @@
 import type * as Y from 'yjs'
 import type { OutlineNode } from './outline.ts'
-import { headingTitle, type LocatedSection, locateSections } from './section-index.ts'
+import { headingTitle, type LocatedSection, locateSection, locateSections } from './section-index.ts'
 import { sectionStats } from './section-rev.ts'
 import { elementReadLength, keepTotal, keptTotal, sectionReadLength } from './section-total.ts'
 
@@ -32,6 +32,11 @@ export type OutlineMemo = {
   sectionTotal(section: LocatedSection, keptOnly?: boolean): number | undefined
   /** Measures the section's elements not measured yet, one per step (a caller may pause between steps). */
   measureSteps(section: LocatedSection): Generator<void, void, undefined>
+  /**
+   * `locateSection(fragment, sectionId)`, the same object again while the fragment is unchanged, so reads
+   * of an unchanged document neither walk to the section's end again nor compare its blocks with the memo's.
+   */
+  locate(sectionId: string): LocatedSection | undefined
   destroy(): void
 }
 
@@ -45,8 +50,16 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
   /** The last outline, and whether anything changed since: an unchanged document answers it at once. */
   let last: OutlineNode[] | undefined
   let changed = true
+  /** Counts the transactions that changed the fragment: what was located or described at a count stays true. */
+  let version = 0
+  /** Sections located at `version` (a few: any change drops them). */
+  const locatedAt = new Map<string, LocatedSection | undefined>()
+  let locatedVersion = 0
+  /** The entry each located section was described with, and at which `version`. */
+  let describedAt = new WeakMap<LocatedSection, { version: number; entry: Entry }>()
   const observer = (events: Array<Y.YEvent<Y.AbstractType<unknown>>>) => {
     changed = true
+    version++
     for (const event of events) {
       let target: Y.AbstractType<unknown> | null = event.target
       if (target === fragment) continue
@@ -61,12 +74,15 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
   fragment.observeDeep(observer)
 
   const describe = (section: LocatedSection): Entry => {
-    const cached = entries.get(section.heading)
-    if (cached && !dirty.has(section.heading) && sameBlocks(cached.blocks, section.blocks, dirty))
-      return cached
-    const { rev, size } = sectionStats(section.heading, section.blocks)
-    const entry: Entry = { blocks: section.blocks, rev, size, title: headingTitle(section.heading) }
-    entries.set(section.heading, entry)
+    const described = describedAt.get(section)
+    if (described && described.version === version) return described.entry
+    let entry = entries.get(section.heading)
+    if (!entry || dirty.has(section.heading) || !sameBlocks(entry.blocks, section.blocks, dirty)) {
+      const { rev, size } = sectionStats(section.heading, section.blocks)
+      entry = { blocks: section.blocks, rev, size, title: headingTitle(section.heading) }
+      entries.set(section.heading, entry)
+    }
+    describedAt.set(section, { version, entry })
     return entry
   }
 
@@ -127,7 +143,17 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
         yield
       }
     },
+    locate(sectionId) {
+      if (locatedVersion !== version || locatedAt.size >= MAX_LOCATED) {
+        locatedAt.clear()
+        locatedVersion = version
+      }
+      if (!locatedAt.has(sectionId)) locatedAt.set(sectionId, locateSection(fragment, sectionId))
+      return locatedAt.get(sectionId)
+    },
     destroy() {
+      locatedAt.clear()
+      describedAt = new WeakMap()
       fragment.unobserveDeep(observer)
       entries = new WeakMap()
       lengths = new WeakMap()
@@ -136,6 +162,9 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
     },
   }
 }
+
+/** Sections a memo keeps located at once (reads of an unchanged document name a few). */
+const MAX_LOCATED = 16
 
 const elementsOf = (section: LocatedSection) => [section.heading, ...section.blocks]
 
@@ -186,6 +215,11 @@ export function memoSectionTotal(
   keptOnly = false,
 ): number | undefined {
   return sharedMemo(fragment).sectionTotal(section, keptOnly)
+}
+
+/** The section with this id through the shared memo (`OutlineMemo.locate`). Outside a transaction. */
+export function memoLocateSection(fragment: Y.XmlFragment, sectionId: string): LocatedSection | undefined {
+  return sharedMemo(fragment).locate(sectionId)
 }
 
 /** The shared memo's measuring steps for one section (`OutlineMemo.measureSteps`). */

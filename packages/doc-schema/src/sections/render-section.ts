@@ -1,8 +1,8 @@
 import type * as Y from 'yjs'
 import { renderWork } from '../markdown/block-prefix.ts'
 import { ok, type Result } from '../result.ts'
-import { memoMeasureSteps, memoSectionTotal } from './outline-memo.ts'
-import { chapterSections, locateSection } from './section-index.ts'
+import { memoLocateSection, memoMeasureSteps, memoSectionTotal } from './outline-memo.ts'
+import { chapterSections } from './section-index.ts'
 import {
   headingLine,
   type RenderOptions,
@@ -53,7 +53,7 @@ export function renderSection(
   sectionId: string,
   opts: RenderOptions = {},
 ): Result<SectionRender> {
-  const section = locateSection(fragment, sectionId)
+  const section = memoLocateSection(fragment, sectionId)
   if (!section) return sectionNotFound(sectionId)
   const start = readStart(section.blocks.length, opts)
   if (start.kind === 'error') return start
@@ -90,6 +90,6 @@ export function* sectionMeasureSteps(
 ): Generator<void, void, undefined> {
   const sections = withSubsections
     ? [...chapterSections(fragment, sectionId)]
-    : [locateSection(fragment, sectionId)].filter((section) => section !== undefined)
+    : [memoLocateSection(fragment, sectionId)].filter((section) => section !== undefined)
   for (const section of sections) yield* memoMeasureSteps(fragment, section)
 }
