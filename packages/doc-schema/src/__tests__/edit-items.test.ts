@@ -188,7 +188,7 @@ describe('a number that names no item or row is refused with the one to use', ()
   test('removing an item whose sub-items are not named', () =>
     expect(refusal('- one\n  - a\n  - b\n- two', () => ({ removeBlocks: [1] }))).toBe(
       'sub_items_not_listed: removeBlocks: the item on line 1 has sub-items on lines 2, 3 that removeBlocks ' +
-        'does not name; add them to remove them with it, or give markdown to replace line 1 alone (its ' +
+        'does not name; add them to remove them with the item, or give markdown to replace line 1 alone (its ' +
         'sub-items stay).',
     ))
 
@@ -256,4 +256,44 @@ describe('a long block is numbered as far as the lines named', () => {
       '- item 2 of the list',
     ])
   })
+})
+
+describe('more shapes, named by their printed lines', () => {
+  test('a row of a table inside an item changes alone', () =>
+    void replaceLine('- item\n\n  | a | b |\n  | - | - |\n  | 1 | 2 |\n- next', '| 1 | 2 |', (line) =>
+      line.replace('2 |', '20 |'),
+    ))
+
+  test('after_block on an item with sub-items inserts after them, as its sibling', () => {
+    const run = edited('- one\n  - a\n- two', (lines) => ({
+      afterBlock: lineOf(lines, 'one'),
+      markdown: '- new',
+    }))
+    expectOk(run.result)
+    expect(run.after()).toEqual(['- one', '  - a', '- new', '- two'])
+  })
+
+  test('a numbered list inside a bullet item takes numbered items after its last', () => {
+    const run = edited('- one\n  1. x\n  2. y\n- two', (lines) => ({
+      afterBlock: lineOf(lines, 'y'),
+      markdown: '3. z',
+    }))
+    expectOk(run.result)
+    expect(run.after()).toEqual([...run.before.slice(0, 3), '  3. z', run.before[3]!])
+  })
+
+  test("a quote's list emptied goes; the quote's text stays", () => {
+    const run = edited('> intro\n>\n> - a\n> - b', (lines) => ({
+      removeBlocks: [lineOf(lines, '- a'), lineOf(lines, '- b')],
+    }))
+    expectOk(run.result)
+    expect(run.after()).toEqual(['> intro'])
+  })
+
+  test('more items removed than given: one whose sub-item is not named is refused', () =>
+    expect(refusal('- one\n  - a\n- two\n  - b', () => ({ removeBlocks: [1, 3], markdown: '- ONE' }))).toBe(
+      'sub_items_not_listed: removeBlocks: the item on line 3 has a sub-item on line 4 that removeBlocks does ' +
+        'not name; add it to remove it with the item, or give one Markdown item per removed item, so each ' +
+        'replaced item keeps the sub-items not named.',
+    ))
 })

@@ -289,14 +289,16 @@ function tooFar(blockNumber: number, n: number, read: number) {
 }
 
 function subItemsRefusal(item: ItemLine, missing: readonly ItemLine[], withMarkdown: boolean) {
+  const one = missing.length === 1
   const lines = lineList(missing.map((sub) => sub.line))
   const instead = withMarkdown
-    ? `or give one Markdown item per removed item, so each replaced item keeps the sub-items not named`
+    ? 'or give one Markdown item per removed item, so each replaced item keeps the sub-items not named'
     : `or give markdown to replace line ${item.line} alone (its sub-items stay)`
   return refuseFor(
     'sub_items_not_listed',
-    `removeBlocks: the item on line ${item.line} has sub-items on lines ${lines} that removeBlocks does not ` +
-      `name; add them to remove them with it, ${instead}.`,
+    `removeBlocks: the item on line ${item.line} has ${one ? 'a sub-item on line' : 'sub-items on lines'} ` +
+      `${lines} that removeBlocks does not name; add ${one ? 'it' : 'them'} to remove ${one ? 'it' : 'them'} ` +
+      `with the item, ${instead}.`,
     'removeBlocks',
   )
 }
