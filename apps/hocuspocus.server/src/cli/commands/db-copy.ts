@@ -4,7 +4,7 @@
  * to move). Refused while a server holds the folder: what it writes after the copy would be lost.
  */
 import { databaseTarget, openDatabase } from '../../db/client.ts'
-import { copyDatabase } from '../../db/copy/copy.ts'
+import { checkTarget, copyDatabase } from '../../db/copy/copy.ts'
 import type { CopyProgress } from '../../db/copy/copy-tables.ts'
 import { applyMigrations, migrationsUpToDate } from '../../db/migrations.ts'
 import { type Command, type CommandIO, EXIT_OK, UsageError } from './command.ts'
@@ -60,6 +60,7 @@ export const dbCopyCommands: Record<string, Command> = {
       )
       const started = Date.now()
       try {
+        await checkTarget(url) // before opening the folder, which takes seconds
         const db = await openDatabase(databaseTarget({ ...config, databaseUrl: undefined }))
         try {
           if (!(await migrationsUpToDate(db.adapterFactory))) {

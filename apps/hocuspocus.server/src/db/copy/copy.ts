@@ -58,6 +58,29 @@ function schemaDifferences(source: Catalog, target: Catalog): string[] {
   return out
 }
 
+/** Refuses a target that cannot be reached or is not empty; the copy checks again, this is to fail fast. */
+export async function checkTarget(targetUrl: string): Promise<void> {
+  let target: Awaited<ReturnType<typeof postgresSql>> | undefined
+  try {
+    try {
+      target = await postgresSql(targetUrl)
+    } catch (error) {
+      throw new CopyRefused(`--to: cannot connect to ${redactedUrl(targetUrl)}: ${(error as Error).message}`)
+    }
+    refuseOccupied(targetUrl, await tablesWithRows(target.sql))
+  } finally {
+    await target?.close()
+  }
+}
+
+function refuseOccupied(targetUrl: string, occupied: string[]): void {
+  if (occupied.length > 0) {
+    throw new CopyRefused(
+      `--to: ${redactedUrl(targetUrl)} is not empty (rows in ${occupied.slice(0, 5).join(', ')}${occupied.length > 5 ? ', …' : ''}); copy into a new database (createdb NAME), before any server has started on it: a server's first start writes a user and a welcome document`,
+    )
+  }
+}
+
 export async function copyDatabase(options: {
   source: SqlMigrationAwareDriverAdapterFactory
   targetUrl: string
@@ -74,12 +97,7 @@ export async function copyDatabase(options: {
     } catch (error) {
       throw new CopyRefused(`--to: cannot connect to ${shown}: ${(error as Error).message}`)
     }
-    const occupied = await tablesWithRows(target.sql)
-    if (occupied.length > 0) {
-      throw new CopyRefused(
-        `--to: ${shown} is not empty (rows in ${occupied.slice(0, 5).join(', ')}${occupied.length > 5 ? ', …' : ''}); copy into a new database (createdb NAME), before any server has started on it: a server's first start writes a user and a welcome document`,
-      )
-    }
+    refuseOccupied(targetUrl, await tablesWithRows(target.sql))
     const applied = await applyMigrations(new PrismaPg({ connectionString: targetUrl, max: 2 }), {
       onWarning: (m) => note(`target migrations: ${m}`),
     })
