@@ -155,6 +155,19 @@ describe('read_document', () => {
     expect(parts.body.join('\n')).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/)
   })
 
+  test('a max_chars below the smallest budget a section read honours: the note names the budget that applied', async () => {
+    const { text } = await call(client, 'read_document', {
+      slug: long.slug,
+      section_id: long.sectionId,
+      max_chars: 50,
+    })
+    const parts = frameLines(text)
+    expect(parts.body.join('\n').length).toBeLessThanOrEqual(200)
+    expect(parts.after.at(-1)).toBe(
+      `[Truncated: showing 200 of ${longTotal} characters. Call again with a larger max_chars, up to 100000.]`,
+    )
+  })
+
   test('the whole document over the budget: the get_outline note names the real total', async () => {
     const { text } = await call(client, 'read_document', { slug: long.slug })
     const parts = frameLines(text)
