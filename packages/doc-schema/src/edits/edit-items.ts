@@ -81,6 +81,8 @@ export function editItems(
     )
   }
   const lineCount = read.lines.length
+  // A long paragraph before the block's first item can keep every item past what an edit renders.
+  if (read.items.length === 0) return tooFar(blockNumber, Math.max(1, ...named), lineCount)
   const outside = numbers.filter((n) => !Number.isInteger(n) || n < 1 || n > lineCount)
   const beyond = named.find((n) => Number.isInteger(n) && n > lineCount)
   if (!read.complete && beyond !== undefined) return tooFar(blockNumber, beyond, lineCount)

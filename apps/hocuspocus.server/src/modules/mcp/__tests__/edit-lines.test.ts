@@ -63,13 +63,31 @@ async function changeLine(block: string, text: string, change: (line: string) =>
 }
 
 describe('edit_blocks with in_block changes exactly the line a read printed at that number', () => {
-  test('table: the issue\'s read, row "beta" by its printed number (the | - | line counted)', async () => {
-    const { n } = await changeLine(
+  test('table: the issue\'s read, row "beta" by its printed number (the | - | line counted), then the issue\'s call', async () => {
+    const { doc, n } = await changeLine(
       '| Option | Default |\n| - | - |\n| alpha | 1 |\n| beta | 2 |',
       'beta',
       (l) => l.replace('2', '200'),
     )
     expect(n).toBe(4)
+    // The call of issue 26: remove_blocks [3] with alpha's new row changes alpha (line 3 as read), not beta.
+    const read = await readBlock(doc.slug)
+    expect(read.lines[2]).toBe('| alpha | 1 |')
+    const edited = await call(client, 'edit_blocks', {
+      slug: doc.slug,
+      section_id: read.sectionId,
+      rev: read.rev,
+      in_block: 1,
+      remove_blocks: [3],
+      markdown: '| alpha | 100 |',
+    })
+    expect(edited.isError).toBe(false)
+    expect((await readBlock(doc.slug)).lines).toEqual([
+      read.lines[0]!,
+      read.lines[1]!,
+      '| alpha | 100 |',
+      read.lines[3]!,
+    ])
   })
 
   test('bullet list: a nested item', async () => {
