@@ -297,3 +297,15 @@ describe('more shapes, named by their printed lines', () => {
         'replaced item keeps the sub-items not named.',
     ))
 })
+
+test('numbers that are no line (fractions, negatives) are refused as out of range, and nothing changes', () => {
+  for (const edit of [
+    { removeBlocks: [1.5] },
+    { removeBlocks: [-1] },
+    { afterBlock: 0.5, markdown: '- x' },
+  ]) {
+    const run = edited('- a\n- b', () => edit)
+    expect(run.result.kind === 'error' && run.result.reason).toBe('block_out_of_range')
+    expect(run.after()).toEqual(run.before)
+  }
+})

@@ -69,7 +69,11 @@ export function editItems(
 ): Result<PMNode[]> {
   const numbers = [...new Set(input.removeBlocks ?? [])].sort((a, b) => a - b)
   const named = [...numbers, ...(input.afterBlock === undefined ? [] : [input.afterBlock])]
-  const lines = blockLines(block, blockNumber, named)
+  const lines = blockLines(
+    block,
+    blockNumber,
+    named.filter((n) => Number.isSafeInteger(n) && n >= 0),
+  )
   if (lines.kind === 'error') return lines
   const read = lines.value
   if (read.elements.length === 0) {
@@ -82,7 +86,8 @@ export function editItems(
   }
   const lineCount = read.lines.length
   // A long paragraph before the block's first item can keep every item past what an edit renders.
-  if (read.items.length === 0) return tooFar(blockNumber, Math.max(1, ...named), lineCount)
+  if (read.items.length === 0)
+    return tooFar(blockNumber, Math.max(1, ...named.filter(Number.isSafeInteger)), lineCount)
   const outside = numbers.filter((n) => !Number.isInteger(n) || n < 1 || n > lineCount)
   const beyond = named.find((n) => Number.isInteger(n) && n > lineCount)
   if (!read.complete && beyond !== undefined) return tooFar(blockNumber, beyond, lineCount)
