@@ -15,6 +15,8 @@ import {
 } from '../limits.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
 import { type ChangeSummary, mergeSummaries } from './history-diff.ts'
+// Summaries hold section titles (content): JSON through storableJSON, which jsonb always accepts.
+import { storableJSON } from './store.ts'
 
 export type VersionReason = 'agent' | 'pause' | 'interval' | 'named' | 'created' | 'import' | 'unload'
 
@@ -37,8 +39,8 @@ export async function insertVersion(
   const name = request.name ? storableText(request.name).trim().slice(0, MAX_VERSION_NAME_CHARS) : null
   const rows = await tx.$queryRaw<Array<{ id: bigint }>>`
     INSERT INTO document_versions (document_id, state, byte_size, reason, name, authors, summary, outline)
-    SELECT document_id, state, byte_size, ${request.reason}, ${name}, ${JSON.stringify(authors)}::jsonb,
-           ${request.summary ? JSON.stringify(request.summary) : null}::jsonb, ${outlineJson}::jsonb
+    SELECT document_id, state, byte_size, ${request.reason}, ${name}, ${storableJSON(authors)}::jsonb,
+           ${request.summary ? storableJSON(request.summary) : null}::jsonb, ${outlineJson}::jsonb
       FROM document_states WHERE document_id = ${documentId}::uuid
     RETURNING id`
   await applyRetention(tx, documentId, Date.now())
@@ -145,8 +147,8 @@ export async function applyRetention(
     const authors = unionAuthors(carried.authors, row.authors)
     const summary = mergeSummaries(carried.summary, row.summary)
     await tx.$executeRaw`
-      UPDATE document_versions SET authors = ${JSON.stringify(authors)}::jsonb,
-             summary = ${summary ? JSON.stringify(summary) : null}::jsonb
+      UPDATE document_versions SET authors = ${storableJSON(authors)}::jsonb,
+             summary = ${summary ? storableJSON(summary) : null}::jsonb
        WHERE id = ${row.id}`
     carried.authors = []
     carried.summary = null

@@ -125,7 +125,7 @@ export async function appendUpdate(
   await tx.$executeRaw`
     INSERT INTO document_updates (document_id, "update", byte_size, authors)
     VALUES (${documentId}::uuid, decode(${base64Of(update)}, 'base64'), ${update.byteLength},
-            ${JSON.stringify(authors)}::jsonb)`
+            ${storableJSON(authors)}::jsonb)`
 }
 
 /**
@@ -223,7 +223,7 @@ export async function storeContent(
     INSERT INTO document_states (document_id, state, byte_size, outline, unversioned_authors, updated_at)
     VALUES (${documentId}::uuid,
             decode(${sliced ? Prisma.sql`(SELECT string_agg(data, '' ORDER BY n) FROM state_slices)` : Prisma.sql`${base64Of(state)}`}, 'base64'),
-            ${state.byteLength}, ${outlineJson}::jsonb, ${JSON.stringify(version ? [] : authors)}::jsonb, now())
+            ${state.byteLength}, ${outlineJson}::jsonb, ${storableJSON(version ? [] : authors)}::jsonb, now())
     ON CONFLICT (document_id)
     DO UPDATE SET state = EXCLUDED.state, byte_size = EXCLUDED.byte_size, outline = EXCLUDED.outline,
                   unversioned_authors = EXCLUDED.unversioned_authors, updated_at = EXCLUDED.updated_at`

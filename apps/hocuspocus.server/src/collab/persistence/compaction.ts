@@ -130,7 +130,8 @@ export class Compaction {
         stored = await documents.storeState(
           entry.documentId,
           { state, vector, title: '', text: '', authors: pendingAuthors },
-          { mergeWithStored, compact: true, stateOnly: true, version },
+          // The fallback keeps the version but not its summary (content-derived, like the outline).
+          { mergeWithStored, compact: true, stateOnly: true, version: version && { reason: version.reason } },
         )
       }
     } catch (error) {
