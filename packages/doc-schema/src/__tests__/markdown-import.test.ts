@@ -1,12 +1,9 @@
 /**
  * Importing a person's Markdown file (importMarkdown): the title, the heading shift, front matter and HTML
- * blocks, refusals naming the line, and import → export → import over real files that `bun install` puts
- * in node_modules (READMEs and CHANGELOGs, read in place: nothing is copied into the repository).
+ * blocks, refusals naming the line, and import → export → import of the shapes that matter (the real files
+ * are markdown-corpus.test.ts's).
  */
 import { describe, expect, test } from 'bun:test'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
-import MarkdownIt from 'markdown-it'
 import * as Y from 'yjs'
 import { importedDocumentUpdate } from '../create-document.ts'
 import type { DocNode } from '../doc-json.ts'
@@ -105,11 +102,12 @@ describe('importMarkdown: the mapping', () => {
 
   test('escapes only what would change the meaning: inline HTML, brackets and ampersands come back as written', () => {
     // Fails on the library's default escaping: `\<b>`, `\[Fix]`, `\&` (issue 12: 109 backslashes became 1,001).
+    // A lone bare tag is text (issue 26): `\<div>` stays escaped, as a paired `<b>…</b>` stays HTML.
     const source = [
       '# T',
       '<a href="#geoPath" name="geoPath">#</a> d3.<b>geoPath</b>([<i>projection</i>[, <i>context</i>]])',
       '- [Fix] `assert`: keys & values, [see](https://x.org/?a=1&b=2) [1] a[0]',
-      'Inline <div> stays; still escaped: \\<u>text\\</u>, \\&amp;, \\<br>, and at line starts:',
+      'A lone \\<div> is text; still escaped: \\<u>text\\</u>, \\&amp;, \\<br>, and at line starts:',
       '\\[a]: b',
       '\\<div> c',
     ].join('\n\n')
@@ -240,153 +238,5 @@ describe('importMarkdown: the mapping', () => {
       expect(result.reason).toBe('too_large')
       expect(result.message).toContain('split the file')
     }
-  })
-})
-
-/** Real files from node_modules, chosen by package so the corpus is varied (READMEs, CHANGELOGs, API docs). */
-const CORPUS_PACKAGES = [
-  'accepts',
-  'better-result',
-  'commander',
-  'd3-geo',
-  'denque',
-  'encodeurl',
-  'eventsource',
-  'fast-check',
-  'function-bind',
-  'http-errors',
-  'lib0',
-  'mdast-util-gfm-table',
-  'micromark-factory-whitespace',
-  'micromark-util-subtokenize',
-  'parseurl',
-  'pino-std-serializers',
-  'prosemirror-dropcursor',
-  'prosemirror-view',
-  'redis-parser',
-  'side-channel',
-  'type-is',
-  'y-protocols',
-  'zod',
-  'hono',
-  'yjs',
-]
-const MODULES = resolve(import.meta.dir, '../../../../node_modules/.bun/node_modules')
-
-function corpusFiles(): string[] {
-  const files: string[] = []
-  for (const name of CORPUS_PACKAGES) {
-    const dir = join(MODULES, name)
-    if (!existsSync(dir)) continue
-    for (const entry of readdirSync(dir)) {
-      if (/^(readme|changelog)\.md$/i.test(entry)) files.push(join(dir, entry))
-    }
-  }
-  return files
-}
-
-const backslashes = (text: string) => text.match(/\\/g)?.length ?? 0
-
-/**
- * Top-level blocks of a Markdown text as comparable keys (an mdast-style block comparison over markdown-it's
- * tree): each block rendered to HTML with whitespace collapsed, after the documented mapping and losses
- * (docs/document-model.md): heading levels ignored, an HTML block equal to an `html` code block with the
- * same text, `<br>` equal to a hard break, a cell's edge spaces trimmed, and marks covering exactly the same
- * text in one nesting order (`<a><strong>x</strong></a>` as `<strong><a>x</a></strong>`).
- */
-const blockParser = new MarkdownIt('default', { html: true, linkify: true })
-blockParser.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false })
-function blockKeys(markdown: string): string[] {
-  const tokens = blockParser.parse(markdown.replace(/^---\n[\s\S]*?\n---\n/, ''), {})
-  const keys: string[] = []
-  let start = 0
-  let depth = 0
-  tokens.forEach((token, index) => {
-    depth += token.nesting
-    if (depth !== 0) return
-    const group = tokens.slice(start, index + 1)
-    start = index + 1
-    const first = group[0]!
-    if (first.type === 'html_block') keys.push(`code:html:${first.content.trim()}`)
-    else if (first.type === 'fence' || first.type === 'code_block')
-      keys.push(`code:${first.info.trim().split(/\s+/)[0] || ''}:${first.content.trim()}`)
-    else if (first.type === 'heading_open')
-      keys.push(`h:${blockParser.renderer.render(group.slice(1, 2), {}, {})}`)
-    else keys.push(canonical(blockParser.renderer.render(group, blockParser.options, {})))
-  })
-  return keys
-}
-
-/** Rendered HTML with the documented losses applied (see blockKeys). */
-function canonical(html: string): string {
-  let text = html
-    .replace(/\s+/g, ' ')
-    .replace(/ ?<br> ?/g, '<br>')
-    .replace(/ <\/t([dh])>/g, '</t$1>')
-    .trim()
-  for (let before = ''; before !== text; ) {
-    before = text
-    text = text
-      .replace(/<a ([^>]*)><(strong|em|s)>([^<]*)<\/\2><\/a>/g, '<$2><a $1>$3</a></$2>')
-      .replace(/<strong><em>([^<]*)<\/em><\/strong>/g, '<em><strong>$1</strong></em>')
-  }
-  return text
-}
-
-/** Source blocks found unchanged in the export (as a multiset), and those that are not. */
-function compareBlocks(source: string, exported: string) {
-  const left = new Map<string, number>()
-  for (const key of blockKeys(exported)) left.set(key, (left.get(key) ?? 0) + 1)
-  const differ: string[] = []
-  let same = 0
-  for (const key of blockKeys(source)) {
-    const n = left.get(key) ?? 0
-    if (n > 0) {
-      left.set(key, n - 1)
-      same++
-    } else differ.push(key)
-  }
-  return { same, differ }
-}
-
-describe('importMarkdown: real files', () => {
-  const files = corpusFiles()
-
-  test('the corpus holds at least 20 real files', () => {
-    expect(files.length).toBeGreaterThanOrEqual(20)
-  })
-
-  test('every file imports, and import → export → import → export gives the first export again', () => {
-    const unstable: string[] = []
-    let source = 0
-    let export1 = 0
-    let same = 0
-    let total = 0
-    const report: string[] = []
-    for (const file of files) {
-      const text = readFileSync(file, 'utf8')
-      const first = exported(text)
-      const second = exported(first)
-      if (second !== first) unstable.push(file)
-      source += backslashes(text)
-      export1 += backslashes(first)
-      const blocks = compareBlocks(text, first)
-      same += blocks.same
-      total += blocks.same + blocks.differ.length
-      if (blocks.differ.length > 0) {
-        const where = file.slice(MODULES.length + 1)
-        report.push(
-          `${where}: ${blocks.differ.length} of ${blocks.same + blocks.differ.length} blocks differ, e.g. ${blocks.differ[0]!.slice(0, 100)}`,
-        )
-      }
-    }
-    console.log(report.join('\n'))
-    console.log(`corpus: ${same} of ${total} blocks identical (${((100 * same) / total).toFixed(1)}%)`)
-    expect(unstable).toEqual([])
-    // Escaping noise: the issue's target, at most 5% more backslashes than the sources (escape-text.ts).
-    console.log(`corpus: ${files.length} files, backslashes ${source} in the sources, ${export1} exported`)
-    expect(export1).toBeLessThanOrEqual(Math.floor(source * 1.05))
-    // Blocks identical after import → export (after the documented losses): the issue's target, 99.5%.
-    expect(same / total).toBeGreaterThanOrEqual(0.995)
   })
 })

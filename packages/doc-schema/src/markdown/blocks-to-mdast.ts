@@ -1,5 +1,6 @@
 import type { BlockContent, ListItem, PhrasingContent, RootContent, TableCell, TableRow } from 'mdast'
 import type { DocNode } from '../doc-json.ts'
+import { htmlBlockLines } from './html-in-text.ts'
 import { inlineToMdast } from './inline-to-mdast.ts'
 import { docNodeTooDeep, TOO_DEEP_NODE, tooDeepMdast } from './render-depth.ts'
 
@@ -99,8 +100,19 @@ function nestedBlockToMdast(node: DocNode, opts: SerializeOptions): RootContent[
   }
 }
 
+/** Blocks inside a list item or a quote. */
 function flow(nodes: DocNode[], opts: SerializeOptions): BlockContent[] {
-  return [...flowToMdast(nodes, opts, nestedBlockToMdast)] as BlockContent[]
+  return [...flowToMdast(nodes, opts, innerBlockToMdast)] as BlockContent[]
+}
+
+/**
+ * A block inside a list item or a quote: as at the top level, except that a paragraph holding the lines of
+ * an HTML block (imported from one there) is written as that HTML block again (html-in-text.ts). At the
+ * top level a file's HTML block imports as an `html` code block instead, so such a paragraph stays text.
+ */
+function innerBlockToMdast(node: DocNode, opts: SerializeOptions): RootContent[] {
+  const html = htmlBlockLines(node)
+  return html === null ? nestedBlockToMdast(node, opts) : [{ type: 'html', value: html }]
 }
 
 function listItem(item: DocNode, opts: SerializeOptions): ListItem {
@@ -109,12 +121,15 @@ function listItem(item: DocNode, opts: SerializeOptions): ListItem {
   // An empty first paragraph has to be written when it is all there is, or a task item loses its checkbox;
   // before other blocks it cannot be (an item may not start with a blank line) and the parser restores it,
   // except under a checkbox, which keeps the line from being blank.
+  // After a checkbox a line is no HTML block: a task item's first paragraph stays a paragraph.
   const head: BlockContent[] =
     first?.type === 'paragraph' &&
     (first.content ?? []).length === 0 &&
     (rest.length === 0 || checked !== null)
       ? [{ type: 'paragraph', children: [] }]
-      : flow(first ? [first] : [], opts)
+      : checked !== null && first
+        ? (nestedBlockToMdast(first, opts) as BlockContent[])
+        : flow(first ? [first] : [], opts)
   return {
     type: 'listItem',
     spread: false,
@@ -179,8 +194,9 @@ function table(node: DocNode, opts: SerializeOptions) {
 /** A cell holds blocks; Markdown cells hold one line: blocks are joined by `<br>`, lists become text. */
 function tableCell(cell: DocNode, opts: SerializeOptions): TableCell {
   const children: PhrasingContent[] = []
-  for (const block of cell.content ?? []) {
-    const inline = cellBlockInline(block, opts)
+  const blocks = cell.content ?? []
+  for (const block of blocks) {
+    const inline = cellBlockInline(block, opts, blocks.length > 1)
     if (inline.length === 0) continue
     const sameLine = opts.media === 'source' && block.type === 'image' && block.attrs?.sameLine === true
     if (children.length > 0)
@@ -190,9 +206,9 @@ function tableCell(cell: DocNode, opts: SerializeOptions): TableCell {
   return { type: 'tableCell', children }
 }
 
-function cellBlockInline(block: DocNode, opts: SerializeOptions): PhrasingContent[] {
+function cellBlockInline(block: DocNode, opts: SerializeOptions, sharedLine: boolean): PhrasingContent[] {
   if (block.type === 'paragraph' || block.type === 'heading') {
-    return inlineToMdast(block.content ?? [], { inTable: true })
+    return inlineToMdast(block.content ?? [], { inTable: true, sharedLine })
   }
   if (block.type === 'image' || block.type === 'youtube' || block.type === 'mediaEmbed') {
     return [mediaInline(block, opts)]

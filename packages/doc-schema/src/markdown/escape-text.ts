@@ -1,27 +1,40 @@
 /**
  * How text is escaped on the way out: only where a character would otherwise change what this package's
- * parsers (markdown-it, html on) read back. Built on mdast-util-to-markdown's own machinery: its `safe()`
- * with its `unsafe` patterns, of which three broad ones are narrowed for text (`textHandler` below):
+ * parsers (markdown-it, html on; CommonMark plus GFM tables and `~~` strikethrough) read back. Built on
+ * mdast-util-to-markdown's own machinery, its `safe()` with its `unsafe` patterns, of which the broad ones
+ * are narrowed for text (`textHandler` below):
  *
- * - `[` is escaped where it could open something: at a line start when a definition (`[a]: …`), a task
- *   checkbox (`[ ]`, `[x]`) or an unclosed label could form. Elsewhere a bracket cannot make a link, since
- *   `](` (the library escapes that `(`) and definitions never occur in our output. Footnotes (`[^1]`, and
- *   `[^1]: …` at a line start) are written as they are: both parsers keep them as that text (footnotes.ts)
- *   and a GFM renderer shows them as footnotes. The library (and its GFM footnote extension) escapes every `[`.
+ * - `[` is escaped where it could open something: at the start of a paragraph when a definition
+ *   (`[a]: …`, the label may run on through other marks) or, in a list item, a task checkbox (`[ ]`, `[x]`)
+ *   would form. After a hard break neither can (a definition cannot interrupt a paragraph), nor elsewhere
+ *   in a line, since `](` (the library escapes that `(`) and definitions never occur in our output.
+ *   Footnotes (`[^1]`, and `[^1]: …` at a line start) are written as they are: both parsers keep them as
+ *   that text (footnotes.ts) and a GFM renderer shows them as footnotes.
+ * - In a link's text or an image's alt, `[` and `]` are escaped only when they are unbalanced there
+ *   (`[f([options])](#f)` stays as written): balanced brackets cannot end the label early.
  * - `&` is escaped only before what reads as a character reference (`&name;`, `&#9;`, `&#x9;`), in text and
  *   in link and image targets (`withNarrowAmpersand`).
+ * - `~` only in a run of two or more (markdown-it's strikethrough is `~~`; `@~6.16.0` stays), and `@` and
+ *   `www.` never: GFM's e-mail and www autolink literals are not read by either parser (import's linkify
+ *   takes only `https://…` and `mailto:` links, whose `:` stays escaped in text).
  * - An inline HTML tag (a complete `<i>`, `</a>`, `<a href="#x" name="x">`, `<!-- … -->`, exactly what
- *   markdown-it's HTML_TAG_RE reads as one) is written as is: both parsers keep inline HTML as its text, so
- *   it reads back the same, and a file's `<b>`/`<a name>` leave as they came in. It is escaped (`\<`) where
- *   the parsers would read more into it: the mark tags `<u> <ins> <mark> <sub> <sup>` and `<br>`, a tag that
- *   would start an HTML block at a line start, a tag holding a line break, and a tag holding `|` in a table
- *   cell. Every other `<` keeps the library's rule (escaped before a letter, `!`, `/` or `?`).
+ *   markdown-it's HTML_TAG_RE reads as one) is written as is when its author meant HTML (html-in-text.ts:
+ *   attributes, or opened and closed in the block): both parsers keep inline HTML as its text, so it reads
+ *   back the same. A lone bare tag (`<string>`, `<T>`) is escaped (`\<string>`), as its source most
+ *   likely had it. Still escaped where the parsers would read more into a tag: the mark tags
+ *   `<u> <ins> <mark> <sub> <sup>` and `<br>`, a tag that would start an HTML block at a line start, a tag
+ *   holding a line break, and a tag holding `|` in a table cell. Every other `<` keeps the library's rule
+ *   (escaped before a letter, `!`, `/` or `?`).
+ *
+ * Most text needs none of this: a stretch holding no character any pattern could act on there is written
+ * as it is without running the patterns (`mayNeedEscape`), which is most of a document's text.
  */
 
 import blockNames from 'markdown-it/lib/common/html_blocks.mjs'
 import { HTML_OPEN_CLOSE_TAG_RE, HTML_TAG_RE } from 'markdown-it/lib/common/html_re.mjs'
-import type { Text } from 'mdast'
-import type { Handle, State, Unsafe } from 'mdast-util-to-markdown'
+import type { Image, Link, Nodes, Parents, PhrasingContent, Text } from 'mdast'
+import type { Handle, Info, SafeConfig, State, Unsafe } from 'mdast-util-to-markdown'
+import { tagMeantAsHtml } from './html-in-text.ts'
 
 /** Tags the parsers read as marks or breaks (inline-tokens.ts): as text they must stay escaped. */
 const MARK_OR_BREAK_TAG = /^<\/?(?:u|ins|mark|sub|sup|br)\s*\/?>$/i
@@ -36,19 +49,35 @@ const HTML_BLOCK_TAG_LINE = new RegExp(`${HTML_OPEN_CLOSE_TAG_RE.source}\\s*$`)
 /** What follows `&` in a character reference (`&amp;`, `&#35;`, `&#x23;`): only then is `&` escaped. */
 const CHARACTER_REFERENCE = '(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});'
 
-/** The narrow patterns that replace the library's `[` and `&` rules in text (see above). */
-const TEXT_UNSAFE: Unsafe[] = [
-  {
-    atBreak: true,
-    character: '[',
-    after: '(?!\\^[^\\]\\s]+\\]:)[^\\]]*(?:\\]:|$)|[ xX]\\](?:[ \\t\\r\\n]|$)',
-  },
-  {
-    character: '&',
-    after: CHARACTER_REFERENCE,
-    inConstruct: 'phrasing',
-  },
+/** The library's constructs inside phrasing where inline markup cannot form (its `fullPhrasingSpans`). */
+const NO_PHRASING_SPANS: Unsafe['notInConstruct'] = [
+  'autolink',
+  'destinationLiteral',
+  'destinationRaw',
+  'reference',
+  'titleQuote',
+  'titleApostrophe',
 ]
+
+/**
+ * What after `<` makes it markup in a line: a complete tag or comment (markdown-it's HTML_TAG_RE), an
+ * autolink (`<https://…>`, `<a@b.co>`: no space inside), or the start of one the text ends in (it may be
+ * completed by what follows). `a < b`, `x<3` and `a<b c` stay as written.
+ */
+const TAG_AFTER = `(?:(?<=(?=${HTML_TAG_RE.source.slice(1)})<)|[^<>\\s]+>|[!/?A-Za-z][^<>]*$)`
+
+/** The narrow patterns that replace the library's `&`, `~` and `<` rules in text (see above). */
+const TEXT_UNSAFE: Unsafe[] = [
+  { character: '&', after: CHARACTER_REFERENCE, inConstruct: 'phrasing' },
+  { character: '<', after: TAG_AFTER, inConstruct: 'phrasing', notInConstruct: NO_PHRASING_SPANS },
+  { character: '~', after: '~', inConstruct: 'phrasing' },
+  { character: '~', before: '~', inConstruct: 'phrasing' },
+]
+/**
+ * The library's line-start `[` rule, kept for text holding its own line breaks (rare: imports turn them
+ * into spaces), where this module does not follow the lines: every `[` starting one is escaped.
+ */
+const LINE_START_BRACKET: Unsafe = { atBreak: true, character: '[' }
 
 /** In link and image destinations and titles: `&` only before a character reference (decoded there). */
 const DESTINATION_AMP: Unsafe = {
@@ -57,28 +86,74 @@ const DESTINATION_AMP: Unsafe = {
   inConstruct: ['destinationLiteral', 'destinationRaw', 'titleApostrophe', 'titleQuote'],
 }
 
-/** A library pattern this module narrows for text: every `&`, and `[` other than in labels and references. */
+/**
+ * A library pattern this module narrows or drops for text: every `&` and `~`, `<` within a line, `[` other
+ * than in labels and references, and GFM's e-mail (`@`) and www (`.` after `w`) autolink literals.
+ */
 function isNarrowed(pattern: Unsafe): boolean {
-  if (pattern.character === '&') return true
-  if (pattern.character !== '[') return false
+  const { character } = pattern
+  if (character === '&' || character === '~' || character === '@') return true
+  if (character === '.') return pattern.before === '[Ww]'
+  if (character === '<') return pattern.atBreak !== true && pattern.inConstruct === 'phrasing'
+  if (character !== '[') return false
   const inside = pattern.inConstruct === undefined ? [] : [pattern.inConstruct].flat()
   return pattern.atBreak === true || inside.includes('phrasing')
 }
 
+/** A bracket rule other than at a line start: inside a label whose brackets balance, none is needed. */
+const isLabelBracket = (pattern: Unsafe) =>
+  (pattern.character === '[' || pattern.character === ']') && pattern.atBreak !== true
+
+/** Derived pattern lists, cached per list they derive from (the state's list is fixed per serialisation). */
+function derived(cache: WeakMap<Unsafe[], Unsafe[]>, from: Unsafe[], make: () => Unsafe[]): Unsafe[] {
+  let list = cache.get(from)
+  if (!list) {
+    list = make()
+    cache.set(from, list)
+  }
+  return list
+}
 const textUnsafe = new WeakMap<Unsafe[], Unsafe[]>()
+const textUnsafeWithBreaks = new WeakMap<Unsafe[], Unsafe[]>()
+const noLinkOpenerUnsafe = new WeakMap<Unsafe[], Unsafe[]>()
 const destinationUnsafe = new WeakMap<Unsafe[], Unsafe[]>()
+const balancedLabelUnsafe = new WeakMap<Unsafe[], Unsafe[]>()
+
+/** Characters of a label's text, code spans left out (brackets in them do not count there). */
+function labelText(node: Nodes): string {
+  if (node.type === 'text') return node.value
+  if (node.type === 'inlineCode') return ''
+  if (node.type === 'image') return node.alt ?? ''
+  return 'children' in node ? node.children.map(labelText).join('') : ''
+}
+
+/** Whether every `]` in `text` closes a `[` before it and every `[` is closed. */
+function bracketsBalanced(text: string): boolean {
+  let depth = 0
+  for (let at = 0; at < text.length; at++) {
+    const code = text.charCodeAt(at)
+    if (code === 91) depth++
+    else if (code === 93 && --depth < 0) return false
+  }
+  return depth === 0
+}
 
 /**
  * A link or image handler of the library with `&` in its destination and title escaped only before a
- * character reference (`?a=1&b=2` stays as written); its text goes through `textHandler` as usual.
+ * character reference (`?a=1&b=2` stays as written), and with the brackets of its text or alt written as
+ * they are when they balance there; its text goes through `textHandler` as usual.
  */
 export function withNarrowAmpersand(handler: Handle): Handle {
   return (node, parent, state, info) => {
     const saved = state.unsafe
-    let list = destinationUnsafe.get(saved)
-    if (!list) {
-      list = [...saved.filter((pattern) => pattern.character !== '&'), DESTINATION_AMP]
-      destinationUnsafe.set(saved, list)
+    let list = derived(destinationUnsafe, saved, () => [
+      ...saved.filter((pattern) => pattern.character !== '&'),
+      DESTINATION_AMP,
+    ])
+    const label = labelText(node as Link | Image)
+    if (bracketsBalanced(label)) {
+      const base = list
+      list = derived(balancedLabelUnsafe, base, () => base.filter((pattern) => !isLabelBracket(pattern)))
     }
     state.unsafe = list
     try {
@@ -89,64 +164,200 @@ export function withNarrowAmpersand(handler: Handle): Handle {
   }
 }
 
-/** The state's patterns with the broad `[`/`&` rules replaced by TEXT_UNSAFE (cached per state's list). */
-function unsafeForText(state: State): Unsafe[] {
-  let list = textUnsafe.get(state.unsafe)
-  if (!list) {
-    list = [...state.unsafe.filter((pattern) => !isNarrowed(pattern)), ...TEXT_UNSAFE]
-    textUnsafe.set(state.unsafe, list)
+/** The library's `(` after `]` (a link's destination): needed only where a `[` before could open the link. */
+const isLinkParenthesis = (pattern: Unsafe) => pattern.character === '(' && pattern.before === '\\]'
+
+/**
+ * The state's patterns with the broad rules replaced by TEXT_UNSAFE (cached per state's list); with line
+ * breaks in the text, the line-start `[` rule too; in a block without a link opener, no `(` after `]`.
+ */
+function unsafeForText(state: State, lineBreaks: boolean, noLinkOpener: boolean): Unsafe[] {
+  const from = state.unsafe
+  if (lineBreaks)
+    return derived(textUnsafeWithBreaks, from, () => [
+      ...unsafeForText(state, false, false),
+      LINE_START_BRACKET,
+    ])
+  if (noLinkOpener) {
+    const base = unsafeForText(state, false, false)
+    return derived(noLinkOpenerUnsafe, base, () => base.filter((pattern) => !isLinkParenthesis(pattern)))
   }
-  return list
+  return derived(textUnsafe, from, () => [...from.filter((pattern) => !isNarrowed(pattern)), ...TEXT_UNSAFE])
+}
+
+/** Characters some pattern may act on anywhere in text; without them (and the edge cases) nothing is. */
+const ANYWHERE = /[\\`*_[\]<>&~|\r\n\t]|[ps]:\/|[!:# ]$/
+/** What may start a block, a list item, a table row or an HTML block at a line start. */
+const AT_LINE_START = /^(?:[ \t#*+\-=>[_`~|:<]|\d+[.)])/
+const LINE_START = /(?:^|[\r\n])[ \t]*$/
+
+/**
+ * False when `safe()` would certainly return `value` unchanged: none of its characters can be escaped in
+ * text given the characters around it. Every pattern in text is on a character of ANYWHERE, at a line start
+ * (AT_LINE_START), at the end of the text (`!` before `[`, `:` before `/`, `#` closing a heading, a space
+ * before a line break), or `(` after `]`. Autolinks percent-encode other characters: never skipped there.
+ */
+function mayNeedEscape(state: State, value: string, before: string): boolean {
+  if (ANYWHERE.test(value) || state.stack.includes('autolink')) return true
+  if (value.charCodeAt(0) === 40 && before.endsWith(']')) return true
+  return AT_LINE_START.test(value) && LINE_START.test(before)
+}
+
+/** A definition (`[label]:`, footnotes excepted) or a task checkbox (`[ ]`, `[x]`) at the text's start. */
+const DEFINITION_START = /^\[(?!\^[^\]\s]+\]:)[^\]]*\]:/
+/**
+ * What cannot be a definition though it starts like one: after the destination, on its line, comes text
+ * that is no title (`[Fix]: \`a\` b`): markdown-it reads the whole as a paragraph.
+ */
+const NOT_A_DEFINITION = /^\[[^\]]*\]:[ \t]*(?:<[^>\n]*>|[^\s<]\S*)[ \t]+[^\s"'(]/
+const CHECKBOX_START = /^\[[ xX]\](?:[ \t\r\n]|$)/
+
+/** The characters of the siblings after `index` (their text, code, alt and raw HTML; breaks as `\n`). */
+function textAfter(siblings: readonly PhrasingContent[], index: number): string {
+  let out = ''
+  for (let at = index + 1; at < siblings.length; at++) out += plainText(siblings[at]!)
+  return out
+}
+function plainText(node: PhrasingContent): string {
+  switch (node.type) {
+    case 'text':
+    case 'inlineCode':
+    case 'html':
+      return node.value
+    case 'break':
+      return '\n'
+    case 'image':
+      return node.alt ?? ''
+    default:
+      return 'children' in node ? (node.children as PhrasingContent[]).map(plainText).join('') : ''
+  }
+}
+
+/**
+ * Whether a `[` starting a paragraph's first text must be escaped: when a definition or, in a list item,
+ * a checkbox would form with what follows it in the paragraph.
+ */
+function openingBracketUnsafe(state: State, value: string, parent: Parents, index: number): boolean {
+  const rest = value + textAfter(parent.children as PhrasingContent[], index)
+  if (DEFINITION_START.test(rest) && !NOT_A_DEFINITION.test(rest)) return true
+  return state.stack.includes('listItem') && CHECKBOX_START.test(rest)
+}
+
+/**
+ * `state.safe` for `text.slice(start, end)`, skipped when nothing in it can need an escape. The `*` and `_`
+ * at the offsets `free` (free-delimiters.ts: they cannot form emphasis) are written as they are, the rest
+ * around them escaped with them as context; one at a line start keeps the library's rules (a bullet, a rule).
+ */
+function safeStretch(
+  state: State,
+  text: string,
+  start: number,
+  end: number,
+  config: SafeConfig & Info,
+  free: readonly number[] | undefined,
+): string {
+  const stretch = start === 0 && end === text.length ? text : text.slice(start, end)
+  if (!mayNeedEscape(state, stretch, config.before)) return stretch
+  if (!free) return state.safe(stretch, config)
+  let out = ''
+  let from = start
+  for (const at of free) {
+    if (at < from || at >= end || LINE_START.test(config.before + text.slice(start, at))) continue
+    if (at > from) {
+      out += state.safe(text.slice(from, at), {
+        ...config,
+        before: from === start ? config.before : text.charAt(from - 1),
+        after: text.charAt(at),
+        beforeNode: from === start ? config.beforeNode : undefined,
+        afterNode: undefined,
+      })
+    }
+    out += text.charAt(at)
+    from = at + 1
+  }
+  if (from === start) return state.safe(stretch, config)
+  if (from === end) return out
+  return (
+    out +
+    state.safe(text.slice(from, end), { ...config, before: text.charAt(from - 1), beforeNode: undefined })
+  )
 }
 
 /** Whether the tag at `start` of `value` may be written unescaped (see the module comment). */
-function rawTagAllowed(state: State, value: string, start: number, tag: string, before: string): boolean {
+function rawTagAllowed(state: State, node: Text, start: number, tag: string, before: string): boolean {
   if (MARK_OR_BREAK_TAG.test(tag) || /[\r\n]/.test(tag)) return false
+  if (!tagMeantAsHtml(tag, (node.data as TextData | undefined)?.pairedTags)) return false
   if (tag.includes('|') && state.stack.includes('tableCell')) return false
-  const lineStart = /(?:^|[\r\n])[ \t]*$/.test(before + value.slice(0, start))
+  const value = node.value
+  const lineStart = LINE_START.test(before + value.slice(0, start))
   if (!lineStart) return true
   const rest = value.slice(start).split(/[\r\n]/)[0]!
   return !HTML_BLOCK_START.test(rest) && !HTML_BLOCK_TAG_LINE.test(rest)
 }
 
 /**
- * mdast-util-to-markdown's text handler with the narrowed patterns, writing inline HTML tags as they are.
- * Plain stretches go through the library's `state.safe` with the neighbouring characters as context.
+ * What inline-to-mdast.ts hands a text node: the element names opened and closed in its block, and the
+ * offsets of its `*` and `_` that cannot form emphasis (free-delimiters.ts).
+ */
+export type TextData = {
+  pairedTags?: ReadonlySet<string>
+  free?: readonly number[]
+  /** No `[` in the block could open a link: a `(` after `]` is written as is. */
+  noLinkOpener?: boolean
+}
+
+/**
+ * mdast-util-to-markdown's text handler with the narrowed patterns, writing inline HTML tags its author
+ * meant as they are. Plain stretches go through `safeStretch` with the neighbouring characters as context.
  */
 export const textHandler: Handle = (node, parent, state, info) => {
-  const value = (node as Text).value
+  const text = node as Text
+  const value = text.value
+  if (!mayNeedEscape(state, value, info.before)) return value
+  const data = text.data as TextData | undefined
   const siblings = parent ? parent.children : []
   const index = state.indexStack[state.indexStack.length - 1] ?? -1
   const around = { ...info, afterNode: siblings[index + 1], beforeNode: siblings[index - 1] }
+  const lineBreaks = /[\r\n]/.test(value)
+  // Free delimiters are only worked out for text without line breaks (imports have none).
+  const free = lineBreaks ? undefined : data?.free
+  // A `[` opening the paragraph: escaped here when it must be (with breaks in the text, by the patterns).
+  if (
+    !lineBreaks &&
+    value.charCodeAt(0) === 91 &&
+    parent?.type === 'paragraph' &&
+    index === 0 &&
+    LINE_START.test(info.before) &&
+    openingBracketUnsafe(state, value, parent, index)
+  ) {
+    const restData: TextData = { ...data, free: free?.map((at) => at - 1) }
+    const rest: Text = { type: 'text', value: value.slice(1), data: restData }
+    return `\\[${textHandler(rest, parent, state, { ...info, before: '[' })}`
+  }
   const saved = state.unsafe
-  state.unsafe = unsafeForText(state)
+  state.unsafe = unsafeForText(state, lineBreaks, data?.noLinkOpener === true)
   try {
     let out = ''
     let from = 0
     for (let at = value.indexOf('<'); at !== -1; at = value.indexOf('<', at + 1)) {
       const tag = HTML_TAG_RE.exec(value.slice(at))?.[0]
-      if (!tag || !rawTagAllowed(state, value, at, tag, info.before)) continue
+      if (!tag || !rawTagAllowed(state, text, at, tag, info.before)) continue
       // The stretch before the tag, escaped as if the tag's `<` followed it (a `\` before it is doubled).
-      out += state.safe(value.slice(from, at), {
+      const config = {
         ...around,
         before: from === 0 ? info.before : value.charAt(from - 1),
         after: '<',
         afterNode: undefined,
         beforeNode: from === 0 ? around.beforeNode : undefined,
-      })
+      }
+      out += safeStretch(state, value, from, at, config, free)
       out += tag
       from = at + tag.length
       at = from - 1
     }
-    if (from === 0) return state.safe(value, around)
-    return (
-      out +
-      state.safe(value.slice(from), {
-        ...around,
-        before: value.charAt(from - 1),
-        beforeNode: undefined,
-      })
-    )
+    if (from === 0) return safeStretch(state, value, 0, value.length, around, free)
+    const config = { ...around, before: value.charAt(from - 1), beforeNode: undefined }
+    return out + safeStretch(state, value, from, value.length, config, free)
   } finally {
     state.unsafe = saved
   }

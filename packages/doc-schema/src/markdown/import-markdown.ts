@@ -11,8 +11,9 @@
  * - YAML (`---`) or TOML (`+++`) front matter at the top becomes the first block: a code block with
  *   language `yaml` or `toml` holding it verbatim (the schema has no metadata node; a code block keeps every
  *   character and exports back as a fenced block).
- * - An HTML block (a logo `<p align="center">…`, `<details>`) becomes a code block with language `html`
- *   holding it verbatim (the schema has no raw HTML node).
+ * - An HTML block (a logo `<p align="center">…`, `<details>`) at the top level becomes a code block with
+ *   language `html` holding it verbatim (the schema has no raw HTML node); inside a list item or a quote it
+ *   is a paragraph of its lines (tokens-to-blocks.ts), written back as the HTML block (html-in-text.ts).
  * - Bare URLs become links; link targets are kept as written (see the parser below).
  * - A bullet list mixing task and plain items becomes consecutive lists, one per kind (tokens-to-blocks.ts).
  */
@@ -23,6 +24,7 @@ import { newHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR, MAX_IMPORT_BYTES, MAX_IMPORT_ELEMENTS } from '../limits.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
 import { footnoteDefinitions } from './footnotes.ts'
+import { convertInline } from './inline-tokens.ts'
 import { countTokens, parseCounted } from './markdown-work.ts'
 import { checkBlocks } from './parse-markdown.ts'
 import { tokensToBlocks } from './tokens-to-blocks.ts'
@@ -73,9 +75,15 @@ function topLevelGroups(tokens: Token[]): { tokens: Token[]; line: number }[] {
   return groups
 }
 
+/**
+ * A heading's text as the document holds it (marks and the mark tags `<sup>`… dropped, an image's alt kept,
+ * line breaks as spaces), whitespace runs collapsed: the title, which is text.
+ */
 const inlineText = (tokens: Token[]) =>
-  (tokens[1]?.children ?? [])
-    .map((t) => (t.type === 'softbreak' || t.type === 'hardbreak' ? ' ' : t.content))
+  convertInline(tokens[1]?.children ?? [])
+    .map(({ node }) =>
+      node.type === 'text' ? (node.text ?? '') : node.type === 'image' ? (node.attrs?.alt ?? '') : ' ',
+    )
     .join('')
     .replace(/\s+/g, ' ')
     .trim()

@@ -1,5 +1,8 @@
 import type { PhrasingContent } from 'mdast'
 import type { DocMark, DocNode } from '../doc-json.ts'
+import type { TextData } from './escape-text.ts'
+import { freeDelimiters } from './free-delimiters.ts'
+import { pairedTagNames } from './html-in-text.ts'
 
 // Marks in the order that breaks ties, outermost first (see `wrap`): emphasis around a link (`**[a](u)**`,
 // the commoner form in real files); code is innermost because inline code cannot contain other Markdown.
@@ -24,6 +27,17 @@ const HTML_TAGS: Record<string, string> = {
 export type InlineContext = {
   /** Table cells cannot hold a Markdown line break: write `<br>` there. */
   inTable: boolean
+  /**
+   * The nodes share their line with other content (a cell of several blocks joined by `<br>`): what this
+   * block holds does not tell what the line holds, so no escape is relaxed by looking at the block.
+   */
+  sharedLine?: boolean
+  /** Element names opened and closed in the block's text: such tags are written as HTML (escape-text.ts). */
+  pairedTags?: ReadonlySet<string>
+  /** Offsets of each text node's `*` and `_` that cannot form emphasis (free-delimiters.ts). */
+  free?: Map<DocNode, number[]>
+  /** The block has no `[` that could open a link (none in its text, no link): `](` needs no escape. */
+  noLinkOpener?: boolean
 }
 
 function markKey(mark: DocMark | undefined): string {
@@ -41,7 +55,27 @@ export function inlineToMdast(nodes: DocNode[], context: InlineContext): Phrasin
   // A trailing hard break has no Markdown form.
   const trimmed = [...nodes]
   while (trimmed.at(-1)?.type === 'hardBreak') trimmed.pop()
-  return wrap(trimmed, MARK_ORDER, context)
+  if (context.sharedLine) return wrap(trimmed, MARK_ORDER, context)
+  const pairedTags = pairedTagNames(htmlText(trimmed))
+  const free = freeDelimiters(trimmed)
+  const noLinkOpener = !trimmed.some((node) => {
+    const link = markOf(node, 'link')
+    // A link to its own text is written as an autolink, `<https://…>`: no bracket.
+    if (link && link.attrs?.href !== node.text) return true
+    return node.text?.includes('[') === true && !markOf(node, 'code')
+  })
+  if (!pairedTags && !free && !noLinkOpener) return wrap(trimmed, MARK_ORDER, context)
+  return wrap(trimmed, MARK_ORDER, { ...context, pairedTags, free, noLinkOpener })
+}
+
+/** The block's text outside code spans, where its HTML tags can be (empty when it holds no `<`). */
+function htmlText(nodes: DocNode[]): string {
+  let text = ''
+  for (const node of nodes) {
+    if (node.type === 'text' && node.text?.includes('<') && !markOf(node, 'code')) text += node.text
+    else text += ' '
+  }
+  return text
 }
 
 /** Where the run of nodes from `index` carrying the same `type` mark as nodes[index] ends. */
@@ -146,7 +180,14 @@ function breakNode(context: InlineContext): PhrasingContent {
 }
 
 function leaf(node: DocNode, context: InlineContext): PhrasingContent[] {
-  if (node.type === 'text') return [{ type: 'text', value: node.text ?? '' }]
+  if (node.type === 'text') {
+    const value = node.text ?? ''
+    const free = context.free?.get(node)
+    const { pairedTags, noLinkOpener } = context
+    if (!pairedTags && !free && !noLinkOpener) return [{ type: 'text', value }]
+    const data: TextData = { pairedTags, free, noLinkOpener }
+    return [{ type: 'text', value, data }]
+  }
   if (node.type === 'hardBreak') return [breakNode(context)]
   return []
 }

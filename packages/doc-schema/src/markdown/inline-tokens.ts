@@ -3,7 +3,10 @@ import type Token from 'markdown-it/lib/token.mjs'
 import type { DocMark, DocNode } from '../doc-json.ts'
 
 /** Inline content of one markdown-it `inline` token: text runs and hard breaks, plus images lifted out. */
-export type InlinePiece = { kind: 'inline'; node: DocNode } | { kind: 'image'; node: DocNode }
+export type InlinePiece =
+  | { kind: 'inline'; node: DocNode }
+  /** `marks`: the marks around the image (a link among them as its `href`), for where it becomes text. */
+  | { kind: 'image'; node: DocNode; marks: DocMark[] }
 
 // The only raw HTML read as markup: marks Markdown has no syntax for. Everything else stays text.
 const HTML_MARKS: Record<string, string> = {
@@ -93,8 +96,11 @@ export function convertInline(tokens: Token[]): InlinePiece[] {
     if (opened) marks.push({ type: opened })
     else if (closed) closeMark(closed)
     else if (token.type === 'text') pushText(rawText ? unescapeAll(token.content) : token.content)
-    else if (token.type === 'softbreak') pushText(' ')
-    else if (token.type === 'hardbreak') pieces.push({ kind: 'inline', node: { type: 'hardBreak' } })
+    else if (token.type === 'softbreak') {
+      // `<br>` at a line's end is the break itself: the line break after it adds no space (as after `\`).
+      const previous = tokens[index - 1]
+      if (!(previous?.type === 'html_inline' && HTML_BREAK.test(previous.content))) pushText(' ')
+    } else if (token.type === 'hardbreak') pieces.push({ kind: 'inline', node: { type: 'hardBreak' } })
     else if (token.type === 'code_inline') pushText(token.content, { type: 'code' })
     else if (token.type === 'link_open') {
       // A link inside a link (linkify finds a URL in a link's text) stays the outer link's text.
@@ -119,7 +125,7 @@ export function convertInline(tokens: Token[]): InlinePiece[] {
         title: token.attrGet('title'),
         ...(href ? { href } : {}),
       }
-      pieces.push({ kind: 'image', node: { type: 'image', attrs } })
+      pieces.push({ kind: 'image', node: { type: 'image', attrs }, marks: onePerType([...marks]) })
     } else if (token.type === 'html_inline') {
       if (HTML_BREAK.test(token.content)) {
         pieces.push({ kind: 'inline', node: { type: 'hardBreak' } })

@@ -1,9 +1,23 @@
 import type { Root, RootContent } from 'mdast'
 import { gfmToMarkdown } from 'mdast-util-gfm'
-import { defaultHandlers, type Handle, type Options, type State, toMarkdown } from 'mdast-util-to-markdown'
+import {
+  defaultHandlers,
+  type Handle,
+  type Join,
+  type Options,
+  type State,
+  toMarkdown,
+} from 'mdast-util-to-markdown'
 import type { DocNode } from '../doc-json.ts'
 import { flowToMdast, type SerializeOptions } from './blocks-to-mdast.ts'
 import { textHandler, withNarrowAmpersand } from './escape-text.ts'
+
+/**
+ * An HTML block (inside a list item or a quote, blocks-to-mdast.ts) has a blank line before and after it:
+ * only a blank line ends it, and one of kind 7 cannot interrupt a paragraph. Tight list items would join
+ * it to its neighbours with a bare line break.
+ */
+const joinHtmlBlock: Join = (left, right) => (left.type === 'html' || right.type === 'html' ? 1 : undefined)
 
 // Every option spelled out: output must not change if a library default does.
 const TO_MARKDOWN_OPTIONS: Options = {
@@ -22,6 +36,7 @@ const TO_MARKDOWN_OPTIONS: Options = {
   setext: false,
   closeAtx: false,
   resourceLink: false,
+  join: [joinHtmlBlock],
   // Escapes only what would change the meaning; inline HTML tags as written (escape-text.ts).
   handlers: {
     text: textHandler,

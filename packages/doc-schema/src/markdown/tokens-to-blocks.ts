@@ -83,7 +83,10 @@ function readBlock(tokens: Token[], cursor: Cursor, nested: boolean): DocNode[] 
   }
 }
 
-/** Raw HTML is kept as visible text, one paragraph, lines joined by hard breaks. */
+/**
+ * Raw HTML is kept as visible text, one paragraph, lines joined by hard breaks; inside a list item or a
+ * quote such a paragraph is written back as the HTML block (html-in-text.ts).
+ */
 function htmlBlockAsText(html: string): DocNode[] {
   const content: DocNode[] = []
   for (const line of html.split('\n')) {
@@ -99,14 +102,26 @@ function paragraph(content: DocNode[]): DocNode {
   return { type: 'paragraph', content }
 }
 
+/**
+ * Inline content where images cannot be blocks (headings): an image is its alt text, with the marks around
+ * it (a link to the image's target when it had one). Adjacent images stay apart: a space between them, so two badges linking to the
+ * same target do not merge into one link (or one word).
+ */
 function inlineOnly(children: Token[]): DocNode[] {
   const nodes: DocNode[] = []
+  let lastWasImage = false
   for (const piece of convertInline(children)) {
-    if (piece.kind === 'inline') nodes.push(piece.node)
-    else {
-      const alt = piece.node.attrs?.alt
-      if (typeof alt === 'string' && alt !== '') nodes.push({ type: 'text', text: alt })
+    if (piece.kind === 'inline') {
+      nodes.push(piece.node)
+      lastWasImage = false
+      continue
     }
+    const alt = piece.node.attrs?.alt
+    if (typeof alt !== 'string' || alt === '') continue
+    if (lastWasImage) nodes.push({ type: 'text', text: ' ' })
+    const marks = piece.marks
+    nodes.push(marks.length > 0 ? { type: 'text', text: alt, marks } : { type: 'text', text: alt })
+    lastWasImage = true
   }
   return nodes
 }
