@@ -46,7 +46,9 @@ export type SectionRender = ShownSection & {
  * Renders a section's numbered blocks from `fromBlock` (default 1), stopping on a block boundary. Blocks
  * are rendered one at a time and the walk stops at the first that does not fit, so a read costs what it
  * shows (plus that one block), not the section. The rev and, for a cut read, the total come from the
- * fragment's outline memo, so an unchanged section is neither hashed nor measured again.
+ * fragment's outline memo, so an unchanged section is neither hashed nor measured again, and while the
+ * fragment is unchanged the memo keeps where the section is. Call it outside a transaction: the memo learns
+ * of changes when one ends.
  */
 export function renderSection(
   fragment: Y.XmlFragment,
