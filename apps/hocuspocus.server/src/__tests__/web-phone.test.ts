@@ -88,6 +88,23 @@ describe.skipIf(!CHROMIUM)('the page at 360 px', () => {
     }
   })
 
+  test("the owner's share dialog and the account page fit the screen and pass axe-core", async () => {
+    const page = await signedIn(browser, server, 'rosa', PHONE)
+    await openDocument(page, server, slug)
+    await page.click('.doc-actions button')
+    await page.waitForSelector('dialog.share[open]')
+    const dialog = await page.$eval('dialog.share', (d) => {
+      const box = d.getBoundingClientRect()
+      return { left: box.left, right: box.right }
+    })
+    expect(dialog.left).toBeGreaterThanOrEqual(0)
+    expect(dialog.right).toBeLessThanOrEqual(PHONE_WIDTH)
+    expect(await seriousViolations(page)).toEqual([])
+    await page.goto(`${server.url}/apps`)
+    expect((await horizontalOverflow(page)).overflow).toBe(0)
+    expect(await seriousViolations(page)).toEqual([])
+  })
+
   test("the task list's checkbox sits on the first line of its text", async () => {
     const page = await signedIn(browser, server, 'rosa', { width: 1280, height: 800 })
     await openDocument(page, server, slug)
@@ -112,7 +129,7 @@ describe.skipIf(!CHROMIUM)('the page at 360 px', () => {
 
   test('the list of documents: the create and import controls fit, nothing overflows', async () => {
     const page = await signedIn(browser, server, 'rosa', PHONE)
-    await page.waitForSelector('.docs-table tbody tr')
+    await page.waitForSelector('table tbody tr')
     const { overflow, widest } = await horizontalOverflow(page)
     expect(widest).toEqual([])
     expect(overflow).toBe(0)

@@ -7,10 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { contrastRatio, PRESENCE_COLORS } from '@collab/doc-schema'
+import { contrastRatio, FRAGMENT_NAME, PRESENCE_COLORS } from '@collab/doc-schema'
 import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { eventually, useTestServer } from '@collab/test-support/server'
+import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
 import { openDocument, parseRgb, person, rgbToHex, seriousViolations, signedIn } from './web-support.ts'
 
@@ -45,7 +47,11 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
   beforeAll(async () => {
     browser = await launchChromium()
   }, 60_000)
-  afterAll(() => browser?.close())
+  const providers: TestProvider[] = []
+  afterAll(() => {
+    for (const p of providers) p.destroy()
+    return browser?.close()
+  })
 
   test("two people see each other's carets and names in distinct, opaque, readable colours; the list tells them from an agent", async () => {
     // erin and ivan: the old hash of their handles gave both hue 250.
@@ -98,26 +104,14 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
     expect(ofIvan.present[1]).toEqual({ text: 'ivan', agent: false, swatch: ivanCaret.border })
     expect(ofIvan.count).toBe('2 here')
 
-    // An agent of erin's writes over MCP: listed apart from the people, marked as an agent.
-    const agent = await connectClient(mcpUrlOf(server), erin.token)
-    try {
-      const { text: outline } = await callText(agent, 'get_outline', { slug })
-      const section = /section_id: ([A-Za-z0-9_-]+),/.exec(
-        outline.split('\n').find((l) => l.includes('Notes'))!,
-      )![1]!
-      const { text: read } = await callText(agent, 'read_document', { slug, section_id: section })
-      const rev = /^rev: ([0-9a-f]+)$/m.exec(read)![1]!
-      const { isError } = await callText(agent, 'replace_text', {
-        slug,
-        section_id: section,
-        rev,
-        old_text: 'Second paragraph',
-        new_text: 'The second paragraph',
-      })
-      expect(isError).toBeFalsy()
-    } finally {
-      await agent.close()
-    }
+    // A program of erin's (an editor connected with her API token) with its caret in the text: listed
+    // apart from the people, marked as her agent, in a colour of its own.
+    const program = connectProvider(server.url, created.value.room, erin.token)
+    providers.push(program)
+    await program.ready
+    const second = (program.doc.getXmlFragment(FRAGMENT_NAME).get(3) as Y.XmlElement).get(0) as Y.XmlText
+    const at = Y.relativePositionToJSON(Y.createRelativePositionFromTypeIndex(second, 3))
+    program.provider.setAwarenessField('cursor', { anchor: at, head: at })
     const withAgent = await eventually(async () => {
       const now = await seen(b)
       expect(now.present.some((p) => p.agent)).toBe(true)
@@ -126,6 +120,14 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
     const agentEntry = withAgent.present.find((p) => p.agent)!
     expect(agentEntry.text).toBe("✦ erin's agent")
     expect(withAgent.present.at(-1)).toEqual(agentEntry) // people first, agents after
+    const agentCaret = await eventually(async () => {
+      const caret = (await seen(b)).carets.find((c) => c.name === "✦ erin's agent")
+      expect(caret).toBeDefined()
+      return caret!
+    })
+    expect(agentCaret.borderStyle).toBe('dashed')
+    expect(agentCaret.border).toBe(agentEntry.swatch)
+    expect(new Set([agentCaret.border, ivanCaret.border, erinCaret.border]).size).toBe(3)
     expect(await seriousViolations(a)).toEqual([])
     // `WEB_SCREENSHOTS=docs bun test web-together` saves the page as docs/web.md's desktop picture.
     if (process.env.WEB_SCREENSHOTS) {
@@ -160,12 +162,15 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
       expect(await page.$$eval('.messages p', (ps) => ps.map((p) => p.textContent))).toEqual(['From me']),
     )
 
+    // The agent posts over MCP in the room of the heading the page shows (its id from the page's outline).
+    const section = await page.$$eval('.outline a', (links) =>
+      links
+        .find((a) => a.textContent === 'Plan')!
+        .getAttribute('href')!
+        .slice(1),
+    )
     const agent = await connectClient(mcpUrlOf(server), issued.value.token)
     try {
-      const { text: outline } = await callText(agent, 'get_outline', { slug })
-      const section = /section_id: ([A-Za-z0-9_-]+),/.exec(
-        outline.split('\n').find((l) => l.includes('Plan'))!,
-      )![1]!
       const posted = await callText(agent, 'post_chat_message', {
         slug,
         section_id: section,
