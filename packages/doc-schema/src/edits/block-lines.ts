@@ -1,7 +1,7 @@
 /**
  * The lines of one block as a section read prints them, and which of them start a list item or a table
  * row: what `editBlocks`' `inBlock` numbers. The numbers are taken from the read itself: the block is
- * rendered by the read view's own function (`blockMarkdownPrefix`) and that text is read back with markdown-it,
+ * rendered by the read view's own functions (`markedBlockPrefix`, `blocksToMarkdown`) and that text is read back with markdown-it,
  * whose tokens say on which line each item and row starts; the items and rows found are paired, in
  * document order, with the block's Yjs elements. Nothing here assumes how the export writes a table or a
  * nested list, so a change of the export moves the numbers with what the read shows.
@@ -9,7 +9,8 @@
 import MarkdownIt from 'markdown-it'
 import * as Y from 'yjs'
 import { MAX_IN_BLOCK_CHARS } from '../limits.ts'
-import { blockMarkdownPrefix, renderWork } from '../markdown/block-prefix.ts'
+import { exactBefore, markedBlockPrefix, renderWork } from '../markdown/block-prefix.ts'
+import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
 
 /** Elements a line can address: an item of a list, a row of a table. */
@@ -47,7 +48,7 @@ const markdownIt = new MarkdownIt('default', { html: true, linkify: false, typog
 const READ_OPTIONS = { media: 'placeholder' } as const
 
 /** Characters of a block's Markdown rendered first; more are rendered while needed (see blockLines). */
-const FIRST_CHARS = 2_048
+const FIRST_CHARS = 1_024
 
 /** Items and rows under `block`, in document order (depth first, a parent before its children). */
 function itemElements(block: Y.XmlElement): Y.XmlElement[] {
@@ -139,6 +140,21 @@ function settles(read: BlockLines, lines: readonly number[]): boolean {
 }
 
 /**
+ * The start of the block's Markdown as a read renders it, about `budget` characters of its text: only what
+ * the serialiser wrote before the cut is kept, and of that only what the whole block's Markdown starts with
+ * (exactBefore), so the start is exact, if shorter than the budget; a read's MAX_RENDER_WORK bounds it too.
+ */
+function markdownStart(
+  block: Y.XmlElement,
+  budget: number,
+): { text: string; complete: boolean; byWork?: boolean } {
+  const { node, cut, markable, byWork } = markedBlockPrefix(block, budget, renderWork())
+  const text = blocksToMarkdown([node], READ_OPTIONS)
+  if (!cut) return { text, complete: true }
+  return { text: text.slice(0, markable ? Math.max(0, exactBefore(text)) : 0), complete: false, byWork }
+}
+
+/**
  * The lines of block `blockNumber` as a section read prints them (rendered by the read's own function) and
  * the items and rows they start, as far as needed to settle `lines` (see `settles`; all of the block when
  * `lines` is undefined), rendering no more than MAX_IN_BLOCK_CHARS characters of it, nor more than a read's
@@ -155,7 +171,7 @@ export function blockLines(
   for (let chars = FIRST_CHARS; ; ) {
     const budget = Math.min(chars, MAX_IN_BLOCK_CHARS)
     // Markup costs the serialiser more than characters do: a read's allowance bounds it too.
-    const prefix = blockMarkdownPrefix(block, budget, READ_OPTIONS, renderWork())
+    const prefix = markdownStart(block, budget)
     const read = readBack(blockNumber, prefix.text, prefix.complete, elements)
     if (read.kind === 'error' || budget === MAX_IN_BLOCK_CHARS || prefix.byWork) return read
     if (lines !== undefined && settles(read.value, lines)) return read
