@@ -20,19 +20,16 @@ import {
 import { appendParagraph, textOf } from '@collab/test-support/documents'
 import { type Run, runCli } from '@collab/test-support/process'
 import { connectProvider } from '@collab/test-support/provider'
+import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
-import { databaseTarget, openDatabase } from '../db/client.ts'
 import { readCatalog } from '../db/copy/catalog.ts'
 import { adapterSql } from '../db/copy/connections.ts'
 import { type TableDigest, tableDigest } from '../db/copy/digest.ts'
-import { acquireDataDirLock } from '../db/data-dir-lock.ts'
+import type { Services } from '../services.ts'
 
 /** Every table's fingerprint but the documents' own (the editor kept typing after the backup). */
-async function digestsOf(db: TestDatabase): Promise<Record<string, TableDigest>> {
-  const target = databaseTarget({ dataDir: db.dataDir, databaseUrl: db.databaseUrl })
-  const lock = target.kind === 'pglite' ? acquireDataDirLock(db.dataDir, 'cli') : undefined
-  const opened = await openDatabase(target)
-  const { sql, close } = await adapterSql(opened.adapterFactory)
+async function digestsOf(services: Services): Promise<Record<string, TableDigest>> {
+  const { sql, close } = await adapterSql(services.db.adapterFactory)
   try {
     const out: Record<string, TableDigest> = {}
     for (const table of (await readCatalog(sql)).tables) {
@@ -41,8 +38,6 @@ async function digestsOf(db: TestDatabase): Promise<Record<string, TableDigest>>
     return out
   } finally {
     await close()
-    await opened.close()
-    lock?.release()
   }
 }
 
@@ -72,9 +67,15 @@ describe(`db backup and db restore while the server runs (${DATABASE_KIND})`, ()
   test('a backup taken while an editor types is written by the process that holds the database', async () => {
     const editor = connectProvider(run.server!.url, run.prepared.room, run.prepared.token)
     await editor.ready
+    const stores = async () => {
+      const text = await (await fetch(`${run.server!.url}/metrics`)).text()
+      return Number(/^collab_document_stores_total (\d+)/m.exec(text)?.[1] ?? Number.NaN)
+    }
+    const before = await stores()
     for (storedBefore = 1; storedBefore <= 5; storedBefore++) appendParagraph(editor.doc, `p${storedBefore}`)
     storedBefore--
-    await Bun.sleep(1_500) // past the store's longest debounce: p1..p5 are stored before the backup starts
+    // The next store after these changes takes all five: they are stored before the backup starts.
+    await eventually(async () => expect(await stores()).toBeGreaterThan(before), 30_000, 'a store of p1..p5')
     let typing = true
     const typist = (async () => {
       for (let n = storedBefore + 1; typing; n++) {
@@ -111,11 +112,11 @@ describe(`db backup and db restore while the server runs (${DATABASE_KIND})`, ()
     const restored = await runCli(['db', 'restore', file], freshEnv())
     expect(restored.stderr).toBe('')
     expect(restored.exitCode).toBe(0)
-    const text = await withServices(fresh, async (services) => {
+    const { text, digests } = await withServices(fresh, async (services) => {
       const loaded = await services.documents.loadState(run.prepared.room)
       const doc = new Y.Doc()
       if (loaded?.state) Y.applyUpdate(doc, loaded.state)
-      return textOf(doc)
+      return { text: textOf(doc), digests: await digestsOf(services) }
     })
     const numbers = typed(text)
     // Paragraphs 1..k, none missing in between: the state of one moment (k at least what was stored before).
@@ -123,7 +124,7 @@ describe(`db backup and db restore while the server runs (${DATABASE_KIND})`, ()
     expect(numbers.length).toBeGreaterThanOrEqual(storedBefore)
     run.server!.proc.kill('SIGTERM')
     await run.server!.proc.exited
-    expect(await digestsOf(fresh)).toEqual(await digestsOf(run.db))
+    expect(digests).toEqual(await withServices(run.db, digestsOf))
   }, 90_000)
 
   test('restore refuses a database that is not empty and says how to replace it', async () => {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { FRAGMENT_NAME, type OutlineNode, readOutline } from '@collab/doc-schema'
 import { Browser, signInAndConsent, toolsListStatus } from '@collab/test-support/browser'
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '@collab/test-support/database'
 import { appendParagraph, textOf } from '@collab/test-support/documents'
@@ -126,6 +127,14 @@ async function oauthAccessToken(base: string, browser: Browser): Promise<string>
   return ((await exchanged.json()) as { access_token: string }).access_token
 }
 
+/** The section id of the heading "Goals", as an editor's document holds it. */
+function goalsSection(doc: Y.Doc): string {
+  const all = (nodes: OutlineNode[]): OutlineNode[] => nodes.flatMap((n) => [n, ...all(n.children)])
+  const found = all(readOutline(doc.getXmlFragment(FRAGMENT_NAME))).find((node) => node.title === 'Goals')
+  if (!found) throw new Error('no Goals heading')
+  return found.sectionId
+}
+
 /** Everything a team makes in its first days, through the server's own interfaces. */
 async function makeData(server: ServerProcess, dataDir: string, cli: (...a: string[]) => Promise<Run>) {
   const base = server.url
@@ -150,23 +159,21 @@ async function makeData(server: ServerProcess, dataDir: string, cli: (...a: stri
   })
   const agent = await connectClient(`${base}/mcp`, localToken)
   await callText(agent, 'append_to_document', { slug: imported.slug, markdown: '## Notes\n\nFrom an agent.' })
-  const outline = (await callText(agent, 'get_outline', { slug: imported.slug })).text
-  const goals = /Goals.*section_id: ([A-Za-z0-9_-]+),/.exec(outline)?.[1] ?? ''
+  // An editor types: stores append to the log, every third one is compacted (a version at the first).
+  const editor: TestProvider = connectProvider(base, imported.room, localToken)
+  await editor.ready
+  await eventually(() => expect(textOf(editor.doc)).toContain('From an agent.'))
+  const goals = goalsSection(editor.doc)
   await callText(agent, 'post_chat_message', { slug: imported.slug, section_id: goals, text: 'agent here' })
   await agent.close()
   await api(base, bobToken, `/documents/${imported.slug}/chat/${goals}`, {
     method: 'POST',
     body: { text: 'hi' },
   })
-
-  // An editor types: stores append to the log, every third one is compacted (a version at the first).
-  const editor: TestProvider = connectProvider(base, imported.room, localToken)
-  await editor.ready
   for (let i = 1; i <= 8; i++) {
     appendParagraph(editor.doc, `typed ${i}`)
     await Bun.sleep(250)
   }
-  await eventually(() => expect(textOf(editor.doc)).toContain('From an agent.'))
   const browser = new Browser(base)
   const oauthAccess = await oauthAccessToken(base, browser)
   expect(await toolsListStatus(`${base}/mcp`, oauthAccess)).toBe(200)
@@ -175,7 +182,12 @@ async function makeData(server: ServerProcess, dataDir: string, cli: (...a: stri
     documents: Array<{ slug: string }>
   }
   const slugs = listed.documents.map((d) => d.slug).sort()
-  await Bun.sleep(1_000) // past the store's longest debounce: what was typed is stored
+  // What REST exports has all the typing (the server stores the rest when it stops).
+  await eventually(async () =>
+    expect(await (await api(base, localToken, `/documents/${imported.slug}/markdown`)).text()).toContain(
+      'typed 8',
+    ),
+  )
   return {
     made: {
       localToken,
@@ -283,9 +295,11 @@ describe.skipIf(!TEST_DATABASE_URL)('db copy: the embedded database into Postgre
     const base = moved.url
     expect(await markdownOf(base, made.localToken, made.slugs)).toEqual(made.markdown)
     const editor = connectProvider(base, made.room, made.localToken)
+    let goals: string
     try {
       await editor.ready
       expect(Buffer.from(Y.encodeStateAsUpdate(editor.doc))).toEqual(Buffer.from(made.yjsState))
+      goals = goalsSection(editor.doc)
     } finally {
       editor.destroy()
     }
@@ -301,19 +315,12 @@ describe.skipIf(!TEST_DATABASE_URL)('db copy: the embedded database into Postgre
     expect((await made.browser.fetch(`${base}/api/me`)).status).toBe(200)
     // New rows take ids after the copied ones (the sequences were set): a chat message posts.
     const slug = made.slugs.find((s) => made.markdown.get(s)!.includes('Goals'))!
-    const agent = await connectClient(`${base}/mcp`, made.localToken)
-    try {
-      const text = (await callText(agent, 'get_outline', { slug })).text
-      const goals = /Goals.*section_id: ([A-Za-z0-9_-]+),/.exec(text)?.[1] ?? ''
-      const posted = await fetch(`${base}/api/documents/${slug}/chat/${goals}`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${made.bobToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ text: 'after the move' }),
-      })
-      expect(posted.status).toBe(201)
-    } finally {
-      await agent.close()
-    }
+    const posted = await fetch(`${base}/api/documents/${slug}/chat/${goals}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${made.bobToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'after the move' }),
+    })
+    expect(posted.status).toBe(201)
   }, 90_000)
 
   test('refuses a target that is not empty, and says what to do', async () => {
