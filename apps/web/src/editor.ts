@@ -16,6 +16,7 @@ import type { Boot } from './boot.ts'
 import { chatPanel } from './chat.ts'
 import { clear, colorOf, h } from './dom.ts'
 import { header } from './header.ts'
+import { importNotesKey, MAX_IMPORT_NOTES } from './list.ts'
 import { headingAbove, outlinePanel } from './outline.ts'
 import { remoteCaret, remoteSelection, showPresence } from './presence.ts'
 import { shareDialog } from './share.ts'
@@ -90,10 +91,15 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
   )
 
   if (new URLSearchParams(location.search).get('imported')) {
+    // The import's own list of what it adapted, left by the list page; the docs only if it is gone (a reload).
+    const notes = readImportNotes(slug)
     showBanner(
-      'Imported. Some Markdown had no exact equivalent and was adapted (see the import notes in the docs).',
+      notes.length
+        ? 'Imported. Some Markdown had no exact equivalent here and was adapted:'
+        : 'Imported. Some Markdown had no exact equivalent here and was adapted (docs/document-model.md lists how).',
       'info',
     )
+    if (notes.length) banner.append(h('ul', {}, ...notes.map((note) => h('li', {}, note))))
   }
 
   function showBanner(text: string, kind: 'error' | 'info' = 'error') {
@@ -238,6 +244,20 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     editor?.destroy()
     provider.destroy()
   })
+}
+
+/** The adaptations the list page left for this document's import (read once, then removed). */
+function readImportNotes(slug: string): string[] {
+  try {
+    const key = importNotesKey(slug)
+    const stored = JSON.parse(sessionStorage.getItem(key) ?? '[]') as unknown
+    sessionStorage.removeItem(key)
+    return Array.isArray(stored)
+      ? stored.filter((n): n is string => typeof n === 'string').slice(0, MAX_IMPORT_NOTES)
+      : []
+  } catch {
+    return []
+  }
 }
 
 function parseNotice(payload: string): { type?: unknown; user?: unknown } | null {

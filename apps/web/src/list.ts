@@ -4,6 +4,12 @@ import type { Boot } from './boot.ts'
 import { clear, h, when } from './dom.ts'
 import { header } from './header.ts'
 
+/** How many of an import's adaptations the document's page lists. */
+export const MAX_IMPORT_NOTES = 20
+
+/** Where the list leaves an import's adaptations for the document's page (this tab's session storage). */
+export const importNotesKey = (slug: string) => `collab:import-notes:${slug}`
+
 type Listing = { documents: DocumentSummary[]; total: number; nextOffset?: number | null; more?: boolean }
 
 /** A one-line form of `input` and its submit button; `submit` runs instead of the page's own submission. */
@@ -142,6 +148,12 @@ export function listView(root: HTMLElement, boot: Boot): void {
         method: 'POST',
         json: { markdown, ...(/^\s*#\s/.test(markdown) ? {} : { title: fallback }) },
       })
+      // What was adapted, for the document's page to list (it reads and removes it).
+      if (doc.changes.length)
+        sessionStorage.setItem(
+          importNotesKey(doc.slug),
+          JSON.stringify(doc.changes.slice(0, MAX_IMPORT_NOTES)),
+        )
       location.assign(`/d/${encodeURIComponent(doc.slug)}${doc.changes.length ? '?imported=1' : ''}`)
     } catch (error) {
       status.textContent = ''

@@ -2,10 +2,14 @@
  * What a person meets in the browser when something goes wrong, in Debian's Chromium (issue 28). Before:
  * an OAuth request refused at /auth/oauth2/authorize (an app id whose metadata document cannot be
  * fetched; `localhost` where the server is `127.0.0.1`, invalid_target) showed raw JSON, and
- * /favicon.ico was a 404 on every page. Now each is a page saying what happened and what to do, and
- * the pages pass axe-core without serious or critical violations.
+ * /favicon.ico was a 404 on every page, and an import that adapted Markdown said "see the import notes in
+ * the docs". Now each is a page saying what happened and what to do, the import lists what it adapted,
+ * and the pages pass axe-core without serious or critical violations.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
 import { useTestServer } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
@@ -120,6 +124,34 @@ describe.skipIf(!CHROMIUM)('error pages and the icon', () => {
     await Bun.sleep(300)
     expect(missing).toEqual([])
     expect(await seriousViolations(page)).toEqual([])
+  })
+
+  test('an import that adapted some Markdown lists what it adapted, not "see the docs"', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'web-import-'))
+    const file = join(dir, 'notes.md')
+    writeFileSync(file, '# Imported notes\n\n<div>raw html</div>\n\nText.\n')
+    try {
+      const page = await signedIn(browser, server, 'tess')
+      await page.waitForSelector('input[type=file]')
+      const input = await page.$('input[type=file]')
+      await input!.uploadFile(file)
+      await Promise.all([
+        page.waitForNavigation(),
+        page.$$eval('.actions button', (buttons) =>
+          buttons.find((b) => b.textContent === 'Import Markdown')!.click(),
+        ),
+      ])
+      await page.waitForSelector('.banner.info li')
+      const banner = await page.$eval('.banner', (b) => ({
+        text: b.textContent ?? '',
+        notes: Array.from(b.querySelectorAll('li')).map((li) => li.textContent),
+      }))
+      expect(banner.text).not.toContain('see the import notes in the docs')
+      expect(banner.notes.join('\n')).toContain('HTML')
+      expect(await seriousViolations(page)).toEqual([])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   test('the sign-in page has no serious accessibility violation', async () => {
