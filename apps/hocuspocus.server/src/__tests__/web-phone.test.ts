@@ -53,7 +53,7 @@ describe.skipIf(!CHROMIUM)('the page at 360 px', () => {
     return browser?.close()
   })
 
-  test('a document with a long URL and an unbroken word: nothing wider than the screen, every toolbar button on it', async () => {
+  test('a document with a long URL and an unbroken word: nothing wider than the screen, every toolbar button on it, at 360 px and up', async () => {
     const page = await signedIn(browser, server, 'rosa', PHONE)
     await openDocument(page, server, slug)
     await page.waitForSelector('.toolbar')
@@ -81,6 +81,12 @@ describe.skipIf(!CHROMIUM)('the page at 360 px', () => {
       expect(button.right, String(button.label)).toBeLessThanOrEqual(PHONE_WIDTH)
     }
     expect(await seriousViolations(page)).toEqual([])
+    // And every width up to a desktop's: no layout in between overflows either.
+    for (const width of [480, 600, 768, 960, 1024, 1280]) {
+      await page.setViewport({ ...PHONE, width })
+      expect({ width, ...(await horizontalOverflow(page)) }).toEqual({ width, overflow: 0, widest: [] })
+    }
+    await page.setViewport(PHONE)
     // `WEB_SCREENSHOTS=docs bun test web-phone` saves the page as docs/web.md's phone picture.
     if (process.env.WEB_SCREENSHOTS) {
       await page.evaluate(() => window.scrollTo(0, 0))
