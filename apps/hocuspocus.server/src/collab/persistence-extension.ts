@@ -84,6 +84,7 @@ export class PersistenceExtension implements Extension {
       metrics,
       mergeWithStored: deps.mergeWithStored,
       compactAfterUpdates: deps.compactAfterUpdates ?? COMPACT_AFTER_UPDATES,
+      minVersionIntervalMs: deps.versionTiming?.minIntervalMs,
     })
     this.versions = new VersionPolicy(this.loaded, this.compaction, deps.versionTiming)
     this.append = new LogAppend(

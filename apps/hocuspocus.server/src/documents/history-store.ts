@@ -20,8 +20,20 @@ import { storableJSON } from './store.ts'
 
 export type VersionReason = 'agent' | 'pause' | 'interval' | 'named' | 'created' | 'import' | 'unload'
 
+/** Versions taken by the automatic policy (the ones MIN_VERSION_INTERVAL_MS spaces apart). */
+export const AUTOMATIC_REASONS: ReadonlySet<VersionReason> = new Set(['agent', 'pause', 'interval', 'unload'])
+
 /** What the caller asks of the compaction's version: why, a name, what it changed (computed before). */
-export type VersionRequest = { reason: VersionReason; name?: string; summary?: ChangeSummary | null }
+export type VersionRequest = {
+  reason: VersionReason
+  name?: string
+  summary?: ChangeSummary | null
+  /**
+   * An automatic version: not taken when the newest stored one is younger than this (another load of the
+   * document, or another instance, took it); its changes wait for the next version.
+   */
+  minIntervalMs?: number
+}
 
 type Db = Prisma.TransactionClient | PrismaClient
 
@@ -230,12 +242,22 @@ export async function findVersion(
   return { ...row, id: BigInt(row.id), state: new Uint8Array(Buffer.from(row.state, 'base64')) }
 }
 
-/** The newest version's state (a new version's summary is computed against it), or null. */
-export async function newestVersionState(db: Db, documentId: string): Promise<Uint8Array | null> {
-  const rows = await db.$queryRaw<Array<{ state: string }>>`
-    SELECT encode(state, 'base64') AS state FROM document_versions
+/** The newest version's state and time (a new version's summary is computed against it), or null. */
+export async function newestVersion(
+  db: Db,
+  documentId: string,
+): Promise<{ state: Uint8Array; createdAt: Date; reason: VersionReason } | null> {
+  const rows = await db.$queryRaw<Array<{ state: string; createdAt: Date; reason: VersionReason }>>`
+    SELECT encode(state, 'base64') AS state, created_at AS "createdAt", reason FROM document_versions
      WHERE document_id = ${documentId}::uuid ORDER BY id DESC LIMIT 1`
-  return rows[0] ? new Uint8Array(Buffer.from(rows[0].state, 'base64')) : null
+  const row = rows[0]
+  return row
+    ? {
+        state: new Uint8Array(Buffer.from(row.state, 'base64')),
+        createdAt: row.createdAt,
+        reason: row.reason,
+      }
+    : null
 }
 
 /**

@@ -12,7 +12,7 @@ import {
   countVersions,
   findVersion,
   listVersions,
-  newestVersionState,
+  newestVersion,
   type VersionInfo,
   type VersionLookup,
 } from './history-store.ts'
@@ -36,8 +36,8 @@ export function createHistory(prisma: PrismaClient) {
     authorsAfter(documentId: string, afterId: bigint): Promise<Author[]> {
       return authorsAfter(prisma, documentId, afterId)
     },
-    newestVersionState(documentId: string): Promise<Uint8Array | null> {
-      return newestVersionState(prisma, documentId)
+    newestVersion(documentId: string) {
+      return newestVersion(prisma, documentId)
     },
   }
 }

@@ -13,7 +13,7 @@ import * as Y from 'yjs'
 import { Prisma } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
-import { insertVersion, type VersionRequest } from './history-store.ts'
+import { AUTOMATIC_REASONS, insertVersion, type VersionReason, type VersionRequest } from './history-store.ts'
 import { searchColumnsSql } from './search.ts'
 
 /** Compaction takes a version when the newest one is older than this, whatever else asked for one. */
@@ -196,14 +196,20 @@ export async function storeContent(
     }
   }
   if (options.stateOnly) outline = null
-  const newest = await tx.$queryRaw<Array<{ createdAt: Date }>>`
-    SELECT created_at AS "createdAt" FROM document_versions
+  const newest = await tx.$queryRaw<Array<{ createdAt: Date; reason: string }>>`
+    SELECT created_at AS "createdAt", reason FROM document_versions
      WHERE document_id = ${documentId}::uuid ORDER BY created_at DESC LIMIT 1`
+  const age = newest[0] ? Date.now() - newest[0].createdAt.getTime() : Number.POSITIVE_INFINITY
+  const automatic = newest[0] ? AUTOMATIC_REASONS.has(newest[0].reason as VersionReason) : false
+  const asked = options.version
+  // An automatic version within its interval of the newest one is not taken (the rate bound holds across
+  // loads and instances); its authors stay unversioned for the next one.
   const version: VersionRequest | undefined =
-    options.version ??
-    (!newest[0] || Date.now() - newest[0].createdAt.getTime() >= VERSION_INTERVAL_MS
-      ? { reason: 'interval' }
-      : undefined)
+    asked && !(asked.minIntervalMs && automatic && age < asked.minIntervalMs)
+      ? asked
+      : age >= VERSION_INTERVAL_MS
+        ? { reason: 'interval' }
+        : undefined
   const outlineJson = outline === null ? null : storableJSON(outline)
   // Raw SQL, not Prisma's upsert: that returns the row, which reads the whole state back. The state goes
   // as base64 text decoded by the database: PGlite's bytea parameter encoding took ~210 ms per MiB,

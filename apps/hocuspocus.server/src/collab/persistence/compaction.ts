@@ -11,10 +11,10 @@ import type { Document } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import { isDatabaseUnavailable } from '../../db/errors.ts'
 import { diffFragments, fragmentOfState, summarize } from '../../documents/history-diff.ts'
-import type { VersionRequest } from '../../documents/history-store.ts'
+import { AUTOMATIC_REASONS, type VersionRequest } from '../../documents/history-store.ts'
 import type { DocumentsService } from '../../documents/service.ts'
 import { VERSION_INTERVAL_MS } from '../../documents/store.ts'
-import { MAX_FIND_TEXT_CHARS } from '../../limits.ts'
+import { MAX_FIND_TEXT_CHARS, MIN_VERSION_INTERVAL_MS } from '../../limits.ts'
 import type { Logger } from '../../logger.ts'
 import type { Metrics } from '../../metrics.ts'
 import { COMPACT_MIN_LOG_BYTES } from '../store-policy.ts'
@@ -26,12 +26,14 @@ export class Compaction {
     private readonly loaded: LoadedDocuments,
     private readonly faults: StoreFaults,
     private readonly deps: {
-      documents: Pick<DocumentsService, 'storeState' | 'newestVersionState' | 'resolveAuthors'>
+      documents: Pick<DocumentsService, 'storeState' | 'newestVersion' | 'resolveAuthors'>
       logger: Logger
       metrics: Metrics
       /** Several instances share the database (Redis): compaction merges what the others logged. */
       mergeWithStored?: boolean
       compactAfterUpdates: number
+      /** Automatic versions are at least this far apart, counted from the newest stored one too. */
+      minVersionIntervalMs?: number
     },
   ) {}
 
@@ -61,9 +63,9 @@ export class Compaction {
    * What the live document changed since the newest version; null when it cannot be told (a summary never
    * fails a compaction: the version is taken without one).
    */
-  private async summaryOf(document: Document, documentId: string) {
+  private summaryOf(document: Document, newest: Uint8Array | null) {
     try {
-      const before = fragmentOfState(await this.deps.documents.newestVersionState(documentId))
+      const before = fragmentOfState(newest)
       try {
         return summarize(diffFragments(before, document.getXmlFragment(FRAGMENT_NAME)))
       } finally {
@@ -90,12 +92,23 @@ export class Compaction {
     const { documents, logger, metrics, mergeWithStored } = this.deps
     const started = performance.now()
     // A version: the one asked for, or one for changes older than VERSION_INTERVAL_MS (typing without pause).
-    const version: VersionRequest | undefined = wanted
-      ? { ...asked }
+    let version: VersionRequest | undefined = wanted
+      ? { minIntervalMs: this.deps.minVersionIntervalMs ?? MIN_VERSION_INTERVAL_MS, ...asked }
       : entry.unversioned && Date.now() - entry.versionAt >= VERSION_INTERVAL_MS
         ? { reason: 'interval' }
         : undefined
-    if (version) version.summary = await this.summaryOf(document, entry.documentId)
+    if (version) {
+      const newest = await documents.newestVersion(entry.documentId).catch(() => null)
+      // Only automatic versions space the next one (a document created a moment ago still gets one).
+      const at = newest && AUTOMATIC_REASONS.has(newest.reason) ? newest.createdAt.getTime() : 0
+      if (version.minIntervalMs && Date.now() - at < version.minIntervalMs) {
+        // Taken within the interval by an earlier load or another instance: these changes wait for the
+        // next version (their authors stay in the snapshot's unversioned_authors).
+        entry.versionAt = Math.max(entry.versionAt, at)
+        version = undefined
+        if (entry.logRows === 0) return
+      } else version.summary = this.summaryOf(document, newest?.state ?? null)
+    }
     // Changes not yet stored are in the state: their authors are this version's too.
     const pendingAuthors = version ? await documents.resolveAuthors(entry.authors.values()) : []
     const state = Y.encodeStateAsUpdate(document)
