@@ -6,12 +6,14 @@
  *   scripts written without spaces), and the regular expressions that tell a whole token from part of one;
  * - search_stem ('english' tsvector, GIN index): other forms of a word (parsing ~ parse), phrases through
  *   websearch_to_tsquery;
- * - search_vector ('simple' tsvector, title weight A, text B): ts_rank_cd, the order within a tier.
- * A document matches when it holds every term as written, or every word in some form (the stemmed query;
- * terms with digits or punctuation as written), and no excluded term as a whole token. Its rank is tiered, highest first: the terms as an exact phrase
- * (whole tokens, white space between), every term as a whole token, every word in some form, every term
- * only inside longer words; ×10, then the same tiers for the title alone ×2 (its lowest: every term
- * anywhere in it; so within a tier a title match comes first), then ts_rank_cd normalised to [0, 1). Every value is a bound parameter.
+ * - search_vector ('simple' tsvector, title and headings weight A, text B): ts_rank_cd, the order within
+ *   a tier.
+ * A document matches when it holds every term as written, or every word in some form (the stemmed
+ * query; terms with digits or punctuation as written), and no excluded term as a whole token. Its rank is
+ * tiered, highest first: the terms as an exact phrase (whole tokens, white space between), every term as
+ * a whole token, every word in some form, every term only inside longer words; ×10, then the same tiers
+ * for the title alone ×2 (its lowest: every term anywhere in it; so within a tier a title match comes
+ * first), then ts_rank_cd normalised to [0, 1). Every value is a bound parameter.
  */
 import { Prisma } from '../db/generated/client.ts'
 import {

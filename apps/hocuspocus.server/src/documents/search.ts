@@ -29,17 +29,25 @@ export { queryTerms } from './search-query.ts'
  */
 export const FIND_SNAPSHOT_TTL_MS = 60 * 60_000
 
+/** The headings of the row's stored outline, one text (null without an outline). */
+const headingsSql = Prisma.sql`(SELECT string_agg(heading #>> '{}', ' ')
+    FROM document_states s, jsonb_path_query(s.outline, 'strict $.**.title', '{}', true) AS heading
+   WHERE s.document_id = documents.id)`
+
 /**
  * The search columns of one document, for the store step's `UPDATE documents SET title = …, <these>
- * WHERE id = …`: search_vector ('simple': title A, the text's first MAX_SEARCH_VECTOR_CHARS B), search_stem
- * (the same by 'english', stemmed) and search_text (title, a newline, the text's first MAX_FIND_TEXT_CHARS).
- * `text` is readPlainText of the content.
+ * WHERE id = …`: search_vector ('simple': the title and the headings of the stored outline A, the text's
+ * first MAX_SEARCH_VECTOR_CHARS B), search_stem (title A and text B by 'english', stemmed) and search_text
+ * (title, a newline, the text's first MAX_FIND_TEXT_CHARS). `text` is readPlainText of the content. The
+ * headings come from document_states.outline (compaction writes it just before; a refresh between
+ * compactions reads the last one), so ts_rank_cd ranks a heading's words above the text's.
  */
 export function searchColumnsSql(title: string, text: string): Prisma.Sql {
   const clean = storableText(text)
   const vectorText = cutText(clean, MAX_SEARCH_VECTOR_CHARS)
   const cleanTitle = storableText(title)
   return Prisma.sql`search_vector = setweight(to_tsvector('simple', ${cleanTitle}), 'A')
+                                 || setweight(to_tsvector('simple', coalesce(${headingsSql}, '')), 'A')
                                  || setweight(to_tsvector('simple', ${vectorText}), 'B'),
            search_stem = setweight(to_tsvector('english', ${cleanTitle}), 'A')
                       || setweight(to_tsvector('english', ${vectorText}), 'B'),
