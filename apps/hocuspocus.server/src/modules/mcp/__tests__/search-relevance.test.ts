@@ -63,7 +63,7 @@ afterAll(() => {
 const bytes = (text: string) => Buffer.byteLength(text)
 
 /**
- * Of find_documents' lines: bytes of document text shown (the title and snippet, as decoded) and bytes of
+ * Of find_documents' or find_sections' lines: bytes of document text shown (the title and snippet, as decoded) and bytes of
  * everything else (slug, tags, separators, quotes): the leanness figure the issue asks to keep ≤ 1.
  */
 function leanness(lines: string[]) {
@@ -98,6 +98,7 @@ describe('search relevance on real documents (judged queries)', () => {
     let sectionAt1 = 0
     const misses: string[] = []
     const lean = { text: 0, other: 0, lines: 0 }
+    const leanSections = { text: 0, other: 0, lines: 0 }
     for (const judged of JUDGED_QUERIES) {
       const found = await call(client, 'find_documents', { query: judged.query, limit: 5 })
       expect(found.isError).toBe(false)
@@ -114,6 +115,10 @@ describe('search relevance on real documents (judged queries)', () => {
       const slug = slugOf.get(judged.documents[0]!)!
       const sections = await call(client, 'find_sections', { query: judged.query, slug })
       expect(sections.isError).toBe(false)
+      const measuredSections = leanness(rows(sections.text))
+      leanSections.text += measuredSections.text
+      leanSections.other += measuredSections.other
+      leanSections.lines += rows(sections.text).length
       const heading = /^\S+ \| ("(?:[^"\\]|\\.)*")/.exec(rows(sections.text)[0] ?? '')?.[1]
       const first = heading ? (JSON.parse(heading) as string) : '(none)'
       if ([judged.section].flat().includes(first)) sectionAt1++
@@ -133,7 +138,9 @@ describe('search relevance on real documents (judged queries)', () => {
         `P@1 ${figures.precisionAt1.toFixed(3)}, P@5 ${figures.precisionAt5.toFixed(3)}, ` +
         `section P@1 ${figures.sectionPrecisionAt1.toFixed(3)}; find_documents: ` +
         `${(lean.other / lean.text).toFixed(2)} bytes of slug and tags per byte of text shown, ` +
-        `${Math.round((lean.text + lean.other) / lean.lines)} bytes per row`,
+        `${Math.round((lean.text + lean.other) / lean.lines)} bytes per row; find_sections: ` +
+        `${(leanSections.other / leanSections.text).toFixed(2)} per byte, ` +
+        `${Math.round((leanSections.text + leanSections.other) / leanSections.lines)} bytes per row`,
       ...misses.map((miss) => `  miss: ${miss}`),
     )
     expect(figures.precisionAt1).toBeGreaterThanOrEqual(MIN_PRECISION_AT_1)
