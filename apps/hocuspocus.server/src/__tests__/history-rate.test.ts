@@ -19,6 +19,27 @@ useTestServer(
 const mcp = useMcpClients(() => server)
 
 describe('the version rate', () => {
+  test('a named version is taken on request within the interval, and changes_since starts from it', async () => {
+    const { user, client } = await mcp.user('nina')
+    const created = await server.services.documents.create(user.id, {
+      title: 'Named',
+      markdown: '## A\n\nText.',
+    })
+    if (created.kind === 'error') throw new Error(created.message)
+    const slug = created.value.slug
+    await callText(client, 'append_to_document', { slug, markdown: 'Before the checkpoint.' })
+    const saved = await callText(client, 'save_version', { slug, version_name: 'Before the rewrite' })
+    expect(saved.text).toMatch(/^version: \d+$/)
+    const id = Number(saved.text.slice('version: '.length))
+    const { text: listed } = await callText(client, 'list_versions', { slug })
+    expect(listed).toContain(`version ${id} "Before the rewrite"`)
+    expect(listed).toContain('named on request')
+    await callText(client, 'append_to_document', { slug, markdown: 'After the checkpoint.' })
+    const { text } = await callText(client, 'changes_since', { slug, since_version: id })
+    expect(text).toContain('After the checkpoint.')
+    expect(text).not.toContain('+ [2] Before the checkpoint.')
+  })
+
   test('three writes to a cold document in a burst are one agent version; changes_since shows all three', async () => {
     const { user, client } = await mcp.user('rita')
     const created = await server.services.documents.create(user.id, {

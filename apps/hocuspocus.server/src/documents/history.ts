@@ -4,9 +4,12 @@
  * version. The SQL is history-store.ts; attribution is history-authors.ts (names of apps:
  * history-apps.ts); what changed between two states is history-diff.ts.
  */
+import { readOutline } from '@collab/doc-schema'
+import * as Y from 'yjs'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { createAppNames } from './history-apps.ts'
 import type { Author, RawAuthor } from './history-authors.ts'
+import { diffFragments, fragmentOfState, summarize } from './history-diff.ts'
 import {
   authorsAfter,
   countVersions,
@@ -16,10 +19,56 @@ import {
   type VersionInfo,
   type VersionLookup,
 } from './history-store.ts'
+import type { StoredContent, StoreOptions } from './store.ts'
 
-export function createHistory(prisma: PrismaClient) {
+/** What a named version needs of the stored content (stored-content.ts). */
+type StoredAccess = {
+  loadState(room: string): Promise<{ documentId: string; state: Uint8Array | null } | null>
+  storeState(
+    documentId: string,
+    content: StoredContent,
+    options: StoreOptions,
+  ): Promise<{ bytes: number; versionId?: bigint }>
+}
+
+export function createHistory(prisma: PrismaClient, stored: StoredAccess) {
   const appNames = createAppNames(prisma)
   return {
+    /**
+     * A version named on request, of the stored content (snapshot and log; what editors typed in the last
+     * moments before their next store is not in it). Merged and written under the state row's lock as
+     * every compaction is, so an instance holding the document live loses nothing. Null: gone.
+     */
+    async saveNamedVersion(room: string, name: string): Promise<{ id: bigint } | null> {
+      const loaded = await stored.loadState(room)
+      if (!loaded?.state) return null
+      const fragment = fragmentOfState(loaded.state)
+      const newest = await newestVersion(prisma, loaded.documentId)
+      const before = fragmentOfState(newest?.state ?? null)
+      try {
+        const summary = summarize(diffFragments(before, fragment))
+        const written = await stored.storeState(
+          loaded.documentId,
+          {
+            state: loaded.state,
+            vector: Y.encodeStateVectorFromUpdate(loaded.state),
+            outline: readOutline(fragment),
+            title: '',
+            text: '',
+          },
+          {
+            compact: true,
+            mergeWithStored: true,
+            keepDerived: true,
+            version: { reason: 'named', name, summary },
+          },
+        )
+        return written.versionId === undefined ? null : { id: written.versionId }
+      } finally {
+        before.doc?.destroy()
+        fragment.doc?.destroy()
+      }
+    },
     /** The authors of a store's batch, their apps named (cached; a failed lookup leaves the name ''). */
     resolveAuthors(raws: Iterable<RawAuthor>): Promise<Author[]> {
       return appNames.resolve(raws)

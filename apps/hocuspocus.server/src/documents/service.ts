@@ -30,7 +30,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
     ...catalog,
     ...exports,
     ...stored,
-    ...createHistory(prisma),
+    ...createHistory(prisma, stored),
 
     /** Ends the documents' worker (shutdown); imports and exports still running are refused. */
     close(): void {

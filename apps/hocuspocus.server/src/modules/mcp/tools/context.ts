@@ -14,7 +14,13 @@ import type { CallReport, LogLevel } from './report.ts'
 export type ToolDeps = {
   documents: Pick<
     DocumentsService,
-    'resolve' | 'create' | 'listVersions' | 'countVersions' | 'findVersion' | 'authorsAfter'
+    | 'resolve'
+    | 'create'
+    | 'listVersions'
+    | 'countVersions'
+    | 'findVersion'
+    | 'authorsAfter'
+    | 'saveNamedVersion'
   >
   chat: Pick<ChatService, 'listRooms' | 'findRoom' | 'readThread'>
   /** Posting in a heading's chat room (chat/posting.ts: the same rule as the REST API's). */

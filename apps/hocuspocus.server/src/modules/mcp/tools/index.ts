@@ -16,6 +16,7 @@ import { postChatMessage } from './post-chat-message.ts'
 import { readChatThread } from './read-chat-thread.ts'
 import { readDocument } from './read-document.ts'
 import { replaceText } from './replace-text.ts'
+import { saveVersion } from './save-version.ts'
 import type { Tool } from './tool.ts'
 
 export const TOOLS: readonly Tool[] = [
@@ -29,6 +30,7 @@ export const TOOLS: readonly Tool[] = [
   appendToDocument,
   editBlocks,
   replaceText,
+  saveVersion,
   listChatRooms,
   readChatThread,
   postChatMessage,
