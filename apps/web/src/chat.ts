@@ -3,7 +3,7 @@
  * and "Show older messages" for the ones before, loaded again when the server says someone posted.
  */
 import { api, type ChatMessage, slugPath } from './api.ts'
-import { clear, colorOf, h, when } from './dom.ts'
+import { clear, h, when } from './dom.ts'
 import type { Heading } from './outline.ts'
 
 type ChatPage = { messages: ChatMessage[]; hasOlder: boolean }
@@ -68,7 +68,8 @@ export function chatPanel(element: HTMLElement, slug: string, canWrite: boolean)
     h(
       'li',
       { class: m.app === null ? 'person' : 'agent' },
-      h('b', { style: `color:${colorOf(m.author)}` }, m.app === null ? m.author : `✦ ${m.author}'s agent`),
+      // No colour of its own: a handle's hash would not be the colour the server gives the person present.
+      h('b', {}, m.app === null ? m.author : `✦ ${m.author}'s agent`),
       m.app === null ? null : h('span', { class: 'badge', title: 'The app it posted through' }, m.app),
       ' ',
       h('time', { datetime: m.createdAt }, when(m.createdAt)),

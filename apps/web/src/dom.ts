@@ -26,7 +26,7 @@ export function clear(element: Element, ...children: Child[]): void {
     if (child !== null && child !== undefined && child !== false) element.append(child)
 }
 
-/** A stable `#rrggbb` colour for a name (carets, presence, chat authors): the only colour form drawn. */
+/** A stable `#rrggbb` colour for a name, until the server gives the presence colour: the only colour form drawn. */
 export { colorOf } from '@collab/doc-schema/editor'
 
 export function when(iso: string): string {

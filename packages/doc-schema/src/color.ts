@@ -4,7 +4,7 @@
  * (`url()`, `var()`, `image-set()`), no `;` that starts another declaration, nothing a browser fetches.
  * The server checks editor updates and awareness with it; the page checks again before any style.
  *
- * Presence colours (carets, selections, name labels, chat authors) come from PRESENCE_COLORS: eleven
+ * Presence colours (carets, selections, name labels, the list of who is here) come from PRESENCE_COLORS: eleven
  * colours picked so that any two are far apart (CIE76 ΔE ≥ 25, so no two people get "nearly the same
  * purple"), as is each from the violet an agent's edits over MCP are drawn in (#7c3aed,
  * modules/mcp/infra/writer.ts), and white label text on each has a contrast of at least 4.5:1 (WCAG AA); the
