@@ -16,6 +16,7 @@ import {
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { storedText } from '@collab/test-support/documents'
 import { call, useMcpClients } from '@collab/test-support/mcp'
+import { outlineIds } from '@collab/test-support/outline'
 import { eventually, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
@@ -90,10 +91,11 @@ describe.skipIf(!CHROMIUM)(
 
     async function sectionOf(slug: string) {
       const outline = await call(owner.client, 'get_outline', { slug })
-      const lines = outline.text.split('\n')
-      const title = lines.findIndex((l) => l.startsWith('⟦data: ')) + 1
-      const sectionId = /section_id: ([\w-]+)/.exec(lines[title + 1]!)![1]!
-      const read = await call(owner.client, 'read_document', { slug, section_id: sectionId })
+      const read = await call(owner.client, 'read_document', {
+        slug,
+        section_id: outlineIds(outline.text)[1]!,
+      })
+      const sectionId = /^section_id: ([\w-]+)$/m.exec(read.text)![1]!
       return { sectionId, rev: /^rev: ([0-9a-f]+)$/m.exec(read.text)![1]! }
     }
 

@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path'
 import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
 import { createTestDatabase, DATABASE_KIND } from '@collab/test-support/database'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { outlineId } from '@collab/test-support/outline'
 import { spawnServer } from '@collab/test-support/process'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -38,14 +39,17 @@ async function sectionIdOf(
 /** The page's editor text (ProseMirror's DOM), as the person sees it. */
 const editorText = (page: Page) => page.$eval('.ProseMirror', (element) => element.textContent ?? '')
 
-/** The section id of a heading, from get_outline's `[section_id: …]` tags, and its rev, from a read of it. */
+/**
+ * The whole section id of a heading and its rev, from a read of it with the start of its id that
+ * get_outline prints.
+ */
 async function sectionOf(agent: Client, slug: string, heading: string) {
   const { text: outline } = await callText(agent, 'get_outline', { slug })
-  const line = outline.split('\n').find((l) => l.includes(heading))
-  const match = /section_id: ([A-Za-z0-9_-]+),/.exec(line ?? '')
-  if (!match) throw new Error(`no section tag for ${heading} in:\n${outline}`)
-  const { text: read } = await callText(agent, 'read_document', { slug, section_id: match[1]! })
-  return { sectionId: match[1]!, rev: /^rev: ([0-9a-f]+)$/m.exec(read)![1]! }
+  const { text: read } = await callText(agent, 'read_document', {
+    slug,
+    section_id: outlineId(outline, heading),
+  })
+  return { sectionId: /^section_id: ([\w-]+)$/m.exec(read)![1]!, rev: /^rev: ([0-9a-f]+)$/m.exec(read)![1]! }
 }
 
 describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () => {

@@ -13,6 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '@collab/test-support/mcp'
+import { outlineIds, wholeSectionId } from '@collab/test-support/outline'
 import { userWithToken, useTestServer } from '@collab/test-support/server'
 import { FRAME_END } from '../../modules/mcp/render/frame.ts'
 import { TOOLS as REGISTRY } from '../../modules/mcp/tools/index.ts'
@@ -135,7 +136,11 @@ beforeAll(async () => {
   // A chat room on every document, then delete one.
   for (const doc of DOCS) {
     const outline = await callText(ownerClient.client, 'get_outline', { slug: slugs.get(doc) })
-    const sectionId = [...outline.text.matchAll(/section_id: ([\w-]+)/g)].at(-1)![1]!
+    const sectionId = await wholeSectionId(
+      ownerClient.client,
+      slugs.get(doc)!,
+      outlineIds(outline.text).at(-1)!,
+    )
     await server.services.chat.post(ids.get(doc)!, sectionId, ownerId, 'hello')
   }
   await services.documents.softDelete(slugs.get('deleted')!)
@@ -158,9 +163,13 @@ async function freshSection(doc: DocKind): Promise<{ section_id: string; rev: st
   })
   if (appended.isError) throw new Error(appended.text)
   const outline = await callText(ownerClient.client, 'get_outline', { slug })
-  const last = [...outline.text.matchAll(/section_id: ([\w-]+),/g)].at(-1)![1]!
-  const read = await callText(ownerClient.client, 'read_document', { slug, section_id: last })
-  return { section_id: last, rev: /^rev: ([0-9a-f]+)$/m.exec(read.text)![1]!, mark }
+  const read = await callText(ownerClient.client, 'read_document', {
+    slug,
+    section_id: outlineIds(outline.text).at(-1)!,
+  })
+  // The whole id the read prints: every user's call names the section as exactly as the owner read it.
+  const whole = /^section_id: ([\w-]+)$/m.exec(read.text)![1]!
+  return { section_id: whole, rev: /^rev: ([0-9a-f]+)$/m.exec(read.text)![1]!, mark }
 }
 
 /**

@@ -12,6 +12,7 @@ import { describe, expect, test } from 'bun:test'
 import { appendMarkdown } from '@collab/doc-schema'
 import { buildDocument as buildStoredDocument, nestedList, paragraph } from '@collab/test-support/documents'
 import { callText, type RecordingClient, useRecordingUser } from '@collab/test-support/mcp'
+import { outlineIds, wholeSectionId } from '@collab/test-support/outline'
 import * as Y from 'yjs'
 import { MAX_COUNTED_CHARS } from '../../modules/mcp/limits.ts'
 import { FRAME_END } from '../../modules/mcp/render/frame.ts'
@@ -104,7 +105,7 @@ describe('reads cost what they show', () => {
       f.insert(f.length, [nestedList(NESTING), paragraph('after')])
     })
     const outline = await callText(rc.client, 'get_outline', { slug: doc.slug })
-    const sectionId = /section_id: ([\w-]+),/g.exec(body(outline.text).split('\n')[1]!)![1]!
+    const sectionId = outlineIds(outline.text)[1]!
 
     const health = pollHealth()
     const started = performance.now()
@@ -132,7 +133,8 @@ describe('reads cost what they show', () => {
       )
     })
     const outline = await callText(rc.client, 'get_outline', { slug: doc.slug })
-    const sectionId = /section_id: ([\w-]+),/g.exec(body(outline.text).split('\n')[1]!)![1]!
+    // The whole id, as the read's notes name it (the read takes the start the outline prints).
+    const sectionId = await wholeSectionId(rc.client, doc.slug, outlineIds(outline.text)[1]!)
 
     const health = pollHealth()
     const started = performance.now()
@@ -182,7 +184,8 @@ describe('reads cost what they show', () => {
       )
     })
     const outline = await callText(rc.client, 'get_outline', { slug: doc.slug })
-    const sectionId = /section_id: ([\w-]+),/g.exec(body(outline.text).split('\n')[1]!)![1]!
+    // The whole id, as the read's notes name it (the read takes the start the outline prints).
+    const sectionId = await wholeSectionId(rc.client, doc.slug, outlineIds(outline.text)[1]!)
 
     const health = pollHealth()
     const started = performance.now()

@@ -13,6 +13,7 @@ import {
   paragraph,
 } from '@collab/test-support/documents'
 import { callText, type RecordingClient, useRecordingUser } from '@collab/test-support/mcp'
+import { outlineId, outlineIds, wholeSectionId } from '@collab/test-support/outline'
 import * as Y from 'yjs'
 import { MAX_READ_CHARS } from '../../modules/mcp/limits.ts'
 import { FRAME_END } from '../../modules/mcp/render/frame.ts'
@@ -95,7 +96,7 @@ async function readEverything(slug: string) {
   const outline = await read('get_outline', { slug })
   checkFramed('get_outline', outline)
   checkFramed('read_document', await read('read_document', { slug }))
-  const ids = [...outline.matchAll(/section_id: ([\w-]+),/g)].map((m) => m[1]!)
+  const ids = outlineIds(outline)
   for (const sectionId of ids.slice(0, 25)) {
     let fromBlock: number | undefined
     for (let page = 0; page < 40; page++) {
@@ -169,7 +170,8 @@ describe('hostile content stays data', () => {
   test('chat messages past MAX_READ_CHARS, holding frame ends, keep the frame and the budget', async () => {
     const doc = await buildDocument('Big chat', (f) => appendOrThrow(f, '## Room'))
     const outline = await read('get_outline', { slug: doc.slug })
-    const sectionId = /Room \[section_id: ([\w-]+),/.exec(outline)![1]!
+    // The chat service takes whole ids (only the tools accept the start the outline prints).
+    const sectionId = await wholeSectionId(rc.client, doc.slug, outlineId(outline, 'Room'))
     // Stored through the chat service directly: far past what post_chat_message accepts per message.
     for (let i = 0; i < 4; i++) {
       await server.services.chat.post(

@@ -10,6 +10,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { callText, type RecordingClient, useRecordingUser } from '@collab/test-support/mcp'
+import { outlineIds } from '@collab/test-support/outline'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import fc from 'fast-check'
 import { MAX_BODY_BYTES } from '../../modules/mcp/limits.ts'
@@ -46,7 +47,7 @@ beforeAll(async () => {
   if (created.kind === 'error') throw new Error(created.message)
   slug = created.value.slug
   const outline = await callText(rc.client, 'get_outline', { slug })
-  sectionIds = [...outline.text.matchAll(/section_id: ([\w-]+),/g)].map((m) => m[1]!)
+  sectionIds = outlineIds(outline.text) // as printed: the fuzzed calls pass them to every tool
   revs = []
   for (const section_id of sectionIds) {
     const read = await callText(rc.client, 'read_document', { slug, section_id })

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
 import { call, connectClient } from '@collab/test-support/mcp'
+import { outlineId } from '@collab/test-support/outline'
 import { type ServerProcess, spawnServer } from '@collab/test-support/process'
 import { findLogLeaks } from './log-check.ts'
 
@@ -43,7 +44,7 @@ describe(`log hygiene (${DATABASE_KIND})`, () => {
     const slug = /slug: (\S+)/.exec(created.text)?.[1] ?? ''
     expect(slug).not.toBe('')
     const outline = await call(client, 'get_outline', { slug })
-    const sectionId = /Budget \[section_id: (\S+),/.exec(outline.text)?.[1] ?? ''
+    const sectionId = outlineId(outline.text, 'Budget')
     expect((await call(client, 'read_document', { slug })).text).toContain(secret)
     expect((await call(client, 'find_documents', { query: secret })).text).toContain(slug)
     expect(

@@ -4,6 +4,7 @@
  * document used to decide that every copy converged.
  */
 import { FRAGMENT_NAME, fragmentToJSON } from '@collab/doc-schema'
+import { outlineEntries } from '@collab/test-support/outline'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -191,12 +192,7 @@ export async function runMcpWorker(options: WorkerOptions): Promise<{ calls: num
     if (known) return known
     const text = await call('get_outline', { slug: doc.slug })
     if (text === null) return null
-    const found = [...text.matchAll(/^\s*(.+?) \[section_id: ([\w-]+), ~[\d.]+[kM]? chars\]$/gm)].map(
-      (m) => ({
-        title: m[1]!,
-        id: m[2]!,
-      }),
-    )
+    const found = outlineEntries(text).map(({ title, id }) => ({ title, id }))
     sections.set(doc.slug, found)
     return found
   }

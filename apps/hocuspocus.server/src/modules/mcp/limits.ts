@@ -107,3 +107,13 @@ export const MAX_CHAT_PAGE = 50
 
 /** Chat: the largest `before_seq` accepted; message seqs are PostgreSQL integers. */
 export const MAX_CHAT_SEQ = 2_147_483_647
+
+/**
+ * get_outline prints each section id by its shortest start that no other id of the document shares, and
+ * never shorter than this; any tool taking a section_id accepts such a start. 6 of the 64 URL-safe
+ * characters are 36 bits: two random ids of one document share them about once in 68 billion pairs.
+ */
+export const MIN_SECTION_ID_PREFIX = 6
+
+/** A section_id start that several ids share is refused naming at most this many of them. */
+export const MAX_PREFIX_CANDIDATES = 5

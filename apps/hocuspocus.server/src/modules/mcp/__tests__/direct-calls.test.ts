@@ -53,7 +53,7 @@ beforeAll(async () => {
   editor = connectProvider(server.url, created.value.room, writer)
   await editor.ready
   const outline = await post(writer, callOf(1, 'get_outline', { slug }))
-  const id = /section_id: ([\w-]+),/.exec(outline.body)?.[1]
+  const id = / \[([\w-]+) ~[\d.]+[kM]?\]/.exec(outline.body)?.[1] // the first heading's printed id
   if (!id) throw new Error(`no section in ${outline.body.slice(0, 300)}`)
   sectionId = id
 })

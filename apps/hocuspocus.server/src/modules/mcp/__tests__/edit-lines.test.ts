@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { call } from '@collab/test-support/mcp'
+import { outlineIds, wholeSectionId } from '@collab/test-support/outline'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../../../server.ts'
 import { createDocument, frameLines, useMcpUser } from './setup.ts'
@@ -20,7 +21,7 @@ useMcpUser('editor', (made) => {
 /** The first section of `slug` as read: its id, rev, and block 1's lines as printed (after `[1] `). */
 async function readBlock(slug: string) {
   const outline = await call(client, 'get_outline', { slug })
-  const sectionId = /section_id: ([\w-]+)/.exec(frameLines(outline.text).body[1]!)![1]!
+  const sectionId = await wholeSectionId(client, slug, outlineIds(outline.text)[1]!)
   const read = await call(client, 'read_document', { slug, section_id: sectionId })
   const rev = /^rev: ([0-9a-f]+)$/m.exec(read.text)![1]!
   const body = frameLines(read.text).body.join('\n')

@@ -6,11 +6,12 @@
 import { describe, expect, test } from 'bun:test'
 import { createLargeDocument } from '@collab/test-support/documents'
 import { call } from '@collab/test-support/mcp'
+import { outlineId } from '@collab/test-support/outline'
 import { eventually } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
-import { approximate } from '../render/outline.ts'
+import { approximate, OUTLINE_TAG_LINE } from '../render/outline.ts'
 import { createDocument, frameLines, useMcpUser } from './setup.ts'
 
 let server: RunningServer
@@ -34,7 +35,8 @@ const figure = (text: string) => {
  */
 const near = (shown: number, real: number) => Math.abs(shown - real) <= 0.25 * real + 20
 
-const LINE = /^ *(.*) \[section_id: ([\w-]{16}), (~[\d.]+[kM]?) chars\]$/
+/** An outline line: title, the start of its section id (6 characters or more), size. */
+const LINE = /^ *(.*) \[([\w-]{6,16}) (~[\d.]+[kM]?)\]$/
 
 async function readSection(slug: string, sectionId: string) {
   return (await call(client, 'read_document', { slug, section_id: sectionId })).text
@@ -72,7 +74,8 @@ describe('get_outline sizes', () => {
   test('a line before the frame sizes the document; a document that fits says so, and its whole read is not cut', async () => {
     const doc = await create('Fits', '## One\n\nalpha beta\n\n## Two\n\n- gamma\n- delta')
     const outline = frameLines((await call(client, 'get_outline', { slug: doc.slug })).text)
-    expect(outline.before).toHaveLength(1)
+    expect(outline.before).toHaveLength(2)
+    expect(outline.before[1]).toBe(OUTLINE_TAG_LINE)
     const [, size, count] =
       /^size: (~[\d.]+[kM]?) characters in (\d+) sections\. /.exec(outline.before[0]!) ?? []
     expect(count).toBe('3')
@@ -120,7 +123,10 @@ describe('get_outline sizes', () => {
     const stale = await edit(rev, 'second', 'two')
     expect(stale.isError).toBe(true)
     expect(stale.text).toStartWith('rev: ')
-    expect(stale.text).toContain(`Call read_document with section_id: ${sectionId} for its text and rev`)
+    // The refusal names the whole id (the edit was given the start the outline prints).
+    expect(stale.text).toMatch(
+      new RegExp(`Call read_document with section_id: ${sectionId}[\\w-]* for its text and rev`),
+    )
     expect(stale.text).not.toContain('get_outline')
     const fresh = await revOf()
     expect(fresh).not.toBe(rev)
@@ -133,7 +139,7 @@ describe('get_outline sizes', () => {
     await conn.disconnect() // stores, then unloads
     await eventually(() => expect(server.collab.hocuspocus.documents.has(doc.room)).toBe(false))
     const decoded = (await call(client, 'get_outline', { slug: doc.slug })).text
-    expect(decoded).toContain('First [section_id: ')
+    expect(outlineId(decoded, 'First')).toBeDefined()
     const legacy = [{ sectionId: 'AAAAAAAAAAAAAAAA', level: 1, title: 'Old title', rev: 'abc', children: [] }]
     await server.services.db.prisma.$executeRaw`
       UPDATE document_states SET outline = ${JSON.stringify(legacy)}::jsonb

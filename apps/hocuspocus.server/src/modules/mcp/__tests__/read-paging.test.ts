@@ -12,6 +12,7 @@ import { resolve } from 'node:path'
 import { documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
 import { createLargeDocument } from '@collab/test-support/documents'
 import { call } from '@collab/test-support/mcp'
+import { outlineEntries, outlineIds } from '@collab/test-support/outline'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_COUNTED_CHARS, MAX_READ_CHARS } from '../limits.ts'
@@ -30,10 +31,8 @@ function split(text: string): { body: string; notes: string[] } {
   return { body: body.join('\n'), notes: after }
 }
 
-const sectionIds = async (slug: string) =>
-  [...(await call(client, 'get_outline', { slug })).text.matchAll(/section_id: ([\w-]+), ~/g)].map(
-    (m) => m[1]!,
-  )
+/** The ids get_outline prints (the start of each section id; every read accepts them). */
+const sectionIds = async (slug: string) => outlineIds((await call(client, 'get_outline', { slug })).text)
 
 type Part = { block: number; from: number; text: string }
 
@@ -200,19 +199,19 @@ describe('read_document: every omission is recoverable', () => {
 
   test('chapters of a real file read with with_subsections at max_chars 300 and 1000, following the notes: every block of every section once, in order', async () => {
     const slug = await importCommanderReadme()
-    // The outline's lines, indented by depth: a chapter is a heading and the deeper lines after it.
-    const outline = split((await call(client, 'get_outline', { slug })).text)
-      .body.split('\n')
-      .map((line) => ({
-        id: /section_id: ([\w-]+)/.exec(line)![1]!,
-        depth: line.length - line.trimStart().length,
-      }))
+    // The outline's lines, indented by depth: a chapter is a heading and the deeper lines after it. Each
+    // section's whole id (a chapter read's lines name whole ids) from a read with the id the outline prints.
+    const outline: Array<{ id: string; depth: number }> = []
     const full = new Map<string, string>()
     const headings = new Map<string, string>()
-    for (const { id } of outline) {
-      const body = split(
-        (await call(client, 'read_document', { slug, section_id: id, max_chars: MAX_READ_CHARS })).text,
-      ).body
+    for (const entry of outlineEntries((await call(client, 'get_outline', { slug })).text)) {
+      const read = (
+        await call(client, 'read_document', { slug, section_id: entry.id, max_chars: MAX_READ_CHARS })
+      ).text
+      const id = /^section_id: ([\w-]+)$/m.exec(read)![1]!
+      expect(id).toStartWith(entry.id)
+      outline.push({ id, depth: entry.depth })
+      const body = split(read).body
       full.set(id, body)
       headings.set(id, body.split('\n\n')[0]!)
     }

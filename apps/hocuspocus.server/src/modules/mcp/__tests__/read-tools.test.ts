@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { appendMarkdown, documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
 import { createLargeDocument } from '@collab/test-support/documents'
 import { call } from '@collab/test-support/mcp'
+import { outlineId, outlineIds, wholeSectionId } from '@collab/test-support/outline'
 import { eventually, userWithToken } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../../../server.ts'
@@ -25,14 +26,14 @@ const create = (title: string, markdown?: string, isPrivate = true) =>
   createDocument(server, alice.id, { title, markdown, isPrivate })
 
 describe('get_outline', () => {
-  test('a short outline: every heading, indented by depth, with section_id and size; no note', async () => {
+  test('a short outline: every heading, indented by depth, with the start of its section_id and size; no note', async () => {
     const doc = await create('Plan', '## Goals\n\ntext\n\n### Detail\n\nmore\n\n## Risks')
     const { text, isError } = await call(client, 'get_outline', { slug: doc.slug })
     expect(isError).toBe(false)
     const { body, after } = frameLines(text)
     expect(body).toHaveLength(4)
-    expect(body[0]).toMatch(/^Plan \[section_id: [\w-]{16}, ~\d+ chars\]$/)
-    expect(body[2]).toMatch(/^ {4}Detail \[section_id: /)
+    expect(body[0]).toMatch(/^Plan \[[\w-]{6,16} ~\d+\]$/)
+    expect(body[2]).toMatch(/^ {4}Detail \[[\w-]{6,16} ~\d+\]$/)
     expect(after).toEqual([])
   })
 
@@ -83,18 +84,16 @@ describe('read_document', () => {
       (from) => (from === 0 ? '## Long section\n\n' : '') + paragraphs.slice(from, from + 40).join('\n\n'),
     )
     const doc = await createLargeDocument(server, alice.id, 'Long read', chunks)
-    const outline = frameLines((await call(client, 'get_outline', { slug: doc.slug })).text)
-    const sectionId = /section_id: ([\w-]+)/.exec(outline.body[1]!)![1]!
-    long = { slug: doc.slug, sectionId, room: doc.room }
+    const printed = outlineIds((await call(client, 'get_outline', { slug: doc.slug })).text)[1]!
+    long = { slug: doc.slug, sectionId: await wholeSectionId(client, doc.slug, printed), room: doc.room }
   })
 
-  test('a short section: section_id and rev lines, numbered blocks, no note', async () => {
+  test('a short section: section_id (whole, from the start the outline prints) and rev lines, numbered blocks, no note', async () => {
     const doc = await create('Small', '## Part\n\none\n\ntwo')
-    const outline = frameLines((await call(client, 'get_outline', { slug: doc.slug })).text)
-    const sectionId = /section_id: ([\w-]+)/.exec(outline.body[1]!)![1]!
-    const { text } = await call(client, 'read_document', { slug: doc.slug, section_id: sectionId })
+    const printed = outlineIds((await call(client, 'get_outline', { slug: doc.slug })).text)[1]!
+    const { text } = await call(client, 'read_document', { slug: doc.slug, section_id: printed })
     const parts = frameLines(text)
-    expect(parts.before[0]).toBe(`section_id: ${sectionId}`)
+    expect(parts.before[0]).toMatch(new RegExp(`^section_id: ${printed}[\\w-]{${16 - printed.length}}$`))
     expect(parts.before[1]).toMatch(/^rev: [0-9a-f]{12}$/)
     expect(parts.body).toEqual(['## Part', '', '[1] one', '', '[2] two'])
     expect(parts.after).toEqual([])
@@ -244,7 +243,7 @@ describe('read_document', () => {
     const lineOf = (text: string, title: string) =>
       text.split('\n').find((l) => l.trimStart().startsWith(`${title} [`))
     const revOf = async (text: string, title: string) => {
-      const id = /section_id: ([\w-]+)/.exec(lineOf(text, title)!)![1]!
+      const id = outlineId(text, title)
       const read = await call(client, 'read_document', { slug: doc.slug, section_id: id })
       return /^rev: (\w+)$/m.exec(read.text)![1]!
     }
@@ -256,7 +255,8 @@ describe('read_document', () => {
         appendMarkdown(ydoc.getXmlFragment(FRAGMENT_NAME), '## Third\n\ngamma')
       })
       const after = (await call(client, 'get_outline', { slug: doc.slug })).text
-      expect(after).toContain('Third [section_id:')
+      expect(outlineIds(after)).toHaveLength(4)
+      expect(outlineId(after, 'Third')).toBeDefined()
       expect(lineOf(after, 'First')).toBe(lineOf(before, 'First')!)
       expect(await revOf(after, 'First')).toBe(firstRev)
       expect(await revOf(after, 'Second')).toBe(secondRev)
@@ -283,7 +283,7 @@ describe('read_document', () => {
        WHERE d.room = ${doc.room}`
     expect(row?.stored).toBe(true)
     const fromStored = (await call(client, 'get_outline', { slug: doc.slug })).text
-    expect(fromStored).toContain('Added while live [section_id:')
+    expect(outlineId(fromStored, 'Added while live')).toBeDefined()
     // Without a stored outline (a row written before it existed) the state is decoded: the same answer.
     await prisma.$executeRaw`
       UPDATE document_states SET outline = NULL
@@ -295,9 +295,12 @@ describe('read_document', () => {
 describe('read_document with with_subsections', () => {
   const chapterMarkdown =
     '## A\n\nintro\n\n### A.1\n\none\n\n#### A.1.a\n\ndeep words\n\n##### A.1.a.i\n\ndeepest\n\n### A.2\n\ntwo\n\n## B\n\nnot in the chapter\n\n### B.1\n\nnor this'
+  /** The whole ids of the outline's headings (a chapter read's lines and notes name whole ids). */
   const idsOf = async (slug: string) =>
-    frameLines((await call(client, 'get_outline', { slug })).text).body.map(
-      (line) => /section_id: ([\w-]+)/.exec(line)![1]!,
+    Promise.all(
+      outlineIds((await call(client, 'get_outline', { slug })).text).map((id) =>
+        wholeSectionId(client, slug, id),
+      ),
     )
 
   test('a chapter with subsections at several levels in one call: ids and revs before the frame, each section as its own read, nothing of the next chapter', async () => {

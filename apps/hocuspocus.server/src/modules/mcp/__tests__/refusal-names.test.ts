@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { call, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { outlineId } from '@collab/test-support/outline'
 import { userWithToken, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../../../server.ts'
@@ -29,7 +30,7 @@ beforeAll(async () => {
   if (created.kind === 'error') throw new Error(created.message)
   slug = created.value.slug
   const { text } = await call(client, 'get_outline', { slug })
-  sectionId = /Part \[section_id: ([\w-]+),/.exec(text)![1]!
+  sectionId = outlineId(text, 'Part')
   const read = await call(client, 'read_document', { slug, section_id: sectionId })
   rev = /^rev: ([0-9a-f]+)$/m.exec(read.text)![1]!
 })

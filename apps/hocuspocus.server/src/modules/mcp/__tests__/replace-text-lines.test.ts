@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { call } from '@collab/test-support/mcp'
+import { outlineIds, wholeSectionId } from '@collab/test-support/outline'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../../../server.ts'
 import { createDocument, frameLines, useMcpUser } from './setup.ts'
@@ -45,8 +46,8 @@ async function readShapes() {
 
 /** The first section's id, and its rev and the lines inside the frame of a section read. */
 async function readSection(slug: string) {
-  const outline = frameLines((await call(client, 'get_outline', { slug })).text).body
-  const sectionId = /section_id: ([\w-]+)/.exec(outline[1]!)![1]!
+  const outline = (await call(client, 'get_outline', { slug })).text
+  const sectionId = await wholeSectionId(client, slug, outlineIds(outline)[1]!)
   const read = await call(client, 'read_document', { slug, section_id: sectionId })
   const rev = /^rev: ([0-9a-f]+)$/m.exec(read.text)![1]!
   return { sectionId, rev, lines: frameLines(read.text).body }

@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { createLargeDocument } from '@collab/test-support/documents'
 import { call, refusalOf } from '@collab/test-support/mcp'
+import { outlineIds } from '@collab/test-support/outline'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_READ_CHARS, MAX_RESOURCE_PAGE } from '../limits.ts'
@@ -31,8 +32,16 @@ const create = (ownerId: string, title: string, markdown?: string, isPrivate = t
 const textOf = (result: { contents: Array<Record<string, unknown>> }) => String(result.contents[0]?.text)
 
 async function sectionIds(client: Client, slug: string): Promise<string[]> {
-  const { text } = await call(client, 'get_outline', { slug })
-  return [...text.matchAll(/section_id: ([\w-]+)/g)].map((m) => m[1]!)
+  return outlineIds((await call(client, 'get_outline', { slug })).text)
+}
+
+/** Completion offers whole ids: one for each id the outline prints, in its order, each starting with it. */
+function expectWholeIdsOf(completed: string[], printed: string[]) {
+  expect(completed).toHaveLength(printed.length)
+  completed.forEach((id, i) => {
+    expect(id).toHaveLength(16)
+    expect(id).toStartWith(printed[i]!)
+  })
 }
 
 describe('documents as resources', () => {
@@ -146,7 +155,7 @@ describe('documents as resources', () => {
       argument: { name: 'section_id', value: '' },
       context: { arguments: { slug: doc.slug } },
     })
-    expect(sections.completion.values).toEqual(ids)
+    expectWholeIdsOf(sections.completion.values, ids)
     expect(sections.completion.values.length).toBeLessThanOrEqual(100)
   })
 })
@@ -187,7 +196,7 @@ describe('prompts', () => {
       argument: { name: 'section_id', value: '' },
       context: { arguments: { slug: doc.slug } },
     })
-    expect(sections.completion.values).toEqual(await sectionIds(aliceClient, doc.slug))
+    expectWholeIdsOf(sections.completion.values, await sectionIds(aliceClient, doc.slug))
   })
 })
 

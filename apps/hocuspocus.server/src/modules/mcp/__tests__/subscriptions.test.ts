@@ -7,6 +7,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { call, connectInMemory, refusalOf, useMcpClients } from '@collab/test-support/mcp'
+import { outlineIds } from '@collab/test-support/outline'
 import { eventually, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
@@ -59,11 +60,7 @@ describe('subscriptions over a session', () => {
       expect(session.getServerCapabilities()?.resources?.subscribe).toBe(true)
       const updates = recordUpdates(session)
       const uri = documentUri(shared)
-      const [notes] = [
-        ...(await call(session, 'get_outline', { slug: shared })).text.matchAll(/section_id: ([\w-]+)/g),
-      ]
-        .map((m) => m[1]!)
-        .slice(1)
+      const [notes] = outlineIds((await call(session, 'get_outline', { slug: shared })).text).slice(1)
       await session.subscribeResource({ uri })
       await session.subscribeResource({ uri: sectionUri(shared, notes!) })
       const appended = await call(writer, 'append_to_document', { slug: shared, markdown: 'second' })

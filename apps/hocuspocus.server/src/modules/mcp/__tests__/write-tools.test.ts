@@ -8,6 +8,7 @@ import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, fragmentToJSON, readPlainText, renderSection } from '@collab/doc-schema'
 import { storedText } from '@collab/test-support/documents'
 import { call } from '@collab/test-support/mcp'
+import { outlineId, outlineIds, wholeSectionId } from '@collab/test-support/outline'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually, userWithToken } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -26,11 +27,13 @@ const WRITE_TOOLS = ['create_document', 'append_to_document', 'edit_blocks', 're
 
 const create = (title: string, markdown: string) => createDocument(server, owner.id, { title, markdown })
 
-/** The id of the outline's heading number `index` (0: the title), from the lines inside its frame. */
+/**
+ * The whole id of the outline's heading number `index` (0: the title): the outline prints its start, a read
+ * with that start prints the whole id.
+ */
 async function sectionIdAt(slug: string, index: number) {
-  const lines = (await call(client, 'get_outline', { slug })).text.split('\n')
-  const line = lines[lines.findIndex((l) => l.startsWith('⟦data: ')) + 1 + index]!
-  return /section_id: ([\w-]+)/.exec(line)![1]!
+  const printed = outlineIds((await call(client, 'get_outline', { slug })).text)[index]!
+  return wholeSectionId(client, slug, printed)
 }
 
 /** The rev a read of the section prints before its frame (the outline prints none). */
@@ -239,7 +242,7 @@ describe('replace_text', () => {
     })
     expect(retitled.isError).toBe(false)
     const outline = await call(client, 'get_outline', { slug: doc.slug })
-    expect(outline.text).toContain(`Installation [section_id: ${section.sectionId}`)
+    expect(section.sectionId).toStartWith(outlineId(outline.text, 'Installation'))
     expect(await storedText(server, doc.room)).toContain('Setup is easy.')
   })
 
@@ -320,7 +323,7 @@ describe('edit_blocks', () => {
         expect(lines).toHaveLength(3)
         const outline = await call(client, 'get_outline', { slug })
         const created = /created: section_id: ([\w-]+), rev: ([0-9a-f]+)/.exec(edited.text)!
-        expect(outline.text).toContain(`Details [section_id: ${created[1]}, ~`)
+        expect(created[1]).toStartWith(outlineId(outline.text, 'Details'))
         expect(await revOf(slug, created[1]!)).toBe(created[2]!)
       },
       'The slow red grey fox jumps.',

@@ -1,25 +1,79 @@
 /**
  * Outline rendering: one line per heading, in tree (document) order, indented two spaces per depth, each
- * with its section's approximate size; and the line before the frame that sizes the whole document.
+ * with the shortest start of its section id that tells it apart and its section's approximate size; and the
+ * lines before the frame that size the whole document and say once what each line's tag holds.
  */
 import type { OutlineNode } from '@collab/doc-schema'
-import { MAX_READ_CHARS } from '../limits.ts'
+import { MAX_READ_CHARS, MIN_SECTION_ID_PREFIX } from '../limits.ts'
 import { escapeFrameContent } from './frame.ts'
 
 /**
  * Every heading in tree order, each as its rendered line (content escaped for the frame):
- * `<title> [section_id: <id>, ~<size> chars]`. No rev: an edit takes the rev a section read prints.
+ * `<title> [<id start> ~<size>]`, where the id start is `shortIds`' for the whole document (a page of the
+ * outline prints the same starts as the whole). No rev: an edit takes the rev a section read prints.
  */
 export function outlineLines(roots: readonly OutlineNode[]): string[] {
+  const short = shortIds(allIds(roots))
   const lines: string[] = []
   const visit = (node: OutlineNode, depth: number) => {
-    const id = node.sectionId === '' ? '(none)' : node.sectionId
+    const id = node.sectionId === '' ? NO_ID : short.get(node.sectionId)!
     const title = escapeFrameContent(node.title)
-    lines.push(`${'  '.repeat(depth)}${title} [section_id: ${id}, ~${approximate(node.size)} chars]`)
+    lines.push(`${'  '.repeat(depth)}${title} [${id} ~${approximate(node.size)}]`)
     for (const child of node.children) visit(child, depth + 1)
   }
   for (const root of roots) visit(root, 0)
   return lines
+}
+
+/** What a heading without an id (no read or edit can name it) shows in place of one. */
+const NO_ID = 'no id'
+
+/**
+ * The line before the outline's frame that says once what the tag ending each line holds, so the lines
+ * themselves carry only the id start and the size. Server text only.
+ */
+export const OUTLINE_TAG_LINE =
+  'Lines: heading [id ~size]. id: the start of its section_id that no other section shares, ' +
+  `${MIN_SECTION_ID_PREFIX}+ characters (every tool taking a section_id accepts it); size: about how many ` +
+  'characters a read of that section shows.'
+
+/** Every section id of an outline, in tree order ('' for a heading without one is left out). */
+function allIds(roots: readonly OutlineNode[]): string[] {
+  const ids: string[] = []
+  const stack = [...roots].reverse()
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (node.sectionId !== '') ids.push(node.sectionId)
+    for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!)
+  }
+  return ids
+}
+
+/**
+ * Each id's shortest start that no other id of `ids` begins with, at least MIN_SECTION_ID_PREFIX
+ * characters: in sorted order, an id shares the longest start with one of its two neighbours, so one
+ * more character than that tells it apart. An id that occurs twice is printed whole (no start tells the
+ * two apart; a read names the first).
+ */
+export function shortIds(ids: readonly string[]): Map<string, string> {
+  const sorted = [...new Set(ids)].sort()
+  const counts = new Map<string, number>()
+  for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1)
+  const short = new Map<string, string>()
+  for (let i = 0; i < sorted.length; i++) {
+    const id = sorted[i]!
+    const shared = Math.max(sharedStart(id, sorted[i - 1]), sharedStart(id, sorted[i + 1]))
+    const length = counts.get(id)! > 1 ? id.length : Math.max(MIN_SECTION_ID_PREFIX, shared + 1)
+    short.set(id, id.slice(0, length))
+  }
+  return short
+}
+
+/** How many leading characters `a` and `b` share (0 without `b`). */
+function sharedStart(a: string, b: string | undefined): number {
+  if (b === undefined) return 0
+  let n = 0
+  while (n < a.length && n < b.length && a[n] === b[n]) n++
+  return n
 }
 
 /**

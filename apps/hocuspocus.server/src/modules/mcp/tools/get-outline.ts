@@ -1,14 +1,14 @@
 /**
- * get_outline: the document's approximate size, then the heading tree with each heading's section_id and
- * section size, bounded by MAX_READ_CHARS.
+ * get_outline: the document's approximate size and what a line's tag holds, then the heading tree with the
+ * shortest start of each heading's section_id and its section size, bounded by MAX_READ_CHARS.
  */
 
 import type { OutlineNode } from '@collab/doc-schema'
-import { MAX_READ_CHARS } from '../limits.ts'
+import { MAX_READ_CHARS, MIN_SECTION_ID_PREFIX } from '../limits.ts'
 import { pageFromStart } from '../paging/start-paging.ts'
 import { renderOutput } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
-import { outlineLines, outlineSizeLine } from '../render/outline.ts'
+import { OUTLINE_TAG_LINE, outlineLines, outlineSizeLine } from '../render/outline.ts'
 import { slugField, startField } from './fields.ts'
 import { openOutline } from './open-document.ts'
 import { defineTool, type KeptAnswer } from './tool.ts'
@@ -19,9 +19,11 @@ export const getOutline = defineTool({
   title: 'Get a document outline',
   description:
     'The heading tree of one document, in document order: one line per heading, indented by depth, ' +
-    'with its section_id and about how many characters a read of that section shows. Text only. A line ' +
-    "before it gives the whole document's size and says whether one whole read (read_document without " +
-    `section_id, up to ${MAX_READ_CHARS} characters) shows it all. At most ${MAX_READ_CHARS} characters ` +
+    'ending `[<id> ~<size>]`: the start of its section_id that no other section of the document shares ' +
+    `(at least ${MIN_SECTION_ID_PREFIX} characters; every tool taking a section_id accepts it as printed) ` +
+    'and about how many characters a read of that section shows. Text only. A line before it gives the ' +
+    "whole document's size and says whether one whole read (read_document without section_id, up to " +
+    `${MAX_READ_CHARS} characters) shows it all. At most ${MAX_READ_CHARS} characters ` +
     'of headings per call: a longer outline keeps its first headings and ends with a note naming the ' +
     '`start` that shows the rest. Call this first; then read the document whole if it fits, else the ' +
     'sections you need. Edits take the rev a section read prints.',
@@ -45,7 +47,7 @@ export const getOutline = defineTool({
     const answer: KeptAnswer = {
       kind: 'kept',
       text: renderOutput({
-        before: [rendered.sizeLine],
+        before: [rendered.sizeLine, OUTLINE_TAG_LINE],
         source,
         body: page.value.body,
         notes: page.value.notes,

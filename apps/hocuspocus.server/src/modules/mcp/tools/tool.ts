@@ -6,6 +6,7 @@ import type { Refusal } from '@collab/doc-schema'
 import type { ResourceLink, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js'
 import type { z } from 'zod'
 import type { ToolContext } from './context.ts'
+import { withSectionPrefixes } from './section-prefix.ts'
 
 /**
  * `read` changes nothing; `write` adds (a document, blocks at the end, a message); `destructive` may
@@ -43,9 +44,13 @@ export type Tool<Shape extends z.ZodRawShape = z.ZodRawShape> = {
   handler(args: z.infer<z.ZodObject<Shape>>, ctx: ToolContext): Promise<ToolAnswer>
 }
 
-/** Declares a tool (typing the handler's arguments from the input schema). */
+/**
+ * Declares a tool (typing the handler's arguments from the input schema). A tool taking `slug` and
+ * `section_id` accepts the start of an id get_outline prints: it is resolved to the whole id before the
+ * handler runs (section-prefix.ts), for every caller of the handler (tools, resources, prompts).
+ */
 export function defineTool<Shape extends z.ZodRawShape>(tool: Tool<Shape>): Tool {
-  return tool
+  return withSectionPrefixes(tool)
 }
 
 /** A token lists and calls read tools with scope read; every other kind needs scope write. */
