@@ -65,9 +65,6 @@ export const MAX_CHAT_MESSAGE_CHARS = 2_000
 /** Chat: longest app name kept with an agent's message (an OAuth app's name, an API token's label). */
 export const MAX_CHAT_APP_NAME_CHARS = 64
 
-/** Chat: longest app name kept with an agent's message (an OAuth app's name, an API token's label). */
-export const MAX_CHAT_APP_NAME_CHARS = 64
-
 /** Longest display name of a person. */
 export const MAX_NAME_CHARS = 100
 
