@@ -58,12 +58,17 @@ describe('export escapes only what CommonMark needs', () => {
     expect(stable('- \\[x] not a task')).toBe('- \\[x] not a task')
   })
 
-  test('brackets inside link text are escaped only when they do not balance', () => {
+  test('brackets in link text and parentheses in link targets are escaped only when they do not balance', () => {
     // Fails on the library's label rule: find-my-way's `[FindMyWay(\\[options\\])](#findmywayoptions)`.
     expect(stable('[FindMyWay([options])](#findmywayoptions)')).toBe(
       '[FindMyWay([options])](#findmywayoptions)',
     )
     expect(stable('[a \\[b](https://x.org)')).toBe('[a \\[b](https://x.org)')
+    // Fails on the library's destination rule: `Shebang_\(Unix\)` (cross-spawn, path-key).
+    expect(stable('[s](https://en.wikipedia.org/wiki/Shebang_(Unix))')).toBe(
+      '[s](https://en.wikipedia.org/wiki/Shebang_(Unix))',
+    )
+    expect(stable('[b](https://x.org/a\\)b)')).toBe('[b](https://x.org/a\\)b)')
     expect(stable('[![a [b]](https://i.org/a.png)](https://x.org)')).toBe(
       '[![a [b]](https://i.org/a.png)](https://x.org)',
     )
@@ -78,7 +83,7 @@ describe('export escapes only what CommonMark needs', () => {
     expect(html).toContain('&lt;string&gt;')
     expect(html).not.toMatch(/<(string|T|main)>/)
     // HTML its author meant stays HTML: attributes, or opened and closed in the block; `Map<K, V>` is text.
-    const meant = '<a name="x"></a> d3.<b>geoPath</b> and Map<K, V> and Promise<T | undefined>'
+    const meant = '<a name="x"></a> d3.<b>geoPath</b>, Map<K, V>, Promise<T | undefined> and a <=> b'
     expect(stable(meant)).toBe(meant)
   })
 
@@ -155,6 +160,9 @@ const piece = fc.constantFrom(
   '</b>',
   '<a href="#x">',
   'Map<K, V>',
+  '<=>',
+  '<a@b.co>',
+  '<https://x.org>',
   '<div>',
   '#',
   '- ',
@@ -168,6 +176,8 @@ const MARKS: DocNode['marks'][] = [
   [{ type: 'bold' }],
   [{ type: 'italic' }],
   [{ type: 'link', attrs: { href: 'https://x.org' } }],
+  [{ type: 'link', attrs: { href: 'https://x.org/a_(b)' } }],
+  [{ type: 'link', attrs: { href: 'https://x.org/a)b(' } }],
   [{ type: 'code' }],
 ]
 const run = fc

@@ -118,24 +118,28 @@ function innerBlockToMdast(node: DocNode, opts: SerializeOptions): RootContent[]
 function listItem(item: DocNode, opts: SerializeOptions): ListItem {
   const checked = item.type === 'taskItem' ? Boolean(item.attrs?.checked) : null
   const [first, ...rest] = item.content ?? []
+  const after = rest.flatMap(withoutEmptyItems)
   // An empty first paragraph has to be written when it is all there is, or a task item loses its checkbox;
   // before other blocks it cannot be (an item may not start with a blank line) and the parser restores it,
   // except under a checkbox, which keeps the line from being blank.
-  // After a checkbox a line is no HTML block: a task item's first paragraph stays a paragraph.
-  const head: BlockContent[] =
+  if (
     first?.type === 'paragraph' &&
     (first.content ?? []).length === 0 &&
     (rest.length === 0 || checked !== null)
-      ? [{ type: 'paragraph', children: [] }]
-      : checked !== null && first
-        ? (nestedBlockToMdast(first, opts) as BlockContent[])
-        : flow(first ? [first] : [], opts)
-  return {
-    type: 'listItem',
-    spread: false,
-    checked,
-    children: [...head, ...flow(rest.flatMap(withoutEmptyItems), opts)],
-  }
+  )
+    return itemOf(checked, [{ type: 'paragraph', children: [] }, ...flow(after, opts)])
+  // The rest is written in the same run as the first block, so an image marked `sameLine` joins its line
+  // whether the first block or one after it precedes it. After a checkbox a line is no HTML block: a task
+  // item's first paragraph stays a paragraph.
+  const head = first
+  const convert = (node: DocNode, o: SerializeOptions) =>
+    node === head && checked !== null ? nestedBlockToMdast(node, o) : innerBlockToMdast(node, o)
+  const blocks = first ? [first, ...after] : after
+  return itemOf(checked, [...flowToMdast(blocks, opts, convert)] as BlockContent[])
+}
+
+function itemOf(checked: boolean | null, children: BlockContent[]): ListItem {
+  return { type: 'listItem', spread: false, checked, children }
 }
 
 /**

@@ -61,10 +61,10 @@ const NO_PHRASING_SPANS: Unsafe['notInConstruct'] = [
 
 /**
  * What after `<` makes it markup in a line: a complete tag or comment (markdown-it's HTML_TAG_RE), an
- * autolink (`<https://…>`, `<a@b.co>`: no space inside), or the start of one the text ends in (it may be
- * completed by what follows). `a < b`, `x<3` and `a<b c` stay as written.
+ * autolink (`<https://…>`, `<a@b.co>`: a scheme or an `@`, no space inside), or the start of a tag the text
+ * ends in (it may be completed by what follows). `a < b`, `x<3`, `<=>` and `Map<K, V>` stay as written.
  */
-const TAG_AFTER = `(?:(?<=(?=${HTML_TAG_RE.source.slice(1)})<)|[^<>\\s]+>|[!/?A-Za-z][^<>]*$)`
+const TAG_AFTER = `(?:(?<=(?=${HTML_TAG_RE.source.slice(1)})<)|(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:|[^<>\\s@]+@)[^<>\\s]*>|[!/?A-Za-z][^<>]*$)`
 
 /** The narrow patterns that replace the library's `&`, `~` and `<` rules in text (see above). */
 const TEXT_UNSAFE: Unsafe[] = [
@@ -101,6 +101,21 @@ function isNarrowed(pattern: Unsafe): boolean {
 }
 
 /** A bracket rule other than at a line start: inside a label whose brackets balance, none is needed. */
+/** The library's `(`/`)` rules in a raw destination: not needed where the target's parentheses balance. */
+const isDestinationParenthesis = (pattern: Unsafe) =>
+  (pattern.character === '(' || pattern.character === ')') && pattern.inConstruct === 'destinationRaw'
+
+/** Whether the parentheses of a link target balance, as markdown-it reads a raw destination (≤ 32 deep). */
+function parenthesesBalanced(url: string): boolean {
+  let depth = 0
+  for (let at = 0; at < url.length; at++) {
+    const code = url.charCodeAt(at)
+    if (code === 40 && ++depth > 32) return false
+    if (code === 41 && --depth < 0) return false
+  }
+  return depth === 0
+}
+
 const isLabelBracket = (pattern: Unsafe) =>
   (pattern.character === '[' || pattern.character === ']') && pattern.atBreak !== true
 
@@ -118,6 +133,7 @@ const textUnsafeWithBreaks = new WeakMap<Unsafe[], Unsafe[]>()
 const noLinkOpenerUnsafe = new WeakMap<Unsafe[], Unsafe[]>()
 const destinationUnsafe = new WeakMap<Unsafe[], Unsafe[]>()
 const balancedLabelUnsafe = new WeakMap<Unsafe[], Unsafe[]>()
+const balancedTargetUnsafe = new WeakMap<Unsafe[], Unsafe[]>()
 
 /** Characters of a label's text, code spans left out (brackets in them do not count there). */
 function labelText(node: Nodes): string {
@@ -140,8 +156,9 @@ function bracketsBalanced(text: string): boolean {
 
 /**
  * A link or image handler of the library with `&` in its destination and title escaped only before a
- * character reference (`?a=1&b=2` stays as written), and with the brackets of its text or alt written as
- * they are when they balance there; its text goes through `textHandler` as usual.
+ * character reference (`?a=1&b=2` stays as written), with the brackets of its text or alt written as they
+ * are when they balance there, and the parentheses of its target when they balance (`Shebang_(Unix)`); its
+ * text goes through `textHandler` as usual.
  */
 export function withNarrowAmpersand(handler: Handle): Handle {
   return (node, parent, state, info) => {
@@ -154,6 +171,12 @@ export function withNarrowAmpersand(handler: Handle): Handle {
     if (bracketsBalanced(label)) {
       const base = list
       list = derived(balancedLabelUnsafe, base, () => base.filter((pattern) => !isLabelBracket(pattern)))
+    }
+    if ((node as Link | Image).url.includes('(') && parenthesesBalanced((node as Link | Image).url)) {
+      const base = list
+      list = derived(balancedTargetUnsafe, base, () =>
+        base.filter((pattern) => !isDestinationParenthesis(pattern)),
+      )
     }
     state.unsafe = list
     try {
