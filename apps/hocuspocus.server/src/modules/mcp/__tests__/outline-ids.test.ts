@@ -13,7 +13,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type * as Y from 'yjs'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_PREFIX_CANDIDATES, MIN_SECTION_ID_PREFIX } from '../limits.ts'
-import { OUTLINE_TAG_LINE } from '../render/outline.ts'
+import { OUTLINE_TAG_LINE, shortIds } from '../render/outline.ts'
 import { documentUri } from '../resources/documents.ts'
 import { createDocument, frameLines, useMcpUser } from './setup.ts'
 
@@ -194,5 +194,28 @@ describe('get_outline ids', () => {
     expect(tooShort.isError).toBe(true)
     expect(tooShort.text).toStartWith(`section_id: "${short}" is too short to name a section`)
     expect(tooShort.text).toEndWith('Call get_outline for the current section ids.')
+  })
+})
+
+describe('shortIds', () => {
+  test('one character past the longest start an id shares, never under 6; an id that occurs twice whole', () => {
+    const ids = [
+      'abcdefgh12345678',
+      'abcdefgX12345678',
+      'abcdefgh1234567Z',
+      'zzzzzzzzzzzzzzzz',
+      'qqqqqqqqqqqqqqqq',
+    ]
+    const short = shortIds([...ids, 'qqqqqqqqqqqqqqqq'])
+    expect([...ids].map((id) => short.get(id))).toEqual([
+      'abcdefgh12345678',
+      'abcdefgX',
+      'abcdefgh1234567Z',
+      'zzzzzz',
+      'qqqqqqqqqqqqqqqq',
+    ])
+    expect(shortIds(['aaaaaaaaaaaaaaaa', 'aaaaaaaaaaaaaaab']).get('aaaaaaaaaaaaaaaa')).toBe(
+      'aaaaaaaaaaaaaaaa',
+    )
   })
 })

@@ -51,19 +51,16 @@ function allIds(roots: readonly OutlineNode[]): string[] {
 /**
  * Each id's shortest start that no other id of `ids` begins with, at least MIN_SECTION_ID_PREFIX
  * characters: in sorted order, an id shares the longest start with one of its two neighbours, so one
- * more character than that tells it apart. An id that occurs twice is printed whole (no start tells the
- * two apart; a read names the first).
+ * more character than that tells it apart. An id that occurs twice shares all of itself and is printed
+ * whole (no start tells the two apart; a read names the first).
  */
 export function shortIds(ids: readonly string[]): Map<string, string> {
-  const sorted = [...new Set(ids)].sort()
-  const counts = new Map<string, number>()
-  for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1)
+  const sorted = [...ids].sort()
   const short = new Map<string, string>()
   for (let i = 0; i < sorted.length; i++) {
     const id = sorted[i]!
     const shared = Math.max(sharedStart(id, sorted[i - 1]), sharedStart(id, sorted[i + 1]))
-    const length = counts.get(id)! > 1 ? id.length : Math.max(MIN_SECTION_ID_PREFIX, shared + 1)
-    short.set(id, id.slice(0, length))
+    short.set(id, id.slice(0, Math.max(MIN_SECTION_ID_PREFIX, shared + 1)))
   }
   return short
 }
