@@ -75,6 +75,7 @@ export {
 export { type OutlineNode, readOutline, withWellFormedIds } from './sections/outline.ts'
 export { createOutlineMemo, liveOutline, type OutlineMemo } from './sections/outline-memo.ts'
 export {
+  blockMarkdown,
   type ChapterNext,
   type ChapterOptions,
   type ChapterRender,
@@ -82,7 +83,6 @@ export {
   renderChapter,
   renderSection,
   type SectionRender,
-  blockMarkdown,
   sectionMeasureSteps,
   type ShownSection,
 } from './sections/render-section.ts'
