@@ -1,0 +1,76 @@
+/**
+ * An in_block edit's cost against its list's length: editBlocks with `inBlock` replacing item 900 of a
+ * 1,000-item list beside the same edit of item 9 of a 10-item list. The line named is taken from the
+ * section read's own text before each edit (as an agent does: read, then edit by the numbers it saw); the
+ * read is untimed, the edit (which finds the line in the block again) is timed. Each edit changes the item,
+ * so no edit finds the block as the previous edit left it.
+ */
+import {
+  createDocumentUpdate,
+  editBlocks,
+  FRAGMENT_NAME,
+  listSections,
+  renderSection,
+} from '@collab/doc-schema'
+import { Y, type YXmlFragment } from '../deps.ts'
+import { timeSideBySide } from './stats.ts'
+import type { Row } from './types.ts'
+
+type Frag = Parameters<typeof renderSection>[0]
+const asFrag = (f: YXmlFragment) => f as unknown as Frag
+
+export const IN_BLOCK_ITEMS = { large: 1_000, small: 10 } as const
+
+type ListDoc = { doc: Y.Doc; fragment: YXmlFragment; target: number; turn: number }
+
+/** A document whose one section holds a bullet list of `items` items ("item 1 of a list …"). */
+function listDocument(items: number, target: number): ListDoc {
+  const list = Array.from({ length: items }, (_, i) => `- item ${i + 1} of a list, with a few words`)
+  const update = createDocumentUpdate('Doc', `## List\n\n${list.join('\n')}`)
+  if (update.kind === 'error') throw new Error(update.message)
+  const doc = new Y.Doc()
+  Y.applyUpdate(doc, update.value)
+  return { doc, fragment: doc.getXmlFragment(FRAGMENT_NAME), target, turn: 0 }
+}
+
+/** The section's id and rev, and the line of block 1 that item `target` is printed on, from the read. */
+function readTarget(list: ListDoc): { sectionId: string; rev: string; line: number } {
+  const section = listSections(asFrag(list.fragment))[1]!
+  const read = renderSection(asFrag(list.fragment), section.sectionId, { maxChars: 200_000 })
+  if (read.kind === 'error') throw new Error(read.message)
+  const text = read.value.text
+  const block = text.slice(text.indexOf('[1] ') + 4).split('\n')
+  const line = block.findIndex((l) => l.includes(`item ${list.target} of`)) + 1
+  if (line < 1) throw new Error(`item ${list.target} is not in the read`)
+  return { sectionId: section.sectionId, rev: section.rev, line }
+}
+
+/** Replaces item `target` by the numbers of `at` (each turn a different text, so every edit changes it). */
+function edit(list: ListDoc, at: { sectionId: string; rev: string; line: number }) {
+  list.turn++
+  const result = editBlocks(asFrag(list.fragment), at.sectionId, at.rev, {
+    inBlock: 1,
+    removeBlocks: [at.line],
+    markdown: `- item ${list.target} of a list, edited ${list.turn} times`,
+  })
+  if (result.kind === 'error') throw new Error(result.message)
+  return result
+}
+
+export function measureInBlockEdit(runs: number): Row {
+  const large = listDocument(IN_BLOCK_ITEMS.large, 900)
+  const small = listDocument(IN_BLOCK_ITEMS.small, 9)
+  const timed = timeSideBySide(runs, {
+    '1,000 items': { prepare: () => readTarget(large), run: (at) => edit(large, at as never) },
+    '10 items': { prepare: () => readTarget(small), run: (at) => edit(small, at as never) },
+  })
+  large.doc.destroy()
+  small.doc.destroy()
+  const ratio = timed['1,000 items'].median / timed['10 items'].median
+  return {
+    measure: 'in_block edit of one item (item 900 / item 9), after a read, by list length',
+    size: '1,000 / 10 items',
+    variants: timed,
+    ratios: { '1,000 items / 10 items': ratio },
+  }
+}
