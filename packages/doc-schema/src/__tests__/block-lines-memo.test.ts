@@ -46,7 +46,7 @@ describe("a list's kept text and lines go with a change to the list", () => {
   test('an edit that moves the lines: the next edit, by a fresh read, changes the line read there', () => {
     const { doc, fragment } = list()
     const before = readLines(fragment)
-    expect(keptBlockText(block(fragment))).toBe(before.join('\n'))
+    expect(keptBlockText(block(fragment))).toEqual({ text: before.join('\n'), complete: true })
     // An item inserted above beta moves beta, gamma and delta one line down.
     const section = listSections(fragment)[1]!
     expectOk(
@@ -94,5 +94,34 @@ describe("a list's kept text and lines go with a change to the list", () => {
     expect(fresh).toEqual(['- beta', '- gamma', '- delta'])
     replaceLine(fragment, lineOf(fresh, 'gamma'), '- GAMMA')
     expect(readLines(fragment)).toEqual(['- beta', '- GAMMA', '- delta'])
+  })
+
+  test("a cut read keeps the list's start: an edit by its numbers, then one by a fresh read after it", () => {
+    const items = Array.from({ length: 600 }, (_, i) => `- item ${i + 1} of a long list of words`)
+    const { doc, fragment } = loadDocument('Doc', `## S\n\n${items.join('\n')}\n\nafter`)
+    const section = listSections(fragment)[1]!
+    const read = expectOk(renderSection(fragment, section.sectionId))
+    expect(read.nextBlock).toBe(1)
+    const kept = keptBlockText(block(fragment))
+    expect(kept?.complete).toBe(false)
+    const lines = kept!.text.split('\n')
+    expect(read.text).toContain(lines.slice(0, 50).join('\n'))
+    replaceLine(fragment, lineOf(lines, 'item 40 of'), '- item 40 edited')
+    expect(keptBlockText(block(fragment))).toBeUndefined()
+    // Item 10 removed in a replica reaches this document: item 41 moves up a line.
+    const other = new Y.Doc()
+    Y.applyUpdate(other, Y.encodeStateAsUpdate(doc))
+    block(other.getXmlFragment(FRAGMENT_NAME)).delete(9, 1)
+    Y.applyUpdate(doc, Y.encodeStateAsUpdate(other, Y.encodeStateVector(doc)))
+    const fresh = readLines(replica(doc))
+    const at = lineOf(fresh, 'item 41 of')
+    expect(at).toBe(lineOf(lines, 'item 41 of') - 1)
+    replaceLine(fragment, at, '- item 41 edited')
+    expect(readLines(fragment).slice(37, 41)).toEqual([
+      '- item 39 of a long list of words',
+      '- item 40 edited',
+      '- item 41 edited',
+      '- item 42 of a long list of words',
+    ])
   })
 })

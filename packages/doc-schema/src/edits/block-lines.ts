@@ -162,27 +162,27 @@ function markdownStart(
  * MAX_RENDER_WORK: past that, `complete` is false and the lines asked about may be beyond what was read.
  * Refused when the read's text does not read back as the block's items.
  *
- * When the block's whole text is kept (block-text-memo.ts: a read that printed the block whole, or an
- * earlier call that rendered it whole, and no change to the block since), nothing is rendered: the lines
- * come from that text, and are kept beside it for the next call.
+ * When the block's text is kept (block-text-memo.ts: what a read printed of it, or an earlier call
+ * rendered, with no change to the block since) and it settles `lines`, nothing is rendered: the lines come
+ * from that text, and are kept beside it for the next call.
  */
 export function blockLines(
   block: Y.XmlElement,
   blockNumber: number,
   lines?: readonly number[],
 ): Result<BlockLines> {
-  const known = derivedFromText(block, (text) => {
-    const read = readBack(blockNumber, text, true, itemElements(block))
+  const known = derivedFromText(block, ({ text, complete }) => {
+    const read = readBack(blockNumber, text, complete, itemElements(block))
     return read.kind === 'ok' ? read.value : undefined
   })
-  if (known) return ok(known)
+  if (known && (lines === undefined ? known.complete : settles(known, lines))) return ok(known)
   const elements = itemElements(block)
   const last = lines === undefined ? undefined : Math.max(0, ...lines)
   for (let chars = FIRST_CHARS; ; ) {
     const budget = Math.min(chars, MAX_IN_BLOCK_CHARS)
     // Markup costs the serialiser more than characters do: a read's allowance bounds it too.
     const prefix = markdownStart(block, budget)
-    if (prefix.complete) keepBlockText(block, prefix.text)
+    keepBlockText(block, prefix.text, prefix.complete)
     const read = readBack(blockNumber, prefix.text, prefix.complete, elements)
     if (read.kind === 'error' || budget === MAX_IN_BLOCK_CHARS || prefix.byWork) return read
     if (lines !== undefined && settles(read.value, lines)) return read

@@ -1,4 +1,5 @@
 import type * as Y from 'yjs'
+import { MAX_IN_BLOCK_CHARS } from '../limits.ts'
 
 /**
  * The Markdown of a list or table block as a section read prints it whole, kept while the block is
@@ -9,16 +10,24 @@ import type * as Y from 'yjs'
  * Kept per block element (weakly: it goes with the element) and dropped by a deep observer on the block
  * when a change lands under it; the observer is added once per block, the first time its text is kept.
  * Observers run when a transaction ends, so nothing is kept or answered inside one (the entry could be
- * stale there). Only blocks that hold items or rows are kept, and only up to MAX_KEPT_CHARS of text.
+ * stale there). Only blocks that hold items or rows are kept, and only up to MAX_KEPT_CHARS of text. A
+ * cut read keeps the exact start it rendered, which serves an edit of the lines it settles.
  */
 
 /** Top-level blocks whose lines `inBlock` numbers: only their text is kept. */
 const KEPT_TYPES: ReadonlySet<string> = new Set(['bulletList', 'orderedList', 'taskList', 'table'])
 
-/** Longest text kept for one block; `inBlock` renders no more than MAX_IN_BLOCK_CHARS of a block anyway. */
-const MAX_KEPT_CHARS = 200_000
+/**
+ * Longest text kept for one block: what `inBlock` renders of a block at most (its MAX_IN_BLOCK_CHARS
+ * counts the text and elements of the block, each element writing at least a character of Markdown), so
+ * a kept text never lets an edit number lines past those an edit would render itself.
+ */
+const MAX_KEPT_CHARS = MAX_IN_BLOCK_CHARS
 
-type Kept = { text: string; derived?: unknown }
+/** The block's Markdown: whole when `complete`, else exactly its first characters. */
+export type KeptText = { text: string; complete: boolean }
+
+type Kept = KeptText & { derived?: unknown }
 
 const kept = new WeakMap<Y.XmlElement, Kept>()
 const observed = new WeakSet<Y.XmlElement>()
@@ -27,35 +36,41 @@ function inTransaction(block: Y.XmlElement): boolean {
   return block.doc === null || block.doc._transaction !== null
 }
 
-/** Keeps `text`, the block's whole Markdown as a read renders it (no label, not cut). */
-export function keepBlockText(block: Y.XmlElement, text: string): void {
+/**
+ * Keeps `text`, the block's Markdown as a read renders it (no label): whole when `complete`, else exactly
+ * its start (a cut read's). A start shorter than what is kept already is not kept.
+ */
+export function keepBlockText(block: Y.XmlElement, text: string, complete: boolean): void {
   if (!KEPT_TYPES.has(block.nodeName) || text.length > MAX_KEPT_CHARS || inTransaction(block)) return
-  if (kept.get(block)?.text === text) return
+  const now = kept.get(block)
+  if (now && (now.complete || (!complete && now.text.length >= text.length))) return
   if (!observed.has(block)) {
     observed.add(block)
     block.observeDeep(() => kept.delete(block))
   }
-  kept.set(block, { text })
+  kept.set(block, { text, complete })
 }
 
-/** The block's whole Markdown as last kept, if the block has not changed since. */
-export function keptBlockText(block: Y.XmlElement): string | undefined {
+/** The block's Markdown as last kept, if the block has not changed since. */
+export function keptBlockText(block: Y.XmlElement): KeptText | undefined {
   if (inTransaction(block)) return undefined
-  return kept.get(block)?.text
+  const entry = kept.get(block)
+  return entry && { text: entry.text, complete: entry.complete }
 }
 
 /**
  * Something computed from the kept text (the caller's own, e.g. its line map), kept beside it and dropped
- * with it; `make` runs when there is none yet, and what it gives is kept unless undefined. Undefined when
- * no text is kept. What is kept is shared by every caller, which must not change it.
+ * with it (or when a longer start replaces it); `make` runs when there is none yet, and what it gives is
+ * kept unless undefined. Undefined when no text is kept. What is kept is shared by every caller, which
+ * must not change it.
  */
 export function derivedFromText<T>(
   block: Y.XmlElement,
-  make: (text: string) => T | undefined,
+  make: (kept: KeptText) => T | undefined,
 ): T | undefined {
   if (inTransaction(block)) return undefined
   const entry = kept.get(block)
   if (!entry) return undefined
-  if (entry.derived === undefined) entry.derived = make(entry.text)
+  if (entry.derived === undefined) entry.derived = make(entry)
   return entry.derived as T | undefined
 }

@@ -162,8 +162,9 @@ export function walkBlocks(
       offset,
     )
     if (markdown.byWork) byWork = true
-    // A list or table printed whole: an inBlock edit that follows numbers its lines from this text.
-    if (markdown.complete && offset === 0) keepBlockText(blocks[number - 1]!, markdown.text)
+    // What is rendered of a list or table (whole, or exactly its start): an inBlock edit that follows
+    // numbers its lines from this text.
+    keepBlockText(blocks[number - 1]!, markdown.text, markdown.complete)
     if (offset > 0 && markdown.complete && offset >= markdown.text.length) {
       return refuseFor(
         'block_offset_out_of_range',
