@@ -61,11 +61,16 @@ function readTarget(list: ListDoc): { sectionId: string; rev: string; line: numb
 /** Replaces item `target` by the numbers of `at` (each turn a different text, so every edit changes it). */
 function edit(list: ListDoc, at: { sectionId: string; rev: string; line: number }) {
   list.turn++
-  const result = editBlocks(asFrag(list.fragment), at.sectionId, at.rev, {
-    inBlock: 1,
-    removeBlocks: [at.line],
-    markdown: `- item ${list.target} of a list, edited ${list.turn} times`,
+  // In a transaction of its own, as the server applies an MCP edit (a direct connection's transact).
+  let result: ReturnType<typeof editBlocks> | undefined
+  list.doc.transact(() => {
+    result = editBlocks(asFrag(list.fragment), at.sectionId, at.rev, {
+      inBlock: 1,
+      removeBlocks: [at.line],
+      markdown: `- item ${list.target} of a list, edited ${list.turn} times`,
+    })
   })
+  if (!result) throw new Error('the edit did not run')
   if (result.kind === 'error') throw new Error(result.message)
   return result
 }

@@ -8,6 +8,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import * as Y from 'yjs'
+import { blockLines } from '../edits/block-lines.ts'
 import { editBlocks, listSections, renderSection } from '../index.ts'
 import { FRAGMENT_NAME } from '../limits.ts'
 import { keptBlockText } from '../sections/block-text-memo.ts'
@@ -123,5 +124,36 @@ describe("a list's kept text and lines go with a change to the list", () => {
       '- item 41 edited',
       '- item 42 of a long list of words',
     ])
+  })
+
+  test('inside a transaction, as the server edits: a change earlier in it is seen by the numbers and the rev', () => {
+    const { doc, fragment } = list()
+    const before = readLines(fragment)
+    const section = listSections(fragment)[1]!
+    doc.transact(() => {
+      block(fragment).delete(0, 1)
+      // The read's rev is stale now, though no observer has run yet.
+      const stale = editBlocks(fragment, section.sectionId, section.rev, {
+        inBlock: 1,
+        removeBlocks: [lineOf(before, 'gamma')],
+        markdown: '- GAMMA',
+      })
+      expect(stale.kind === 'error' && stale.reason).toBe('stale_rev')
+      const read = blockLines(block(fragment), 1)
+      expect(read.kind === 'ok' && read.value.lines).toEqual(['- beta', '- gamma', '- delta'])
+    })
+    // And an edit in a transaction of its own, by a read's numbers, changes the line read.
+    const fresh = readLines(fragment)
+    const id = listSections(fragment)[1]!
+    doc.transact(() => {
+      expectOk(
+        editBlocks(fragment, id.sectionId, id.rev, {
+          inBlock: 1,
+          removeBlocks: [lineOf(fresh, 'gamma')],
+          markdown: '- GAMMA',
+        }),
+      )
+    })
+    expect(readLines(fragment)).toEqual(['- beta', '- GAMMA', '- delta'])
   })
 })

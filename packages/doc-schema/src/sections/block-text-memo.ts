@@ -9,8 +9,8 @@ import { MAX_IN_BLOCK_CHARS } from '../limits.ts'
  *
  * Kept per block element (weakly: it goes with the element) and dropped by a deep observer on the block
  * when a change lands under it; the observer is added once per block, the first time its text is kept.
- * Observers run when a transaction ends, so nothing is kept or answered inside one (the entry could be
- * stale there). Only blocks that hold items or rows are kept, and only up to MAX_KEPT_CHARS of text. A
+ * Observers run when a transaction ends, so inside one (the server applies every MCP edit in one) an entry
+ * is used only while the block is unchanged in it (`observersCaughtUp`). Only blocks that hold items or rows are kept, and only up to MAX_KEPT_CHARS of text. A
  * cut read keeps the exact start it rendered, which serves an edit of the lines it settles.
  */
 
@@ -32,9 +32,27 @@ type Kept = KeptText & { derived?: unknown }
 const kept = new WeakMap<Y.XmlElement, Kept>()
 const observed = new WeakSet<Y.XmlElement>()
 
-function inTransaction(block: Y.XmlElement): boolean {
-  return block.doc === null || block.doc._transaction !== null
+/**
+ * True when every change to `type` or under it has reached its observers: no transaction is open or being
+ * cleaned up, or the only one is open and has changed nothing under `type` yet. False while observers of an
+ * ended transaction are still being called (a transaction opened by one of them runs before the others).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: any Yjs type (its event type is not known here)
+export function observersCaughtUp(type: Y.AbstractType<any>): boolean {
+  const doc = type.doc
+  if (!doc) return false
+  const current = doc._transaction
+  const pending = doc._transactionCleanups
+  if (pending.length === 0) return current === null
+  if (pending.length > 1 || pending[0] !== current || !current) return false
+  for (const changed of current.changed.keys()) {
+    // biome-ignore lint/suspicious/noExplicitAny: as Yjs types `parent`
+    for (let at: Y.AbstractType<any> | null = changed; at; at = at.parent) if (at === type) return false
+  }
+  return true
 }
+
+const inTransaction = (block: Y.XmlElement) => !observersCaughtUp(block)
 
 /**
  * Keeps `text`, the block's Markdown as a read renders it (no label): whole when `complete`, else exactly
