@@ -84,7 +84,7 @@ describe('export escapes only what CommonMark needs', () => {
     const html = commonmark.render(text)
     expect(html).toContain('&lt;string&gt;')
     expect(html).not.toMatch(/<(string|T|main)>/)
-    // HTML its author meant stays HTML: attributes, or opened and closed in the block; `Map<K, V>` is text.
+    // HTML its author meant stays HTML: attributes, or a lower-case inline element; `Map<K, V>` is text.
     const meant = '<a name="x"></a> d3.<b>geoPath</b>, Map<K, V>, Promise<T | undefined> and a <=> b'
     expect(stable(meant)).toBe(meant)
   })

@@ -21,12 +21,12 @@
  *   takes only `https://…` and `mailto:` links, whose `:` stays escaped in text).
  * - An inline HTML tag (a complete `<i>`, `</a>`, `<a href="#x" name="x">`, `<!-- … -->`, exactly what
  *   markdown-it's HTML_TAG_RE reads as one) is written as is when its author meant HTML (html-in-text.ts:
- *   attributes, or opened and closed in the block): both parsers keep inline HTML as its text, so it reads
- *   back the same. A lone bare tag (`<string>`, `<T>`) is escaped (`\<string>`), as its source most
- *   likely had it. Still escaped where the parsers would read more into a tag: the mark tags
+ *   attributes, or a lower-case inline element: `<b>`, `<kbd>`): both parsers keep inline HTML as its
+ *   text, so it reads back the same. Another bare tag (`<string>`, `<T>`) is escaped (`\<string>`), as its
+ *   source most likely had it. Still escaped where the parsers would read more into a tag: the mark tags
  *   `<u> <ins> <mark> <sub> <sup>` and `<br>`, a tag that would start an HTML block at a line start, a tag
- *   holding a line break, and a tag holding `|` in a table cell. Every other `<` keeps the library's rule
- *   (escaped before a letter, `!`, `/` or `?`).
+ *   holding a line break, and a tag holding `|` in a table cell. Any other `<` is escaped only before a
+ *   complete tag, an autolink or a tag's start the text ends in (TAG_AFTER): `a < b`, `Map<K, V>` stay.
  *
  * Most text needs none of this: a stretch holding no character any pattern could act on there is written
  * as it is without running the patterns (`mayNeedEscape`), which is most of a document's text.
@@ -72,6 +72,9 @@ const TAG_AFTER = `(?:(?<=(?=${HTML_TAG_RE.source.slice(1)})<)|(?:[A-Za-z][A-Za-
 const TEXT_UNSAFE: Unsafe[] = [
   { character: '&', after: CHARACTER_REFERENCE, inConstruct: 'phrasing' },
   { character: '<', after: TAG_AFTER, inConstruct: 'phrasing', notInConstruct: NO_PHRASING_SPANS },
+  // A bare URL in a link's text: markdown-it's linkify runs while it looks for the text's end, and a URL
+  // ending in `\` takes the backslash of an escaped `]` (GFM's own `:` rule skips link text).
+  { character: ':', before: '[ps]', after: '\\/', inConstruct: 'label' },
   { character: '~', after: '~', inConstruct: 'phrasing' },
   { character: '~', before: '~', inConstruct: 'phrasing' },
 ]
