@@ -3,6 +3,7 @@ import type { DocNode } from '../doc-json.ts'
 import { MAX_RENDER_WORK } from '../limits.ts'
 import { yTextToJSON } from '../yjs/read-y.ts'
 import type { SerializeOptions } from './blocks-to-mdast.ts'
+import { LABEL_LOOKAHEAD_CHARS } from './escape-text.ts'
 import { TOO_DEEP_NODE, yElementTooDeep } from './render-depth.ts'
 import { blocksToMarkdown } from './serialize-markdown.ts'
 
@@ -14,11 +15,13 @@ import { blocksToMarkdown } from './serialize-markdown.ts'
  *
  * Where the cut lands in the rendered text is found by a marker appended to the last text kept, so only
  * what the serialiser wrote before it is used (less a few characters, whose escaping can depend on the
- * next one). A cut table keeps its column count (see `padCutTables`). What the serialiser writes for
- * content otherwise depends only on that content and what came before it; the exceptions, all in content
- * only a hostile editor writes, change how the start is written, never what it says: a code block whose
- * later text has a longer run of backticks (a longer fence), a code span of spaces cut, a list whose later
- * item starts with a horizontal rule (the other bullet character).
+ * next ones: a short link's text, a definition's label; CUT_MARK_MARGIN). A cut table keeps its column count
+ * (see `padCutTables`). What the serialiser writes for content otherwise depends only on that content and
+ * what came before it; the exceptions, all in content only a hostile editor writes, change how the start is
+ * written, never what it says: a code block whose later text has a longer run of backticks (a longer
+ * fence), a code span of spaces cut, a list whose later item starts with a horizontal rule (the other
+ * bullet character), a paragraph in a list item or quote that starts like an HTML block and has a marked
+ * line after the cut (written as an HTML block when cut, as escaped text whole).
  */
 /** Text past the needed characters that a cut block keeps, so the end of the cut never reaches them. */
 export const PREFIX_SLACK_CHARS = 4_096
@@ -48,8 +51,11 @@ export type BlockPrefix = {
  */
 const CUT_MARK = '\uE000\uE001\uE002'
 
-/** Characters before the marker not relied on: escaping of a character can depend on its neighbours. */
-const CUT_MARK_MARGIN = 16
+/**
+ * Characters before the marker not relied on: escaping of a character can depend on what follows it, up to
+ * a link's whole text when it is short (LABEL_LOOKAHEAD_CHARS, escape-text.ts: its brackets balance).
+ */
+const CUT_MARK_MARGIN = LABEL_LOOKAHEAD_CHARS + 56
 
 /** A block cut for rendering, with the marker appended to its last text; `markable` is false without one. */
 export function markedBlockPrefix(

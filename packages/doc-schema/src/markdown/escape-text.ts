@@ -11,7 +11,9 @@
  *   Footnotes (`[^1]`, and `[^1]: …` at a line start) are written as they are: both parsers keep them as
  *   that text (footnotes.ts) and a GFM renderer shows them as footnotes.
  * - In a link's text or an image's alt, `[` and `]` are escaped only when they are unbalanced there
- *   (`[f([options])](#f)` stays as written): balanced brackets cannot end the label early.
+ *   (`[f([options])](#f)` stays as written); a link's text longer than LABEL_LOOKAHEAD_CHARS keeps the
+ *   library's rule (a bounded read can cut it short, and its start must be written as the whole is). A link
+ *   target's `(` and `)` likewise only when unbalanced (`…/Shebang_(Unix)`).
  * - `&` is escaped only before what reads as a character reference (`&name;`, `&#9;`, `&#x9;`), in text and
  *   in link and image targets (`withNarrowAmpersand`).
  * - `~` only in a run of two or more (markdown-it's strikethrough is `~~`; `@~6.16.0` stays), and `@` and
@@ -19,12 +21,12 @@
  *   takes only `https://…` and `mailto:` links, whose `:` stays escaped in text).
  * - An inline HTML tag (a complete `<i>`, `</a>`, `<a href="#x" name="x">`, `<!-- … -->`, exactly what
  *   markdown-it's HTML_TAG_RE reads as one) is written as is when its author meant HTML (html-in-text.ts:
- *   attributes, or opened and closed in the block): both parsers keep inline HTML as its text, so it reads
- *   back the same. A lone bare tag (`<string>`, `<T>`) is escaped (`\<string>`), as its source most
- *   likely had it. Still escaped where the parsers would read more into a tag: the mark tags
+ *   attributes, or a lower-case inline element: `<b>`, `<kbd>`): both parsers keep inline HTML as its
+ *   text, so it reads back the same. Another bare tag (`<string>`, `<T>`) is escaped (`\<string>`), as its
+ *   source most likely had it. Still escaped where the parsers would read more into a tag: the mark tags
  *   `<u> <ins> <mark> <sub> <sup>` and `<br>`, a tag that would start an HTML block at a line start, a tag
- *   holding a line break, and a tag holding `|` in a table cell. Every other `<` keeps the library's rule
- *   (escaped before a letter, `!`, `/` or `?`).
+ *   holding a line break, and a tag holding `|` in a table cell. Any other `<` is escaped only before a
+ *   complete tag, an autolink or a tag's start the text ends in (TAG_AFTER): `a < b`, `Map<K, V>` stay.
  *
  * Most text needs none of this: a stretch holding no character any pattern could act on there is written
  * as it is without running the patterns (`mayNeedEscape`), which is most of a document's text.
@@ -70,6 +72,9 @@ const TAG_AFTER = `(?:(?<=(?=${HTML_TAG_RE.source.slice(1)})<)|(?:[A-Za-z][A-Za-
 const TEXT_UNSAFE: Unsafe[] = [
   { character: '&', after: CHARACTER_REFERENCE, inConstruct: 'phrasing' },
   { character: '<', after: TAG_AFTER, inConstruct: 'phrasing', notInConstruct: NO_PHRASING_SPANS },
+  // A bare URL in a link's text: markdown-it's linkify runs while it looks for the text's end, and a URL
+  // ending in `\` takes the backslash of an escaped `]` (GFM's own `:` rule skips link text).
+  { character: ':', before: '[ps]', after: '\\/', inConstruct: 'label' },
   { character: '~', after: '~', inConstruct: 'phrasing' },
   { character: '~', before: '~', inConstruct: 'phrasing' },
 ]
@@ -143,6 +148,16 @@ function labelText(node: Nodes): string {
   return 'children' in node ? node.children.map(labelText).join('') : ''
 }
 
+/**
+ * The longest link text whose brackets are written as they are when they balance: a bounded read does not
+ * rely on the characters just before its cut (CUT_MARK_MARGIN, block-prefix.ts), which covers it.
+ */
+export const LABEL_LOOKAHEAD_CHARS = 200
+
+/** An image, or a link holding only images (a badge): its label is alt text (an attribute, never cut). */
+const altOnly = (node: Link | Image) =>
+  node.type === 'image' || node.children.every((child) => child.type === 'image')
+
 /** Whether every `]` in `text` closes a `[` before it and every `[` is closed. */
 function bracketsBalanced(text: string): boolean {
   let depth = 0
@@ -167,8 +182,11 @@ export function withNarrowAmpersand(handler: Handle): Handle {
       ...saved.filter((pattern) => pattern.character !== '&'),
       DESTINATION_AMP,
     ])
+    // A link's text can be cut short by a bounded read (block-prefix.ts), where brackets balanced in the
+    // whole text may not be in its start: only a short one decides, within what a cut read does not rely on.
     const label = labelText(node as Link | Image)
-    if (bracketsBalanced(label)) {
+    const whole = altOnly(node as Link | Image) || label.length <= LABEL_LOOKAHEAD_CHARS
+    if (whole && bracketsBalanced(label)) {
       const base = list
       list = derived(balancedLabelUnsafe, base, () => base.filter((pattern) => !isLabelBracket(pattern)))
     }
@@ -235,10 +253,13 @@ const DEFINITION_START = /^\[(?!\^[^\]\s]+\]:)[^\]]*\]:/
 const NOT_A_DEFINITION = /^\[[^\]]*\]:[ \t]*(?:<[^>\n]*>|[^\s<]\S*)[ \t]+[^\s"'(]/
 const CHECKBOX_START = /^\[[ xX]\](?:[ \t\r\n]|$)/
 
-/** The characters of the siblings after `index` (their text, code, alt and raw HTML; breaks as `\n`). */
-function textAfter(siblings: readonly PhrasingContent[], index: number): string {
+/**
+ * The characters of the siblings after `index` (their text, code, alt and raw HTML; breaks as `\n`), at
+ * least `chars` of them when there are.
+ */
+function textAfter(siblings: readonly PhrasingContent[], index: number, chars: number): string {
   let out = ''
-  for (let at = index + 1; at < siblings.length; at++) out += plainText(siblings[at]!)
+  for (let at = index + 1; at < siblings.length && out.length < chars; at++) out += plainText(siblings[at]!)
   return out
 }
 function plainText(node: PhrasingContent): string {
@@ -258,12 +279,38 @@ function plainText(node: PhrasingContent): string {
 
 /**
  * Whether a `[` starting a paragraph's first text must be escaped: when a definition or, in a list item,
- * a checkbox would form with what follows it in the paragraph.
+ * a checkbox would form with what follows it in the paragraph, read as far as LABEL_LOOKAHEAD_CHARS.
  */
 function openingBracketUnsafe(state: State, value: string, parent: Parents, index: number): boolean {
-  const rest = value + textAfter(parent.children as PhrasingContent[], index)
+  // Only the first LABEL_LOOKAHEAD_CHARS decide, so a read cut short decides alike (block-prefix.ts); a
+  // label not closed within them is escaped.
+  const window = LABEL_LOOKAHEAD_CHARS
+  const rest = (
+    value.length >= window ? value : value + textAfter(parent.children as PhrasingContent[], index, window)
+  ).slice(0, window)
+  if (!rest.includes(']')) return true
   if (DEFINITION_START.test(rest) && !NOT_A_DEFINITION.test(rest)) return true
   return state.stack.includes('listItem') && CHECKBOX_START.test(rest)
+}
+
+/** The pattern lists of one text: `relaxed` (no `(` after `]` rule) for offsets before `until`. */
+type Lists = { strict: Unsafe[]; relaxed: Unsafe[]; until: number }
+
+/** `state.safe` for `text.slice(from, to)` with the list each part of it takes (see Lists). */
+function safePart(state: State, text: string, from: number, to: number, config: SafeConfig, lists: Lists) {
+  if (lists.until <= from) return state.safe(text.slice(from, to), config)
+  const split = Math.min(lists.until, to)
+  state.unsafe = lists.relaxed
+  const head = state.safe(
+    text.slice(from, split),
+    split < to ? { ...config, after: text.charAt(split) } : config,
+  )
+  state.unsafe = lists.strict
+  if (split === to) return head
+  return (
+    head +
+    state.safe(text.slice(split, to), { ...config, before: text.charAt(split - 1), beforeNode: undefined })
+  )
 }
 
 /**
@@ -278,38 +325,43 @@ function safeStretch(
   end: number,
   config: SafeConfig & Info,
   free: readonly number[] | undefined,
+  lists: Lists,
 ): string {
   const stretch = start === 0 && end === text.length ? text : text.slice(start, end)
   if (!mayNeedEscape(state, stretch, config.before)) return stretch
-  if (!free) return state.safe(stretch, config)
   let out = ''
   let from = start
-  for (const at of free) {
+  for (const at of free ?? []) {
     if (at < from || at >= end || LINE_START.test(config.before + text.slice(start, at))) continue
     if (at > from) {
-      out += state.safe(text.slice(from, at), {
-        ...config,
-        before: from === start ? config.before : text.charAt(from - 1),
-        after: text.charAt(at),
-        beforeNode: from === start ? config.beforeNode : undefined,
-        afterNode: undefined,
-      })
+      out += safePart(
+        state,
+        text,
+        from,
+        at,
+        {
+          ...config,
+          before: from === start ? config.before : text.charAt(from - 1),
+          after: text.charAt(at),
+          beforeNode: from === start ? config.beforeNode : undefined,
+          afterNode: undefined,
+        },
+        lists,
+      )
     }
     out += text.charAt(at)
     from = at + 1
   }
-  if (from === start) return state.safe(stretch, config)
+  if (from === start) return safePart(state, text, start, end, config, lists)
   if (from === end) return out
-  return (
-    out +
-    state.safe(text.slice(from, end), { ...config, before: text.charAt(from - 1), beforeNode: undefined })
-  )
+  const rest = { ...config, before: text.charAt(from - 1), beforeNode: undefined }
+  return out + safePart(state, text, from, end, rest, lists)
 }
 
 /** Whether the tag at `start` of `value` may be written unescaped (see the module comment). */
 function rawTagAllowed(state: State, node: Text, start: number, tag: string, before: string): boolean {
   if (MARK_OR_BREAK_TAG.test(tag) || /[\r\n]/.test(tag)) return false
-  if (!tagMeantAsHtml(tag, (node.data as TextData | undefined)?.pairedTags)) return false
+  if (!tagMeantAsHtml(tag)) return false
   if (tag.includes('|') && state.stack.includes('tableCell')) return false
   const value = node.value
   const lineStart = LINE_START.test(before + value.slice(0, start))
@@ -319,14 +371,13 @@ function rawTagAllowed(state: State, node: Text, start: number, tag: string, bef
 }
 
 /**
- * What inline-to-mdast.ts hands a text node: the element names opened and closed in its block, and the
- * offsets of its `*` and `_` that cannot form emphasis (free-delimiters.ts).
+ * What inline-to-mdast.ts hands a text node: the offsets of its `*` and `_` that cannot form emphasis
+ * (free-delimiters.ts), and how far no `[` before it could make `](` a link.
  */
 export type TextData = {
-  pairedTags?: ReadonlySet<string>
   free?: readonly number[]
-  /** No `[` in the block could open a link: a `(` after `]` is written as is. */
-  noLinkOpener?: boolean
+  /** The offset before which a `(` after `]` needs no escape (no `[` before it in the block). */
+  parenFree?: number
 }
 
 /**
@@ -353,12 +404,16 @@ export const textHandler: Handle = (node, parent, state, info) => {
     LINE_START.test(info.before) &&
     openingBracketUnsafe(state, value, parent, index)
   ) {
-    const restData: TextData = { ...data, free: free?.map((at) => at - 1) }
+    const parenFree = data?.parenFree === undefined ? undefined : Math.max(0, data.parenFree - 1)
+    const restData: TextData = { free: free?.map((at) => at - 1), parenFree }
     const rest: Text = { type: 'text', value: value.slice(1), data: restData }
     return `\\[${textHandler(rest, parent, state, { ...info, before: '[' })}`
   }
   const saved = state.unsafe
-  state.unsafe = unsafeForText(state, lineBreaks, data?.noLinkOpener === true)
+  const strict = unsafeForText(state, lineBreaks, false)
+  const relaxed = lineBreaks ? strict : unsafeForText(state, false, true)
+  const lists: Lists = { strict, relaxed, until: lineBreaks ? 0 : (data?.parenFree ?? 0) }
+  state.unsafe = strict
   try {
     let out = ''
     let from = 0
@@ -373,14 +428,14 @@ export const textHandler: Handle = (node, parent, state, info) => {
         afterNode: undefined,
         beforeNode: from === 0 ? around.beforeNode : undefined,
       }
-      out += safeStretch(state, value, from, at, config, free)
+      out += safeStretch(state, value, from, at, config, free, lists)
       out += tag
       from = at + tag.length
       at = from - 1
     }
-    if (from === 0) return safeStretch(state, value, 0, value.length, around, free)
+    if (from === 0) return safeStretch(state, value, 0, value.length, around, free, lists)
     const config = { ...around, before: value.charAt(from - 1), beforeNode: undefined }
-    return out + safeStretch(state, value, from, value.length, config, free)
+    return out + safeStretch(state, value, from, value.length, config, free, lists)
   } finally {
     state.unsafe = saved
   }

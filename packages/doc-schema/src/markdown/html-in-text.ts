@@ -4,9 +4,11 @@
  * them apart by what an author writes on purpose:
  *
  * - Inline, a tag is HTML when it has attributes (`<a name="x">`, `<img src="…">`), is a comment,
- *   processing instruction, declaration or CDATA, or its element is both opened and closed in the same
- *   block (`<b>…</b>`, `<i>…</i>`). A lone bare tag (`<string>`, `<T>`, `Vec<u8>`, `"<main>"`) is text an
- *   author escaped, or would have: written raw, a renderer hides it or starts an element, so it is escaped.
+ *   processing instruction, declaration or CDATA, or names an inline HTML element in lower case (`<b>`,
+ *   `</i>`, `<kbd>`, `<code>`). Any other bare tag (`<string>`, `<T>`, `Vec<u8>`, `"<main>"`, `<Object>`)
+ *   is text an author escaped, or would have: written raw, a renderer hides it or starts an element, so it
+ *   is escaped. The tag alone decides, not the rest of its block: a bounded read renders a block cut short
+ *   and must write its start as the whole block is written (block-prefix.ts).
  * - A block: the lines of an HTML block inside a list item or a quote import as a paragraph, one text line
  *   per source line (tokens-to-blocks.ts); such a paragraph is written back as those lines, an HTML block
  *   again (blocks-to-mdast.ts), not as escaped text.
@@ -20,29 +22,53 @@ import type { DocNode } from '../doc-json.ts'
 const WITH_ATTRIBUTES = /^<[A-Za-z][A-Za-z0-9-]*\s+[A-Za-z_:]/
 /** Comments, processing instructions, declarations, CDATA: never an escaped word. */
 const NOT_AN_ELEMENT = /^<[!?]/
-/** The element name of a start or end tag, lower-cased by the callers. */
-const TAG_NAME = /^<\/?([A-Za-z][A-Za-z0-9-]*)/
-/** Every start or end tag in a text, for pairing (a `>` inside an attribute value only ends it early). */
-const TAGS = /<(\/?)([A-Za-z][A-Za-z0-9-]*)(?=[\s/>])[^<>]*>/g
-
-/**
- * Element names both opened and closed somewhere in `text` (a block's text, code spans left out), or
- * undefined when there are none. Computed once per block and handed to its text nodes (inline-to-mdast.ts).
- */
-export function pairedTagNames(text: string): ReadonlySet<string> | undefined {
-  if (!text.includes('</')) return undefined
-  const opened = new Set<string>()
-  const closed = new Set<string>()
-  for (const match of text.matchAll(TAGS)) (match[1] ? closed : opened).add(match[2]!.toLowerCase())
-  const paired = new Set([...closed].filter((name) => opened.has(name)))
-  return paired.size > 0 ? paired : undefined
-}
+/** HTML's inline (phrasing) elements that Markdown files use bare, in lower case as HTML is written. */
+const INLINE_ELEMENT = new RegExp(
+  `^</?(?:${[
+    'a',
+    'abbr',
+    'b',
+    'bdi',
+    'bdo',
+    'big',
+    'cite',
+    'code',
+    'data',
+    'del',
+    'dfn',
+    'em',
+    'i',
+    'kbd',
+    'mark',
+    'nobr',
+    'q',
+    'rp',
+    'rt',
+    'ruby',
+    's',
+    'samp',
+    'small',
+    'span',
+    'strike',
+    'strong',
+    'sub',
+    'sup',
+    'time',
+    'tt',
+    'u',
+    'var',
+    'wbr',
+    'ins',
+    'br',
+    'img',
+    'font',
+    'center',
+  ].join('|')})\\s*/?>$`,
+)
 
 /** Whether a complete inline tag (markdown-it's HTML_TAG_RE match) reads as HTML its author meant. */
-export function tagMeantAsHtml(tag: string, paired: ReadonlySet<string> | undefined): boolean {
-  if (NOT_AN_ELEMENT.test(tag) || WITH_ATTRIBUTES.test(tag)) return true
-  const name = TAG_NAME.exec(tag)?.[1]
-  return name !== undefined && paired?.has(name.toLowerCase()) === true
+export function tagMeantAsHtml(tag: string): boolean {
+  return NOT_AN_ELEMENT.test(tag) || WITH_ATTRIBUTES.test(tag) || INLINE_ELEMENT.test(tag)
 }
 
 /** markdown-it's HTML block kind 6: a block-level element's open or close tag starts the line. */

@@ -2,7 +2,6 @@ import type { PhrasingContent } from 'mdast'
 import type { DocMark, DocNode } from '../doc-json.ts'
 import type { TextData } from './escape-text.ts'
 import { freeDelimiters } from './free-delimiters.ts'
-import { pairedTagNames } from './html-in-text.ts'
 
 // Marks in the order that breaks ties, outermost first (see `wrap`): emphasis around a link (`**[a](u)**`,
 // the commoner form in real files); code is innermost because inline code cannot contain other Markdown.
@@ -32,12 +31,13 @@ export type InlineContext = {
    * block holds does not tell what the line holds, so no escape is relaxed by looking at the block.
    */
   sharedLine?: boolean
-  /** Element names opened and closed in the block's text: such tags are written as HTML (escape-text.ts). */
-  pairedTags?: ReadonlySet<string>
   /** Offsets of each text node's `*` and `_` that cannot form emphasis (free-delimiters.ts). */
   free?: Map<DocNode, number[]>
-  /** The block has no `[` that could open a link (none in its text, no link): `](` needs no escape. */
-  noLinkOpener?: boolean
+  /**
+   * Per text node, the offset before which a `(` after `]` needs no escape: no `[` in text comes before it
+   * in the block, so no link could close there.
+   */
+  parenFree?: Map<DocNode, number>
 }
 
 function markKey(mark: DocMark | undefined): string {
@@ -56,26 +56,30 @@ export function inlineToMdast(nodes: DocNode[], context: InlineContext): Phrasin
   const trimmed = [...nodes]
   while (trimmed.at(-1)?.type === 'hardBreak') trimmed.pop()
   if (context.sharedLine) return wrap(trimmed, MARK_ORDER, context)
-  const pairedTags = pairedTagNames(htmlText(trimmed))
   const free = freeDelimiters(trimmed)
-  const noLinkOpener = !trimmed.some((node) => {
-    const link = markOf(node, 'link')
-    // A link to its own text is written as an autolink, `<https://…>`: no bracket.
-    if (link && link.attrs?.href !== node.text) return true
-    return node.text?.includes('[') === true && !markOf(node, 'code')
-  })
-  if (!pairedTags && !free && !noLinkOpener) return wrap(trimmed, MARK_ORDER, context)
-  return wrap(trimmed, MARK_ORDER, { ...context, pairedTags, free, noLinkOpener })
+  const parenFree = parenFreeOffsets(trimmed)
+  if (!free && !parenFree) return wrap(trimmed, MARK_ORDER, context)
+  return wrap(trimmed, MARK_ORDER, { ...context, free, parenFree })
 }
 
-/** The block's text outside code spans, where its HTML tags can be (empty when it holds no `<`). */
-function htmlText(nodes: DocNode[]): string {
-  let text = ''
+/**
+ * Where in each text node no link could be closed yet: up to its first `[`, while no `[` in text (outside
+ * code) came before in the block. A link's own brackets open nothing after it (the link consumed them).
+ * Only what comes before decides (a bounded read writes a block cut short; block-prefix.ts).
+ */
+function parenFreeOffsets(nodes: DocNode[]): Map<DocNode, number> | undefined {
+  let out: Map<DocNode, number> | undefined
   for (const node of nodes) {
-    if (node.type === 'text' && node.text?.includes('<') && !markOf(node, 'code')) text += node.text
-    else text += ' '
+    if (node.type !== 'text' || markOf(node, 'code')) continue
+    const text = node.text ?? ''
+    const bracket = text.indexOf('[')
+    if (bracket !== 0 && text.includes('](')) {
+      out ??= new Map()
+      out.set(node, bracket === -1 ? text.length : bracket)
+    }
+    if (bracket !== -1) return out
   }
-  return text
+  return out
 }
 
 /** Where the run of nodes from `index` carrying the same `type` mark as nodes[index] ends. */
@@ -183,9 +187,9 @@ function leaf(node: DocNode, context: InlineContext): PhrasingContent[] {
   if (node.type === 'text') {
     const value = node.text ?? ''
     const free = context.free?.get(node)
-    const { pairedTags, noLinkOpener } = context
-    if (!pairedTags && !free && !noLinkOpener) return [{ type: 'text', value }]
-    const data: TextData = { pairedTags, free, noLinkOpener }
+    const parenFree = context.parenFree?.get(node)
+    if (!free && !parenFree) return [{ type: 'text', value }]
+    const data: TextData = { free, parenFree }
     return [{ type: 'text', value, data }]
   }
   if (node.type === 'hardBreak') return [breakNode(context)]
