@@ -8,6 +8,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { measureFind } from './lib/find.ts'
 import { buildFixture, type Fixture } from './lib/fixtures.ts'
+import { measureInBlockEdit } from './lib/in-block-edit.ts'
 import { measureMemory } from './lib/memory.ts'
 import { measurePeer } from './lib/peer.ts'
 import { measurePure, measureSectionScale } from './lib/pure.ts'
@@ -50,6 +51,8 @@ if (!only || only === 'pure') {
   rows.push(measureSectionScale(quick ? 21 : 51))
   process.stderr.write('measuring cut section reads by section size (100,000 and 10 blocks)…\n')
   rows.push(measureCutSectionRead(quick ? 21 : 51))
+  process.stderr.write('measuring in_block edits by list length (1,000 and 10 items)…\n')
+  rows.push(measureInBlockEdit(quick ? 21 : 51))
 }
 if (!only || only === 'server') {
   const oneMiB = fixtures.find((f) => f.name === '1 MiB')!

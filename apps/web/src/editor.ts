@@ -146,7 +146,8 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     // The socket signs in with this page's session cookie; the provider needs some token string.
     token: 'session',
     onAuthenticated: ({ scope: granted }) => {
-      // Also when the server takes write access away while the page is open (collab/access-watch.ts).
+      // Also when the server takes write access away or gives it back while the page is open
+      // (collab/access-watch.ts): the editor, the bar and the chat box follow without a reload.
       scope = granted === 'readonly' ? 'readonly' : 'read-write'
       applyScope()
     },

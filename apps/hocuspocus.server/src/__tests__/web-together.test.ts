@@ -2,7 +2,8 @@
  * Two people and an agent in one document, in Debian's Chromium (issue 28). Before: every page chose its
  * own colour from a hash of the handle, so "erin" and "ivan" drew in the very same blue; an agent's chat
  * message was labelled with the person's name, exactly like the person's own; a viewer whose role dropped
- * kept the formatting bar and the chat box until reload; a removed member read "could not be opened"
+ * kept the formatting bar and the chat box until reload, and one raised back to editor stayed read-only
+ * until reload; a removed member read "could not be opened"
  * under a status still saying "Connected".
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -198,7 +199,7 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
     expect(await seriousViolations(page)).toEqual([])
   })
 
-  test('a role dropped to viewer takes the formatting bar and the chat box away at once; removal says so in the status', async () => {
+  test('a role dropped to viewer takes the formatting bar and the chat box away at once, a raise gives them back, removal says so in the status', async () => {
     const owner = await person(server, 'pia')
     const quinn = await person(server, 'quinn')
     const created = await server.services.documents.create(owner.user.id, {
@@ -234,6 +235,37 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
       expect(now).toMatchObject({ editable: 'false', toolbar: false, chatBox: false })
       expect(now.access).toStartWith('read-only')
     })
+
+    // The owner, in their own page, makes quinn an editor again through the share API: quinn's open page
+    // gets the bar and the chat box back without a reload, and what quinn types reaches the owner's page.
+    const ownerPage = await signedIn(browser, server, 'pia')
+    await openDocument(ownerPage, server, slug)
+    const raised = await ownerPage.evaluate(
+      async (path) =>
+        (
+          await fetch(path, {
+            method: 'PUT',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ role: 'editor' }),
+          })
+        ).status,
+      `/api/documents/${slug}/members/quinn`,
+    )
+    expect(raised).toBe(200)
+    await eventually(async () => {
+      const now = await state()
+      expect(now).toMatchObject({ editable: 'true', toolbar: true, chatBox: true, status: 'Connected' })
+      expect(now.access).toStartWith('editing')
+    })
+    await page.click('.ProseMirror p:last-of-type')
+    await page.keyboard.press('End')
+    await page.keyboard.type(' Raised and typing.')
+    await eventually(async () =>
+      expect(
+        await ownerPage.evaluate(() => document.querySelector('.ProseMirror')?.textContent ?? ''),
+      ).toContain('Raised and typing.'),
+    )
+    await ownerPage.browserContext().close()
 
     expect((await server.services.documents.unshare(slug, quinn.user.id)).kind).toBe('ok')
     const removed = await eventually(async () => {

@@ -10,9 +10,11 @@
  * - made read-only when it may still read but no longer write (read-only document, viewer role, a token
  *   without `write`): its further updates are refused by Hocuspocus and the provider is told `readonly`.
  *
- * Access is only ever taken away here: a connection that may now write (viewer -> editor, a document no
- * longer read-only) stays read-only until it reconnects, when onAuthenticate decides afresh. So re-checks
- * can run concurrently and finish in any order: a stale answer can never give back what a newer one took.
+ * - made writable again when it may now write (viewer -> editor, a document no longer read-only) and was
+ *   read-only for access alone: the provider is told `read-write`. Only the answer of the newest re-check
+ *   begun for that connection may give write access back, so a raise read before a drop or an unshare
+ *   can never undo it, whatever order the queries finish in. Taking away needs no such care: an older
+ *   answer that takes away what a newer one allowed is undone by the next re-check (event or pass).
  *
  * Every ACCESS_RECHECK_MS all open connections are re-checked in one batch too (two queries). That bounds
  * what no event reports: a token that expires, a change made by a CLI process writing PostgreSQL
@@ -48,6 +50,9 @@ export class AccessWatch implements Extension {
   /** Set by stopPeriodicRecheck or onDestroy, which may come before onConfigure has run (it is queued). */
   private periodicStopped = false
   private destroyed = false
+  /** Counts re-checks begun; `newest` holds, per connection, the count of the last one that concerned it. */
+  private begun = 0
+  private readonly newest = new WeakMap<Connection, number>()
 
   constructor(
     private readonly deps: {
@@ -127,6 +132,8 @@ export class AccessWatch implements Extension {
   private async recheck(select: (checked: Checked) => boolean, why: string): Promise<void> {
     const targets = this.openConnections(select)
     if (targets.length === 0) return
+    const run = ++this.begun
+    for (const { connection } of targets) this.newest.set(connection, run)
     const { tokens, documents } = this.deps.services
     const usable = await tokens.usableIds(targets.map((t) => t.context.principal.tokenId))
     const withToken = targets.filter((t) => usable.has(t.context.principal.tokenId))
@@ -142,6 +149,7 @@ export class AccessWatch implements Extension {
       const access = accesses[i]
       if (!access?.canRead) refused.push({ ...target, reason: ACCESS_REMOVED_REASON })
       else if (!access.canWrite) this.makeReadOnly(target, why)
+      else if (this.newest.get(target.connection) === run) this.makeWritable(target, why)
     })
     if (refused.length === 0) return
     for (const target of refused) this.close(target, target.reason, why)
@@ -161,6 +169,28 @@ export class AccessWatch implements Extension {
     this.deps.logger.info(
       { userId: context.principal.user.id, documentId: context.documentId, why },
       'websocket made read-only: write access was removed',
+    )
+  }
+
+  /** Gives write access back, only to a connection that access alone made read-only (not a refused one). */
+  private makeWritable({ connection, context }: Checked, why: string): void {
+    if (context.canWrite || !connection.document.hasConnection(connection)) return
+    connection.readOnly = false
+    context.canWrite = true
+    const address = connection.messageAddress
+    connection.send(new OutgoingMessage(address).writeAuthenticated(false).toUint8Array())
+    // Then a sync step 1: the provider answers with what the server lacks. Updates refused while read-only
+    // stay in the client's document, and without them every later update of that client would wait on
+    // them, never applied. They are this writer's now, and pass the same checks as any update.
+    connection.send(
+      new OutgoingMessage(address)
+        .createSyncMessage()
+        .writeFirstSyncStepFor(connection.document)
+        .toUint8Array(),
+    )
+    this.deps.logger.info(
+      { userId: context.principal.user.id, documentId: context.documentId, why },
+      'websocket made writable: write access was given',
     )
   }
 

@@ -12,6 +12,7 @@ import { MAX_IN_BLOCK_CHARS } from '../limits.ts'
 import { exactBefore, markedBlockPrefix, renderWork } from '../markdown/block-prefix.ts'
 import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
+import { derivedFromText, keepBlockText } from '../sections/block-text-memo.ts'
 
 /** Elements a line can address: an item of a list, a row of a table. */
 export const ITEM_TYPES: ReadonlySet<string> = new Set(['listItem', 'taskItem', 'tableRow'])
@@ -160,18 +161,28 @@ function markdownStart(
  * `lines` is undefined), rendering no more than MAX_IN_BLOCK_CHARS characters of it, nor more than a read's
  * MAX_RENDER_WORK: past that, `complete` is false and the lines asked about may be beyond what was read.
  * Refused when the read's text does not read back as the block's items.
+ *
+ * When the block's text is kept (block-text-memo.ts: what a read printed of it, or an earlier call
+ * rendered, with no change to the block since) and it settles `lines`, nothing is rendered: the lines come
+ * from that text, and are kept beside it for the next call.
  */
 export function blockLines(
   block: Y.XmlElement,
   blockNumber: number,
   lines?: readonly number[],
 ): Result<BlockLines> {
+  const known = derivedFromText(block, ({ text, complete }) => {
+    const read = readBack(blockNumber, text, complete, itemElements(block))
+    return read.kind === 'ok' ? read.value : undefined
+  })
+  if (known && (lines === undefined ? known.complete : settles(known, lines))) return ok(known)
   const elements = itemElements(block)
   const last = lines === undefined ? undefined : Math.max(0, ...lines)
   for (let chars = FIRST_CHARS; ; ) {
     const budget = Math.min(chars, MAX_IN_BLOCK_CHARS)
     // Markup costs the serialiser more than characters do: a read's allowance bounds it too.
     const prefix = markdownStart(block, budget)
+    keepBlockText(block, prefix.text, prefix.complete)
     const read = readBack(blockNumber, prefix.text, prefix.complete, elements)
     if (read.kind === 'error' || budget === MAX_IN_BLOCK_CHARS || prefix.byWork) return read
     if (lines !== undefined && settles(read.value, lines)) return read

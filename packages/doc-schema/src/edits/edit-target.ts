@@ -2,6 +2,8 @@ import * as Y from 'yjs'
 import { isHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR } from '../limits.ts'
 import { type Result, refuseFor } from '../result.ts'
+import { observersCaughtUp } from '../sections/block-text-memo.ts'
+import { memoLocateSection, memoSectionRev } from '../sections/outline-memo.ts'
 import { type LocatedSection, locateSection } from '../sections/section-index.ts'
 import { sectionRev } from '../sections/section-rev.ts'
 
@@ -12,7 +14,12 @@ export function editTarget(fragment: Y.XmlFragment, sectionId: string, rev: stri
   const doc = fragment.doc
   if (!doc)
     return refuseFor('detached', 'fragment: it belongs to no Y.Doc; edit a fragment read from a document.')
-  const section = locateSection(fragment, sectionId)
+  // Through the live document's memo, which a read of the section just filled: the same located section
+  // while the document is unchanged, and its rev kept with it, so an edit by a fresh read's rev neither
+  // walks to the section nor hashes it again. When the memo may not have heard of a change yet (its
+  // observer runs when a transaction ends: a change earlier in this transaction), both are computed.
+  const memo = observersCaughtUp(fragment)
+  const section = memo ? memoLocateSection(fragment, sectionId) : locateSection(fragment, sectionId)
   if (!section) {
     return refuseFor(
       'section_not_found',
@@ -20,7 +27,7 @@ export function editTarget(fragment: Y.XmlFragment, sectionId: string, rev: stri
       'section_id',
     )
   }
-  const current = sectionRev(section.heading, section.blocks)
+  const current = memo ? memoSectionRev(fragment, section) : sectionRev(section.heading, section.blocks)
   if (current !== rev) {
     return refuseFor(
       'stale_rev',

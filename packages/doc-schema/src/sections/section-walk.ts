@@ -9,6 +9,7 @@ import { yBlockForRender } from '../markdown/render-depth.ts'
 import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
 import { safeCut } from '../text-cut.ts'
+import { keepBlockText } from './block-text-memo.ts'
 import { memoSectionRev } from './outline-memo.ts'
 import type { LocatedSection } from './section-index.ts'
 import { BLOCK_OPTIONS } from './section-total.ts'
@@ -161,6 +162,9 @@ export function walkBlocks(
       offset,
     )
     if (markdown.byWork) byWork = true
+    // What is rendered of a list or table (whole, or exactly its start): an inBlock edit that follows
+    // numbers its lines from this text.
+    keepBlockText(blocks[number - 1]!, markdown.text, markdown.complete)
     if (offset > 0 && markdown.complete && offset >= markdown.text.length) {
       return refuseFor(
         'block_offset_out_of_range',

@@ -16,7 +16,8 @@ export const readChatThread = defineTool({
   title: 'Read a chat thread',
   description:
     "The newest messages of one heading's chat room, oldest first and newest last, each with its seq, " +
-    `author handle and time. At most ${MAX_CHAT_PAGE} messages (default ${DEFAULT_CHAT_PAGE}) and ` +
+    "author and time: a person's message by their handle, an agent's as `<handle>'s agent (<app>)`, the " +
+    `app it posted through. At most ${MAX_CHAT_PAGE} messages (default ${DEFAULT_CHAT_PAGE}) and ` +
     `${MAX_READ_CHARS} characters per call; when older messages exist a note names the before_seq ` +
     'that reads them. Room ids come from list_chat_rooms.',
   inputSchema: {
