@@ -83,8 +83,8 @@ export {
   renderChapter,
   renderSection,
   type SectionRender,
-  sectionMeasureSteps,
   type ShownSection,
+  sectionMeasureSteps,
 } from './sections/render-section.ts'
 export { findSection, listSections, type SectionInfo } from './sections/section-index.ts'
 export { REV_LENGTH } from './sections/section-rev.ts'

@@ -50,7 +50,8 @@ function blockLines(fragment: Y.XmlFragment, sectionId: string, block: number): 
 type Tally = Record<string, number>
 
 /** Printed lines that are not text: a code fence, a table's delimiter line, a rule, a media placeholder. */
-const NOT_TEXT = /^(?:`{3,}.*|~{3,}.*|\|?(?:\s*:?-+:?\s*\|)+\s*:?-*:?\s*|(?:-\s*){3,}|(?:\*\s*){3,}|\[(?:image|video|audio)(?:: .*)?\])$/
+const NOT_TEXT =
+  /^(?:`{3,}.*|~{3,}.*|\|?(?:\s*:?-+:?\s*\|)+\s*:?-*:?\s*|(?:-\s*){3,}|(?:\*\s*){3,}|\[(?:image|video|audio)(?:: .*)?\])$/
 
 /** The shape of a printed line, for the tally of what the test covered. */
 function shapeOf(line: string, block: number): string {
