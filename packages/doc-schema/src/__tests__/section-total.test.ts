@@ -15,36 +15,8 @@ import { liveOutline } from '../sections/outline-memo.ts'
 import { renderChapter, renderSection, sectionMeasureSteps } from '../sections/render-section.ts'
 import { chapterSections, listSections, locateSections } from '../sections/section-index.ts'
 import { forgetKeptTotals } from '../sections/section-total.ts'
+import { CORPUS_PACKAGES } from './corpus-files.ts'
 import { cloneDocument, expectOk, loadDocument, RealFiles } from './fixtures.ts'
-
-/** The corpus of markdown-import.test.ts (its corpusFiles()): the files `bun install` puts there. */
-const CORPUS_PACKAGES = [
-  'accepts',
-  'better-result',
-  'commander',
-  'd3-geo',
-  'denque',
-  'encodeurl',
-  'eventsource',
-  'fast-check',
-  'function-bind',
-  'http-errors',
-  'lib0',
-  'mdast-util-gfm-table',
-  'micromark-factory-whitespace',
-  'micromark-util-subtokenize',
-  'parseurl',
-  'pino-std-serializers',
-  'prosemirror-dropcursor',
-  'prosemirror-view',
-  'redis-parser',
-  'side-channel',
-  'type-is',
-  'y-protocols',
-  'zod',
-  'hono',
-  'yjs',
-]
 
 const BUDGETS = [200, 257, 400, 613, 1_000, 1_777, 3_000, 5_000, 10_000, 30_000]
 
