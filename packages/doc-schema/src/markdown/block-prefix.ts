@@ -3,7 +3,7 @@ import type { DocNode } from '../doc-json.ts'
 import { MAX_RENDER_WORK } from '../limits.ts'
 import { yTextToJSON } from '../yjs/read-y.ts'
 import type { SerializeOptions } from './blocks-to-mdast.ts'
-import { LABEL_LOOKAHEAD_CHARS } from './escape-text.ts'
+import { LABEL_LOOKAHEAD_CHARS } from './escape-links.ts'
 import { TOO_DEEP_NODE, yElementTooDeep } from './render-depth.ts'
 import { blocksToMarkdown } from './serialize-markdown.ts'
 
@@ -53,7 +53,7 @@ const CUT_MARK = '\uE000\uE001\uE002'
 
 /**
  * Characters before the marker not relied on: escaping of a character can depend on what follows it, up to
- * a link's whole text when it is short (LABEL_LOOKAHEAD_CHARS, escape-text.ts: its brackets balance).
+ * a link's whole text when it is short (LABEL_LOOKAHEAD_CHARS, escape-links.ts: its brackets balance).
  */
 const CUT_MARK_MARGIN = LABEL_LOOKAHEAD_CHARS + 56
 

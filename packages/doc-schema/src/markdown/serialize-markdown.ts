@@ -10,7 +10,8 @@ import {
 } from 'mdast-util-to-markdown'
 import type { DocNode } from '../doc-json.ts'
 import { flowToMdast, type SerializeOptions } from './blocks-to-mdast.ts'
-import { textHandler, withNarrowAmpersand } from './escape-text.ts'
+import { withNarrowAmpersand } from './escape-links.ts'
+import { textHandler } from './escape-text.ts'
 
 /**
  * An HTML block (inside a list item or a quote, blocks-to-mdast.ts) has a blank line before and after it:
