@@ -14,6 +14,7 @@ import * as Y from 'yjs'
 import { ApiError, api, type DocumentInfo, slugPath } from './api.ts'
 import type { Boot } from './boot.ts'
 import { chatPanel } from './chat.ts'
+import { deleteDialog, duplicate } from './doc-actions.ts'
 import { clear, colorOf, h } from './dom.ts'
 import { header } from './header.ts'
 import { importNotesKey, MAX_IMPORT_NOTES } from './list.ts'
@@ -69,6 +70,15 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
           'Share',
         )
       : null
+  const duplicateButton = h(
+    'button',
+    { type: 'button', onclick: () => duplicate(slug, info, (text) => showBanner(text)) },
+    'Duplicate',
+  )
+  const deleteButton =
+    info.whose === 'yours'
+      ? h('button', { type: 'button', onclick: () => deleteDialog(slug, info) }, 'Delete')
+      : null
   const access = h('span', { class: 'access' }, accessText(info))
 
   clear(
@@ -78,7 +88,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
       h('span', { class: 'doc-title' }, info.title),
       h('span', { class: 'doc-state' }, access, status),
       h('div', { class: 'here' }, presenceCount, presence),
-      h('span', { class: 'doc-actions' }, exportLink, shareButton ?? ''),
+      h('span', { class: 'doc-actions' }, exportLink, duplicateButton, shareButton ?? '', deleteButton ?? ''),
     ),
     banner,
     h(

@@ -1,6 +1,7 @@
 /** `/`: the person's documents, shared and public ones, search, new document, Markdown import. */
 import { ApiError, api, type DocumentInfo, type DocumentSummary } from './api.ts'
 import type { Boot } from './boot.ts'
+import { DELETED_PARAM } from './doc-actions.ts'
 import { clear, h, when } from './dom.ts'
 import { header } from './header.ts'
 
@@ -42,6 +43,11 @@ export function listView(root: HTMLElement, boot: Boot): void {
   search.value = params.get('q') ?? ''
   const tabs = h('div', { class: 'tabs', role: 'tablist' })
   const problem = h('p', { class: 'error', role: 'alert', hidden: true })
+  // Arriving from a deletion (doc-actions.ts): say which document went, once.
+  const deletedTitle = params.get(DELETED_PARAM)
+  const deletedNote = deletedTitle
+    ? h('p', { class: 'banner info', role: 'status' }, `Deleted "${deletedTitle}".`)
+    : null
 
   function fail(error: unknown) {
     problem.hidden = false
@@ -174,6 +180,7 @@ export function listView(root: HTMLElement, boot: Boot): void {
       'main',
       { class: 'list' },
       h('div', { class: 'actions' }, create, importForm),
+      deletedNote,
       problem,
       h('div', { class: 'find' }, tabs, search),
       h(

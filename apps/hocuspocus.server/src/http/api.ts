@@ -57,11 +57,15 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
   api.use('*', bearerAuth({ tokens: services.tokens, session: deps.session }))
 
   /** The document when the caller owns it; 404 when they cannot read it, 403 when they only may. */
-  async function owned(slug: string, principal: Principal): Promise<Resolved> {
+  async function owned(
+    slug: string,
+    principal: Principal,
+    what = 'change who may read or write it',
+  ): Promise<Resolved> {
     const resolved = await services.documents.resolve(slug, principal)
     if (resolved.kind === 'error') throw refusalToHttp(resolved)
     if (resolved.value.access.whose !== 'yours') {
-      throw httpRefusal('forbidden', `${slug}: only its owner may change who may read or write it`)
+      throw httpRefusal('forbidden', `${slug}: only its owner may ${what}`)
     }
     return resolved.value
   }
@@ -184,6 +188,18 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
     })
     if (result.kind === 'error') throw refusalToHttp(result)
     return c.json({ ...present({ ...document, ...result.value }, 'yours'), canWrite: true })
+  })
+
+  // Deletion (the owner's): the document goes for everyone, as `doc delete` does; its slug then answers 404.
+  api.delete('/documents/:slug', async (c) => {
+    const principal = c.get('principal')
+    if (!principal.scopes.includes('write')) {
+      throw httpRefusal('forbidden', 'token: it has no write scope; issue one with --scope read,write')
+    }
+    const { document } = await owned(c.req.param('slug'), principal, 'delete it')
+    const deleted = await services.documents.softDelete(document.slug)
+    if (deleted.kind === 'error') throw refusalToHttp(deleted)
+    return c.json({ slug: document.slug, deleted: true })
   })
 
   api.get('/documents/:slug/members', async (c) => {

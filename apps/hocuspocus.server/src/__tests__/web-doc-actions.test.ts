@@ -1,0 +1,120 @@
+/**
+ * A document's own controls on the web page, in Debian's Chromium (issue 28). Before: no way to delete or
+ * duplicate a document from the page. Now its owner deletes it after a dialog that names it (usable from
+ * the keyboard, passing axe-core), a member sees no Delete, and anyone who may read it gets a copy of
+ * their own holding the same text.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { useTestServer } from '@collab/test-support/server'
+import type { RunningServer } from '../server.ts'
+import { openDocument, person, seriousViolations, signedIn } from './web-support.ts'
+
+/** The page's editor text (ProseMirror's DOM), as the person sees it. */
+const editorText = (page: Page) => page.$eval('.ProseMirror', (element) => element.textContent ?? '')
+const connected = (page: Page) =>
+  page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'Connected')
+/** Clicks (with the mouse) the header's button whose text is exactly `text`. */
+async function clickHeader(page: Page, text: string): Promise<void> {
+  const buttons = await page.$$('.doc-actions button')
+  for (const button of buttons)
+    if ((await button.evaluate((b) => b.textContent)) === text) return button.click()
+  throw new Error(`no header button "${text}"`)
+}
+const headerButtons = (page: Page) =>
+  page.$$eval('.doc-actions button', (buttons) => buttons.map((b) => b.textContent ?? ''))
+
+describe.skipIf(!CHROMIUM)('delete and duplicate a document', () => {
+  let server: RunningServer
+  let browser: Browser
+  let owner: Awaited<ReturnType<typeof person>>
+  let member: Awaited<ReturnType<typeof person>>
+  useTestServer((s) => {
+    server = s
+  })
+  beforeAll(async () => {
+    browser = await launchChromium()
+    owner = await person(server, 'olga')
+    member = await person(server, 'mika')
+  }, 60_000)
+  afterAll(() => browser?.close())
+
+  async function documentOf(title: string, markdown: string): Promise<string> {
+    const made = await server.services.documents.create(owner.user.id, { title, markdown })
+    if (made.kind === 'error') throw new Error(made.message)
+    const shared = await server.services.documents.share(made.value.slug, member.user.id, 'editor')
+    if (shared.kind === 'error') throw new Error(shared.message)
+    return made.value.slug
+  }
+
+  test('the owner deletes after a dialog naming the document; its URL then says it is gone', async () => {
+    const slug = await documentOf('Quarterly plan', '## Goals\n\nShip the thing.')
+    const other = await signedIn(browser, server, 'mika')
+    await openDocument(other, server, slug)
+    expect(await headerButtons(other)).not.toContain('Delete') // an editor, not the owner
+    const refused = await fetch(`${server.url}/api/documents/${slug}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${member.token}` },
+    })
+    expect(refused.status).toBe(403)
+    expect(((await refused.json()) as { message: string }).message).toContain('only its owner may delete it')
+
+    const page = await signedIn(browser, server, 'olga')
+    await openDocument(page, server, slug)
+    await connected(page) // the header settles (it reflows while connecting)
+    expect(await headerButtons(page)).toContain('Delete')
+    await clickHeader(page, 'Delete')
+    const dialog = await page.waitForSelector('dialog[open]')
+    expect(await dialog!.evaluate((d) => d.querySelector('h2')?.textContent)).toBe('Delete "Quarterly plan"?')
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel')
+    expect(await seriousViolations(page)).toEqual([])
+
+    // Escape leaves it: the dialog closes and the document is still there.
+    await page.keyboard.press('Escape')
+    await page.waitForSelector('dialog', { hidden: true })
+    expect((await server.services.documents.bySlugForAdmin(slug)).kind).toBe('ok')
+
+    // From the keyboard: open again, Tab from Cancel to Delete, Enter.
+    await clickHeader(page, 'Delete')
+    await page.waitForSelector('dialog[open]')
+    await page.keyboard.press('Tab')
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Delete')
+    await Promise.all([page.waitForNavigation(), page.keyboard.press('Enter')])
+    expect(new URL(page.url()).pathname).toBe('/')
+    await page.waitForFunction(() => {
+      const status = document.querySelector('main > .status')?.textContent ?? ''
+      return status !== '' && status !== 'Loading…'
+    })
+    const listed = await page.$eval('main', (m) => m.textContent ?? '')
+    expect(listed).toContain('Deleted "Quarterly plan".')
+    expect(
+      await page.$$eval('.docs-table tbody a', (links) => links.map((a) => a.textContent)),
+    ).not.toContain('Quarterly plan')
+
+    await page.goto(`${server.url}/d/${slug}`)
+    const gone = await page.waitForSelector('[role=alert]')
+    expect(await gone!.evaluate((e) => e.textContent)).toContain(`No document "${slug}"`)
+    await page.browserContext().close()
+    await other.browserContext().close()
+  }, 60_000)
+
+  test('duplicate opens a copy of the same text, owned by the person, its title marked as a copy', async () => {
+    const slug = await documentOf('Field notes', '## Monday\n\nRain all day.\n\n- boots\n- coffee')
+    const page = await signedIn(browser, server, 'mika') // a member: the copy is theirs
+    await openDocument(page, server, slug)
+    const original = await editorText(page)
+    await Promise.all([page.waitForNavigation(), clickHeader(page, 'Duplicate')])
+    const copySlug = decodeURIComponent(new URL(page.url()).pathname.replace(/^\/d\//, ''))
+    expect(copySlug).not.toBe(slug)
+    await page.waitForSelector('.ProseMirror')
+    expect(await page.$eval('.doc-title', (e) => e.textContent)).toBe('Field notes (copy)')
+    expect((await editorText(page)).replace('Field notes (copy)', '')).toBe(
+      original.replace('Field notes', ''),
+    )
+    const copy = await server.services.documents.bySlugForAdmin(copySlug)
+    if (copy.kind === 'error') throw new Error(copy.message)
+    expect(copy.value.ownerId).toBe(member.user.id)
+    expect(await headerButtons(page)).toContain('Delete') // theirs now
+    await page.browserContext().close()
+  }, 60_000)
+})

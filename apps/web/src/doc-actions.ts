@@ -1,0 +1,72 @@
+/**
+ * A document's own controls in the editor's header: duplicate (anyone who may read it gets a copy of
+ * their own) and delete (its owner only, after a dialog that names it). Rename is not here: a title is
+ * the document's first line, edited in the editor itself.
+ */
+import { ApiError, api, type DocumentInfo, slugPath } from './api.ts'
+import { h } from './dom.ts'
+
+/** What the list page says after a deletion: `/?deleted=<title>`. */
+export const DELETED_PARAM = 'deleted'
+
+/** The title a copy gets. */
+export const copyTitle = (title: string) => `${title} (copy)`
+
+function failure(error: unknown): string {
+  return error instanceof ApiError ? error.message : String(error)
+}
+
+/** Copies the document (its Markdown export, imported again) as the person's own, then opens the copy. */
+export async function duplicate(slug: string, info: DocumentInfo, fail: (text: string) => void) {
+  try {
+    const response = await fetch(`/api${slugPath(slug)}/markdown`, { credentials: 'same-origin' })
+    if (!response.ok) throw new Error(`export: ${response.status} ${response.statusText}`)
+    const markdown = await response.text()
+    // The export starts with the title as `# …`: the copy gets its own title instead.
+    const body = markdown.replace(/^# [^\n]*\n?/, '')
+    const copy = await api<DocumentInfo>('/documents', {
+      method: 'POST',
+      json: { title: copyTitle(info.title), markdown: body, private: true },
+    })
+    location.assign(`/d/${encodeURIComponent(copy.slug)}`)
+  } catch (error) {
+    fail(`Could not duplicate: ${failure(error)}`)
+  }
+}
+
+/** The owner's "Delete" dialog: it names the document; Cancel (or Escape) leaves it, Delete removes it. */
+export function deleteDialog(slug: string, info: DocumentInfo): void {
+  const problem = h('p', { class: 'error', role: 'alert', hidden: true })
+  const heading = h('h2', { id: 'delete-heading' }, `Delete "${info.title}"?`)
+  const cancel = h('button', { type: 'submit', value: 'cancel' }, 'Cancel')
+  const confirm = h(
+    'button',
+    {
+      type: 'button',
+      class: 'danger',
+      onclick: async () => {
+        problem.hidden = true
+        try {
+          await api(slugPath(slug), { method: 'DELETE' })
+          location.assign(`/?${DELETED_PARAM}=${encodeURIComponent(info.title)}`)
+        } catch (error) {
+          problem.hidden = false
+          problem.textContent = failure(error)
+        }
+      },
+    },
+    'Delete',
+  )
+  const dialog = h(
+    'dialog',
+    { class: 'share confirm', 'aria-labelledby': 'delete-heading' },
+    heading,
+    h('p', {}, 'It goes for everyone it is shared with, agents included, and its link stops working.'),
+    problem,
+    h('form', { method: 'dialog', class: 'inline' }, cancel, confirm),
+  )
+  dialog.addEventListener('close', () => dialog.remove())
+  document.body.append(dialog)
+  dialog.showModal()
+  cancel.focus() // the safe choice first: Enter on an unread dialog does not delete
+}
