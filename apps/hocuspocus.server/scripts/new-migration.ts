@@ -5,7 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { openDiffDatabases } from '../src/db/client.ts'
+import { openDiffDatabases } from '../src/db/diff-databases.ts'
 import { diffSchemaAgainstMigrations, MIGRATIONS_DIR } from '../src/db/migrations.ts'
 
 const raw = process.argv[2]

@@ -4,7 +4,8 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
-import { type Database, openDatabase, openDiffDatabases } from '../db/client.ts'
+import { type Database, openDatabase } from '../db/client.ts'
+import { openDiffDatabases } from '../db/diff-databases.ts'
 import {
   applyMigrations,
   diffSchemaAgainstMigrations,

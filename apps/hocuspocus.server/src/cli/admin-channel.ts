@@ -6,18 +6,15 @@
  * failure too, is a CommandResponse in JSON: never Bun's debug page with paths, source and stack.
  */
 import { chmodSync, existsSync, unlinkSync } from 'node:fs'
-import { join } from 'node:path'
 import { MAX_IMPORT_BYTES } from '@collab/doc-schema'
 import { z } from 'zod'
 import type { Logger } from '../logger.ts'
 import type { Services } from '../services.ts'
+import { adminSocketPath, type CommandResponse } from './admin-client.ts'
 import { EXIT_FAILURE, EXIT_USAGE } from './commands/command.ts'
 import { type CommandRequest, runCommand } from './run.ts'
 
-export const adminSocketPath = (dataDir: string) => join(dataDir, 'admin.sock')
-
 export type AdminChannel = { stop(): void }
-export type CommandResponse = { exitCode: number; stdout: string; stderr: string }
 
 /** Arguments in one request: far more than any command takes. */
 export const MAX_ADMIN_ARGS = 64
@@ -154,30 +151,5 @@ export function startAdminChannel(deps: {
         unlinkSync(path)
       } catch {}
     },
-  }
-}
-
-/** Sends a command to the server holding the data folder. */
-export async function sendToServer(dataDir: string, request: CommandRequest): Promise<CommandResponse> {
-  const response = await fetch('http://localhost/run', {
-    method: 'POST',
-    body: JSON.stringify(request),
-    headers: { 'content-type': 'application/json' },
-    unix: adminSocketPath(dataDir),
-  } as RequestInit)
-  const text = await response.text()
-  try {
-    const body = JSON.parse(text) as Partial<CommandResponse>
-    if (
-      typeof body.exitCode === 'number' &&
-      typeof body.stdout === 'string' &&
-      typeof body.stderr === 'string'
-    )
-      return { exitCode: body.exitCode, stdout: body.stdout, stderr: body.stderr }
-  } catch {}
-  return {
-    exitCode: EXIT_FAILURE,
-    stdout: '',
-    stderr: `admin socket: the server answered ${response.status} without a command result; its log says why\n`,
   }
 }

@@ -15,7 +15,7 @@ import {
 } from '../db/data-dir-lock.ts'
 import { applyMigrations } from '../db/migrations.ts'
 import { createServices } from '../services.ts'
-import { sendToServer } from './admin-channel.ts'
+import { sendToServer } from './admin-client.ts'
 import { type CommandIO, EXIT_USAGE } from './commands/command.ts'
 import { type CommandRequest, filesNamed, helpText, outputNamed, prepareCommand, runCommand } from './run.ts'
 import { escapeControls, escapedNote } from './terminal-text.ts'

@@ -6,6 +6,7 @@
 
 import { parseArgs } from 'node:util'
 import type { Services } from '../services.ts'
+import type { CommandRequest } from './commands/command.ts'
 import {
   type Command,
   type CommandIO,
@@ -17,7 +18,8 @@ import {
 import { commands } from './commands/index.ts'
 
 /** argv after `cli --`; files holds the contents of files the command names, read by the calling process. */
-export type CommandRequest = { argv: string[]; files?: Record<string, string> }
+/** A command line to run, and the files it names (read by the calling process). */
+export type { CommandRequest }
 
 export function helpText(): string {
   const lines = Object.values(commands).map((c) => `  ${c.usage.padEnd(82)} ${c.summary}`)

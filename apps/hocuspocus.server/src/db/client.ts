@@ -8,16 +8,14 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PrismaPg } from '@prisma/adapter-pg'
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import { writeBackupFile } from './backup/files.ts'
 import { PrismaClient } from './generated/client.ts'
+import { PGLITE_EXTENSIONS } from './pglite-extensions.ts'
 import type { WorkerDump, WorkerOpen, WorkerReply, WorkerWedge } from './pglite-worker.ts'
 import { CONTENT_TRANSACTION } from './transactions.ts'
-
-export { openDiffDatabases } from './diff-databases.ts'
 
 export type Database = {
   prisma: PrismaClient
@@ -51,12 +49,6 @@ export type OpenOptions = {
   /** The thread's health probe (tests use small values): defaults DATABASE_THREAD_PROBE_MS and _TIMEOUT_MS. */
   threadProbe?: { intervalMs?: number; timeoutMs?: number }
 }
-
-/**
- * The PostgreSQL extensions a migration may create, loaded into every embedded database (PostgreSQL
- * ships them as contrib): pg_trgm indexes the phrase match of find_documents and find_sections.
- */
-export const PGLITE_EXTENSIONS = { pg_trgm }
 
 /**
  * PostgreSQL's own page cache inside the embedded database (its default is 128MB). PGlite reads its files

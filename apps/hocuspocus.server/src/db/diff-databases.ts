@@ -1,7 +1,7 @@
 import { PGlite } from '@electric-sql/pglite'
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
-import { PGLITE_EXTENSIONS } from './client.ts'
+import { PGLITE_EXTENSIONS } from './pglite-extensions.ts'
 
 /**
  * Databases for the schema engine's diff of the migrations against schema.prisma (`bun run

@@ -5,7 +5,7 @@
  * A thinned version's authors and summary go to the version after it, so nobody's change loses its name.
  */
 import { Prisma, type PrismaClient } from '../db/generated/client.ts'
-import { storableText } from '../db/storable-text.ts'
+import { storableJSON, storableText } from '../db/storable-text.ts'
 import {
   MAX_NAMED_VERSIONS,
   MAX_VERSION_NAME_CHARS,
@@ -15,8 +15,6 @@ import {
 } from '../limits.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
 import { type ChangeSummary, mergeSummaries } from './history-diff.ts'
-// Summaries hold section titles (content): JSON through storableJSON, which jsonb always accepts.
-import { storableJSON } from './store.ts'
 
 export type VersionReason = 'agent' | 'pause' | 'interval' | 'named' | 'created' | 'import' | 'unload'
 

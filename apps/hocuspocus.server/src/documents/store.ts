@@ -11,7 +11,7 @@
 import { cutText, MAX_TITLE_CHARS, type OutlineNode } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { Prisma } from '../db/generated/client.ts'
-import { storableText } from '../db/storable-text.ts'
+import { storableJSON, storableText } from '../db/storable-text.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
 import { AUTOMATIC_REASONS, insertVersion, type VersionReason, type VersionRequest } from './history-store.ts'
 import { searchColumnsSql } from './search.ts'
@@ -20,31 +20,6 @@ import { searchColumnsSql } from './search.ts'
 export const VERSION_INTERVAL_MS = 10 * 60_000
 /** Stored when a document's first heading is empty, so listings never show a blank title. */
 export const UNTITLED = 'Untitled'
-
-/**
- * What JSON.stringify writes for a NUL (`\u0000`) or a lone surrogate (`\ud800`…`\udfff`): jsonb refuses
- * both (22P05), and valid text never produces them (pairs are written as themselves). Found by hand: one
- * NUL typed into a heading made every later store of the document fail, through the stored outline.
- */
-const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f])/i
-
-/**
- * JSON text a jsonb column takes: every string in it, keys included, through `storableText`. For JSON
- * built from content (the outline: titles, section ids). Clean JSON (nearly always) is stringified once.
- */
-export function storableJSON(value: unknown): string {
-  const json = JSON.stringify(value)
-  // Also true for text that merely shows such an escape (a title reading "\u0000"): harmless, slower path.
-  if (json === undefined || !UNSTORABLE_ESCAPE.test(json)) return json
-  return JSON.stringify(value, (_key, item: unknown) => {
-    if (typeof item === 'string') return storableText(item)
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) return item
-    const keys = Object.keys(item)
-    if (keys.every((key) => storableText(key) === key)) return item
-    const record = item as Record<string, unknown>
-    return Object.fromEntries(keys.map((key) => [storableText(key), record[key]]))
-  })
-}
 
 /** What a store writes: the state, its title and search text, and what the store step derived. */
 export type StoredContent = {

@@ -8,6 +8,9 @@ import type { Result } from '@collab/doc-schema'
 import type { Config } from '../../config.ts'
 import type { Services } from '../../services.ts'
 
+/** A command line to run, and the files it names (read by the calling process: see run.ts). */
+export type CommandRequest = { argv: string[]; files?: Record<string, string> }
+
 export type CommandIO = { out(text: string): void; err(text: string): void }
 
 export const EXIT_OK = 0

@@ -12,7 +12,7 @@ import { restorePgliteFolder } from '../../db/backup/pglite.ts'
 import { pgDump, pgRestore } from '../../db/backup/postgres.ts'
 import { databaseTarget, openDatabase } from '../../db/client.ts'
 import { readLockHolder } from '../../db/data-dir-lock.ts'
-import { sendToServer } from '../admin-channel.ts'
+import { sendToServer } from '../admin-client.ts'
 import { type Command, type CommandIO, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from './command.ts'
 import { alone, cliOnly, embeddedFolder, lockFolder } from './db-alone.ts'
 

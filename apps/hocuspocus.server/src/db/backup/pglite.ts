@@ -6,7 +6,7 @@
  */
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
-import { PGLITE_EXTENSIONS } from '../client.ts'
+import { PGLITE_EXTENSIONS } from '../pglite-extensions.ts'
 import { BackupRefused } from './files.ts'
 
 export type RestoredFolder = {

@@ -5,11 +5,10 @@
  * answer and the document model only ever see whole ids; a whole id is passed on untouched (no outline is
  * opened for it). A start that several ids share, or none, is refused here naming what to do.
  */
-import { ok, type Result, refuse, refuseFor } from '@collab/doc-schema'
+import { ok, type Refusal, type Result, refuse, refuseFor } from '@collab/doc-schema'
 import { MAX_PREFIX_CANDIDATES, MIN_SECTION_ID_PREFIX } from '../limits.ts'
 import type { ToolContext } from './context.ts'
 import { headingsOf, openOutline } from './open-document.ts'
-import type { Tool, ToolAnswer } from './tool.ts'
 
 /** What a start of an id is made of: the id alphabet, shorter than a whole id. */
 const ID_START = /^[A-Za-z0-9_-]{1,15}$/
@@ -18,20 +17,25 @@ const ID_START = /^[A-Za-z0-9_-]{1,15}$/
  * `tool` with its `section_id` argument resolved first (a tool without one is returned as it is). The
  * handler gets the whole id, so an edit's answer prints it and the edit still carries the rev of the read.
  */
-export function withSectionPrefixes(tool: Tool): Tool {
+export function withSectionPrefixes<T extends PrefixableTool>(tool: T): T {
   if (!('section_id' in tool.inputSchema && 'slug' in tool.inputSchema)) return tool
-  const handler = tool.handler
-  return {
-    ...tool,
-    async handler(args, ctx): Promise<ToolAnswer> {
-      const given = args.section_id
-      if (typeof given !== 'string' || typeof args.slug !== 'string' || !ID_START.test(given))
-        return handler(args, ctx) // a whole id, or no id at all: the tool's own answer
-      const whole = await resolveSectionId(ctx, args.slug, given)
-      if (whole.kind === 'error') return whole
-      return handler({ ...args, section_id: whole.value }, ctx)
-    },
+  const handler = tool.handler.bind(tool)
+  const resolving: PrefixableTool['handler'] = async (args, ctx) => {
+    const given = args.section_id
+    if (typeof given !== 'string' || typeof args.slug !== 'string' || !ID_START.test(given))
+      return handler(args, ctx) // a whole id, or no id at all: the tool's own answer
+    const whole = await resolveSectionId(ctx, args.slug, given)
+    if (whole.kind === 'error') return whole
+    return handler({ ...args, section_id: whole.value }, ctx)
   }
+  // The handler's answers are the tool's own or a Refusal, which every tool's answer type includes.
+  return { ...tool, handler: resolving } as T
+}
+
+/** What the wrapper needs of a tool (tool.ts's Tool, whose answers include a Refusal). */
+type PrefixableTool = {
+  inputSchema: object
+  handler(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown | Refusal>
 }
 
 /**
