@@ -8,6 +8,8 @@ export type DocumentSummary = {
   readOnly: boolean
   room: string
   updatedAt: string
+  /** With a search, the text around the match (at most FIND_SNIPPET_CHARS, 160), shown as text. */
+  snippet?: string
 }
 
 export type DocumentInfo = DocumentSummary & { canWrite: boolean }

@@ -1,7 +1,7 @@
 /**
- * A document's own controls in the editor's header: duplicate (anyone who may read it gets a copy of
- * their own) and delete (its owner only, after a dialog that names it). Rename is not here: a title is
- * the document's first line, edited in the editor itself.
+ * A document's own controls in the editor's header: rename (a writer sets the first heading, which is
+ * the title), duplicate (anyone who may read it gets a copy of their own) and delete (its owner only,
+ * after a dialog that names it).
  */
 import { ApiError, api, type DocumentInfo, slugPath } from './api.ts'
 import { h } from './dom.ts'
@@ -69,4 +69,54 @@ export function deleteDialog(slug: string, info: DocumentInfo): void {
   document.body.append(dialog)
   dialog.showModal()
   cancel.focus() // the safe choice first: Enter on an unread dialog does not delete
+}
+
+/**
+ * The "Rename" dialog of a person who may write: a labelled title field; Save sets the document's first
+ * heading (its title) to it in the live document, so everyone sees it and the list follows once stored.
+ * `apply` answers an error to show, or null when done.
+ */
+export function renameDialog(title: string, apply: (title: string) => string | null): void {
+  const problem = h('p', { class: 'error', role: 'alert', hidden: true })
+  const field = h('input', {
+    type: 'text',
+    id: 'rename-title',
+    name: 'title',
+    required: true,
+    maxlength: '200',
+  })
+  field.value = title
+  const dialog = h(
+    'dialog',
+    { class: 'share confirm', 'aria-labelledby': 'rename-heading' },
+    h('h2', { id: 'rename-heading' }, 'Rename'),
+    h(
+      'form',
+      {
+        onsubmit: (event: Event) => {
+          event.preventDefault()
+          const next = field.value.replace(/\s+/g, ' ').trim()
+          const error = next ? apply(next) : 'title: must not be empty'
+          if (error) {
+            problem.hidden = false
+            problem.textContent = error
+          } else dialog.close()
+        },
+      },
+      h('label', { for: 'rename-title' }, 'Title (the first line of the document)'),
+      ' ',
+      field,
+      problem,
+      h(
+        'p',
+        { class: 'inline' },
+        h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel'),
+        h('button', { type: 'submit' }, 'Save'),
+      ),
+    ),
+  )
+  dialog.addEventListener('close', () => dialog.remove())
+  document.body.append(dialog)
+  dialog.showModal()
+  field.select()
 }

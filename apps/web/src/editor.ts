@@ -14,7 +14,7 @@ import * as Y from 'yjs'
 import { ApiError, api, type DocumentInfo, slugPath } from './api.ts'
 import type { Boot } from './boot.ts'
 import { chatPanel } from './chat.ts'
-import { deleteDialog, duplicate } from './doc-actions.ts'
+import { deleteDialog, duplicate, renameDialog } from './doc-actions.ts'
 import { clear, colorOf, h } from './dom.ts'
 import { header } from './header.ts'
 import { importNotesKey, MAX_IMPORT_NOTES } from './list.ts'
@@ -75,6 +75,25 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     { type: 'button', onclick: () => duplicate(slug, info, (text) => showBanner(text)) },
     'Duplicate',
   )
+  const titleText = h('span', { class: 'doc-title' }, info.title)
+  /** Sets the title: the text of the document's first heading, in the live document. */
+  function rename(title: string): string | null {
+    const first = editor?.state.doc.firstChild
+    if (!editor?.isEditable) return 'You may not edit this document now.'
+    if (first?.type.name !== 'heading')
+      return 'This document has no title heading: type one on its first line.'
+    editor.view.dispatch(editor.state.tr.insertText(title, 1, 1 + first.content.size))
+    titleText.textContent = title
+    document.title = title
+    return null
+  }
+  const renameButton = info.canWrite
+    ? h(
+        'button',
+        { type: 'button', onclick: () => renameDialog(titleText.textContent ?? info.title, rename) },
+        'Rename',
+      )
+    : null
   const deleteButton =
     info.whose === 'yours'
       ? h('button', { type: 'button', onclick: () => deleteDialog(slug, info) }, 'Delete')
@@ -85,10 +104,18 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     root,
     header(
       boot,
-      h('span', { class: 'doc-title' }, info.title),
+      titleText,
       h('span', { class: 'doc-state' }, access, status),
       h('div', { class: 'here' }, presenceCount, presence),
-      h('span', { class: 'doc-actions' }, exportLink, duplicateButton, shareButton ?? '', deleteButton ?? ''),
+      h(
+        'span',
+        { class: 'doc-actions' },
+        renameButton ?? '',
+        exportLink,
+        duplicateButton,
+        shareButton ?? '',
+        deleteButton ?? '',
+      ),
     ),
     banner,
     h(

@@ -89,7 +89,13 @@ export function listView(root: HTMLElement, boot: Boot): void {
     return h(
       'tr',
       {},
-      h('td', {}, h('a', { href: `/d/${encodeURIComponent(doc.slug)}` }, doc.title || doc.slug)),
+      h(
+        'td',
+        {},
+        h('a', { href: `/d/${encodeURIComponent(doc.slug)}` }, doc.title || doc.slug),
+        // A text node: whatever the document holds, it is never read as HTML here.
+        doc.snippet ? h('p', { class: 'snippet' }, doc.snippet) : null,
+      ),
       h('td', {}, doc.whose),
       h('td', {}, doc.private ? 'private' : 'public', doc.readOnly ? ', read-only' : ''),
       h('td', {}, when(doc.updatedAt)),

@@ -1,12 +1,13 @@
 /**
- * A document's own controls on the web page, in Debian's Chromium (issue 28). Before: no way to delete or
- * duplicate a document from the page. Now its owner deletes it after a dialog that names it (usable from
- * the keyboard, passing axe-core), a member sees no Delete, and anyone who may read it gets a copy of
- * their own holding the same text.
+ * A document's own controls on the web page, in Debian's Chromium (issue 28). Before: no way to rename,
+ * delete or duplicate a document from the page, and a search showed no snippet. Now Rename sets the first
+ * heading (the title) through a labelled dialog; the owner deletes a document after a dialog that names it
+ * (usable from the keyboard, passing axe-core), a member sees no Delete; anyone who may read it gets a
+ * copy of their own holding the same text; found documents show the text around the match, as text.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
-import { useTestServer } from '@collab/test-support/server'
+import { eventually, useTestServer } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
 import { openDocument, person, seriousViolations, signedIn } from './web-support.ts'
 
@@ -115,6 +116,41 @@ describe.skipIf(!CHROMIUM)('delete and duplicate a document', () => {
     if (copy.kind === 'error') throw new Error(copy.message)
     expect(copy.value.ownerId).toBe(member.user.id)
     expect(await headerButtons(page)).toContain('Delete') // theirs now
+    await page.browserContext().close()
+  }, 60_000)
+  test('a search shows under each found document the text around the match, as text', async () => {
+    await documentOf('Recipes', '## Bread\n\nKnead the <b>sourdough</b> gently for ten minutes.')
+    const page = await signedIn(browser, server, 'olga')
+    await page.goto(`${server.url}/?q=sourdough`)
+    const snippet = await page.waitForSelector('.docs-table .snippet')
+    expect(await snippet!.evaluate((e) => e.textContent)).toContain('Knead the <b>sourdough</b> gently')
+    expect(await page.$$('.docs-table .snippet b')).toHaveLength(0) // never HTML
+    expect(await seriousViolations(page)).toEqual([])
+    await page.browserContext().close()
+  }, 60_000)
+  test('Rename sets the first heading; the list then shows the new name', async () => {
+    const slug = await documentOf('Draft name', '## Body\n\nText.')
+    const page = await signedIn(browser, server, 'olga')
+    await openDocument(page, server, slug)
+    await connected(page)
+    await clickHeader(page, 'Rename')
+    await page.waitForSelector('dialog[open]')
+    expect(await page.evaluate(() => (document.activeElement as HTMLInputElement).value)).toBe('Draft name')
+    expect(await seriousViolations(page)).toEqual([])
+    await page.keyboard.type('Final name') // the field starts selected: typing replaces the title
+    await page.keyboard.press('Enter')
+    await page.waitForSelector('dialog', { hidden: true })
+    expect(await page.$eval('.ProseMirror h1', (e) => e.textContent)).toBe('Final name')
+    expect(await page.$eval('.doc-title', (e) => e.textContent)).toBe('Final name')
+    await eventually(async () => {
+      const row = await server.services.documents.bySlugForAdmin(slug)
+      expect(row.kind === 'ok' && row.value.title).toBe('Final name')
+    })
+    await page.goto(server.url)
+    await page.waitForSelector('.docs-table tbody a')
+    const titles = await page.$$eval('.docs-table tbody a', (links) => links.map((a) => a.textContent))
+    expect(titles).toContain('Final name')
+    expect(titles).not.toContain('Draft name')
     await page.browserContext().close()
   }, 60_000)
 })

@@ -15,6 +15,7 @@ import type { Whose } from '../documents/access.ts'
 import type { DocumentListing, DocumentRow, Resolved } from '../documents/rows.ts'
 import { queryTerms } from '../documents/search.ts'
 import { MAX_CHAT_MESSAGE_CHARS } from '../limits.ts'
+import { FIND_SNIPPET_CHARS } from '../modules/mcp/limits.ts'
 import type { Services } from '../services.ts'
 import { type AuthVariables, bearerAuth } from './bearer.ts'
 import { httpRefusal, refusalToHttp } from './refusal.ts'
@@ -102,8 +103,17 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
       })
       const whose = (row: (typeof found)[number]): Whose =>
         row.ownerId === userId ? 'yours' : row.role ? 'shared with you' : "another person's"
+      const shown = found.slice(0, MAX_API_DOCUMENTS)
+      // With a query, the text around the match (find_documents' snippet), for the list to show as text.
+      const snippets = terms
+        ? await services.search.snippets({
+            ids: shown.map((row) => row.id),
+            terms,
+            chars: FIND_SNIPPET_CHARS,
+          })
+        : new Map<string, string>()
       return c.json({
-        documents: found.slice(0, MAX_API_DOCUMENTS).map((row) => ({
+        documents: shown.map((row) => ({
           slug: row.slug,
           title: row.title,
           whose: whose(row),
@@ -111,6 +121,7 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
           readOnly: row.readOnly,
           room: row.room,
           updatedAt: new Date(row.contentUpdatedAt).toISOString(),
+          ...(snippets.has(row.id) ? { snippet: snippets.get(row.id) } : {}),
         })),
         total: Math.min(found.length, MAX_API_DOCUMENTS),
         // A search answers its best MAX_API_DOCUMENTS; a narrower query finds the rest.
