@@ -26,6 +26,13 @@ export const MAX_SEARCH_VECTOR_CHARS = 200_000
 export const MAX_QUERY_TERMS = 10
 
 /**
+ * Characters of document text a search snippet shows around the match (find_documents, find_sections and
+ * the web page's search: FIND_SNIPPET_CHARS in modules/mcp/limits.ts is this), a third of them before it
+ * when the text allows, with an ellipsis where cut.
+ */
+export const SEARCH_SNIPPET_CHARS = 160
+
+/**
  * Versions (docs/history.md): the retention tiers, youngest first. A version younger than `youngerThanMs`
  * is kept when it is the newest of its `everyMs` slot (0: every one); older than the last tier, only named
  * versions stay. With at most one automatic version per MIN_VERSION_INTERVAL_MS this keeps at most

@@ -8,7 +8,7 @@ export type DocumentSummary = {
   readOnly: boolean
   room: string
   updatedAt: string
-  /** With a search, the text around the match (at most FIND_SNIPPET_CHARS, 160), shown as text. */
+  /** With a search, the text around the match (at most SEARCH_SNIPPET_CHARS, 160), shown as text. */
   snippet?: string
 }
 

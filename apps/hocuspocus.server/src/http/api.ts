@@ -14,8 +14,7 @@ import type { ChatPosting } from '../chat/posting.ts'
 import type { Whose } from '../documents/access.ts'
 import type { DocumentListing, DocumentRow, Resolved } from '../documents/rows.ts'
 import { queryTerms } from '../documents/search.ts'
-import { MAX_CHAT_MESSAGE_CHARS } from '../limits.ts'
-import { FIND_SNIPPET_CHARS } from '../modules/mcp/limits.ts'
+import { MAX_CHAT_MESSAGE_CHARS, SEARCH_SNIPPET_CHARS } from '../limits.ts'
 import type { Services } from '../services.ts'
 import { type AuthVariables, bearerAuth } from './bearer.ts'
 import { httpRefusal, refusalToHttp } from './refusal.ts'
@@ -109,7 +108,7 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
         ? await services.search.snippets({
             ids: shown.map((row) => row.id),
             terms,
-            chars: FIND_SNIPPET_CHARS,
+            chars: SEARCH_SNIPPET_CHARS,
           })
         : new Map<string, string>()
       return c.json({

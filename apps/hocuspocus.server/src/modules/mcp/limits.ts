@@ -3,6 +3,7 @@
  * Each constant names what it protects. Character counts are UTF-16 code units (JavaScript length).
  */
 import { MAX_MARKDOWN_CHARS, MAX_TITLE_CHARS } from '@collab/doc-schema'
+import { SEARCH_SNIPPET_CHARS } from '../../limits.ts'
 
 /** Model context: the most characters of document or list text one tool call returns. */
 export const MAX_READ_CHARS = 100_000
@@ -51,7 +52,7 @@ export const MAX_MATCH_HEADING_CHARS = 200
  * match, a third of them before it when the text allows, with an ellipsis where cut. On the result's line,
  * inside the data frame: a page of find_documents holds at most MAX_FIND_LIMIT snippets of this size.
  */
-export const FIND_SNIPPET_CHARS = 160
+export const FIND_SNIPPET_CHARS = SEARCH_SNIPPET_CHARS
 
 /** ... and lives as long as the documents service keeps it: an older cursor is refused with "start over". */
 export { FIND_SNAPSHOT_TTL_MS } from '../../documents/search.ts'
