@@ -274,7 +274,8 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
     const slug = decodeURIComponent(new URL(page.url()).pathname.slice(3))
 
     // Share with Fred as a viewer and make it public, from the dialog.
-    await page.click('button:not([type=submit])')
+    // The header's Share button, by its text: Rename, Duplicate and Delete sit beside it.
+    await page.$$eval('button', (buttons) => buttons.find((b) => b.textContent === 'Share')?.click())
     await page.waitForSelector('dialog.share[open]')
     await page.type('dialog.share input[name=handle]', 'fred')
     await page.select('dialog.share select[name=role]', 'viewer')
