@@ -19,6 +19,7 @@ import { startEmbeddedMaintenance } from './db/maintenance.ts'
 import { applyMigrations } from './db/migrations.ts'
 import { startOutlineBackfill } from './documents/outline-backfill.ts'
 import { startSearchBackfill } from './documents/search-backfill.ts'
+import { JOB_DEADLINE_MS } from './documents/worker/pool.ts'
 import { createHttpApp } from './http/app.ts'
 import { createWebApp } from './http/web.ts'
 import type { Logger } from './logger.ts'
@@ -165,6 +166,12 @@ export async function startServer(
   const server: Server<SocketData> = Bun.serve<SocketData>({
     hostname: config.host,
     port: config.port,
+    // Bun times a request out after 10 s by default when it came on a reused keep-alive connection, even
+    // while its handler is still working, and Bun's fetch then sends the request again (tried here: the
+    // handler ran twice). An export or import of a large document waits for the worker for up to
+    // JOB_DEADLINE_MS: under load the export's second request was refused as "an export of yours is still
+    // being written". A minute and a little more lets the worker's deadline, not the socket, end a job.
+    idleTimeout: Math.ceil(JOB_DEADLINE_MS / 1000) + 15,
     fetch(request, srv) {
       if (request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
         if (srv.upgrade(request, { data: { request } })) return undefined
