@@ -58,7 +58,8 @@ describe(`CLI documents (${DATABASE_KIND})`, () => {
     const missing = await cli('doc', 'share', 'no-such-doc', 'eli', '--role', 'editor')
     expect(missing.exitCode).toBe(2)
     expect(missing.stderr).toStartWith('slug:')
-  })
+    // Seven CLI processes, each opening the embedded database: past the default 60 s on CI's loaded machine.
+  }, 150_000)
 
   test('doc import reads its FILE argument, not an option value that looks like a file name', async () => {
     const file = join(run.db.dataDir, 'README') // no extension
