@@ -15,6 +15,12 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export const METRICS_TOKEN_MIN_CHARS = 16
 /** AUTH_SECRET signs cookies: 32 characters at least (Better Auth's own floor). */
 export const AUTH_SECRET_MIN_CHARS = 32
+/**
+ * DRAIN_GRACE_MS's default: long enough for a balancer checking /health/ready every second or two to see
+ * two failures in a row (HAProxy's `fall 2`, Kubernetes' failureThreshold), short against a systemd or
+ * Kubernetes stop timeout (90 s, 30 s).
+ */
+export const DRAIN_GRACE_MS = 5_000
 
 const boolFromEnv = z
   .string()
@@ -82,6 +88,13 @@ const envSchema = z.object({
   VERSION_PAUSE_MS: intFromEnv(0, 86_400_000).default(VERSION_PAUSE_MS),
   /** How long shutdown waits for pending stores before giving up and exiting non-zero (ms). */
   SHUTDOWN_TIMEOUT_MS: intFromEnv(0, 600_000).default(30_000),
+  /**
+   * SIGTERM drains before it stops (ms): /health/ready answers 503 and new editor sockets are refused at
+   * once, while everything already open is still served this long, so a load balancer takes the instance
+   * out before it stops listening; then editors are handed over (their sockets closed, providers reconnect
+   * through the balancer) and shutdown stores everything. 0 stops at once; SIGINT never waits.
+   */
+  DRAIN_GRACE_MS: intFromEnv(0, 600_000).default(DRAIN_GRACE_MS),
   /** Public base URL shown to people (defaults to http://HOST:PORT). */
   PUBLIC_URL: z.url().optional(),
   /** Comma-separated origins (scheme://host[:port]) whose browsers may call /mcp; others get 403. */
@@ -172,6 +185,8 @@ export type Config = {
   versionMinIntervalMs?: number
   versionPauseMs?: number
   shutdownTimeoutMs: number
+  /** Absent (test configs): 0, no drain. */
+  drainGraceMs?: number
   publicUrl: string | undefined
   mcpAllowedOrigins: string[]
   /** Absent (test configs) means no limit; loadConfig always sets it (default 60). */
@@ -190,6 +205,16 @@ export type Config = {
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
+}
+
+/**
+ * The environment a tool this server runs (pg_dump, pg_restore) starts with: this process's own (its
+ * PATH, locale, PGSSLMODE…), plus `extra`. Passed on whole, never read for settings.
+ */
+export function toolEnvironment(extra: Record<string, string> = {}): Record<string, string> {
+  const inherited: Record<string, string> = {}
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) inherited[key] = value
+  return { ...inherited, ...extra }
 }
 
 /** Reads and validates the environment. Empty strings count as unset. */
@@ -224,6 +249,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     versionMinIntervalMs: e.VERSION_MIN_INTERVAL_MS,
     versionPauseMs: e.VERSION_PAUSE_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    drainGraceMs: e.DRAIN_GRACE_MS,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS ?? [],
     mcpCallsPerMinute: e.MCP_CALLS_PER_MINUTE,

@@ -117,6 +117,20 @@ function upwardArrows(graph: Graph): string[] {
   return arrows.sort()
 }
 
+/**
+ * Files other than config.ts that read `process.env` (a `process.env.X` or `process.env[…]` read, or the
+ * whole object passed on). A bundler `define` key is a string, not a read, and is not counted.
+ */
+function environmentReaders(root: string): string[] {
+  return sourceFiles(root)
+    .map((path) => relative(root, path))
+    .filter((file) => file !== 'config.ts')
+    .filter((file) =>
+      /(?<!['"])\bprocess\.env\b(?!\.NODE_ENV['"])/.test(readFileSync(join(root, file), 'utf8')),
+    )
+    .sort()
+}
+
 describe('the server source import drawing', () => {
   const graph = importGraph(SRC)
 
@@ -141,6 +155,10 @@ describe('the server source import drawing', () => {
 
   test('has no arrow from a layer to one above it', () => {
     expect(upwardArrows(graph)).toEqual([])
+  })
+
+  test('only config.ts reads the environment', () => {
+    expect(environmentReaders(SRC)).toEqual([])
   })
 
   test('the checks find a circle and an upward arrow when there is one', () => {

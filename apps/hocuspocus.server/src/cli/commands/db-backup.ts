@@ -10,6 +10,7 @@ import { isAbsolute, join, resolve } from 'node:path'
 import { BackupRefused, backupKindOf, refuseExisting } from '../../db/backup/files.ts'
 import { restorePgliteFolder } from '../../db/backup/pglite.ts'
 import { pgDump, pgRestore } from '../../db/backup/postgres.ts'
+import { toolEnvironment } from '../../config.ts'
 import { databaseTarget, openDatabase } from '../../db/client.ts'
 import { readLockHolder } from '../../db/data-dir-lock.ts'
 import { sendToServer } from '../admin-client.ts'
@@ -65,7 +66,7 @@ export const dbBackupCommands: Record<string, Command> = {
         wrote(
           io,
           file,
-          await pgDump(config.databaseUrl, file),
+          await pgDump(config.databaseUrl, file, toolEnvironment),
           started,
           'pg_dump custom format (restore: db restore, or pg_restore)',
         )
@@ -111,7 +112,7 @@ export const dbBackupCommands: Record<string, Command> = {
             `BACKUP_FILE: ${file} is an embedded database backup; restore it into a data folder (DATA_DIR, without DATABASE_URL), then move it with db copy --to`,
           )
         }
-        await pgRestore(config.databaseUrl, file, force)
+        await pgRestore(config.databaseUrl, file, force, toolEnvironment)
         io.out(`restore: ${file} restored into PostgreSQL in ${seconds()} s\n`)
         return EXIT_OK
       }

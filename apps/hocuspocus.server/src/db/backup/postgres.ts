@@ -31,11 +31,14 @@ function connection(url: string): { dbname: string; env: Record<string, string> 
   return { dbname: parsed.toString(), env: password ? { PGPASSWORD: password } : {} }
 }
 
+/** The environment a tool starts with, given the password's: the caller's (config.ts's toolEnvironment). */
+export type ToolEnvironment = (extra: Record<string, string>) => Record<string, string>
+
 async function run(
   command: string[],
   env: Record<string, string>,
 ): Promise<{ code: number; stderr: string }> {
-  const proc = Bun.spawn(command, { env: { ...process.env, ...env }, stdout: 'ignore', stderr: 'pipe' })
+  const proc = Bun.spawn(command, { env, stdout: 'ignore', stderr: 'pipe' })
   const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited])
   return { code, stderr: stderr.trim() }
 }
@@ -83,7 +86,7 @@ async function checkVersions(path: string, url: string): Promise<void> {
 }
 
 /** Writes a pg_dump archive (custom format) of the database at `url` to `file`; returns its size. */
-export async function pgDump(url: string, file: string): Promise<number> {
+export async function pgDump(url: string, file: string, environment: ToolEnvironment): Promise<number> {
   const path = tool('pg_dump')
   await checkVersions(path, url)
   const { dbname, env } = connection(url)
@@ -98,7 +101,7 @@ export async function pgDump(url: string, file: string): Promise<number> {
         `--file=${partial.path}`,
         `--dbname=${dbname}`,
       ],
-      env,
+      environment(env),
     )
     if (code !== 0) throw new Error(`pg_dump failed (exit ${code}): ${stderr}`)
     return partial.finish()
@@ -113,7 +116,12 @@ export async function pgDump(url: string, file: string): Promise<number> {
  * database as it was). The database must hold no tables (pg_restore creates them) unless `force`, which
  * drops the archive's objects first (pg_restore --clean).
  */
-export async function pgRestore(url: string, file: string, force: boolean): Promise<void> {
+export async function pgRestore(
+  url: string,
+  file: string,
+  force: boolean,
+  environment: ToolEnvironment,
+): Promise<void> {
   const path = tool('pg_restore')
   await checkVersions(path, url)
   const existing = await withClient(url, async (sql) => {
@@ -142,7 +150,7 @@ export async function pgRestore(url: string, file: string, force: boolean): Prom
       `--dbname=${dbname}`,
       file,
     ],
-    env,
+    environment(env),
   )
   if (code !== 0) throw new Error(`pg_restore failed (exit ${code}), nothing was restored: ${stderr}`)
 }
