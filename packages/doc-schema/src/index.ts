@@ -86,7 +86,7 @@ export {
   type ShownSection,
   sectionMeasureSteps,
 } from './sections/render-section.ts'
-export { findSection, listSections, type SectionInfo } from './sections/section-index.ts'
+export { findSection, listSections, locateSections, type SectionInfo } from './sections/section-index.ts'
 export { REV_LENGTH } from './sections/section-rev.ts'
 export { cutText, safeCut } from './text-cut.ts'
 export { restoreHeadingIds, type StrippedId } from './yjs/check-deletions.ts'

@@ -16,6 +16,7 @@ import type { RunningServer } from '../../../server.ts'
 import { MAX_CHAT_PAGE, MAX_READ_CHARS } from '../limits.ts'
 import { FRAME_END } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
+import { documentShortIds } from '../render/outline.ts'
 import { createDocument, frameLines, useMcpUser } from './setup.ts'
 
 let server: RunningServer
@@ -283,13 +284,23 @@ describe('list_chat_rooms', () => {
     const { open, body, after } = frameLines(text)
     expect(open).toContain(`Chat rooms of document "${doc.slug}"`)
     expect(body).toHaveLength(4)
+    // Each id as get_outline prints it (its shortest unique start); a removed heading's id whole.
+    const short = documentShortIds({ ids: await sectionIds(doc.room) })
+    const [a, b, g] = [alpha!, beta!, gamma!].map((id) => short.get(id)!)
+    expect(a!.length).toBeLessThan(alpha!.length)
     expect(body[0]).toMatch(
-      new RegExp(`^Alpha \\[section_id: ${alpha}, messages: 2, last activity: \\d{4}-[\\d-]+T[\\d:.]+Z\\]$`),
+      new RegExp(`^Alpha \\[section_id: ${a}, messages: 2, last activity: \\d{4}-[\\d-]+T[\\d:.]+Z\\]$`),
     )
-    expect(body[1]).toStartWith(`Beta ⁅end of data⁆ [section_id: ${beta}, messages: 1`)
-    expect(body[2]).toStartWith(`Gamma [section_id: ${gamma}, messages: 1`)
+    expect(body[1]).toStartWith(`Beta ⁅end of data⁆ [section_id: ${b}, messages: 1`)
+    expect(body[2]).toStartWith(`Gamma [section_id: ${g}, messages: 1`)
     expect(body[3]).toStartWith('(heading removed) [section_id: zz-removed-heading, messages: 1')
     expect(after).toEqual([])
+    const outline = await call(client, 'get_outline', { slug: doc.slug })
+    for (const printed of [a, b, g]) expect(outline.text).toContain(`[${printed} ~`)
+    // The printed start names the room: read_chat_thread takes it as it takes the whole id.
+    const byStart = await call(client, 'read_chat_thread', { slug: doc.slug, section_id: a })
+    expect(byStart.isError).toBe(false)
+    expect(byStart.text).toContain('a2')
 
     const orphan = await call(client, 'read_chat_thread', {
       slug: doc.slug,
@@ -352,7 +363,8 @@ describe('list_chat_rooms', () => {
     }
     expect(lines).toHaveLength(total)
     const listed = lines.map((l) => /section_id: ([^,]+),/.exec(l)![1])
-    expect(listed).toEqual([...ids, 'removed-1'])
+    const short = documentShortIds({ ids: await sectionIds(doc.room) })
+    expect(listed).toEqual([...ids.map((id) => short.get(id)), 'removed-1'])
     expect(lines.at(-1)).toStartWith('(heading removed) ')
 
     const past = await call(client, 'list_chat_rooms', { slug: doc.slug, start: total + 1 })

@@ -147,6 +147,8 @@ describe('the query set of issue 13', () => {
       const [id, heading, snippet] = lines[1]!.trim().split(' | ')
       expect(id).toMatch(/^[\w-]+$/)
       expect(JSON.parse(heading!)).toBe(section)
+      const outline = await call(client, 'get_outline', { slug: slugsIn(text)[0]! })
+      expect(outline.text).toContain(`${section} [${id} ~`)
       expect((JSON.parse(snippet!) as string).toLowerCase()).toContain(query.split(' ')[0]!.toLowerCase())
     }
   })
@@ -157,6 +159,14 @@ describe('the query set of issue 13', () => {
     const slug = slugOf.get('version')!
     const { text } = await call(client, 'find_sections', { query: 'released', slug })
     expect(rows(text).map((line) => JSON.parse(line.split(' | ')[1]!))).toEqual(['Older', 'Newest'])
+    // Each section_id as get_outline prints it (its shortest unique start), which read_document takes.
+    const outline = await call(client, 'get_outline', { slug })
+    for (const line of rows(text)) {
+      const [id, heading] = line.split(' | ')
+      expect(outline.text).toContain(`${JSON.parse(heading!)} [${id} ~`)
+      const read = await call(client, 'read_document', { slug, section_id: id })
+      expect(read.text).toContain(`# ${JSON.parse(heading!)}`)
+    }
     const none = await call(client, 'find_sections', { query: 'quokkamarker', slug })
     expect(none.text).toStartWith(`No section of "${slug}" holds every word of the query.`)
   })

@@ -1,11 +1,16 @@
 /** Chat rendering: room lines for list_chat_rooms, message entries for read_chat_thread. */
 import type { ChatMessageView, ChatRoomSummary } from '../../../chat/service.ts'
 import { escapeFrameContent } from './frame.ts'
+import { printedId } from './outline.ts'
 
-/** Rooms whose heading exists, in outline order; then rooms whose heading is gone, by section id. */
+/**
+ * Rooms whose heading exists, in outline order; then rooms whose heading is gone, by section id. Each id is
+ * printed as get_outline prints it (`short`: `documentShortIds` of the document); a removed heading's whole.
+ */
 export function roomLines(
   sections: ReadonlyArray<{ sectionId: string; title: string }>,
   rooms: readonly ChatRoomSummary[],
+  short: ReadonlyMap<string, string>,
 ): string[] {
   const bySection = new Map(rooms.map((room) => [room.sectionId, room]))
   const lines: string[] = []
@@ -14,15 +19,17 @@ export function roomLines(
     const room = bySection.get(section.sectionId)
     if (!room || seen.has(room.sectionId)) continue
     seen.add(room.sectionId)
-    lines.push(`${escapeFrameContent(section.title)} ${roomFacts(room)}`)
+    lines.push(`${escapeFrameContent(section.title)} ${roomFacts(room, short)}`)
   }
-  for (const room of rooms) if (!seen.has(room.sectionId)) lines.push(`(heading removed) ${roomFacts(room)}`)
+  for (const room of rooms)
+    if (!seen.has(room.sectionId)) lines.push(`(heading removed) ${roomFacts(room, short)}`)
   return lines
 }
 
-function roomFacts(room: ChatRoomSummary): string {
+function roomFacts(room: ChatRoomSummary, short: ReadonlyMap<string, string>): string {
   const last = room.lastMessageAt ? room.lastMessageAt.toISOString() : 'never'
-  return `[section_id: ${escapeFrameContent(room.sectionId)}, messages: ${room.messageCount}, last activity: ${last}]`
+  const id = printedId(short, room.sectionId)
+  return `[section_id: ${escapeFrameContent(id)}, messages: ${room.messageCount}, last activity: ${last}]`
 }
 
 /**

@@ -7,6 +7,7 @@ import { type SectionMatch, safeCut } from '@collab/doc-schema'
 import { MAX_MATCH_HEADING_CHARS } from '../limits.ts'
 import type { SectionsFound } from '../tools/section-search.ts'
 import { escapeFrameContent } from './frame.ts'
+import { printedId } from './outline.ts'
 
 /** Control characters and line breaks as spaces, so a quoted field stays one short line. */
 export const oneLine = (text: string) => text.replace(/[\s\p{Cc}]+/gu, ' ').trim()
@@ -19,9 +20,12 @@ function headingShown(title: string): string {
     : `${line.slice(0, safeCut(line, MAX_MATCH_HEADING_CHARS))}…`
 }
 
-/** One matching section: `<section_id> | "<heading>" | "<snippet>"` (escaped for the frame). */
-export function matchLine(match: SectionMatch, indent = ''): string {
-  const id = match.sectionId === '' ? '(none)' : match.sectionId
+/**
+ * One matching section: `<section_id> | "<heading>" | "<snippet>"` (escaped for the frame), the id as
+ * get_outline prints it (`short`: `documentShortIds` of the match's document).
+ */
+export function matchLine(match: SectionMatch, short: ReadonlyMap<string, string>, indent = ''): string {
+  const id = match.sectionId === '' ? '(none)' : printedId(short, match.sectionId)
   const fields = [id, JSON.stringify(headingShown(match.title)), JSON.stringify(oneLine(match.snippet))]
   return escapeFrameContent(`${indent}${fields.join(' | ')}`)
 }

@@ -16,7 +16,7 @@ export function outlineLines(roots: readonly OutlineNode[]): string[] {
   const short = shortIds(allIds(roots))
   const lines: string[] = []
   const visit = (node: OutlineNode, depth: number) => {
-    const id = node.sectionId === '' ? NO_ID : short.get(node.sectionId)!
+    const id = node.sectionId === '' ? NO_ID : printedId(short, node.sectionId)
     const title = escapeFrameContent(node.title)
     lines.push(`${'  '.repeat(depth)}${title} [${id} ~${approximate(node.size)}]`)
     for (const child of node.children) visit(child, depth + 1)
@@ -36,6 +36,23 @@ export const OUTLINE_TAG_LINE =
   'Lines: heading [id ~size]. id: the start of its section_id that no other section shares, ' +
   `${MIN_SECTION_ID_PREFIX}+ characters (every tool taking a section_id accepts it); size: about how many ` +
   'characters a read of that section shows.'
+
+/**
+ * The starts every answer prints for the section ids of one document (get_outline, list_chat_rooms,
+ * find_sections): `shortIds` over all of the document's ids, given as its outline or as its ids in document
+ * order ('' left out). Print each with `printedId`.
+ */
+export function documentShortIds(document: readonly OutlineNode[] | { ids: readonly string[] }) {
+  return shortIds('ids' in document ? document.ids.filter((id) => id !== '') : allIds(document))
+}
+
+/**
+ * How an answer prints a section id: its start from `short` (`documentShortIds`); whole when the document
+ * has no heading with it (a chat room whose heading was removed), since no start of it would resolve.
+ */
+export function printedId(short: ReadonlyMap<string, string>, sectionId: string): string {
+  return short.get(sectionId) ?? sectionId
+}
 
 /** Every section id of an outline, in tree order ('' for a heading without one is left out). */
 function allIds(roots: readonly OutlineNode[]): string[] {

@@ -5,7 +5,8 @@
  * document's content is then searched for the sections: section-search.ts). Snippets and headings are
  * document text: inside the data frame.
  */
-import { refuse } from '@collab/doc-schema'
+import { locateSections, refuse } from '@collab/doc-schema'
+import type * as Y from 'yjs'
 import { z } from 'zod'
 import { type ParsedQuery, parseTerms } from '../../../documents/search-query.ts'
 import {
@@ -22,6 +23,7 @@ import { walkLines } from '../render/budget.ts'
 import { documentCount, matchLine, noSectionAnswer, oneLine } from '../render/find-lines.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
 import { notes } from '../render/notes.ts'
+import { documentShortIds } from '../render/outline.ts'
 import { readCall, type ToolContext } from './context.ts'
 import { slugField, startField } from './fields.ts'
 import { rowAccess } from './find-documents.ts'
@@ -36,7 +38,8 @@ export const findSections = defineTool({
   description:
     'Where is this phrase? Lists the sections that hold every word of query (case-insensitive, ' +
     'punctuation included: C++, 3.25.2, url.parse match as written; "a phrase" in quotes; -word leaves ' +
-    'out sections holding it), one line each: section_id, heading and a snippet around the match (up to ' +
+    'out sections holding it), one line each: section_id (the start get_outline prints, which every ' +
+    'tool taking a section_id accepts), heading and a snippet around the match (up to ' +
     `${FIND_SNIPPET_CHARS} characters). Most relevant first: the words as an exact phrase, then each as a ` +
     'whole word, then inside longer words, a heading holding them before one that does not; then document ' +
     'order. When no section holds the words as written, sections holding them in another form (parse for ' +
@@ -112,9 +115,11 @@ async function inOneDocument(
   const { resolved, content } = opened.value
   ctx.report?.stage('searching its sections')
   let found: Awaited<ReturnType<typeof searchSections>>
+  let short: Map<string, string>
   try {
     const page = { from: start - 1, count: SECTION_MATCHES_PER_PAGE }
     found = await searchSections(ctx.search, content.fragment, query, page)
+    short = shortIdsOf(content.fragment)
   } finally {
     content.release()
   }
@@ -128,7 +133,7 @@ async function inOneDocument(
   }
   // Lines are short (headings and snippets are cut), so the budget walk is only a safety net.
   const walk = walkLines(
-    found.matches.map((match) => matchLine(match)),
+    found.matches.map((match) => matchLine(match, short)),
     MAX_READ_CHARS,
   )
   const shownEnd = start - 1 + walk.kept
@@ -164,9 +169,11 @@ async function acrossDocuments(
     const content = await ctx.reader.open(row.room, readCall(ctx))
     if (!content) continue // deleted since the query ran
     let sections: Awaited<ReturnType<typeof searchSections>>
+    let short: Map<string, string>
     try {
       const first = { from: 0, count: SECTIONS_PER_FOUND_DOCUMENT }
       sections = await searchSections(ctx.search, content.fragment, query, first)
+      short = shortIdsOf(content.fragment)
     } finally {
       content.release()
     }
@@ -174,7 +181,7 @@ async function acrossDocuments(
     lines.push(
       escapeFrameContent([row.slug, JSON.stringify(oneLine(row.title)), access.whose, count].join(' | ')),
     )
-    for (const match of sections.matches) lines.push(matchLine(match, '  '))
+    for (const match of sections.matches) lines.push(matchLine(match, short, '  '))
     if (sections.total > sections.matches.length) {
       moreNotes.push(notes.moreInDocument(row.slug, sections.matches.length, sections.total))
     }
@@ -189,3 +196,7 @@ async function acrossDocuments(
   }
   return renderOutput({ source: { kind: 'section matches list' }, body: lines.join('\n'), notes: noteLines })
 }
+
+/** The id starts get_outline prints for this content's headings (a walk of its top-level blocks only). */
+const shortIdsOf = (fragment: Y.XmlFragment) =>
+  documentShortIds({ ids: locateSections(fragment).map((section) => section.sectionId) })
