@@ -109,7 +109,7 @@ describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
     expect(ok.headers.get('location')).toBe('/apps?x=1')
   })
 
-  test('an invite link lets a person choose their password once, then sign in', async () => {
+  test('an invite link lets a person choose their password once, and signs them in with it', async () => {
     expect((await cli(server, ['user', 'add', 'bruno'])).code).toBe(0)
     const invite = await cli(server, ['user', 'invite', 'bruno'])
     expect(invite.code).toBe(0)
@@ -127,9 +127,17 @@ describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
       confirm: `${PASSWORD}!`,
     })
     expect(mismatch.status).toBe(400)
-    const set = await browser.post(link.pathname, { ...fields, password: PASSWORD, confirm: PASSWORD })
-    expect(set.status).toBe(200)
-    expect(await set.text()).toContain('Your password is set')
+    // `?next=` (a same-site path) is where the person lands, signed in: no sign-in form again (issue 28).
+    const set = await browser.post(`${link.pathname}?next=/apps`, {
+      ...fields,
+      password: PASSWORD,
+      confirm: PASSWORD,
+    })
+    expect(set.status).toBe(303)
+    expect(set.headers.get('location')).toBe('/apps')
+    const me = await browser.fetch('/api/me')
+    expect(me.status).toBe(200)
+    expect(((await me.json()) as { handle: string }).handle).toBe('bruno')
     // Used once: the same link is refused now.
     expect((await browser.fetch(link.pathname)).status).toBe(410)
     expect((await signIn(new Browser(server.url), 'bruno', PASSWORD)).status).toBe(303)
@@ -143,8 +151,9 @@ describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
     const browser = new Browser(server.url)
     const olderForm = hiddenFields(await (await browser.fetch(older)).text()) // opened before, sent after
     const newerForm = hiddenFields(await (await browser.fetch(newer)).text())
+    // Set and signed in: a redirect to the documents.
     expect((await browser.post(newer, { ...newerForm, password: PASSWORD, confirm: PASSWORD })).status).toBe(
-      200,
+      303,
     )
     // The older link: refused on opening and on sending, with a page that says why and what to do.
     const opened = await browser.fetch(older)

@@ -458,9 +458,7 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
       await page.goto(link)
       await page.type('#password', PASSWORD)
       await page.type('#confirm', PASSWORD)
-      await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')])
-      // The sign-in page, the handle filled in: the password, and the person is on their documents.
-      await page.type('#password', PASSWORD)
+      // Setting the password signs the person in: they land on their documents, not on a sign-in form.
       await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')])
       expect(new URL(page.url()).pathname).toBe('/')
       await page.waitForSelector('a[href^="/d/"]')

@@ -1,12 +1,15 @@
-/** Invite links (/invite/<token>): a new person sets their password, then signs in with it. */
+/**
+ * Invite links (/invite/<token>[?next=/d/<slug>]): a new person sets their password and is signed in with
+ * it at once, landing on `next` (a same-site path: their documents by default), not on a sign-in form.
+ */
 import type { Context, Hono } from 'hono'
 import { INVITE_GONE } from '../accounts.ts'
 import { CSRF_FIELD, csrfToken, csrfValid } from '../csrf.ts'
 import { invitePage, messagePage, signInPage } from '../pages.ts'
-import { type Env, html, type RouteKit } from './kit.ts'
+import { type Env, html, type RouteKit, safeNext } from './kit.ts'
 
 export function inviteRoutes(router: Hono<Env>, kit: RouteKit): void {
-  const { deps, secure, origin, formLimit, refusedForm } = kit
+  const { deps, secure, origin, formLimit, refusedForm, callAuth, redirectWith } = kit
   const { accounts } = deps
 
   const inviteGone = (c: Context) =>
@@ -37,13 +40,20 @@ export function inviteRoutes(router: Hono<Env>, kit: RouteKit): void {
     if (password !== form.confirm) return again('confirm: the two passwords differ; type the same one twice.')
     const result = await accounts.acceptInvite(token, password)
     if (result.kind === 'error') return result.code === 'not_found' ? inviteGone(c) : again(result.message)
+    // The form posts back to the link itself, query included: `next` is where the person goes now.
+    const next = safeNext(c.req.query('next'))
+    const handle = result.value.handle
+    const signedIn = await callAuth(c, '/sign-in/username', { username: handle, password })
+    if (signedIn.ok) return redirectWith(signedIn, next)
+    // Signing in failed (a rate limit, a database hiccup): the password is set, so the form finishes it.
+    deps.logger.warn({ status: signedIn.status }, 'invite: the password is set but signing in failed')
     return html(
       c,
       signInPage({
         csrf: csrfToken(c, secure()),
         oauthQuery: '',
-        next: '/',
-        handle: result.value.handle,
+        next,
+        handle,
         notice: 'Your password is set: sign in with it.',
       }),
     )
