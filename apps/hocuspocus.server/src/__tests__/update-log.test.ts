@@ -200,8 +200,9 @@ describe(`the update log (${DATABASE_KIND})`, () => {
     const kept = await connect(doc.room)
     await typeAndStore(kept, 'capybara')
     await typeAndStore(kept, 'dugong')
-    // The timer waits SEARCH_REFRESH_DUTY (100) times what the last refresh took when that is longer than
-    // the interval: a 0.1-0.3 s refresh on a loaded machine (CI: two files at once) is a 10-30 s wait.
+    // The timer waits SEARCH_REFRESH_DB_DUTY (10) times what the last refresh's database write took when
+    // that is longer than the interval: a 0.1-0.3 s write on a loaded machine (CI: two files at once) is
+    // a 1-3 s wait (it was 10-30 s when the whole wall time counted a hundredfold).
     await eventually(
       async () => expect(await searchFinds(s.server, doc.room, 'dugong')).toBe(true),
       40_000,

@@ -10,8 +10,15 @@ export const COMPACT_MIN_LOG_BYTES = 256 * 1024
 /** How often, at most, the title and search text are rewritten while a document changes (ms). */
 export const SEARCH_REFRESH_MS = 5_000
 /**
- * A refresh of the title and search text waits at least this many times as long as the previous one took,
- * so on PGlite (whose work runs on the server's thread) it takes at most 1% of the time of a document
- * typed into without pause: search may lag a very large document by longer than SEARCH_REFRESH_MS.
+ * A refresh of the title and search text waits at least this many times as long as reading them from the
+ * live document took (a walk of the document on the server's thread), so it takes at most 1% of that
+ * thread's time while a very large document is typed into without pause.
  */
 export const SEARCH_REFRESH_DUTY = 100
+/**
+ * …and at least this many times as long as the database took to index them (on PGlite its own thread,
+ * whose one session the stores of every document share): at most a tenth of the database's time. The wall
+ * time of that write includes waiting behind other queries on a loaded machine, so it gets the lower duty;
+ * search may lag a very large document by longer than SEARCH_REFRESH_MS.
+ */
+export const SEARCH_REFRESH_DB_DUTY = 10

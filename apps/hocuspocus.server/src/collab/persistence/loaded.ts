@@ -26,8 +26,8 @@ export type Stored = {
   derivedAt: number
   derivedStale: boolean
   derivedTimer: ReturnType<typeof setTimeout> | null
-  /** How long the last refresh of the title and search text took (ms). */
-  derivedCostMs: number
+  /** How long the last refresh of the title and search text took (ms): its walk, its database write. */
+  derivedCostMs: { walk: number; database: number }
   compacting: boolean
   /** Stored changes not yet in a version taken by this instance, and the version they wait for. */
   unversioned: boolean
@@ -73,7 +73,7 @@ export class LoadedDocuments {
       derivedAt: 0,
       derivedStale: false,
       derivedTimer: null,
-      derivedCostMs: 0,
+      derivedCostMs: { walk: 0, database: 0 },
       compacting: false,
       unversioned: false,
       versionReason: undefined,

@@ -9,7 +9,7 @@ import type { Document } from '@hocuspocus/server'
 import { isDatabaseUnavailable } from '../../db/errors.ts'
 import type { DocumentsService } from '../../documents/service.ts'
 import { MAX_FIND_TEXT_CHARS } from '../../limits.ts'
-import { SEARCH_REFRESH_DUTY } from '../store-policy.ts'
+import { SEARCH_REFRESH_DB_DUTY, SEARCH_REFRESH_DUTY } from '../store-policy.ts'
 import type { StoreFaults } from './faults.ts'
 import type { LoadedDocuments, Stored } from './loaded.ts'
 
@@ -23,13 +23,18 @@ export class TitleSearchRefresh {
   ) {}
 
   /**
-   * Due once `searchRefreshMs` has passed since the last refresh, and SEARCH_REFRESH_DUTY times as long as
-   * that refresh took: refreshing a large document (a million characters to index: ~0.3 s on PGlite,
-   * on this thread) then takes at most 1/SEARCH_REFRESH_DUTY of the time while it is typed into.
+   * Due once `searchRefreshMs` has passed since the last refresh, SEARCH_REFRESH_DUTY times as long as
+   * the last one's walk of the document took, and SEARCH_REFRESH_DB_DUTY times as long as its database
+   * write took: refreshing a large document (a million characters to index) then takes a bounded share of
+   * this thread and of the database while it is typed into.
    */
   private wait(entry: Stored): number {
     if (this.searchRefreshMs === 0) return 0
-    const interval = Math.max(this.searchRefreshMs, entry.derivedCostMs * SEARCH_REFRESH_DUTY)
+    const interval = Math.max(
+      this.searchRefreshMs,
+      entry.derivedCostMs.walk * SEARCH_REFRESH_DUTY,
+      entry.derivedCostMs.database * SEARCH_REFRESH_DB_DUTY,
+    )
     return Math.max(0, entry.derivedAt + interval - Date.now())
   }
 
@@ -56,13 +61,12 @@ export class TitleSearchRefresh {
     entry.derivedStale = false
     const fragment = document.getXmlFragment(FRAGMENT_NAME)
     const started = performance.now()
+    const title = readTitle(fragment)
+    const text = readPlainText(fragment, MAX_FIND_TEXT_CHARS)
+    const walked = performance.now()
     try {
-      await this.documents.refreshDerived(entry.documentId, {
-        title: readTitle(fragment),
-        text: readPlainText(fragment, MAX_FIND_TEXT_CHARS),
-        changedAt: entry.changedAt,
-      })
-      entry.derivedCostMs = performance.now() - started
+      await this.documents.refreshDerived(entry.documentId, { title, text, changedAt: entry.changedAt })
+      entry.derivedCostMs = { walk: walked - started, database: performance.now() - walked }
       this.faults.clear(document.name, 'derived')
     } catch (error) {
       entry.derivedStale = true
