@@ -158,6 +158,7 @@ export async function startServer(
     api: {
       session: browserSession,
       chatPosting,
+      history: { live: (room) => collab.hocuspocus.documents.get(room) },
     },
     web: createWebApp({ logger, session: browserSession, signInEnabled: () => auth.enabled() }),
   })

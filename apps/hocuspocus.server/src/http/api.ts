@@ -16,6 +16,7 @@ import type { DocumentListing, DocumentRow, Resolved } from '../documents/rows.t
 import { queryTerms } from '../documents/search.ts'
 import { MAX_CHAT_MESSAGE_CHARS, SEARCH_SNIPPET_CHARS } from '../limits.ts'
 import type { Services } from '../services.ts'
+import { type HistoryRouteDeps, historyRoutes } from './api-history.ts'
 import { type AuthVariables, bearerAuth } from './bearer.ts'
 import { httpRefusal, refusalToHttp } from './refusal.ts'
 
@@ -50,11 +51,14 @@ export type ApiDeps = {
   session?: { principal: (headers: Headers) => Promise<Principal | null>; origin: () => string }
   /** Posting in a heading's chat room (chat/posting.ts); without it, POST …/chat/:sectionId is 404. */
   chatPosting?: ChatPosting
+  /** The history panel's routes (api-history.ts): the live documents, and writing to them. */
+  history?: HistoryRouteDeps
 }
 
 export function apiRoutes(services: Services, deps: ApiDeps = {}) {
   const api = new Hono<{ Variables: AuthVariables }>()
   api.use('*', bearerAuth({ tokens: services.tokens, session: deps.session }))
+  api.route('/', historyRoutes(services, deps.history))
 
   /** The document when the caller owns it; 404 when they cannot read it, 403 when they only may. */
   async function owned(

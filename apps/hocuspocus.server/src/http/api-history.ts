@@ -1,0 +1,253 @@
+/**
+ * REST for the web editor's history panel (issue 27; docs/history.md "REST"): a document's versions, one
+ * version's Markdown, what changed from a version to now, and (write) restoring a version or reverting
+ * changes. Mounted under /api by api.ts, behind the same bearer (an API token, or a signed-in browser's
+ * session cookie: http/bearer.ts). Unknown and unreadable slugs answer 404 alike; GETs need read access,
+ * POSTs write access (and, for a browser, our own origin). Every answer is bounded by a named constant
+ * below, and says what it left out.
+ *
+ * Contract (JSON; errors are `{ error, message, field? }` as everywhere in /api):
+ *
+ *   GET  /api/documents/:slug/versions?cursor=<id>&limit=<1..50>
+ *     → { versions: Version[], total, nextCursor: string | null }
+ *       newest first; `nextCursor` is the `cursor` of the next (older) page, null on the last page.
+ *       Version = { id: string, createdAt: ISO, kind: 'auto' | 'named', reason, name: string | null,
+ *                   authors: Author[], summary: Summary | null, byteSize }
+ *       reason = 'agent' | 'pause' | 'interval' | 'unload' | 'created' | 'import' | 'named'
+ *       Author = { kind: 'person' | 'agent' | 'server', name: string, app?: string,
+ *                  via: 'editor' | 'token' | 'oauth' | 'create' | 'import', action?: 'restore' | 'revert',
+ *                  text: string }   (text: how to show it, e.g. `olive's agent via API token "ci-bot"`)
+ *       Summary = { added, removed, changed, charsIn, charsOut, complete,
+ *                   sections: [{ kind: 'added' | 'removed' | 'changed', sectionId, title }] }
+ *                   (what changed since the version before it; `complete` false: more sections than listed)
+ *
+ *   GET  /api/documents/:slug/versions/:id
+ *     → { version: Version, markdown: string, complete: boolean, note?: string }
+ *       the version's content as Markdown, its first MAX_API_PREVIEW_CHARS characters (`complete` false
+ *       and `note` say when it is cut).
+ *
+ *   GET  /api/documents/:slug/versions/:id/changes
+ *     → { since: Version, authors: Author[], counts: { added, removed, changed, charsIn, charsOut },
+ *         sections: Change[], complete: boolean, note?: string }
+ *       from that version to the document now (the live document when it is open), as MCP changes_since
+ *       computes it. Change = { kind, sectionId, title, charsIn, charsOut, compared: boolean,
+ *       blocks: [{ op: '-' | '+', block: number, text: string }], blocksOmitted: number }.
+ *       Block texts beyond MAX_API_CHANGES_CHARS in all are left out (`blocksOmitted`, `complete` false,
+ *       `note`); `compared` false: the comparison's own ceiling was reached before that section.
+ */
+import { documentMarkdownPrefix, FRAGMENT_NAME } from '@collab/doc-schema'
+import { Hono } from 'hono'
+import type * as Y from 'yjs'
+import type { Principal } from '../auth/tokens.ts'
+import { type Author, describeAuthor } from '../documents/history-authors.ts'
+import { type ChangeSummary, diffFragments, fragmentOfState } from '../documents/history-diff.ts'
+import type { VersionInfo } from '../documents/history-store.ts'
+import type { Resolved } from '../documents/rows.ts'
+import { applyStored } from '../documents/stored-parts.ts'
+import type { Services } from '../services.ts'
+import type { AuthVariables } from './bearer.ts'
+import { httpRefusal, refusalToHttp } from './refusal.ts'
+
+/** Versions one page lists by default, and at most (`?limit=`). */
+export const DEFAULT_API_VERSIONS = 20
+export const MAX_API_VERSIONS = 50
+/** Characters of a version's Markdown one preview answers. */
+export const MAX_API_PREVIEW_CHARS = 200_000
+/** Characters of block text one changes answer holds in all (sections past it keep their line, no blocks). */
+export const MAX_API_CHANGES_CHARS = 200_000
+/** Largest version state (bytes) a preview, a comparison, a restore or a revert decodes on the event loop. */
+export const MAX_API_VERSION_STATE_BYTES = 8 * 1024 * 1024
+
+export type HistoryRouteDeps = {
+  /** The live document of a room when this instance holds it (Hocuspocus), so "now" is what editors see. */
+  live?: (room: string) => Y.Doc | undefined
+}
+
+const KIND_OF_MARK = { '+': 'added', '-': 'removed', '~': 'changed' } as const
+
+export function presentAuthor(author: Author) {
+  return {
+    kind: author.k,
+    name: author.h ?? author.u ?? '',
+    ...(author.a !== undefined ? { app: author.a } : {}),
+    via: author.v,
+    text: describeAuthor(author),
+  }
+}
+
+function presentSummary(summary: ChangeSummary | null) {
+  if (!summary) return null
+  const { added, removed, changed, charsIn, charsOut, complete } = summary
+  return {
+    added,
+    removed,
+    changed,
+    charsIn,
+    charsOut,
+    complete,
+    sections: summary.sections.map((s) => ({ kind: KIND_OF_MARK[s.k], sectionId: s.id, title: s.t })),
+  }
+}
+
+export function presentVersion(version: VersionInfo) {
+  return {
+    id: String(version.id),
+    createdAt: version.createdAt.toISOString(),
+    kind: version.reason === 'named' ? 'named' : 'auto',
+    reason: version.reason,
+    name: version.name,
+    authors: (Array.isArray(version.authors) ? version.authors : []).map(presentAuthor),
+    summary: presentSummary(version.summary),
+    byteSize: Number(version.byteSize),
+  }
+}
+
+/** A version id from the path: a whole number. */
+export function versionIdOf(raw: string, field = 'id'): bigint {
+  if (!/^\d{1,18}$/.test(raw) || BigInt(raw) < 1n)
+    throw httpRefusal('invalid_input', `${field}: a version id (a whole number; GET …/versions lists them)`, {
+      field,
+    })
+  return BigInt(raw)
+}
+
+export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
+  const routes = new Hono<{ Variables: AuthVariables }>()
+  const documents = services.documents
+
+  async function readable(slug: string, principal: Principal): Promise<Resolved> {
+    const resolved = await documents.resolve(slug, principal)
+    if (resolved.kind === 'error') throw refusalToHttp(resolved)
+    return resolved.value
+  }
+
+  async function versionOf(resolved: Resolved, id: bigint) {
+    const version = await documents.findVersion(resolved.document.id, { id })
+    if (!version)
+      throw httpRefusal(
+        'not_found',
+        `id: no version ${id} of "${resolved.document.slug}" is kept (older versions are thinned: docs/history.md); GET …/versions lists the versions kept`,
+        { field: 'id' },
+      )
+    if (version.state.byteLength > MAX_API_VERSION_STATE_BYTES)
+      throw httpRefusal(
+        'payload_too_large',
+        `id: version ${id} holds ${version.state.byteLength} bytes, over the ${MAX_API_VERSION_STATE_BYTES} this server previews or compares; export the document instead`,
+        { field: 'id' },
+      )
+    return version
+  }
+
+  routes.get('/documents/:slug/versions', async (c) => {
+    const resolved = await readable(c.req.param('slug'), c.get('principal'))
+    const cursorRaw = c.req.query('cursor')
+    const before = cursorRaw === undefined || cursorRaw === '' ? undefined : versionIdOf(cursorRaw, 'cursor')
+    const limitRaw = c.req.query('limit')
+    const limit = limitRaw === undefined ? DEFAULT_API_VERSIONS : Number(limitRaw)
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_API_VERSIONS)
+      throw httpRefusal('invalid_input', `limit: a whole number from 1 to ${MAX_API_VERSIONS}`, {
+        field: 'limit',
+      })
+    const id = resolved.document.id
+    const [rows, total] = await Promise.all([
+      documents.listVersions(id, { before, limit: limit + 1 }),
+      documents.countVersions(id),
+    ])
+    const page = rows.slice(0, limit)
+    return c.json({
+      versions: page.map(presentVersion),
+      total,
+      nextCursor: rows.length > limit ? String(page.at(-1)!.id) : null,
+    })
+  })
+
+  routes.get('/documents/:slug/versions/:id', async (c) => {
+    const resolved = await readable(c.req.param('slug'), c.get('principal'))
+    const version = await versionOf(resolved, versionIdOf(c.req.param('id')))
+    const fragment = fragmentOfState(version.state)
+    try {
+      const prefix = documentMarkdownPrefix(fragment, MAX_API_PREVIEW_CHARS, { media: 'source' }, true)
+      const cut = !prefix.complete || prefix.text.length > MAX_API_PREVIEW_CHARS
+      const markdown = cut ? prefix.text.slice(0, MAX_API_PREVIEW_CHARS) : prefix.text
+      const { state: _state, ...info } = version
+      return c.json({
+        version: presentVersion(info),
+        markdown,
+        complete: !cut,
+        ...(cut
+          ? {
+              note: `The preview shows the first ${markdown.length} characters of this version (at most ${MAX_API_PREVIEW_CHARS}${prefix.byWork ? ', and its markup reached the render ceiling' : ''}); restore it to read all of it.`,
+            }
+          : {}),
+      })
+    } finally {
+      fragment.doc?.destroy()
+    }
+  })
+
+  routes.get('/documents/:slug/versions/:id/changes', async (c) => {
+    const resolved = await readable(c.req.param('slug'), c.get('principal'))
+    const version = await versionOf(resolved, versionIdOf(c.req.param('id')))
+    const now = await nowFragment(resolved.document.room)
+    const before = fragmentOfState(version.state)
+    let changes: ReturnType<typeof diffFragments>
+    try {
+      changes = diffFragments(before, now.fragment)
+    } finally {
+      before.doc?.destroy()
+      now.release()
+    }
+    const authors = await documents.authorsAfter(resolved.document.id, version.id)
+    let left = MAX_API_CHANGES_CHARS
+    let omitted = 0
+    const sections = changes.map((change) => {
+      const blocks: typeof change.blocks = []
+      let blocksOmitted = 0
+      for (const block of change.blocks) {
+        if (block.text.length <= left) {
+          blocks.push(block)
+          left -= block.text.length
+        } else {
+          left = 0
+          blocksOmitted++
+        }
+      }
+      omitted += blocksOmitted
+      const { kind, sectionId, title, charsIn, charsOut, compared } = change
+      return { kind, sectionId, title, charsIn, charsOut, compared, blocks, blocksOmitted }
+    })
+    const sum = (key: 'charsIn' | 'charsOut') => changes.reduce((total, change) => total + change[key], 0)
+    const count = (kind: string) => changes.filter((change) => change.kind === kind).length
+    const { state: _state, ...info } = version
+    return c.json({
+      since: presentVersion(info),
+      authors: authors.map(presentAuthor),
+      counts: {
+        added: count('added'),
+        removed: count('removed'),
+        changed: count('changed'),
+        charsIn: sum('charsIn'),
+        charsOut: sum('charsOut'),
+      },
+      sections,
+      complete: omitted === 0,
+      ...(omitted > 0
+        ? {
+            note: `${omitted} changed blocks are left out (this answer holds at most ${MAX_API_CHANGES_CHARS} characters of block text); the MCP tool changes_since pages through all of them.`,
+          }
+        : {}),
+    })
+  })
+
+  /** The document now: the live one when this instance holds it, else the stored content. */
+  async function nowFragment(room: string): Promise<{ fragment: Y.XmlFragment; release(): void }> {
+    const live = deps.live?.(room)
+    if (live) return { fragment: live.getXmlFragment(FRAGMENT_NAME), release() {} }
+    const stored = await documents.loadStored(room)
+    const fragment = fragmentOfState(null)
+    if (stored && fragment.doc) applyStored(fragment.doc, stored)
+    return { fragment, release: () => fragment.doc?.destroy() }
+  }
+
+  return routes
+}
