@@ -1,6 +1,6 @@
 /**
- * Entry point: config -> database -> Hocuspocus -> HTTP -> listen; SIGINT/SIGTERM store everything
- * pending before exit. Human-readable lines and JSON logs both go to stderr.
+ * Entry point: config -> database -> Hocuspocus -> HTTP -> listen; SIGTERM drains (DRAIN_GRACE_MS), then
+ * SIGINT/SIGTERM store everything pending before exit. Human-readable lines and JSON logs both go to stderr.
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
@@ -17,7 +17,7 @@ say()
 say(`Collaboration server listening on ${server.url} (database: ${server.services.db.kind})`)
 say(`  Editors (WebSocket): ${base.replace(/^http/, 'ws')}`)
 say(`  MCP endpoint:        ${base}/mcp`)
-say(`  Health / metrics:    ${base}/health  ${base}/metrics`)
+say(`  Health / metrics:    ${base}/health/ready  ${base}/health/live  ${base}/metrics`)
 if (server.auth.enabled()) {
   say(`  Web editor (people): ${base}/   (sign-in: ${base}/sign-in, OAuth for MCP apps: ${base}/auth)`)
 } else {
@@ -44,9 +44,25 @@ if (created) {
 say()
 
 let shuttingDown = false
+let drainSkip: (() => void) | undefined
+/**
+ * SIGTERM (a service manager, a rolling restart) drains first: DRAIN_GRACE_MS not ready while still
+ * serving, so the balancer takes this instance out; then the stop hands the editors over (their providers
+ * reconnect through the balancer) and stores everything. SIGINT (a person at the terminal) and a second
+ * signal during the drain stop at once.
+ */
 async function shutdown(signal: string) {
-  if (shuttingDown) return
+  if (shuttingDown) {
+    drainSkip?.()
+    return
+  }
   shuttingDown = true
+  const grace = signal === 'SIGTERM' ? (config.drainGraceMs ?? 0) : 0
+  if (grace > 0) {
+    const drain = server.drain(grace)
+    drainSkip = drain.skip
+    await drain.done
+  }
   logger.info({ signal }, 'shutting down: storing pending changes')
   const { unstored } = await server.stop()
   process.exit(unstored.length ? 1 : 0)

@@ -50,9 +50,19 @@ export type RunningServer = {
   chatPosting: ChatPosting
   /** Sign-in, invites, connected apps and the OAuth authorization server (auth/module.ts). */
   auth: AuthModule
+  /**
+   * Takes the instance out of a balancer's rotation: from now on /health/ready answers 503 `draining` and
+   * new editor sockets are refused 503 (a balancer passes them to another instance), while open sockets and
+   * HTTP requests are still served; resolves after `graceMs`, or at once when `skip()` is called (a second
+   * signal). `stop()` then hands the editors over and stores everything.
+   */
+  drain(graceMs: number): { done: Promise<void>; skip(): void }
   /** Stops accepting, closes connections, stores every pending change, closes the database. */
   stop(): Promise<{ unstored: string[] }>
 }
+
+/** What a draining instance answers a new editor socket: a balancer passes it to another instance. */
+export const DRAINING_MESSAGE = 'This instance is shutting down; connect again (another instance will answer)'
 
 export async function startServer(
   config: Config,
@@ -161,8 +171,10 @@ export async function startServer(
       history: { live: (room) => collab.hocuspocus.documents.get(room) },
     },
     web: createWebApp({ logger, session: browserSession, signInEnabled: () => auth.enabled() }),
+    draining: () => draining,
   })
   const { hocuspocus } = collab
+  let draining = false
 
   const server: Server<SocketData> = Bun.serve<SocketData>({
     hostname: config.host,
@@ -175,6 +187,9 @@ export async function startServer(
     idleTimeout: Math.ceil(JOB_DEADLINE_MS / 1000) + 15,
     fetch(request, srv) {
       if (request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
+        // Refused before the upgrade, as a plain 503: nginx's `proxy_next_upstream http_503` (and any
+        // balancer's retry) then opens the socket on another instance instead.
+        if (draining) return new Response(DRAINING_MESSAGE, { status: 503, headers: { 'Retry-After': '1' } })
         if (srv.upgrade(request, { data: { request } })) return undefined
         return new Response('WebSocket upgrade failed', { status: 400 })
       }
@@ -221,8 +236,22 @@ export async function startServer(
     mcp,
     chatPosting,
     auth,
+    drain(graceMs) {
+      if (!draining) logger.info({ graceMs }, 'draining: not ready, refusing new editor sockets')
+      draining = true
+      let skip = () => {}
+      const done = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs)
+        skip = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      return { done, skip }
+    },
     stop() {
       stopping ??= (async () => {
+        draining = true
         server.stop(false) // stop accepting; existing sockets are closed below
         admin?.stop()
         await Promise.all([searchBackfill.stop(), outlineBackfill.stop()])

@@ -28,11 +28,14 @@ export async function runCli(args: string[], env: Record<string, string | undefi
 
 export type ServerProcess = { proc: Subprocess<'ignore', 'pipe', 'pipe'>; url: string; stderr: () => string }
 
-/** Starts `src/main.ts` and resolves once it prints where it listens. */
+/**
+ * Starts `src/main.ts` and resolves once it prints where it listens. SIGTERM stops it without a drain
+ * (DRAIN_GRACE_MS 0: no balancer is waiting to take it out) unless `env` sets one.
+ */
 export async function spawnServer(env: Record<string, string | undefined>): Promise<ServerProcess> {
   const proc = Bun.spawn(['bun', join(APP_DIR, 'src/main.ts')], {
     cwd: REPO_DIR,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', DRAIN_GRACE_MS: '0', ...env },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',

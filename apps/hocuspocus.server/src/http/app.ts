@@ -6,10 +6,14 @@
  * METRICS_TOKEN is set, only requests bearing that token (from anywhere, loopback too: behind a reverse
  * proxy on the same machine every request comes from loopback). `/health` answers everyone, but only
  * those allowed `/metrics` see the version and the database details; others get `{ status }`.
+ *
+ * For load balancers: `/health/live` says the process answers (restart it when it does not);
+ * `/health/ready` (and `/health`, the same answer) says it should be sent work: the database answers and
+ * the instance is not draining (server.ts `drain`, SIGTERM).
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 
-import { Hono } from 'hono'
+import { type Context, Hono } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { routePath } from 'hono/route'
 import type { AuthModule } from '../auth/module.ts'
@@ -20,6 +24,7 @@ import type { Metrics } from '../metrics.ts'
 import type { Services } from '../services.ts'
 import { type ApiDeps, apiRoutes } from './api.ts'
 import type { AuthVariables } from './bearer.ts'
+import { createHealthProbe } from './health-probe.ts'
 import { httpRefusal, refusalResponse } from './refusal.ts'
 import type { WebApp } from './web.ts'
 
@@ -49,10 +54,13 @@ export function createHttpApp(deps: {
   api?: ApiDeps
   /** The web editor at / (web.ts). */
   web?: Pick<WebApp, 'router'>
+  /** True once the instance drains (SIGTERM): /health/ready answers 503 `draining`. Absent: never. */
+  draining?: () => boolean
 }) {
   const { services, metrics, logger } = deps
   const app = new Hono<{ Bindings: HttpBindings }>()
   const expectedToken = deps.metricsToken ? sha256(deps.metricsToken) : undefined
+  const databaseProbe = createHealthProbe(() => services.db.prisma.$queryRaw`SELECT 1`)
 
   /** Whether this caller may see operators' figures: the token when one is set, else a loopback peer. */
   function operator(authorization: string | undefined, ip: string | undefined): boolean {
@@ -71,27 +79,24 @@ export function createHttpApp(deps: {
     metrics.httpLatency.observe({ route }, (performance.now() - started) / 1000)
   })
 
-  app.get('/health', async (c) => {
-    const started = performance.now()
+  app.get('/health/live', (c) => c.json({ status: 'ok' }))
+
+  const ready = async (c: Context<{ Bindings: HttpBindings }>) => {
     const detailed = operator(c.req.header('authorization'), c.env?.ip)
-    try {
-      await services.db.prisma.$queryRaw`SELECT 1`
-      if (!detailed) return c.json({ status: 'ok' })
-      return c.json({
-        status: 'ok',
-        version: deps.version,
-        database: {
-          kind: services.db.kind,
-          status: 'ok',
-          latencyMs: Math.round(performance.now() - started),
-        },
-      })
-    } catch (error) {
-      logger.warn({ err: (error as Error).message }, 'health check: database unreachable')
+    // Not ready while draining, whatever the database says: the balancer must stop sending work here.
+    if (deps.draining?.()) return c.json({ status: 'draining' }, 503, { 'Retry-After': '5' })
+    // Never long behind a busy database (PGlite's one session writing a large state): health-probe.ts.
+    const database = await databaseProbe.check()
+    if (database.status === 'unreachable') {
+      logger.warn({ err: database.reason }, 'health check: database unreachable')
       if (!detailed) return c.json({ status: 'error' }, 503)
       return c.json({ status: 'error', database: { kind: services.db.kind, status: 'unreachable' } }, 503)
     }
-  })
+    if (!detailed) return c.json({ status: 'ok' })
+    return c.json({ status: 'ok', version: deps.version, database: { kind: services.db.kind, ...database } })
+  }
+  app.get('/health', ready)
+  app.get('/health/ready', ready)
 
   app.get('/metrics', (c) => {
     if (!operator(c.req.header('authorization'), c.env?.ip)) {
