@@ -1,0 +1,121 @@
+/**
+ * /health behind a busy database (issue 24): PGlite runs one query at a time, so a long statement (a
+ * 22 MB state written, ~2 s) held /health's `SELECT 1` as long. /health now answers from the last probe
+ * while one is in flight (`busy`, with its age), and still reports a database that fails or stops
+ * answering. The hold is a real interactive transaction on the server's own client: on PGlite its one
+ * connection is taken, so every other query waits, as behind a large write. PostgreSQL serves `SELECT 1` on
+ * another connection meanwhile, so the HTTP case is PGlite's.
+ */
+import { describe, expect, test } from 'bun:test'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { useTestServer } from '@collab/test-support/server'
+import { createHealthProbe, type DatabaseHealth } from '../http/health-probe.ts'
+import type { RunningServer } from '../server.ts'
+
+type Health = { status: string; database: DatabaseHealth & { kind: string } }
+
+/** Holds the server's database in an open transaction until `release()`; `taken` once it holds it. */
+function holdDatabase(server: RunningServer) {
+  let release = () => {}
+  const released = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  let taken = () => {}
+  const holding = new Promise<void>((resolve) => {
+    taken = resolve
+  })
+  const done = server.services.db.prisma.$transaction(
+    async (tx) => {
+      await tx.$queryRaw`SELECT 1`
+      taken()
+      await released
+    },
+    { maxWait: 10_000, timeout: 30_000 },
+  )
+  return { holding, release, done }
+}
+
+describe.skipIf(DATABASE_KIND !== 'pglite')('/health behind a busy embedded database', () => {
+  let server: RunningServer
+  useTestServer((s) => {
+    server = s
+  })
+  const health = async () => {
+    const res = await fetch(`${server.url}/health`)
+    return { status: res.status, body: (await res.json()) as Health }
+  }
+
+  test('answers from the last probe while the database is held, and fresh once it is free', async () => {
+    const before = await health()
+    expect(before.status).toBe(200)
+    expect(before.body.database.status).toBe('ok')
+
+    const hold = holdDatabase(server)
+    await hold.holding
+    try {
+      // Without the last probe to fall back on, this request waited as long as the hold lasted and said ok.
+      const held = await health()
+      expect(held.status).toBe(200)
+      expect(held.body.status).toBe('ok')
+      expect(held.body.database).toMatchObject({ kind: 'pglite', status: 'busy' })
+      const busy = held.body.database as Extract<DatabaseHealth, { status: 'busy' }>
+      expect(busy.lastAnswerAgoMs).toBeGreaterThanOrEqual(0)
+      expect(busy.waitingMs).toBeGreaterThanOrEqual(0)
+    } finally {
+      hold.release()
+      await hold.done
+    }
+    const after = await health()
+    expect(after.status).toBe(200)
+    expect(after.body.database.status).toBe('ok')
+  })
+
+  test('a database that stops answering is reported unreachable once the last answer is too old', async () => {
+    // The probe as /health builds it, with a short grace, on the server's real database (the waits are
+    // generous: a loaded machine answers SELECT 1 slowly, and only the hold may make it late here).
+    const probe = createHealthProbe(() => server.services.db.prisma.$queryRaw`SELECT 1`, {
+      waitMs: 50,
+      graceMs: 300,
+      timeoutMs: 2_000,
+    })
+    expect((await probe.check()).status).toBe('ok')
+    const hold = holdDatabase(server)
+    await hold.holding
+    try {
+      expect((await probe.check()).status).toBe('busy')
+      await Bun.sleep(500) // past the grace: the last answer is too old to stand for the database
+      const gone = await probe.check()
+      expect(gone.status).toBe('unreachable')
+      expect(gone.status === 'unreachable' && gone.reason).toStartWith('no answer to SELECT 1 within 2 s')
+    } finally {
+      hold.release()
+      await hold.done
+    }
+    // A new probe is started after the timeout, so the database is seen again once it answers.
+    expect((await probe.check()).status).toBe('ok')
+  })
+})
+
+describe(`/health's probe on a failing database (${DATABASE_KIND})`, () => {
+  let server: RunningServer
+  useTestServer((s) => {
+    server = s
+  })
+
+  test('a query that fails is reported unreachable at once, even right after a success', async () => {
+    let fail = false
+    // A long wait: the failure, not its speed, is what is reported (a loaded machine fails slowly).
+    const probe = createHealthProbe(
+      () =>
+        fail
+          ? server.services.db.prisma.$queryRaw`SELECT * FROM no_such_table_for_health`
+          : server.services.db.prisma.$queryRaw`SELECT 1`,
+      { waitMs: 10_000 },
+    )
+    expect((await probe.check()).status).toBe('ok')
+    fail = true
+    const failed = await probe.check()
+    expect(failed.status).toBe('unreachable')
+    expect(failed.status === 'unreachable' && failed.reason).toContain('no_such_table_for_health')
+  })
+})

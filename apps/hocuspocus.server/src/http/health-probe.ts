@@ -1,0 +1,113 @@
+/**
+ * The database side of `/health`: asks the database (`SELECT 1`), but never makes a caller wait long
+ * behind a database that is only busy. PGlite runs one query at a time, and writing a 22 MB state holds it
+ * ~2 s, so a `/health` that waited for its own `SELECT 1` took up to 2.5 s during a large import (issue 24)
+ * and a balancer with a one-second timeout would have taken a working instance out.
+ *
+ * One probe at a time: a request joins the probe in flight (or starts one) and waits for it at most
+ * HEALTH_PROBE_WAIT_MS. Answered: its result, fresh. Not answered yet: the last answer, when it was a
+ * success at most HEALTH_BUSY_GRACE_MS ago (reported as `busy`, with its age and how long the probe has
+ * waited); otherwise the request waits for the probe until it has waited HEALTH_PROBE_TIMEOUT_MS and then
+ * reports the database unreachable. A database that fails (PostgreSQL stopped, the embedded thread ended)
+ * answers with an error at once and is reported unreachable at once; one that stops answering altogether
+ * is reported unreachable HEALTH_BUSY_GRACE_MS after its last answer at the latest.
+ */
+
+/**
+ * How long a request waits for its probe before it answers from the last probe (ms): a database that is
+ * away fails within it (a refused connection, an ended thread), so a failure is reported as one.
+ */
+export const HEALTH_PROBE_WAIT_MS = 250
+/**
+ * How old the last successful answer may be when the probe in flight has not answered yet (ms): longer
+ * than the longest legitimate hold of PGlite's one session seen (~2 s writing a 22 MB state, a VACUUM of a
+ * large table a few seconds), short enough that a database that answers nothing is reported soon.
+ */
+export const HEALTH_BUSY_GRACE_MS = 10_000
+/** How long a probe may go unanswered before a request without a recent answer to fall back on gives up (ms). */
+export const HEALTH_PROBE_TIMEOUT_MS = 5_000
+
+export type DatabaseHealth =
+  /** The probe answered within the wait: `latencyMs` is how long it took. */
+  | { status: 'ok'; latencyMs: number }
+  /**
+   * The probe is still waiting (the database is working on something else); the last probe answered
+   * `lastAnswerAgoMs` ago, and the one in flight has waited `waitingMs`.
+   */
+  | { status: 'busy'; lastAnswerAgoMs: number; waitingMs: number }
+  /** The probe failed, or nothing answered for too long: `reason` says which. */
+  | { status: 'unreachable'; reason: string }
+
+export type HealthProbe = { check(): Promise<DatabaseHealth> }
+
+type Settled = { ok: true; latencyMs: number } | { ok: false; error: string }
+
+export function createHealthProbe(
+  query: () => Promise<unknown>,
+  options: { waitMs?: number; graceMs?: number; timeoutMs?: number; now?: () => number } = {},
+): HealthProbe {
+  const waitMs = options.waitMs ?? HEALTH_PROBE_WAIT_MS
+  const graceMs = options.graceMs ?? HEALTH_BUSY_GRACE_MS
+  const timeoutMs = options.timeoutMs ?? HEALTH_PROBE_TIMEOUT_MS
+  const now = options.now ?? (() => performance.now())
+  let inFlight: { started: number; settled: Promise<Settled> } | undefined
+  let lastOk: number | undefined
+
+  const start = () => {
+    const started = now()
+    const settled = query().then(
+      (): Settled => {
+        const at = now()
+        lastOk = at
+        return { ok: true, latencyMs: Math.round(at - started) }
+      },
+      (error: unknown): Settled => {
+        lastOk = undefined // a failure is never hidden behind an older success
+        return { ok: false, error: (error as Error)?.message ?? String(error) }
+      },
+    )
+    const probe = { started, settled }
+    void settled.then(() => {
+      if (inFlight === probe) inFlight = undefined
+    })
+    inFlight = probe
+    return probe
+  }
+
+  const within = (settled: Promise<Settled>, ms: number) => {
+    let timer: Timer | undefined
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), Math.max(0, ms))
+    })
+    return Promise.race([settled, late]).finally(() => clearTimeout(timer))
+  }
+
+  const fromSettled = (result: Settled): DatabaseHealth =>
+    result.ok
+      ? { status: 'ok', latencyMs: result.latencyMs }
+      : { status: 'unreachable', reason: result.error }
+
+  return {
+    async check() {
+      // A probe unanswered past the timeout is left behind (its query may never come back): a new one
+      // starts, at most one every HEALTH_PROBE_TIMEOUT_MS, so a database that recovers is seen again.
+      const probe = inFlight && now() - inFlight.started < timeoutMs ? inFlight : start()
+      const answered = await within(probe.settled, waitMs)
+      if (answered) return fromSettled(answered)
+      const at = now()
+      if (lastOk !== undefined && at - lastOk <= graceMs) {
+        return {
+          status: 'busy',
+          lastAnswerAgoMs: Math.round(at - lastOk),
+          waitingMs: Math.round(at - probe.started),
+        }
+      }
+      const late = await within(probe.settled, probe.started + timeoutMs - now())
+      if (late) return fromSettled(late)
+      return {
+        status: 'unreachable',
+        reason: `no answer to SELECT 1 within ${timeoutMs / 1000} s${lastOk === undefined ? '' : `; the last answer came ${Math.round((now() - lastOk) / 1000)} s ago`}`,
+      }
+    },
+  }
+}
