@@ -1,0 +1,193 @@
+/**
+ * The document page's history panel in Debian's Chromium (issue 27), on a real server: an agent writes
+ * through MCP with an API token named for its app; the owner opens History and sees the agent's version,
+ * marked as an agent with the app's name; choosing the version before it shows what changed since
+ * (removed and added text marked by sign and line style, in words for screen readers, as text, never
+ * HTML), and its Markdown. On a 360 px phone the panel takes the screen's width and nothing overflows.
+ * axe-core finds no serious or critical violation with the panel and its dialog open.
+ *
+ * `WEB_SCREENSHOTS=docs bun test web-history` saves the panel as docs/history.md's picture.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { outlineId } from '@collab/test-support/outline'
+import { eventually, useTestServer } from '@collab/test-support/server'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { RunningServer } from '../server.ts'
+import {
+  horizontalOverflow,
+  openDocument,
+  PHONE_WIDTH,
+  person,
+  seriousViolations,
+  signedIn,
+} from './web-support.ts'
+
+const editorText = (page: Page) => page.$eval('.ProseMirror', (element) => element.textContent ?? '')
+const connected = (page: Page) =>
+  page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'Connected')
+
+/** Opens the panel with the header's History button and waits for its list. */
+async function openHistory(page: Page): Promise<void> {
+  await page.click('button[aria-controls=history-panel]')
+  await page.waitForSelector('#history-panel button.version')
+}
+
+/** Each listed version's text (when, why, who, what), newest first. */
+const versionTexts = (page: Page) =>
+  page.$$eval('#history-panel button.version', (buttons) => buttons.map((b) => b.textContent ?? ''))
+
+describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, () => {
+  let server: RunningServer
+  let browser: Browser
+  let agent: Client
+  let slug: string
+  // Versions as soon as asked: no interval between automatic ones.
+  useTestServer(
+    (s) => {
+      server = s
+    },
+    { versionMinIntervalMs: 0, versionPauseMs: 150 },
+  )
+
+  beforeAll(async () => {
+    browser = await launchChromium()
+    const owner = await person(server, 'hana')
+    const issued = await server.services.tokens.issue(owner.user.id, {
+      scopes: ['read', 'write'],
+      label: 'Trip Planner',
+    })
+    if (issued.kind === 'error') throw new Error(issued.message)
+    agent = await connectClient(mcpUrlOf(server), issued.value.token)
+    const made = await server.services.documents.create(owner.user.id, {
+      title: 'Trip',
+      markdown: '## Days\n\nMonday: the museum.\n\nTuesday: a long hike.',
+    })
+    if (made.kind === 'error') throw new Error(made.message)
+    slug = made.value.slug
+  }, 60_000)
+  afterAll(async () => {
+    await agent?.close()
+    await browser?.close()
+  })
+
+  test("the owner sees the agent's version and app, and what changed since the version before", async () => {
+    // The agent rewrites a line and adds a section whose text looks like markup.
+    const { text: outline } = await callText(agent, 'get_outline', { slug })
+    const { text: read } = await callText(agent, 'read_document', {
+      slug,
+      section_id: outlineId(outline, 'Days'),
+    })
+    const sectionId = /^section_id: ([\w-]+)$/m.exec(read)![1]!
+    const rev = /^rev: ([0-9a-f]+)$/m.exec(read)![1]!
+    const replaced = await callText(agent, 'replace_text', {
+      slug,
+      section_id: sectionId,
+      rev,
+      old_text: 'Tuesday: a long hike.',
+      new_text: 'Tuesday: the lake by train.',
+    })
+    expect(replaced.isError).toBeFalsy()
+    const appended = await callText(agent, 'append_to_document', {
+      slug,
+      markdown: '## Packing\n\nBring <b>boots</b> and a map.',
+    })
+    expect(appended.isError).toBeFalsy()
+    await eventually(async () => {
+      const listed = await server.services.documents.bySlugForAdmin(slug)
+      if (listed.kind === 'error') throw new Error(listed.message)
+      const versions = await server.services.documents.listVersions(listed.value.id, { limit: 10 })
+      // Both writes are in a version (the append's section is in the newest's summary or an earlier one).
+      expect(versions.filter((v) => v.reason === 'agent').length).toBeGreaterThan(0)
+      const added = versions.some((v) => v.summary?.sections.some((s) => s.t === 'Packing'))
+      expect(added).toBe(true)
+    })
+
+    const page = await signedIn(browser, server, 'hana')
+    await openDocument(page, server, slug)
+    await connected(page)
+    expect(await editorText(page)).toContain('Tuesday: the lake by train.')
+    await openHistory(page)
+    expect(await page.$eval('#history-panel', (e) => e.getAttribute('aria-labelledby'))).toBe(
+      'history-heading',
+    )
+    expect(
+      await page.$eval('button[aria-controls=history-panel]', (b) => b.getAttribute('aria-expanded')),
+    ).toBe('true')
+    const listed = await versionTexts(page)
+    // Newest first: the agent's write(s) on top, the document's creation last.
+    expect(listed[0]).toContain("After an agent's write")
+    expect(listed[0]).toContain("✦ hana's agent")
+    expect(listed[0]).toContain('Trip Planner')
+    expect(listed.at(-1)).toContain('Created')
+    expect(listed.some((text) => /Packing \(added\)/.test(text))).toBe(true)
+    // The app's name is its own element (a badge), beside the agent's name.
+    expect(await page.$eval('#history-panel button.version .author.agent .badge', (b) => b.textContent)).toBe(
+      'Trip Planner',
+    )
+
+    // From the keyboard: the first version is focused by Tab, the arrows walk to the oldest, Enter opens it.
+    await page.focus('#history-panel button.version')
+    for (let i = 1; i < listed.length; i++) await page.keyboard.press('ArrowDown')
+    expect(await page.evaluate(() => document.activeElement?.textContent ?? '')).toContain('Created')
+    await page.keyboard.press('Enter')
+    await page.waitForSelector('#history-panel .diff:not([aria-busy]) .diff-section')
+    const removed = await page.$$eval('#history-panel .diff-lines li.del', (items) =>
+      items.map((li) => ({ text: li.textContent ?? '', struck: li.querySelector('del') !== null })),
+    )
+    const added = await page.$$eval('#history-panel .diff-lines li.ins', (items) =>
+      items.map((li) => ({ text: li.textContent ?? '', underlined: li.querySelector('ins') !== null })),
+    )
+    // Marked three ways: the sign, the element (struck through / underlined) and words for screen readers.
+    expect(removed.some((r) => r.text === '−Removed: Tuesday: a long hike.' && r.struck)).toBe(true)
+    expect(added.some((a) => a.text === '+Added: Tuesday: the lake by train.' && a.underlined)).toBe(true)
+    // Text that looks like markup is shown as the characters it is.
+    expect(added.some((a) => a.text.includes('Bring <b>boots</b> and a map.'))).toBe(true)
+    expect(await page.$$eval('#history-panel b', (bs) => bs.length)).toBe(0)
+    expect(await page.$eval('#history-panel .since-authors', (p) => p.textContent)).toContain(
+      "✦ hana's agent",
+    )
+    // The preview is this version's Markdown.
+    await page.click('#history-panel details.preview-box summary')
+    const preview = await page.$eval('#history-panel pre.preview', (pre) => pre.textContent ?? '')
+    expect(preview).toContain('Tuesday: a long hike.')
+    expect(preview).not.toContain('Packing')
+    expect(await seriousViolations(page)).toEqual([])
+
+    // `WEB_SCREENSHOTS=docs bun test web-history` saves the panel as docs/history.md's picture.
+    if (process.env.WEB_SCREENSHOTS) {
+      await page.click('#history-panel details.preview-box summary') // closed again: the diff in view
+      await page.$eval('#history-panel .version-detail', (e) => e.scrollTo(0, 0))
+      await page.screenshot({ path: join(process.env.WEB_SCREENSHOTS, 'history-panel.png') })
+    }
+
+    // Escape closes the panel and gives focus back to its button.
+    await page.focus('#history-panel button.version')
+    await page.keyboard.press('Escape')
+    await page.waitForSelector('#history-panel', { hidden: true })
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-controls'))).toBe(
+      'history-panel',
+    )
+    await page.browserContext().close()
+  }, 90_000)
+
+  test('on a 360 px phone the panel takes the whole width and nothing overflows', async () => {
+    const page = await signedIn(browser, server, 'hana', { width: PHONE_WIDTH, height: 740 })
+    await openDocument(page, server, slug)
+    await connected(page)
+    await openHistory(page)
+    const box = await page.$eval('#history-panel', (e) => {
+      const rect = e.getBoundingClientRect()
+      return { left: rect.left, width: rect.width }
+    })
+    expect(box).toEqual({ left: 0, width: PHONE_WIDTH })
+    await page.click('#history-panel button.version')
+    await page.waitForSelector('#history-panel .diff:not([aria-busy])')
+    expect(await horizontalOverflow(page)).toEqual({ overflow: 0, widest: [] })
+    expect(await seriousViolations(page)).toEqual([])
+    await page.browserContext().close()
+  }, 60_000)
+})

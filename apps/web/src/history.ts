@@ -1,0 +1,378 @@
+/**
+ * The document page's history panel (issue 27; docs/web.md, docs/history.md): a "History" button opens
+ * a side panel (the whole screen on a phone) listing the document's versions newest first, each with
+ * when, why or its name, who (agents marked ✦ with the app they wrote through) and what changed.
+ * Selecting one shows what changed from it to now (removed and added blocks marked by sign, by line style
+ * and in words, not by colour alone) and its text as Markdown; a writer may restore it after a dialog.
+ * Everything the server sends is set as text, never as HTML. Escape closes the panel and gives focus back
+ * to the button; arrow keys move between versions.
+ */
+import { ApiError } from './api.ts'
+import { clear, h, when } from './dom.ts'
+import {
+  fetchChanges,
+  fetchPreview,
+  fetchVersions,
+  restoreVersion,
+  type SectionDiff,
+  type Version,
+  type VersionAuthor,
+  type VersionSummary,
+} from './history-client.ts'
+import './history.css'
+
+export type HistoryPanel = {
+  /** The header's "History" button: opens and closes the panel. */
+  readonly button: HTMLButtonElement
+  /** The panel itself (put anywhere on the page: it is fixed to the window's side). */
+  readonly element: HTMLElement
+  /** Offers Restore only to someone who may write now (access can change while the page is open). */
+  setCanWrite(canWrite: boolean): void
+}
+
+/** Restore is offered once POST …/versions/:id/restore is served (issue 27's write step). */
+const OFFER_RESTORE = false
+
+/** Section names a version's line shows at most (the counts before them stay exact). */
+const SUMMARY_SECTIONS_SHOWN = 3
+
+/** Why a version was taken, as people read it (docs/history.md, Versions). */
+const REASONS: Record<string, string> = {
+  agent: "After an agent's write",
+  pause: 'After a pause in editing',
+  interval: 'During editing',
+  unload: 'When everyone left',
+  created: 'Created',
+  import: 'Imported',
+  restore: 'Restored',
+  restored: 'Restored',
+  revert: 'Reverted',
+  named: 'Saved by name',
+}
+
+function failure(error: unknown): string {
+  return error instanceof ApiError || error instanceof Error ? error.message : String(error)
+}
+
+function kindText(version: Version): string {
+  if (version.name) return `Saved as "${version.name}"`
+  return REASONS[version.reason] ?? (version.reason || 'Version')
+}
+
+function plural(count: number, word: string): string {
+  return `${count.toLocaleString()} ${word}${count === 1 ? '' : 's'}`
+}
+
+/** "1 section changed, 1 added · +120 −30 characters · Goals (changed), Plan (added)". */
+export function summaryText(summary: VersionSummary | null, first = false): string {
+  if (!summary) return first ? 'The first version.' : 'What changed was not recorded.'
+  const counts: string[] = []
+  if (summary.changed) counts.push(`${plural(summary.changed, 'section')} changed`)
+  if (summary.added) counts.push(`${counts.length ? summary.added : plural(summary.added, 'section')} added`)
+  if (summary.removed)
+    counts.push(`${counts.length ? summary.removed : plural(summary.removed, 'section')} removed`)
+  if (!counts.length) return 'No text changed.'
+  const parts = [
+    counts.join(', '),
+    `+${summary.charsIn.toLocaleString()} −${summary.charsOut.toLocaleString()} characters`,
+  ]
+  const words = { '+': 'added', '-': 'removed', '~': 'changed' } as const
+  const named = summary.sections
+    .slice(0, SUMMARY_SECTIONS_SHOWN)
+    .map((s) => `${s.title || 'untitled'} (${words[s.kind]})`)
+  const total = summary.added + summary.removed + summary.changed
+  if (named.length)
+    parts.push(named.join(', ') + (total > named.length ? ` and ${total - named.length} more` : ''))
+  return parts.join(' · ')
+}
+
+/** One author: an agent is "✦ alice's agent" with its app beside it, as the chat and the presence list show it. */
+function authorNode(author: VersionAuthor): HTMLElement {
+  if (author.kind === 'server')
+    return h('span', { class: 'author' }, author.label ?? `server (for ${author.who})`)
+  const name = author.kind === 'agent' ? `✦ ${author.who}'s agent` : author.who
+  return h(
+    'span',
+    { class: `author ${author.kind}` },
+    name,
+    author.app ? h('span', { class: 'badge', title: 'The app it wrote through' }, author.app) : null,
+  )
+}
+
+function authorsNode(authors: readonly VersionAuthor[]): HTMLElement {
+  const list = h('span', { class: 'version-authors' })
+  if (!authors.length) list.append('Nobody recorded')
+  authors.forEach((author, index) => {
+    if (index > 0) list.append(', ')
+    list.append(authorNode(author))
+  })
+  return list
+}
+
+function authorsLine(lead: string, authors: readonly VersionAuthor[]): HTMLElement {
+  return h('p', { class: 'since-authors' }, lead, authorsNode(authors))
+}
+
+/** One section of the diff: its heading in words, then each block removed (−) or added (+). */
+function sectionNode(section: SectionDiff): HTMLElement {
+  const kind = { added: 'Added since', removed: 'Removed since', changed: 'Changed since' }[section.kind]
+  const lines = h('ul', { class: 'diff-lines' })
+  for (const line of section.lines) {
+    const removed = line.op === '-'
+    lines.append(
+      h(
+        'li',
+        { class: removed ? 'del' : 'ins' },
+        h('span', { class: 'sign', 'aria-hidden': 'true' }, removed ? '−' : '+'),
+        h('span', { class: 'visually-hidden' }, removed ? 'Removed: ' : 'Added: '),
+        h(removed ? 'del' : 'ins', {}, line.text),
+      ),
+    )
+  }
+  return h(
+    'section',
+    { class: `diff-section ${section.kind}` },
+    h('h4', {}, `${kind}: `, h('span', { class: 'section-title' }, section.title || 'untitled')),
+    section.note ? h('p', { class: 'note' }, section.note) : null,
+    section.lines.length ? lines : null,
+  )
+}
+
+export function historyPanel(slug: string, initialCanWrite: boolean): HistoryPanel {
+  let canWrite = initialCanWrite
+  let cursor: string | null = null
+  /** Bumped at each open and each selection: a late answer for an earlier one is dropped. */
+  let generation = 0
+
+  const button = h(
+    'button',
+    { type: 'button', 'aria-expanded': 'false', 'aria-controls': 'history-panel' },
+    'History',
+  )
+  const heading = h('h2', { id: 'history-heading', tabindex: '-1' }, 'History')
+  const status = h('p', { class: 'history-status', role: 'status' })
+  const list = h('ol', { class: 'versions', 'aria-label': 'Versions, newest first' })
+  const older = h(
+    'button',
+    { type: 'button', class: 'older', hidden: true, onclick: () => void loadPage(false) },
+    'Show older versions',
+  )
+  const detail = h('section', {
+    class: 'version-detail',
+    'aria-labelledby': 'version-heading',
+    tabindex: '0',
+    hidden: true,
+  })
+  const close = h('button', { type: 'button', onclick: () => hide() }, 'Close')
+  const element = h(
+    'aside',
+    { class: 'history', id: 'history-panel', 'aria-labelledby': 'history-heading', hidden: true },
+    h('div', { class: 'history-head' }, heading, close),
+    status,
+    h('div', { class: 'versions-box' }, list, older),
+    detail,
+  )
+
+  function show() {
+    element.hidden = false
+    button.setAttribute('aria-expanded', 'true')
+    // Below the header where it stays on screen (desktop), over the whole window where it scrolls away (phones).
+    const bar = document.querySelector('header.bar')
+    const sticky = bar && getComputedStyle(bar).position === 'sticky'
+    element.style.setProperty('--history-top', sticky ? `${bar.getBoundingClientRect().bottom}px` : '0px')
+    heading.focus()
+    void loadPage(true)
+  }
+  function hide() {
+    if (element.hidden) return
+    element.hidden = true
+    button.setAttribute('aria-expanded', 'false')
+    generation++
+    button.focus()
+  }
+  button.addEventListener('click', () => (element.hidden ? show() : hide()))
+  element.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && !document.querySelector('dialog[open]')) {
+      event.preventDefault()
+      hide()
+    }
+    if (event.key !== 'ArrowDown' && event.key !== 'ArrowUp') return
+    const buttons = Array.from(list.querySelectorAll<HTMLButtonElement>('button.version'))
+    const at = buttons.indexOf(document.activeElement as HTMLButtonElement)
+    if (at < 0) return
+    event.preventDefault()
+    buttons[Math.max(0, Math.min(buttons.length - 1, at + (event.key === 'ArrowDown' ? 1 : -1)))]?.focus()
+  })
+
+  /** The first page again (at each open), or the next older one. */
+  async function loadPage(first: boolean) {
+    const mine = first ? ++generation : generation
+    if (first) {
+      cursor = null
+      clear(list)
+      detail.hidden = true
+    }
+    status.textContent = 'Loading versions…'
+    older.hidden = true
+    try {
+      const page = await fetchVersions(slug, first ? null : cursor)
+      if (mine !== generation) return
+      cursor = page.cursor
+      for (const version of page.versions) list.append(versionItem(version))
+      older.hidden = cursor === null
+      status.textContent = list.childElementCount
+        ? `${plural(list.childElementCount, 'version')}${cursor ? ' so far' : ''}, newest first. Choose one to compare it with now.`
+        : 'No versions yet: one is taken after edits.'
+    } catch (error) {
+      if (mine === generation) status.textContent = `Could not load the history: ${failure(error)}`
+    }
+  }
+
+  function versionItem(version: Version): HTMLElement {
+    const item = h(
+      'button',
+      { type: 'button', class: 'version', 'aria-pressed': 'false', 'data-version-id': version.id },
+      h(
+        'span',
+        { class: 'version-top' },
+        h('time', { datetime: version.createdAt }, version.createdAt ? when(version.createdAt) : ''),
+        h('span', { class: 'version-kind' }, kindText(version)),
+      ),
+      authorsNode(version.authors),
+      h(
+        'span',
+        { class: 'version-summary' },
+        summaryText(version.summary, version.reason === 'created' || version.reason === 'import'),
+      ),
+    )
+    item.addEventListener('click', () => void select(version, item))
+    return h('li', {}, item)
+  }
+
+  async function select(version: Version, item: HTMLButtonElement) {
+    for (const other of Array.from(list.querySelectorAll('button.version')))
+      other.setAttribute('aria-pressed', 'false')
+    item.setAttribute('aria-pressed', 'true')
+    const mine = ++generation
+    const title = h(
+      'h3',
+      { id: 'version-heading' },
+      `${kindText(version)}, ${version.createdAt ? when(version.createdAt) : ''}`,
+    )
+    const body = h(
+      'div',
+      { class: 'diff', 'aria-busy': 'true' },
+      h('p', { class: 'note' }, 'Comparing with now…'),
+    )
+    const preview = h('pre', { class: 'preview' })
+    clear(
+      detail,
+      title,
+      OFFER_RESTORE ? restoreRow(version) : null,
+      h('h4', { class: 'diff-heading' }, 'From this version to now'),
+      h(
+        'p',
+        { class: 'legend note' },
+        h('span', { class: 'sign del-sign', 'aria-hidden': 'true' }, '−'),
+        ' struck through: in this version, removed since. ',
+        h('span', { class: 'sign ins-sign', 'aria-hidden': 'true' }, '+'),
+        ' underlined: added since.',
+      ),
+      body,
+      h('details', { class: 'preview-box' }, h('summary', {}, "This version's text (Markdown)"), preview),
+    )
+    detail.hidden = false
+    const [changes, markdown] = await Promise.allSettled([
+      fetchChanges(slug, version.id),
+      fetchPreview(slug, version.id),
+    ])
+    if (mine !== generation) return
+    body.removeAttribute('aria-busy')
+    if (changes.status === 'rejected')
+      clear(body, h('p', { class: 'error' }, `Could not compare: ${failure(changes.reason)}`))
+    else if (!changes.value.sections.length)
+      clear(body, h('p', { class: 'note' }, 'No differences: the document now holds the same text.'))
+    else clear(body, ...changes.value.sections.map(sectionNode))
+    if (changes.status === 'fulfilled') {
+      const since = changes.value.authors
+      if (since.length) body.prepend(authorsLine('Changed since by ', since))
+      for (const note of changes.value.notes) body.append(h('p', { class: 'note' }, note))
+    }
+    if (markdown.status === 'fulfilled') {
+      preview.textContent = markdown.value.markdown
+      if (markdown.value.note) preview.after(h('p', { class: 'note' }, markdown.value.note))
+    } else preview.textContent = `Could not load this version: ${failure(markdown.reason)}`
+  }
+
+  function restoreRow(version: Version): HTMLElement {
+    return h(
+      'p',
+      { class: 'restore-row', hidden: !canWrite },
+      h(
+        'button',
+        { type: 'button', class: 'restore', onclick: () => confirmRestore(version) },
+        'Restore this version',
+      ),
+    )
+  }
+
+  /** The dialog before a restore: it names the version; Cancel (focused first) or Escape leaves it. */
+  function confirmRestore(version: Version) {
+    const label = `${kindText(version)}, ${version.createdAt ? when(version.createdAt) : ''}`
+    const problem = h('p', { class: 'error', role: 'alert', hidden: true })
+    const cancel = h('button', { type: 'submit', value: 'cancel' }, 'Cancel')
+    const confirm = h(
+      'button',
+      {
+        type: 'button',
+        class: 'danger',
+        onclick: async () => {
+          problem.hidden = true
+          confirm.disabled = true
+          try {
+            await restoreVersion(slug, version.id)
+            dialog.close()
+            await loadPage(true)
+            status.textContent = `Restored the version "${label}". The editor shows it as it arrives; the text before is kept in history.`
+            heading.focus()
+          } catch (error) {
+            confirm.disabled = false
+            problem.hidden = false
+            problem.textContent = failure(error)
+          }
+        },
+      },
+      'Restore',
+    )
+    const dialog = h(
+      'dialog',
+      { class: 'share confirm', 'aria-labelledby': 'restore-heading' },
+      h('h2', { id: 'restore-heading' }, 'Restore this version?'),
+      h('p', {}, label),
+      h(
+        'p',
+        {},
+        "The document's text becomes this version's, for everyone, as a new change. Its text now is kept in history: you can restore it again from there.",
+      ),
+      problem,
+      h('form', { method: 'dialog', class: 'inline' }, cancel, confirm),
+    )
+    dialog.addEventListener('close', () => {
+      dialog.remove()
+      if (!element.hidden && document.activeElement === document.body) heading.focus()
+    })
+    document.body.append(dialog)
+    dialog.showModal()
+    cancel.focus()
+  }
+
+  return {
+    button,
+    element,
+    setCanWrite(next: boolean) {
+      canWrite = next
+      for (const row of Array.from(detail.querySelectorAll<HTMLElement>('.restore-row')))
+        row.hidden = !canWrite
+    },
+  }
+}
