@@ -27,9 +27,6 @@ import { toolbar } from './toolbar.ts'
 /** This editor knows the project's whole schema, and says so (docs/server.md, Editor input). */
 const DECLARED_TYPES = `${EDITOR_TYPES_PARAM}=${encodeURIComponent(ALL_EDITOR_TYPES)}`
 
-/** How long changes wait unsent before the status says "Sending…" (a keystroke's round trip is shorter). */
-const SENDING_SHOWN_AFTER_MS = 500
-
 export async function editorView(root: HTMLElement, boot: Boot, slug: string): Promise<void> {
   let info: DocumentInfo
   try {
@@ -162,10 +159,6 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
 
   const chat = chatPanel(chatElement, slug, info.canWrite)
   let connected = false
-  let sendingTimer: ReturnType<typeof setTimeout> | undefined
-  const setStatus = (text: string) => {
-    if (status.textContent !== text) status.textContent = text
-  }
   /** Set once the server ended this page's access (or sign-in): the status says so, nothing reconnects. */
   let ended: string | undefined
   let bar: HTMLElement | undefined
@@ -234,13 +227,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
             : 'Offline: your changes are kept and sent when back'
     },
     onUnsyncedChanges: ({ number }) => {
-      // Every keystroke is unsent for a moment: "Sending…" shows only when changes wait longer than
-      // SENDING_SHOWN_AFTER_MS, so typing does not redraw the header twice a key.
-      clearTimeout(sendingTimer)
-      if (!connected || ended) return
-      if (number === 0) setStatus('Connected')
-      else
-        sendingTimer = setTimeout(() => connected && !ended && setStatus('Sending…'), SENDING_SHOWN_AFTER_MS)
+      if (connected && !ended) status.textContent = number > 0 ? 'Sending…' : 'Connected'
     },
     onStateless: ({ payload }) => {
       const notice = parseNotice(payload)
@@ -290,10 +277,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
         outlineView.setCurrent(chat.section)
       }
     }
-    // Told what changed: typing in a paragraph leaves the outline alone, without a walk of the document.
-    made.on('update', ({ transaction }) =>
-      outlineView.refresh({ before: transaction.before, after: transaction.doc }),
-    )
+    made.on('update', outlineView.refresh)
     made.on('selectionUpdate', followSelection)
     outlineView.refresh()
     followSelection()
