@@ -60,6 +60,15 @@ export const MAX_VERSIONS_PER_DOCUMENT = 200
 /** Longest name of a named version. */
 export const MAX_VERSION_NAME_CHARS = 100
 
+/**
+ * Largest state (bytes) a restore or a revert decodes at once, the live document's and each version's
+ * (documents/history-undo.ts: they are rebuilt in a scratch document inside the live edit's transaction).
+ */
+export const MAX_HISTORY_STATE_BYTES = 8 * 1024 * 1024
+
+/** Versions one revert of an author's changes walks at most (each decoded once; history-undo.ts). */
+export const MAX_REVERT_VERSIONS = 30
+
 /** Documents' worker: jobs (large imports and exports) that may wait, all users together. */
 export const MAX_QUEUED_JOBS = 8
 

@@ -26,6 +26,7 @@ import type { Logger } from './logger.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
 import { init as initMcp, type McpModule } from './modules/mcp/index.ts'
 import type { ServerTimeShares } from './modules/mcp/infra/server-time.ts'
+import { createDocumentWriter } from './modules/mcp/infra/writer.ts'
 import type { HoldSeam } from './modules/mcp/tools/context.ts'
 import { createServices, type Services } from './services.ts'
 
@@ -157,6 +158,11 @@ export async function startServer(
       oauth: auth,
     },
   })
+  const historyWriter = createDocumentWriter({
+    hocuspocus: collab.hocuspocus,
+    documents: services.documents,
+    confirmations: collab.persistence,
+  })
   const app = createHttpApp({
     services,
     mcp,
@@ -168,7 +174,11 @@ export async function startServer(
     api: {
       session: browserSession,
       chatPosting,
-      history: { live: (room) => collab.hocuspocus.documents.get(room) },
+      history: {
+        live: (room) => collab.hocuspocus.documents.get(room),
+        // Restore and revert from the history panel: the same live write as an agent's edit.
+        write: (room, context, edit) => historyWriter.write(room, context, edit),
+      },
     },
     web: createWebApp({ logger, session: browserSession, signInEnabled: () => auth.enabled() }),
     draining: () => draining,

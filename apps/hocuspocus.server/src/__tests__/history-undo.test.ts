@@ -4,9 +4,12 @@
  * PostgreSQL with TEST_DATABASE_URL), real MCP SDK clients with named API tokens, a real provider typing.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
+import { documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { connectProvider } from '@collab/test-support/provider'
 import { eventually, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
 
 let server: RunningServer
@@ -37,6 +40,7 @@ let owner: { user: { id: string }; token: string }
 let ownerClient: Client
 let agentClient: Client
 let slug: string
+let room: string
 
 beforeAll(async () => {
   owner = await userWithLabelledToken('olive', 'olive laptop')
@@ -53,6 +57,7 @@ beforeAll(async () => {
   })
   if (created.kind === 'error') throw new Error(created.message)
   slug = created.value.slug
+  room = created.value.room
 }, 60_000)
 
 describe('REST for the history panel: reads', () => {
@@ -113,5 +118,188 @@ describe('REST for the history panel: reads', () => {
     const stranger = await userWithLabelledToken('sam', 'sam laptop')
     const hidden = await api(`/documents/${slug}/versions`, stranger.token)
     expect(hidden.status).toBe(404)
+  })
+})
+
+/** The newest version whose reason is `reason` (REST list), once there is one newer than `after`. */
+async function newestVersion(reason: string, after = 0): Promise<Record<string, any>> {
+  return eventually(async () => {
+    const got = await api(`/documents/${slug}/versions`, owner.token)
+    const found = got.body.versions.find((v: { reason: string }) => v.reason === reason)
+    expect(found).toBeDefined()
+    expect(Number(found.id)).toBeGreaterThan(after)
+    return found
+  })
+}
+
+function paragraphWith(doc: Y.Doc, text: string): Y.XmlText {
+  const element = doc
+    .getXmlFragment(FRAGMENT_NAME)
+    .toArray()
+    .find((node) => node instanceof Y.XmlElement && node.toString().includes(text)) as Y.XmlElement
+  return element.get(0) as Y.XmlText
+}
+
+/** The document now: the live one when loaded, else the stored content (the export), trimmed. */
+async function liveMarkdown(): Promise<string> {
+  const live = server.collab.hocuspocus.documents.get(room)
+  if (live) return documentToMarkdown(live.getXmlFragment(FRAGMENT_NAME)).trim()
+  const exported = await fetch(`${server.url}/api/documents/${slug}/markdown`, {
+    headers: { authorization: `Bearer ${owner.token}` },
+  })
+  return (await exported.text()).trim()
+}
+
+describe('revert and restore', () => {
+  test("the owner reverts an agent's version while a person types; the person's text stays", async () => {
+    const person = await userWithLabelledToken('pat', 'pat desktop')
+    const shared = await server.services.documents.share(slug, person.user.id, 'editor')
+    if (shared.kind === 'error') throw new Error(shared.message)
+    const provider = connectProvider(server.url, room, person.token)
+    try {
+      await provider.ready
+      const before = await newestVersion('agent')
+      // The agent's change: a new paragraph in Body, and a word into its first paragraph.
+      await callText(agentClient, 'append_to_document', { slug, markdown: 'Agent paragraph.' })
+      const agentVersion = await newestVersion('agent', Number(before.id))
+      expect(agentVersion.authors).toEqual([
+        expect.objectContaining({ kind: 'agent', name: 'olive', app: 'ci-bot' }),
+      ])
+      // Who and which app, as the owner's agent reads it.
+      const listed = (await callText(ownerClient, 'list_versions', { slug })).text
+      expect(listed).toContain(`version ${agentVersion.id} `)
+      expect(listed).toContain(`olive's agent via API token "ci-bot"`)
+      // The person types into Intro while the revert runs.
+      const intro = paragraphWith(provider.doc, 'Hello there.')
+      const words = [' One', ' two', ' three', ' four', ' five', ' six']
+      let typed = 0
+      const typing = (async () => {
+        for (const word of words) {
+          intro.insert(intro.length, word)
+          typed++
+          await Bun.sleep(15)
+        }
+      })()
+      const reverted = await callText(ownerClient, 'revert_changes', {
+        slug,
+        version_id: Number(agentVersion.id),
+      })
+      await typing
+      expect(reverted.isError).toBeFalsy()
+      expect(reverted.text).toContain(`reverted: the changes of version ${agentVersion.id}`)
+      expect(typed).toBe(words.length)
+      const expected = `Hello there.${words.join('')}`
+      await eventually(async () => {
+        const markdown = await liveMarkdown()
+        expect(markdown).toContain(expected)
+        expect(markdown).not.toContain('Agent paragraph.')
+        // The person's editor converges on the same content.
+        expect(documentToMarkdown(provider.doc.getXmlFragment(FRAGMENT_NAME)).trim()).toBe(markdown)
+      })
+      // Earlier changes by the agent (the Notes section) were not part of that version: they stay.
+      expect(await liveMarkdown()).toContain('Added by the agent.')
+      // History names the revert and its author.
+      const after = (await callText(ownerClient, 'list_versions', { slug })).text
+      expect(after).toContain(`"Before revert of version ${agentVersion.id}"`)
+      await eventually(async () => {
+        const text = (await callText(ownerClient, 'list_versions', { slug })).text
+        expect(text).toContain('olive\'s agent via API token "olive laptop", reverting changes')
+      })
+    } finally {
+      provider.destroy()
+    }
+  })
+
+  test('a revert where someone changed the same block since is refused, naming the block', async () => {
+    const before = await newestVersion('agent')
+    await callText(agentClient, 'append_to_document', { slug, markdown: 'Agent draft sentence.' })
+    const agentVersion = await newestVersion('agent', Number(before.id))
+    const pat = await server.services.users.byHandle('pat')
+    if (pat.kind === 'error') throw new Error(pat.message)
+    const person = await server.services.tokens.issue(pat.value.id, {
+      scopes: ['read', 'write'],
+      label: 'pat laptop',
+    })
+    if (person.kind === 'error') throw new Error(person.message)
+    const provider = connectProvider(server.url, room, person.value.token)
+    try {
+      await provider.ready
+      paragraphWith(provider.doc, 'Agent draft sentence.').insert(5, ' (edited by Pat)')
+      await eventually(async () =>
+        expect(await liveMarkdown()).toContain('Agent (edited by Pat) draft sentence.'),
+      )
+      const markdown = await liveMarkdown()
+      const refused = await callText(ownerClient, 'revert_changes', {
+        slug,
+        version_id: Number(agentVersion.id),
+      })
+      expect(refused.isError).toBe(true)
+      expect(refused.text).toContain(
+        'version_id: 1 block these changes touched was changed since by someone else',
+      )
+      expect(refused.text).toMatch(
+        /section "Notes" \[section_id: [\w-]+\] block \d+ \("Agent \(edited by Pat\) draft/,
+      )
+      // Nothing changed.
+      expect(await liveMarkdown()).toBe(markdown)
+    } finally {
+      provider.destroy()
+    }
+  })
+
+  test("restoring a version makes the content its Markdown, and restoring the 'before' version undoes it", async () => {
+    const listed = await api(`/documents/${slug}/versions`, owner.token)
+    const first = listed.body.versions.at(-1)
+    const preview = await api(`/documents/${slug}/versions/${first.id}`, owner.token)
+    const now = await liveMarkdown()
+    const restored = await callText(ownerClient, 'restore_version', { slug, version_id: Number(first.id) })
+    expect(restored.isError).toBeFalsy()
+    const beforeId = Number(/^before_version: (\d+)/m.exec(restored.text)![1])
+    await eventually(async () => expect(await liveMarkdown()).toBe(preview.body.markdown.trim()))
+    // Stored too: the export reads the stored content.
+    await eventually(async () => {
+      const exported = await fetch(`${server.url}/api/documents/${slug}/markdown`, {
+        headers: { authorization: `Bearer ${owner.token}` },
+      })
+      expect((await exported.text()).trim()).toBe(preview.body.markdown.trim())
+    })
+    // Undo the restore through REST.
+    const undone = await api(`/documents/${slug}/versions/${beforeId}/restore`, owner.token, {
+      method: 'POST',
+    })
+    expect(undone.status).toBe(200)
+    expect(undone.body).toMatchObject({ restored: String(beforeId), changed: true })
+    await eventually(async () => expect(await liveMarkdown()).toBe(now))
+  })
+
+  test("reverting one agent's changes since a version, through REST; refusals name what is wrong", async () => {
+    const start = await newestVersion('named')
+    await callText(agentClient, 'append_to_document', { slug, markdown: '## Agent section\n\nBy the bot.' })
+    await newestVersion('agent', Number(start.id))
+    expect(await liveMarkdown()).toContain('By the bot.')
+    const reverted = await api(`/documents/${slug}/revert`, owner.token, {
+      method: 'POST',
+      body: JSON.stringify({ versionId: start.id, author: 'olive', app: 'ci-bot' }),
+    })
+    expect(reverted.status).toBe(200)
+    expect(reverted.body.changed).toBe(true)
+    expect(reverted.body.reverted.length).toBeGreaterThan(0)
+    await eventually(async () => expect(await liveMarkdown()).not.toContain('By the bot.'))
+    // Refusals: no such version, no write access, a bad body.
+    const missing = await callText(ownerClient, 'restore_version', { slug, version_id: 999999 })
+    expect(missing.isError).toBe(true)
+    expect(missing.text).toContain('version_id: no version 999999')
+    const viewer = await userWithLabelledToken('vera', 'vera laptop')
+    await server.services.documents.share(slug, viewer.user.id, 'viewer')
+    const forbidden = await api(`/documents/${slug}/versions/${start.id}/restore`, viewer.token, {
+      method: 'POST',
+    })
+    expect(forbidden.status).toBe(403)
+    const bad = await api(`/documents/${slug}/revert`, owner.token, {
+      method: 'POST',
+      body: JSON.stringify({ versionId: start.id, app: 'ci-bot' }),
+    })
+    expect(bad.status).toBe(400)
+    expect(bad.body.field).toBe('app')
   })
 })

@@ -56,6 +56,7 @@ export function createAppNames(prisma: PrismaClient, now: () => number = Date.no
         const via = credentialKind(raw.credential)
         const author: Author = { k: raw.kind, u: raw.userId, h: raw.handle, v: via }
         if (via !== 'editor') author.a = await nameOf(raw.credential)
+        if (raw.action) author.x = raw.action
         authors.push(author)
       }
       return authors

@@ -29,16 +29,27 @@ export type Author = {
   v: AuthorVia
   /** The app's name (token label or OAuth client name) when the change was made; '' for an unnamed one. */
   a?: string
+  /** The change was a restore of a version or a revert of changes (history-actions.ts). */
+  x?: HistoryAction
 }
 
+/** What a history action's edit was. */
+export type HistoryAction = 'restore' | 'revert'
+
 /** An author as the live document sees it: the principal, the app not yet named. */
-export type RawAuthor = { kind: AuthorKind; userId: string; handle: string; credential: string }
+export type RawAuthor = {
+  kind: AuthorKind
+  userId: string
+  handle: string
+  credential: string
+  action?: HistoryAction
+}
 
 /** Most authors one batch, one version or one state keeps; more are summed up as the count of the rest. */
 export const MAX_AUTHORS_KEPT = 50
 
 export function authorKey(author: Author): string {
-  return `${author.k}|${author.u ?? ''}|${author.v}|${author.a ?? ''}`
+  return `${author.k}|${author.u ?? ''}|${author.v}|${author.a ?? ''}${author.x ? `|${author.x}` : ''}`
 }
 
 /** The union of author lists, in first-seen order, at most MAX_AUTHORS_KEPT. */
@@ -81,18 +92,37 @@ export function rawAuthorOf(origin: unknown): RawAuthor | null {
     return context?.principal ? rawOf('person', context.principal) : null
   }
   if (source === 'local') {
-    const mcp = (origin as { context?: { mcp?: { principal?: OriginPrincipal } } }).context?.mcp
-    return mcp?.principal ? rawOf('agent', mcp.principal) : null
+    const context = (
+      origin as {
+        context?: {
+          mcp?: { principal?: OriginPrincipal }
+          history?: { principal?: OriginPrincipal; action?: HistoryAction }
+        }
+      }
+    ).context
+    const action = context?.history?.action
+    const mcp = context?.mcp
+    if (mcp?.principal) return rawOf('agent', mcp.principal, action)
+    // A restore or revert asked through REST: a person in the browser, or an agent with an API token.
+    const asked = context?.history?.principal
+    if (!asked) return null
+    return rawOf(credentialKind(asked.tokenId) === 'editor' ? 'person' : 'agent', asked, action)
   }
   return null
 }
 
-function rawOf(kind: AuthorKind, principal: OriginPrincipal): RawAuthor {
-  return { kind, userId: principal.user.id, handle: principal.user.handle, credential: principal.tokenId }
+function rawOf(kind: AuthorKind, principal: OriginPrincipal, action?: HistoryAction): RawAuthor {
+  return {
+    kind,
+    userId: principal.user.id,
+    handle: principal.user.handle,
+    credential: principal.tokenId,
+    ...(action ? { action } : {}),
+  }
 }
 
 export function rawAuthorKey(raw: RawAuthor): string {
-  return `${raw.kind}|${raw.userId}|${raw.credential}`
+  return `${raw.kind}|${raw.userId}|${raw.credential}${raw.action ? `|${raw.action}` : ''}`
 }
 
 /** How a credential id (Principal.tokenId) reaches us: a browser session, an OAuth grant, an API token. */
@@ -109,6 +139,11 @@ export function serverAuthor(via: 'create' | 'import', user: { id: string; handl
 
 /** One author as people and agents read it: `alice (editor)`, `alice's agent via OAuth app "Claude"`. */
 export function describeAuthor(author: Author): string {
+  const base = describeBase(author)
+  return author.x ? `${base}, ${author.x === 'restore' ? 'restoring a version' : 'reverting changes'}` : base
+}
+
+function describeBase(author: Author): string {
   const who = author.h ?? author.u ?? 'unknown user'
   const app = author.a ? `"${author.a}"` : 'an unnamed app'
   switch (author.v) {

@@ -211,7 +211,12 @@ export async function countVersions(
 }
 
 /** Where changes_since starts: a version found by id, by time (the newest at or before it) or by a section rev. */
-export type VersionLookup = { id: bigint } | { at: Date } | { rev: string; sectionId?: string }
+export type VersionLookup =
+  | { id: bigint }
+  | { at: Date }
+  | { rev: string; sectionId?: string }
+  /** The newest version older than this id (what a version changed is from it: a revert's base). */
+  | { before: bigint }
 
 /** The version a lookup names, with its state (base64 decoded), or null when there is none. */
 export async function findVersion(
@@ -222,12 +227,14 @@ export async function findVersion(
   const where =
     'id' in lookup
       ? Prisma.sql`AND id = ${lookup.id}`
-      : 'at' in lookup
-        ? Prisma.sql`AND created_at <= ${lookup.at}`
-        : lookup.sectionId
-          ? Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.sectionId == $id && @.rev == $rev)',
+      : 'before' in lookup
+        ? Prisma.sql`AND id < ${lookup.before}`
+        : 'at' in lookup
+          ? Prisma.sql`AND created_at <= ${lookup.at}`
+          : lookup.sectionId
+            ? Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.sectionId == $id && @.rev == $rev)',
                                              jsonb_build_object('id', ${lookup.sectionId}::text, 'rev', ${lookup.rev}::text))`
-          : Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.rev == $rev)', jsonb_build_object('rev', ${lookup.rev}::text))`
+            : Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.rev == $rev)', jsonb_build_object('rev', ${lookup.rev}::text))`
   const rows = await db.$queryRaw<Array<VersionInfo & { state: string }>>`
     SELECT id, created_at AS "createdAt", reason, name, authors, summary, byte_size AS "byteSize",
            encode(state, 'base64') AS state
@@ -238,6 +245,32 @@ export async function findVersion(
   const row = rows[0]
   if (!row) return null
   return { ...row, id: BigInt(row.id), state: new Uint8Array(Buffer.from(row.state, 'base64')) }
+}
+
+/**
+ * The versions after `afterId` (or from time `from` on), oldest first, with their states, at most `limit`:
+ * the steps a revert of an author's changes walks.
+ */
+export async function versionsAfter(
+  db: Db,
+  documentId: string,
+  since: { afterId: bigint } | { from: Date },
+  limit: number,
+): Promise<Array<VersionInfo & { state: Uint8Array }>> {
+  const where =
+    'afterId' in since ? Prisma.sql`AND id > ${since.afterId}` : Prisma.sql`AND created_at >= ${since.from}`
+  const rows = await db.$queryRaw<Array<VersionInfo & { state: string }>>`
+    SELECT id, created_at AS "createdAt", reason, name, authors, summary, byte_size AS "byteSize",
+           encode(state, 'base64') AS state
+      FROM document_versions
+     WHERE document_id = ${documentId}::uuid ${where}
+     ORDER BY id
+     LIMIT ${limit}`
+  return rows.map((row) => ({
+    ...row,
+    id: BigInt(row.id),
+    state: new Uint8Array(Buffer.from(row.state, 'base64')),
+  }))
 }
 
 /** The newest version's state and time (a new version's summary is computed against it), or null. */

@@ -18,6 +18,7 @@ import {
   newestVersion,
   type VersionInfo,
   type VersionLookup,
+  versionsAfter,
 } from './history-store.ts'
 import type { StoredContent, StoreOptions } from './store.ts'
 
@@ -39,10 +40,16 @@ export function createHistory(prisma: PrismaClient, stored: StoredAccess) {
      * moments before their next store is not in it). Merged and written under the state row's lock as
      * every compaction is, so an instance holding the document live loses nothing. Null: gone.
      */
-    async saveNamedVersion(room: string, name: string): Promise<{ id: bigint } | null> {
+    async saveNamedVersion(
+      room: string,
+      name: string,
+      /** The live document's state (a restore's "before" version): merged with the stored content. */
+      liveState?: Uint8Array,
+    ): Promise<{ id: bigint } | null> {
       const loaded = await stored.loadState(room)
       if (!loaded?.state) return null
-      const fragment = fragmentOfState(loaded.state)
+      const state = liveState ? Y.mergeUpdates([loaded.state, liveState]) : loaded.state
+      const fragment = fragmentOfState(state)
       const newest = await newestVersion(prisma, loaded.documentId)
       const before = fragmentOfState(newest?.state ?? null)
       try {
@@ -50,8 +57,8 @@ export function createHistory(prisma: PrismaClient, stored: StoredAccess) {
         const written = await stored.storeState(
           loaded.documentId,
           {
-            state: loaded.state,
-            vector: Y.encodeStateVectorFromUpdate(loaded.state),
+            state,
+            vector: Y.encodeStateVectorFromUpdate(state),
             outline: readOutline(fragment),
             title: '',
             text: '',
@@ -84,6 +91,9 @@ export function createHistory(prisma: PrismaClient, stored: StoredAccess) {
     },
     authorsAfter(documentId: string, afterId: bigint): Promise<Author[]> {
       return authorsAfter(prisma, documentId, afterId)
+    },
+    versionsAfter(documentId: string, since: { afterId: bigint } | { from: Date }, limit: number) {
+      return versionsAfter(prisma, documentId, since, limit)
     },
     newestVersion(documentId: string) {
       return newestVersion(prisma, documentId)

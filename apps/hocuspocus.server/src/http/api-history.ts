@@ -34,16 +34,40 @@
  *       blocks: [{ op: '-' | '+', block: number, text: string }], blocksOmitted: number }.
  *       Block texts beyond MAX_API_CHANGES_CHARS in all are left out (`blocksOmitted`, `complete` false,
  *       `note`); `compared` false: the comparison's own ceiling was reached before that section.
+ *
+ *   POST /api/documents/:slug/versions/:id/restore            (no body)
+ *     → { restored: id, beforeVersionId: string, changed: boolean }
+ *       the content becomes the version's, as one edit on the live document (editors see it at once),
+ *       attributed to the caller as a restore; `beforeVersionId` is a version of the document just before
+ *       (restore it to undo this).
+ *
+ *   POST /api/documents/:slug/revert   { versionId: string, author?: string, app?: string }
+ *     → { reverted: string[], beforeVersionId: string, changed: boolean }
+ *       without author: undoes what version `versionId` changed; with author (a handle) and optionally app:
+ *       that author's changes in the versions after `versionId`. Others' later changes stay. 409 `conflict`
+ *       when someone changed since a block these changes touched: the message names the sections and blocks.
+ *
+ *   Refusals of the POSTs: 403 without write access, 404 unknown version, 400 a document or version over
+ *   MAX_HISTORY_STATE_BYTES (8 MiB), 409 conflicts or versions that mix the author with others.
  */
 import { documentMarkdownPrefix, FRAGMENT_NAME } from '@collab/doc-schema'
 import { Hono } from 'hono'
-import type * as Y from 'yjs'
+import * as Y from 'yjs'
+import { z } from 'zod'
 import type { Principal } from '../auth/tokens.ts'
+import {
+  type HistoryActionDeps,
+  type LiveWrite,
+  restoreVersion,
+  revertAuthor,
+  revertVersion,
+} from '../documents/history-actions.ts'
 import { type Author, describeAuthor } from '../documents/history-authors.ts'
 import { type ChangeSummary, diffFragments, fragmentOfState } from '../documents/history-diff.ts'
 import type { VersionInfo } from '../documents/history-store.ts'
 import type { Resolved } from '../documents/rows.ts'
 import { applyStored } from '../documents/stored-parts.ts'
+import { MAX_HISTORY_STATE_BYTES, MAX_LABEL_CHARS } from '../limits.ts'
 import type { Services } from '../services.ts'
 import type { AuthVariables } from './bearer.ts'
 import { httpRefusal, refusalToHttp } from './refusal.ts'
@@ -55,12 +79,12 @@ export const MAX_API_VERSIONS = 50
 export const MAX_API_PREVIEW_CHARS = 200_000
 /** Characters of block text one changes answer holds in all (sections past it keep their line, no blocks). */
 export const MAX_API_CHANGES_CHARS = 200_000
-/** Largest version state (bytes) a preview, a comparison, a restore or a revert decodes on the event loop. */
-export const MAX_API_VERSION_STATE_BYTES = 8 * 1024 * 1024
 
 export type HistoryRouteDeps = {
   /** The live document of a room when this instance holds it (Hocuspocus), so "now" is what editors see. */
   live?: (room: string) => Y.Doc | undefined
+  /** Applies an edit to the live document (the MCP module's writer); without it the POSTs answer 404. */
+  write?: LiveWrite
 }
 
 const KIND_OF_MARK = { '+': 'added', '-': 'removed', '~': 'changed' } as const
@@ -111,6 +135,18 @@ export function versionIdOf(raw: string, field = 'id'): bigint {
   return BigInt(raw)
 }
 
+const revertSchema = z
+  .object({
+    versionId: z.union([z.string(), z.number().int()]).transform(String),
+    author: z.string().trim().min(1).max(MAX_LABEL_CHARS).optional(),
+    app: z.string().max(MAX_LABEL_CHARS).optional(),
+  })
+  .strict()
+  .refine((v) => v.app === undefined || v.author !== undefined, {
+    message: 'app only with author',
+    path: ['app'],
+  })
+
 export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
   const routes = new Hono<{ Variables: AuthVariables }>()
   const documents = services.documents
@@ -129,10 +165,10 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
         `id: no version ${id} of "${resolved.document.slug}" is kept (older versions are thinned: docs/history.md); GET …/versions lists the versions kept`,
         { field: 'id' },
       )
-    if (version.state.byteLength > MAX_API_VERSION_STATE_BYTES)
+    if (version.state.byteLength > MAX_HISTORY_STATE_BYTES)
       throw httpRefusal(
         'payload_too_large',
-        `id: version ${id} holds ${version.state.byteLength} bytes, over the ${MAX_API_VERSION_STATE_BYTES} this server previews or compares; export the document instead`,
+        `id: version ${id} holds ${version.state.byteLength} bytes, over the ${MAX_HISTORY_STATE_BYTES} this server previews or compares; export the document instead`,
         { field: 'id' },
       )
     return version
@@ -236,6 +272,83 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
             note: `${omitted} changed blocks are left out (this answer holds at most ${MAX_API_CHANGES_CHARS} characters of block text); the MCP tool changes_since pages through all of them.`,
           }
         : {}),
+    })
+  })
+
+  async function writable(slug: string, principal: Principal): Promise<Resolved> {
+    const resolved = await readable(slug, principal)
+    if (!resolved.access.canWrite)
+      throw httpRefusal(
+        'forbidden',
+        principal.scopes.includes('write')
+          ? `${slug}: restoring or reverting needs write access (ask its owner to make you an editor)`
+          : 'token: it has no write scope; issue one with --scope read,write',
+      )
+    return resolved
+  }
+
+  function actionDeps(): HistoryActionDeps {
+    const write = deps.write
+    if (!write) throw httpRefusal('not_found', 'history: restore and revert are not served here')
+    return {
+      history: documents,
+      write,
+      async currentState(room) {
+        const now = await nowFragment(room)
+        try {
+          return now.fragment.doc ? Y.encodeStateAsUpdate(now.fragment.doc) : null
+        } finally {
+          now.release()
+        }
+      },
+    }
+  }
+
+  const actorOf = (principal: Principal) => ({ context: { history: { principal } } })
+
+  routes.post('/documents/:slug/versions/:id/restore', async (c) => {
+    const principal = c.get('principal')
+    const resolved = await writable(c.req.param('slug'), principal)
+    const id = versionIdOf(c.req.param('id'))
+    const done = await restoreVersion(actionDeps(), resolved.document, id, actorOf(principal), 'id')
+    if (done.kind === 'error') throw refusalToHttp(done)
+    return c.json({
+      restored: String(id),
+      beforeVersionId: String(done.value.beforeVersionId),
+      changed: done.value.changed,
+    })
+  })
+
+  routes.post('/documents/:slug/revert', async (c) => {
+    const principal = c.get('principal')
+    const resolved = await writable(c.req.param('slug'), principal)
+    const body = revertSchema.safeParse(await c.req.json().catch(() => null))
+    if (!body.success) {
+      const issue = body.error.issues[0]
+      const field = issue?.path.map(String).join('.') || 'body'
+      throw httpRefusal(
+        'invalid_input',
+        `${field}: ${issue?.message ?? 'invalid'}; send {"versionId", "author"?, "app"?}`,
+        { field },
+      )
+    }
+    const { versionId, author, app } = body.data
+    const id = versionIdOf(versionId, 'versionId')
+    const done =
+      author === undefined
+        ? await revertVersion(actionDeps(), resolved.document, id, actorOf(principal), 'versionId')
+        : await revertAuthor(
+            actionDeps(),
+            resolved.document,
+            { handle: author.replace(/^@/, ''), ...(app !== undefined ? { app } : {}) },
+            { versionId: id },
+            actorOf(principal),
+          )
+    if (done.kind === 'error') throw refusalToHttp(done)
+    return c.json({
+      reverted: done.value.reverted.map(String),
+      beforeVersionId: String(done.value.beforeVersionId),
+      changed: done.value.changed,
     })
   })
 

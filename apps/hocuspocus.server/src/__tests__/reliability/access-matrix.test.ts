@@ -191,6 +191,11 @@ const VALUES: Record<string, (cell: Cell, maximum?: number) => unknown | Promise
   query: ({ tool, doc }) => (LIST_TOOLS.includes(tool) ? `zqxmatrix ${doc}` : 'zqxmatrix'),
   scope: ({ tool, role }) => (LIST_TOOLS.includes(tool) && role === 'stranger' ? 'public' : undefined),
   limit: ({ tool }, maximum) => (LIST_TOOLS.includes(tool) ? maximum : undefined),
+  // restore_version and revert_changes: the document's newest version (of a deleted one too; refused first).
+  version_id: async ({ doc }) => {
+    const newest = await server.services.documents.listVersions(ids.get(doc)!, { limit: 1 })
+    return Number(newest[0]?.id ?? 1)
+  },
 }
 /** Optional arguments given when a tool has them: a write without its Markdown would change nothing. */
 const GIVEN_WHEN_OPTIONAL = ['slug', 'markdown', 'query', 'scope', 'limit']

@@ -98,11 +98,14 @@ export function createDocumentWriter(deps: {
     async write(room, context, edit, options = {}) {
       const { signal } = options
       stopIfCancelled(signal)
-      let clientId = 0
-      let clock = 0
+      // Every client whose clock the edit advanced, and to where: the server's own edits are its live
+      // document's client; a restore or revert (documents/history-undo.ts) brings a scratch document's.
+      let written = new Map<number, number>()
       let confirmed = false
+      const covers = (vector: Map<number, number>) =>
+        written.size > 0 && [...written].every(([client, clock]) => (vector.get(client) ?? 0) >= clock)
       const stopListening = deps.confirmations?.onStored(room, (vector) => {
-        if (clock > 0 && (vector.get(clientId) ?? 0) >= clock) confirmed = true
+        if (covers(vector)) confirmed = true
       })
       const connection = await deps.hocuspocus.openDirectConnection(room, context).catch((error) => {
         stopListening?.()
@@ -113,16 +116,20 @@ export function createDocumentWriter(deps: {
         await options.beforeApply?.()
         // Loading the live document may have taken a while: a caller gone by now gets nothing applied.
         stopIfCancelled(signal)
-        let written: Document | undefined
+        let live: Document | undefined
         let before = 0
         await connection.transact((doc) => {
+          const vectorBefore = Y.decodeStateVector(Y.encodeStateVector(doc))
           before = Y.getState(doc.store, doc.clientID)
           outcome = edit(doc.getXmlFragment(FRAGMENT_NAME))
-          clientId = doc.clientID
-          clock = Y.getState(doc.store, doc.clientID)
-          written = doc
+          const advanced = new Map<number, number>()
+          for (const [client, clock] of Y.decodeStateVector(Y.encodeStateVector(doc)))
+            if (clock > (vectorBefore.get(client) ?? 0)) advanced.set(client, clock)
+          written = advanced
+          live = doc
         })
-        if (written && outcome?.kind === 'ok' && clock > before) showAgent(written, context, before)
+        if (live && outcome?.kind === 'ok' && Y.getState(live.store, live.clientID) > before)
+          showAgent(live, context, before)
         // Hocuspocus sends the change to connected editors from a setImmediate flush. The store that
         // disconnect() starts runs database work that can hold the event loop (PGlite executes on this
         // thread), so let that flush go first: editors see the edit before it is stored, not after.
@@ -139,10 +146,10 @@ export function createDocumentWriter(deps: {
       // The change is in the live document whatever happens now: a database that cannot be asked means
       // "not confirmed", never a failure the caller would retry as new.
       const stored = await deps.documents.loadState(room).catch(() => null)
-      const storedClock = stored?.state
-        ? (Y.decodeStateVector(Y.encodeStateVectorFromUpdate(stored.state)).get(clientId) ?? 0)
-        : 0
-      if (storedClock >= clock) return { kind: 'ok', value }
+      const storedVector = stored?.state
+        ? Y.decodeStateVector(Y.encodeStateVectorFromUpdate(stored.state))
+        : new Map<number, number>()
+      if (written.size === 0 || covers(storedVector)) return { kind: 'ok', value }
       return { kind: 'error', code: 'unavailable', field: 'slug', message: UNSTORED_MESSAGE }
     },
   }

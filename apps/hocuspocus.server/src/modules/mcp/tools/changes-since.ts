@@ -92,7 +92,7 @@ function notFound(start: Start, slug: string): ReturnType<typeof refuse> {
         ? `"${slug}" has no version yet`
         : 'at' in start.lookup
           ? `no version of "${slug}" at or before ${start.lookup.at.toISOString()} is kept`
-          : `no kept version of "${slug}" has a section with rev "${start.lookup.rev}"`
+          : `no kept version of "${slug}" has a section with rev "${'rev' in start.lookup ? start.lookup.rev : ''}"`
   return refuse(
     'not_found',
     `${start.field}: ${what} (older versions are thinned: docs/history.md). Call list_versions for the versions kept and pass one as since_version.`,

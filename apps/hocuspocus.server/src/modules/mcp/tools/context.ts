@@ -21,6 +21,7 @@ export type ToolDeps = {
     | 'findVersion'
     | 'authorsAfter'
     | 'saveNamedVersion'
+    | 'versionsAfter'
   >
   chat: Pick<ChatService, 'listRooms' | 'findRoom' | 'readThread'>
   /** Posting in a heading's chat room (chat/posting.ts: the same rule as the REST API's). */

@@ -16,6 +16,8 @@ import { postChatMessage } from './post-chat-message.ts'
 import { readChatThread } from './read-chat-thread.ts'
 import { readDocument } from './read-document.ts'
 import { replaceText } from './replace-text.ts'
+import { restoreVersion } from './restore-version.ts'
+import { revertChanges } from './revert-changes.ts'
 import { saveVersion } from './save-version.ts'
 import type { Tool } from './tool.ts'
 
@@ -31,6 +33,8 @@ export const TOOLS: readonly Tool[] = [
   editBlocks,
   replaceText,
   saveVersion,
+  restoreVersion,
+  revertChanges,
   listChatRooms,
   readChatThread,
   postChatMessage,

@@ -1,0 +1,219 @@
+/**
+ * Restore a version, revert one version's changes, or revert one author's changes since a point (issue 27;
+ * docs/history.md "Restore and revert"): the one path the MCP tools (restore_version, revert_changes) and
+ * REST (http/api-history.ts) share. Each first takes a named version of the document as it is ("Before
+ * restore of version 12"), so the action itself can be undone by restoring that, then applies ONE edit on
+ * the live document through the caller's writer (documents/history-undo.ts computes it), attributed to the
+ * caller with the action (history-authors.ts). Refusals name the field at fault and what to do.
+ */
+import { ok, type Result, refuse } from '@collab/doc-schema'
+import type * as Y from 'yjs'
+import { MAX_REVERT_VERSIONS } from '../limits.ts'
+import type { History } from './history.ts'
+import { type Author, describeAuthor } from './history-authors.ts'
+import type { VersionInfo } from './history-store.ts'
+import { applyUndo, tooLarge, type UndoStep } from './history-undo.ts'
+import type { DocumentRow } from './rows.ts'
+
+/** Applies an edit to the live document (MCP's writer): its value, or a refusal that changed nothing. */
+export type LiveWrite = <T>(
+  room: string,
+  context: Record<string, unknown>,
+  edit: (fragment: Y.XmlFragment) => Result<T>,
+) => Promise<Result<T>>
+
+export type HistoryActionDeps = {
+  history: Pick<History, 'findVersion' | 'saveNamedVersion' | 'versionsAfter'>
+  write: LiveWrite
+  /** The document's state now (live when loaded, else stored), for the "before" version; null: gone. */
+  currentState(room: string): Promise<Uint8Array | null>
+}
+
+/** Who acts and the context their writer passes with the edit (its principal attributes it). */
+export type Actor = { context: Record<string, unknown> }
+
+export type ActionOutcome = {
+  /** The version taken just before, of the document as it was: restoring it undoes this action. */
+  beforeVersionId: bigint
+  /** Whether the document changed (a restore of content already equal to the version's does not). */
+  changed: boolean
+  /** For an author's revert: the versions whose changes were undone. */
+  reverted: bigint[]
+}
+
+/** Which author's changes: a handle, and the app (an API token's label or an OAuth app's name). */
+export type AuthorFilter = { handle: string; app?: string }
+
+function withAction(actor: Actor, action: 'restore' | 'revert'): Record<string, unknown> {
+  return { ...actor.context, history: { ...(actor.context.history ?? {}), action } }
+}
+
+async function beforeVersion(
+  deps: HistoryActionDeps,
+  document: DocumentRow,
+  name: string,
+): Promise<Result<bigint>> {
+  const state = await deps.currentState(document.room)
+  if (!state) return refuse('not_found', `slug: "${document.slug}" is gone (deleted meanwhile).`, 'slug')
+  const large = tooLarge(state.byteLength, 'slug', `"${document.slug}"`)
+  if (large) return large
+  const saved = await deps.history.saveNamedVersion(document.room, name, state)
+  if (!saved) return refuse('not_found', `slug: "${document.slug}" is gone (deleted meanwhile).`, 'slug')
+  return ok(saved.id)
+}
+
+function versionNotFound(slug: string, id: bigint, field: string) {
+  return refuse(
+    'not_found',
+    `${field}: no version ${id} of "${slug}" is kept (older versions are thinned: docs/history.md); list_versions names the versions kept.`,
+    field,
+  )
+}
+
+/** Makes the document's content equal version `versionId`'s, as one edit. */
+export async function restoreVersion(
+  deps: HistoryActionDeps,
+  document: DocumentRow,
+  versionId: bigint,
+  actor: Actor,
+  field = 'version_id',
+): Promise<Result<ActionOutcome>> {
+  const version = await deps.history.findVersion(document.id, { id: versionId })
+  if (!version) return versionNotFound(document.slug, versionId, field)
+  const large = tooLarge(version.state.byteLength, field, `version ${versionId}`)
+  if (large) return large
+  const before = await beforeVersion(deps, document, `Before restore of version ${versionId}`)
+  if (before.kind === 'error') return before
+  const applied = await deps.write(document.room, withAction(actor, 'restore'), (fragment) =>
+    applyUndo(fragment, version.state, [], { checkConflicts: false, trackLive: true, field }),
+  )
+  if (applied.kind === 'error') return applied
+  return ok({ beforeVersionId: before.value, changed: applied.value.changed, reverted: [versionId] })
+}
+
+/** Undoes what version `versionId` changed (since the version before it), keeping later changes. */
+export async function revertVersion(
+  deps: HistoryActionDeps,
+  document: DocumentRow,
+  versionId: bigint,
+  actor: Actor,
+  field = 'version_id',
+): Promise<Result<ActionOutcome>> {
+  const version = await deps.history.findVersion(document.id, { id: versionId })
+  if (!version) return versionNotFound(document.slug, versionId, field)
+  const base = await deps.history.findVersion(document.id, { before: versionId })
+  if (!base)
+    return refuse(
+      'invalid_input',
+      `${field}: version ${versionId} is the oldest version kept of "${document.slug}": there is no version before it to compare with, so what it changed is unknown. Revert a later version, or restore_version one.`,
+      field,
+    )
+  for (const [state, id] of [
+    [version.state, versionId],
+    [base.state, base.id],
+  ] as const) {
+    const large = tooLarge(state.byteLength, field, `version ${id}`)
+    if (large) return large
+  }
+  const before = await beforeVersion(deps, document, `Before revert of version ${versionId}`)
+  if (before.kind === 'error') return before
+  // The "before" version (and any taken since) follow the reverted one: others' changes, not undone.
+  const applied = await deps.write(document.room, withAction(actor, 'revert'), (fragment) =>
+    applyUndo(fragment, base.state, [{ state: version.state, tracked: true }], {
+      checkConflicts: true,
+      field,
+    }),
+  )
+  if (applied.kind === 'error') return applied
+  return ok({ beforeVersionId: before.value, changed: applied.value.changed, reverted: [versionId] })
+}
+
+function matches(author: Author, filter: AuthorFilter): boolean {
+  if ((author.h ?? author.u) !== filter.handle) return false
+  return filter.app === undefined || author.a === filter.app
+}
+
+function filterText(filter: AuthorFilter): string {
+  return filter.app === undefined ? `${filter.handle}'s` : `${filter.handle}'s (app "${filter.app}")`
+}
+
+/**
+ * Undoes the changes of one author (a handle, and an app) since a version or a time: the versions from
+ * then on whose authors are all that author are undone together, every other version's changes kept. A
+ * version that mixes the author's changes with someone else's cannot be split by author and is named in a
+ * refusal (revert it by version_id, which undoes all of it, or restore a version).
+ */
+export async function revertAuthor(
+  deps: HistoryActionDeps,
+  document: DocumentRow,
+  filter: AuthorFilter,
+  since: { versionId: bigint } | { at: Date },
+  actor: Actor,
+): Promise<Result<ActionOutcome>> {
+  const sinceField = 'versionId' in since ? 'since_version' : 'since_time'
+  // The version the changes start from: the since version itself, or the newest at or before the time.
+  const base = await deps.history.findVersion(
+    document.id,
+    'versionId' in since ? { id: since.versionId } : { at: since.at },
+  )
+  if (!base)
+    return 'versionId' in since
+      ? versionNotFound(document.slug, since.versionId, sinceField)
+      : refuse(
+          'not_found',
+          `since_time: no version of "${document.slug}" at or before ${since.at.toISOString()} is kept; list_versions names the versions kept.`,
+          sinceField,
+        )
+  // The document as it is now becomes a version first, so the author's latest changes are in the walk.
+  const before = await beforeVersion(deps, document, `Before revert of ${filterText(filter)} changes`)
+  if (before.kind === 'error') return before
+  const versions = await deps.history.versionsAfter(
+    document.id,
+    { afterId: base.id },
+    MAX_REVERT_VERSIONS + 1,
+  )
+  if (versions.length > MAX_REVERT_VERSIONS)
+    return refuse(
+      'invalid_input',
+      `${sinceField}: more than ${MAX_REVERT_VERSIONS} versions follow it; a revert walks at most ${MAX_REVERT_VERSIONS}. Pass a later since_version (list_versions names them).`,
+      sinceField,
+    )
+  const mixed: VersionInfo[] = []
+  const steps: UndoStep[] = []
+  const reverted: bigint[] = []
+  for (const version of versions) {
+    const large = tooLarge(version.state.byteLength, sinceField, `version ${version.id}`)
+    if (large) return large
+    const authors = Array.isArray(version.authors) ? version.authors : []
+    const theirs = authors.filter((author) => matches(author, filter))
+    const tracked = theirs.length > 0 && theirs.length === authors.length
+    if (theirs.length > 0 && !tracked) mixed.push(version)
+    if (tracked) reverted.push(version.id)
+    steps.push({ state: version.state, tracked })
+  }
+  if (mixed.length > 0) {
+    const named = mixed
+      .slice(0, 5)
+      .map(
+        (v) =>
+          `version ${v.id} (${v.createdAt.toISOString()}: ${v.authors.map((a) => describeAuthor(a)).join('; ')})`,
+      )
+      .join(', ')
+    return refuse(
+      'conflict',
+      `author: ${filterText(filter)} changes share ${mixed.length === 1 ? 'a version' : `${mixed.length} versions`} with other people's, which history cannot split by author: ${named}${mixed.length > 5 ? ', …' : ''}. Revert such a version whole with version_id, or restore_version the version before it.`,
+      'author',
+    )
+  }
+  if (reverted.length === 0)
+    return refuse(
+      'not_found',
+      `author: no change by ${filterText(filter)} since version ${base.id} is recorded; list_versions names each version's authors and apps.`,
+      'author',
+    )
+  const applied = await deps.write(document.room, withAction(actor, 'revert'), (fragment) =>
+    applyUndo(fragment, base.state, steps, { checkConflicts: true, field: 'author' }),
+  )
+  if (applied.kind === 'error') return applied
+  return ok({ beforeVersionId: before.value, changed: applied.value.changed, reverted })
+}

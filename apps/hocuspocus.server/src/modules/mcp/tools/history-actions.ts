@@ -1,0 +1,53 @@
+/**
+ * What restore_version and revert_changes share: the history actions' dependencies from a tool's context
+ * (the module's writer applies the edit to the live document, attributed to this agent and its app), and
+ * the answer's lines.
+ */
+import { type Result, refuse } from '@collab/doc-schema'
+import * as Y from 'yjs'
+import type { ActionOutcome, HistoryActionDeps } from '../../../documents/history-actions.ts'
+import type { ToolContext } from './context.ts'
+
+export function actionDeps(ctx: ToolContext): HistoryActionDeps {
+  return {
+    history: ctx.documents,
+    write: (room, context, edit) => ctx.writer.write(room, context, edit, { signal: ctx.signal }),
+    async currentState(room) {
+      const content = await ctx.reader.open(room)
+      if (!content?.fragment.doc) return null
+      try {
+        return Y.encodeStateAsUpdate(content.fragment.doc)
+      } finally {
+        content.release()
+      }
+    },
+  }
+}
+
+/** The context an edit carries: the caller's principal (attribution: history-authors.ts). */
+export function actorOf(ctx: ToolContext) {
+  return {
+    context: {
+      mcp: {
+        tool: ctx.tool,
+        userId: ctx.principal.user.id,
+        handle: ctx.principal.user.handle,
+        principal: ctx.principal,
+      },
+    },
+  }
+}
+
+export function versionIdOf(raw: number, field = 'version_id'): Result<bigint> {
+  if (!Number.isSafeInteger(raw) || raw < 1)
+    return refuse('invalid_input', `${field}: a version id (list_versions names them).`, field)
+  return { kind: 'ok', value: BigInt(raw) }
+}
+
+/** The answer of a restore or revert: what happened, and how to undo it. */
+export function actionAnswer(what: string, outcome: ActionOutcome): string {
+  return [
+    outcome.changed ? what : `${what}: nothing to change, the content already was so`,
+    `before_version: ${outcome.beforeVersionId} (the document as it was just before; restore_version with it undoes this)`,
+  ].join('\n')
+}
