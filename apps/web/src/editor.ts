@@ -17,7 +17,6 @@ import { chatPanel } from './chat.ts'
 import { deleteDialog, duplicate, renameDialog } from './doc-actions.ts'
 import { clear, colorOf, h } from './dom.ts'
 import { header } from './header.ts'
-import { historyPanel } from './history.ts'
 import { importNotesKey, MAX_IMPORT_NOTES } from './list.ts'
 import { headingAbove, outlinePanel } from './outline.ts'
 import { remoteCaret, remoteSelection, showPresence } from './presence.ts'
@@ -26,6 +25,9 @@ import { toolbar } from './toolbar.ts'
 
 /** This editor knows the project's whole schema, and says so (docs/server.md, Editor input). */
 const DECLARED_TYPES = `${EDITOR_TYPES_PARAM}=${encodeURIComponent(ALL_EDITOR_TYPES)}`
+
+/** How long changes wait unsent before the status says "Sending…" (a keystroke's round trip is shorter). */
+const SENDING_SHOWN_AFTER_MS = 500
 
 export async function editorView(root: HTMLElement, boot: Boot, slug: string): Promise<void> {
   let info: DocumentInfo
@@ -100,7 +102,6 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
       ? h('button', { type: 'button', onclick: () => deleteDialog(slug, info) }, 'Delete')
       : null
   const access = h('span', { class: 'access' }, accessText(info))
-  const history = historyPanel(slug, info.canWrite)
 
   clear(
     root,
@@ -113,7 +114,6 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
         'span',
         { class: 'doc-actions' },
         renameButton ?? '',
-        history.button,
         exportLink,
         duplicateButton,
         shareButton ?? '',
@@ -128,7 +128,6 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
       h('main', { class: 'page' }, mount),
       chatElement,
     ),
-    history.element,
   )
 
   if (new URLSearchParams(location.search).get('imported')) {
@@ -159,6 +158,10 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
 
   const chat = chatPanel(chatElement, slug, info.canWrite)
   let connected = false
+  let sendingTimer: ReturnType<typeof setTimeout> | undefined
+  const setStatus = (text: string) => {
+    if (status.textContent !== text) status.textContent = text
+  }
   /** Set once the server ended this page's access (or sign-in): the status says so, nothing reconnects. */
   let ended: string | undefined
   let bar: HTMLElement | undefined
@@ -168,7 +171,6 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     editor?.setEditable(canWrite)
     if (bar) bar.hidden = !canWrite
     chat.setCanWrite(canWrite)
-    history.setCanWrite(canWrite)
     access.textContent = accessText({ ...info, canWrite })
   }
   /** The server closed this page's access for good: say so in the banner and the status, stop reconnecting. */
@@ -227,7 +229,13 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
             : 'Offline: your changes are kept and sent when back'
     },
     onUnsyncedChanges: ({ number }) => {
-      if (connected && !ended) status.textContent = number > 0 ? 'Sending…' : 'Connected'
+      // Every keystroke is unsent for a moment: "Sending…" shows only when changes wait longer than
+      // SENDING_SHOWN_AFTER_MS, so typing does not redraw the header twice a key.
+      clearTimeout(sendingTimer)
+      if (!connected || ended) return
+      if (number === 0) setStatus('Connected')
+      else
+        sendingTimer = setTimeout(() => connected && !ended && setStatus('Sending…'), SENDING_SHOWN_AFTER_MS)
     },
     onStateless: ({ payload }) => {
       const notice = parseNotice(payload)
@@ -277,7 +285,10 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
         outlineView.setCurrent(chat.section)
       }
     }
-    made.on('update', outlineView.refresh)
+    // Told what changed: typing in a paragraph leaves the outline alone, without a walk of the document.
+    made.on('update', ({ transaction }) =>
+      outlineView.refresh({ before: transaction.before, after: transaction.doc }),
+    )
     made.on('selectionUpdate', followSelection)
     outlineView.refresh()
     followSelection()

@@ -6,7 +6,7 @@
 import { HEADING_ID_ATTR } from '@collab/doc-schema/editor'
 import type { Editor } from '@tiptap/core'
 import type { Node } from '@tiptap/pm/model'
-import { clear, h } from './dom.ts'
+import { h } from './dom.ts'
 
 /** A top-level heading of the document: its id, level, text and position. */
 export type Heading = { id: string | null; level: number; text: string; pos: number }
@@ -42,12 +42,42 @@ export function headingAbove(doc: Node, from: number): Heading | undefined {
   return undefined
 }
 
+/**
+ * Whether a change from `before` to `after` may have changed the headings: the top-level blocks that are not
+ * the same objects in both (ProseMirror keeps the unchanged ones) include a heading. Compares references
+ * from both ends, so typing in a paragraph costs a pass over the block list and no walk of any block.
+ */
+export function headingsMayDiffer(before: Node, after: Node): boolean {
+  if (before === after) return false
+  const min = Math.min(before.childCount, after.childCount)
+  let start = 0
+  while (start < min && before.child(start) === after.child(start)) start++
+  let endBefore = before.childCount
+  let endAfter = after.childCount
+  while (endBefore > start && endAfter > start && before.child(endBefore - 1) === after.child(endAfter - 1)) {
+    endBefore--
+    endAfter--
+  }
+  for (let i = start; i < endBefore; i++) if (before.child(i).type.name === 'heading') return true
+  for (let i = start; i < endAfter; i++) if (after.child(i).type.name === 'heading') return true
+  return false
+}
+
 export type OutlinePanel = {
-  /** Called on every change of the document: rebuilds the list when the headings changed. */
-  refresh(): void
+  /** Called on every change of the document: redraws the list when the change touched a heading. */
+  refresh(change?: { before: Node; after: Node }): void
   /** Marks the heading with this id (the one whose chat is shown); null marks none. */
   setCurrent(id: string | null): void
 }
+
+/** Runs `work` when the page is idle (at the latest after `timeout` ms), where the browser can say so. */
+function whenIdle(work: () => void, timeout: number): void {
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(work, { timeout })
+  else setTimeout(work, Math.min(timeout, 200))
+}
+
+/** How long a change to the headings may wait for an idle moment before the outline shows it. */
+const OUTLINE_IDLE_MS = 300
 
 /**
  * Fills `list` with the headings of `editor`'s document. `onCurrentText` is told the marked heading's
@@ -59,44 +89,59 @@ export function outlinePanel(
   onCurrentText: (text: string) => void,
 ): OutlinePanel {
   let current: string | null = null
-  // The outline is rebuilt only when the headings changed (typing in a paragraph leaves it alone), at
-  // most every 200 ms, and its links share one listener: on a large document the list has thousands.
-  let timer: ReturnType<typeof setTimeout> | undefined
+  // Typing in a paragraph leaves the outline alone (headingsMayDiffer); a change that touched a heading
+  // redraws it in an idle moment, and only the entries that differ: a large document has thousands. Its
+  // links share one listener.
+  let pending = false
   let shown: Heading[] = []
-  let shownKey = ''
 
-  function refresh() {
-    if (timer) return
-    timer = setTimeout(() => {
-      timer = undefined
-      const found = headings(editor.state.doc)
-      const key = found.map((heading) => `${heading.level} ${heading.id} ${heading.text}`).join('\n')
-      shown = found
-      if (key === shownKey) return markCurrent()
-      shownKey = key
-      clear(
-        list,
-        ...found.map((heading, index) =>
-          h(
-            'li',
-            { class: `level-${heading.level}` },
-            h(
-              'a',
-              { href: heading.id ? `#${heading.id}` : '#', 'data-index': String(index) },
-              heading.text || '(untitled)',
-            ),
-          ),
+  function refresh(change?: { before: Node; after: Node }) {
+    if (pending || (change && !headingsMayDiffer(change.before, change.after))) return
+    pending = true
+    whenIdle(() => {
+      pending = false
+      draw(headings(editor.state.doc))
+    }, OUTLINE_IDLE_MS)
+  }
+
+  /** Brings the list to `found`, touching only the entries whose level, id or text changed. */
+  function draw(found: Heading[]) {
+    const items = list.children
+    for (let index = 0; index < found.length; index++) {
+      const heading = found[index]!
+      const before = shown[index]
+      const item = items[index]
+      if (
+        item &&
+        before &&
+        before.level === heading.level &&
+        before.id === heading.id &&
+        before.text === heading.text
+      )
+        continue
+      const next = h(
+        'li',
+        { class: `level-${heading.level}` },
+        h(
+          'a',
+          { href: heading.id ? `#${heading.id}` : '#', 'data-index': String(index) },
+          heading.text || '(untitled)',
         ),
       )
-      markCurrent()
-    }, 200)
+      if (item) item.replaceWith(next)
+      else list.append(next)
+    }
+    while (list.children.length > found.length) list.lastElementChild?.remove()
+    shown = found
+    markCurrent()
   }
 
   list.addEventListener('click', (event) => {
     const link = (event.target as Element).closest('a[data-index]')
     if (!link) return
     event.preventDefault()
-    const heading = shown[Number(link.getAttribute('data-index'))]
+    // Positions move as the text before a heading changes; the list is only redrawn when headings change.
+    const heading = headings(editor.state.doc)[Number(link.getAttribute('data-index'))]
     if (heading) goTo(heading)
   })
 

@@ -70,6 +70,9 @@ export function showPresence(
   ownClientId: number,
 ): PresenceList {
   let me: PresentUser = { ...initial, agent: false }
+  // What the list shows, as text: the awareness changes at every keystroke (the carets move), the list
+  // only when someone comes, goes or is shown otherwise, so it is drawn again only then.
+  let drawn = ''
   const render = () => {
     const users = [...awareness.getStates().entries()]
       .filter(([id]) => id !== ownClientId)
@@ -77,6 +80,9 @@ export function showPresence(
       .filter((user): user is PresentUser => user !== null)
     const people = users.filter((user) => !user.agent)
     const agents = users.filter((user) => user.agent)
+    const key = JSON.stringify([me, people, agents])
+    if (key === drawn) return
+    drawn = key
     clear(list, entry(me, true), ...people.map((u) => entry(u, false)), ...agents.map((u) => entry(u, false)))
     const others = people.length + agents.length
     count.textContent = others === 0 ? 'Only you' : `${others + 1} here`
