@@ -103,7 +103,9 @@ if (!only || only === 'find') {
 
 if (!only || only === 'web') {
   const oneMiB = fixtures.find((f) => f.name === '1 MiB')!
-  process.stderr.write('measuring the web editor in Chromium: first paint, keystrokes between browsers…\n')
+  process.stderr.write(
+    'measuring the web editor in Chromium: first paint, keystrokes between browsers, keystroke to paint…\n',
+  )
   try {
     rows.push(...(await measureWeb(oneMiB, { quick })))
   } catch (error) {

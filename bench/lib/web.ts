@@ -5,10 +5,14 @@
  *   bare Hocuspocus provider (no browser, no TipTap) connecting and syncing the same document;
  * - keystroke to another browser: an input event in one page (`insertText`, as typing or an IME commit
  *   sends) until the text is in the other page's editor DOM, against one bare provider's insert reaching
- *   another bare provider. Both pages stamp times with the same clock (performance.timeOrigin + now()).
+ *   another bare provider. Both pages stamp times with the same clock (performance.timeOrigin + now());
+ * - keystroke to paint: a key pressed in the typing page until the frame after it is painted (what the person
+ *   typing feels), against a bare TipTap editor (the project's schema and Collaboration, nothing of the page:
+ *   apps/web/bench/bare-editor.ts) typing into a copy of the same document, the samples taken in turn.
  * Skipped (no rows) when `chromium` is not installed.
  */
 
+import { join } from 'node:path'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { SEARCH_REFRESH_MS } from '@collab/hocuspocus.server/src/collab/store-policy.ts'
 import type { RunningServer } from '@collab/hocuspocus.server/src/server.ts'
@@ -150,6 +154,70 @@ async function keystrokeInProviders(
   return (await seen) - sent
 }
 
+/**
+ * The floor page: apps/web/bench/bare-editor.ts bundled for the browser and served from an origin of its own
+ * (no stylesheet: a bare TipTap editor as anyone would start with). Its query names the socket, room and token.
+ */
+async function serveBareEditor(): Promise<{
+  url(ws: string, room: string, token: string): string
+  stop(): void
+}> {
+  const built = await Bun.build({
+    entrypoints: [join(import.meta.dir, '../../apps/web/bench/bare-editor.ts')],
+    target: 'browser',
+    minify: true,
+  })
+  if (!built.success) throw new Error(built.logs.join('\n'))
+  const script = await built.outputs[0]!.text()
+  const pages = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch(request) {
+      if (new URL(request.url).pathname === '/bare.js')
+        return new Response(script, { headers: { 'content-type': 'text/javascript' } })
+      return new Response(
+        '<!doctype html><meta charset="utf-8"><div id="editor"></div><script type="module" src="/bare.js"></script>',
+        { headers: { 'content-type': 'text/html' } },
+      )
+    },
+  })
+  return {
+    url: (ws, room, token) => `http://127.0.0.1:${pages.port}/?${new URLSearchParams({ ws, room, token })}`,
+    stop: () => pages.stop(true),
+  }
+}
+
+/**
+ * One key pressed in `page` (its editor focused): milliseconds from the keydown event's own time stamp
+ * (when the browser got the key) to the task after the next animation frame, i.e. once that frame was
+ * painted with the transaction the key made (ProseMirror handles a typed character before the frame).
+ */
+async function keystrokeToPaint(page: Page, key: string): Promise<number> {
+  await page.bringToFront()
+  await page.evaluate(() => {
+    const w = window as unknown as { painted?: Promise<number> }
+    w.painted = new Promise((resolve) => {
+      document.addEventListener(
+        'keydown',
+        (event) => {
+          const start = event.timeStamp
+          requestAnimationFrame(() => {
+            const channel = new MessageChannel()
+            channel.port1.onmessage = () => resolve(performance.now() - start)
+            channel.port2.postMessage(null)
+          })
+        },
+        { capture: true, once: true },
+      )
+    })
+  })
+  await page.keyboard.type(key)
+  return page.evaluate(() => (window as unknown as { painted: Promise<number> }).painted)
+}
+
+/** Time between keys: a quick typist's pace, so work a page defers (timers, idle callbacks) can land between them. */
+const KEY_GAP_MS = 120
+
 export async function measureWeb(fixture: Fixture, options: { quick: boolean }): Promise<Row[]> {
   if (!CHROMIUM) {
     process.stderr.write('the web editor: not measured (install Debian chromium)\n')
@@ -255,6 +323,57 @@ export async function measureWeb(fixture: Fixture, options: { quick: boolean }):
         target: { text: 'p95 < 100 ms on loopback', met: percentile(browsers, 95) < 100 },
       })
     }
+
+    // Keystroke to paint in the typing page, beside a bare TipTap editor typing into a copy of the document.
+    const copy = await createFixtureDocument(server, user.id, 'Bench copy', fixture.state)
+    const bareServer = await serveBareEditor()
+    closers.push(() => bareServer.stop())
+    const typing = await signedInPage(browser, server, 'bench-web')
+    await openUntil(typing, `${server.url}/d/${big.slug}`, lastText)
+    const bareContext = await browser.createBrowserContext()
+    const bare = await bareContext.newPage()
+    await bare.setViewport({ width: 1280, height: 900 })
+    await bare.goto(bareServer.url(server.url.replace(/^http/, 'ws'), copy.room, token))
+    await bare.waitForFunction(
+      (t) => document.querySelector('.ProseMirror')?.textContent?.includes(t),
+      { timeout: 60_000, polling: 'mutation' },
+      lastText,
+    )
+    await focusFirstParagraph(typing)
+    await focusFirstParagraph(bare)
+    const inPage: number[] = []
+    const inBare: number[] = []
+    const keys = options.quick ? 20 : 60
+    for (let i = -3; i < keys; i++) {
+      const key = String.fromCharCode(97 + ((i + 3) % 26))
+      const ours = await keystrokeToPaint(typing, key)
+      await Bun.sleep(KEY_GAP_MS)
+      const floorMs = await keystrokeToPaint(bare, key)
+      await Bun.sleep(KEY_GAP_MS)
+      if (i < 0) continue
+      inPage.push(ours)
+      inBare.push(floorMs)
+    }
+    await typing.browserContext().close()
+    await bareContext.close()
+    const typed = summarize(inPage)
+    const typedFloor = summarize(inBare)
+    inPage.sort((x, y) => x - y)
+    inBare.sort((x, y) => x - y)
+    const ratio = typed.median / typedFloor.median
+    rows.push({
+      measure: 'keystroke to paint in the typing page (keydown → the frame after it)',
+      size: fixture.name,
+      variants: { 'web editor': typed, 'bare TipTap editor (floor)': typedFloor },
+      ratios: { 'editor / floor': ratio },
+      extra: {
+        'p50 ms': typed.median,
+        'p95 ms': percentile(inPage, 95),
+        'floor p50 ms': typedFloor.median,
+        'floor p95 ms': percentile(inBare, 95),
+      },
+      target: { text: '≤ 1.5× the bare editor', met: ratio <= 1.5 },
+    })
   } finally {
     for (const close of closers.reverse()) await close()
     await browser.close()
