@@ -17,6 +17,7 @@ import { chatPanel } from './chat.ts'
 import { deleteDialog, duplicate, renameDialog } from './doc-actions.ts'
 import { clear, colorOf, h } from './dom.ts'
 import { header } from './header.ts'
+import { historyPanel } from './history.ts'
 import { importNotesKey, MAX_IMPORT_NOTES } from './list.ts'
 import { headingAbove, outlinePanel } from './outline.ts'
 import { remoteCaret, remoteSelection, showPresence } from './presence.ts'
@@ -102,6 +103,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
       ? h('button', { type: 'button', onclick: () => deleteDialog(slug, info) }, 'Delete')
       : null
   const access = h('span', { class: 'access' }, accessText(info))
+  const history = historyPanel(slug, info.canWrite)
 
   clear(
     root,
@@ -114,6 +116,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
         'span',
         { class: 'doc-actions' },
         renameButton ?? '',
+        history.button,
         exportLink,
         duplicateButton,
         shareButton ?? '',
@@ -128,6 +131,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
       h('main', { class: 'page' }, mount),
       chatElement,
     ),
+    history.element,
   )
 
   if (new URLSearchParams(location.search).get('imported')) {
@@ -171,6 +175,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     editor?.setEditable(canWrite)
     if (bar) bar.hidden = !canWrite
     chat.setCanWrite(canWrite)
+    history.setCanWrite(canWrite)
     access.textContent = accessText({ ...info, canWrite })
   }
   /** The server closed this page's access for good: say so in the banner and the status, stop reconnecting. */
