@@ -88,6 +88,14 @@ export {
 } from './sections/render-section.ts'
 export { findSection, listSections, locateSections, type SectionInfo } from './sections/section-index.ts'
 export { REV_LENGTH } from './sections/section-rev.ts'
+export { adoptTotals, measuredElements } from './sections/section-total.ts'
+export {
+  liveOutlineWithTotals,
+  outlineMeasureSteps,
+  readOutlineWithTotals,
+  type StoredOutlineNode,
+  storedTotals,
+} from './sections/stored-totals.ts'
 export { cutText, safeCut } from './text-cut.ts'
 export { restoreHeadingIds, type StrippedId } from './yjs/check-deletions.ts'
 export { checkEditorUpdate, type UpdateCheck } from './yjs/check-update.ts'

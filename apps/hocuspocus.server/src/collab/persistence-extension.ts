@@ -121,6 +121,8 @@ export class PersistenceExtension implements Extension {
     try {
       await this.append.write(payload.document)
       this.retries.clear(payload.documentName)
+      // Section totals follow the edit (only changed blocks are rendered), off any read's path.
+      this.compaction.measureSoon(payload.document)
     } catch (error) {
       if (isDatabaseUnavailable(error)) this.retries.schedule(payload.document)
       else this.retries.scheduleAfterFault(payload.document)
@@ -151,7 +153,7 @@ export class PersistenceExtension implements Extension {
         ? { reason: entry.versionReason ?? ('unload' as const) }
         : undefined
     if ((entry.logRows > 0 || version) && !this.loaded.closing)
-      await document.saveMutex.runExclusive(() => this.compaction.compact(document, version)).catch(() => {})
+      await this.compaction.run(document, version).catch(() => {})
   }
 
   async afterUnloadDocument({ documentName }: { documentName: string }): Promise<void> {

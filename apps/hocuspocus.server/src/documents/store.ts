@@ -26,7 +26,10 @@ export type StoredContent = {
   state: Uint8Array
   title: string
   text: string
-  /** The outline of `state` (readOutline's tree); stored for cold outline reads. Unknown: omit. */
+  /**
+   * The outline of `state` (readOutline's tree); stored for cold outline reads, its nodes with the exact
+   * section totals measured (StoredOutlineNode: adopted by whoever decodes the state). Unknown: omit.
+   */
   outline?: OutlineNode[]
   /** Y.encodeStateVector of the document `state` was encoded from (to judge a merged outline). */
   vector?: Uint8Array

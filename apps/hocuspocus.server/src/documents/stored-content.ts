@@ -4,8 +4,8 @@
  * update, and the title and search text refreshed between compactions. The SQL of the writes is in
  * store.ts; a write that may change the title drops the document's cached resolutions.
  */
-import type { OutlineNode } from '@collab/doc-schema'
-import { withWellFormedIds } from '@collab/doc-schema'
+import type { OutlineNode, StoredOutlineNode } from '@collab/doc-schema'
+import { storedTotals, withWellFormedIds } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
@@ -32,17 +32,25 @@ export function createStoredContent(
 
   /**
    * The stored content as it is kept: the snapshot and the update log after it, in order (apply the
-   * snapshot, then each update). Null when the document is gone. One query; bytes travel as base64 text:
-   * reading a bytea through PGlite cost ~140 ms per MiB, base64 ~15 ms (the store step does the same).
+   * snapshot, then each update), with the section totals of the snapshot's outline. Null when the
+   * document is gone. One query; bytes travel as base64 text: reading a bytea through PGlite cost ~140 ms
+   * per MiB, base64 ~15 ms (the store step does the same).
    */
   async function loadStored(room: string): Promise<StoredParts | null> {
     if (storableText(room) !== room) return null // no room is named so (see resolveRoom)
     const rows = await prisma.$queryRaw<
-      Array<{ id: string; deleted: boolean; state: string | null; updates: string[] | null }>
+      Array<{
+        id: string
+        deleted: boolean
+        state: string | null
+        updates: string[] | null
+        outline: StoredOutlineNode[] | null
+      }>
     >`
       SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, encode(s.state, 'base64') AS state,
              (SELECT array_agg(encode(u."update", 'base64') ORDER BY u.id)
-                FROM document_updates u WHERE u.document_id = d.id) AS updates
+                FROM document_updates u WHERE u.document_id = d.id) AS updates,
+             s.outline
         FROM documents d LEFT JOIN document_states s ON s.document_id = d.id
        WHERE d.room = ${room}`
     const row = rows[0]
@@ -53,6 +61,8 @@ export function createStoredContent(
       snapshot: row.state === null ? null : new Uint8Array(Buffer.from(row.state, 'base64')),
       updates,
       updateBytes: updates.reduce((sum, update) => sum + update.byteLength, 0),
+      // Keyed by rev: valid for the sections the log did not change, whatever it changed elsewhere.
+      totals: Array.isArray(row.outline) ? storedTotals(row.outline) : undefined,
     }
   }
 

@@ -2,13 +2,24 @@
  * A document's stored content as it is kept (the snapshot, then its update log), applying it, and what a
  * store derives from a state (search text, outline).
  */
-import { FRAGMENT_NAME, type OutlineNode, readOutline, readPlainText } from '@collab/doc-schema'
+import {
+  adoptTotals,
+  FRAGMENT_NAME,
+  readOutline,
+  readOutlineWithTotals,
+  readPlainText,
+  type StoredOutlineNode,
+} from '@collab/doc-schema'
 import * as Y from 'yjs'
 
-/** Applies a document's stored content to `doc`: the snapshot, then each logged update in order. */
+/**
+ * Applies a document's stored content to `doc`: the snapshot, then each logged update in order. The
+ * section totals stored with the snapshot's outline go with the fragment (`adoptTotals`), so a cut read of
+ * a section unchanged since then names its total without rendering the section.
+ */
 export function applyStored(
   doc: Y.Doc,
-  stored: Pick<StoredParts, 'snapshot' | 'updates'>,
+  stored: Pick<StoredParts, 'snapshot' | 'updates' | 'totals'>,
   origin?: unknown,
 ): void {
   Y.transact(
@@ -19,6 +30,7 @@ export function applyStored(
     },
     origin,
   )
+  if (stored.totals) adoptTotals(doc.getXmlFragment(FRAGMENT_NAME), stored.totals)
 }
 
 /** A document's stored content: the snapshot, then the log's updates in order. */
@@ -28,14 +40,29 @@ export type StoredParts = {
   updates: Uint8Array[]
   /** Total bytes of `updates`. */
   updateBytes: number
+  /**
+   * The section totals the snapshot's stored outline carries (`storedTotals`: by rev and block count), valid
+   * for every section the log left unchanged; absent when none were stored.
+   */
+  totals?: ReadonlyMap<string, number>
 }
 
-/** The search text and outline of a state, as the store step writes them. */
-export function derivedOf(state: Uint8Array, maxTextChars: number): { text: string; outline: OutlineNode[] } {
+/**
+ * The search text and outline of a state, as the store step writes them. `withTotals`: each section's
+ * exact total measured too (rendering the document once, ~4x the outline's hash walk), for the import
+ * worker, off the event loop. A create runs on the event loop and leaves them out: its Markdown is at most
+ * MAX_MARKDOWN_CHARS, below a read's default budget, and its first compaction measures them.
+ */
+export function derivedOf(
+  state: Uint8Array,
+  maxTextChars: number,
+  withTotals = false,
+): { text: string; outline: StoredOutlineNode[] } {
   const doc = new Y.Doc()
   Y.applyUpdate(doc, state)
   const fragment = doc.getXmlFragment(FRAGMENT_NAME)
-  const derived = { text: readPlainText(fragment, maxTextChars), outline: readOutline(fragment) }
+  const outline = withTotals ? readOutlineWithTotals(fragment) : readOutline(fragment)
+  const derived = { text: readPlainText(fragment, maxTextChars), outline }
   doc.destroy()
   return derived
 }

@@ -3,7 +3,9 @@
  * (docs.plus issue #380's note). Over real Markdown files from node_modules (READMEs and CHANGELOGs, read in
  * place), each section is read whole to learn its length, then cut at many budgets and from later pages:
  * every cut read must name that length. Edits must change the total as they change the whole read, and a
- * total must be measured once per revision, not rendered again for every read.
+ * total must be measured once per revision, not rendered again for every read. Totals stored beside the
+ * outline (an import's, a compaction's) must be the same exact lengths, and a copy decoded from storage
+ * that adopts them must name them without rendering anything to measure.
  */
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
@@ -14,7 +16,14 @@ import { importMarkdown } from '../markdown/import-markdown.ts'
 import { liveOutline } from '../sections/outline-memo.ts'
 import { renderChapter, renderSection, sectionMeasureSteps } from '../sections/render-section.ts'
 import { chapterSections, listSections, locateSections } from '../sections/section-index.ts'
-import { forgetKeptTotals } from '../sections/section-total.ts'
+import { adoptTotals, forgetKeptTotals, measuredElements } from '../sections/section-total.ts'
+import {
+  liveOutlineWithTotals,
+  outlineMeasureSteps,
+  readOutlineWithTotals,
+  type StoredOutlineNode,
+  storedTotals,
+} from '../sections/stored-totals.ts'
 import { CORPUS_PACKAGES } from './corpus-files.ts'
 import { cloneDocument, expectOk, loadDocument, RealFiles } from './fixtures.ts'
 
@@ -216,5 +225,96 @@ describe('the total follows the section revision', () => {
     const copy = cloneDocument(doc).fragment
     expect(cutTotal(copy, sectionId)).toBe(total)
     expect(total).toBe(wholeSection(copy, sectionId))
+  })
+})
+
+/** The outline's nodes in document order. */
+const flat = (roots: readonly StoredOutlineNode[]): StoredOutlineNode[] =>
+  roots.flatMap((node) => [node, ...flat(node.children)])
+
+/** A fresh copy of `fragment`'s document, as a cold read or a load decodes stored content. */
+const decoded = (fragment: Y.XmlFragment) => cloneDocument(fragment.doc!).fragment
+
+describe('totals stored beside the outline', () => {
+  const files = new RealFiles(CORPUS_PACKAGES)
+
+  test('an import stores every section of every real file with the total of the section read whole; a decoded copy that adopts them renders nothing to name them', () => {
+    let cutReads = 0
+    for (const path of files.paths) {
+      const fragment = loadFile(path)
+      // Stored as jsonb: what a load reads back is the outline's JSON.
+      const stored = JSON.parse(JSON.stringify(readOutlineWithTotals(fragment))) as StoredOutlineNode[]
+      const sections = listSections(fragment)
+      expect(flat(stored).map((node) => node.sectionId)).toEqual(sections.map((s) => s.sectionId))
+      const wholes = sections.map(({ sectionId }) =>
+        sectionId === '' ? 0 : wholeSection(fragment, sectionId),
+      )
+      flat(stored).forEach((node, i) => {
+        expect(node.blocks).toBe(sections[i]!.blockCount)
+        if (node.sectionId !== '') expect(node.total, `${path} ${node.sectionId}`).toBe(wholes[i]!)
+      })
+      // Nothing kept in the process: the copy has only what it adopted.
+      forgetKeptTotals()
+      const copy = decoded(fragment)
+      adoptTotals(copy, storedTotals(stored))
+      const before = measuredElements()
+      sections.forEach(({ sectionId }, i) => {
+        if (sectionId === '') return
+        const read = expectOk(renderSection(copy, sectionId, { maxChars: 200, keptTotalOnly: true }))
+        expect(read.totalUnknown).toBeUndefined()
+        if (read.nextBlock === undefined) return
+        cutReads++
+        expect(read.total, `${path} ${sectionId}`).toBe(wholes[i]!)
+      })
+      expect(measuredElements() - before).toBe(0)
+    }
+    expect(cutReads).toBeGreaterThan(200)
+  })
+
+  test("the live outline's totals: none before measuring, every section's whole read after; an edit leaves only its section to measure again", () => {
+    forgetKeptTotals()
+    const markdown = Array.from({ length: 30 }, (_, i) => `Paragraph ${i} with *marks* and \`code\`.`)
+    const { doc, fragment } = loadDocument(
+      'Doc',
+      `## One\n\n${markdown.join('\n\n')}\n\n## Two\n\n${markdown.slice(0, 5).join('\n\n')}\n\n### Three\n\nlast`,
+    )
+    const wholes = () =>
+      listSections(fragment).map(({ sectionId }) =>
+        sectionId === '' ? 0 : wholeSection(fragment, sectionId),
+      )
+    expect(flat(liveOutlineWithTotals(fragment)).every((node) => node.total === undefined)).toBe(true)
+    const elements = listSections(fragment).reduce((sum, s) => sum + 1 + s.blockCount, 0)
+    expect([...outlineMeasureSteps(fragment)]).toHaveLength(elements)
+    expect(flat(liveOutlineWithTotals(fragment)).map((node) => node.total)).toEqual(wholes())
+    // The memo's outline is copied, never given the totals.
+    expect(flat(liveOutline(fragment)).every((node) => !('total' in node))).toBe(true)
+
+    const two = locateSections(fragment)[2]!
+    doc.transact(() => (two.blocks[1]!.get(0) as Y.XmlText).insert(0, 'a *starred* edit '))
+    const edited = flat(liveOutlineWithTotals(fragment))
+    expect(edited.map((node) => node.total === undefined)).toEqual([false, false, true, false])
+    expect([...outlineMeasureSteps(fragment)]).toHaveLength(1)
+    expect(flat(liveOutlineWithTotals(fragment)).map((node) => node.total)).toEqual(wholes())
+  })
+
+  test("a stored total is not used for an edited section: the copy's edited section is measured, and exact", () => {
+    const { doc, fragment } = loadDocument(
+      'Doc',
+      `## Long\n\n${Array.from({ length: 40 }, (_, i) => `Block ${i} with _emphasis_.`).join('\n\n')}`,
+    )
+    const stored = storedTotals(readOutlineWithTotals(fragment))
+    const copy = cloneDocument(doc)
+    adoptTotals(copy.fragment, stored)
+    const long = locateSections(copy.fragment)[1]!
+    // The same block count, a new rev: the stored total must not be named.
+    copy.doc.transact(() => (long.blocks[3]!.get(0) as Y.XmlText).insert(0, 'longer '))
+    forgetKeptTotals()
+    const read = expectOk(
+      renderSection(copy.fragment, long.sectionId, { maxChars: 200, keptTotalOnly: true }),
+    )
+    expect(read.totalUnknown).toBe(true)
+    const measured = expectOk(renderSection(copy.fragment, long.sectionId, { maxChars: 200 }))
+    expect(measured.total).toBe(wholeSection(copy.fragment, long.sectionId))
+    expect(measured.total).toBe(wholeSection(fragment, long.sectionId) + 'longer '.length)
   })
 })

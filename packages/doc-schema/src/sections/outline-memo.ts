@@ -2,7 +2,13 @@ import type * as Y from 'yjs'
 import type { OutlineNode } from './outline.ts'
 import { headingTitle, type LocatedSection, locateSection, locateSections } from './section-index.ts'
 import { sectionStats } from './section-rev.ts'
-import { elementReadLength, keepTotal, keptTotal, sectionReadLength } from './section-total.ts'
+import {
+  adoptedTotal,
+  elementReadLength,
+  keepTotal,
+  keptTotal,
+  sectionReadLength,
+} from './section-total.ts'
 
 /**
  * An outline kept current for one live fragment: `outline()` equals `readOutline(fragment)` (revs and
@@ -15,7 +21,8 @@ import { elementReadLength, keepTotal, keptTotal, sectionReadLength } from './se
  * Call it outside a transaction (observers run when a transaction ends), as readers do.
  *
  * It also keeps each section's total (the exact length of the section read whole, `section-total.ts`), only
- * when a read asks for it: per revision with the section's entry, and per element (the Markdown length of a
+ * when a read or the store step asks for it: per revision with the section's entry (found first among
+ * totals kept by rev and those adopted from the stored outline), and per element (the Markdown length of a
  * heading or block, dropped when a change lands under it), so the total of an edited section re-renders
  * only the blocks the edit touched.
  */
@@ -127,7 +134,9 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
     sectionRev: (section) => describe(section).rev,
     sectionTotal(section, keptOnly = false) {
       const entry = describe(section)
-      entry.total ??= keptTotal(entry.rev, section.blocks.length)
+      entry.total ??=
+        keptTotal(entry.rev, section.blocks.length) ??
+        adoptedTotal(fragment, entry.rev, section.blocks.length)
       if (entry.total === undefined) {
         if (keptOnly && !elementsOf(section).every((element) => lengths.has(element))) return undefined
         entry.total = sectionReadLength(section.heading, section.blocks, lengthOf)

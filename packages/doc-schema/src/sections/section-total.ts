@@ -8,7 +8,8 @@
  * Rendering costs ~2 µs a character, so lengths are kept: per element by the outline memo of a live
  * fragment (dropped when a change lands under that element, so an edit re-renders only the blocks it
  * touched), and per section revision (`rev`) here, so a read of a throwaway fragment (a cold read) finds
- * the total a read of the same content measured before.
+ * the total a read of the same content measured before; and with the stored outline (stored-totals.ts),
+ * adopted per fragment by whoever decodes stored content, so a read after a restart renders nothing extra.
  */
 import type * as Y from 'yjs'
 import { blockMarkdownPrefix } from '../markdown/block-prefix.ts'
@@ -19,11 +20,15 @@ export const BLOCK_OPTIONS: SerializeOptions = { media: 'placeholder' }
 /** How section reads show the heading line (`headingLine`). */
 const HEADING_OPTIONS: SerializeOptions = {}
 
+/** Headings and blocks rendered by `elementReadLength` so far (`measuredElements`). */
+let measured = 0
+
 /**
  * The length of an element's Markdown as a section read shows it whole: the heading line for a heading,
  * else a block's Markdown without its `[n] ` label. The same render as a read's, not stopped early.
  */
 export function elementReadLength(element: Y.XmlElement): number {
+  measured++
   const opts = element.nodeName === 'heading' ? HEADING_OPTIONS : BLOCK_OPTIONS
   return blockMarkdownPrefix(element, Number.MAX_SAFE_INTEGER, opts).text.length
 }
@@ -55,7 +60,8 @@ export const MAX_KEPT_SECTION_TOTALS = 4_096
 const totalsByRev = new Map<string, number>()
 
 /** The key of one revision: its rev and its block count (a second check against a hash collision). */
-const revKey = (rev: string, blockCount: number) => `${rev}/${blockCount}`
+export const totalKey = (rev: string, blockCount: number) => `${rev}/${blockCount}`
+const revKey = totalKey
 
 /** The total kept for this revision, if any (it becomes the most recently used). */
 export function keptTotal(rev: string, blockCount: number): number | undefined {
@@ -81,4 +87,26 @@ export function keepTotal(rev: string, blockCount: number, total: number): void 
 /** Forgets every kept total (tests that must measure from nothing). */
 export function forgetKeptTotals(): void {
   totalsByRev.clear()
+}
+
+/** Totals adopted per fragment (from the outline stored with its content: stored-totals.ts), by `totalKey`. */
+const adopted = new WeakMap<Y.XmlFragment, ReadonlyMap<string, number>>()
+
+/**
+ * Gives `fragment` the totals stored with the content it was decoded from (`storedTotals`): its outline
+ * memo takes a section's total from them when the section's rev and block count match (an edited section
+ * has a new rev). Replaces what was adopted before; the totals go with the fragment.
+ */
+export function adoptTotals(fragment: Y.XmlFragment, totals: ReadonlyMap<string, number>): void {
+  if (totals.size > 0) adopted.set(fragment, totals)
+}
+
+/** The adopted total of one revision of a section of `fragment`, if any. */
+export function adoptedTotal(fragment: Y.XmlFragment, rev: string, blockCount: number): number | undefined {
+  return adopted.get(fragment)?.get(totalKey(rev, blockCount))
+}
+
+/** How many headings and blocks were rendered to measure totals, since the process started (tests, bench). */
+export function measuredElements(): number {
+  return measured
 }

@@ -6,7 +6,13 @@
  * alone (no outline, title and search text as they were); a failure of that too, or the database being
  * away, leaves the log as it is (nothing is lost) for the next try. Shutdown compacts nothing.
  */
-import { FRAGMENT_NAME, liveOutline, readPlainText, readTitle } from '@collab/doc-schema'
+import {
+  FRAGMENT_NAME,
+  liveOutlineWithTotals,
+  outlineMeasureSteps,
+  readPlainText,
+  readTitle,
+} from '@collab/doc-schema'
 import type { Document } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import { isDatabaseUnavailable } from '../../db/errors.ts'
@@ -20,6 +26,12 @@ import type { Metrics } from '../../metrics.ts'
 import { COMPACT_MIN_LOG_BYTES } from '../store-policy.ts'
 import type { StoreFaults } from './faults.ts'
 import type { LoadedDocuments, Stored } from './loaded.ts'
+
+/**
+ * How long measuring section totals before a compaction may hold the thread before other work runs:
+ * rendering costs ~2–5 µs a character, so a document of megabytes is measured over seconds, in slices.
+ */
+const MEASURE_SLICE_MS = 10
 
 export class Compaction {
   constructor(
@@ -50,13 +62,67 @@ export class Compaction {
     if (!entry || entry.compacting || this.loaded.closing) return
     entry.compacting = true
     setTimeout(() => {
-      void document.saveMutex
-        .runExclusive(() => this.compact(document))
+      void this.run(document)
         .catch(() => {})
         .finally(() => {
           entry.compacting = false
         })
     }, 0)
+  }
+
+  /**
+   * Measures the section totals the stored outline will carry, then compacts under the document's lock:
+   * what every caller of a compaction runs. Measuring happens before the lock, so stores are not held.
+   */
+  async run(document: Document, asked?: VersionRequest): Promise<void> {
+    await this.measure(document)
+    await document.saveMutex.runExclusive(() => this.compact(document, asked))
+  }
+
+  /**
+   * Measures in the background the sections whose total is not known (`measure`), once more after the
+   * one under way when that is running: called after each store, so a section an edit changed has its total
+   * again before a read asks for it (its first edit since the load renders it whole once, later edits only
+   * the blocks they touched).
+   */
+  measureSoon(document: Document): void {
+    if (this.loaded.closing) return
+    if (this.measuring.has(document)) {
+      this.measureAgain.add(document)
+      return
+    }
+    this.measuring.add(document)
+    void this.measure(document).finally(() => {
+      this.measuring.delete(document)
+      if (this.measureAgain.delete(document)) this.measureSoon(document)
+    })
+  }
+
+  /** Documents being measured by `measureSoon`, and those stored again meanwhile. */
+  private readonly measuring = new WeakSet<Document>()
+  private readonly measureAgain = new WeakSet<Document>()
+
+  /**
+   * Renders the sections whose total the live document's outline memo does not know (`outlineMeasureSteps`:
+   * after a load, those edited since the stored outline; later, the blocks an edit touched), one heading
+   * or block per step, letting other work run every MEASURE_SLICE_MS, so the compaction's outline carries
+   * every section's exact total (stored-totals.ts in doc-schema) and no read has to render a section to
+   * name it. Stops early, storing fewer totals, when the document closes meanwhile; a failure only leaves
+   * totals out.
+   */
+  private async measure(document: Document): Promise<void> {
+    try {
+      const steps = outlineMeasureSteps(document.getXmlFragment(FRAGMENT_NAME))
+      let sliceStart = performance.now()
+      for (let step = steps.next(); !step.done; step = steps.next()) {
+        if (performance.now() - sliceStart < MEASURE_SLICE_MS) continue
+        await new Promise((resolve) => setImmediate(resolve))
+        if (this.loaded.closing || !this.loaded.isOpen(document.name)) return
+        sliceStart = performance.now()
+      }
+    } catch (error) {
+      this.deps.logger.warn({ err: error, room: document.name }, 'measuring section totals failed')
+    }
   }
 
   /**
@@ -128,8 +194,9 @@ export class Compaction {
             title: keepDerived ? '' : readTitle(fragment),
             text: keepDerived ? '' : readPlainText(fragment, MAX_FIND_TEXT_CHARS),
             changedAt: entry.changedAt,
-            // From the document's shared memo: only sections edited since the last time are re-hashed.
-            outline: liveOutline(fragment),
+            // From the document's shared memo: only sections edited since the last time are re-hashed,
+            // and each section's total is the memo's (measured by `run` before the lock).
+            outline: liveOutlineWithTotals(fragment),
             authors: pendingAuthors,
           },
           { mergeWithStored, compact: true, keepDerived, version },

@@ -50,9 +50,7 @@ export class VersionPolicy {
       entry.versionTimer = null
       if (!this.loaded.isOpen(document.name) || this.loaded.get(document.name) !== entry) return
       if (!entry.unversioned) return
-      void document.saveMutex
-        .runExclusive(() => this.compaction.compact(document, { reason: entry.versionReason ?? 'pause' }))
-        .catch(() => {})
+      void this.compaction.run(document, { reason: entry.versionReason ?? 'pause' }).catch(() => {})
     }, wait)
     entry.versionTimer.unref?.()
   }

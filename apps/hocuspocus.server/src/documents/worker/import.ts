@@ -40,6 +40,7 @@ export function buildImport(input: ImportInput, maxTextChars: number): Result<Bu
   if (tooLong) return tooLong
   const built = importedDocumentUpdate(imported.value)
   if (built.kind === 'error') return refuse('invalid_input', built.message, built.field)
-  const { text, outline } = derivedOf(built.value, maxTextChars)
+  // With each section's total: measured here, on the worker, so no read renders a section to name it.
+  const { text, outline } = derivedOf(built.value, maxTextChars, true)
   return ok({ title, state: built.value, text, outline, changes: imported.value.changes })
 }

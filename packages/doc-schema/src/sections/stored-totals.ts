@@ -1,0 +1,105 @@
+/**
+ * Section totals stored beside the outline, so a read of a section nobody edited since the store step
+ * never renders the section to name its total (`section-total.ts`). The store step writes each section's
+ * exact total into its node of the stored outline, with the section's block count; the rev the node
+ * already carries makes the pair the revision's key. Whoever decodes stored content adopts those totals
+ * for its fragment (`adoptTotals`), and the outline memo takes a section's total from them when the
+ * section's rev and block count match: an edited section has a new rev, so its stored total is never used.
+ *
+ * Where the totals are measured: the import worker measures every section of the new document as it
+ * builds its outline (`readOutlineWithTotals`: the content is decoded there already, off the event loop);
+ * on a live document, the sections whose total is not known (edited since the store step) are
+ * measured in slices after each store and before each compaction takes the document's lock
+ * (`outlineMeasureSteps`), and compaction stores the memo's totals (`liveOutlineWithTotals`): an edited
+ * section is rendered whole once, then each edit re-measures only the blocks it touched.
+ */
+import type * as Y from 'yjs'
+import type { OutlineNode } from './outline.ts'
+import { liveOutline, memoMeasureSteps, memoSectionTotal } from './outline-memo.ts'
+import { headingTitle, locateSections } from './section-index.ts'
+import { sectionStats } from './section-rev.ts'
+import { sectionReadLength, totalKey } from './section-total.ts'
+
+/** An outline node as the store step writes it: with the section's exact total and block count when measured. */
+export type StoredOutlineNode = OutlineNode & {
+  /** The exact length of the section read whole (`sectionReadLength`) at this node's `rev`. */
+  total?: number
+  /** How many blocks the section had at this `rev` (with it, the key of `total`). */
+  blocks?: number
+  children: StoredOutlineNode[]
+}
+
+/**
+ * `readOutline(fragment)` with every section's total measured now: for a fragment decoded to be stored
+ * (an import on the worker, a create), whose content nobody reads yet. Renders the whole document once.
+ */
+export function readOutlineWithTotals(fragment: Y.XmlFragment): StoredOutlineNode[] {
+  const roots: StoredOutlineNode[] = []
+  const stack: StoredOutlineNode[] = []
+  for (const section of locateSections(fragment)) {
+    const { rev, size } = sectionStats(section.heading, section.blocks)
+    const node: StoredOutlineNode = {
+      sectionId: section.sectionId,
+      level: section.level,
+      title: headingTitle(section.heading),
+      rev,
+      size,
+      total: sectionReadLength(section.heading, section.blocks),
+      blocks: section.blocks.length,
+      children: [],
+    }
+    while (stack.length > 0 && stack.at(-1)!.level >= node.level) stack.pop()
+    const parent = stack.at(-1)
+    if (parent) parent.children.push(node)
+    else roots.push(node)
+    stack.push(node)
+  }
+  return roots
+}
+
+/**
+ * The live fragment's outline (`liveOutline`, through its shared memo) with the totals the memo keeps:
+ * a section whose elements are not all measured has none (nothing is rendered here). Call it outside a
+ * transaction; the memo's outline array is copied, not changed.
+ */
+export function liveOutlineWithTotals(fragment: Y.XmlFragment): StoredOutlineNode[] {
+  const outline = liveOutline(fragment)
+  // The outline lists the located sections in document order (a tree walked depth first).
+  const sections = locateSections(fragment)
+  let next = 0
+  const copy = (node: OutlineNode): StoredOutlineNode => {
+    const section = sections[next++]
+    const total = section && memoSectionTotal(fragment, section, true)
+    const children = node.children.map(copy)
+    return total === undefined || !section
+      ? { ...node, children }
+      : { ...node, total, blocks: section.blocks.length, children }
+  }
+  return outline.map(copy)
+}
+
+/**
+ * Measures, one heading or block per step, the sections of the live fragment whose total its memo does
+ * not know (kept by rev, adopted from the stored outline, or summed from its elements' lengths): after a
+ * load, the sections edited since the store step; later, the blocks an edit touched. A section whose total
+ * is known is not rendered, so a document loaded and read costs nothing here. Sections are located at the
+ * start; a caller pauses between steps as it likes (an element deleted meanwhile is skipped).
+ */
+export function* outlineMeasureSteps(fragment: Y.XmlFragment): Generator<void, void, undefined> {
+  for (const section of locateSections(fragment)) {
+    if (memoSectionTotal(fragment, section, true) === undefined) yield* memoMeasureSteps(fragment, section)
+  }
+}
+
+/** The totals a stored outline carries, by revision key (`totalKey`, section-total.ts). A node without one adds nothing. */
+export function storedTotals(roots: readonly StoredOutlineNode[]): Map<string, number> {
+  const totals = new Map<string, number>()
+  const stack = [...roots]
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    const { rev, total, blocks } = node
+    if (typeof rev === 'string' && Number.isSafeInteger(total) && Number.isSafeInteger(blocks))
+      totals.set(totalKey(rev, blocks!), total!)
+    if (Array.isArray(node.children)) stack.push(...node.children)
+  }
+  return totals
+}
