@@ -269,6 +269,7 @@ export async function startServer(
         services.documents.close()
         await mcp.close()
         hocuspocus.closeConnections()
+        collab.stopReceiving() // what other instances' editors write is theirs to store
         hocuspocus.flushPendingStores()
         const unstored = await collab.persistence.flush(config.shutdownTimeoutMs)
         if (unstored.length)

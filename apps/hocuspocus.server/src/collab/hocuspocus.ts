@@ -35,6 +35,16 @@ class RedisSync extends RedisExtension {
   override async afterStoreDocument(): Promise<void> {}
 
   /**
+   * Stops applying what other instances publish (the subscriber's messages are dropped). Shutdown calls it
+   * before its last flush: their editors' changes are theirs to store, and arriving during the flush they
+   * kept this instance's documents unstored, so a SIGTERM under typing elsewhere exited 1 (found by the
+   * balancer rehearsal, reliability/balancer-restart.test.ts).
+   */
+  stopReceiving(): void {
+    this.sub.removeAllListeners('messageBuffer')
+  }
+
+  /**
    * After the subscriber (re)connects: subscribe again, confirmed, to every loaded document's channel and
    * to this instance's reply channel, then publish a SyncStep1 for each loaded document. Found by the Redis
    * outage suite (reliability/faults-redis.test.ts): the extension only publishes on a change, so edits
@@ -73,6 +83,8 @@ export type Collab = {
   persistence: PersistenceExtension
   /** The editor boundary (its per-user shares are read by tests). */
   boundary: EditorBoundary
+  /** Stops taking in other instances' changes (shutdown, before its last flush); no-op without Redis. */
+  stopReceiving(): void
   close(): Promise<void>
 }
 
@@ -124,6 +136,7 @@ export function createCollab(deps: {
     // Open connections follow revoke, unshare, read-only and role changes (from every instance with Redis).
     new AccessWatch({ services, logger, redisUrl: config.redisUrl }),
   ]
+  let redisSync: RedisSync | undefined
   if (config.redisUrl) {
     const url = config.redisUrl
     const redis = new RedisSync({
@@ -141,6 +154,7 @@ export function createCollab(deps: {
       })
     })
     extensions.push(redis)
+    redisSync = redis
   }
   const hocuspocus = new Hocuspocus({
     name: 'collab',
@@ -162,6 +176,7 @@ export function createCollab(deps: {
     hocuspocus,
     persistence,
     boundary,
+    stopReceiving: () => redisSync?.stopReceiving(),
     async close() {
       // Documents unload shortly after their last store (the Redis extension delays it by a second);
       // closing Redis under them makes their unsubscribe fail, so let them go first, within a bound.
