@@ -122,6 +122,7 @@ describe.skipIf(!CHROMIUM)('tables, links and shortcuts in the editor; an invite
     ])
     // The caret is in the first cell; the table's own buttons show while it is there.
     await page.waitForSelector('[data-testid=table-tools]:not([hidden])')
+    expect(await seriousViolations(page)).toEqual([])
     await page.keyboard.type('Item')
     await page.keyboard.press('Tab')
     await page.keyboard.type('Cost')
@@ -249,6 +250,29 @@ describe.skipIf(!CHROMIUM)('tables, links and shortcuts in the editor; an invite
     await page.waitForSelector('dialog[data-testid=link-popover]', { hidden: true })
     await page.waitForSelector('.ProseMirror a', { hidden: true })
     expect(await page.$eval('.ProseMirror p', (p) => p.textContent)).toBe('Read the guide')
+
+    // Nothing selected: the dialog asks for the text to show as well.
+    await caretAtEnd(page, '.ProseMirror p', 'Read the guide')
+    await page.keyboard.type(' or ')
+    await press(page, 'Link')
+    await page.waitForSelector('dialog[data-testid=link-popover][open] #link-text')
+    await page.keyboard.type('tara@example.com')
+    await page.keyboard.press('Tab')
+    await page.keyboard.type('write to me')
+    await page.keyboard.press('Enter')
+    await page.waitForSelector('dialog[data-testid=link-popover]', { hidden: true })
+    expect(await page.$eval('.ProseMirror a', (a) => [a.getAttribute('href'), a.textContent])).toEqual([
+      'mailto:tara@example.com',
+      'write to me',
+    ])
+    // Typing on after the new link is plain text.
+    await page.keyboard.type('.')
+    await eventually(
+      async () =>
+        expect(await exported(slug)).toContain('Read the guide or [write to me](mailto:tara@example.com).'),
+      20_000,
+      'the mailto link in the export',
+    )
     expect(await status(page)).toBe('Connected')
     await page.browserContext().close()
   }, 120_000)
