@@ -4,12 +4,22 @@
  * PostgreSQL with TEST_DATABASE_URL), real MCP SDK clients with named API tokens, a real provider typing.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
+import {
+  appendMarkdown,
+  createDocumentUpdate,
+  documentToMarkdown,
+  FRAGMENT_NAME,
+  type Result,
+} from '@collab/doc-schema'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import * as Y from 'yjs'
+import { type HistoryActionDeps, revertAuthor } from '../documents/history-actions.ts'
+import type { Author } from '../documents/history-authors.ts'
+import { tooLarge } from '../documents/history-undo.ts'
+import { MAX_HISTORY_STATE_BYTES } from '../limits.ts'
 import type { RunningServer } from '../server.ts'
 
 let server: RunningServer
@@ -133,6 +143,7 @@ async function newestVersion(reason: string, after = 0): Promise<Record<string, 
 }
 
 function paragraphWith(doc: Y.Doc, text: string): Y.XmlText {
+  // The first paragraph holding `text`.
   const element = doc
     .getXmlFragment(FRAGMENT_NAME)
     .toArray()
@@ -301,5 +312,107 @@ describe('revert and restore', () => {
     })
     expect(bad.status).toBe(400)
     expect(bad.body.field).toBe('app')
+  })
+})
+
+describe("an author's revert, on the documents' own path (versions in memory, a local live document)", () => {
+  const agent: Author = { k: 'agent', u: 'u1', h: 'olive', v: 'token', a: 'ci-bot' }
+  const person: Author = { k: 'person', u: 'u2', h: 'pat', v: 'editor' }
+
+  function setup() {
+    const live = new Y.Doc()
+    const created = createDocumentUpdate('Plan', '## Intro\n\nHello there.\n')
+    if (created.kind === 'error') throw new Error(created.message)
+    Y.applyUpdate(live, created.value)
+    const fragment = live.getXmlFragment(FRAGMENT_NAME)
+    const versions: Array<{ id: bigint; authors: Author[]; state: Uint8Array }> = []
+    const take = (authors: Author[]) =>
+      versions.push({ id: BigInt(versions.length + 1), authors, state: Y.encodeStateAsUpdate(live) })
+    take([])
+    const row = (v: (typeof versions)[number]) => ({
+      ...v,
+      createdAt: new Date(0),
+      reason: 'agent' as const,
+      name: null,
+      summary: null,
+      byteSize: v.state.byteLength,
+    })
+    const deps: HistoryActionDeps = {
+      history: {
+        findVersion: async (_id, lookup) => {
+          const found = 'id' in lookup ? versions.find((v) => v.id === lookup.id) : undefined
+          return found ? row(found) : null
+        },
+        saveNamedVersion: async () => ({ id: 1000n }),
+        versionsAfter: async (_id, since, limit) =>
+          versions
+            .filter((v) => 'afterId' in since && v.id > since.afterId)
+            .slice(0, limit)
+            .map(row),
+      },
+      write: async <T>(
+        _room: string,
+        _context: Record<string, unknown>,
+        edit: (f: Y.XmlFragment) => Result<T>,
+      ) => {
+        let result: Result<T> | undefined
+        live.transact(() => {
+          result = edit(fragment)
+        })
+        return result!
+      },
+      currentState: async () => Y.encodeStateAsUpdate(live),
+    }
+    const document = { id: 'd1', slug: 'plan', room: 'r1' } as never
+    return { live, fragment, take, deps, document }
+  }
+
+  test("undoes the agent's versions on either side of a person's, keeping the person's text", async () => {
+    const { fragment, take, deps, document } = setup()
+    appendMarkdown(fragment, 'Agent one.')
+    take([agent])
+    paragraphWith(fragment.doc!, 'Hello there.').insert(12, ' Pat was here.')
+    take([person])
+    appendMarkdown(fragment, 'Agent two.')
+    take([agent])
+    const done = await revertAuthor(
+      deps,
+      document,
+      { handle: 'olive', app: 'ci-bot' },
+      { versionId: 1n },
+      {
+        context: {},
+      },
+    )
+    expect(done).toMatchObject({ kind: 'ok', value: { changed: true, reverted: [2n, 4n] } })
+    const markdown = documentToMarkdown(fragment)
+    expect(markdown).toContain('Hello there. Pat was here.')
+    expect(markdown).not.toContain('Agent one.')
+    expect(markdown).not.toContain('Agent two.')
+  })
+
+  test('refuses a version that mixes the author with someone else, naming it', async () => {
+    const { fragment, take, deps, document } = setup()
+    appendMarkdown(fragment, 'Agent one.')
+    take([agent, person])
+    const before = documentToMarkdown(fragment)
+    const done = await revertAuthor(deps, document, { handle: 'olive' }, { versionId: 1n }, { context: {} })
+    expect(done.kind).toBe('error')
+    if (done.kind !== 'error') return
+    expect(done.code).toBe('conflict')
+    expect(done.message).toContain("author: olive's changes share a version with other people's")
+    expect(done.message).toContain(
+      `version 2 (1970-01-01T00:00:00.000Z: olive's agent via API token "ci-bot"; pat (editor))`,
+    )
+    expect(documentToMarkdown(fragment)).toBe(before)
+  })
+
+  test('a state over MAX_HISTORY_STATE_BYTES is refused, naming the field and what to do', () => {
+    expect(tooLarge(MAX_HISTORY_STATE_BYTES, 'version_id', 'version 3')).toBeNull()
+    const refused = tooLarge(MAX_HISTORY_STATE_BYTES + 1, 'version_id', 'version 3')
+    expect(refused?.field).toBe('version_id')
+    expect(refused?.message).toStartWith(
+      `version_id: version 3 holds ${MAX_HISTORY_STATE_BYTES + 1} bytes, over the ${MAX_HISTORY_STATE_BYTES}`,
+    )
   })
 })

@@ -41,6 +41,9 @@ export type ActionOutcome = {
   reverted: bigint[]
 }
 
+/** Authors a refusal names per version that mixes them (the count of the rest follows). */
+export const MAX_NAMED_MIXED_AUTHORS = 5
+
 /** Which author's changes: a handle, and the app (an API token's label or an OAuth app's name). */
 export type AuthorFilter = { handle: string; app?: string }
 
@@ -128,6 +131,12 @@ export async function revertVersion(
   return ok({ beforeVersionId: before.value, changed: applied.value.changed, reverted: [versionId] })
 }
 
+function authorsNamed(authors: readonly Author[]): string {
+  const named = authors.slice(0, MAX_NAMED_MIXED_AUTHORS).map((author) => describeAuthor(author))
+  const more = authors.length - named.length
+  return `${named.join('; ')}${more > 0 ? `; and ${more} more` : ''}`
+}
+
 function matches(author: Author, filter: AuthorFilter): boolean {
   if ((author.h ?? author.u) !== filter.handle) return false
   return filter.app === undefined || author.a === filter.app
@@ -194,10 +203,7 @@ export async function revertAuthor(
   if (mixed.length > 0) {
     const named = mixed
       .slice(0, 5)
-      .map(
-        (v) =>
-          `version ${v.id} (${v.createdAt.toISOString()}: ${v.authors.map((a) => describeAuthor(a)).join('; ')})`,
-      )
+      .map((v) => `version ${v.id} (${v.createdAt.toISOString()}: ${authorsNamed(v.authors)})`)
       .join(', ')
     return refuse(
       'conflict',
