@@ -13,7 +13,7 @@ import { measureMemory } from './lib/memory.ts'
 import { measurePeer } from './lib/peer.ts'
 import { measurePure, measureSectionScale } from './lib/pure.ts'
 import { renderReport } from './lib/report.ts'
-import { measureCutSectionRead } from './lib/section-cut.ts'
+import { measureCutSectionRead, measureFirstCutRead } from './lib/section-cut.ts'
 import { measureServer } from './lib/server.ts'
 import { fmtRatio } from './lib/stats.ts'
 import { measureStore } from './lib/store.ts'
@@ -51,6 +51,8 @@ if (!only || only === 'pure') {
   rows.push(measureSectionScale(quick ? 21 : 51))
   process.stderr.write('measuring cut section reads by section size (100,000 and 10 blocks)…\n')
   rows.push(measureCutSectionRead(quick ? 21 : 51))
+  process.stderr.write('measuring first cut reads of stored sections (100,000 and 10 blocks)…\n')
+  rows.push(measureFirstCutRead(quick ? 5 : 11))
   process.stderr.write('measuring in_block edits by list length (1,000 and 10 items)…\n')
   rows.push(measureInBlockEdit(quick ? 21 : 51))
 }

@@ -7,7 +7,16 @@
  * revision never measured before, which renders every block once for the total, is reported beside it
  * (read_document does that measuring in slices that let the server answer others; here it is timed whole).
  */
-import { FRAGMENT_NAME, HEADING_ID_ATTR, newHeadingId, renderSection } from '@collab/doc-schema'
+import {
+  adoptTotals,
+  FRAGMENT_NAME,
+  HEADING_ID_ATTR,
+  measuredElements,
+  newHeadingId,
+  readOutlineWithTotals,
+  renderSection,
+  storedTotals,
+} from '@collab/doc-schema'
 import { Y, type YXmlFragment } from '../deps.ts'
 import { timeSideBySide } from './stats.ts'
 import type { Row } from './types.ts'
@@ -95,5 +104,59 @@ export function measureCutSectionRead(runs: number): Row {
       'chars shown': `${first.shownChars} / ${smallFirst.shownChars}`,
       'first cut read of the 100,000-block revision (measures it), ms': Math.round(firstMs),
     },
+  }
+}
+
+/**
+ * The first cut read of a section nobody edited since it was stored (issue 26): a fresh copy decoded from
+ * the stored state, as a cold read or a load after a restart decodes it, with the totals stored beside the
+ * outline adopted. The read hashes the section for its rev (printed, and the key of the stored total) but
+ * renders only what it shows; before stored totals it rendered the whole section once to measure it (the
+ * row above reports that first read). Timed against the same first read of a 10-block section.
+ */
+export function measureFirstCutRead(runs: number): Row {
+  const stored = (blocks: number, words: number, marked: boolean) => {
+    const built = sectionOf(blocks, words, marked)
+    const totals = storedTotals(readOutlineWithTotals(asFrag(built.fragment)))
+    const state = Y.encodeStateAsUpdate(built.doc)
+    built.doc.destroy()
+    let copy: Y.Doc | undefined
+    return {
+      sectionId: built.sectionId,
+      // A fresh decoded copy per run (untimed), its previous one freed, then a full collection.
+      prepare: () => {
+        copy?.destroy()
+        copy = new Y.Doc()
+        Y.applyUpdate(copy, state)
+        const fragment = copy.getXmlFragment(FRAGMENT_NAME)
+        adoptTotals(asFrag(fragment), totals)
+        Bun.gc(true)
+        return fragment
+      },
+      free: () => copy?.destroy(),
+    }
+  }
+  const large = stored(CUT_READ_BLOCKS.large, 1, false)
+  const small = stored(CUT_READ_BLOCKS.small, 60, true)
+  const measuredBefore = measuredElements()
+  const timed = timeSideBySide(runs, {
+    '100,000 blocks': {
+      prepare: large.prepare,
+      run: (fragment) => cutRead(fragment as YXmlFragment, large.sectionId),
+    },
+    '10 blocks': {
+      prepare: small.prepare,
+      run: (fragment) => cutRead(fragment as YXmlFragment, small.sectionId),
+    },
+  })
+  const rendered = measuredElements() - measuredBefore
+  large.free()
+  small.free()
+  return {
+    measure: 'first cut read (max_chars 2,000) of a stored section, totals stored beside the outline',
+    size: '100,000 / 10 blocks',
+    variants: timed,
+    ratios: { '100,000 blocks / 10 blocks': timed['100,000 blocks'].median / timed['10 blocks'].median },
+    extra: { 'blocks rendered to measure totals, all runs': rendered },
   }
 }

@@ -88,7 +88,7 @@ export {
 } from './sections/render-section.ts'
 export { findSection, listSections, locateSections, type SectionInfo } from './sections/section-index.ts'
 export { REV_LENGTH } from './sections/section-rev.ts'
-export { adoptTotals, measuredElements } from './sections/section-total.ts'
+export { adoptTotals, forgetKeptTotals, measuredElements } from './sections/section-total.ts'
 export {
   liveOutlineWithTotals,
   outlineMeasureSteps,

@@ -9,6 +9,7 @@
 import { describe, expect, test } from 'bun:test'
 import {
   FRAGMENT_NAME,
+  forgetKeptTotals,
   liveOutlineWithTotals,
   measuredElements,
   renderSection,
@@ -84,6 +85,7 @@ describe(`section totals stored beside the outline (${DATABASE_KIND})`, () => {
     const large = (await node(room, 'Large'))!
     expect(large.blocks).toBe(LARGE_BLOCKS)
     expect(large.total).toBe(await wholeLength(room, large.sectionId))
+    forgetKeptTotals() // none kept in this process: the read has only the stored totals
     const read = await cutRead(slug, large.sectionId)
     expect(read.total).toBe(large.total!)
     expect(read.measured).toBe(0)
@@ -113,6 +115,8 @@ describe(`section totals stored beside the outline (${DATABASE_KIND})`, () => {
 
     await s.restart()
     client = undefined
+    // A new process keeps no totals of its own (the server runs in this test's process): only what is stored.
+    forgetKeptTotals()
     // Cold: the stored state decoded for the read, with the stored totals.
     const cold = await cutRead(doc.slug, large.sectionId)
     expect(cold.total).toBe(large.total!)
