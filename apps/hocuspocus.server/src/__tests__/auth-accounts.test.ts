@@ -143,6 +143,29 @@ describe(`accounts and sign-in (${DATABASE_KIND})`, () => {
     expect((await signIn(new Browser(server.url), 'bruno', PASSWORD)).status).toBe(303)
   })
 
+  test('user invite --document: the link lands the person, signed in, on that document', async () => {
+    const added = await cli(server, ['user', 'add', 'dora'])
+    expect(added.code).toBe(0)
+    const dora = await server.services.users.byHandle('dora')
+    if (dora.kind === 'error') throw new Error(dora.message)
+    const made = await server.services.documents.create(dora.value.id, { title: 'Onboarding', markdown: '' })
+    if (made.kind === 'error') throw new Error(made.message)
+    const unknown = await cli(server, ['user', 'invite', 'dora', '--document', 'no-such-document'])
+    expect(unknown.code).not.toBe(0)
+    expect(unknown.err).toContain('no-such-document')
+    const invite = await cli(server, ['user', 'invite', 'dora', '--document', made.value.slug])
+    expect(invite.code).toBe(0)
+    const link = new URL(invite.out.trim())
+    expect(link.searchParams.get('next')).toBe(`/d/${made.value.slug}`)
+    const browser = new Browser(server.url)
+    const target = `${link.pathname}${link.search}`
+    const fields = hiddenFields(await (await browser.fetch(target)).text())
+    const set = await browser.post(target, { ...fields, password: PASSWORD, confirm: PASSWORD })
+    expect(set.status).toBe(303)
+    expect(set.headers.get('location')).toBe(`/d/${made.value.slug}`)
+    expect((await browser.fetch(`/d/${made.value.slug}`)).status).toBe(200)
+  })
+
   test('an older invite stops working once a newer one (or the CLI) set the password: it cannot set it again', async () => {
     expect((await cli(server, ['user', 'add', 'carla'])).code).toBe(0)
     const linkOf = async () => new URL((await cli(server, ['user', 'invite', 'carla'])).out.trim()).pathname

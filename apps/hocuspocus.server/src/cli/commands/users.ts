@@ -67,14 +67,18 @@ export const userCommands: Record<string, Command> = {
     },
   },
   'user invite': {
-    usage: 'user invite HANDLE',
-    summary: `Print a link that lets the user choose their own password (works once, for ${INVITE_TTL_MS / 86_400_000} days).`,
-    options: {},
+    usage: 'user invite HANDLE [--document SLUG]',
+    summary: `Print a link that lets the user choose their own password (works once, for ${INVITE_TTL_MS / 86_400_000} days) and signs them in; with --document, on that document (share it with them too).`,
+    options: { document: { type: 'string' } },
     positionals: ['HANDLE'],
-    async run({ args, services, io }) {
+    async run({ args, opts, services, io }) {
       const user = unwrap(await services.users.byHandle(args[0]!))
+      const slug = typeof opts.document === 'string' ? opts.document : undefined
+      // The document must exist now; whether they may read it is its sharing's business (doc share).
+      if (slug !== undefined) unwrap(await services.documents.bySlugForAdmin(slug))
       const invite = await createAccountsService(services.db.prisma).createInvite(user.id)
-      io.out(`${publicBase()}/invite/${invite.token}\n`)
+      const next = slug === undefined ? '' : `?next=${encodeURIComponent(`/d/${slug}`)}`
+      io.out(`${publicBase()}/invite/${invite.token}${next}\n`)
       io.err(
         `Invite for ${user.handle}, valid until ${when(invite.expiresAt)}. Send it privately: it sets their password.\n`,
       )
