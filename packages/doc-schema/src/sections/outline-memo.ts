@@ -37,6 +37,12 @@ export type OutlineMemo = {
    * of its elements' lengths is kept.
    */
   sectionTotal(section: LocatedSection, keptOnly?: boolean): number | undefined
+  /**
+   * Whether the section's total is known without rendering: its entry is current and holds a total (or
+   * its elements' lengths), or, never described yet, its rev (hashed once) has a total kept or adopted. A
+   * section changed since it was described is not hashed again here: it is not known.
+   */
+  totalKnown(section: LocatedSection): boolean
   /** Measures the section's elements not measured yet, one per step (a caller may pause between steps). */
   measureSteps(section: LocatedSection): Generator<void, void, undefined>
   /**
@@ -144,6 +150,12 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
       keepTotal(entry.rev, section.blocks.length, entry.total)
       return entry.total
     },
+    totalKnown(section) {
+      const entry = entries.get(section.heading)
+      if (entry && (dirty.has(section.heading) || !sameBlocks(entry.blocks, section.blocks, dirty)))
+        return false
+      return this.sectionTotal(section, true) !== undefined
+    },
     *measureSteps(section) {
       for (const element of elementsOf(section)) {
         // An element deleted since the section was located needs no length.
@@ -229,6 +241,11 @@ export function memoSectionTotal(
 /** The section with this id through the shared memo (`OutlineMemo.locate`). Outside a transaction. */
 export function memoLocateSection(fragment: Y.XmlFragment, sectionId: string): LocatedSection | undefined {
   return sharedMemo(fragment).locate(sectionId)
+}
+
+/** Whether the shared memo knows the section's total without rendering (`OutlineMemo.totalKnown`). */
+export function memoTotalKnown(fragment: Y.XmlFragment, section: LocatedSection): boolean {
+  return sharedMemo(fragment).totalKnown(section)
 }
 
 /** The shared memo's measuring steps for one section (`OutlineMemo.measureSteps`). */

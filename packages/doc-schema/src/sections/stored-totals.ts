@@ -15,7 +15,7 @@
  */
 import type * as Y from 'yjs'
 import type { OutlineNode } from './outline.ts'
-import { liveOutline, memoMeasureSteps, memoSectionTotal } from './outline-memo.ts'
+import { liveOutline, memoMeasureSteps, memoSectionTotal, memoTotalKnown } from './outline-memo.ts'
 import { headingTitle, locateSections } from './section-index.ts'
 import { sectionStats } from './section-rev.ts'
 import { sectionReadLength, totalKey } from './section-total.ts'
@@ -82,12 +82,15 @@ export function liveOutlineWithTotals(fragment: Y.XmlFragment): StoredOutlineNod
  * Measures, one heading or block per step, the sections of the live fragment whose total its memo does
  * not know (kept by rev, adopted from the stored outline, or summed from its elements' lengths): after a
  * load, the sections edited since the store step; later, the blocks an edit touched. A section whose total
- * is known is not rendered, so a document loaded and read costs nothing here. Sections are located at the
- * start; a caller pauses between steps as it likes (an element deleted meanwhile is skipped).
+ * is known is not rendered, so a document loaded and read costs nothing here, and an edited section is not
+ * hashed for its new rev here either (called after every store, that would hash a section being typed into
+ * over and over): its unmeasured elements are measured, the rev is left to whoever needs it. Sections
+ * are located at the start; a caller pauses between steps as it likes (an element deleted meanwhile is
+ * skipped).
  */
 export function* outlineMeasureSteps(fragment: Y.XmlFragment): Generator<void, void, undefined> {
   for (const section of locateSections(fragment)) {
-    if (memoSectionTotal(fragment, section, true) === undefined) yield* memoMeasureSteps(fragment, section)
+    if (!memoTotalKnown(fragment, section)) yield* memoMeasureSteps(fragment, section)
   }
 }
 
