@@ -54,17 +54,6 @@ function keyOf(element: Y.XmlElement): BlockKey | null {
   return item ? `${item.id.client}:${item.id.clock}` : null
 }
 
-/** Each live top-level element's key and Markdown. */
-function blocksOf(doc: Y.Doc): Map<BlockKey, string> {
-  const blocks = new Map<BlockKey, string>()
-  for (const child of doc.getXmlFragment(FRAGMENT_NAME).toArray()) {
-    if (!(child instanceof Y.XmlElement)) continue
-    const key = keyOf(child)
-    if (key) blocks.set(key, blockMarkdown(child))
-  }
-  return blocks
-}
-
 function docOf(state: Uint8Array | null): Y.Doc {
   const doc = new Y.Doc({ gc: false })
   if (state && state.byteLength > 0) Y.applyUpdate(doc, state)
@@ -82,32 +71,33 @@ export function tooLarge(bytes: number, field: string, what: string): ReturnType
 }
 
 /**
- * The blocks the tracked steps changed (their Markdown after the last tracked step that changed them),
- * computed from the states alone: a block inserted or changed by a tracked step.
+ * The top-level blocks one transaction of the scratch document changed: the block holding each type it
+ * changed (text typed, attributes set, children inserted or deleted inside), and each block it inserted.
+ * Structural (no rendering): Yjs names the changed types, and a block's key is its item id.
  */
-function touchedBlocks(base: Uint8Array | null, steps: readonly UndoStep[]): Map<BlockKey, string> {
-  const touched = new Map<BlockKey, string>()
-  let before = blocksOfState(base)
-  for (const step of steps) {
-    const after = blocksOfState(step.state)
-    if (step.tracked)
-      for (const [key, markdown] of after) if (before.get(key) !== markdown) touched.set(key, markdown)
-    before = after
+function blocksChangedBy(transaction: Y.Transaction, fragment: Y.XmlFragment): Set<BlockKey> {
+  const keys = new Set<BlockKey>()
+  for (const type of transaction.changed.keys()) {
+    let block: Y.AbstractType<any> | null = type
+    while (block?._item && block._item.parent !== fragment) block = block._item.parent as Y.AbstractType<any>
+    if (block?._item && block instanceof Y.XmlElement) {
+      const key = keyOf(block)
+      if (key) keys.add(key)
+    }
   }
-  return touched
+  if (transaction.changed.has(fragment as Y.AbstractType<any>))
+    for (const child of fragment.toArray()) {
+      const item = child instanceof Y.XmlElement ? child._item : null
+      if (item && item.id.clock >= (transaction.beforeState.get(item.id.client) ?? 0)) {
+        const key = keyOf(child as Y.XmlElement)
+        if (key) keys.add(key)
+      }
+    }
+  return keys
 }
 
-function blocksOfState(state: Uint8Array | null): Map<BlockKey, string> {
-  const doc = docOf(state)
-  try {
-    return blocksOf(doc)
-  } finally {
-    doc.destroy()
-  }
-}
-
-/** Blocks touched by the tracked steps that are still there and read differently now: where they are. */
-function conflictsIn(fragment: Y.XmlFragment, touched: Map<BlockKey, string>): UndoConflict[] {
+/** The blocks in conflict that are still there: where they are now. */
+function conflictsIn(fragment: Y.XmlFragment, keys: ReadonlySet<BlockKey>): UndoConflict[] {
   const conflicts: UndoConflict[] = []
   let sectionId = ''
   let sectionTitle = ''
@@ -121,10 +111,9 @@ function conflictsIn(fragment: Y.XmlFragment, touched: Map<BlockKey, string>): U
       block = 0
     } else block++
     const key = keyOf(child)
-    if (!key || !touched.has(key)) continue
-    const now = blockMarkdown(child)
-    if (now === touched.get(key)) continue
-    conflicts.push({ sectionId, sectionTitle, block, text: now.slice(0, CONFLICT_QUOTE_CHARS) })
+    if (!key || !keys.has(key)) continue
+    const text = blockMarkdown(child).slice(0, CONFLICT_QUOTE_CHARS)
+    conflicts.push({ sectionId, sectionTitle, block, text })
   }
   return conflicts
 }
@@ -163,29 +152,48 @@ export function applyUndo(
   const liveState = Y.encodeStateAsUpdate(live)
   const large = tooLarge(liveState.byteLength, 'slug', 'the document now')
   if (large) return large
-  if (options.checkConflicts) {
-    const conflicts = conflictsIn(fragment, touchedBlocks(base, steps))
-    if (conflicts.length > 0)
-      return refuse(
-        'conflict',
-        `${options.field}: ${conflicts.length} block${conflicts.length === 1 ? '' : 's'} these changes touched ${conflicts.length === 1 ? 'was' : 'were'} changed since by someone else, so undoing them would cut into that later text: ${describeConflicts(conflicts)}. Edit those blocks by hand (read_document shows them), or restore_version a whole version.`,
-        options.field,
-      )
-  }
   const scratch = docOf(base)
   try {
-    const undo = new Y.UndoManager(scratch.getXmlFragment(FRAGMENT_NAME), {
+    const scratchFragment = scratch.getXmlFragment(FRAGMENT_NAME)
+    const undo = new Y.UndoManager(scratchFragment, {
       trackedOrigins: new Set([TRACKED]),
       captureTimeout: 0,
     })
+    // Per block: the last step whose tracked changes touched it; a later untracked change to it conflicts.
+    const touchedAt = new Map<BlockKey, number>()
+    const conflicting = new Set<BlockKey>()
+    let stepIndex = 0
+    const watch = (transaction: Y.Transaction) => {
+      if (!options.checkConflicts) return
+      const tracked = transaction.origin === TRACKED
+      for (const key of blocksChangedBy(transaction, scratchFragment)) {
+        if (tracked) touchedAt.set(key, stepIndex)
+        else if ((touchedAt.get(key) ?? stepIndex) < stepIndex) conflicting.add(key)
+      }
+    }
+    scratch.on('afterTransaction', watch)
     for (const step of steps) {
+      stepIndex++
       const update = Y.diffUpdate(step.state, Y.encodeStateVector(scratch))
       Y.applyUpdate(scratch, update, step.tracked ? TRACKED : OTHERS)
     }
     // Everything the live document has beyond the steps (typed since the last store): others' changes,
     // unless everything since `base` is to go (a restore).
+    stepIndex++
     const rest = Y.diffUpdate(liveState, Y.encodeStateVector(scratch))
     Y.applyUpdate(scratch, rest, options.trackLive ? TRACKED : OTHERS)
+    scratch.off('afterTransaction', watch)
+    if (conflicting.size > 0) {
+      const conflicts = conflictsIn(fragment, conflicting)
+      if (conflicts.length > 0) {
+        undo.destroy()
+        return refuse(
+          'conflict',
+          `${options.field}: ${conflicts.length} block${conflicts.length === 1 ? '' : 's'} these changes touched ${conflicts.length === 1 ? 'was' : 'were'} changed since by someone else, so undoing them would cut into that later text: ${describeConflicts(conflicts)}. Edit those blocks by hand (read_document shows them), or restore_version a whole version.`,
+          options.field,
+        )
+      }
+    }
     while (undo.undoStack.length > 0) undo.undo()
     undo.destroy()
     const edit = Y.encodeStateAsUpdate(scratch, Y.encodeStateVector(live))
