@@ -153,6 +153,13 @@ export async function measureServer(fixture: Fixture, opts: { quick: boolean }):
         method: 'tools/call',
         params: { name: 'get_outline', arguments: { slug } },
       },
+      // A section in the middle of the document, by its whole id (issue 30: reads at the floor).
+      'read_document section 1 MiB warm': {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'read_document', arguments: { slug, section_id: fixture.middleSectionId } },
+      },
     }
     // Capture each answer once: the bare handler serves exactly these bytes with the same content type.
     const answers = new Map<string, { body: Uint8Array; type: string }>()

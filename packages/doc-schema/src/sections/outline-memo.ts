@@ -1,14 +1,10 @@
-import type * as Y from 'yjs'
+import * as Y from 'yjs'
+import { isHeadingId } from '../heading-id.ts'
+import { HEADING_ID_ATTR } from '../limits.ts'
 import type { OutlineNode } from './outline.ts'
-import { headingTitle, type LocatedSection, locateSection, locateSections } from './section-index.ts'
+import { headingLevel, headingTitle, type LocatedSection, locateSections } from './section-index.ts'
 import { sectionStats } from './section-rev.ts'
-import {
-  adoptedTotal,
-  elementReadLength,
-  keepTotal,
-  keptTotal,
-  sectionReadLength,
-} from './section-total.ts'
+import { adoptedTotal, elementReadLength, keepTotal, keptTotal, sectionReadLength } from './section-total.ts'
 
 /**
  * An outline kept current for one live fragment: `outline()` equals `readOutline(fragment)` (revs and
@@ -48,12 +44,47 @@ export type OutlineMemo = {
   /**
    * `locateSection(fragment, sectionId)`, the same object again while the fragment is unchanged, so reads
    * of an unchanged document neither walk to the section's end again nor compare its blocks with the memo's.
+   * After a change it starts at the section's heading, found through the memo's index of top-level
+   * positions (kept until the fragment's own list of children or a heading's attributes change), so it
+   * walks the section's blocks only, not every block before them.
    */
   locate(sectionId: string): LocatedSection | undefined
+  /**
+   * A read of this section kept under `key` (the caller's: what else the read depends on) with the
+   * section's current revision, or undefined: a read kept with an earlier revision is never answered.
+   */
+  keptRead<T>(section: LocatedSection, key: string): T | undefined
+  /** Keeps a read of this section's current revision under `key`, `chars` long (MAX_KEPT_READ_CHARS). */
+  keepRead(section: LocatedSection, key: string, read: unknown, chars: number): void
   destroy(): void
 }
 
 type Entry = { blocks: Y.XmlElement[]; rev: string; size: number; title: string; total?: number }
+
+/**
+ * Where the top-level elements sit: each one's index among the fragment's children (as `locateSections`
+ * counts them) and the first heading of each id, from one walk of Yjs's item list.
+ */
+type Positions = { index: Map<Y.XmlElement, number>; headings: Map<string, Y.XmlElement> }
+
+function positionsOf(fragment: Y.XmlFragment): Positions {
+  const index = new Map<Y.XmlElement, number>()
+  const headings = new Map<string, Y.XmlElement>()
+  let at = 0
+  for (let item = fragment._start; item; item = item.right) {
+    if (item.deleted || !item.countable) continue
+    const child = item.content instanceof Y.ContentType ? item.content.type : undefined
+    if (child instanceof Y.XmlElement) {
+      index.set(child, at)
+      if (child.nodeName === 'heading') {
+        const id = child.getAttribute(HEADING_ID_ATTR)
+        if (isHeadingId(id) && !headings.has(id)) headings.set(id, child)
+      }
+    }
+    at += item.length
+  }
+  return { index, headings }
+}
 
 export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
   let entries = new WeakMap<Y.XmlElement, Entry>()
@@ -70,12 +101,23 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
   let locatedVersion = 0
   /** The entry each located section was described with, and at which `version`. */
   let describedAt = new WeakMap<LocatedSection, { version: number; entry: Entry }>()
+  /** Where the top-level elements sit; dropped when the list of children or a heading itself changes. */
+  let positions: Positions | undefined
+  /** Reads kept per section revision (`keptRead`), oldest first, and the characters they hold. */
+  const reads = new Map<string, { entry: Entry; read: unknown; chars: number }>()
+  let readChars = 0
   const observer = (events: Array<Y.YEvent<Y.AbstractType<unknown>>>) => {
     changed = true
     version++
     for (const event of events) {
       let target: Y.AbstractType<unknown> | null = event.target
-      if (target === fragment) continue
+      if (target === fragment) {
+        positions = undefined
+        continue
+      }
+      // An attribute of a top-level heading (its id) or its own children: typing into a heading's text is
+      // an event on that text, not on the heading, and keeps the positions.
+      if (target.parent === fragment && (target as Y.XmlElement).nodeName === 'heading') positions = undefined
       while (target && target.parent !== fragment) target = target.parent as Y.AbstractType<unknown> | null
       if (target) {
         dirty.add(target)
@@ -169,11 +211,51 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
         locatedAt.clear()
         locatedVersion = version
       }
-      if (!locatedAt.has(sectionId)) locatedAt.set(sectionId, locateSection(fragment, sectionId))
+      if (!locatedAt.has(sectionId)) {
+        let section = positions && sectionAt(positions, sectionId)
+        if (section === null || positions === undefined) {
+          positions = positionsOf(fragment)
+          section = sectionAt(positions, sectionId)
+        }
+        locatedAt.set(sectionId, section ?? undefined)
+      }
       return locatedAt.get(sectionId)
+    },
+    keptRead<T>(section: LocatedSection, key: string): T | undefined {
+      const id = `${section.sectionId}\n${key}`
+      const kept = reads.get(id)
+      if (!kept) return undefined
+      if (kept.entry !== describe(section)) {
+        reads.delete(id)
+        readChars -= kept.chars
+        return undefined
+      }
+      // Read again: the newest, so the last to go.
+      reads.delete(id)
+      reads.set(id, kept)
+      return kept.read as T
+    },
+    keepRead(section, key, read, chars) {
+      if (chars > MAX_KEPT_READ_CHARS) return
+      const id = `${section.sectionId}\n${key}`
+      const before = reads.get(id)
+      if (before) {
+        reads.delete(id)
+        readChars -= before.chars
+      }
+      for (const [oldest, kept] of reads) {
+        if (readChars + chars <= MAX_KEPT_READ_CHARS && reads.size < MAX_KEPT_READS) break
+        reads.delete(oldest)
+        readChars -= kept.chars
+      }
+      reads.set(id, { entry: describe(section), read, chars })
+      readChars += chars
     },
     destroy() {
       locatedAt.clear()
+      positions = undefined
+      reads.clear()
+      readChars = 0
       describedAt = new WeakMap()
       fragment.unobserveDeep(observer)
       entries = new WeakMap()
@@ -186,6 +268,49 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
 
 /** Sections a memo keeps located at once (reads of an unchanged document name a few). */
 const MAX_LOCATED = 16
+
+/**
+ * Characters of section reads a memo keeps (`keepRead`: a read's text, kept with its section's revision
+ * so a read of an unchanged section is not rendered again), the oldest read dropped first; a longer read
+ * is not kept. Five reads at the MCP ceiling (MAX_READ_CHARS, 100,000), or many short ones.
+ */
+export const MAX_KEPT_READ_CHARS = 500_000
+
+/** Reads a memo keeps at most, whatever their length (an agent re-reads a few sections, not hundreds). */
+export const MAX_KEPT_READS = 64
+
+/**
+ * The section whose heading is the first with this id, as `locateSection` finds it: from its heading, found
+ * in the positions, to the next heading, one step per block of the section. Null when the positions
+ * disagree with what the walk finds (a heading gone or renamed, a block not indexed), which the observer
+ * rules out; the caller then indexes the fragment again rather than answer from stale positions.
+ */
+function sectionAt(positions: Positions, sectionId: string): LocatedSection | undefined | null {
+  const heading = isHeadingId(sectionId) ? positions.headings.get(sectionId) : undefined
+  if (!heading) return undefined
+  const headingIndex = positions.index.get(heading)
+  if (!heading._item || heading._item.deleted || headingIndex === undefined) return null
+  if (heading.getAttribute(HEADING_ID_ATTR) !== sectionId) return null
+  const section: LocatedSection = {
+    sectionId,
+    level: headingLevel(heading),
+    heading,
+    headingIndex,
+    blocks: [],
+    blockIndexes: [],
+  }
+  for (let item = heading._item.right; item; item = item.right) {
+    if (item.deleted || !item.countable) continue
+    const child = item.content instanceof Y.ContentType ? item.content.type : undefined
+    if (!(child instanceof Y.XmlElement)) continue
+    if (child.nodeName === 'heading') break
+    const index = positions.index.get(child)
+    if (index === undefined) return null
+    section.blocks.push(child)
+    section.blockIndexes.push(index)
+  }
+  return section
+}
 
 const elementsOf = (section: LocatedSection) => [section.heading, ...section.blocks]
 
@@ -236,6 +361,29 @@ export function memoSectionTotal(
   keptOnly = false,
 ): number | undefined {
   return sharedMemo(fragment).sectionTotal(section, keptOnly)
+}
+
+/**
+ * A section read kept under `key` with the section's current revision, through the shared memo
+ * (`OutlineMemo.keptRead`). Outside a transaction.
+ */
+export function memoKeptRead<T>(
+  fragment: Y.XmlFragment,
+  section: LocatedSection,
+  key: string,
+): T | undefined {
+  return sharedMemo(fragment).keptRead<T>(section, key)
+}
+
+/** Keeps a section read with the section's current revision (`OutlineMemo.keepRead`). Outside a transaction. */
+export function memoKeepRead(
+  fragment: Y.XmlFragment,
+  section: LocatedSection,
+  key: string,
+  read: unknown,
+  chars: number,
+): void {
+  sharedMemo(fragment).keepRead(section, key, read, chars)
 }
 
 /** The section with this id through the shared memo (`OutlineMemo.locate`). Outside a transaction. */

@@ -1,7 +1,14 @@
 import type * as Y from 'yjs'
 import { renderWork } from '../markdown/block-prefix.ts'
 import { ok, type Result } from '../result.ts'
-import { memoLocateSection, memoMeasureSteps, memoSectionTotal } from './outline-memo.ts'
+import { observersCaughtUp } from './block-text-memo.ts'
+import {
+  memoKeepRead,
+  memoKeptRead,
+  memoLocateSection,
+  memoMeasureSteps,
+  memoSectionTotal,
+} from './outline-memo.ts'
 import { chapterSections } from './section-index.ts'
 import {
   headingLine,
@@ -47,8 +54,10 @@ export type SectionRender = ShownSection & {
  * are rendered one at a time and the walk stops at the first that does not fit, so a read costs what it
  * shows (plus that one block), not the section. The rev and, for a cut read, the total come from the
  * fragment's outline memo, so an unchanged section is neither hashed nor measured again, and while the
- * fragment is unchanged the memo keeps where the section is. Call it outside a transaction: the memo learns
- * of changes when one ends.
+ * fragment is unchanged the memo keeps where the section is. The memo also keeps the read itself with the
+ * section's revision (MAX_KEPT_READ_CHARS): a read of an unchanged section, with the same options, is the
+ * same frozen object again, which callers must not change (they may key what they derive from it on it).
+ * Call it outside a transaction: the memo learns of changes when one ends.
  */
 export function renderSection(
   fragment: Y.XmlFragment,
@@ -60,6 +69,12 @@ export function renderSection(
   const start = readStart(section.blocks.length, opts)
   if (start.kind === 'error') return start
   const { fromBlock, blockOffset, maxChars } = start.value
+  // A read of an unchanged section is answered with the same (frozen) object as before: the memo keeps
+  // it with the section's revision. Not inside a transaction, where the memo may not know of a change.
+  const keep = observersCaughtUp(fragment)
+  const key = `${fromBlock}\n${blockOffset}\n${maxChars}`
+  const kept = keep ? memoKeptRead<SectionRender>(fragment, section, key) : undefined
+  if (kept) return ok(kept)
   const work = renderWork()
   const heading = headingLine(section.heading, maxChars, work)
   const walk = walkBlocks(section.blocks, heading, fromBlock, blockOffset, maxChars, true, work)
@@ -76,6 +91,8 @@ export function renderSection(
     if (total === undefined) read.totalUnknown = true
     else read.total = total
   }
+  // Kept once complete: a read still waiting for its total is read again after measuring.
+  if (keep && !read.totalUnknown) memoKeepRead(fragment, section, key, Object.freeze(read), text.length)
   return ok(read)
 }
 

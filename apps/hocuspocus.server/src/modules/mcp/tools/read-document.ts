@@ -8,6 +8,7 @@ import {
   refuse,
   renderChapter,
   renderSection,
+  type SectionRender,
   type ShownSection,
   sectionMeasureSteps,
 } from '@collab/doc-schema'
@@ -20,7 +21,7 @@ import { readWholeDocument } from '../render/whole-read.ts'
 import type { ToolContext } from './context.ts'
 import { optionalSectionIdField, slugField } from './fields.ts'
 import { openDocument } from './open-document.ts'
-import { defineTool } from './tool.ts'
+import { defineTool, type KeptAnswer } from './tool.ts'
 
 export const readDocument = defineTool({
   name: 'read_document',
@@ -161,6 +162,12 @@ export const readDocument = defineTool({
       }
       if (rendered.kind === 'error') return withNextStep(rendered)
       const section = rendered.value
+      // The whole answer is kept with the read (the same object while the section is unchanged), per
+      // frame (slug as asked, whose) and max_chars, which picks the note's words.
+      const key = `${slug}\n${resolved.access.whose}\n${max_chars ?? ''}`
+      let answers = keptAnswers.get(section)
+      const kept = answers?.get(key)
+      if (kept) return kept
       const noteLines: string[] = []
       // A read is cut exactly when it names the block that continues it; it then carries the total.
       if (section.nextBlock !== undefined && section.total !== undefined) {
@@ -169,17 +176,37 @@ export const readDocument = defineTool({
           cutNote(section, section.total, max_chars),
         )
       }
-      return renderOutput({
-        before: [`section_id: ${section.sectionId}`, `rev: ${section.rev}`],
-        source,
-        body: escapeFrameContent(section.text),
-        notes: noteLines,
-      })
+      const answer: KeptAnswer = {
+        kind: 'kept',
+        text: renderOutput({
+          before: [`section_id: ${section.sectionId}`, `rev: ${section.rev}`],
+          source,
+          body: escapeFrameContent(section.text),
+          notes: noteLines,
+        }),
+      }
+      if (!answers) {
+        answers = new Map()
+        keptAnswers.set(section, answers)
+      }
+      if (answers.size < MAX_KEPT_ANSWERS) answers.set(key, answer)
+      return answer
     } finally {
       content.release()
     }
   },
 })
+
+/**
+ * A section read's answers, kept per read: the document model answers the same (frozen) read while the
+ * section and the read's options are unchanged (renderSection keeps it with the section's revision), so a
+ * warm read of an unchanged section frames its answer once, and over HTTP its JSON is made once too
+ * (tools/answer.ts). A read made anew is a new object, and its entry goes with the old one.
+ */
+const keptAnswers = new WeakMap<SectionRender, Map<string, KeptAnswer>>()
+
+/** Answers kept per read (the same section read by a few callers, or by one slug and its other forms). */
+const MAX_KEPT_ANSWERS = 8
 
 /**
  * The lines before a chapter read's frame: `section_id` and `rev` of the first section shown, then one
