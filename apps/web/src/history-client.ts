@@ -13,6 +13,8 @@ export type VersionAuthor = {
   who: string
   /** The app an agent (or a person's program) wrote through: an API token's label or an OAuth app's name; null for a browser. */
   app: string | null
+  /** A change that was a restore of a version or a revert of changes, not new writing. */
+  action: 'restore' | 'revert' | null
   /** The server's own line for this author (`alice's agent via API token "ci-bot"`), when it sent one. */
   label: string | null
 }
@@ -60,7 +62,14 @@ function readAuthor(raw: unknown): VersionAuthor | null {
   const kindText = str(a.kind)
   const kind = kindText === 'agent' || kindText === 'server' ? kindText : 'person'
   const app = str(a.app)
-  return { kind, who: str(a.name) || 'someone', app: app ? app : null, label: str(a.text) }
+  const action = str(a.action)
+  return {
+    kind,
+    who: str(a.name) || 'someone',
+    app: app ? app : null,
+    action: action === 'restore' || action === 'revert' ? action : null,
+    label: str(a.text),
+  }
 }
 
 const SECTION_MARKS: Record<string, '+' | '-' | '~'> = {
@@ -174,7 +183,31 @@ export async function fetchChanges(slug: string, id: string): Promise<VersionCha
   }
 }
 
-/** Makes the document's text version `id`'s again (a new change, for everyone; history keeps the rest). */
-export async function restoreVersion(slug: string, id: string): Promise<void> {
-  await api(`${versionsPath(slug)}/${encodeURIComponent(id)}/restore`, { method: 'POST', json: {} })
+/**
+ * Makes the document's content version `id`'s again, as one edit on the live document (every open editor
+ * sees it at once), attributed to the person as a restore. `beforeVersionId` is a version of the text just
+ * before: restoring it undoes this. `changed` false: the document already held that text.
+ */
+export async function restoreVersion(
+  slug: string,
+  id: string,
+): Promise<{ beforeVersionId: string | null; changed: boolean }> {
+  const answer = obj(
+    await api<unknown>(`${versionsPath(slug)}/${encodeURIComponent(id)}/restore`, { method: 'POST' }),
+  )
+  return { beforeVersionId: str(answer.beforeVersionId), changed: answer.changed !== false }
+}
+
+/**
+ * Takes back what version `id` changed (against the version before it), as one new edit; later changes by
+ * others stay. The server refuses (409) when someone changed the same blocks since, naming them.
+ */
+export async function revertVersion(
+  slug: string,
+  id: string,
+): Promise<{ beforeVersionId: string | null; changed: boolean }> {
+  const answer = obj(
+    await api<unknown>(`${slugPath(slug)}/revert`, { method: 'POST', json: { versionId: id } }),
+  )
+  return { beforeVersionId: str(answer.beforeVersionId), changed: answer.changed !== false }
 }

@@ -3,7 +3,8 @@
  * a side panel (the whole screen on a phone) listing the document's versions newest first, each with
  * when, why or its name, who (agents marked ✦ with the app they wrote through) and what changed.
  * Selecting one shows what changed from it to now (removed and added blocks marked by sign, by line style
- * and in words, not by colour alone) and its text as Markdown; a writer may restore it after a dialog.
+ * and in words, not by colour alone) and its text as Markdown; a writer may restore it, or undo only what
+ * it changed (later edits by others stay), each after a confirming dialog.
  * Everything the server sends is set as text, never as HTML. Escape closes the panel and gives focus back
  * to the button; arrow keys move between versions.
  */
@@ -14,6 +15,7 @@ import {
   fetchPreview,
   fetchVersions,
   restoreVersion,
+  revertVersion,
   type SectionDiff,
   type Version,
   type VersionAuthor,
@@ -29,9 +31,6 @@ export type HistoryPanel = {
   /** Offers Restore only to someone who may write now (access can change while the page is open). */
   setCanWrite(canWrite: boolean): void
 }
-
-/** Restore is offered once POST …/versions/:id/restore is served (issue 27's write step). */
-const OFFER_RESTORE = false
 
 /** Section names a version's line shows at most (the counts before them stay exact). */
 const SUMMARY_SECTIONS_SHOWN = 3
@@ -96,6 +95,7 @@ function authorNode(author: VersionAuthor): HTMLElement {
     { class: `author ${author.kind}` },
     name,
     author.app ? h('span', { class: 'badge', title: 'The app it wrote through' }, author.app) : null,
+    author.action ? ` (${author.action === 'restore' ? 'restored a version' : 'reverted changes'})` : null,
   )
 }
 
@@ -265,29 +265,32 @@ export function historyPanel(slug: string, initialCanWrite: boolean): HistoryPan
       h('p', { class: 'note' }, 'Comparing with now…'),
     )
     const preview = h('pre', { class: 'preview' })
+    const legend = h(
+      'p',
+      { class: 'legend note' },
+      h('span', { class: 'sign del-sign', 'aria-hidden': 'true' }, '−'),
+      ' struck through: in this version, removed since. ',
+      h('span', { class: 'sign ins-sign', 'aria-hidden': 'true' }, '+'),
+      ' underlined: added since.',
+    )
     clear(
       detail,
       title,
-      OFFER_RESTORE ? restoreRow(version) : null,
+      restoreRow(version),
       h('h4', { class: 'diff-heading' }, 'From this version to now'),
-      h(
-        'p',
-        { class: 'legend note' },
-        h('span', { class: 'sign del-sign', 'aria-hidden': 'true' }, '−'),
-        ' struck through: in this version, removed since. ',
-        h('span', { class: 'sign ins-sign', 'aria-hidden': 'true' }, '+'),
-        ' underlined: added since.',
-      ),
+      legend,
       body,
       h('details', { class: 'preview-box' }, h('summary', {}, "This version's text (Markdown)"), preview),
     )
     detail.hidden = false
+    item.scrollIntoView({ block: 'nearest' }) // the list is shorter now the detail shows
     const [changes, markdown] = await Promise.allSettled([
       fetchChanges(slug, version.id),
       fetchPreview(slug, version.id),
     ])
     if (mine !== generation) return
     body.removeAttribute('aria-busy')
+    legend.hidden = changes.status === 'rejected' || !changes.value.sections.length
     if (changes.status === 'rejected')
       clear(body, h('p', { class: 'error' }, `Could not compare: ${failure(changes.reason)}`))
     else if (!changes.value.sections.length)
@@ -304,21 +307,71 @@ export function historyPanel(slug: string, initialCanWrite: boolean): HistoryPan
     } else preview.textContent = `Could not load this version: ${failure(markdown.reason)}`
   }
 
+  /** The writer's actions on a version: restore it whole, or undo only what it changed (keeping later edits). */
   function restoreRow(version: Version): HTMLElement {
+    const label = `${kindText(version)}, ${version.createdAt ? when(version.createdAt) : ''}`
+    const first = !version.summary && (version.reason === 'created' || version.reason === 'import')
     return h(
       'p',
       { class: 'restore-row', hidden: !canWrite },
       h(
         'button',
-        { type: 'button', class: 'restore', onclick: () => confirmRestore(version) },
+        {
+          type: 'button',
+          class: 'restore',
+          onclick: () =>
+            confirmAction({
+              title: 'Restore this version?',
+              label,
+              text: "The document's text becomes this version's, for everyone, as a new change. Its text now is kept in history: you can restore it again from there.",
+              act: 'Restore',
+              run: async () => {
+                const done = await restoreVersion(slug, version.id)
+                return done.changed
+                  ? `Restored "${label}". The text before it is kept as a version: restore that one to undo this.`
+                  : `The document already holds the text of "${label}": nothing changed.`
+              },
+            }),
+        },
         'Restore this version',
       ),
+      first
+        ? null
+        : h(
+            'button',
+            {
+              type: 'button',
+              class: 'undo',
+              onclick: () =>
+                confirmAction({
+                  title: "Undo this version's changes?",
+                  label: `${label}: ${summaryText(version.summary)}`,
+                  text: 'What this version changed is taken back, for everyone, as a new change; changes made since by anyone else stay. If someone has changed the same text since, nothing changes and you are told where.',
+                  act: 'Undo changes',
+                  run: async () => {
+                    const done = await revertVersion(slug, version.id)
+                    return done.changed
+                      ? `Undid the changes of "${label}". The text before is kept as a version.`
+                      : `The changes of "${label}" were already gone: nothing changed.`
+                  },
+                }),
+            },
+            "Undo this version's changes",
+          ),
     )
   }
 
-  /** The dialog before a restore: it names the version; Cancel (focused first) or Escape leaves it. */
-  function confirmRestore(version: Version) {
-    const label = `${kindText(version)}, ${version.createdAt ? when(version.createdAt) : ''}`
+  /**
+   * The dialog before a restore or an undo: it names the version and says what happens; Cancel (focused
+   * first) or Escape leaves it; the server's refusal (a conflict names its sections) is shown in it.
+   */
+  function confirmAction(ask: {
+    title: string
+    label: string
+    text: string
+    act: string
+    run: () => Promise<string>
+  }) {
     const problem = h('p', { class: 'error', role: 'alert', hidden: true })
     const cancel = h('button', { type: 'submit', value: 'cancel' }, 'Cancel')
     const confirm = h(
@@ -330,10 +383,10 @@ export function historyPanel(slug: string, initialCanWrite: boolean): HistoryPan
           problem.hidden = true
           confirm.disabled = true
           try {
-            await restoreVersion(slug, version.id)
+            const said = await ask.run()
             dialog.close()
             await loadPage(true)
-            status.textContent = `Restored the version "${label}". The editor shows it as it arrives; the text before is kept in history.`
+            status.textContent = said
             heading.focus()
           } catch (error) {
             confirm.disabled = false
@@ -342,18 +395,14 @@ export function historyPanel(slug: string, initialCanWrite: boolean): HistoryPan
           }
         },
       },
-      'Restore',
+      ask.act,
     )
     const dialog = h(
       'dialog',
-      { class: 'share confirm', 'aria-labelledby': 'restore-heading' },
-      h('h2', { id: 'restore-heading' }, 'Restore this version?'),
-      h('p', {}, label),
-      h(
-        'p',
-        {},
-        "The document's text becomes this version's, for everyone, as a new change. Its text now is kept in history: you can restore it again from there.",
-      ),
+      { class: 'share confirm', 'aria-labelledby': 'history-action-heading' },
+      h('h2', { id: 'history-action-heading' }, ask.title),
+      h('p', { class: 'action-version' }, ask.label),
+      h('p', {}, ask.text),
       problem,
       h('form', { method: 'dialog', class: 'inline' }, cancel, confirm),
     )

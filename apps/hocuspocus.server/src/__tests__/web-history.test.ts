@@ -3,7 +3,9 @@
  * through MCP with an API token named for its app; the owner opens History and sees the agent's version,
  * marked as an agent with the app's name; choosing the version before it shows what changed since
  * (removed and added text marked by sign and line style, in words for screen readers, as text, never
- * HTML), and its Markdown. On a 360 px phone the panel takes the screen's width and nothing overflows.
+ * HTML), and its Markdown; undoing the agent's newest version takes back only what it changed, and
+ * restoring the first version from the keyboard, after a confirming dialog, brings back its whole text in
+ * the editor. On a 360 px phone the panel takes the screen's width and nothing overflows.
  * axe-core finds no serious or critical violation with the panel and its dialog open.
  *
  * `WEB_SCREENSHOTS=docs bun test web-history` saves the panel as docs/history.md's picture.
@@ -74,7 +76,18 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
     await browser?.close()
   })
 
-  test("the owner sees the agent's version and app, and what changed since the version before", async () => {
+  /** Waits until the newest version is an agent's whose summary names exactly `section`. */
+  async function versionNaming(section: string): Promise<void> {
+    await eventually(async () => {
+      const found = await server.services.documents.bySlugForAdmin(slug)
+      if (found.kind === 'error') throw new Error(found.message)
+      const [newest] = await server.services.documents.listVersions(found.value.id, { limit: 1 })
+      expect(newest?.reason).toBe('agent')
+      expect(newest?.summary?.sections.map((s) => s.t)).toEqual([section])
+    })
+  }
+
+  test("the owner sees the agent's versions and app and what changed since, undoes one, restores another", async () => {
     // The agent rewrites a line and adds a section whose text looks like markup.
     const { text: outline } = await callText(agent, 'get_outline', { slug })
     const { text: read } = await callText(agent, 'read_document', {
@@ -91,20 +104,14 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
       new_text: 'Tuesday: the lake by train.',
     })
     expect(replaced.isError).toBeFalsy()
+    // Each write its own version (no interval between automatic ones): wait for the first before the next.
+    await versionNaming('Days')
     const appended = await callText(agent, 'append_to_document', {
       slug,
       markdown: '## Packing\n\nBring <b>boots</b> and a map.',
     })
     expect(appended.isError).toBeFalsy()
-    await eventually(async () => {
-      const listed = await server.services.documents.bySlugForAdmin(slug)
-      if (listed.kind === 'error') throw new Error(listed.message)
-      const versions = await server.services.documents.listVersions(listed.value.id, { limit: 10 })
-      // Both writes are in a version (the append's section is in the newest's summary or an earlier one).
-      expect(versions.filter((v) => v.reason === 'agent').length).toBeGreaterThan(0)
-      const added = versions.some((v) => v.summary?.sections.some((s) => s.t === 'Packing'))
-      expect(added).toBe(true)
-    })
+    await versionNaming('Packing')
 
     const page = await signedIn(browser, server, 'hana')
     await openDocument(page, server, slug)
@@ -150,6 +157,11 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
     expect(await page.$eval('#history-panel .since-authors', (p) => p.textContent)).toContain(
       "✦ hana's agent",
     )
+    // `WEB_SCREENSHOTS=docs bun test web-history` saves the panel as docs/history.md's picture.
+    if (process.env.WEB_SCREENSHOTS) {
+      await page.screenshot({ path: join(process.env.WEB_SCREENSHOTS, 'history-panel.png') })
+    }
+
     // The preview is this version's Markdown.
     await page.click('#history-panel details.preview-box summary')
     const preview = await page.$eval('#history-panel pre.preview', (pre) => pre.textContent ?? '')
@@ -157,12 +169,60 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
     expect(preview).not.toContain('Packing')
     expect(await seriousViolations(page)).toEqual([])
 
-    // `WEB_SCREENSHOTS=docs bun test web-history` saves the panel as docs/history.md's picture.
-    if (process.env.WEB_SCREENSHOTS) {
-      await page.click('#history-panel details.preview-box summary') // closed again: the diff in view
-      await page.$eval('#history-panel .version-detail', (e) => e.scrollTo(0, 0))
-      await page.screenshot({ path: join(process.env.WEB_SCREENSHOTS, 'history-panel.png') })
-    }
+    // Undo only the agent's newest version (the section it added): its earlier change stays.
+    await page.click('#history-panel button.version')
+    await page.waitForSelector('#history-panel .diff:not([aria-busy])')
+    await page.click('#history-panel button.undo')
+    await page.waitForSelector('dialog[open]')
+    expect(await page.$eval('dialog[open] h2', (h2) => h2.textContent)).toBe("Undo this version's changes?")
+    expect(await page.$eval('dialog[open] .action-version', (p) => p.textContent)).toContain(
+      'Packing (added)',
+    )
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel')
+    await page.click('dialog[open] button.danger')
+    await page.waitForSelector('dialog', { hidden: true })
+    await page.waitForFunction(() => {
+      const text = document.querySelector('.ProseMirror')?.textContent ?? ''
+      return !text.includes('Packing') && text.includes('Tuesday: the lake by train.')
+    })
+    await page.waitForFunction(() =>
+      document.querySelector('#history-panel .history-status')?.textContent?.startsWith('Undid the changes'),
+    )
+
+    // Restore the first version: its text comes back whole.
+    await page.click('#history-panel li:last-child button.version')
+    await page.waitForSelector('#history-panel .diff:not([aria-busy])')
+    // Restore it: a dialog names it, focus starts on Cancel; Escape leaves it and nothing changes.
+    await page.click('#history-panel button.restore')
+    await page.waitForSelector('dialog[open]')
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel')
+    expect(await page.$eval('dialog[open] h2', (h2) => h2.textContent)).toBe('Restore this version?')
+    expect(await seriousViolations(page)).toEqual([])
+    await page.keyboard.press('Escape')
+    await page.waitForSelector('dialog', { hidden: true })
+    expect(await editorText(page)).toContain('Tuesday: the lake by train.')
+    expect(await page.$eval('#history-panel li:last-child button.version', (b) => b.textContent)).toContain(
+      'Created',
+    )
+    // Again, from the keyboard: Tab from Cancel to Restore, Enter.
+    await page.click('#history-panel button.restore')
+    await page.waitForSelector('dialog[open]')
+    await page.keyboard.press('Tab')
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Restore')
+    await page.keyboard.press('Enter')
+    await page.waitForSelector('dialog', { hidden: true })
+    // The live document changes for everyone: this page's editor shows the version's text.
+    await page.waitForFunction(
+      () => {
+        const text = document.querySelector('.ProseMirror')?.textContent ?? ''
+        return text.includes('Tuesday: a long hike.') && !text.includes('the lake by train')
+      },
+      { timeout: 20_000 },
+    )
+    // The panel says so (in its status region, read out) once it has listed the versions again.
+    await page.waitForFunction(() =>
+      document.querySelector('#history-panel .history-status')?.textContent?.startsWith('Restored "Created'),
+    )
 
     // Escape closes the panel and gives focus back to its button.
     await page.focus('#history-panel button.version')
@@ -188,6 +248,8 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
     await page.waitForSelector('#history-panel .diff:not([aria-busy])')
     expect(await horizontalOverflow(page)).toEqual({ overflow: 0, widest: [] })
     expect(await seriousViolations(page)).toEqual([])
+    if (process.env.WEB_SCREENSHOTS)
+      await page.screenshot({ path: join(process.env.WEB_SCREENSHOTS, 'history-phone.png') })
     await page.browserContext().close()
   }, 60_000)
 })
