@@ -4,7 +4,7 @@
  * Both go through a driver adapter, so the generated client, the migrations and every query are the
  * same for both. The adapter factory is kept for the migration engine, which needs its own connection.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
@@ -123,22 +123,34 @@ const WORKER_DUMP_TIMEOUT_MS = 30 * 60_000
 const WORKER_OPEN_TIMEOUT_MS = 120_000
 
 /** PGlite's WebAssembly and file bundle, compiled once per process and shared with every worker. */
-let pgliteAssets: Promise<Omit<WorkerOpen, 'type' | 'dir' | 'socketPath' | 'startParams'>> | undefined
+let pgliteAssets: Promise<Pick<WorkerOpen, 'pgliteWasmModule' | 'fsBundle'>> | undefined
+/** initdb's WebAssembly: compiled only for a folder that has no database yet (a first start). */
+let initdbAssets: Promise<WebAssembly.Module> | undefined
+
+const pgliteDist = () => dirname(Bun.resolveSync('@electric-sql/pglite', import.meta.dir))
 
 function loadPgliteAssets() {
   pgliteAssets ??= (async () => {
-    const dist = dirname(Bun.resolveSync('@electric-sql/pglite', import.meta.dir))
-    const [pgliteWasmModule, initdbWasmModule, bundle] = await Promise.all([
+    const dist = pgliteDist()
+    const [pgliteWasmModule, bundle] = await Promise.all([
       WebAssembly.compile(await Bun.file(join(dist, 'pglite.wasm')).arrayBuffer()),
-      WebAssembly.compile(await Bun.file(join(dist, 'initdb.wasm')).arrayBuffer()),
       Bun.file(join(dist, 'pglite.data')).arrayBuffer(),
     ])
-    return { pgliteWasmModule, initdbWasmModule, fsBundle: new Blob([bundle]) }
+    return { pgliteWasmModule, fsBundle: new Blob([bundle]) }
   })()
   pgliteAssets.catch(() => {
     pgliteAssets = undefined
   })
   return pgliteAssets
+}
+
+function loadInitdbAssets() {
+  initdbAssets ??= (async () =>
+    WebAssembly.compile(await Bun.file(join(pgliteDist(), 'initdb.wasm')).arrayBuffer()))()
+  initdbAssets.catch(() => {
+    initdbAssets = undefined
+  })
+  return initdbAssets
 }
 
 /**
@@ -233,15 +245,29 @@ function startThread(): DatabaseThread {
 }
 
 async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Database> {
-  const assets = await loadPgliteAssets()
   const { folder, temporary } = socketFolder(dir)
   const port = 5432
+  // One connection: PGlite is one session, so a second would only queue behind the first, and an
+  // interactive transaction must not interleave with other queries (pglite-socket queues them anyway).
+  const adapterFactory = new PrismaPg({ host: folder, port, user: 'postgres', database: 'template1', max: 1 })
+  const prisma = new PrismaClient({ adapter: adapterFactory })
+  // Prisma compiles its query compiler (WebAssembly) on this thread at its first connect: done now, while
+  // PGlite compiles and opens, instead of after (it opens no connection until the first query). A failure
+  // here is met again, with its message, at the first query.
+  const compilerReady = prisma.$connect().catch(() => {})
+  // PostgreSQL's PG_VERSION marks a folder that holds a database: only a new one needs initdb.
+  const fresh = !existsSync(join(dir, 'PG_VERSION'))
+  const [assets, initdbWasmModule] = await Promise.all([
+    loadPgliteAssets(),
+    fresh ? loadInitdbAssets() : undefined,
+  ])
   const open: WorkerOpen = {
     type: 'open',
     dir,
     socketPath: join(folder, `.s.PGSQL.${port}`),
     startParams: PGLITE_START_PARAMS,
     ...assets,
+    initdbWasmModule,
   }
   const removeFolder = () => {
     if (temporary) rmSync(folder, { recursive: true, force: true })
@@ -250,9 +276,10 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
   /** From a thread's end until its successor is ready: no probe meanwhile (nothing is there to answer). */
   let restarting = false
   let thread = startThread()
-  const opened = await thread.ask(open, WORKER_OPEN_TIMEOUT_MS)
+  const [opened] = await Promise.all([thread.ask(open, WORKER_OPEN_TIMEOUT_MS), compilerReady])
   if (opened.type !== 'ready') {
     thread.worker.terminate()
+    await prisma.$disconnect().catch(() => {})
     removeFolder()
     throw new Error(
       `DATA_DIR: the embedded database in ${dir} did not open: ${opened.type === 'failed' ? opened.message : opened.type}`,
@@ -292,10 +319,6 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
     })
   }
   watch(thread)
-  // One connection: PGlite is one session, so a second would only queue behind the first, and an
-  // interactive transaction must not interleave with other queries (pglite-socket queues them anyway).
-  const adapterFactory = new PrismaPg({ host: folder, port, user: 'postgres', database: 'template1', max: 1 })
-  const prisma = new PrismaClient({ adapter: adapterFactory })
   // The migration engine's connections are counted: a migration's statement may hold PGlite far longer
   // than any probe timeout (an index over every document), so no probe is judged while one is open.
   let migrating = 0

@@ -24,7 +24,8 @@ export type WorkerOpen = {
   startParams: string[]
   /** Compiled once by the main thread and shared, so a worker does not compile PGlite again (~0.4 s). */
   pgliteWasmModule: WebAssembly.Module
-  initdbWasmModule: WebAssembly.Module
+  /** Only for a folder without a database yet (initdb runs); PGlite loads it itself otherwise if needed. */
+  initdbWasmModule?: WebAssembly.Module
   fsBundle: Blob
 }
 
