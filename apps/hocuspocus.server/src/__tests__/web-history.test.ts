@@ -234,6 +234,30 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
     await page.browserContext().close()
   }, 90_000)
 
+  test('a viewer reads the history but is offered no Restore, and the server refuses theirs', async () => {
+    const viewer = await person(server, 'vera')
+    const shared = await server.services.documents.share(slug, viewer.user.id, 'viewer')
+    if (shared.kind === 'error') throw new Error(shared.message)
+    const page = await signedIn(browser, server, 'vera')
+    await openDocument(page, server, slug)
+    await connected(page)
+    await openHistory(page)
+    await page.click('#history-panel li:last-child button.version')
+    await page.waitForSelector('#history-panel .diff:not([aria-busy])')
+    expect(await page.$eval('#history-panel .restore-row', (row) => (row as HTMLElement).hidden)).toBe(true)
+    const id = await page.$eval('#history-panel li:last-child button.version', (b) =>
+      b.getAttribute('data-version-id'),
+    )
+    // The same call the button makes, from the viewer's page (her session cookie, our Origin).
+    const refused = await page.evaluate(async (path) => {
+      const response = await fetch(path, { method: 'POST', credentials: 'same-origin' })
+      return { status: response.status, message: ((await response.json()) as { message: string }).message }
+    }, `/api/documents/${slug}/versions/${id}/restore`)
+    expect(refused.status).toBe(403)
+    expect(refused.message).toContain('needs write access')
+    await page.browserContext().close()
+  }, 60_000)
+
   test('on a 360 px phone the panel takes the whole width and nothing overflows', async () => {
     const page = await signedIn(browser, server, 'hana', { width: PHONE_WIDTH, height: 740 })
     await openDocument(page, server, slug)
