@@ -7,10 +7,10 @@
  *   which takes the folder's lock first. A restore never runs while a server holds the folder.
  */
 import { isAbsolute, join, resolve } from 'node:path'
+import { toolEnvironment } from '../../config.ts'
 import { BackupRefused, backupKindOf, refuseExisting } from '../../db/backup/files.ts'
 import { restorePgliteFolder } from '../../db/backup/pglite.ts'
 import { pgDump, pgRestore } from '../../db/backup/postgres.ts'
-import { toolEnvironment } from '../../config.ts'
 import { databaseTarget, openDatabase } from '../../db/client.ts'
 import { readLockHolder } from '../../db/data-dir-lock.ts'
 import { sendToServer } from '../admin-client.ts'
