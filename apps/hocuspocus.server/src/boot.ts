@@ -3,9 +3,10 @@
  * failure a message on stderr and an exit code (2: bad configuration, 1: could not start).
  */
 import { type Config, ConfigError, loadConfig } from './config.ts'
+import { databaseTarget, prepareDatabase } from './db/client.ts'
 import { DataDirBusyError } from './db/data-dir-lock.ts'
 import { createLogger, type Logger } from './logger.ts'
-import { type RunningServer, startServer } from './server.ts'
+import type { RunningServer } from './server.ts'
 
 /** A line for people on stderr (stdout belongs to the stdio transport). */
 export const say = (line = '') => process.stderr.write(`${line}\n`)
@@ -24,7 +25,11 @@ export function loadConfigOrExit(): Config {
 
 export async function startOrExit(config: Config): Promise<{ server: RunningServer; logger: Logger }> {
   const logger = createLogger(config.logLevel)
+  // The embedded database's WebAssembly compiles on background threads while the server's modules load:
+  // server.ts (and all it imports, ~1 s of CPU) is imported here, after the compile has started.
+  prepareDatabase(databaseTarget(config))
   try {
+    const { startServer } = await import('./server.ts')
     return { server: await startServer(config, logger), logger }
   } catch (error) {
     if (error instanceof DataDirBusyError) {

@@ -154,6 +154,17 @@ function loadInitdbAssets() {
 }
 
 /**
+ * Starts compiling the embedded database's WebAssembly (on the engine's background threads) before it is
+ * opened, so that a start loading its modules meanwhile (boot.ts) finds it compiled. Nothing for
+ * PostgreSQL or PGlite on the server's thread; a failure is met again when the database is opened.
+ */
+export function prepareDatabase(target: DatabaseTarget): void {
+  if (target.kind !== 'pglite' || target.thread === 'main') return
+  loadPgliteAssets().catch(() => {})
+  if (!existsSync(join(target.dir, 'PG_VERSION'))) loadInitdbAssets().catch(() => {})
+}
+
+/**
  * The socket's folder: beside the database folder (private to this user, 0700) when the path fits a Unix
  * socket's limit (107 bytes), else a private folder under the system's temporary one.
  */
