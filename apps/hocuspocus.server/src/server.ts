@@ -109,7 +109,7 @@ export async function startServer(
     principal: (headers: Headers) => auth.sessionPrincipal(headers),
     origin: () => auth.origin(),
   }
-  const collab = createCollab({ config, services, logger, metrics, session: browserSession })
+  const collab = await createCollab({ config, services, logger, metrics, session: browserSession })
   // Documents stored before the search columns existed get them, in the background, once.
   const searchBackfill = startSearchBackfill({
     prisma: database.prisma,

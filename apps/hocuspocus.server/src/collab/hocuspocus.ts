@@ -2,9 +2,7 @@
  * The Hocuspocus instance: authentication, persistence, and Redis when configured so several
  * server instances share live documents.
  */
-import { Redis as RedisExtension } from '@hocuspocus/extension-redis'
-import { type Extension, Hocuspocus, OutgoingMessage } from '@hocuspocus/server'
-import IORedis from 'ioredis'
+import { type Extension, Hocuspocus } from '@hocuspocus/server'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import type { Services } from '../services.ts'
@@ -13,70 +11,10 @@ import { AuthExtension, type BrowserSession } from './auth-extension.ts'
 import { AwarenessGuard } from './awareness-guard.ts'
 import { EditorBoundary } from './boundary.ts'
 import { PersistenceExtension } from './persistence-extension.ts'
+import type { RedisSync } from './redis-sync.ts'
 
 /** How long shutdown waits for loaded documents to unload after their final store. */
 const UNLOAD_WAIT_MS = 3_000
-
-/**
- * The Redis extension as the documents' message bus only, without its two store hooks. Found by the load
- * and soak run (two instances, MCP writes and typing on the same documents):
- * - `onStoreDocument` takes a Redis lock with no retry and, when the other instance holds it, skips the
- *   store (SkipFurtherHooksError): the persistence extension never runs, so an MCP write on this instance
- *   was answered "not confirmed" whenever the other instance was storing the same document. The lock never
- *   ordered stores anyway (whoever takes it next writes its own full state), so each instance now stores
- *   its own copy, and stores again when a peer's change reaches it.
- * - `afterStoreDocument` waits `disconnectDelay` (1 s) after every store of a direct connection, inside the
- *   document's save mutex: every MCP write took over a second and writes to one document queued a second
- *   apart. Its purpose, letting the Redis round trip finish before the document unloads, is served by the
- *   extension's `beforeUnloadDocument`, which waits the same delay before any unload.
- */
-class RedisSync extends RedisExtension {
-  override async onStoreDocument(): Promise<void> {}
-  override async afterStoreDocument(): Promise<void> {}
-
-  /**
-   * Stops applying what other instances publish (the subscriber's messages are dropped). Shutdown calls it
-   * before its last flush: their editors' changes are theirs to store, and arriving during the flush they
-   * kept this instance's documents unstored, so a SIGTERM under typing elsewhere exited 1 (found by the
-   * balancer rehearsal, reliability/balancer-restart.test.ts).
-   */
-  stopReceiving(): void {
-    this.sub.removeAllListeners('messageBuffer')
-  }
-
-  /**
-   * After the subscriber (re)connects: subscribe again, confirmed, to every loaded document's channel and
-   * to this instance's reply channel, then publish a SyncStep1 for each loaded document. Found by the Redis
-   * outage suite (reliability/faults-redis.test.ts): the extension only publishes on a change, so edits
-   * made on one instance while Redis was away never reached the other once Redis returned, unless someone
-   * edited again (the SyncStep1s queued during the outage are sent the instant the publisher reconnects,
-   * usually before the peer has subscribed again). A peer answers a SyncStep1 with what we lack and its
-   * own SyncStep1, which we answer with what it lacks; whichever instance reconnects last is heard by the
-   * other, so both converge without a further edit.
-   */
-  async announceLoadedDocuments(): Promise<void> {
-    const instance = this.instance as Hocuspocus | undefined
-    if (!instance) return
-    const { prefix, identifier } = this.configuration
-    const names = [...instance.documents.keys()]
-    await new Promise<void>((resolve, reject) => {
-      this.sub.subscribe(
-        `${prefix}#reply:${identifier}`,
-        ...names.map((name) => `${prefix}:${name}`),
-        (error) => (error ? reject(error) : resolve()),
-      )
-    })
-    for (const name of names) {
-      const document = instance.documents.get(name)
-      if (!document) continue
-      const step1 = new OutgoingMessage(name).createSyncMessage().writeFirstSyncStepFor(document)
-      await this.pub.publish(
-        `${prefix}:${name}`,
-        Buffer.concat([this.messagePrefix, Buffer.from(step1.toUint8Array())]),
-      )
-    }
-  }
-}
 
 export type Collab = {
   hocuspocus: Hocuspocus
@@ -100,14 +38,14 @@ export type CollabSettings = {
   versionPauseMs?: number
 }
 
-export function createCollab(deps: {
+export async function createCollab(deps: {
   config: CollabSettings
   services: Services
   /** Browsers signed in by cookie (the web editor): see AuthExtension. */
   session?: BrowserSession
   logger: Logger
   metrics: Metrics
-}): Collab {
+}): Promise<Collab> {
   const { config, services, logger, metrics } = deps
   const persistence = new PersistenceExtension({
     documents: services.documents,
@@ -138,23 +76,10 @@ export function createCollab(deps: {
   ]
   let redisSync: RedisSync | undefined
   if (config.redisUrl) {
-    const url = config.redisUrl
-    const redis = new RedisSync({
-      createClient: () => {
-        // Keep retrying while Redis is away; each instance goes on serving its own clients meanwhile.
-        const client = new IORedis(url, { maxRetriesPerRequest: null, lazyConnect: false })
-        client.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'))
-        return client
-      },
-    } as never)
-    // Each (re)connection of the subscriber: resync every loaded document with the other instances.
-    redis.sub.on('ready', () => {
-      redis.announceLoadedDocuments().catch((err: Error) => {
-        logger.warn({ err: err.message }, 'redis: announcing loaded documents after reconnect failed')
-      })
-    })
-    extensions.push(redis)
-    redisSync = redis
+    // Imported only with Redis: the extension and its client are ~0.4 s of CPU a start without it skips.
+    const { createRedisSync } = await import('./redis-sync.ts')
+    redisSync = createRedisSync(config.redisUrl, logger)
+    extensions.push(redisSync)
   }
   const hocuspocus = new Hocuspocus({
     name: 'collab',
