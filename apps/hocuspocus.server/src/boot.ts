@@ -7,6 +7,7 @@ import { databaseTarget, prepareDatabase } from './db/client.ts'
 import { DataDirBusyError } from './db/data-dir-lock.ts'
 import { createLogger, type Logger } from './logger.ts'
 import type { RunningServer } from './server.ts'
+import { openServerDatabase } from './server-database.ts'
 
 /** A line for people on stderr (stdout belongs to the stdio transport). */
 export const say = (line = '') => process.stderr.write(`${line}\n`)
@@ -25,12 +26,14 @@ export function loadConfigOrExit(): Config {
 
 export async function startOrExit(config: Config): Promise<{ server: RunningServer; logger: Logger }> {
   const logger = createLogger(config.logLevel)
-  // The embedded database's WebAssembly compiles on background threads while the server's modules load:
-  // server.ts (and all it imports, ~1 s of CPU) is imported here, after the compile has started.
+  // The database opens (PGlite compiles and starts on its own thread) while the server's modules load:
+  // server.ts (and all it imports, ~1 s of CPU) is imported here, after the opening has started.
   prepareDatabase(databaseTarget(config))
+  const database = openServerDatabase(config, logger)
+  database.catch(() => {}) // its failure is met where startServer awaits it, below
   try {
     const { startServer } = await import('./server.ts')
-    return { server: await startServer(config, logger), logger }
+    return { server: await startServer(config, logger, { database }), logger }
   } catch (error) {
     if (error instanceof DataDirBusyError) {
       say(error.message)

@@ -13,10 +13,7 @@ import { headingExists } from './collab/headings.ts'
 import { type Collab, createCollab } from './collab/hocuspocus.ts'
 import { MAX_EDITOR_WAIT_MS } from './collab/limits.ts'
 import type { Config } from './config.ts'
-import { type Database, databaseTarget, openDatabase } from './db/client.ts'
-import { acquireDataDirLock, type DataDirLock } from './db/data-dir-lock.ts'
 import { startEmbeddedMaintenance } from './db/maintenance.ts'
-import { applyMigrations } from './db/migrations.ts'
 import { startOutlineBackfill } from './documents/outline-backfill.ts'
 import { startSearchBackfill } from './documents/search-backfill.ts'
 import { JOB_DEADLINE_MS } from './documents/worker/pool.ts'
@@ -28,6 +25,7 @@ import { init as initMcp, type McpModule } from './modules/mcp/index.ts'
 import type { ServerTimeShares } from './modules/mcp/infra/server-time.ts'
 import { createDocumentWriter } from './modules/mcp/infra/writer.ts'
 import type { HoldSeam } from './modules/mcp/tools/context.ts'
+import { openServerDatabase, type ServerDatabase } from './server-database.ts'
 import { createServices, type Services } from './services.ts'
 
 export const VERSION = '0.1.0'
@@ -76,29 +74,12 @@ export async function startServer(
     clientMetadataFetch?: ClientMetadataFetch
     mcpHold?: HoldSeam
     mcpServerTime?: ServerTimeShares
+    /** The database as boot.ts opened it (openServerDatabase); absent: opened here. */
+    database?: Promise<ServerDatabase>
   } = {},
 ): Promise<RunningServer> {
-  const target = databaseTarget(config)
-  let lock: DataDirLock | undefined
-  if (target.kind === 'pglite') {
-    // An embedded database folder must never be opened by two processes at once.
-    lock = acquireDataDirLock(config.dataDir, 'server', {
-      onTakeover: (message, found) => logger.warn({ lock: found }, message),
-    })
-  }
-  let db: Database | undefined
-  try {
-    db = await openDatabase(target, { onThreadProblem: (message) => logger.warn(message) })
-    if (config.migrateOnStart) {
-      const applied = await applyMigrations(db.adapterFactory, { onWarning: (m) => logger.warn(m) })
-      if (applied.length) logger.info({ applied }, 'migrations applied')
-    }
-  } catch (error) {
-    await db?.close().catch(() => {})
-    lock?.release()
-    throw error
-  }
-  const database = db
+  // Already opening when boot.ts started it before importing this file (server-database.ts).
+  const { database, lock } = await (seams.database ?? openServerDatabase(config, logger))
   // PGlite has no autovacuum: without this its tables grow by every stored state, forever.
   const maintenance =
     database.kind === 'pglite' ? startEmbeddedMaintenance({ db: database, logger }) : undefined

@@ -27,7 +27,7 @@ const LAYERS: ReadonlyArray<readonly [name: string, files: RegExp]> = [
   ],
   ['edge', /^(collab|http|auth)\//],
   ['modules', /^modules\/mcp\//],
-  ['root', /^(config|server|boot|main|mcp-stdio|first-run)\.ts$|^cli\//],
+  ['root', /^(config|server|server-database|boot|main|mcp-stdio|first-run)\.ts$|^cli\//],
 ]
 
 type Graph = Map<string, Set<string>>
