@@ -112,8 +112,9 @@ describe.skipIf(!CHROMIUM)('presence and colours in the page', () => {
       return {
         inside: entries.every((e) => e.right <= list.right + 1 && e.bottom <= list.bottom + 1),
         listHeight: list.height,
+        // Nothing shown is laid over the page (the page's own closed panels, display: none, show nothing).
         fixed: Array.from(document.querySelectorAll('body *')).some(
-          (e) => getComputedStyle(e).position === 'fixed',
+          (e) => e.getClientRects().length > 0 && getComputedStyle(e).position === 'fixed',
         ),
         styles,
         markStyle: mark?.getAttribute('style') ?? null,
