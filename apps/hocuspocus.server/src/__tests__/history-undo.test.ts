@@ -326,6 +326,7 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
     Y.applyUpdate(live, created.value)
     const fragment = live.getXmlFragment(FRAGMENT_NAME)
     const versions: Array<{ id: bigint; authors: Author[]; state: Uint8Array }> = []
+    let saved = 0
     const take = (authors: Author[]) =>
       versions.push({ id: BigInt(versions.length + 1), authors, state: Y.encodeStateAsUpdate(live) })
     take([])
@@ -343,7 +344,10 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
           const found = 'id' in lookup ? versions.find((v) => v.id === lookup.id) : undefined
           return found ? row(found) : null
         },
-        saveNamedVersion: async () => ({ id: 1000n }),
+        saveNamedVersion: async () => {
+          saved++
+          return { id: 1000n }
+        },
         versionsAfter: async (_id, since, limit) =>
           versions
             .filter((v) => 'afterId' in since && v.id > since.afterId)
@@ -364,7 +368,7 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
       currentState: async () => Y.encodeStateAsUpdate(live),
     }
     const document = { id: 'd1', slug: 'plan', room: 'r1' } as never
-    return { live, fragment, take, deps, document }
+    return { live, fragment, take, deps, document, savedVersions: () => saved }
   }
 
   test("undoes the agent's versions on either side of a person's, keeping the person's text", async () => {
@@ -392,7 +396,7 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
   })
 
   test('refuses a version that mixes the author with someone else, naming it', async () => {
-    const { fragment, take, deps, document } = setup()
+    const { fragment, take, deps, document, savedVersions } = setup()
     appendMarkdown(fragment, 'Agent one.')
     take([agent, person])
     const before = documentToMarkdown(fragment)
@@ -405,6 +409,8 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
       `version 2 (1970-01-01T00:00:00.000Z: olive's agent via API token "ci-bot"; pat (editor))`,
     )
     expect(documentToMarkdown(fragment)).toBe(before)
+    // Refused on what was kept: no "Before revert" version is left behind.
+    expect(savedVersions()).toBe(0)
   })
 
   test('a state over MAX_HISTORY_STATE_BYTES is refused, naming the field and what to do', () => {

@@ -147,40 +147,18 @@ function filterText(filter: AuthorFilter): string {
 }
 
 /**
- * Undoes the changes of one author (a handle, and an app) since a version or a time: the versions from
- * then on whose authors are all that author are undone together, every other version's changes kept. A
- * version that mixes the author's changes with someone else's cannot be split by author and is named in a
- * refusal (revert it by version_id, which undoes all of it, or restore a version).
+ * The versions after `baseId` as undo steps: those whose authors are all the author's are tracked (their
+ * changes undone), the others kept; refused when more than MAX_REVERT_VERSIONS follow, when one is past
+ * MAX_HISTORY_STATE_BYTES, or when one mixes the author's changes with someone else's.
  */
-export async function revertAuthor(
+async function walkAuthor(
   deps: HistoryActionDeps,
   document: DocumentRow,
   filter: AuthorFilter,
-  since: { versionId: bigint } | { at: Date },
-  actor: Actor,
-): Promise<Result<ActionOutcome>> {
-  const sinceField = 'versionId' in since ? 'since_version' : 'since_time'
-  // The version the changes start from: the since version itself, or the newest at or before the time.
-  const base = await deps.history.findVersion(
-    document.id,
-    'versionId' in since ? { id: since.versionId } : { at: since.at },
-  )
-  if (!base)
-    return 'versionId' in since
-      ? versionNotFound(document.slug, since.versionId, sinceField)
-      : refuse(
-          'not_found',
-          `since_time: no version of "${document.slug}" at or before ${since.at.toISOString()} is kept; list_versions names the versions kept.`,
-          sinceField,
-        )
-  // The document as it is now becomes a version first, so the author's latest changes are in the walk.
-  const before = await beforeVersion(deps, document, `Before revert of ${filterText(filter)} changes`)
-  if (before.kind === 'error') return before
-  const versions = await deps.history.versionsAfter(
-    document.id,
-    { afterId: base.id },
-    MAX_REVERT_VERSIONS + 1,
-  )
+  baseId: bigint,
+  sinceField: string,
+): Promise<Result<{ steps: UndoStep[]; reverted: bigint[] }>> {
+  const versions = await deps.history.versionsAfter(document.id, { afterId: baseId }, MAX_REVERT_VERSIONS + 1)
   if (versions.length > MAX_REVERT_VERSIONS)
     return refuse(
       'invalid_input',
@@ -211,6 +189,45 @@ export async function revertAuthor(
       'author',
     )
   }
+  return ok({ steps, reverted })
+}
+
+/**
+ * Undoes the changes of one author (a handle, and an app) since a version or a time: the versions from
+ * then on whose authors are all that author are undone together, every other version's changes kept. A
+ * version that mixes the author's changes with someone else's cannot be split by author and is named in a
+ * refusal (revert it by version_id, which undoes all of it, or restore a version).
+ */
+export async function revertAuthor(
+  deps: HistoryActionDeps,
+  document: DocumentRow,
+  filter: AuthorFilter,
+  since: { versionId: bigint } | { at: Date },
+  actor: Actor,
+): Promise<Result<ActionOutcome>> {
+  const sinceField = 'versionId' in since ? 'since_version' : 'since_time'
+  // The version the changes start from: the since version itself, or the newest at or before the time.
+  const base = await deps.history.findVersion(
+    document.id,
+    'versionId' in since ? { id: since.versionId } : { at: since.at },
+  )
+  if (!base)
+    return 'versionId' in since
+      ? versionNotFound(document.slug, since.versionId, sinceField)
+      : refuse(
+          'not_found',
+          `since_time: no version of "${document.slug}" at or before ${since.at.toISOString()} is kept; list_versions names the versions kept.`,
+          sinceField,
+        )
+  // What is already kept is checked first, so a revert refused for it leaves no "Before" version behind.
+  const kept = await walkAuthor(deps, document, filter, base.id, sinceField)
+  if (kept.kind === 'error') return kept
+  // The document as it is now becomes a version, so the author's latest changes are in the walk.
+  const before = await beforeVersion(deps, document, `Before revert of ${filterText(filter)} changes`)
+  if (before.kind === 'error') return before
+  const walked = await walkAuthor(deps, document, filter, base.id, sinceField)
+  if (walked.kind === 'error') return walked
+  const { steps, reverted } = walked.value
   if (reverted.length === 0)
     return refuse(
       'not_found',
