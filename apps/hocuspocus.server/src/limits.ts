@@ -62,9 +62,12 @@ export const MAX_VERSION_NAME_CHARS = 100
 
 /**
  * Largest state (bytes) a restore or a revert decodes at once, the live document's and each version's
- * (documents/history-undo.ts: they are rebuilt in a scratch document inside the live edit's transaction).
+ * (documents/history-undo.ts: they are rebuilt in a scratch document inside the live edit's transaction,
+ * on the event loop). Sized by that work, not by storage: a revert of a ~1 MB state took ~1.4 s here (a
+ * restore ~0.3 s), and every other client waits that long; until the work moves to the documents' worker,
+ * larger documents are refused (docs/history.md, "Bounds").
  */
-export const MAX_HISTORY_STATE_BYTES = 8 * 1024 * 1024
+export const MAX_HISTORY_STATE_BYTES = 2 * 1024 * 1024
 
 /** Versions one revert of an author's changes walks at most (each decoded once; history-undo.ts). */
 export const MAX_REVERT_VERSIONS = 30
