@@ -21,6 +21,7 @@ import type { Author } from '../documents/history-authors.ts'
 import { tooLarge } from '../documents/history-undo.ts'
 import { MAX_HISTORY_STATE_BYTES } from '../limits.ts'
 import type { RunningServer } from '../server.ts'
+import { userWithLabelledToken } from './history-support.ts'
 
 let server: RunningServer
 useTestServer(
@@ -29,14 +30,6 @@ useTestServer(
   },
   { versionMinIntervalMs: 0, versionPauseMs: 150 },
 )
-
-async function userWithLabelledToken(handle: string, label: string) {
-  const user = await server.services.users.add(handle)
-  if (user.kind === 'error') throw new Error(user.message)
-  const issued = await server.services.tokens.issue(user.value.id, { scopes: ['read', 'write'], label })
-  if (issued.kind === 'error') throw new Error(issued.message)
-  return { user: user.value, token: issued.value.token }
-}
 
 async function api(path: string, token: string, init: RequestInit = {}) {
   const response = await fetch(`${server.url}/api${path}`, {
@@ -53,7 +46,7 @@ let slug: string
 let room: string
 
 beforeAll(async () => {
-  owner = await userWithLabelledToken('olive', 'olive laptop')
+  owner = await userWithLabelledToken(server, 'olive', 'olive laptop')
   const agentToken = await server.services.tokens.issue(owner.user.id, {
     scopes: ['read', 'write'],
     label: 'ci-bot',
@@ -125,17 +118,24 @@ describe('REST for the history panel: reads', () => {
     const bad = await api(`/documents/${slug}/versions?cursor=abc`, owner.token)
     expect(bad.status).toBe(400)
     expect(bad.body.field).toBe('cursor')
-    const stranger = await userWithLabelledToken('sam', 'sam laptop')
+    const stranger = await userWithLabelledToken(server, 'sam', 'sam laptop')
     const hidden = await api(`/documents/${slug}/versions`, stranger.token)
     expect(hidden.status).toBe(404)
   })
 })
 
 /** The newest version whose reason is `reason` (REST list), once there is one newer than `after`. */
-async function newestVersion(reason: string, after = 0): Promise<Record<string, any>> {
+/**
+ * The newest version taken for `reason` after version `after`, and by `app` when given (versions come
+ * after the write that makes them, so an earlier test's revert may still be landing: its app differs).
+ */
+async function newestVersion(reason: string, after = 0, app?: string): Promise<Record<string, any>> {
   return eventually(async () => {
     const got = await api(`/documents/${slug}/versions`, owner.token)
-    const found = got.body.versions.find((v: { reason: string }) => v.reason === reason)
+    const found = got.body.versions.find(
+      (v: { reason: string; authors: Array<{ app?: string }> }) =>
+        v.reason === reason && (app === undefined || v.authors.some((a) => a.app === app)),
+    )
     expect(found).toBeDefined()
     expect(Number(found.id)).toBeGreaterThan(after)
     return found
@@ -163,7 +163,7 @@ async function liveMarkdown(): Promise<string> {
 
 describe('revert and restore', () => {
   test("the owner reverts an agent's version while a person types; the person's text stays", async () => {
-    const person = await userWithLabelledToken('pat', 'pat desktop')
+    const person = await userWithLabelledToken(server, 'pat', 'pat desktop')
     const shared = await server.services.documents.share(slug, person.user.id, 'editor')
     if (shared.kind === 'error') throw new Error(shared.message)
     const provider = connectProvider(server.url, room, person.token)
@@ -172,7 +172,7 @@ describe('revert and restore', () => {
       const before = await newestVersion('agent')
       // The agent's change: a new paragraph in Body, and a word into its first paragraph.
       await callText(agentClient, 'append_to_document', { slug, markdown: 'Agent paragraph.' })
-      const agentVersion = await newestVersion('agent', Number(before.id))
+      const agentVersion = await newestVersion('agent', Number(before.id), 'ci-bot')
       expect(agentVersion.authors).toEqual([
         expect.objectContaining({ kind: 'agent', name: 'olive', app: 'ci-bot' }),
       ])
@@ -224,7 +224,7 @@ describe('revert and restore', () => {
   test('a revert where someone changed the same block since is refused, naming the block', async () => {
     const before = await newestVersion('agent')
     await callText(agentClient, 'append_to_document', { slug, markdown: 'Agent draft sentence.' })
-    const agentVersion = await newestVersion('agent', Number(before.id))
+    const agentVersion = await newestVersion('agent', Number(before.id), 'ci-bot')
     const pat = await server.services.users.byHandle('pat')
     if (pat.kind === 'error') throw new Error(pat.message)
     const person = await server.services.tokens.issue(pat.value.id, {
@@ -300,7 +300,7 @@ describe('revert and restore', () => {
     const missing = await callText(ownerClient, 'restore_version', { slug, version_id: 999999 })
     expect(missing.isError).toBe(true)
     expect(missing.text).toContain('version_id: no version 999999')
-    const viewer = await userWithLabelledToken('vera', 'vera laptop')
+    const viewer = await userWithLabelledToken(server, 'vera', 'vera laptop')
     await server.services.documents.share(slug, viewer.user.id, 'viewer')
     const forbidden = await api(`/documents/${slug}/versions/${start.id}/restore`, viewer.token, {
       method: 'POST',

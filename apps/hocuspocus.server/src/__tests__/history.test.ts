@@ -17,6 +17,7 @@ import { diffFragments, fragmentOfState, summarize } from '../documents/history-
 import { applyRetention } from '../documents/history-store.ts'
 import { MAX_NAMED_VERSIONS, VERSION_RETENTION } from '../limits.ts'
 import type { RunningServer } from '../server.ts'
+import { userWithLabelledToken } from './history-support.ts'
 
 let server: RunningServer
 // Versions as soon as asked: no interval between automatic ones, a short pause after people's typing.
@@ -26,14 +27,6 @@ useTestServer(
   },
   { versionMinIntervalMs: 0, versionPauseMs: 150 },
 )
-
-async function userWithLabelledToken(handle: string, label: string) {
-  const user = await server.services.users.add(handle)
-  if (user.kind === 'error') throw new Error(user.message)
-  const issued = await server.services.tokens.issue(user.value.id, { scopes: ['read', 'write'], label })
-  if (issued.kind === 'error') throw new Error(issued.message)
-  return { user: user.value, token: issued.value.token }
-}
 
 async function textOf(client: Client, name: string, args: Record<string, unknown>): Promise<string> {
   return (await callText(client, name, args)).text
@@ -57,8 +50,8 @@ let slug: string
 let room: string
 
 beforeAll(async () => {
-  owner = await userWithLabelledToken('olive', 'olive laptop')
-  const agent = await userWithLabelledToken('otto', 'unused')
+  owner = await userWithLabelledToken(server, 'olive', 'olive laptop')
+  const agent = await userWithLabelledToken(server, 'otto', 'unused')
   // The agent is the owner's own: a second token of olive's, named for the app that holds it.
   const agentToken = await server.services.tokens.issue(owner.user.id, {
     scopes: ['read', 'write'],
@@ -94,7 +87,7 @@ describe('attribution and versions', () => {
   })
 
   test('a person typing through a provider is attributed, after a pause', async () => {
-    const person = await userWithLabelledToken('pat', 'pat desktop')
+    const person = await userWithLabelledToken(server, 'pat', 'pat desktop')
     const shared = await server.services.documents.share(slug, person.user.id, 'editor')
     if (shared.kind === 'error') throw new Error(shared.message)
     const provider = connectProvider(server.url, room, person.token)

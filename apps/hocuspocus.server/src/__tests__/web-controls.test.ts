@@ -40,24 +40,9 @@ async function caretAtEnd(page: Page, selector: string, prefix: string): Promise
   await page.waitForFunction(() => document.activeElement?.classList.contains('ProseMirror'))
 }
 
-/** Puts the caret at the end of the table cell at `row`, `column` (counted from 0). */
-async function caretInCell(page: Page, row: number, column: number): Promise<void> {
-  await page.evaluate(
-    (row, column) => {
-      const cell = document.querySelectorAll('.ProseMirror tr')[row]?.children[column]
-      const paragraph = cell?.querySelector('p')
-      if (!paragraph) throw new Error(`no cell ${row}, ${column}`)
-      ;(document.querySelector('.ProseMirror') as HTMLElement).focus()
-      const range = document.createRange()
-      range.selectNodeContents(paragraph)
-      range.collapse(false)
-      getSelection()!.removeAllRanges()
-      getSelection()!.addRange(range)
-    },
-    row,
-    column,
-  )
-  await page.waitForFunction(() => document.activeElement?.classList.contains('ProseMirror'))
+/** Puts the caret at the end of the table cell at `row`, `column` (counted from 0; one table, one body). */
+function caretInCell(page: Page, row: number, column: number): Promise<void> {
+  return caretAtEnd(page, `.ProseMirror tr:nth-of-type(${row + 1}) > :nth-child(${column + 1}) p`, '')
 }
 
 /** Presses the toolbar button whose accessible name starts with `name`, as a mouse does. */
