@@ -16,7 +16,13 @@ import { join } from 'node:path'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { SEARCH_REFRESH_MS } from '@collab/hocuspocus.server/src/collab/store-policy.ts'
 import type { RunningServer } from '@collab/hocuspocus.server/src/server.ts'
-import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import {
+  type Browser,
+  CHROMIUM,
+  launchChromium,
+  type Page,
+  serveBundledPage,
+} from '@collab/test-support/chromium'
 import { connectProvider } from '@collab/test-support/provider'
 import { startFreshServer, userWithToken } from '@collab/test-support/server'
 import { Y } from '../deps.ts'
@@ -162,28 +168,12 @@ async function serveBareEditor(): Promise<{
   url(ws: string, room: string, token: string): string
   stop(): void
 }> {
-  const built = await Bun.build({
-    entrypoints: [join(import.meta.dir, '../../apps/web/bench/bare-editor.ts')],
-    target: 'browser',
+  const pages = await serveBundledPage(join(import.meta.dir, '../../apps/web/bench/bare-editor.ts'), {
     minify: true,
   })
-  if (!built.success) throw new Error(built.logs.join('\n'))
-  const script = await built.outputs[0]!.text()
-  const pages = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    fetch(request) {
-      if (new URL(request.url).pathname === '/bare.js')
-        return new Response(script, { headers: { 'content-type': 'text/javascript' } })
-      return new Response(
-        '<!doctype html><meta charset="utf-8"><div id="editor"></div><script type="module" src="/bare.js"></script>',
-        { headers: { 'content-type': 'text/html' } },
-      )
-    },
-  })
   return {
-    url: (ws, room, token) => `http://127.0.0.1:${pages.port}/?${new URLSearchParams({ ws, room, token })}`,
-    stop: () => pages.stop(true),
+    url: (ws, room, token) => `${pages.origin}/?${new URLSearchParams({ ws, room, token })}`,
+    stop: pages.stop,
   }
 }
 

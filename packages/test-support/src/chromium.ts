@@ -17,15 +17,14 @@ export function launchChromium(): Promise<Browser> {
 }
 
 /**
- * The StarterKit fixture app (fixtures/starterkit-page.ts: TipTap's StarterKit bound with Collaboration to
- * a Hocuspocus provider), bundled for the browser and served from an origin of its own, as a third-party
- * app would be. Its page reads `ws`, `room` and `token` from the query.
+ * A browser script (`entrypoint`, bundled with Bun.build) on a page of its own, served from an origin of
+ * its own, as a third-party app would be: `<div id="editor">` and the script; the page reads its query.
  */
-export async function serveStarterKitPage(): Promise<{ origin: string; stop(): void }> {
-  const built = await Bun.build({
-    entrypoints: [join(APP_DIR, 'src/__tests__/fixtures/starterkit-page.ts')],
-    target: 'browser',
-  })
+export async function serveBundledPage(
+  entrypoint: string,
+  options: { minify?: boolean } = {},
+): Promise<{ origin: string; stop(): void }> {
+  const built = await Bun.build({ entrypoints: [entrypoint], target: 'browser', minify: options.minify })
   if (!built.success) throw new Error(built.logs.join('\n'))
   const script = await built.outputs[0]!.text()
   const pages = Bun.serve({
@@ -41,4 +40,12 @@ export async function serveStarterKitPage(): Promise<{ origin: string; stop(): v
     },
   })
   return { origin: `http://127.0.0.1:${pages.port}`, stop: () => pages.stop(true) }
+}
+
+/**
+ * The StarterKit fixture app (fixtures/starterkit-page.ts: TipTap's StarterKit bound with Collaboration to
+ * a Hocuspocus provider). Its page reads `ws`, `room` and `token` from the query.
+ */
+export function serveStarterKitPage(): Promise<{ origin: string; stop(): void }> {
+  return serveBundledPage(join(APP_DIR, 'src/__tests__/fixtures/starterkit-page.ts'))
 }
