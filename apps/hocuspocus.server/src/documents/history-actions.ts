@@ -147,19 +147,22 @@ function filterText(filter: AuthorFilter): string {
 }
 
 /**
- * The versions after `baseId` as undo steps: those whose authors are all the author's are tracked (their
- * changes undone), the others kept; refused when more than MAX_REVERT_VERSIONS follow, when one is past
- * MAX_HISTORY_STATE_BYTES, or when one mixes the author's changes with someone else's.
+ * The versions after `afterId` as undo steps: those whose authors are all the author's are tracked (their
+ * changes undone), the others kept; `walked` versions were taken already, so at most MAX_REVERT_VERSIONS
+ * minus that many may follow. Refused when more follow, when one is past MAX_HISTORY_STATE_BYTES, or when
+ * one mixes the author's changes with someone else's.
  */
 async function walkAuthor(
   deps: HistoryActionDeps,
   document: DocumentRow,
   filter: AuthorFilter,
-  baseId: bigint,
+  afterId: bigint,
+  walked: number,
   sinceField: string,
-): Promise<Result<{ steps: UndoStep[]; reverted: bigint[] }>> {
-  const versions = await deps.history.versionsAfter(document.id, { afterId: baseId }, MAX_REVERT_VERSIONS + 1)
-  if (versions.length > MAX_REVERT_VERSIONS)
+): Promise<Result<{ steps: UndoStep[]; reverted: bigint[]; lastId: bigint }>> {
+  const room = MAX_REVERT_VERSIONS - walked
+  const versions = await deps.history.versionsAfter(document.id, { afterId }, room + 1)
+  if (versions.length > room)
     return refuse(
       'invalid_input',
       `${sinceField}: more than ${MAX_REVERT_VERSIONS} versions follow it; a revert walks at most ${MAX_REVERT_VERSIONS}. Pass a later since_version (list_versions names them).`,
@@ -189,7 +192,7 @@ async function walkAuthor(
       'author',
     )
   }
-  return ok({ steps, reverted })
+  return ok({ steps, reverted, lastId: versions.at(-1)?.id ?? afterId })
 }
 
 /**
@@ -219,15 +222,24 @@ export async function revertAuthor(
           `since_time: no version of "${document.slug}" at or before ${since.at.toISOString()} is kept; list_versions names the versions kept.`,
           sinceField,
         )
-  // What is already kept is checked first, so a revert refused for it leaves no "Before" version behind.
-  const kept = await walkAuthor(deps, document, filter, base.id, sinceField)
+  // What is already kept is walked first, so a revert refused for it leaves no "Before" version behind.
+  const kept = await walkAuthor(deps, document, filter, base.id, 0, sinceField)
   if (kept.kind === 'error') return kept
-  // The document as it is now becomes a version, so the author's latest changes are in the walk.
+  // The document as it is now becomes a version, so the author's latest changes are in the walk: only
+  // what follows the kept versions is read again.
   const before = await beforeVersion(deps, document, `Before revert of ${filterText(filter)} changes`)
   if (before.kind === 'error') return before
-  const walked = await walkAuthor(deps, document, filter, base.id, sinceField)
-  if (walked.kind === 'error') return walked
-  const { steps, reverted } = walked.value
+  const fresh = await walkAuthor(
+    deps,
+    document,
+    filter,
+    kept.value.lastId,
+    kept.value.steps.length,
+    sinceField,
+  )
+  if (fresh.kind === 'error') return fresh
+  const steps = [...kept.value.steps, ...fresh.value.steps]
+  const reverted = [...kept.value.reverted, ...fresh.value.reverted]
   if (reverted.length === 0)
     return refuse(
       'not_found',
