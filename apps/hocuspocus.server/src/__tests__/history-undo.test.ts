@@ -11,7 +11,7 @@ import {
   FRAGMENT_NAME,
   type Result,
 } from '@collab/doc-schema'
-import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { callText } from '@collab/test-support/mcp'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -21,7 +21,7 @@ import type { Author } from '../documents/history-authors.ts'
 import { tooLarge } from '../documents/history-undo.ts'
 import { MAX_HISTORY_STATE_BYTES } from '../limits.ts'
 import type { RunningServer } from '../server.ts'
-import { userWithLabelledToken } from './history-support.ts'
+import { planWithAgent, userWithLabelledToken } from './history-support.ts'
 
 let server: RunningServer
 useTestServer(
@@ -46,21 +46,7 @@ let slug: string
 let room: string
 
 beforeAll(async () => {
-  owner = await userWithLabelledToken(server, 'olive', 'olive laptop')
-  const agentToken = await server.services.tokens.issue(owner.user.id, {
-    scopes: ['read', 'write'],
-    label: 'ci-bot',
-  })
-  if (agentToken.kind === 'error') throw new Error(agentToken.message)
-  ownerClient = await connectClient(mcpUrlOf(server), owner.token)
-  agentClient = await connectClient(mcpUrlOf(server), agentToken.value.token)
-  const created = await server.services.documents.create(owner.user.id, {
-    title: 'Plan',
-    markdown: '## Intro\n\nHello there.\n\n## Body\n\nFirst paragraph.\n\nSecond paragraph.\n',
-  })
-  if (created.kind === 'error') throw new Error(created.message)
-  slug = created.value.slug
-  room = created.value.room
+  ;({ owner, ownerClient, agentClient, slug, room } = await planWithAgent(server))
 }, 60_000)
 
 describe('REST for the history panel: reads', () => {
@@ -125,19 +111,30 @@ describe('REST for the history panel: reads', () => {
 })
 
 /** The newest version whose reason is `reason` (REST list), once there is one newer than `after`. */
+/** The newest version taken for `reason` after version `after`. */
+async function newestVersion(reason: string, after = 0): Promise<Record<string, any>> {
+  return eventually(async () => {
+    const got = await api(`/documents/${slug}/versions`, owner.token)
+    const found = got.body.versions.find((v: { reason: string }) => v.reason === reason)
+    expect(found).toBeDefined()
+    expect(Number(found.id)).toBeGreaterThan(after)
+    return found
+  })
+}
+
 /**
- * The newest version taken for `reason` after version `after`, and by `app` when given (versions come
- * after the write that makes them, so an earlier test's revert may still be landing: its app differs).
+ * The newest version after version `after` that holds changes by `app`: the version an app's write landed
+ * in. Not found by its reason: a pause version of a person's typing just before may be taken after the
+ * write and hold it, leaving the "after an agent's write" version with nothing to undo.
  */
-async function newestVersion(reason: string, after = 0, app?: string): Promise<Record<string, any>> {
+async function versionWithChangesBy(app: string, after: number): Promise<Record<string, any>> {
   return eventually(async () => {
     const got = await api(`/documents/${slug}/versions`, owner.token)
     const found = got.body.versions.find(
-      (v: { reason: string; authors: Array<{ app?: string }> }) =>
-        v.reason === reason && (app === undefined || v.authors.some((a) => a.app === app)),
+      (v: { id: string; authors: Array<{ app?: string }>; summary: { charsIn: number } | null }) =>
+        Number(v.id) > after && v.authors.some((a) => a.app === app) && (v.summary?.charsIn ?? 0) > 0,
     )
     expect(found).toBeDefined()
-    expect(Number(found.id)).toBeGreaterThan(after)
     return found
   })
 }
@@ -172,7 +169,7 @@ describe('revert and restore', () => {
       const before = await newestVersion('agent')
       // The agent's change: a new paragraph in Body, and a word into its first paragraph.
       await callText(agentClient, 'append_to_document', { slug, markdown: 'Agent paragraph.' })
-      const agentVersion = await newestVersion('agent', Number(before.id), 'ci-bot')
+      const agentVersion = await versionWithChangesBy('ci-bot', Number(before.id))
       expect(agentVersion.authors).toEqual([
         expect.objectContaining({ kind: 'agent', name: 'olive', app: 'ci-bot' }),
       ])
@@ -224,7 +221,7 @@ describe('revert and restore', () => {
   test('a revert where someone changed the same block since is refused, naming the block', async () => {
     const before = await newestVersion('agent')
     await callText(agentClient, 'append_to_document', { slug, markdown: 'Agent draft sentence.' })
-    const agentVersion = await newestVersion('agent', Number(before.id), 'ci-bot')
+    const agentVersion = await versionWithChangesBy('ci-bot', Number(before.id))
     const pat = await server.services.users.byHandle('pat')
     if (pat.kind === 'error') throw new Error(pat.message)
     const person = await server.services.tokens.issue(pat.value.id, {
@@ -244,7 +241,7 @@ describe('revert and restore', () => {
         slug,
         version_id: Number(agentVersion.id),
       })
-      expect(refused.isError).toBe(true)
+      expect(refused.isError, refused.text).toBe(true)
       expect(refused.text).toContain(
         'version_id: 1 block these changes touched was changed since by someone else',
       )

@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { createDocumentUpdate, FRAGMENT_NAME } from '@collab/doc-schema'
 import { Browser, signInAndConsent, TestOAuthProvider } from '@collab/test-support/browser'
-import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { callText, mcpUrlOf } from '@collab/test-support/mcp'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually, useTestServer } from '@collab/test-support/server'
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
@@ -17,7 +17,7 @@ import { diffFragments, fragmentOfState, summarize } from '../documents/history-
 import { applyRetention } from '../documents/history-store.ts'
 import { MAX_NAMED_VERSIONS, VERSION_RETENTION } from '../limits.ts'
 import type { RunningServer } from '../server.ts'
-import { userWithLabelledToken } from './history-support.ts'
+import { planWithAgent, userWithLabelledToken } from './history-support.ts'
 
 let server: RunningServer
 // Versions as soon as asked: no interval between automatic ones, a short pause after people's typing.
@@ -50,24 +50,7 @@ let slug: string
 let room: string
 
 beforeAll(async () => {
-  owner = await userWithLabelledToken(server, 'olive', 'olive laptop')
-  const agent = await userWithLabelledToken(server, 'otto', 'unused')
-  // The agent is the owner's own: a second token of olive's, named for the app that holds it.
-  const agentToken = await server.services.tokens.issue(owner.user.id, {
-    scopes: ['read', 'write'],
-    label: 'ci-bot',
-  })
-  if (agentToken.kind === 'error') throw new Error(agentToken.message)
-  ownerClient = await connectClient(mcpUrlOf(server), owner.token)
-  agentClient = await connectClient(mcpUrlOf(server), agentToken.value.token)
-  void agent
-  const created = await server.services.documents.create(owner.user.id, {
-    title: 'Plan',
-    markdown: '## Intro\n\nHello there.\n\n## Body\n\nFirst paragraph.\n\nSecond paragraph.\n',
-  })
-  if (created.kind === 'error') throw new Error(created.message)
-  slug = created.value.slug
-  room = created.value.room
+  ;({ owner, ownerClient, agentClient, slug, room } = await planWithAgent(server))
 }, 60_000)
 
 describe('attribution and versions', () => {
