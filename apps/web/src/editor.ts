@@ -22,6 +22,7 @@ import { importNotesKey, MAX_IMPORT_NOTES } from './list.ts'
 import { headingAbove, outlinePanel } from './outline.ts'
 import { remoteCaret, remoteSelection, showPresence } from './presence.ts'
 import { shareDialog } from './share.ts'
+import { sinceLastLook } from './since-last-look.ts'
 import { toolbar } from './toolbar.ts'
 
 /** This editor knows the project's whole schema, and says so (docs/server.md, Editor input). */
@@ -104,6 +105,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
       : null
   const access = h('span', { class: 'access' }, accessText(info))
   const history = historyPanel(slug, info.canWrite)
+  const sinceLook = sinceLastLook(slug, (base) => void history.openAt(base))
 
   clear(
     root,
@@ -124,6 +126,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
       ),
     ),
     banner,
+    sinceLook.element,
     h(
       'div',
       { class: 'workspace' },
@@ -156,6 +159,10 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
   // server sets the name and colour of every state from the signed-in principal, whatever a page sends.
   const me = { name: boot.name ?? boot.handle, color: colorOf(boot.handle) }
   const ydoc = new Y.Doc()
+  // Someone else's edit (it arrives through the provider): an open history panel lists new versions.
+  ydoc.on('update', (_update: Uint8Array, origin: unknown) => {
+    if (origin === provider) history.noteChange()
+  })
   const socketUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/?${DECLARED_TYPES}`
   let editor: Editor | undefined
   let scope: 'read-write' | 'readonly' = info.canWrite ? 'read-write' : 'readonly'
@@ -254,7 +261,10 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     onSynced: () => {
       // Marks for the benchmarks' first-paint breakdown (performance.getEntriesByType('mark')).
       performance.mark('collab:synced')
-      if (!editor) createEditor()
+      if (!editor) {
+        createEditor()
+        void sinceLook.start()
+      }
       performance.mark('collab:editor')
     },
   })

@@ -30,10 +30,23 @@ export type HistoryPanel = {
   readonly element: HTMLElement
   /** Offers Restore only to someone who may write now (access can change while the page is open). */
   setCanWrite(canWrite: boolean): void
+  /** The document changed (someone else's edit arrived): an open panel lists new versions soon after. */
+  noteChange(): void
+  /** Opens the panel on `version` (found in the list, older pages read as needed), showing changes to now. */
+  openAt(version: Version | null): Promise<void>
 }
 
 /** Section names a version's line shows at most (the counts before them stay exact). */
 const SUMMARY_SECTIONS_SHOWN = 3
+/**
+ * An open panel asks for new versions this long after someone else's edit arrives (edits in a burst ask
+ * once), and at least this often while open: an automatic version can be taken minutes after the edit
+ * (MIN_VERSION_INTERVAL_MS on the server), with nothing arriving on the page then.
+ */
+const REFRESH_AFTER_CHANGE_MS = 2_000
+const REFRESH_EVERY_MS = 20_000
+/** Older pages `openAt` reads at most looking for its version. */
+const OPEN_AT_PAGES = 10
 
 /** Why a version was taken, as people read it (docs/history.md, Versions). */
 const REASONS: Record<string, string> = {
@@ -141,6 +154,8 @@ function sectionNode(section: SectionDiff): HTMLElement {
 export function historyPanel(slug: string, initialCanWrite: boolean): HistoryPanel {
   let canWrite = initialCanWrite
   let cursor: string | null = null
+  /** The versions listed, by id (openAt selects one by its button). */
+  const listed = new Map<string, Version>()
   /** Bumped at each open and each selection: a late answer for an earlier one is dropped. */
   let generation = 0
 
@@ -173,24 +188,52 @@ export function historyPanel(slug: string, initialCanWrite: boolean): HistoryPan
     detail,
   )
 
+  let refreshTimer: ReturnType<typeof setTimeout> | undefined
+  let refreshEvery: ReturnType<typeof setInterval> | undefined
+  /** Lists versions newer than the newest shown at the top, keeping the selection and what is open. */
+  async function refresh() {
+    if (element.hidden) return
+    const mine = generation
+    try {
+      const page = await fetchVersions(slug, null)
+      if (mine !== generation || element.hidden) return
+      const shown = new Set(
+        Array.from(list.querySelectorAll<HTMLElement>('button.version')).map((b) => b.dataset.versionId),
+      )
+      const fresh = page.versions.filter((version) => !shown.has(version.id))
+      if (!fresh.length) return
+      list.prepend(...fresh.map(versionItem))
+      status.textContent = `${plural(fresh.length, 'new version')} since the panel opened; ${plural(list.childElementCount, 'version')}${cursor ? ' so far' : ''}, newest first.`
+    } catch {
+      // The next change or tick tries again; the list shown stays.
+    }
+  }
+  function stopRefreshing() {
+    clearTimeout(refreshTimer)
+    clearInterval(refreshEvery)
+  }
+
   function show() {
     element.hidden = false
+    clearInterval(refreshEvery)
+    refreshEvery = setInterval(() => void refresh(), REFRESH_EVERY_MS)
     button.setAttribute('aria-expanded', 'true')
     // Below the header where it stays on screen (desktop), over the whole window where it scrolls away (phones).
     const bar = document.querySelector('header.bar')
     const sticky = bar && getComputedStyle(bar).position === 'sticky'
     element.style.setProperty('--history-top', sticky ? `${bar.getBoundingClientRect().bottom}px` : '0px')
     heading.focus()
-    void loadPage(true)
+    return loadPage(true)
   }
   function hide() {
     if (element.hidden) return
+    stopRefreshing()
     element.hidden = true
     button.setAttribute('aria-expanded', 'false')
     generation++
     button.focus()
   }
-  button.addEventListener('click', () => (element.hidden ? show() : hide()))
+  button.addEventListener('click', () => (element.hidden ? void show() : hide()))
   element.addEventListener('keydown', (event) => {
     if (event.key === 'Escape' && !document.querySelector('dialog[open]')) {
       event.preventDefault()
@@ -209,6 +252,7 @@ export function historyPanel(slug: string, initialCanWrite: boolean): HistoryPan
     const mine = first ? ++generation : generation
     if (first) {
       cursor = null
+      listed.clear()
       clear(list)
       detail.hidden = true
     }
@@ -229,6 +273,7 @@ export function historyPanel(slug: string, initialCanWrite: boolean): HistoryPan
   }
 
   function versionItem(version: Version): HTMLElement {
+    listed.set(version.id, version)
     const item = h(
       'button',
       { type: 'button', class: 'version', 'aria-pressed': 'false', 'data-version-id': version.id },
@@ -422,6 +467,27 @@ export function historyPanel(slug: string, initialCanWrite: boolean): HistoryPan
       canWrite = next
       for (const row of Array.from(detail.querySelectorAll<HTMLElement>('.restore-row')))
         row.hidden = !canWrite
+    },
+    noteChange() {
+      if (element.hidden) return
+      clearTimeout(refreshTimer)
+      refreshTimer = setTimeout(() => void refresh(), REFRESH_AFTER_CHANGE_MS)
+    },
+    async openAt(version: Version | null) {
+      if (element.hidden) await show()
+      const find = () =>
+        version
+          ? list.querySelector<HTMLButtonElement>(
+              `button.version[data-version-id="${CSS.escape(version.id)}"]`,
+            )
+          : (Array.from(list.querySelectorAll<HTMLButtonElement>('button.version')).at(-1) ?? null)
+      for (let page = 0; page < OPEN_AT_PAGES && version && !find() && cursor; page++) await loadPage(false)
+      const item = find()
+      if (!item) return
+      const shown = listed.get(item.dataset.versionId ?? '')
+      if (!shown) return
+      item.focus()
+      await select(shown, item)
     },
   }
 }

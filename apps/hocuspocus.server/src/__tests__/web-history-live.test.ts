@@ -1,0 +1,171 @@
+/**
+ * What a person sees of agents' changes without asking (issue 27), in Debian's Chromium on a real server:
+ * - "Since you last looked": the owner opens a document, leaves; an agent writes through MCP with an API
+ *   token named for its app; when the owner opens the document again a notice names the agent and its app,
+ *   and "Review changes" opens the history panel on the version the owner last saw, showing the agent's
+ *   text as added since. Once reviewed, the next visit shows no notice; people's own typing raises none.
+ * - The panel follows: while it is open, an agent's new write appears at the top of the list without a
+ *   reload.
+ * axe-core finds no serious or critical violation with the notice shown.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { eventually, useTestServer } from '@collab/test-support/server'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { RunningServer } from '../server.ts'
+import { openDocument, person, seriousViolations, signedIn } from './web-support.ts'
+
+const connected = (page: Page) =>
+  page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'Connected')
+
+/** The page has read what changed since the last look (the mark is in storage either way). */
+const looked = (page: Page, slug: string) =>
+  page.waitForFunction((key) => localStorage.getItem(key) !== null, {}, `collab.lastLook.${slug}`)
+
+describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${DATABASE_KIND})`, () => {
+  let server: RunningServer
+  let browser: Browser
+  let agent: Client
+  let slug: string
+  // Versions as soon as asked: no interval between automatic ones.
+  useTestServer(
+    (s) => {
+      server = s
+    },
+    { versionMinIntervalMs: 0, versionPauseMs: 150 },
+  )
+
+  beforeAll(async () => {
+    browser = await launchChromium()
+    const owner = await person(server, 'ines')
+    const issued = await server.services.tokens.issue(owner.user.id, {
+      scopes: ['read', 'write'],
+      label: 'Recipe Bot',
+    })
+    if (issued.kind === 'error') throw new Error(issued.message)
+    agent = await connectClient(mcpUrlOf(server), issued.value.token)
+    const made = await server.services.documents.create(owner.user.id, {
+      title: 'Recipes',
+      markdown: '## Soup\n\nLeeks and potatoes.',
+    })
+    if (made.kind === 'error') throw new Error(made.message)
+    slug = made.value.slug
+  }, 60_000)
+  afterAll(async () => {
+    await agent?.close()
+    await browser?.close()
+  })
+
+  /** Versions of the document, newest first, as the server lists them. */
+  async function versions() {
+    const found = await server.services.documents.bySlugForAdmin(slug)
+    if (found.kind === 'error') throw new Error(found.message)
+    return server.services.documents.listVersions(found.value.id, { limit: 5 })
+  }
+
+  /** The agent appends a section and waits for the version that holds it. */
+  async function agentAppends(title: string, text: string) {
+    const appended = await callText(agent, 'append_to_document', { slug, markdown: `## ${title}\n\n${text}` })
+    expect(appended.isError).toBeFalsy()
+    await eventually(async () => {
+      const [newest] = await versions()
+      expect(newest?.reason).toBe('agent')
+      expect(newest?.summary?.sections.map((s) => s.t)).toEqual([title])
+    })
+  }
+
+  test('a notice names the agent and its app; Review shows what it added; reviewed, it is gone', async () => {
+    const page = await signedIn(browser, server, 'ines')
+    // The first visit: nothing to tell, the page marks what it saw.
+    await openDocument(page, server, slug)
+    await connected(page)
+    await looked(page, slug)
+    expect(await page.$eval('.since-look', (e) => (e as HTMLElement).hidden)).toBe(true)
+
+    // Away (the page is closed), an agent writes.
+    await page.goto('about:blank')
+    await agentAppends('Bread', 'Flour, water, salt and <b>time</b>.')
+
+    await openDocument(page, server, slug)
+    await connected(page)
+    await page.waitForSelector('.since-look:not([hidden])')
+    const notice = await page.$eval('.since-look', (e) => e.textContent ?? '')
+    expect(notice).toContain('Since you last looked')
+    expect(notice).toContain("ines's agent")
+    expect(notice).toContain('Recipe Bot')
+    expect(notice).toContain('(1 version)')
+    expect(await seriousViolations(page)).toEqual([])
+
+    // Review: the panel opens on the version last seen, and what changed from it to now is the agent's.
+    await page.click('.since-look button')
+    await page.waitForSelector('#history-panel .diff:not([aria-busy]) .diff-section')
+    expect(await page.$eval('.since-look', (e) => (e as HTMLElement).hidden)).toBe(true)
+    const added = await page.$$eval('#history-panel .diff-lines li.ins', (items) =>
+      items.map((li) => li.textContent ?? ''),
+    )
+    expect(added.some((line) => line.includes('Flour, water, salt and <b>time</b>.'))).toBe(true)
+    expect(await page.$eval('#history-panel .since-authors', (p) => p.textContent)).toContain('Recipe Bot')
+    // The selected version is the one before the agent's write (the creation).
+    expect(
+      await page.$eval('#history-panel button.version[aria-pressed=true]', (b) => b.textContent ?? ''),
+    ).toContain('Created')
+
+    // Reviewed: the next visit has nothing to say.
+    await openDocument(page, server, slug)
+    await connected(page)
+    await looked(page, slug)
+    // The notice is decided after the editor is made; give the page its versions answer first.
+    await page.waitForNetworkIdle({ idleTime: 300 })
+    expect(await page.$eval('.since-look', (e) => (e as HTMLElement).hidden)).toBe(true)
+    await page.close()
+  })
+
+  test("people's own typing raises no notice", async () => {
+    const page = await signedIn(browser, server, 'ines')
+    await openDocument(page, server, slug)
+    await connected(page)
+    await looked(page, slug)
+    await page.goto('about:blank')
+    // Someone types (the owner, through the editor in another page) while this page is away.
+    const other = await signedIn(browser, server, 'ines')
+    await openDocument(other, server, slug)
+    await connected(other)
+    const before = (await versions())[0]?.id
+    await other.click('.ProseMirror p')
+    await other.keyboard.type(' Also thyme.')
+    await eventually(async () => {
+      const [newest] = await versions()
+      expect(newest?.id).not.toBe(before)
+      expect(((newest?.authors ?? []) as Array<{ k: string }>).map((a) => a.k)).toEqual(['person'])
+    })
+    await other.close()
+
+    await openDocument(page, server, slug)
+    await connected(page)
+    await page.waitForNetworkIdle({ idleTime: 300 })
+    expect(await page.$eval('.since-look', (e) => (e as HTMLElement).hidden)).toBe(true)
+    await page.close()
+  })
+
+  test('an open history panel lists an agent write as it lands, without a reload', async () => {
+    const page = await signedIn(browser, server, 'ines')
+    await openDocument(page, server, slug)
+    await connected(page)
+    await page.click('button[aria-controls=history-panel]')
+    await page.waitForSelector('#history-panel button.version')
+    const count = await page.$$eval('#history-panel button.version', (b) => b.length)
+
+    await agentAppends('Salad', 'Greens and lemon.')
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('#history-panel button.version').length > n,
+      {},
+      count,
+    )
+    const newest = await page.$eval('#history-panel button.version', (b) => b.textContent ?? '')
+    expect(newest).toContain("After an agent's write")
+    expect(newest).toContain('Salad (added)')
+    await page.close()
+  })
+})
