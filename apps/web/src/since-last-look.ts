@@ -170,6 +170,8 @@ export function sinceLastLook(slug: string, review: (base: Version | null) => vo
         // The notice is optional: a refused or failed read (a viewer of a private copy, offline) shows nothing.
         if (!(error instanceof ApiError) && !(error instanceof TypeError)) throw error
       }
+      // Decided (shown or not): tests and scripts wait for this rather than for the network to go quiet.
+      element.dataset.checked = 'true'
       clearInterval(timer)
       timer = setInterval(() => void markNewest(), MARK_EVERY_MS)
       document.addEventListener('visibilitychange', () => void markNewest())
