@@ -4,16 +4,67 @@
  * benchmarks import it from here too (`@collab/test-support/chromium`).
  */
 import { join } from 'node:path'
-import puppeteer, { type Browser } from 'puppeteer-core'
+import puppeteer, { type Browser, type BrowserContext } from 'puppeteer-core'
 import { APP_DIR } from './process.ts'
 
 export type { Browser, Page } from 'puppeteer-core'
 
 export const CHROMIUM = Bun.which('chromium') ?? undefined
 
-export function launchChromium(): Promise<Browser> {
+let running: Promise<Browser> | undefined
+
+/**
+ * This process's one Chromium, launched at the first call. Bun emits no 'exit' event at the end of a test
+ * run, so puppeteer's exit handler never ends it: it is driven over a pipe (`pipe: true`) instead of a
+ * WebSocket, and Chromium exits by itself when the pipe closes with this process.
+ */
+function sharedChromium(): Promise<Browser> {
   if (!CHROMIUM) throw new Error('chromium is not installed: apt-get install -y chromium')
-  return puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] })
+  running ??= puppeteer
+    .launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'], pipe: true })
+    .then((browser) => {
+      browser.once('disconnected', () => {
+        running = undefined
+      })
+      return browser
+    })
+  running.catch(() => {
+    running = undefined
+  })
+  return running
+}
+
+/**
+ * A browser for one test file: a share of this process's one Chromium (`bun run test` runs a worker's
+ * files in one process, `--no-isolate`), as a Browser whose pages and contexts are its own. Launching
+ * Chromium per file cost ~1 s of CPU each, a dozen times a pass. Its `newPage()` opens in a context of its
+ * own (cookies and storage are not shared with another file's pages, as they were not with another
+ * file's Chromium); `createBrowserContext()` is Chromium's; `close()` closes every context it opened and
+ * leaves Chromium running for the next file.
+ */
+export async function launchChromium(): Promise<Browser> {
+  const browser = await sharedChromium()
+  const own = await browser.createBrowserContext()
+  const contexts: BrowserContext[] = [own]
+  return new Proxy(browser, {
+    get(target, property) {
+      if (property === 'newPage') return () => own.newPage()
+      if (property === 'createBrowserContext')
+        return async (...args: Parameters<Browser['createBrowserContext']>) => {
+          const context = await target.createBrowserContext(...args)
+          contexts.push(context)
+          return context
+        }
+      if (property === 'close')
+        return async () => {
+          for (const context of contexts.splice(0)) {
+            if (!context.closed) await context.close().catch(() => undefined)
+          }
+        }
+      const value = Reflect.get(target, property, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
 }
 
 /**
