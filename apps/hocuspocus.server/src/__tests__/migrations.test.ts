@@ -1,14 +1,15 @@
-/** Migrations through the wasm engine: applied on an empty database, recorded, and idempotent. */
+/**
+ * Migrations through the wasm engine: applied on an empty database, recorded, and idempotent. Whether
+ * schema.prisma and the migrations agree is migrations-diff.slow.test.ts (the slow tier).
+ */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
 import { type Database, openDatabase } from '../db/client.ts'
-import { openDiffDatabases } from '../db/diff-databases.ts'
 import {
   applyMigrations,
-  diffSchemaAgainstMigrations,
   MIGRATIONS_DIR,
   migrationStatus,
   migrationsUpToDate,
@@ -82,21 +83,4 @@ describe(`migrations (${DATABASE_KIND})`, () => {
       SELECT indexdef FROM pg_indexes WHERE tablename = 'documents'`
     expect(indexes.some((i) => /USING gin \(search_vector\)/i.test(i.indexdef))).toBe(true)
   })
-
-  // Once (it needs no server database): what `bun run db:new-migration` compares.
-  test.skipIf(DATABASE_KIND !== 'pglite')(
-    'schema.prisma and the migrations agree: the schema engine proposes no change',
-    async () => {
-      const databases = await openDiffDatabases()
-      try {
-        // Its shadow database lacked pg_trgm once: the trigram migration failed there, and the diff
-        // proposed that migration's column and index again. The partial index's predicate is compared
-        // as PostgreSQL prints it back.
-        expect(await diffSchemaAgainstMigrations(databases.adapterFactory)).toBe('')
-      } finally {
-        await databases.close()
-      }
-    },
-    60_000,
-  )
 })
