@@ -35,11 +35,13 @@ function holdDatabase(server: RunningServer) {
   return { holding, release, done }
 }
 
+// One server for the file: each test's hold ends with it, and the probe test makes a probe of its own.
+let server: RunningServer
+useTestServer((s) => {
+  server = s
+})
+
 describe.skipIf(DATABASE_KIND !== 'pglite')('/health behind a busy embedded database', () => {
-  let server: RunningServer
-  useTestServer((s) => {
-    server = s
-  })
   const health = async () => {
     const res = await fetch(`${server.url}/health`)
     return { status: res.status, body: (await res.json()) as Health }
@@ -97,11 +99,6 @@ describe.skipIf(DATABASE_KIND !== 'pglite')('/health behind a busy embedded data
 })
 
 describe(`/health's probe on a failing database (${DATABASE_KIND})`, () => {
-  let server: RunningServer
-  useTestServer((s) => {
-    server = s
-  })
-
   test('a query that fails is reported unreachable at once, even right after a success', async () => {
     let fail = false
     // A long wait: the failure, not its speed, is what is reported (a loaded machine fails slowly).
