@@ -26,6 +26,7 @@ export { type EditBlocksInput, editBlocks } from './edits/edit-blocks.ts'
 export { reassignDuplicateIds, repairHeadingIds } from './edits/reassign-ids.ts'
 export { type ReplaceTextOptions, replaceText } from './edits/replace-text.ts'
 export { extensions, schema } from './extensions.ts'
+export { type FirstScreen, firstScreenHtml } from './first-screen.ts'
 export { isHeadingId, newHeadingId } from './heading-id.ts'
 export {
   DEFAULT_SECTION_CHARS,
