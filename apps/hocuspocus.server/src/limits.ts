@@ -98,3 +98,16 @@ export const MAX_LABEL_CHARS = 100
 
 /** Latest expiry an API token may be given, in days (ten years). */
 export const MAX_EXPIRES_DAYS = 3650
+
+/**
+ * The first screen of a document the web page is served with, shown read-only until its live editor is
+ * built (http/first-screen.ts, docs/web.md "Opening a large document"): at most this many top-level blocks,
+ * more than a tall desktop window shows of short paragraphs.
+ */
+export const FIRST_SCREEN_BLOCKS = 50
+
+/**
+ * ...and at most this much work in all (characters of text plus elements): two or three screens of prose,
+ * so a page's HTML grows by tens of KB at most; a block that would pass it ends the screen there.
+ */
+export const FIRST_SCREEN_WORK = 10_000

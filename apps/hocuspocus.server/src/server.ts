@@ -18,6 +18,7 @@ import { startOutlineBackfill } from './documents/outline-backfill.ts'
 import { startSearchBackfill } from './documents/search-backfill.ts'
 import { JOB_DEADLINE_MS } from './documents/worker/pool.ts'
 import { createHttpApp } from './http/app.ts'
+import { createFirstScreen } from './http/first-screen.ts'
 import { createWebApp } from './http/web.ts'
 import type { Logger } from './logger.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
@@ -161,7 +162,16 @@ export async function startServer(
         write: (room, context, edit) => historyWriter.write(room, context, edit),
       },
     },
-    web: createWebApp({ logger, session: browserSession, signInEnabled: () => auth.enabled() }),
+    web: createWebApp({
+      logger,
+      session: browserSession,
+      signInEnabled: () => auth.enabled(),
+      firstScreen: createFirstScreen({
+        documents: services.documents,
+        live: (room) => collab.hocuspocus.documents.get(room),
+        logger,
+      }),
+    }),
     draining: () => draining,
   })
   const { hocuspocus } = collab

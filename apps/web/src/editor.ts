@@ -32,6 +32,9 @@ const DECLARED_TYPES = `${EDITOR_TYPES_PARAM}=${encodeURIComponent(ALL_EDITOR_TY
 const SENDING_SHOWN_AFTER_MS = 500
 
 export async function editorView(root: HTMLElement, boot: Boot, slug: string): Promise<void> {
+  // The document's first blocks as the server served them with the page (http/first-screen.ts): read-only,
+  // readable before this script ran; shown in the editor's place until the editor holds the synced document.
+  const firstScreen = document.getElementById('first-screen')
   let info: DocumentInfo
   try {
     info = await api<DocumentInfo>(slugPath(slug))
@@ -136,6 +139,10 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     ),
     history.element,
   )
+  if (firstScreen) {
+    mount.hidden = true
+    mount.before(firstScreen)
+  }
 
   if (new URLSearchParams(location.search).get('imported')) {
     // The import's own list of what it adapted, left by the list page; the docs only if it is gone (a reload).
@@ -188,6 +195,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
   /** The server closed this page's access for good: say so in the banner and the status, stop reconnecting. */
   const end = (statusText: string, message: string) => {
     ended = statusText
+    firstScreen?.querySelector('.first-screen-more')?.remove() // the rest is not coming
     scope = 'readonly'
     applyScope()
     status.textContent = statusText
@@ -293,6 +301,10 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     bar = toolbar(made)
     mount.before(bar)
     applyScope()
+    // In the same task as the editor is built, so no frame shows both or neither: the read-only first
+    // screen goes, the editor (built hidden, no layout while it filled) takes its place.
+    firstScreen?.remove()
+    mount.hidden = false
     const outlineView = outlinePanel(outline, made, (text) => chat.showTitle(text))
     // The chat follows the heading above the cursor, and the outline marks it.
     const followSelection = () => {

@@ -2,12 +2,14 @@
  * The web editor for people: `/` (their documents) and `/d/<slug>` (one document) answer the app's one
  * HTML page to a signed-in browser, and a sign-in redirect to anyone else; `/assets/<file>` serves the
  * bundle (web-bundle.ts). The page's script talks to /api and the WebSocket with the browser's session
- * cookie (auth/session-principal.ts); nothing is rendered from a document on the server.
+ * cookie (auth/session-principal.ts). The one part of a document rendered here is `/d/<slug>`'s first
+ * screen (first-screen.ts): its first blocks, read-only, shown until the editor holds the live document.
  */
 import { Hono } from 'hono'
 import { escapeHtml, messagePage } from '../auth/pages.ts'
 import type { Principal } from '../auth/tokens.ts'
 import type { Logger } from '../logger.ts'
+import type { FirstScreenOf, FirstScreenPage } from './first-screen.ts'
 import { type WebBundle, webBundle } from './web-bundle.ts'
 
 export type WebApp = {
@@ -59,15 +61,29 @@ export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0
 /** JSON inside a <script> element: `<` escaped, so no text can close the element. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c')
 
+/**
+ * The first screen inside the page's layout: read-only text (nothing in it is editable), replaced by the
+ * editor once it holds the live document (apps/web/src/editor.ts takes the element by its id).
+ */
+function firstScreenMarkup(screen: FirstScreenPage): string {
+  const more = screen.more
+    ? '<p class="first-screen-more" role="status">Opening the rest of the document…</p>'
+    : ''
+  return `<main class="page"><div class="editor" id="first-screen" data-testid="first-screen">\
+<div class="prose" aria-label="${escapeHtml(screen.title)} (opening, read-only)">${screen.html}</div>${more}</div></main>`
+}
+
 export function createWebApp(deps: {
   logger: Logger
   session: { principal: (headers: Headers) => Promise<Principal | null>; origin: () => string }
   signInEnabled: () => boolean
+  /** A document's first screen for `/d/<slug>`, or null (then the page shows "Loading…" until its editor). */
+  firstScreen?: FirstScreenOf
 }): WebApp {
   const bundle = webBundle(deps.logger)
   const router = new Hono()
 
-  async function page(request: Request, path: string): Promise<Response> {
+  async function page(request: Request, path: string, slug?: string): Promise<Response> {
     if (!deps.signInEnabled()) {
       return new Response(
         messagePage(
@@ -84,14 +100,17 @@ export function createWebApp(deps: {
         headers: { Location: `/sign-in?next=${encodeURIComponent(path)}`, 'Cache-Control': 'no-store' },
       })
     }
-    const built = await bundle()
+    const [built, screen] = await Promise.all([
+      bundle(),
+      slug === undefined ? null : (deps.firstScreen?.(slug, principal) ?? null),
+    ])
     const boot = { handle: principal.user.handle, name: principal.user.name }
     const body = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Documents</title>
+<title>${escapeHtml(screen?.title || 'Documents')}</title>
 <link rel="icon" href="/favicon.svg" type="image/svg+xml">
 ${built.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('\n')}
-</head><body><div id="app"><p class="loading">Loading…</p></div>
+</head><body><div id="app">${screen ? firstScreenMarkup(screen) : '<p class="loading">Loading…</p>'}</div>
 <script type="application/json" id="boot">${scriptJson(boot)}</script>
 <script type="module" src="${escapeHtml(built.script)}"></script>
 </body></html>`
@@ -99,7 +118,9 @@ ${built.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">
   }
 
   router.get('/', (c) => page(c.req.raw, '/'))
-  router.get('/d/:slug', (c) => page(c.req.raw, `/d/${encodeURIComponent(c.req.param('slug'))}`))
+  router.get('/d/:slug', (c) =>
+    page(c.req.raw, `/d/${encodeURIComponent(c.req.param('slug'))}`, c.req.param('slug')),
+  )
 
   const icon = () =>
     new Response(FAVICON_SVG, {

@@ -1,0 +1,63 @@
+/**
+ * The first screen of a document, for the web page `/d/<slug>` to be served with (web.ts): a person reads
+ * the top of a large document at once, while the page's script loads, the document syncs and the editor
+ * builds (seconds for a 1 MiB document on a loaded machine: docs/web.md, "Opening a large document"). The
+ * page shows it read-only and replaces it with the live editor once that holds the synced document.
+ *
+ * Only for a reader (the same `resolve` as GET /api/documents/:slug; anything else gets no screen and the
+ * page's script says why). From the live document when this instance holds it (what editors typed a moment
+ * ago), else from the stored state when it is small enough to decode on the event loop
+ * (EXPORT_INLINE_BYTES, as an export); a larger document nobody has open gets no first screen (decoding it
+ * here would hold every editor of this instance; the page then waits for its editor as before). Bounded by
+ * FIRST_SCREEN_BLOCKS and FIRST_SCREEN_WORK.
+ */
+import { FRAGMENT_NAME, firstScreenHtml } from '@collab/doc-schema'
+import * as Y from 'yjs'
+import type { Principal } from '../auth/tokens.ts'
+import { EXPORT_INLINE_BYTES } from '../documents/export-markdown.ts'
+import type { DocumentsService } from '../documents/service.ts'
+import { applyStored } from '../documents/stored-parts.ts'
+import { FIRST_SCREEN_BLOCKS, FIRST_SCREEN_WORK } from '../limits.ts'
+import type { Logger } from '../logger.ts'
+
+export type FirstScreenPage = {
+  title: string
+  /** The first blocks as HTML (every text and attribute escaped: `firstScreenHtml`). */
+  html: string
+  /** Blocks were left out: the page says the rest is coming. */
+  more: boolean
+}
+
+export type FirstScreenOf = (slug: string, principal: Principal) => Promise<FirstScreenPage | null>
+
+export function createFirstScreen(deps: {
+  documents: Pick<DocumentsService, 'resolve' | 'loadStored'>
+  /** The document this instance holds live, if any. */
+  live: (room: string) => Y.Doc | undefined
+  logger: Logger
+}): FirstScreenOf {
+  const limits = { maxBlocks: FIRST_SCREEN_BLOCKS, maxWork: FIRST_SCREEN_WORK }
+  return async (slug, principal) => {
+    try {
+      const resolved = await deps.documents.resolve(slug, principal)
+      if (resolved.kind === 'error') return null
+      const { title, room } = resolved.value.document
+      const live = deps.live(room)
+      if (live) return { title, ...firstScreenHtml(live.getXmlFragment(FRAGMENT_NAME), limits) }
+      const stored = await deps.documents.loadStored(room)
+      if (!stored) return null
+      if ((stored.snapshot?.byteLength ?? 0) + stored.updateBytes > EXPORT_INLINE_BYTES) return null
+      const doc = new Y.Doc()
+      try {
+        applyStored(doc, stored)
+        return { title, ...firstScreenHtml(doc.getXmlFragment(FRAGMENT_NAME), limits) }
+      } finally {
+        doc.destroy()
+      }
+    } catch (error) {
+      // The page works without it (the editor shows the document once synced): never an error page.
+      deps.logger.warn({ err: error, slug }, 'first screen not rendered')
+      return null
+    }
+  }
+}
