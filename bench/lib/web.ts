@@ -3,6 +3,9 @@
  * measured in the same run:
  * - first paint: opening `/d/<slug>` until the document's last paragraph is in the editor's DOM, against a
  *   bare Hocuspocus provider (no browser, no TipTap) connecting and syncing the same document;
+ * - first screen readable: opening `/d/<slug>` until the frame after the document's first paragraph is in a
+ *   visible element (the first screen the page is served with, or the editor), against a bare TipTap editor
+ *   (apps/web/bench/bare-editor.ts) opening the same document, measured the same way, in turn;
  * - keystroke to another browser: an input event in one page (`insertText`, as typing or an IME commit
  *   sends) until the text is in the other page's editor DOM, against one bare provider's insert reaching
  *   another bare provider. Both pages stamp times with the same clock (performance.timeOrigin + now());
@@ -80,6 +83,58 @@ async function openUntil(page: Page, url: string, text: string) {
   )
   return { ms, synced: marks['collab:synced'] ?? Number.NaN, built: marks['collab:editor'] ?? Number.NaN }
 }
+
+/** The start of the document's first top-level paragraph (what a person reads first under the title). */
+function firstParagraphText(state: Uint8Array): string {
+  const doc = new Y.Doc()
+  Y.applyUpdate(doc, state)
+  for (const block of doc.getXmlFragment(FRAGMENT_NAME).toArray()) {
+    if (block instanceof Y.XmlElement && block.nodeName === 'paragraph') {
+      const text = block
+        .toArray()
+        .map((t) => (t instanceof Y.XmlText ? t.toString().replace(/<[^>]+>/g, '') : ''))
+        .join('')
+      if (text.length > 0) return text.slice(0, 20)
+    }
+  }
+  throw new Error('the fixture has no paragraph')
+}
+
+/**
+ * Installed in `page` before any script of each document it opens: `window.readable` resolves with the ms
+ * since navigation start at which the frame after `text` stood in a visible top-level paragraph (of the
+ * served first screen or of an editor) was painted. Only the first paragraph of each is read per mutation.
+ */
+function watchReadable(page: Page, text: string) {
+  return page.evaluateOnNewDocument((t) => {
+    const w = window as unknown as { readable?: Promise<number> }
+    w.readable = new Promise((resolve) => {
+      const shown = () => {
+        // The first paragraph of each (the first screen, the editor): the one read first.
+        const firsts = document.querySelectorAll(
+          '#first-screen .prose > p:first-of-type, .ProseMirror > p:first-of-type',
+        )
+        for (const p of Array.from(firsts)) {
+          if (p.textContent?.includes(t) && (p as HTMLElement).checkVisibility()) return true
+        }
+        return false
+      }
+      const observer = new MutationObserver(() => {
+        if (!shown()) return
+        observer.disconnect()
+        requestAnimationFrame(() => {
+          const channel = new MessageChannel()
+          channel.port1.onmessage = () => resolve(performance.now())
+          channel.port2.postMessage(null)
+        })
+      })
+      observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true })
+    })
+  }, text)
+}
+
+const readableAt = (page: Page) =>
+  page.evaluate(() => (window as unknown as { readable: Promise<number> }).readable)
 
 /** In the receiving page: stamps the time at which each awaited token first appears in the editor's DOM. */
 function watchTokens(page: Page) {
@@ -228,28 +283,45 @@ export async function measureWeb(fixture: Fixture, options: { quick: boolean }):
     const big = await createFixtureDocument(server, user.id, 'Bench', fixture.state)
     const lastText = lastParagraphText(fixture.state)
 
-    // First paint of the 1 MiB document, interleaved with a bare provider syncing it (warm: it stays live).
+    // First paint of the 1 MiB document, interleaved with a bare provider syncing it (warm: it stays live),
+    // and its first screen readable, interleaved with a bare TipTap editor opening it.
     const keeper = connectProvider(server.url, big.room, token)
     closers.push(() => keeper.destroy())
     await keeper.ready
+    const bareServer = await serveBareEditor()
+    closers.push(() => bareServer.stop())
+    const bareUrl = (room: string) => bareServer.url(server.url.replace(/^http/, 'ws'), room, token)
+    const firstText = firstParagraphText(fixture.state)
     const page = await signedInPage(browser, server, 'bench-web')
+    await watchReadable(page, firstText)
+    const opener = await browser.createBrowserContext()
+    const bareOpen = await opener.newPage()
+    await bareOpen.setViewport({ width: 1280, height: 900 })
+    await watchReadable(bareOpen, firstText)
     const runs = options.quick ? 3 : 9
     const painted: number[] = []
     const synced: number[] = []
     const pageSynced: number[] = []
     const editorBuilt: number[] = []
+    const readable: number[] = []
+    const bareReadable: number[] = []
     for (let i = -1; i < runs; i++) {
       const opened = await openUntil(page, `${server.url}/d/${big.slug}`, lastText)
+      const read = await readableAt(page)
       const started = performance.now()
       const bare = connectProvider(server.url, big.room, token)
       await bare.ready
       const floor = performance.now() - started
       bare.destroy()
+      await openUntil(bareOpen, bareUrl(big.room), lastText)
+      const bareRead = await readableAt(bareOpen)
       if (i < 0) continue // the first load also fetches and compiles the script
       painted.push(opened.ms)
       synced.push(floor)
       pageSynced.push(opened.synced)
       editorBuilt.push(opened.built - opened.synced)
+      readable.push(read)
+      bareReadable.push(bareRead)
     }
     const paint = summarize(painted)
     const floor = summarize(synced)
@@ -266,6 +338,18 @@ export async function measureWeb(fixture: Fixture, options: { quick: boolean }):
         'editor built in p50 ms': summarize(editorBuilt).median,
       },
     })
+    const firstScreen = summarize(readable)
+    const bareFirst = summarize(bareReadable)
+    rows.push({
+      measure: 'first screen readable (open /d/<slug> → first paragraph painted, visible)',
+      size: fixture.name,
+      stateBytes: fixture.state.length,
+      variants: { 'web editor': firstScreen, 'bare TipTap editor (floor)': bareFirst },
+      ratios: { 'editor / floor': firstScreen.median / bareFirst.median },
+      extra: { 'p50 ms': firstScreen.median, 'floor p50 ms': bareFirst.median },
+      target: { text: '≤ 1 s', met: firstScreen.median <= 1000 },
+    })
+    await opener.close()
     await page.browserContext().close()
 
     // Keystroke to another browser, on a small document and on the 1 MiB one.
@@ -316,14 +400,12 @@ export async function measureWeb(fixture: Fixture, options: { quick: boolean }):
 
     // Keystroke to paint in the typing page, beside a bare TipTap editor typing into a copy of the document.
     const copy = await createFixtureDocument(server, user.id, 'Bench copy', fixture.state)
-    const bareServer = await serveBareEditor()
-    closers.push(() => bareServer.stop())
     const typing = await signedInPage(browser, server, 'bench-web')
     await openUntil(typing, `${server.url}/d/${big.slug}`, lastText)
     const bareContext = await browser.createBrowserContext()
     const bare = await bareContext.newPage()
     await bare.setViewport({ width: 1280, height: 900 })
-    await bare.goto(bareServer.url(server.url.replace(/^http/, 'ws'), copy.room, token))
+    await bare.goto(bareUrl(copy.room))
     await bare.waitForFunction(
       (t) => document.querySelector('.ProseMirror')?.textContent?.includes(t),
       { timeout: 60_000, polling: 'mutation' },
