@@ -163,6 +163,8 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
       'the agent among those present',
     )
     if (process.env.WEB_SCREENSHOT) {
+      // From the top: typing scrolled the caret into view, and the sticky header then covered the bar.
+      await page.evaluate(() => window.scrollTo(0, 0))
       await page.screenshot({
         path: resolve(import.meta.dir, '../../../..', process.env.WEB_SCREENSHOT) as `${string}.png`,
       })
