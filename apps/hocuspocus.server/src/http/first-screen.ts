@@ -42,15 +42,21 @@ export function createFirstScreen(deps: {
       const resolved = await deps.documents.resolve(slug, principal)
       if (resolved.kind === 'error') return null
       const { title, room } = resolved.value.document
+      // Nothing to show (an empty document, or one still loading into Hocuspocus): no screen rather than
+      // an empty page that would look like an empty document.
+      const page = (fragment: Y.XmlFragment) => {
+        const screen = firstScreenHtml(fragment, limits)
+        return screen.blocks === 0 ? null : { title, html: screen.html, more: screen.more }
+      }
       const live = deps.live(room)
-      if (live) return { title, ...firstScreenHtml(live.getXmlFragment(FRAGMENT_NAME), limits) }
+      if (live) return page(live.getXmlFragment(FRAGMENT_NAME))
       const stored = await deps.documents.loadStored(room)
       if (!stored) return null
       if ((stored.snapshot?.byteLength ?? 0) + stored.updateBytes > EXPORT_INLINE_BYTES) return null
       const doc = new Y.Doc()
       try {
         applyStored(doc, stored)
-        return { title, ...firstScreenHtml(doc.getXmlFragment(FRAGMENT_NAME), limits) }
+        return page(doc.getXmlFragment(FRAGMENT_NAME))
       } finally {
         doc.destroy()
       }
