@@ -3,11 +3,10 @@
  * failure a message on stderr and an exit code (2: bad configuration, 1: could not start).
  */
 import { type Config, ConfigError, loadConfig } from './config.ts'
-import { databaseTarget, prepareDatabase } from './db/client.ts'
 import { DataDirBusyError } from './db/data-dir-lock.ts'
-import { createLogger, type Logger } from './logger.ts'
+import { databaseTarget, prepareDatabase } from './db/pglite-thread.ts'
+import type { Logger } from './logger.ts'
 import type { RunningServer } from './server.ts'
-import { openServerDatabase } from './server-database.ts'
 
 /** A line for people on stderr (stdout belongs to the stdio transport). */
 export const say = (line = '') => process.stderr.write(`${line}\n`)
@@ -25,10 +24,16 @@ export function loadConfigOrExit(): Config {
 }
 
 export async function startOrExit(config: Config): Promise<{ server: RunningServer; logger: Logger }> {
-  const logger = createLogger(config.logLevel)
   // The database opens (PGlite compiles and starts on its own thread) while the server's modules load:
-  // server.ts (and all it imports, ~1 s of CPU) is imported here, after the opening has started.
+  // this file imports only the configuration and pglite-thread.ts, which starts the thread and the
+  // compilation here; the logger, the database client (Prisma, the driver) and server.ts (and all it
+  // imports, ~1 s of CPU) are imported after that.
   prepareDatabase(databaseTarget(config))
+  const [{ createLogger }, { openServerDatabase }] = await Promise.all([
+    import('./logger.ts'),
+    import('./server-database.ts'),
+  ])
+  const logger = createLogger(config.logLevel)
   const database = openServerDatabase(config, logger)
   database.catch(() => {}) // its failure is met where startServer awaits it, below
   try {

@@ -111,3 +111,6 @@ export const FIRST_SCREEN_BLOCKS = 50
  * so a page's HTML grows by tens of KB at most; a block that would pass it ends the screen there.
  */
 export const FIRST_SCREEN_WORK = 10_000
+
+/** How long an invite link works (auth/accounts.ts); it works once. */
+export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000

@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { ok, type Result, refuse } from '@collab/doc-schema'
 import type { PrismaClient } from '../db/generated/client.ts'
+import { INVITE_TTL_MS } from '../limits.ts'
 import { hashPassword, passwordProblem } from './passwords.ts'
 
 /**
@@ -14,8 +15,6 @@ import { hashPassword, passwordProblem } from './passwords.ts'
  */
 export const INVITE_GONE =
   'this link is expired, was used, or was replaced: the password of this account was set since it was sent. If you set it, sign in; otherwise ask whoever sent the link for a new one'
-/** How long an invite link works; it works once. */
-export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000
 const INVITE_PREFIX = 'invite:'
 const CREDENTIAL = 'credential'
 

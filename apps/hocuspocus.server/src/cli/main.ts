@@ -4,17 +4,14 @@
  * this process opens the database itself.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
-import { bridgeAccessChanges } from '../access-changes.ts'
 import { ConfigError, loadConfig } from '../config.ts'
-import { databaseTarget, openDatabase } from '../db/client.ts'
 import {
   acquireDataDirLock,
   DataDirBusyError,
   type DataDirLock,
   readLockHolder,
 } from '../db/data-dir-lock.ts'
-import { applyMigrations } from '../db/migrations.ts'
-import { createServices } from '../services.ts'
+import { databaseTarget, prepareDatabase } from '../db/pglite-thread.ts'
 import { sendToServer } from './admin-client.ts'
 import { type CommandIO, EXIT_USAGE } from './commands/command.ts'
 import { type CommandRequest, filesNamed, helpText, outputNamed, prepareCommand, runCommand } from './run.ts'
@@ -80,6 +77,17 @@ async function main(argv: string[], io: CommandIO): Promise<number> {
       throw error
     }
   }
+  // The embedded database's thread and WebAssembly start now, while this process imports what a command
+  // runs on (the database client, the services: ~1 s of CPU), which it needs only from here on; the
+  // command list (run.ts) imports each command's own machinery when that command runs.
+  prepareDatabase(target)
+  const [{ openDatabase }, { createServices }, { bridgeAccessChanges }, { applyMigrations }] =
+    await Promise.all([
+      import('../db/client.ts'),
+      import('../services.ts'),
+      import('../access-changes.ts'),
+      import('../db/migrations.ts'),
+    ])
   const db = await openDatabase(target)
   const services = createServices(db)
   // Servers on this database hear a revoke, share or flag change at once through Redis (see access-changes.ts).

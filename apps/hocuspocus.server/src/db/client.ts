@@ -10,11 +10,18 @@ import { dirname, join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PrismaPg } from '@prisma/adapter-pg'
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils'
-import { PrismaPGlite } from 'pglite-prisma-adapter'
 import { writeBackupFile } from './backup/files.ts'
 import { PrismaClient } from './generated/client.ts'
 import { PGLITE_EXTENSIONS } from './pglite-extensions.ts'
-import type { WorkerDump, WorkerOpen, WorkerReply, WorkerWedge } from './pglite-worker.ts'
+import {
+  type DatabaseTarget,
+  type DatabaseThread,
+  loadInitdbAssets,
+  loadPgliteAssets,
+  startThread,
+  takeThread,
+} from './pglite-thread.ts'
+import type { WorkerOpen, WorkerWedge } from './pglite-worker.ts'
 import { CONTENT_TRANSACTION } from './transactions.ts'
 
 export type Database = {
@@ -61,26 +68,7 @@ export const PGLITE_SHARED_BUFFERS = '32MB'
 
 const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`]
 
-/**
- * Where the embedded database runs: `worker` (default), its own thread, reached over a Unix socket with
- * the PostgreSQL driver; `main`, in the server's thread through pglite-prisma-adapter (every query,
- * including a compaction's whole-state INSERT, then holds the event loop: ~1.4 s for 7 MB, measured).
- */
-export type PgliteThread = 'worker' | 'main'
-
-export type DatabaseTarget =
-  | { kind: 'pglite'; dir: string; thread?: PgliteThread }
-  | { kind: 'postgres'; url: string }
-
-export function databaseTarget(config: {
-  dataDir: string
-  databaseUrl: string | undefined
-  pgliteThread?: PgliteThread
-}): DatabaseTarget {
-  return config.databaseUrl
-    ? { kind: 'postgres', url: config.databaseUrl }
-    : { kind: 'pglite', dir: join(config.dataDir, 'pglite'), thread: config.pgliteThread ?? 'worker' }
-}
+export { type DatabaseTarget, databaseTarget, type PgliteThread, prepareDatabase } from './pglite-thread.ts'
 
 export async function openDatabase(target: DatabaseTarget, options: OpenOptions = {}): Promise<Database> {
   if (target.kind === 'postgres') {
@@ -99,6 +87,8 @@ export async function openDatabase(target: DatabaseTarget, options: OpenOptions 
     extensions: PGLITE_EXTENSIONS,
     startParams: PGLITE_START_PARAMS,
   })
+  // Only this mode uses the in-thread adapter: imported here, not by every process that opens a database.
+  const { PrismaPGlite } = await import('pglite-prisma-adapter')
   const adapterFactory = new PrismaPGlite(pglite)
   const prisma = new PrismaClient({ adapter: adapterFactory })
   return {
@@ -121,48 +111,6 @@ const WORKER_DUMP_TIMEOUT_MS = 30 * 60_000
 
 /** How long the embedded database's thread may take to open the folder (a first start runs initdb). */
 const WORKER_OPEN_TIMEOUT_MS = 120_000
-
-/** PGlite's WebAssembly and file bundle, compiled once per process and shared with every worker. */
-let pgliteAssets: Promise<Pick<WorkerOpen, 'pgliteWasmModule' | 'fsBundle'>> | undefined
-/** initdb's WebAssembly: compiled only for a folder that has no database yet (a first start). */
-let initdbAssets: Promise<WebAssembly.Module> | undefined
-
-const pgliteDist = () => dirname(Bun.resolveSync('@electric-sql/pglite', import.meta.dir))
-
-function loadPgliteAssets() {
-  pgliteAssets ??= (async () => {
-    const dist = pgliteDist()
-    const [pgliteWasmModule, bundle] = await Promise.all([
-      WebAssembly.compile(await Bun.file(join(dist, 'pglite.wasm')).arrayBuffer()),
-      Bun.file(join(dist, 'pglite.data')).arrayBuffer(),
-    ])
-    return { pgliteWasmModule, fsBundle: new Blob([bundle]) }
-  })()
-  pgliteAssets.catch(() => {
-    pgliteAssets = undefined
-  })
-  return pgliteAssets
-}
-
-function loadInitdbAssets() {
-  initdbAssets ??= (async () =>
-    WebAssembly.compile(await Bun.file(join(pgliteDist(), 'initdb.wasm')).arrayBuffer()))()
-  initdbAssets.catch(() => {
-    initdbAssets = undefined
-  })
-  return initdbAssets
-}
-
-/**
- * Starts compiling the embedded database's WebAssembly (on the engine's background threads) before it is
- * opened, so that a start loading its modules meanwhile (boot.ts) finds it compiled. Nothing for
- * PostgreSQL or PGlite on the server's thread; a failure is met again when the database is opened.
- */
-export function prepareDatabase(target: DatabaseTarget): void {
-  if (target.kind !== 'pglite' || target.thread === 'main') return
-  loadPgliteAssets().catch(() => {})
-  if (!existsSync(join(target.dir, 'PG_VERSION'))) loadInitdbAssets().catch(() => {})
-}
 
 /**
  * The socket's folder: beside the database folder (private to this user, 0700) when the path fits a Unix
@@ -220,41 +168,6 @@ async function probeThread(prisma: PrismaClient, timeoutMs: number): Promise<'an
   }
 }
 
-/** One started database thread: asks it a question and waits for its answer. */
-type DatabaseThread = {
-  worker: Worker
-  ask(message: WorkerOpen | WorkerDump | { type: 'close' }, timeoutMs: number): Promise<WorkerReply>
-}
-
-function startThread(): DatabaseThread {
-  const worker = new Worker(new URL('./pglite-worker.ts', import.meta.url).href)
-  const replies: Array<(reply: WorkerReply) => void> = []
-  let failure: string | undefined
-  const fail = (message: string) => {
-    failure ??= message
-    for (const wake of replies.splice(0)) wake({ type: 'failed', message })
-  }
-  worker.onmessage = (event: MessageEvent<WorkerReply>) => replies.shift()?.(event.data)
-  worker.onerror = (event) => fail(`the embedded database's thread failed: ${event.message}`)
-  worker.addEventListener('close', () => fail("the embedded database's thread ended"))
-  return {
-    worker,
-    ask: (message, timeoutMs) =>
-      new Promise<WorkerReply>((resolve) => {
-        if (failure) return resolve({ type: 'failed', message: failure })
-        const timer = setTimeout(
-          () => resolve({ type: 'failed', message: `no answer within ${timeoutMs / 1000} s` }),
-          timeoutMs,
-        )
-        replies.push((reply) => {
-          clearTimeout(timer)
-          resolve(reply)
-        })
-        worker.postMessage(message)
-      }),
-  }
-}
-
 async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Database> {
   const { folder, temporary } = socketFolder(dir)
   const port = 5432
@@ -286,7 +199,7 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
   let closing = false
   /** From a thread's end until its successor is ready: no probe meanwhile (nothing is there to answer). */
   let restarting = false
-  let thread = startThread()
+  let thread = takeThread(dir)
   const [opened] = await Promise.all([thread.ask(open, WORKER_OPEN_TIMEOUT_MS), compilerReady])
   if (opened.type !== 'ready') {
     thread.worker.terminate()

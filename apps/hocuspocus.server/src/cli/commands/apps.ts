@@ -1,6 +1,5 @@
 /** CLI commands for the apps (OAuth clients) a user connected: list them, disconnect one. */
-import { createAccountsService } from '../../auth/accounts.ts'
-import { type Command, EXIT_OK, table, unwrap, when } from './command.ts'
+import { accountsOf, type Command, EXIT_OK, table, unwrap, when } from './command.ts'
 
 export const appCommands: Record<string, Command> = {
   'app list': {
@@ -10,7 +9,7 @@ export const appCommands: Record<string, Command> = {
     positionals: ['HANDLE'],
     async run({ args, services, io }) {
       const user = unwrap(await services.users.byHandle(args[0]!))
-      const apps = await createAccountsService(services.db.prisma).apps(user.id)
+      const apps = await (await accountsOf(services)).apps(user.id)
       io.out(
         table([
           ['CLIENT_ID', 'SCOPES', 'CONNECTED', 'REDIRECTS TO', 'NAME'],
@@ -33,7 +32,7 @@ export const appCommands: Record<string, Command> = {
     positionals: ['HANDLE', 'CLIENT_ID'],
     async run({ args, services, io }) {
       const user = unwrap(await services.users.byHandle(args[0]!))
-      const revoked = unwrap(await createAccountsService(services.db.prisma).revokeApp(user.id, args[1]!))
+      const revoked = unwrap(await (await accountsOf(services)).revokeApp(user.id, args[1]!))
       io.out(`revoked ${args[1]} for ${user.handle} (${revoked.tokens} tokens)\n`)
       return EXIT_OK
     },

@@ -45,6 +45,15 @@ export type Command = {
   }): Promise<number>
 }
 
+/**
+ * People's sign-in data (auth/accounts.ts), imported when a command uses it: the command list is read by
+ * every CLI start, and most commands never need it.
+ */
+export async function accountsOf(services: Services) {
+  const { createAccountsService } = await import('../../auth/accounts.ts')
+  return createAccountsService(services.db.prisma)
+}
+
 /** Bad input: its message is printed alone and the exit code is EXIT_USAGE. */
 export class UsageError extends Error {}
 

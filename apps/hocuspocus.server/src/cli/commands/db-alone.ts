@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../../config.ts'
 import { BackupRefused } from '../../db/backup/files.ts'
-import { CopyRefused } from '../../db/copy/copy.ts'
+import { CopyRefused } from '../../db/copy/refused.ts'
 import { acquireDataDirLock, DataDirBusyError, type DataDirLock } from '../../db/data-dir-lock.ts'
 import { type Command, type CommandIO, EXIT_FAILURE, EXIT_USAGE, UsageError } from './command.ts'
 

@@ -9,9 +9,6 @@
 import { isAbsolute, join, resolve } from 'node:path'
 import { toolEnvironment } from '../../config.ts'
 import { BackupRefused, backupKindOf, refuseExisting } from '../../db/backup/files.ts'
-import { restorePgliteFolder } from '../../db/backup/pglite.ts'
-import { pgDump, pgRestore } from '../../db/backup/postgres.ts'
-import { databaseTarget, openDatabase } from '../../db/client.ts'
 import { readLockHolder } from '../../db/data-dir-lock.ts'
 import { sendToServer } from '../admin-client.ts'
 import { type Command, type CommandIO, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from './command.ts'
@@ -26,6 +23,19 @@ function wrote(io: CommandIO, file: string, bytes: number, started: number, how:
 }
 
 const EMBEDDED = 'embedded database (PGlite dumpDataDir)'
+
+/**
+ * What a backup or a restore runs on (PGlite, the pg driver, the database client), imported when one runs:
+ * the command list is read by every CLI start.
+ */
+const backupTools = async () => {
+  const [pglite, postgres, client] = await Promise.all([
+    import('../../db/backup/pglite.ts'),
+    import('../../db/backup/postgres.ts'),
+    import('../../db/client.ts'),
+  ])
+  return { ...pglite, ...postgres, ...client }
+}
 
 export const dbBackupCommands: Record<string, Command> = {
   'db backup': {
@@ -66,7 +76,7 @@ export const dbBackupCommands: Record<string, Command> = {
         wrote(
           io,
           file,
-          await pgDump(config.databaseUrl, file, toolEnvironment),
+          await (await backupTools()).pgDump(config.databaseUrl, file, toolEnvironment),
           started,
           'pg_dump custom format (restore: db restore, or pg_restore)',
         )
@@ -81,6 +91,7 @@ export const dbBackupCommands: Record<string, Command> = {
       }
       const lock = lockFolder(config, io, 'it takes the backup itself: run db backup again')
       try {
+        const { openDatabase, databaseTarget } = await backupTools()
         const db = await openDatabase(databaseTarget({ ...config, databaseUrl: undefined }))
         try {
           wrote(io, file, await db.dumpDataDir!(file), started, EMBEDDED)
@@ -112,7 +123,7 @@ export const dbBackupCommands: Record<string, Command> = {
             `BACKUP_FILE: ${file} is an embedded database backup; restore it into a data folder (DATA_DIR, without DATABASE_URL), then move it with db copy --to`,
           )
         }
-        await pgRestore(config.databaseUrl, file, force, toolEnvironment)
+        await (await backupTools()).pgRestore(config.databaseUrl, file, force, toolEnvironment)
         io.out(`restore: ${file} restored into PostgreSQL in ${seconds()} s\n`)
         return EXIT_OK
       }
@@ -123,7 +134,11 @@ export const dbBackupCommands: Record<string, Command> = {
       }
       const lock = lockFolder(config, io, 'stop it first: a folder cannot be replaced under a running server')
       try {
-        const restored = await restorePgliteFolder(file, join(config.dataDir, 'pglite'), force)
+        const restored = await (await backupTools()).restorePgliteFolder(
+          file,
+          join(config.dataDir, 'pglite'),
+          force,
+        )
         const rows = restored.tables.reduce((sum, t) => sum + t.rows, 0)
         io.out(
           `restore: ${file} restored into ${config.dataDir} in ${seconds()} s: ${restored.tables.length} tables, ${rows} rows\n`,

@@ -3,10 +3,7 @@
  * progress on stderr and a summary on stdout (db/copy/copy.ts does the work; docs/operations.md says how
  * to move). Refused while a server holds the folder: what it writes after the copy would be lost.
  */
-import { databaseTarget, openDatabase } from '../../db/client.ts'
-import { checkTarget, copyDatabase } from '../../db/copy/copy.ts'
 import type { CopyProgress } from '../../db/copy/copy-tables.ts'
-import { applyMigrations, migrationsUpToDate } from '../../db/migrations.ts'
 import { type Command, type CommandIO, EXIT_OK, UsageError } from './command.ts'
 import { alone, cliOnly, embeddedFolder, lockFolder } from './db-alone.ts'
 
@@ -60,6 +57,16 @@ export const dbCopyCommands: Record<string, Command> = {
       )
       const started = Date.now()
       try {
+        // The copy's machinery (the database client, both drivers, the migrations), imported when it runs.
+        const [
+          { databaseTarget, openDatabase },
+          { checkTarget, copyDatabase },
+          { applyMigrations, migrationsUpToDate },
+        ] = await Promise.all([
+          import('../../db/client.ts'),
+          import('../../db/copy/copy.ts'),
+          import('../../db/migrations.ts'),
+        ])
         await checkTarget(url) // before opening the folder, which takes seconds
         const db = await openDatabase(databaseTarget({ ...config, databaseUrl: undefined }))
         try {

@@ -2,7 +2,6 @@
  * CLI commands for the database: its migrations (apply the pending ones, show their status), moving the
  * embedded database to PostgreSQL (db-copy.ts), backups and restores of either (db-backup.ts).
  */
-import { applyMigrations, migrationStatus } from '../../db/migrations.ts'
 import { type Command, EXIT_FAILURE, EXIT_OK } from './command.ts'
 import { dbBackupCommands } from './db-backup.ts'
 import { dbCopyCommands } from './db-copy.ts'
@@ -14,6 +13,7 @@ export const dbCommands: Record<string, Command> = {
     options: {},
     positionals: [],
     async run({ services, io }) {
+      const { applyMigrations } = await import('../../db/migrations.ts')
       const applied = await applyMigrations(services.db.adapterFactory, {
         onWarning: (m) => io.err(`${m}\n`),
       })
@@ -27,6 +27,7 @@ export const dbCommands: Record<string, Command> = {
     options: {},
     positionals: [],
     async run({ services, io }) {
+      const { migrationStatus } = await import('../../db/migrations.ts')
       const s = await migrationStatus(services.db.adapterFactory)
       io.out(`database: ${services.db.kind}\nmigrations: ${s.total}\n`)
       io.out(`pending: ${s.pending.length ? s.pending.join(', ') : 'none'}\n`)

@@ -1,7 +1,7 @@
 /** CLI commands for users: create, list, set a sign-in password, invite. */
-import { createAccountsService, INVITE_TTL_MS } from '../../auth/accounts.ts'
 import { loadConfig } from '../../config.ts'
-import { type Command, EXIT_OK, table, UsageError, unwrap, when } from './command.ts'
+import { INVITE_TTL_MS } from '../../limits.ts'
+import { accountsOf, type Command, EXIT_OK, table, UsageError, unwrap, when } from './command.ts'
 
 /** Where people reach the server (PUBLIC_URL, else the listening address), for links the CLI prints. */
 function publicBase(): string {
@@ -35,7 +35,7 @@ export const userCommands: Record<string, Command> = {
     positionals: [],
     async run({ services, io }) {
       const users = await services.users.list()
-      const signIn = await createAccountsService(services.db.prisma).withPassword()
+      const signIn = await (await accountsOf(services)).withPassword()
       io.out(
         table([
           ['HANDLE', 'NAME', 'CREATED', 'SIGN-IN'],
@@ -61,7 +61,7 @@ export const userCommands: Record<string, Command> = {
       const content = files[args[1]!]
       if (content === undefined) throw new UsageError(`FILE: cannot read "${args[1]}"`)
       const password = content.split(/\r?\n/)[0] ?? ''
-      unwrap(await createAccountsService(services.db.prisma).setPassword(user.id, password))
+      unwrap(await (await accountsOf(services)).setPassword(user.id, password))
       io.out(`${user.handle}: password set; sign in at ${publicBase()}/sign-in\n`)
       return EXIT_OK
     },
@@ -76,7 +76,7 @@ export const userCommands: Record<string, Command> = {
       const slug = typeof opts.document === 'string' ? opts.document : undefined
       // The document must exist now; whether they may read it is its sharing's business (doc share).
       if (slug !== undefined) unwrap(await services.documents.bySlugForAdmin(slug))
-      const invite = await createAccountsService(services.db.prisma).createInvite(user.id)
+      const invite = await (await accountsOf(services)).createInvite(user.id)
       const next = slug === undefined ? '' : `?next=${encodeURIComponent(`/d/${slug}`)}`
       io.out(`${publicBase()}/invite/${invite.token}${next}\n`)
       io.err(

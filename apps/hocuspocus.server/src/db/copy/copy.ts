@@ -28,11 +28,9 @@ import {
 import { adapterSql, postgresSql, redactedUrl } from './connections.ts'
 import { type CopyProgress, copySequences, copyTable, countRows } from './copy-tables.ts'
 import { compareTables } from './digest.ts'
+import { CopyRefused } from './refused.ts'
 
-/** A copy that did not start or was rolled back, for a reason the person can act on (the message says how). */
-export class CopyRefused extends Error {
-  override name = 'CopyRefused'
-}
+export { CopyRefused }
 
 export type CopyReport = {
   tables: Array<{ name: string; rows: number }>

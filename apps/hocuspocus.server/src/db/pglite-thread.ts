@@ -1,0 +1,131 @@
+/**
+ * Where the database is and, for the embedded one, its thread and its WebAssembly, started as early as a
+ * process can: this file is light to import (no PGlite, no Prisma), so an entry point (boot.ts, the CLI)
+ * imports it with the configuration, calls prepareDatabase, and only then imports the modules it runs.
+ * The thread then loads PGlite's modules, and the engine compiles PGlite's WebAssembly, while the server's
+ * or the command's own modules load on the main thread; client.ts opens the database on that thread.
+ */
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import type { WorkerDump, WorkerOpen, WorkerReply } from './pglite-worker.ts'
+
+/**
+ * Where the embedded database runs: `worker` (default), its own thread, reached over a Unix socket with
+ * the PostgreSQL driver; `main`, in the server's thread through pglite-prisma-adapter (every query,
+ * including a compaction's whole-state INSERT, then holds the event loop: ~1.4 s for 7 MB, measured).
+ */
+export type PgliteThread = 'worker' | 'main'
+
+export type DatabaseTarget =
+  | { kind: 'pglite'; dir: string; thread?: PgliteThread }
+  | { kind: 'postgres'; url: string }
+
+export function databaseTarget(config: {
+  dataDir: string
+  databaseUrl: string | undefined
+  pgliteThread?: PgliteThread
+}): DatabaseTarget {
+  return config.databaseUrl
+    ? { kind: 'postgres', url: config.databaseUrl }
+    : { kind: 'pglite', dir: join(config.dataDir, 'pglite'), thread: config.pgliteThread ?? 'worker' }
+}
+
+/** PGlite's WebAssembly and file bundle, compiled once per process and shared with every worker. */
+let pgliteAssets: Promise<Pick<WorkerOpen, 'pgliteWasmModule' | 'fsBundle'>> | undefined
+/** initdb's WebAssembly: compiled only for a folder that has no database yet (a first start). */
+let initdbAssets: Promise<WebAssembly.Module> | undefined
+
+const pgliteDist = () => dirname(Bun.resolveSync('@electric-sql/pglite', import.meta.dir))
+
+export function loadPgliteAssets() {
+  pgliteAssets ??= (async () => {
+    const dist = pgliteDist()
+    const [pgliteWasmModule, bundle] = await Promise.all([
+      WebAssembly.compile(await Bun.file(join(dist, 'pglite.wasm')).arrayBuffer()),
+      Bun.file(join(dist, 'pglite.data')).arrayBuffer(),
+    ])
+    return { pgliteWasmModule, fsBundle: new Blob([bundle]) }
+  })()
+  pgliteAssets.catch(() => {
+    pgliteAssets = undefined
+  })
+  return pgliteAssets
+}
+
+export function loadInitdbAssets() {
+  initdbAssets ??= (async () =>
+    WebAssembly.compile(await Bun.file(join(pgliteDist(), 'initdb.wasm')).arrayBuffer()))()
+  initdbAssets.catch(() => {
+    initdbAssets = undefined
+  })
+  return initdbAssets
+}
+
+/** One started database thread: asks it a question and waits for its answer. */
+export type DatabaseThread = {
+  worker: Worker
+  ask(message: WorkerOpen | WorkerDump | { type: 'close' }, timeoutMs: number): Promise<WorkerReply>
+}
+
+export function startThread(): DatabaseThread {
+  const worker = new Worker(new URL('./pglite-worker.ts', import.meta.url).href)
+  const replies: Array<(reply: WorkerReply) => void> = []
+  let failure: string | undefined
+  const fail = (message: string) => {
+    failure ??= message
+    for (const wake of replies.splice(0)) wake({ type: 'failed', message })
+  }
+  worker.onmessage = (event: MessageEvent<WorkerReply>) => replies.shift()?.(event.data)
+  worker.onerror = (event) => fail(`the embedded database's thread failed: ${event.message}`)
+  worker.addEventListener('close', () => fail("the embedded database's thread ended"))
+  return {
+    worker,
+    ask: (message, timeoutMs) =>
+      new Promise<WorkerReply>((resolve) => {
+        if (failure) return resolve({ type: 'failed', message: failure })
+        const timer = setTimeout(
+          () => resolve({ type: 'failed', message: `no answer within ${timeoutMs / 1000} s` }),
+          timeoutMs,
+        )
+        replies.push((reply) => {
+          clearTimeout(timer)
+          resolve(reply)
+        })
+        worker.postMessage(message)
+      }),
+  }
+}
+
+/** The thread prepareDatabase started, until the database is opened on it (takeThread). */
+let preparedThread: { dir: string; thread: DatabaseThread } | undefined
+
+/**
+ * Starts what opening the embedded database waits for, before the caller imports anything heavy: the
+ * engine compiles PGlite's WebAssembly (on its background threads) and a database thread starts loading
+ * PGlite's modules (~0.7 s of a start before this, measured: the thread only started once the WebAssembly
+ * was compiled, and that was after the server's modules had loaded). Nothing for PostgreSQL or PGlite on
+ * the main thread; a failure is met again when the database is opened. The prepared thread does not keep
+ * the process alive until it is taken.
+ */
+export function prepareDatabase(target: DatabaseTarget): void {
+  if (target.kind !== 'pglite' || target.thread === 'main') return
+  loadPgliteAssets().catch(() => {})
+  if (!existsSync(join(target.dir, 'PG_VERSION'))) loadInitdbAssets().catch(() => {})
+  if (preparedThread?.dir === target.dir) return
+  preparedThread?.thread.worker.terminate()
+  const thread = startThread()
+  ;(thread.worker as unknown as Bun.Worker).unref()
+  preparedThread = { dir: target.dir, thread }
+}
+
+/** The thread prepared for `dir` (prepareDatabase), else a new one. */
+export function takeThread(dir: string): DatabaseThread {
+  const prepared = preparedThread
+  preparedThread = undefined
+  if (prepared?.dir === dir) {
+    ;(prepared.thread.worker as unknown as Bun.Worker).ref()
+    return prepared.thread
+  }
+  prepared?.thread.worker.terminate()
+  return startThread()
+}
