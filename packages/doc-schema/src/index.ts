@@ -89,12 +89,19 @@ export {
 } from './sections/render-section.ts'
 export { findSection, listSections, locateSections, type SectionInfo } from './sections/section-index.ts'
 export { REV_LENGTH } from './sections/section-rev.ts'
-export { adoptTotals, forgetKeptTotals, measuredElements } from './sections/section-total.ts'
+export {
+  adoptRevs,
+  adoptTotals,
+  forgetKeptTotals,
+  measuredElements,
+  type StoredSectionRev,
+} from './sections/section-total.ts'
 export {
   liveOutlineWithTotals,
   outlineMeasureSteps,
   readOutlineWithTotals,
   type StoredOutlineNode,
+  storedRevs,
   storedTotals,
 } from './sections/stored-totals.ts'
 export { cutText, safeCut } from './text-cut.ts'

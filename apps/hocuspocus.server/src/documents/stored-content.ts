@@ -5,7 +5,7 @@
  * store.ts; a write that may change the title drops the document's cached resolutions.
  */
 import type { OutlineNode, StoredOutlineNode } from '@collab/doc-schema'
-import { storedTotals, withWellFormedIds } from '@collab/doc-schema'
+import { storedRevs, storedTotals, withWellFormedIds } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
@@ -63,6 +63,8 @@ export function createStoredContent(
       updateBytes: updates.reduce((sum, update) => sum + update.byteLength, 0),
       // Keyed by rev: valid for the sections the log did not change, whatever it changed elsewhere.
       totals: Array.isArray(row.outline) ? storedTotals(row.outline) : undefined,
+      // The outline describes the snapshot: with nothing logged after it, the content exactly.
+      revs: Array.isArray(row.outline) && updates.length === 0 ? storedRevs(row.outline) : undefined,
     }
   }
 

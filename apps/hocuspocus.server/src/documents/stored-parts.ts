@@ -3,25 +3,30 @@
  * store derives from a state (search text, outline).
  */
 import {
+  adoptRevs,
   adoptTotals,
   FRAGMENT_NAME,
   readOutline,
   readOutlineWithTotals,
   readPlainText,
   type StoredOutlineNode,
+  type StoredSectionRev,
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
 
 /**
  * Applies a document's stored content to `doc`: the snapshot, then each logged update in order. The
  * section totals stored with the snapshot's outline go with the fragment (`adoptTotals`), so a cut read of
- * a section unchanged since then names its total without rendering the section.
+ * a section unchanged since then names its total without rendering the section; and when that outline
+ * describes exactly what is applied (`revs`: no update logged after the snapshot) into an empty doc, its
+ * revs do too (`adoptRevs`), so such a read does not hash the section either.
  */
 export function applyStored(
   doc: Y.Doc,
-  stored: Pick<StoredParts, 'snapshot' | 'updates' | 'totals'>,
+  stored: Pick<StoredParts, 'snapshot' | 'updates' | 'totals' | 'revs'>,
   origin?: unknown,
 ): void {
+  const empty = doc.store.clients.size === 0
   Y.transact(
     doc,
     () => {
@@ -31,6 +36,8 @@ export function applyStored(
     origin,
   )
   if (stored.totals) adoptTotals(doc.getXmlFragment(FRAGMENT_NAME), stored.totals)
+  if (stored.revs && empty && stored.updates.length === 0)
+    adoptRevs(doc.getXmlFragment(FRAGMENT_NAME), stored.revs)
 }
 
 /** A document's stored content: the snapshot, then the log's updates in order. */
@@ -45,6 +52,11 @@ export type StoredParts = {
    * for every section the log left unchanged; absent when none were stored.
    */
   totals?: ReadonlyMap<string, number>
+  /**
+   * The revs of the snapshot's stored outline by section id (`storedRevs`), only when no update is logged
+   * after the snapshot: the outline then describes the content exactly. Absent otherwise.
+   */
+  revs?: ReadonlyMap<string, StoredSectionRev>
 }
 
 /**

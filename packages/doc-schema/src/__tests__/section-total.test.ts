@@ -15,13 +15,14 @@ import { FRAGMENT_NAME } from '../limits.ts'
 import { importMarkdown } from '../markdown/import-markdown.ts'
 import { liveOutline } from '../sections/outline-memo.ts'
 import { renderChapter, renderSection, sectionMeasureSteps } from '../sections/render-section.ts'
-import { chapterSections, listSections, locateSections } from '../sections/section-index.ts'
-import { adoptTotals, forgetKeptTotals, measuredElements } from '../sections/section-total.ts'
+import { chapterSections, headingTitle, listSections, locateSections } from '../sections/section-index.ts'
+import { adoptRevs, adoptTotals, forgetKeptTotals, measuredElements } from '../sections/section-total.ts'
 import {
   liveOutlineWithTotals,
   outlineMeasureSteps,
   readOutlineWithTotals,
   type StoredOutlineNode,
+  storedRevs,
   storedTotals,
 } from '../sections/stored-totals.ts'
 import { CORPUS_PACKAGES } from './corpus-files.ts'
@@ -316,5 +317,55 @@ describe('totals stored beside the outline', () => {
     const measured = expectOk(renderSection(copy.fragment, long.sectionId, { maxChars: 200 }))
     expect(measured.total).toBe(wholeSection(copy.fragment, long.sectionId))
     expect(measured.total).toBe(wholeSection(fragment, long.sectionId) + 'longer '.length)
+  })
+
+  test("a copy that adopts the stored outline's revs names them without hashing; after a change, a section not read yet and the changed one are hashed", () => {
+    const { doc, fragment } = loadDocument(
+      'Doc',
+      `## Long\n\n${Array.from({ length: 40 }, (_, i) => `Block ${i} with _emphasis_.`).join('\n\n')}\n\n## Short\n\nlast`,
+    )
+    const outline = readOutlineWithTotals(fragment)
+    const located = locateSections(fragment)
+    const long = located.find((section) => headingTitle(section.heading) === 'Long')
+    const short = located.find((section) => headingTitle(section.heading) === 'Short')
+    const node = (id: string) => flat(outline).find((n) => n.sectionId === id)!
+    const hashed = { long: node(long!.sectionId).rev, short: node(short!.sectionId).rev }
+    // A rev no hash of this content gives: a read naming it took it from the adopted outline.
+    const revs = storedRevs(outline)
+    revs.set(long!.sectionId, { ...revs.get(long!.sectionId)!, rev: 'fromoutline1' })
+    const totals = new Map([[`fromoutline1/${long!.blocks.length}`, node(long!.sectionId).total!]])
+    const copy = cloneDocument(doc)
+    adoptTotals(copy.fragment, totals)
+    adoptRevs(copy.fragment, revs)
+    forgetKeptTotals()
+    const before = measuredElements()
+    const read = expectOk(
+      renderSection(copy.fragment, long!.sectionId, { maxChars: 200, keptTotalOnly: true }),
+    )
+    expect(read.rev).toBe('fromoutline1')
+    expect(read.total).toBe(wholeSection(fragment, long!.sectionId))
+    expect(measuredElements() - before).toBe(0)
+    const revOf = (id: string) => flat(liveOutline(copy.fragment)).find((n) => n.sectionId === id)!.rev
+    expect([revOf(long!.sectionId), revOf(short!.sectionId)]).toEqual(['fromoutline1', hashed.short])
+    // A block count other than the stored one: not the section the outline described, hashed.
+    const other = cloneDocument(doc)
+    adoptRevs(other.fragment, new Map([[long!.sectionId, { rev: 'fromoutline1', size: 1, blocks: 3 }]]))
+    expect(expectOk(renderSection(other.fragment, long!.sectionId, { maxChars: 200 })).rev).toBe(hashed.long)
+    // Any change drops the adopted revs, also those of the sections it did not touch and nobody read yet.
+    const changed = cloneDocument(doc)
+    adoptRevs(changed.fragment, revs)
+    const shortCopy = locateSections(changed.fragment).find(
+      (section) => section.sectionId === short!.sectionId,
+    )!
+    changed.doc.transact(() => (shortCopy.blocks[0]!.get(0) as Y.XmlText).insert(0, 'edited '))
+    expect(expectOk(renderSection(changed.fragment, long!.sectionId, { maxChars: 200 })).rev).toBe(
+      hashed.long,
+    )
+    // An edit of a section read by its adopted rev hashes it again.
+    const longCopy = locateSections(copy.fragment).find((section) => section.sectionId === long!.sectionId)!
+    copy.doc.transact(() => (longCopy.blocks[0]!.get(0) as Y.XmlText).insert(0, 'edited '))
+    const edited = expectOk(renderSection(copy.fragment, long!.sectionId, { maxChars: 200 })).rev
+    expect(edited).not.toBe('fromoutline1')
+    expect(edited).not.toBe(hashed.long)
   })
 })

@@ -4,7 +4,14 @@ import { HEADING_ID_ATTR } from '../limits.ts'
 import type { OutlineNode } from './outline.ts'
 import { headingLevel, headingTitle, type LocatedSection, locateSections } from './section-index.ts'
 import { sectionStats } from './section-rev.ts'
-import { adoptedTotal, elementReadLength, keepTotal, keptTotal, sectionReadLength } from './section-total.ts'
+import {
+  adoptedRev,
+  adoptedTotal,
+  elementReadLength,
+  keepTotal,
+  keptTotal,
+  sectionReadLength,
+} from './section-total.ts'
 
 /**
  * An outline kept current for one live fragment: `outline()` equals `readOutline(fragment)` (revs and
@@ -133,7 +140,10 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
     if (described && described.version === version) return described.entry
     let entry = entries.get(section.heading)
     if (!entry || dirty.has(section.heading) || !sameBlocks(entry.blocks, section.blocks, dirty)) {
-      const { rev, size } = sectionStats(section.heading, section.blocks)
+      // Never described: the stored outline's rev when the fragment is still what it describes (adoptRevs),
+      // so a cold read does not hash the section; else (and after any change to it) hashed here.
+      const adopted = entry ? undefined : adoptedRev(fragment, section.sectionId, section.blocks.length)
+      const { rev, size } = adopted ?? sectionStats(section.heading, section.blocks)
       entry = { blocks: section.blocks, rev, size, title: headingTitle(section.heading) }
       entries.set(section.heading, entry)
     }

@@ -106,6 +106,39 @@ export function adoptedTotal(fragment: Y.XmlFragment, rev: string, blockCount: n
   return adopted.get(fragment)?.get(totalKey(rev, blockCount))
 }
 
+/** A section as a stored outline describes it: its rev and size, and its block count when its total was measured. */
+export type StoredSectionRev = { rev: string; size: number; blocks?: number }
+
+/** Revs adopted per fragment from a stored outline that describes its content (`adoptRevs`), by section id. */
+const adoptedRevs = new WeakMap<Y.XmlFragment, ReadonlyMap<string, StoredSectionRev>>()
+
+/**
+ * Gives `fragment` the revs of the stored outline that describes exactly what it was decoded from (the
+ * snapshot, with no update logged after it: `storedRevs`), so its outline memo describes a section by
+ * them instead of hashing it: a cold read of a section names its rev (and, through it, its adopted total)
+ * without a walk over the section's content. The revs are dropped at the fragment's first change (every
+ * section is then hashed as before, the memo re-hashing only what changed).
+ */
+export function adoptRevs(fragment: Y.XmlFragment, revs: ReadonlyMap<string, StoredSectionRev>): void {
+  if (revs.size === 0) return
+  adoptedRevs.set(fragment, revs)
+  const drop = () => {
+    adoptedRevs.delete(fragment)
+    fragment.unobserveDeep(drop)
+  }
+  fragment.observeDeep(drop)
+}
+
+/** The adopted rev and size of the section with this id, unless its block count says it is another section. */
+export function adoptedRev(
+  fragment: Y.XmlFragment,
+  sectionId: string,
+  blockCount: number,
+): StoredSectionRev | undefined {
+  const stored = adoptedRevs.get(fragment)?.get(sectionId)
+  return stored && (stored.blocks === undefined || stored.blocks === blockCount) ? stored : undefined
+}
+
 /** How many headings and blocks were rendered to measure totals, since the process started (tests, bench). */
 export function measuredElements(): number {
   return measured

@@ -18,7 +18,7 @@ import type { OutlineNode } from './outline.ts'
 import { liveOutline, memoMeasureSteps, memoSectionTotal, memoTotalKnown } from './outline-memo.ts'
 import { headingTitle, locateSections } from './section-index.ts'
 import { sectionStats } from './section-rev.ts'
-import { sectionReadLength, totalKey } from './section-total.ts'
+import { type StoredSectionRev, sectionReadLength, totalKey } from './section-total.ts'
 
 /** An outline node as the store step writes it: with the section's exact total and block count when measured. */
 export type StoredOutlineNode = OutlineNode & {
@@ -105,4 +105,30 @@ export function storedTotals(roots: readonly StoredOutlineNode[]): Map<string, n
     if (Array.isArray(node.children)) stack.push(...node.children)
   }
   return totals
+}
+
+/**
+ * The revs a stored outline carries, by section id (`adoptRevs`): the first node of an id in document
+ * order, as `locateSection` finds the first heading of an id. Only for an outline that describes the
+ * fragment's content exactly (stored with the snapshot, no update logged after it); a node without a
+ * string rev or a numeric size (an outline stored before sizes were counted) adds nothing.
+ */
+export function storedRevs(roots: readonly StoredOutlineNode[]): Map<string, StoredSectionRev> {
+  const revs = new Map<string, StoredSectionRev>()
+  const visit = (nodes: readonly StoredOutlineNode[]) => {
+    for (const node of nodes) {
+      const { sectionId, rev, size, blocks } = node
+      if (typeof sectionId === 'string' && sectionId !== '' && !revs.has(sectionId)) {
+        if (typeof rev === 'string' && Number.isSafeInteger(size))
+          revs.set(sectionId, {
+            rev,
+            size: size as number,
+            blocks: Number.isSafeInteger(blocks) ? blocks : undefined,
+          })
+      }
+      if (Array.isArray(node.children)) visit(node.children)
+    }
+  }
+  visit(roots)
+  return revs
 }
