@@ -30,10 +30,15 @@ export type ServerProcess = { proc: Subprocess<'ignore', 'pipe', 'pipe'>; url: s
 
 /**
  * Starts `src/main.ts` and resolves once it prints where it listens. SIGTERM stops it without a drain
- * (DRAIN_GRACE_MS 0: no balancer is waiting to take it out) unless `env` sets one.
+ * (DRAIN_GRACE_MS 0: no balancer is waiting to take it out) unless `env` sets one. `wrap`: a command the
+ * server runs under (strace and its arguments; it must print nothing on stderr): `proc` is then the
+ * wrapper, and the server is its child (strace does not pass SIGTERM on: signal the child).
  */
-export async function spawnServer(env: Record<string, string | undefined>): Promise<ServerProcess> {
-  const proc = Bun.spawn(['bun', join(APP_DIR, 'src/main.ts')], {
+export async function spawnServer(
+  env: Record<string, string | undefined>,
+  options: { wrap?: string[] } = {},
+): Promise<ServerProcess> {
+  const proc = Bun.spawn([...(options.wrap ?? []), 'bun', join(APP_DIR, 'src/main.ts')], {
     cwd: REPO_DIR,
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', DRAIN_GRACE_MS: '0', ...env },
     stdin: 'ignore',

@@ -21,6 +21,7 @@ import {
   startThread,
   takeThread,
 } from './pglite-thread.ts'
+import { pgliteStartParams, SyncedNodeFS } from './pglite-fsync.ts'
 import type { WorkerOpen, WorkerWedge } from './pglite-worker.ts'
 import { CONTENT_TRANSACTION } from './transactions.ts'
 
@@ -66,7 +67,9 @@ export type OpenOptions = {
  */
 export const PGLITE_SHARED_BUFFERS = '32MB'
 
-const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`]
+/** The embedded database's start parameters: synced or not (PGLITE_FSYNC, db/pglite-fsync.ts). */
+const pgliteParams = (fsync: boolean) =>
+  pgliteStartParams(fsync, ['-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`])
 
 export { type DatabaseTarget, databaseTarget, type PgliteThread, prepareDatabase } from './pglite-thread.ts'
 
@@ -82,10 +85,12 @@ export async function openDatabase(target: DatabaseTarget, options: OpenOptions 
     }
   }
   mkdirSync(target.dir, { recursive: true, mode: 0o700 })
-  if (target.thread !== 'main') return openPgliteWorker(target.dir, options)
+  const fsync = target.fsync ?? true
+  if (target.thread !== 'main') return openPgliteWorker(target.dir, fsync, options)
   const pglite = await PGlite.create(target.dir, {
     extensions: PGLITE_EXTENSIONS,
-    startParams: PGLITE_START_PARAMS,
+    startParams: pgliteParams(fsync),
+    fs: fsync ? new SyncedNodeFS(target.dir) : undefined,
   })
   // Only this mode uses the in-thread adapter: imported here, not by every process that opens a database.
   const { PrismaPGlite } = await import('pglite-prisma-adapter')
@@ -168,7 +173,7 @@ async function probeThread(prisma: PrismaClient, timeoutMs: number): Promise<'an
   }
 }
 
-async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Database> {
+async function openPgliteWorker(dir: string, fsync: boolean, options: OpenOptions): Promise<Database> {
   const { folder, temporary } = socketFolder(dir)
   const port = 5432
   // One connection: PGlite is one session, so a second would only queue behind the first, and an
@@ -189,7 +194,8 @@ async function openPgliteWorker(dir: string, options: OpenOptions): Promise<Data
     type: 'open',
     dir,
     socketPath: join(folder, `.s.PGSQL.${port}`),
-    startParams: PGLITE_START_PARAMS,
+    startParams: pgliteParams(fsync),
+    fsync,
     ...assets,
     initdbWasmModule,
   }

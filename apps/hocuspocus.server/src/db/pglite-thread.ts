@@ -17,17 +17,23 @@ import type { WorkerDump, WorkerOpen, WorkerReply } from './pglite-worker.ts'
 export type PgliteThread = 'worker' | 'main'
 
 export type DatabaseTarget =
-  | { kind: 'pglite'; dir: string; thread?: PgliteThread }
-  | { kind: 'postgres'; url: string }
+  /** `fsync` (PGLITE_FSYNC): a commit is answered once it is on the disk; absent: true. */
+  { kind: 'pglite'; dir: string; thread?: PgliteThread; fsync?: boolean } | { kind: 'postgres'; url: string }
 
 export function databaseTarget(config: {
   dataDir: string
   databaseUrl: string | undefined
   pgliteThread?: PgliteThread
+  pgliteFsync?: boolean
 }): DatabaseTarget {
   return config.databaseUrl
     ? { kind: 'postgres', url: config.databaseUrl }
-    : { kind: 'pglite', dir: join(config.dataDir, 'pglite'), thread: config.pgliteThread ?? 'worker' }
+    : {
+        kind: 'pglite',
+        dir: join(config.dataDir, 'pglite'),
+        thread: config.pgliteThread ?? 'worker',
+        fsync: config.pgliteFsync ?? true,
+      }
 }
 
 /** PGlite's WebAssembly and file bundle, compiled once per process and shared with every worker. */

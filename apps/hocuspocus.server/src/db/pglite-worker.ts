@@ -14,6 +14,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import { writeBackupFile } from './backup/files.ts'
+import { SyncedNodeFS } from './pglite-fsync.ts'
 
 declare const self: Worker
 
@@ -22,6 +23,8 @@ export type WorkerOpen = {
   dir: string
   socketPath: string
   startParams: string[]
+  /** Open the folder through SyncedNodeFS (pglite-fsync.ts): PostgreSQL's fsync() reaches the disk. */
+  fsync: boolean
   /** Compiled once by the main thread and shared, so a worker does not compile PGlite again (~0.4 s). */
   pgliteWasmModule: WebAssembly.Module
   /** Only for a folder without a database yet (initdb runs); PGlite loads it itself otherwise if needed. */
@@ -87,6 +90,7 @@ self.onmessage = async (event: MessageEvent<WorkerOpen | { type: 'close' } | Wor
       db = await PGlite.create(message.dir, {
         extensions: { pg_trgm },
         startParams: message.startParams,
+        fs: message.fsync ? new SyncedNodeFS(message.dir) : undefined,
         pgliteWasmModule: message.pgliteWasmModule,
         initdbWasmModule: message.initdbWasmModule,
         fsBundle: message.fsBundle,
