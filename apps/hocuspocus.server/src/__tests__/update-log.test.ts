@@ -93,7 +93,8 @@ describe(`the update log (${DATABASE_KIND})`, () => {
     s.closeEditors()
     await eventually(
       () => expect(s.server.collab.hocuspocus.documents.has(doc.room)).toBe(false),
-      10_000,
+      // The unload's compaction may start the documents' worker first (seconds on a loaded machine).
+      20_000,
       'unload',
     )
     expect((await stateRow(s.server, doc.room)).outline).toBe(true)
@@ -156,7 +157,8 @@ describe(`the update log (${DATABASE_KIND})`, () => {
     s.closeEditors()
     await eventually(
       () => expect(s.server.collab.hocuspocus.documents.has(doc.room)).toBe(false),
-      10_000,
+      // The unload's compaction may start the documents' worker first (seconds on a loaded machine).
+      20_000,
       'unload',
     )
     expect(await logRows(s.server, doc.room)).toHaveLength(0)
@@ -190,7 +192,8 @@ describe(`the update log (${DATABASE_KIND})`, () => {
     s.closeEditors()
     await eventually(
       () => expect(s.server.collab.hocuspocus.documents.has(doc.room)).toBe(false),
-      10_000,
+      // The unload's compaction may start the documents' worker first (seconds on a loaded machine).
+      20_000,
       'unload',
     )
     expect(await searchFinds(s.server, doc.room, 'bandicoot')).toBe(true)

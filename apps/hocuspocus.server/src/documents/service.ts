@@ -7,6 +7,7 @@
 import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { createCatalog } from './catalog.ts'
+import { createStoredCompaction } from './compact-stored.ts'
 import { createMarkdownExport } from './export-markdown.ts'
 import { createHistory } from './history.ts'
 import { createResolver } from './resolve.ts'
@@ -31,6 +32,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
     ...exports,
     ...stored,
     ...createHistory(prisma, stored),
+    ...createStoredCompaction(prisma, { jobs, forgetResolutions }),
 
     /** Ends the documents' worker (shutdown); imports and exports still running are refused. */
     close(): void {

@@ -8,7 +8,7 @@
  * Between compactions the title and search text are refreshed on their own (`writeDerived`), a bounded
  * time behind the log (collab/persistence-extension.ts says when).
  */
-import { cutText, MAX_TITLE_CHARS, type OutlineNode } from '@collab/doc-schema'
+import { cutText, MAX_TITLE_CHARS, type OutlineNode, type StoredOutlineNode } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { Prisma } from '../db/generated/client.ts'
 import { storableJSON, storableText } from '../db/storable-text.ts'
@@ -174,50 +174,10 @@ export async function storeContent(
     }
   }
   if (options.stateOnly) outline = null
-  const newest = await tx.$queryRaw<Array<{ createdAt: Date; reason: string }>>`
-    SELECT created_at AS "createdAt", reason FROM document_versions
-     WHERE document_id = ${documentId}::uuid ORDER BY created_at DESC LIMIT 1`
-  const age = newest[0] ? Date.now() - newest[0].createdAt.getTime() : Number.POSITIVE_INFINITY
-  const automatic = newest[0] ? AUTOMATIC_REASONS.has(newest[0].reason as VersionReason) : false
-  const asked = options.version
-  // An automatic version within its interval of the newest one is not taken (the rate bound holds across
-  // loads and instances); its authors stay unversioned for the next one.
-  const version: VersionRequest | undefined =
-    asked && !(asked.minIntervalMs && automatic && age < asked.minIntervalMs)
-      ? asked
-      : age >= VERSION_INTERVAL_MS
-        ? { reason: 'interval' }
-        : undefined
+  const version = await versionToTake(tx, documentId, options.version)
   const outlineJson = outline === null ? null : storableJSON(outline)
-  // Raw SQL, not Prisma's upsert: that returns the row, which reads the whole state back. The state goes
-  // as base64 text decoded by the database: PGlite's bytea parameter encoding took ~210 ms per MiB,
-  // base64 text ~35 ms (measured on this machine; PostgreSQL is not slower either way). A large state goes in slices (STATE_SLICE_BYTES) with a turn of the event loop between them: encoding
-  // it and Prisma's serialising of a statement's parameters run on the event loop, and a 22 MB state's
-  // 30 MB of base64 in one statement held it ~1 s. The slices wait in a temporary table of this
-  // transaction and the database joins them once.
-  const sliced = state.byteLength > STATE_SLICE_BYTES
-  if (sliced) {
-    await tx.$executeRaw`CREATE TEMP TABLE IF NOT EXISTS state_slices (n int, data text) ON COMMIT DELETE ROWS`
-    for (let at = 0, n = 0; at < state.byteLength; at += STATE_SLICE_BYTES, n++) {
-      const slice = base64Of(state.subarray(at, at + STATE_SLICE_BYTES))
-      await tx.$executeRaw`INSERT INTO state_slices VALUES (${n}, ${slice})`
-    }
-  }
-  await tx.$executeRaw`
-    INSERT INTO document_states (document_id, state, byte_size, outline, unversioned_authors, updated_at)
-    VALUES (${documentId}::uuid,
-            decode(${sliced ? Prisma.sql`(SELECT string_agg(data, '' ORDER BY n) FROM state_slices)` : Prisma.sql`${base64Of(state)}`}, 'base64'),
-            ${state.byteLength}, ${outlineJson}::jsonb, ${storableJSON(version ? [] : authors)}::jsonb, now())
-    ON CONFLICT (document_id)
-    DO UPDATE SET state = EXCLUDED.state, byte_size = EXCLUDED.byte_size, outline = EXCLUDED.outline,
-                  unversioned_authors = EXCLUDED.unversioned_authors, updated_at = EXCLUDED.updated_at`
-  if (sliced) await tx.$executeRaw`DELETE FROM state_slices`
-  // By the ids read, never by a range: under READ COMMITTED a row committed after the read would match
-  // a range here, and be deleted without having been merged.
-  if (merged.length > 0)
-    await tx.$executeRaw`
-      DELETE FROM document_updates
-       WHERE id = ANY(string_to_array(${merged.join(',')}, ',')::bigint[])`
+  await writeStateRow(tx, documentId, state, outlineJson, version ? [] : authors)
+  await deleteMerged(tx, merged)
   // One update of the documents row (each one re-indexes its search columns): a new state is new
   // content now; a compaction's content changed when its last update was stored.
   const changedAt = options.compact ? content.changedAt : new Date()
@@ -231,6 +191,155 @@ export async function storeContent(
   // Its authors: everyone since the version before it (the state row's were just cleared for it).
   const versionId = version ? await insertVersion(tx, documentId, version, authors, outlineJson) : undefined
   return { bytes: state.byteLength, versionId }
+}
+
+/**
+ * The version a write of the state takes: the one asked for, unless it is automatic and within its
+ * interval of the newest one (the rate bound holds across loads and instances; its authors stay
+ * unversioned for the next one); else one for the interval when the newest is older than
+ * VERSION_INTERVAL_MS (or there is none).
+ */
+async function versionToTake(
+  tx: Prisma.TransactionClient,
+  documentId: string,
+  asked: VersionRequest | undefined,
+): Promise<VersionRequest | undefined> {
+  const newest = await tx.$queryRaw<Array<{ createdAt: Date; reason: string }>>`
+    SELECT created_at AS "createdAt", reason FROM document_versions
+     WHERE document_id = ${documentId}::uuid ORDER BY created_at DESC LIMIT 1`
+  const age = newest[0] ? Date.now() - newest[0].createdAt.getTime() : Number.POSITIVE_INFINITY
+  const automatic = newest[0] ? AUTOMATIC_REASONS.has(newest[0].reason as VersionReason) : false
+  return asked && !(asked.minIntervalMs && automatic && age < asked.minIntervalMs)
+    ? asked
+    : age >= VERSION_INTERVAL_MS
+      ? { reason: 'interval' }
+      : undefined
+}
+
+/**
+ * Writes the snapshot row: `state` as bytes, or as its base64 text already made (the documents' worker
+ * makes it for a compaction). Raw SQL, not Prisma's upsert: that returns the row, which reads the whole
+ * state back. The state goes as base64 text decoded by the database: PGlite's bytea parameter encoding
+ * took ~210 ms per MiB, base64 text ~35 ms (measured on this machine; PostgreSQL is not slower either
+ * way). A large state goes in slices (STATE_SLICE_BYTES) with a turn of the event loop between them:
+ * encoding it and Prisma's serialising of a statement's parameters run on the event loop, and a 22 MB
+ * state's 30 MB of base64 in one statement held it ~1 s. The slices wait in a temporary table of this
+ * transaction and the database joins them once.
+ */
+async function writeStateRow(
+  tx: Prisma.TransactionClient,
+  documentId: string,
+  state: Uint8Array | { base64: string; bytes: number },
+  outlineJson: string | null,
+  authors: readonly Author[],
+): Promise<void> {
+  const bytes = state instanceof Uint8Array ? state.byteLength : state.bytes
+  /** Slice `n` of the state as base64 (STATE_SLICE_BYTES of bytes: 4/3 as many characters). */
+  const slice = (n: number) =>
+    state instanceof Uint8Array
+      ? base64Of(state.subarray(n * STATE_SLICE_BYTES, (n + 1) * STATE_SLICE_BYTES))
+      : state.base64.slice((n * STATE_SLICE_BYTES * 4) / 3, ((n + 1) * STATE_SLICE_BYTES * 4) / 3)
+  const sliced = bytes > STATE_SLICE_BYTES
+  if (sliced) {
+    await tx.$executeRaw`CREATE TEMP TABLE IF NOT EXISTS state_slices (n int, data text) ON COMMIT DELETE ROWS`
+    for (let n = 0; n * STATE_SLICE_BYTES < bytes; n++)
+      await tx.$executeRaw`INSERT INTO state_slices VALUES (${n}, ${slice(n)})`
+  }
+  await tx.$executeRaw`
+    INSERT INTO document_states (document_id, state, byte_size, outline, unversioned_authors, updated_at)
+    VALUES (${documentId}::uuid,
+            decode(${sliced ? Prisma.sql`(SELECT string_agg(data, '' ORDER BY n) FROM state_slices)` : Prisma.sql`${slice(0)}`}, 'base64'),
+            ${bytes}, ${outlineJson}::jsonb, ${storableJSON(authors)}::jsonb, now())
+    ON CONFLICT (document_id)
+    DO UPDATE SET state = EXCLUDED.state, byte_size = EXCLUDED.byte_size, outline = EXCLUDED.outline,
+                  unversioned_authors = EXCLUDED.unversioned_authors, updated_at = EXCLUDED.updated_at`
+  if (sliced) await tx.$executeRaw`DELETE FROM state_slices`
+}
+
+/**
+ * Deletes merged log rows by the ids read, never by a range: under READ COMMITTED a row committed after
+ * the read would match a range here, and be deleted without having been merged.
+ */
+async function deleteMerged(tx: Prisma.TransactionClient, ids: readonly bigint[]): Promise<void> {
+  if (ids.length > 0)
+    await tx.$executeRaw`
+      DELETE FROM document_updates
+       WHERE id = ANY(string_to_array(${ids.join(',')}, ',')::bigint[])`
+}
+
+/**
+ * What a compaction read of the stored content, to merge on the documents' worker: the snapshot (base64)
+ * with its stored outline and the row version (`xmin`) it was read at, and the log rows after it in
+ * order (ids, base64, bytes, authors). `readForCompaction` reads it; `storeCompacted` writes the merge.
+ */
+export type CompactionRead = {
+  rowVersion: string | null
+  snapshot: string | null
+  outline: StoredOutlineNode[] | null
+  ids: bigint[]
+  updates: string[]
+  updateBytes: number
+  authors: Author[][]
+}
+
+export async function readForCompaction(
+  db: Prisma.TransactionClient,
+  documentId: string,
+): Promise<CompactionRead> {
+  const [snapshot] = await db.$queryRaw<
+    Array<{ rowVersion: string; state: string | null; outline: StoredOutlineNode[] | null }>
+  >`
+    SELECT xmin::text AS "rowVersion", encode(state, 'base64') AS state, outline
+      FROM document_states WHERE document_id = ${documentId}::uuid`
+  const log = await db.$queryRaw<Array<{ id: bigint; update: string; bytes: number; authors: Author[] }>>`
+    SELECT id, encode("update", 'base64') AS "update", byte_size AS bytes, authors
+      FROM document_updates WHERE document_id = ${documentId}::uuid ORDER BY id`
+  return {
+    rowVersion: snapshot?.rowVersion ?? null,
+    snapshot: snapshot?.state ?? null,
+    outline: Array.isArray(snapshot?.outline) ? snapshot.outline : null,
+    ids: log.map((row) => BigInt(row.id)),
+    updates: log.map((row) => row.update),
+    updateBytes: log.reduce((sum, row) => sum + Number(row.bytes), 0),
+    authors: log.map((row) => row.authors),
+  }
+}
+
+/** The merge of a CompactionRead, made on the documents' worker (worker/compact.ts). */
+export type CompactedContent = {
+  state: { base64: string; bytes: number }
+  title: string
+  text: string
+  outline: StoredOutlineNode[]
+  changedAt?: Date
+}
+
+/**
+ * Writes a compaction merged off the event loop: the new snapshot in place of the one `read` found, and
+ * the log rows it merged deleted by id (rows appended since stay for the next compaction and every load).
+ * Only if the snapshot row is still the one read (its `xmin`, checked under the row's lock): a restore,
+ * an import or another instance's compaction that wrote it meanwhile wins, and nothing is written
+ * (returns null; the log stays). `keepDerived`: title and search columns left as they are.
+ */
+export async function storeCompacted(
+  tx: Prisma.TransactionClient,
+  documentId: string,
+  read: CompactionRead,
+  content: CompactedContent,
+  options: { keepDerived: boolean; version?: VersionRequest },
+): Promise<{ bytes: number; versionId?: bigint } | null> {
+  const [row] = await tx.$queryRaw<Array<{ rowVersion: string; authors: Author[] }>>`
+    SELECT xmin::text AS "rowVersion", unversioned_authors AS authors
+      FROM document_states WHERE document_id = ${documentId}::uuid FOR UPDATE`
+  if ((row?.rowVersion ?? null) !== read.rowVersion) return null
+  const authors = unionAuthors(row?.authors, ...read.authors)
+  const version = await versionToTake(tx, documentId, options.version)
+  const outlineJson = storableJSON(content.outline)
+  await writeStateRow(tx, documentId, content.state, outlineJson, version ? [] : authors)
+  await deleteMerged(tx, read.ids)
+  if (!options.keepDerived) await writeDerived(tx, documentId, content)
+  const versionId = version ? await insertVersion(tx, documentId, version, authors, outlineJson) : undefined
+  return { bytes: content.state.bytes, versionId }
 }
 
 /**

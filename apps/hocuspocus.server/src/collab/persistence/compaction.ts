@@ -2,9 +2,12 @@
  * Compaction: merges a document's update log into a new snapshot (with the stored outline and, now and
  * then, a version) once the log holds COMPACT_AFTER_UPDATES rows or as many bytes as the snapshot (at
  * least COMPACT_MIN_LOG_BYTES), and when the document unloads. It runs after the store that made it due,
- * so no write waits for it. A compaction that fails for content or a bug is done again as the state
- * alone (no outline, title and search text as they were); a failure of that too, or the database being
- * away, leaves the log as it is (nothing is lost) for the next try. Shutdown compacts nothing.
+ * so no write waits for it. What is stored is merged on the documents' worker (documents/compact-stored.ts),
+ * not on the event loop, and without the document's lock: stores go on, and rows they append meanwhile
+ * stay in the log. When the worker cannot, the live state is merged here under the lock, as before; a
+ * compaction that fails for content or a bug is done again as the state alone (no outline, title and
+ * search text as they were); a failure of that too, or the database being away, leaves the log as it is
+ * (nothing is lost) for the next try. Shutdown compacts nothing.
  */
 import {
   FRAGMENT_NAME,
@@ -38,7 +41,7 @@ export class Compaction {
     private readonly loaded: LoadedDocuments,
     private readonly faults: StoreFaults,
     private readonly deps: {
-      documents: Pick<DocumentsService, 'storeState' | 'newestVersion' | 'resolveAuthors'>
+      documents: Pick<DocumentsService, 'storeState' | 'compactStored' | 'newestVersion' | 'resolveAuthors'>
       logger: Logger
       metrics: Metrics
       /** Several instances share the database (Redis): compaction merges what the others logged. */
@@ -71,10 +74,14 @@ export class Compaction {
   }
 
   /**
-   * Measures the section totals the stored outline will carry, then compacts under the document's lock:
-   * what every caller of a compaction runs. Measuring happens before the lock, so stores are not held.
+   * Compacts what is stored on the documents' worker (`compactStored`), without the document's lock:
+   * stores go on meanwhile, and the rows they append are not merged (they stay for the next compaction).
+   * When the worker cannot (its queue is full, a bug), or the database refuses what it merged, the
+   * compaction runs here as before: the section totals measured in slices, then the live state merged
+   * under the lock.
    */
   async run(document: Document, asked?: VersionRequest): Promise<void> {
+    if (await this.compactOffThread(document, asked)) return
     await this.measure(document)
     await document.saveMutex.runExclusive(() => this.compact(document, asked))
   }
@@ -143,6 +150,99 @@ export class Compaction {
   }
 
   /**
+   * The version a compaction asks for: the one asked (`asked`, when changes wait for one), or one for
+   * changes older than VERSION_INTERVAL_MS (typing without pause); with the newest version's state, what
+   * its summary compares against. Null: nothing to compact (the version fell within its interval and the
+   * log is empty).
+   */
+  private async versionToTake(
+    entry: Stored,
+    asked: VersionRequest | undefined,
+  ): Promise<{ version?: VersionRequest; base: Uint8Array | null } | null> {
+    let version: VersionRequest | undefined =
+      asked && entry.unversioned
+        ? { minIntervalMs: this.deps.minVersionIntervalMs ?? MIN_VERSION_INTERVAL_MS, ...asked }
+        : entry.unversioned && Date.now() - entry.versionAt >= VERSION_INTERVAL_MS
+          ? { reason: 'interval' }
+          : undefined
+    if (!version) return { base: null }
+    const newest = await this.deps.documents.newestVersion(entry.documentId).catch(() => null)
+    // Only automatic versions space the next one (a document created a moment ago still gets one).
+    const at = newest && AUTOMATIC_REASONS.has(newest.reason) ? newest.createdAt.getTime() : 0
+    if (version.minIntervalMs && Date.now() - at < version.minIntervalMs) {
+      // Taken within the interval by an earlier load or another instance: these changes wait for the
+      // next version (their authors stay in the snapshot's unversioned_authors).
+      entry.versionAt = Math.max(entry.versionAt, at)
+      version = undefined
+      if (entry.logRows === 0) return null
+    }
+    return { version, base: newest?.state ?? null }
+  }
+
+  /**
+   * The compaction on the documents' worker (documents/compact-stored.ts): what is stored is merged there,
+   * the event loop passes text along. True when done (or nothing was to be done, or the snapshot changed
+   * meanwhile and the log stays); false when the worker could not, or the database refused what it merged:
+   * the caller compacts on the event loop instead. Throws when the database is away (the log stays).
+   */
+  private async compactOffThread(document: Document, asked?: VersionRequest): Promise<boolean> {
+    const name = document.name
+    const entry = this.loaded.get(name)
+    if (!entry || (entry.logRows === 0 && !(asked && entry.unversioned)) || !this.loaded.isOpen(name))
+      return true
+    if (this.loaded.closing) return true
+    const { documents, logger, metrics } = this.deps
+    const started = performance.now()
+    // Stores go on meanwhile: what they change is theirs to mark (a refresh due, a version waiting).
+    const changedAt = entry.changedAt
+    const planned = await this.versionToTake(entry, asked)
+    if (!planned) return true
+    const refreshed = entry.derivedStale
+    let done: Awaited<ReturnType<typeof documents.compactStored>>
+    try {
+      done = await documents.compactStored(entry.documentId, {
+        maxTextChars: refreshed ? MAX_FIND_TEXT_CHARS : 0,
+        version: planned.version && { request: planned.version, base: planned.base },
+        changedAt,
+      })
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) {
+        logger.warn(
+          { documentId: entry.documentId, err: error },
+          'compaction on the worker failed; compacting here',
+        )
+        return false
+      }
+      metrics.storeFailures.inc()
+      logger.warn({ documentId: entry.documentId, err: error }, 'compaction failed; the log stays')
+      throw error
+    }
+    if (!done) return true
+    const quiet = entry.changedAt === changedAt
+    if (done.versionId !== undefined) {
+      entry.versionAt = Date.now()
+      if (quiet) {
+        entry.unversioned = false
+        entry.versionReason = undefined
+      }
+    }
+    if (refreshed && quiet) {
+      entry.derivedAt = Date.now()
+      entry.derivedStale = false
+    }
+    entry.snapshotBytes = done.bytes
+    entry.logRows = Math.max(0, entry.logRows - done.mergedRows)
+    entry.logBytes = Math.max(0, entry.logBytes - done.mergedBytes)
+    this.faults.clear(name)
+    metrics.compactions.inc()
+    logger.debug(
+      { documentId: entry.documentId, bytes: done.bytes, ms: Math.round(performance.now() - started) },
+      'document log compacted on the worker',
+    )
+    return true
+  }
+
+  /**
    * Merges the log into a new snapshot with its title, search text and outline, in one transaction.
    * Content the database refuses (or a bug in what is derived) makes it the state alone; a failure of
    * that too, or the database being away, leaves the log as it is (nothing is lost) for the next try.
@@ -157,24 +257,10 @@ export class Compaction {
     if (this.loaded.closing) return
     const { documents, logger, metrics, mergeWithStored } = this.deps
     const started = performance.now()
-    // A version: the one asked for, or one for changes older than VERSION_INTERVAL_MS (typing without pause).
-    let version: VersionRequest | undefined = wanted
-      ? { minIntervalMs: this.deps.minVersionIntervalMs ?? MIN_VERSION_INTERVAL_MS, ...asked }
-      : entry.unversioned && Date.now() - entry.versionAt >= VERSION_INTERVAL_MS
-        ? { reason: 'interval' }
-        : undefined
-    if (version) {
-      const newest = await documents.newestVersion(entry.documentId).catch(() => null)
-      // Only automatic versions space the next one (a document created a moment ago still gets one).
-      const at = newest && AUTOMATIC_REASONS.has(newest.reason) ? newest.createdAt.getTime() : 0
-      if (version.minIntervalMs && Date.now() - at < version.minIntervalMs) {
-        // Taken within the interval by an earlier load or another instance: these changes wait for the
-        // next version (their authors stay in the snapshot's unversioned_authors).
-        entry.versionAt = Math.max(entry.versionAt, at)
-        version = undefined
-        if (entry.logRows === 0) return
-      } else version.summary = this.summaryOf(document, newest?.state ?? null)
-    }
+    const planned = await this.versionToTake(entry, asked)
+    if (!planned) return
+    const { version } = planned
+    if (version) version.summary = this.summaryOf(document, planned.base)
     // Changes not yet stored are in the state: their authors are this version's too.
     const pendingAuthors = version ? await documents.resolveAuthors(entry.authors.values()) : []
     const state = Y.encodeStateAsUpdate(document)

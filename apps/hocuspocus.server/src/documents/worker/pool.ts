@@ -13,6 +13,7 @@
 import { type Result, refuse } from '@collab/doc-schema'
 import { MAX_JOBS_PER_USER_AND_KIND, MAX_QUEUED_JOBS } from '../../limits.ts'
 import type { StoredParts } from '../stored-parts.ts'
+import type { Compacted, CompactInput } from './compact.ts'
 import type { BuiltImport, ImportInput } from './import.ts'
 import type { Job, WorkerJob, WorkerReply } from './worker.ts'
 
@@ -45,6 +46,12 @@ const WORDING: Record<Kind, { field: string; busy: string; slow: string }> = {
     busy: 'slug: an export of yours is still being written; wait for it, then ask for the next one.',
     slow: 'read the document in sections instead (get_outline, read_document with section_id)',
   },
+  // The server's own job (no person waits on it): a refusal leaves the log as it is for the next try.
+  compact: {
+    field: 'document',
+    busy: 'document: a compaction of it is already under way.',
+    slow: 'its log stays as it is and is merged at the next compaction',
+  },
 }
 
 type Waiting = {
@@ -72,6 +79,14 @@ export class WorkerPool {
   /** Renders stored content as Markdown on the worker for `user` (an export). */
   render(user: string, stored: Pick<StoredParts, 'snapshot' | 'updates'>): Promise<Result<string>> {
     return this.run(user, { kind: 'export', stored }) as Promise<Result<string>>
+  }
+
+  /**
+   * Merges a document's stored content for a compaction on the worker (compact.ts). One per document at a
+   * time; it waits behind imports and exports like any job, and is refused, like them, when the queue is full.
+   */
+  compact(documentId: string, input: CompactInput): Promise<Result<Compacted>> {
+    return this.run(documentId, { kind: 'compact', input }) as Promise<Result<Compacted>>
   }
 
   /** Ends the worker; jobs waiting or running are refused. */

@@ -1,10 +1,11 @@
 /**
  * The documents' worker thread (a Bun Worker, started by pool.ts): one heavy job at a time, posted back with
  * large buffers transferred rather than copied. Jobs: `import` builds a Markdown file (import.ts); `export`
- * renders stored content as Markdown (export.ts).
+ * renders stored content as Markdown (export.ts); `compact` merges stored content for a compaction (compact.ts).
  */
 import { ok, type Result } from '@collab/doc-schema'
 import type { StoredParts } from '../stored-parts.ts'
+import { type CompactInput, compactStored } from './compact.ts'
 import { renderExport } from './export.ts'
 import { buildImport, type ImportInput } from './import.ts'
 
@@ -13,6 +14,7 @@ declare const self: Worker
 export type Job =
   | { kind: 'import'; input: ImportInput; maxTextChars: number }
   | { kind: 'export'; stored: Pick<StoredParts, 'snapshot' | 'updates'> }
+  | { kind: 'compact'; input: CompactInput }
 export type WorkerJob = Job & { id: number }
 
 /** A job's Result (an import's built document or refusal, an export's Markdown), or how it crashed. */
@@ -27,6 +29,10 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
       const result = buildImport(job.input, job.maxTextChars)
       if (result.kind === 'ok') transfer.push(result.value.state.buffer as ArrayBuffer)
       reply = { id: job.id, result }
+    } else if (job.kind === 'compact') {
+      const compacted = compactStored(job.input)
+      transfer.push(compacted.vector.buffer as ArrayBuffer)
+      reply = { id: job.id, result: ok(compacted) }
     } else reply = { id: job.id, result: ok(renderExport(job.stored)) }
   } catch (error) {
     reply = { id: job.id, crashed: error instanceof Error ? error.message : String(error) }

@@ -1,0 +1,77 @@
+/**
+ * A compaction of what is stored, merged on the documents' worker: the snapshot and the log rows are read
+ * (base64 text, as the database sends them), merged on the worker (worker/compact.ts: the state, its
+ * vector, title, plain text, outline with section totals, a version's summary), and written in one
+ * transaction that deletes exactly the rows read (store.ts `storeCompacted`). The event loop only passes
+ * text along and serialises the statements, in STATE_SLICE_BYTES slices: the stall of a 5 MiB
+ * document's compaction when its last editor leaves was ~0.6 s with the merge on the event loop.
+ */
+import type { PrismaClient } from '../db/generated/client.ts'
+import { CONTENT_TRANSACTION } from '../db/transactions.ts'
+import type { VersionRequest } from './history-store.ts'
+import { readForCompaction, storeCompacted } from './store.ts'
+import type { WorkerPool } from './worker/pool.ts'
+
+export type StoredCompaction = {
+  /** Title and search text too, cut at this many characters; 0: they are current, left as they are. */
+  maxTextChars: number
+  /** A version asked for (history-store.ts), with the newest version's state its summary is made against. */
+  version?: { request: VersionRequest; base: Uint8Array | null }
+  /** When the content last changed (the content-updated time written with the title and search text). */
+  changedAt?: Date
+  /** Awaited between the read and the merge: a test lands a store there, as one landing meanwhile would. */
+  afterRead?: () => Promise<void>
+}
+
+/**
+ * Done: the snapshot's size, the version taken, and the log rows merged (their count and bytes). Null:
+ * the snapshot changed while the worker merged (a restore, an import, another instance's compaction): it
+ * won, nothing was written and the log stays for the next compaction.
+ */
+export type StoredCompactionDone = {
+  bytes: number
+  versionId?: bigint
+  mergedRows: number
+  mergedBytes: number
+} | null
+
+export function createStoredCompaction(
+  prisma: PrismaClient,
+  deps: { jobs: WorkerPool; forgetResolutions: (documentId: string) => void },
+) {
+  return {
+    /**
+     * Compacts the stored content of `documentId` on the documents' worker. Throws when the database
+     * does, and when the worker refuses or fails (its queue is full, its deadline passed, a bug).
+     */
+    async compactStored(documentId: string, request: StoredCompaction): Promise<StoredCompactionDone> {
+      const read = await readForCompaction(prisma, documentId)
+      await request.afterRead?.()
+      const merged = await deps.jobs.compact(documentId, {
+        snapshot: read.snapshot,
+        updates: read.updates,
+        storedOutline: read.outline,
+        maxTextChars: request.maxTextChars,
+        versionBase: request.version ? request.version.base : undefined,
+      })
+      if (merged.kind === 'error')
+        throw new Error(`the documents' worker did not merge it: ${merged.message}`)
+      const { state, bytes, title, text, outline, summary } = merged.value
+      const version = request.version && { ...request.version.request, summary: summary ?? null }
+      const written = await prisma.$transaction(
+        (tx) =>
+          storeCompacted(
+            tx,
+            documentId,
+            read,
+            { state: { base64: state, bytes }, title, text, outline, changedAt: request.changedAt },
+            { keepDerived: request.maxTextChars === 0, version },
+          ),
+        CONTENT_TRANSACTION,
+      )
+      if (!written) return null
+      deps.forgetResolutions(documentId) // the title may have changed
+      return { ...written, mergedRows: read.ids.length, mergedBytes: read.updateBytes }
+    },
+  }
+}
