@@ -25,8 +25,8 @@ export type StoredCompaction = {
 
 /**
  * Done: the snapshot's size, the version taken, and the log rows merged (their count and bytes). Null:
- * the snapshot changed while the worker merged (a restore, an import, another instance's compaction): it
- * won, nothing was written and the log stays for the next compaction.
+ * the snapshot changed while the worker merged (a restore, an import, another instance's compaction),
+ * COMPACTION_ATTEMPTS times: the other write won, nothing was written and the log stays for the next one.
  */
 export type StoredCompactionDone = {
   bytes: number
@@ -35,43 +35,56 @@ export type StoredCompactionDone = {
   mergedBytes: number
 } | null
 
+/** Reads and merges again this many times in all when the snapshot changed while the worker merged. */
+const COMPACTION_ATTEMPTS = 3
+
 export function createStoredCompaction(
   prisma: PrismaClient,
   deps: { jobs: WorkerPool; forgetResolutions: (documentId: string) => void },
 ) {
+  /** One read, merge and write; null when the snapshot changed meanwhile (nothing written). */
+  async function compactOnce(documentId: string, request: StoredCompaction): Promise<StoredCompactionDone> {
+    const read = await readForCompaction(prisma, documentId)
+    await request.afterRead?.()
+    const merged = await deps.jobs.compact(documentId, {
+      snapshot: read.snapshot,
+      updates: read.updates,
+      storedOutline: read.outline,
+      maxTextChars: request.maxTextChars,
+      versionBase: request.version ? request.version.base : undefined,
+    })
+    if (merged.kind === 'error') throw new Error(`the documents' worker did not merge it: ${merged.message}`)
+    const { state, bytes, title, text, outline, summary } = merged.value
+    const version = request.version && { ...request.version.request, summary: summary ?? null }
+    const written = await prisma.$transaction(
+      (tx) =>
+        storeCompacted(
+          tx,
+          documentId,
+          read,
+          { state: { base64: state, bytes }, title, text, outline, changedAt: request.changedAt },
+          { keepDerived: request.maxTextChars === 0, version },
+        ),
+      CONTENT_TRANSACTION,
+    )
+    if (!written) return null
+    deps.forgetResolutions(documentId) // the title may have changed
+    return { ...written, mergedRows: read.ids.length, mergedBytes: read.updateBytes }
+  }
+
   return {
     /**
      * Compacts the stored content of `documentId` on the documents' worker. Throws when the database
      * does, and when the worker refuses or fails (its queue is full, its deadline passed, a bug).
      */
     async compactStored(documentId: string, request: StoredCompaction): Promise<StoredCompactionDone> {
-      const read = await readForCompaction(prisma, documentId)
-      await request.afterRead?.()
-      const merged = await deps.jobs.compact(documentId, {
-        snapshot: read.snapshot,
-        updates: read.updates,
-        storedOutline: read.outline,
-        maxTextChars: request.maxTextChars,
-        versionBase: request.version ? request.version.base : undefined,
-      })
-      if (merged.kind === 'error')
-        throw new Error(`the documents' worker did not merge it: ${merged.message}`)
-      const { state, bytes, title, text, outline, summary } = merged.value
-      const version = request.version && { ...request.version.request, summary: summary ?? null }
-      const written = await prisma.$transaction(
-        (tx) =>
-          storeCompacted(
-            tx,
-            documentId,
-            read,
-            { state: { base64: state, bytes }, title, text, outline, changedAt: request.changedAt },
-            { keepDerived: request.maxTextChars === 0, version },
-          ),
-        CONTENT_TRANSACTION,
-      )
-      if (!written) return null
-      deps.forgetResolutions(documentId) // the title may have changed
-      return { ...written, mergedRows: read.ids.length, mergedBytes: read.updateBytes }
+      // Another instance compacting the same document at the same moment (each logs every update it
+      // hears, so both fall due together) writes first: read again what it wrote and merge that.
+      for (let attempt = 1; attempt <= COMPACTION_ATTEMPTS; attempt++) {
+        const done = await compactOnce(documentId, request)
+        if (done) return done
+      }
+      return null
     },
   }
 }

@@ -49,7 +49,7 @@ const WORDING: Record<Kind, { field: string; busy: string; slow: string }> = {
   // The server's own job (no person waits on it): a refusal leaves the log as it is for the next try.
   compact: {
     field: 'document',
-    busy: 'document: a compaction of it is already under way.',
+    busy: 'document: a compaction of it is already under way.', // never said: no share applies
     slow: 'its log stays as it is and is merged at the next compaction',
   },
 }
@@ -82,11 +82,13 @@ export class WorkerPool {
   }
 
   /**
-   * Merges a document's stored content for a compaction on the worker (compact.ts). One per document at a
-   * time; it waits behind imports and exports like any job, and is refused, like them, when the queue is full.
+   * Merges a document's stored content for a compaction on the worker (compact.ts). The server's own job:
+   * no share applies (two of one document may wait, a later one finds the snapshot changed and merges
+   * again); it waits behind imports and exports like any job, and is refused, like them, when the queue
+   * is full (the compaction then runs on the event loop).
    */
   compact(documentId: string, input: CompactInput): Promise<Result<Compacted>> {
-    return this.run(documentId, { kind: 'compact', input }) as Promise<Result<Compacted>>
+    return this.run(`${documentId}#${this.nextId}`, { kind: 'compact', input }) as Promise<Result<Compacted>>
   }
 
   /** Ends the worker; jobs waiting or running are refused. */
