@@ -11,6 +11,7 @@ import { buildFixture, type Fixture } from './lib/fixtures.ts'
 import { measureInBlockEdit } from './lib/in-block-edit.ts'
 import { measureMemory } from './lib/memory.ts'
 import { measurePeer } from './lib/peer.ts'
+import { measurePeerDurable } from './lib/peer-durable.ts'
 import { measurePure, measureSectionScale } from './lib/pure.ts'
 import { renderReport } from './lib/report.ts'
 import { measureCutSectionRead, measureFirstCutRead } from './lib/section-cut.ts'
@@ -134,6 +135,14 @@ if (!only || only === 'peer') {
     rows.push(...(await measurePeer(fixtures, { quick, postgresUrl })))
   } catch (error) {
     failures.push(`peer measurements: ${(error as Error).stack ?? error}`)
+  }
+  process.stderr.write(
+    'measuring beside the peer on disk: store step with and without fsync, unload compaction…\n',
+  )
+  try {
+    rows.push(...(await measurePeerDurable(fixtures.at(-1)!, { quick })))
+  } catch (error) {
+    failures.push(`durable peer measurements: ${(error as Error).stack ?? error}`)
   }
 }
 

@@ -104,13 +104,24 @@ export async function waitFor(what: string, check: () => Promise<boolean> | bool
 export type Seeded = { db: TestDatabase; token: string; rooms: Map<string, string>; small: string[] }
 
 /** Seeds `db` through the production wiring in this process (stopped before the child process starts). */
-export async function seedOurs(db: TestDatabase, fixtures: Fixture[], small: Uint8Array[]): Promise<Seeded> {
+export async function seedOurs(
+  db: TestDatabase,
+  fixtures: Fixture[],
+  small: Uint8Array[],
+  options: { totals?: boolean } = {},
+): Promise<Seeded> {
   const seeder = await startTestServer(db)
   try {
     const { user, token } = await userWithToken(seeder, 'peerbench')
     const rooms = new Map<string, string>()
     for (const fixture of fixtures) {
-      const created = await createFixtureDocument(seeder, user.id, `Peer ${fixture.name}`, fixture.state)
+      const created = await createFixtureDocument(
+        seeder,
+        user.id,
+        `Peer ${fixture.name}`,
+        fixture.state,
+        options,
+      )
       rooms.set(fixture.name, created.room)
     }
     const smallRooms: string[] = []
@@ -194,6 +205,7 @@ export async function startOurs(
   label: string,
   seeded: Seeded,
   debounce: { debounceMs: number; maxDebounceMs: number },
+  env: Record<string, string> = {},
 ): Promise<Contender> {
   const server = await spawnServer({
     DATA_DIR: seeded.db.dataDir,
@@ -202,6 +214,7 @@ export async function startOurs(
     LOG_LEVEL: 'warn',
     STORE_DEBOUNCE_MS: String(debounce.debounceMs),
     STORE_MAX_DEBOUNCE_MS: String(debounce.maxDebounceMs),
+    ...env,
   })
   const metric = async (name: string) => {
     const text = await (await fetch(`${server.url}/metrics`)).text()

@@ -75,15 +75,17 @@ export async function measurePeer(
       { label: 'ours', postgresUrl: null },
     ]
     if (opts.postgresUrl) databases.push({ label: 'ours on PostgreSQL', postgresUrl: opts.postgresUrl })
+    // Every contender's files on the same disk (the system's temporary folder, not the tests' /dev/shm),
+    // each syncing its commits by default: ours PGLITE_FSYNC, the peer SQLite's synchronous=FULL.
+    const peerDir = mkdtempSync(join(tmpdir(), 'collab-bench-peer-'))
+    cleanups.push(() => rmSync(peerDir, { recursive: true, force: true }))
     const seeded: Array<{ label: string; seeded: Seeded }> = []
     for (const database of databases) {
       // The database outlives its in-process seeding server; the child process opens it after.
-      const db = await createTestDatabase({ postgresUrl: database.postgresUrl })
+      const db = await createTestDatabase({ postgresUrl: database.postgresUrl, root: peerDir })
       cleanups.push(() => db.cleanup())
       seeded.push({ label: database.label, seeded: await seedOurs(db, fixtures, small) })
     }
-    const peerDir = mkdtempSync(join(tmpdir(), 'collab-bench-peer-'))
-    cleanups.push(() => rmSync(peerDir, { recursive: true, force: true }))
     const sqliteFile = join(peerDir, 'peer.sqlite')
     const peerSeeded = seedPeer(sqliteFile, fixtures, small)
     phase(

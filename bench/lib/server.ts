@@ -23,6 +23,7 @@ export async function createFixtureDocument(
   ownerId: string,
   title: string,
   state: Uint8Array,
+  options: { totals?: boolean } = {},
 ): Promise<{ id: string; slug: string; room: string }> {
   const created = await server.services.documents.create(ownerId, { title })
   if (created.kind === 'error') throw new Error(created.message)
@@ -30,7 +31,7 @@ export async function createFixtureDocument(
   Y.applyUpdate(doc, state)
   // With its outline, as the store step saves one: without it, the outline backfill at the next start
   // decoded every fixture (a 5 MiB one held ~200 MB more RSS for ~15 s, counted as "idle" by the peer rows).
-  await storeAsPersisted(server, created.value.id, state, doc.getXmlFragment(FRAGMENT_NAME))
+  await storeAsPersisted(server, created.value.id, state, doc.getXmlFragment(FRAGMENT_NAME), options)
   doc.destroy()
   return created.value
 }

@@ -58,11 +58,13 @@ export type TestDatabaseOptions = {
   postgresUrl?: string | null
   /** An unmigrated database instead of a copy of the migrated template. */
   empty?: boolean
+  /** The folder to make the data folder in (the bench: on disk, beside its peer's file); default TEST_DATA_ROOT. */
+  root?: string
 }
 
 export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const postgresUrl = options.postgresUrl === undefined ? TEST_DATABASE_URL : options.postgresUrl
-  const dataDir = mkdtempSync(join(TEST_DATA_ROOT, 'collab-test-'))
+  const dataDir = mkdtempSync(join(options.root ?? TEST_DATA_ROOT, 'collab-test-'))
   if (!postgresUrl) {
     if (!options.empty) cpSync(await pgliteTemplate(), join(dataDir, 'pglite'), { recursive: true })
     return {

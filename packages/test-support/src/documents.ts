@@ -4,6 +4,7 @@ import {
   createDocumentUpdate,
   FRAGMENT_NAME,
   readOutline,
+  readOutlineWithTotals,
   readPlainText,
   readTitle,
 } from '@collab/doc-schema'
@@ -87,12 +88,14 @@ export async function storeAsPersisted(
   documentId: string,
   state: Uint8Array,
   fragment: Y.XmlFragment,
+  options: { totals?: boolean } = {},
 ): Promise<void> {
   await server.services.documents.storeState(documentId, {
     state,
     title: readTitle(fragment),
     text: readPlainText(fragment),
-    outline: readOutline(fragment),
+    // `totals`: every section's total measured, as a compaction of the live document stores them.
+    outline: options.totals ? readOutlineWithTotals(fragment) : readOutline(fragment),
   })
 }
 

@@ -9,9 +9,10 @@ import { FRAGMENT_NAME, readOutline, type StoredOutlineNode } from '@collab/doc-
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { appendOrThrow, buildDocument, paragraph } from '@collab/test-support/documents'
 import { connectProvider } from '@collab/test-support/provider'
-import { eventually, type RunningServer, userWithToken, useTestServer } from '@collab/test-support/server'
+import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import { applyStored } from '../documents/stored-parts.ts'
+import type { RunningServer } from '../server.ts'
 
 /** The stored content (snapshot, then log) decoded into a document of its own. */
 async function readBack(server: RunningServer, room: string): Promise<Y.Doc> {
@@ -71,7 +72,7 @@ describe(`compaction on the documents' worker (${DATABASE_KIND})`, () => {
         children: strip(children),
       }))
     expect(strip(row!.outline)).toEqual(strip(readOutline(fragment) as StoredOutlineNode[]))
-    expect(row!.outline.every((node) => typeof node.total === 'number')).toBe(true)
+    expect(row!.outline.every((node: StoredOutlineNode) => typeof node.total === 'number')).toBe(true)
     back.destroy()
   })
 

@@ -25,7 +25,10 @@ export type CompactInput = {
   /** The snapshot and the log rows read, in order, as base64 (how they come from the database). */
   snapshot: string | null
   updates: string[]
-  /** The snapshot's stored outline: its section totals are adopted, so unchanged sections are not rendered. */
+  /**
+   * The snapshot's stored outline: its section totals are adopted, so only the sections changed since it
+   * (or stored without one) are rendered here to measure theirs.
+   */
   storedOutline: StoredOutlineNode[] | null
   /** Title and plain text wanted (a refresh is due), the text cut at this many characters; 0: not wanted. */
   maxTextChars: number
@@ -57,7 +60,7 @@ export function compactStored(input: CompactInput): Compacted {
     const fragment = doc.getXmlFragment(FRAGMENT_NAME)
     if (input.storedOutline) adoptTotals(fragment, storedTotals(input.storedOutline))
     // Every section's total: those the stored outline knew are adopted, the others rendered here.
-    for (const step = outlineMeasureSteps(fragment); !step.next().done; );
+    for (const steps = outlineMeasureSteps(fragment); !steps.next().done; );
     const state = Y.encodeStateAsUpdate(doc)
     const compacted: Compacted = {
       state: Buffer.from(state.buffer, state.byteOffset, state.byteLength).toString('base64'),
