@@ -81,6 +81,22 @@ export class Compaction {
    * under the lock.
    */
   async run(document: Document, asked?: VersionRequest): Promise<void> {
+    // One compaction of a document at a time, each after the last (the lock no longer orders them): two
+    // at once would each take the version one asked for.
+    const previous = this.runs.get(document)
+    const mine = (previous ?? Promise.resolve()).catch(() => {}).then(() => this.runAlone(document, asked))
+    this.runs.set(document, mine)
+    try {
+      await mine
+    } finally {
+      if (this.runs.get(document) === mine) this.runs.delete(document)
+    }
+  }
+
+  /** The compaction under way of each document, which the next one waits for. */
+  private readonly runs = new WeakMap<Document, Promise<void>>()
+
+  private async runAlone(document: Document, asked?: VersionRequest): Promise<void> {
     if (await this.compactOffThread(document, asked)) return
     await this.measure(document)
     await document.saveMutex.runExclusive(() => this.compact(document, asked))
