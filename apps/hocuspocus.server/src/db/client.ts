@@ -13,6 +13,7 @@ import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@p
 import { writeBackupFile } from './backup/files.ts'
 import { PrismaClient } from './generated/client.ts'
 import { PGLITE_EXTENSIONS } from './pglite-extensions.ts'
+import { pgliteStartParams, SyncedNodeFS } from './pglite-fsync.ts'
 import {
   type DatabaseTarget,
   type DatabaseThread,
@@ -21,7 +22,6 @@ import {
   startThread,
   takeThread,
 } from './pglite-thread.ts'
-import { pgliteStartParams, SyncedNodeFS } from './pglite-fsync.ts'
 import type { WorkerOpen, WorkerWedge } from './pglite-worker.ts'
 import { CONTENT_TRANSACTION } from './transactions.ts'
 
