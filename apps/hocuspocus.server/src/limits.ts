@@ -62,17 +62,17 @@ export const MAX_VERSION_NAME_CHARS = 100
 
 /**
  * Largest state (bytes) a restore or a revert decodes at once, the live document's and each version's
- * (documents/history-undo.ts: they are rebuilt in a scratch document inside the live edit's transaction,
- * on the event loop). Sized by that work, not by storage: a revert of a ~1 MB state took ~1.4 s here (a
- * restore ~0.3 s), and every other client waits that long; until the work moves to the documents' worker,
- * larger documents are refused (docs/history.md, "Bounds").
+ * (documents/history-undo.ts: they are rebuilt in a scratch document on the documents' worker, so the
+ * event loop that serves everyone else only applies the edit). Sized by the worker's time and memory per
+ * call (a revert of a ~1 MB state took ~1.4 s), as the largest imported document is (docs/history.md,
+ * "Bounds"); the worker runs one job at a time and each user has one restore or revert there at once.
  */
-export const MAX_HISTORY_STATE_BYTES = 2 * 1024 * 1024
+export const MAX_HISTORY_STATE_BYTES = 8 * 1024 * 1024
 
 /** Versions one revert of an author's changes walks at most (each decoded once; history-undo.ts). */
 export const MAX_REVERT_VERSIONS = 30
 
-/** Documents' worker: jobs (large imports and exports) that may wait, all users together. */
+/** Documents' worker: jobs (large imports and exports, restores and reverts) that may wait, all users together. */
 export const MAX_QUEUED_JOBS = 8
 
 /** Documents' worker: jobs of one kind one user may have waiting or running at a time. */

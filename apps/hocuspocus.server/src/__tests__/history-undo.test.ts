@@ -3,7 +3,7 @@
  * and reverting changes (documents/history-undo.ts) through MCP and REST. Real server (PGlite, or
  * PostgreSQL with TEST_DATABASE_URL), real MCP SDK clients with named API tokens, a real provider typing.
  */
-import { beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import {
   appendMarkdown,
   createDocumentUpdate,
@@ -16,9 +16,10 @@ import { connectProvider } from '@collab/test-support/provider'
 import { eventually, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import * as Y from 'yjs'
-import { type HistoryActionDeps, revertAuthor } from '../documents/history-actions.ts'
+import { type HistoryActionDeps, revertAuthor, revertVersion } from '../documents/history-actions.ts'
 import type { Author } from '../documents/history-authors.ts'
-import { tooLarge } from '../documents/history-undo.ts'
+import { tooLarge, type UndoInput } from '../documents/history-undo.ts'
+import { WorkerPool } from '../documents/worker/pool.ts'
 import { MAX_HISTORY_STATE_BYTES } from '../limits.ts'
 import type { RunningServer } from '../server.ts'
 import { planWithAgent, userWithLabelledToken } from './history-support.ts'
@@ -315,8 +316,13 @@ describe('revert and restore', () => {
 describe("an author's revert, on the documents' own path (versions in memory, a local live document)", () => {
   const agent: Author = { k: 'agent', u: 'u1', h: 'olive', v: 'token', a: 'ci-bot' }
   const person: Author = { k: 'person', u: 'u2', h: 'pat', v: 'editor' }
+  const owner = { user: 'u0', context: {} }
+  /** The documents' worker, as the server runs it: the edit is worked out there. */
+  const pool = new WorkerPool()
+  afterAll(() => pool.close())
 
-  function setup() {
+  /** `meanwhile`: run after the worker answered, before the edit is applied (someone typing then). */
+  function setup(meanwhile: () => void = () => {}) {
     const live = new Y.Doc()
     const created = createDocumentUpdate('Plan', '## Intro\n\nHello there.\n')
     if (created.kind === 'error') throw new Error(created.message)
@@ -338,7 +344,12 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
     const deps: HistoryActionDeps = {
       history: {
         findVersion: async (_id, lookup) => {
-          const found = 'id' in lookup ? versions.find((v) => v.id === lookup.id) : undefined
+          const found =
+            'id' in lookup
+              ? versions.find((v) => v.id === lookup.id)
+              : 'before' in lookup
+                ? versions.findLast((v) => v.id < lookup.before)
+                : undefined
           return found ? row(found) : null
         },
         saveNamedVersion: async () => {
@@ -363,6 +374,11 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
         return result!
       },
       currentState: async () => Y.encodeStateAsUpdate(live),
+      planUndo: async (user: string, input: UndoInput) => {
+        const plan = await pool.undo(user, input)
+        meanwhile()
+        return plan
+      },
     }
     const document = { id: 'd1', slug: 'plan', room: 'r1' } as never
     return { live, fragment, take, deps, document, savedVersions: () => saved }
@@ -381,9 +397,7 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
       document,
       { handle: 'olive', app: 'ci-bot' },
       { versionId: 1n },
-      {
-        context: {},
-      },
+      owner,
     )
     expect(done).toMatchObject({ kind: 'ok', value: { changed: true, reverted: [2n, 4n] } })
     const markdown = documentToMarkdown(fragment)
@@ -397,7 +411,7 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
     appendMarkdown(fragment, 'Agent one.')
     take([agent, person])
     const before = documentToMarkdown(fragment)
-    const done = await revertAuthor(deps, document, { handle: 'olive' }, { versionId: 1n }, { context: {} })
+    const done = await revertAuthor(deps, document, { handle: 'olive' }, { versionId: 1n }, owner)
     expect(done.kind).toBe('error')
     if (done.kind !== 'error') return
     expect(done.code).toBe('conflict')
@@ -408,6 +422,45 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
     expect(documentToMarkdown(fragment)).toBe(before)
     // Refused on what was kept: no "Before revert" version is left behind.
     expect(savedVersions()).toBe(0)
+  })
+
+  /** The agent's paragraph appended as version 2, and a person's edit run while its revert is worked out. */
+  async function revertWhile(edit: (doc: Y.Doc) => void) {
+    let doc: Y.Doc | undefined
+    const { fragment, take, deps, document } = setup(() => edit(doc!))
+    doc = fragment.doc!
+    appendMarkdown(fragment, 'Agent one.')
+    take([agent])
+    return { fragment, done: await revertVersion(deps, document, 2n, owner) }
+  }
+
+  test("someone typing meanwhile into the block the worker's edit deletes: refused, their text stays", async () => {
+    const { fragment, done } = await revertWhile((doc) =>
+      paragraphWith(doc, 'Agent one.').insert(5, ' (Pat)'),
+    )
+    expect(done.kind).toBe('error')
+    if (done.kind !== 'error') return
+    expect(done.code).toBe('conflict')
+    expect(done.message).toMatch(
+      /^version_id: 1 block this edit changes was changed by someone else while it was being worked out, .*section "Intro" \[section_id: [\w-]+\] block 2 \("Agent \(Pat\) one\."\)/,
+    )
+    expect(documentToMarkdown(fragment)).toContain('Agent (Pat) one.')
+  })
+
+  test('a deletion meanwhile (no new item, the state vector stays) in that block is refused too', async () => {
+    const { fragment, done } = await revertWhile((doc) => paragraphWith(doc, 'Agent one.').delete(0, 6))
+    expect(done).toMatchObject({ kind: 'error', code: 'conflict' })
+    expect(documentToMarkdown(fragment)).toContain('\none.')
+  })
+
+  test("typing meanwhile in another block: the edit is applied, the agent's text goes and theirs stays", async () => {
+    const { fragment, done } = await revertWhile((doc) =>
+      paragraphWith(doc, 'Hello there.').insert(12, ' Pat.'),
+    )
+    expect(done).toMatchObject({ kind: 'ok', value: { changed: true, reverted: [2n] } })
+    const markdown = documentToMarkdown(fragment)
+    expect(markdown).toContain('Hello there. Pat.')
+    expect(markdown).not.toContain('Agent one.')
   })
 
   test('a state over MAX_HISTORY_STATE_BYTES is refused, naming the field and what to do', () => {

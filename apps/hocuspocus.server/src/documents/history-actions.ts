@@ -3,8 +3,10 @@
  * docs/history.md "Restore and revert"): the one path the MCP tools (restore_version, revert_changes) and
  * REST (http/api-history.ts) share. Each first takes a named version of the document as it is ("Before
  * restore of version 12"), so the action itself can be undone by restoring that, then applies ONE edit on
- * the live document through the caller's writer (documents/history-undo.ts computes it), attributed to the
- * caller with the action (history-authors.ts). Refusals name the field at fault and what to do.
+ * the live document through the caller's writer, attributed to the caller with the action
+ * (history-authors.ts). The edit is worked out on the documents' worker from the "before" state
+ * (history-undo.ts planUndo, with the caller's share of the worker) and applied only if it is still right
+ * (applyUndoPlan). Refusals name the field at fault and what to do.
  */
 import { ok, type Result, refuse } from '@collab/doc-schema'
 import type * as Y from 'yjs'
@@ -12,7 +14,7 @@ import { MAX_REVERT_VERSIONS } from '../limits.ts'
 import type { History } from './history.ts'
 import { type Author, describeAuthor } from './history-authors.ts'
 import type { VersionInfo } from './history-store.ts'
-import { applyUndo, tooLarge, type UndoStep } from './history-undo.ts'
+import { applyUndoPlan, tooLarge, type UndoInput, type UndoPlan, type UndoStep } from './history-undo.ts'
 import type { DocumentRow } from './rows.ts'
 
 /** Applies an edit to the live document (MCP's writer): its value, or a refusal that changed nothing. */
@@ -27,10 +29,15 @@ export type HistoryActionDeps = {
   write: LiveWrite
   /** The document's state now (live when loaded, else stored), for the "before" version; null: gone. */
   currentState(room: string): Promise<Uint8Array | null>
+  /** Works out the edit off the event loop (the documents' worker), with `user`'s share of it. */
+  planUndo(user: string, input: UndoInput): Promise<Result<UndoPlan>>
 }
 
-/** Who acts and the context their writer passes with the edit (its principal attributes it). */
-export type Actor = { context: Record<string, unknown> }
+/**
+ * Who acts: their user id (their share of the documents' worker) and the context their writer passes
+ * with the edit (its principal attributes it).
+ */
+export type Actor = { user: string; context: Record<string, unknown> }
 
 export type ActionOutcome = {
   /** The version taken just before, of the document as it was: restoring it undoes this action. */
@@ -51,18 +58,37 @@ function withAction(actor: Actor, action: 'restore' | 'revert'): Record<string, 
   return { ...actor.context, history: { ...(actor.context.history ?? {}), action } }
 }
 
+/** The "before" version taken, and the state it was taken of (what the edit is worked out against). */
+type Before = { id: bigint; state: Uint8Array }
+
 async function beforeVersion(
   deps: HistoryActionDeps,
   document: DocumentRow,
   name: string,
-): Promise<Result<bigint>> {
+): Promise<Result<Before>> {
   const state = await deps.currentState(document.room)
   if (!state) return refuse('not_found', `slug: "${document.slug}" is gone (deleted meanwhile).`, 'slug')
   const large = tooLarge(state.byteLength, 'slug', `"${document.slug}"`)
   if (large) return large
   const saved = await deps.history.saveNamedVersion(document.room, name, state)
   if (!saved) return refuse('not_found', `slug: "${document.slug}" is gone (deleted meanwhile).`, 'slug')
-  return ok(saved.id)
+  return ok({ id: saved.id, state })
+}
+
+/** Works out the edit against the "before" state on the worker, then applies it if it is still right. */
+async function undoOnLive(
+  deps: HistoryActionDeps,
+  document: DocumentRow,
+  actor: Actor,
+  action: 'restore' | 'revert',
+  before: Before,
+  input: Omit<UndoInput, 'live'>,
+): Promise<Result<{ changed: boolean }>> {
+  const plan = await deps.planUndo(actor.user, { ...input, live: before.state })
+  if (plan.kind === 'error') return plan
+  return deps.write(document.room, withAction(actor, action), (fragment) =>
+    applyUndoPlan(fragment, plan.value, input.field),
+  )
 }
 
 function versionNotFound(slug: string, id: bigint, field: string) {
@@ -87,11 +113,15 @@ export async function restoreVersion(
   if (large) return large
   const before = await beforeVersion(deps, document, `Before restore of version ${versionId}`)
   if (before.kind === 'error') return before
-  const applied = await deps.write(document.room, withAction(actor, 'restore'), (fragment) =>
-    applyUndo(fragment, version.state, [], { checkConflicts: false, trackLive: true, field }),
-  )
+  const applied = await undoOnLive(deps, document, actor, 'restore', before.value, {
+    base: version.state,
+    steps: [],
+    checkConflicts: false,
+    trackLive: true,
+    field,
+  })
   if (applied.kind === 'error') return applied
-  return ok({ beforeVersionId: before.value, changed: applied.value.changed, reverted: [versionId] })
+  return ok({ beforeVersionId: before.value.id, changed: applied.value.changed, reverted: [versionId] })
 }
 
 /** Undoes what version `versionId` changed (since the version before it), keeping later changes. */
@@ -121,14 +151,14 @@ export async function revertVersion(
   const before = await beforeVersion(deps, document, `Before revert of version ${versionId}`)
   if (before.kind === 'error') return before
   // The "before" version (and any taken since) follow the reverted one: others' changes, not undone.
-  const applied = await deps.write(document.room, withAction(actor, 'revert'), (fragment) =>
-    applyUndo(fragment, base.state, [{ state: version.state, tracked: true }], {
-      checkConflicts: true,
-      field,
-    }),
-  )
+  const applied = await undoOnLive(deps, document, actor, 'revert', before.value, {
+    base: base.state,
+    steps: [{ state: version.state, tracked: true }],
+    checkConflicts: true,
+    field,
+  })
   if (applied.kind === 'error') return applied
-  return ok({ beforeVersionId: before.value, changed: applied.value.changed, reverted: [versionId] })
+  return ok({ beforeVersionId: before.value.id, changed: applied.value.changed, reverted: [versionId] })
 }
 
 function authorsNamed(authors: readonly Author[]): string {
@@ -246,9 +276,12 @@ export async function revertAuthor(
       `author: no change by ${filterText(filter)} since version ${base.id} is recorded; list_versions names each version's authors and apps.`,
       'author',
     )
-  const applied = await deps.write(document.room, withAction(actor, 'revert'), (fragment) =>
-    applyUndo(fragment, base.state, steps, { checkConflicts: true, field: 'author' }),
-  )
+  const applied = await undoOnLive(deps, document, actor, 'revert', before.value, {
+    base: base.state,
+    steps,
+    checkConflicts: true,
+    field: 'author',
+  })
   if (applied.kind === 'error') return applied
-  return ok({ beforeVersionId: before.value, changed: applied.value.changed, reverted })
+  return ok({ beforeVersionId: before.value.id, changed: applied.value.changed, reverted })
 }

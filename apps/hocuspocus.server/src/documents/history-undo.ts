@@ -5,15 +5,19 @@
  *
  * Both use Yjs's own selective undo: a scratch document (gc off) is rebuilt from the stored states in
  * order, each step applied with an origin that a Y.UndoManager tracks (the changes to undo) or does not
- * (everyone else's), the live document's own changes last and untracked; undoing the tracked steps then
+ * (everyone else's), the live document's state last and untracked; undoing the tracked steps then
  * deletes exactly the items they inserted and re-inserts what they deleted, leaving everyone else's items
- * alone. The scratch document's changes since the live state are the edit. A restore is the case where
+ * alone. The scratch document's changes beyond the live state are the edit. A restore is the case where
  * every change since the version is tracked, so the content becomes the version's.
+ *
+ * The work is planUndo, pure, run on the documents' worker (worker/pool.ts) so no other client waits for
+ * it; applyUndoPlan then applies the edit inside the live transaction, only if it is still right: what
+ * changed in the live document meanwhile (items inserted or deleted since the state sent) touches no
+ * block the edit touches, else it is refused as a conflict naming those blocks.
  *
  * A revert refuses, naming the blocks, where someone else changed a block the undone changes touched
  * (by block: a top-level element as section reads number them, matched across states by its Yjs item id):
- * undoing there would cut into their text. The live state is read inside the edit's transaction, so what
- * was typed a moment before is counted.
+ * undoing there would cut into their text.
  */
 import { blockMarkdown, FRAGMENT_NAME, HEADING_ID_ATTR, ok, type Result, refuse } from '@collab/doc-schema'
 import * as Y from 'yjs'
@@ -130,29 +134,144 @@ export function describeConflicts(conflicts: readonly UndoConflict[]): string {
   return `${named.join('; ')}${more > 0 ? `; and ${more} more` : ''}`
 }
 
-/**
- * Applies to `fragment`'s document (inside its transaction) the edit that undoes the tracked steps' changes,
- * starting from `base` (the state before the first step; null: an empty document). With `checkConflicts`,
- * refuses (changing nothing) when a block the tracked steps changed was changed since by someone else.
- */
-export function applyUndo(
+/** What the documents' worker needs to work out a restore's or revert's edit (planUndo). */
+export type UndoInput = {
+  /** The state before the first step; null: an empty document. */
+  base: Uint8Array | null
+  steps: readonly UndoStep[]
+  /** The live document's state when the action began: the edit is made against it. */
+  live: Uint8Array
+  /** Refuse where someone else changed a block the tracked steps touched (a revert). */
+  checkConflicts: boolean
+  /** Track the live document's changes too (a restore: everything since `base` is undone). */
+  trackLive?: boolean
+  field: string
+}
+
+/** The edit worked out on the worker, and what applying it later must check (applyUndoPlan). */
+export type UndoPlan = {
+  /** The update to apply: the scratch document's changes beyond `vector`. */
+  edit: Uint8Array
+  /** The state vector of the live state the edit was made against. */
+  vector: Uint8Array
+  /** That state's deletions, as (client, clock, length) triples. */
+  deleted: Float64Array
+  /** The top-level blocks (item ids) the edit inserts into, changes or deletes. */
+  touched: string[]
+  /** Whether the edit changes the content (a restore of content equal to the version's does not). */
+  changed: boolean
+}
+
+type Ranges = Map<number, Array<[number, number]>>
+
+/** A document's deletions as (client, clock, length) triples, each client's ascending. */
+function deletionsOf(doc: Y.Doc): Float64Array {
+  const ds = Y.createDeleteSetFromStructStore(doc.store)
+  const triples: number[] = []
+  for (const [client, items] of ds.clients) for (const d of items) triples.push(client, d.clock, d.len)
+  return Float64Array.from(triples)
+}
+
+/** Triples as each client's [from, to) ranges, ascending. */
+function rangesOf(triples: Float64Array): Ranges {
+  const ranges: Ranges = new Map()
+  for (let i = 0; i + 2 < triples.length; i += 3) {
+    const client = triples[i]!
+    const list = ranges.get(client) ?? []
+    list.push([triples[i + 1]!, triples[i + 1]! + triples[i + 2]!])
+    ranges.set(client, list)
+  }
+  for (const list of ranges.values()) list.sort((a, b) => a[0] - b[0])
+  return ranges
+}
+
+/** The parts of `doc`'s deletions that `before` does not hold: deleted since. */
+function deletedSince(doc: Y.Doc, before: Ranges): Ranges {
+  const since: Ranges = new Map()
+  for (const [client, items] of Y.createDeleteSetFromStructStore(doc.store).clients) {
+    const old = before.get(client) ?? []
+    const fresh: Array<[number, number]> = []
+    let k = 0
+    for (const d of items) {
+      let from = d.clock
+      const to = d.clock + d.len
+      while (k < old.length && old[k]![1] <= from) k++
+      for (let j = k; j < old.length && old[j]![0] < to && from < to; j++) {
+        const [oldFrom, oldTo] = old[j]!
+        if (oldFrom > from) fresh.push([from, oldFrom])
+        from = Math.max(from, oldTo)
+      }
+      if (from < to) fresh.push([from, to])
+    }
+    if (fresh.length > 0) since.set(client, fresh)
+  }
+  return since
+}
+
+/** The top-level block an item is in (a top-level block: itself), by its item id. */
+function blockKeyOf(item: Y.Item, fragment: Y.XmlFragment): BlockKey | null {
+  let current: Y.Item | null = item
+  while (current) {
+    const parent: Y.AbstractType<unknown> | Y.ID | null = current.parent
+    if (parent === fragment) return `${current.id.client}:${current.id.clock}`
+    current = parent instanceof Y.AbstractType ? parent._item : null
+  }
+  return null
+}
+
+/** Adds the blocks of the items of `client` in [from, to) to `keys`. */
+function addBlocksIn(
+  doc: Y.Doc,
   fragment: Y.XmlFragment,
-  base: Uint8Array | null,
-  steps: readonly UndoStep[],
-  options: {
-    /** Refuse where someone else changed a block the tracked steps touched (a revert). */
-    checkConflicts: boolean
-    /** Track the live document's changes too (a restore: everything since `base` is undone). */
-    trackLive?: boolean
-    field: string
-  },
-): Result<UndoOutcome & { conflicts: UndoConflict[] }> {
-  const live = fragment.doc
-  if (!live) return refuse('internal', 'document: the live fragment belongs to no document.')
-  const liveState = Y.encodeStateAsUpdate(live)
-  const large = tooLarge(liveState.byteLength, 'slug', 'the document now')
+  client: number,
+  range: [number, number],
+  keys: Set<BlockKey>,
+) {
+  const structs = doc.store.clients.get(client)
+  const [from, to] = range
+  if (!structs || structs.length === 0 || from >= Y.getState(doc.store, client)) return
+  for (let i = Y.findIndexSS(structs, from); i < structs.length && structs[i]!.id.clock < to; i++) {
+    const struct = structs[i]!
+    if (!(struct instanceof Y.Item)) continue
+    const key = blockKeyOf(struct, fragment)
+    if (key) keys.add(key)
+  }
+}
+
+/**
+ * The top-level blocks changed since a state (its vector and deletions): those holding an item inserted
+ * or deleted since. Deleting adds no item (the state vector stays), so deletions are compared too.
+ */
+function blocksChangedSince(
+  doc: Y.Doc,
+  fragment: Y.XmlFragment,
+  vector: Map<number, number>,
+  deleted: Ranges,
+): Set<BlockKey> {
+  const keys = new Set<BlockKey>()
+  for (const [client, clock] of Y.decodeStateVector(Y.encodeStateVector(doc))) {
+    const from = vector.get(client) ?? 0
+    if (clock > from) addBlocksIn(doc, fragment, client, [from, clock], keys)
+  }
+  for (const [client, ranges] of deletedSince(doc, deleted))
+    for (const range of ranges) addBlocksIn(doc, fragment, client, range, keys)
+  return keys
+}
+
+/** "1 block … was" / "3 blocks … were". */
+function blocks(n: number, what: string): string {
+  return `${n} block${n === 1 ? '' : 's'} ${what} ${n === 1 ? 'was' : 'were'}`
+}
+
+/**
+ * Works out the edit that undoes the tracked steps' changes, starting from `base`, against the live state
+ * `input.live` (pure: run on the documents' worker). A revert (`checkConflicts`) is refused, changing
+ * nothing, when a block the tracked steps changed was changed since by someone else.
+ */
+export function planUndo(input: UndoInput): Result<UndoPlan> {
+  const large = tooLarge(input.live.byteLength, 'slug', 'the document now')
   if (large) return large
-  const scratch = docOf(base)
+  const scratch = docOf(input.base)
   try {
     const scratchFragment = scratch.getXmlFragment(FRAGMENT_NAME)
     const undo = new Y.UndoManager(scratchFragment, {
@@ -164,7 +283,7 @@ export function applyUndo(
     const conflicting = new Set<BlockKey>()
     let stepIndex = 0
     const watch = (transaction: Y.Transaction) => {
-      if (!options.checkConflicts) return
+      if (!input.checkConflicts) return
       const tracked = transaction.origin === TRACKED
       for (const key of blocksChangedBy(transaction, scratchFragment)) {
         if (tracked) touchedAt.set(key, stepIndex)
@@ -172,7 +291,7 @@ export function applyUndo(
       }
     }
     scratch.on('afterTransaction', watch)
-    for (const step of steps) {
+    for (const step of input.steps) {
       stepIndex++
       const update = Y.diffUpdate(step.state, Y.encodeStateVector(scratch))
       Y.applyUpdate(scratch, update, step.tracked ? TRACKED : OTHERS)
@@ -180,28 +299,65 @@ export function applyUndo(
     // Everything the live document has beyond the steps (typed since the last store): others' changes,
     // unless everything since `base` is to go (a restore).
     stepIndex++
-    const rest = Y.diffUpdate(liveState, Y.encodeStateVector(scratch))
-    Y.applyUpdate(scratch, rest, options.trackLive ? TRACKED : OTHERS)
+    const rest = Y.diffUpdate(input.live, Y.encodeStateVector(scratch))
+    Y.applyUpdate(scratch, rest, input.trackLive ? TRACKED : OTHERS)
     scratch.off('afterTransaction', watch)
     if (conflicting.size > 0) {
-      const conflicts = conflictsIn(fragment, conflicting)
+      const conflicts = conflictsIn(scratchFragment, conflicting)
       if (conflicts.length > 0) {
         undo.destroy()
         return refuse(
           'conflict',
-          `${options.field}: ${conflicts.length} block${conflicts.length === 1 ? '' : 's'} these changes touched ${conflicts.length === 1 ? 'was' : 'were'} changed since by someone else, so undoing them would cut into that later text: ${describeConflicts(conflicts)}. Edit those blocks by hand (read_document shows them), or restore_version a whole version.`,
-          options.field,
+          `${input.field}: ${blocks(conflicts.length, 'these changes touched')} changed since by someone else, so undoing them would cut into that later text: ${describeConflicts(conflicts)}. Edit those blocks by hand (read_document shows them), or restore_version a whole version.`,
+          input.field,
         )
       }
     }
+    // The scratch document now holds the live state (the versions' items are in it too, and their
+    // deletions): what the undo inserts and deletes beyond it is the edit.
+    const vectorBefore = Y.decodeStateVector(Y.encodeStateVector(scratch))
+    const deleted = deletionsOf(scratch)
+    const before = Y.snapshot(scratch)
     while (undo.undoStack.length > 0) undo.undo()
     undo.destroy()
-    const edit = Y.encodeStateAsUpdate(scratch, Y.encodeStateVector(live))
-    const before = Y.snapshot(live)
-    Y.applyUpdate(live, edit)
-    const changed = !Y.equalSnapshots(before, Y.snapshot(live))
-    return ok({ changed, bytes: edit.byteLength, conflicts: [] })
+    const changed = !Y.equalSnapshots(before, Y.snapshot(scratch))
+    const touched = [...blocksChangedSince(scratch, scratchFragment, vectorBefore, rangesOf(deleted))]
+    const vector = Y.encodeStateVectorFromUpdate(input.live)
+    const edit = Y.encodeStateAsUpdate(scratch, vector)
+    return ok({ edit, vector, deleted, touched, changed })
   } finally {
     scratch.destroy()
   }
+}
+
+/**
+ * Applies a plan to `fragment`'s document (inside its transaction) if it is still right: nothing changed
+ * since the state it was made against, or nothing that changed is in a block the edit touches. Otherwise
+ * refused as a conflict naming those blocks, changing nothing: applied, the edit would delete or change
+ * text someone typed while it was worked out.
+ */
+export function applyUndoPlan(fragment: Y.XmlFragment, plan: UndoPlan, field: string): Result<UndoOutcome> {
+  const live = fragment.doc
+  if (!live) return refuse('internal', 'document: the live fragment belongs to no document.')
+  const vector = Y.decodeStateVector(plan.vector)
+  for (const [client, clock] of vector)
+    if (Y.getState(live.store, client) < clock)
+      return refuse(
+        'unavailable',
+        `${field}: the document was reloaded without part of the state this was worked out on; call again.`,
+        field,
+      )
+  const moved = blocksChangedSince(live, fragment, vector, rangesOf(plan.deleted))
+  const hit = new Set(plan.touched.filter((key) => moved.has(key)))
+  if (hit.size > 0) {
+    const conflicts = conflictsIn(fragment, hit)
+    if (conflicts.length > 0)
+      return refuse(
+        'conflict',
+        `${field}: ${blocks(conflicts.length, 'this edit changes')} changed by someone else while it was being worked out, so applying it would cut into their text: ${describeConflicts(conflicts)}. Call again once they pause: the new call counts their changes.`,
+        field,
+      )
+  }
+  Y.applyUpdate(live, plan.edit)
+  return ok({ changed: plan.changed, bytes: plan.edit.byteLength })
 }

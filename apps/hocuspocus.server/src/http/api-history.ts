@@ -48,7 +48,7 @@
  *       when someone changed since a block these changes touched: the message names the sections and blocks.
  *
  *   Refusals of the POSTs: 403 without write access, 404 unknown version, 400 a document or version over
- *   MAX_HISTORY_STATE_BYTES (2 MiB), 409 conflicts or versions that mix the author with others.
+ *   MAX_HISTORY_STATE_BYTES (8 MiB), 409 conflicts or versions that mix the author with others.
  */
 import { documentMarkdownPrefix, FRAGMENT_NAME } from '@collab/doc-schema'
 import { Hono } from 'hono'
@@ -293,6 +293,7 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
     return {
       history: documents,
       write,
+      planUndo: (user, input) => documents.planUndo(user, input),
       async currentState(room) {
         const now = await nowFragment(room)
         try {
@@ -304,7 +305,7 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
     }
   }
 
-  const actorOf = (principal: Principal) => ({ context: { history: { principal } } })
+  const actorOf = (principal: Principal) => ({ user: principal.user.id, context: { history: { principal } } })
 
   routes.post('/documents/:slug/versions/:id/restore', async (c) => {
     const principal = c.get('principal')

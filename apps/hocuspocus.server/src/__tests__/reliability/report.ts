@@ -56,12 +56,18 @@ const skipped = (why: string) => `— | not run: ${why} |`
 const typingKill = of('faults-typing-kill') as Figures
 /** One row per attack of the red-team suites: what another client felt while it ran. */
 const redTeam = figures
-  .filter((f) => f.suite === 'red-team-imports' || f.suite === 'red-team-editors')
+  .filter(
+    (f) => f.suite === 'red-team-imports' || f.suite === 'red-team-editors' || f.suite === 'red-team-history',
+  )
   .map((f) => {
     const health = (f.p99Ms ?? f.healthP99Ms) as number | undefined
     const keys =
       f.keystrokeP99Ms === undefined ? '' : `, keystrokes in another document p99 ${n(f.keystrokeP99Ms)} ms`
-    return `| red team: ${String(f.attack)} | one user's input to the real server process, another client probing from a process of its own | /health p99 ${n(health)} ms${keys}; server RSS +${n(f.growthMiB)} MiB |`
+    const floor =
+      f.floorKeystrokeP99Ms === undefined
+        ? ''
+        : ` (floor, nothing running: /health p99 ${n(f.floorP99Ms)} ms, keystrokes p99 ${n(f.floorKeystrokeP99Ms)} ms; the call took ${n(f.revertMs)} ms)`
+    return `| red team: ${String(f.attack)} | one user's input to the real server process, another client probing from a process of its own | /health p99 ${n(health)} ms${keys}; server RSS +${n(f.growthMiB)} MiB${floor} |`
   })
 
 const section = [

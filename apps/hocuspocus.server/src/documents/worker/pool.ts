@@ -1,10 +1,11 @@
 /**
  * Heavy document work runs on a worker thread (worker.ts), never on the event loop that serves editors and
  * agents: building an imported 20 MiB file takes seconds (an ordinary 21 MB file held others' keystrokes up
- * to 11 s), and rendering a large document to Markdown for an export takes as long as its content. One
- * worker runs one job at a time; the machine's other core keeps serving.
+ * to 11 s), rendering a large document to Markdown for an export takes as long as its content, and working
+ * out a revert of a 1 MB document took ~1.4 s. One worker runs one job at a time; the machine's other core
+ * keeps serving.
  *
- * Fair share: each user has at most one job of each kind (an import, an export) waiting or running, and at
+ * Fair share: each user has at most one job of each kind (an import, an export, a restore or revert) waiting or running, and at
  * most MAX_QUEUED_JOBS wait in all; past either the job is refused at once, saying to try again later. A job
  * past JOB_DEADLINE_MS is stopped (its worker is ended; the next job starts a new one) and refused. The
  * worker ends after WORKER_IDLE_MS without work, giving its memory back.
@@ -12,6 +13,7 @@
 
 import { type Result, refuse } from '@collab/doc-schema'
 import { MAX_JOBS_PER_USER_AND_KIND, MAX_QUEUED_JOBS } from '../../limits.ts'
+import type { UndoInput, UndoPlan } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import type { Compacted, CompactInput } from './compact.ts'
 import type { BuiltImport, ImportInput } from './import.ts'
@@ -52,6 +54,11 @@ const WORDING: Record<Kind, { field: string; busy: string; slow: string }> = {
     busy: 'document: a compaction of it is already under way.', // never said: no share applies
     slow: 'its log stays as it is and is merged at the next compaction',
   },
+  undo: {
+    field: 'slug',
+    busy: 'slug: a restore or revert of yours is still being worked out; wait for its answer, then send the next.',
+    slow: 'restore a whole version (less work than a revert), or edit the document by sections',
+  },
 }
 
 type Waiting = {
@@ -91,6 +98,11 @@ export class WorkerPool {
     return this.run(`${documentId}#${this.nextId}`, { kind: 'compact', input }) as Promise<Result<Compacted>>
   }
 
+  /** Works out a restore's or revert's edit on the worker for `user` (history-undo.ts planUndo). */
+  undo(user: string, input: UndoInput): Promise<Result<UndoPlan>> {
+    return this.run(user, { kind: 'undo', input }) as Promise<Result<UndoPlan>>
+  }
+
   /** Ends the worker; jobs waiting or running are refused. */
   close(): void {
     this.closed = true
@@ -109,7 +121,7 @@ export class WorkerPool {
       return Promise.resolve(
         refuse(
           'unavailable',
-          `server: ${MAX_QUEUED_JOBS} large imports and exports are waiting; try again in a minute.`,
+          `server: ${MAX_QUEUED_JOBS} large imports, exports, restores and reverts are waiting; try again in a minute.`,
         ),
       )
     }

@@ -1,9 +1,11 @@
 /**
  * The documents' worker thread (a Bun Worker, started by pool.ts): one heavy job at a time, posted back with
  * large buffers transferred rather than copied. Jobs: `import` builds a Markdown file (import.ts); `export`
- * renders stored content as Markdown (export.ts); `compact` merges stored content for a compaction (compact.ts).
+ * renders stored content as Markdown (export.ts); `compact` merges stored content for a compaction (compact.ts);
+ * `undo` works out a restore's or revert's edit (../history-undo.ts planUndo).
  */
 import { ok, type Result } from '@collab/doc-schema'
+import { planUndo, type UndoInput } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import { type CompactInput, compactStored } from './compact.ts'
 import { renderExport } from './export.ts'
@@ -15,6 +17,7 @@ export type Job =
   | { kind: 'import'; input: ImportInput; maxTextChars: number }
   | { kind: 'export'; stored: Pick<StoredParts, 'snapshot' | 'updates'> }
   | { kind: 'compact'; input: CompactInput }
+  | { kind: 'undo'; input: UndoInput }
 export type WorkerJob = Job & { id: number }
 
 /** A job's Result (an import's built document or refusal, an export's Markdown), or how it crashed. */
@@ -33,6 +36,11 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
       const compacted = compactStored(job.input)
       transfer.push(compacted.vector.buffer as ArrayBuffer)
       reply = { id: job.id, result: ok(compacted) }
+    } else if (job.kind === 'undo') {
+      const result = planUndo(job.input)
+      if (result.kind === 'ok')
+        transfer.push(result.value.edit.buffer as ArrayBuffer, result.value.deleted.buffer as ArrayBuffer)
+      reply = { id: job.id, result }
     } else reply = { id: job.id, result: ok(renderExport(job.stored)) }
   } catch (error) {
     reply = { id: job.id, crashed: error instanceof Error ? error.message : String(error) }

@@ -22,6 +22,7 @@ export type ToolDeps = {
     | 'authorsAfter'
     | 'saveNamedVersion'
     | 'versionsAfter'
+    | 'planUndo'
   >
   chat: Pick<ChatService, 'listRooms' | 'findRoom' | 'readThread'>
   /** Posting in a heading's chat room (chat/posting.ts: the same rule as the REST API's). */

@@ -12,6 +12,7 @@ export function actionDeps(ctx: ToolContext): HistoryActionDeps {
   return {
     history: ctx.documents,
     write: (room, context, edit) => ctx.writer.write(room, context, edit, { signal: ctx.signal }),
+    planUndo: (user, input) => ctx.documents.planUndo(user, input),
     async currentState(room) {
       const content = await ctx.reader.open(room)
       if (!content?.fragment.doc) return null
@@ -24,9 +25,10 @@ export function actionDeps(ctx: ToolContext): HistoryActionDeps {
   }
 }
 
-/** The context an edit carries: the caller's principal (attribution: history-authors.ts). */
+/** The caller: their share of the worker, and the context an edit carries (attribution: history-authors.ts). */
 export function actorOf(ctx: ToolContext) {
   return {
+    user: ctx.principal.user.id,
     context: {
       mcp: {
         tool: ctx.tool,
