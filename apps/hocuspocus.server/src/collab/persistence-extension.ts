@@ -21,6 +21,7 @@
  */
 import type {
   beforeUnloadDocumentPayload,
+  Document,
   Extension,
   Hocuspocus,
   onChangePayload,
@@ -28,6 +29,7 @@ import type {
   onStoreDocumentPayload,
 } from '@hocuspocus/server'
 import { isDatabaseUnavailable } from '../db/errors.ts'
+import { rawAuthorKey, rawAuthorOf } from '../documents/history-authors.ts'
 import type { DocumentsService } from '../documents/service.ts'
 import { applyStored } from '../documents/stored-parts.ts'
 import type { Logger } from '../logger.ts'
@@ -174,6 +176,23 @@ export class PersistenceExtension implements Extension {
    */
   onStored(documentName: string, listener: (vector: Map<number, number>) => void): () => void {
     return this.append.onStored(documentName, listener)
+  }
+
+  /**
+   * Before a writer's edit (an agent's write, a restore or revert) is applied to a loaded document: what
+   * others changed before it is stored and becomes a version of its own first (versions.ts), so the
+   * write's version holds only the write. A failure leaves the boundary out, never the write.
+   */
+  async beforeWrite(document: Document, context: Record<string, unknown>): Promise<void> {
+    const entry = this.loaded.get(document.name)
+    if (!entry || this.loaded.closing) return
+    const author = rawAuthorOf({ source: 'local', context })
+    try {
+      if (unstored(entry)) await document.saveMutex.runExclusive(() => this.append.write(document))
+      await this.versions.beforeAgentWrite(document, entry, author ? rawAuthorKey(author) : '')
+    } catch (error) {
+      this.deps.logger.warn({ err: error, documentId: entry.documentId }, 'version before a write failed')
+    }
   }
 
   /** Bytes of the document's stored content (snapshot and log) as this instance last wrote or loaded it. */

@@ -87,6 +87,11 @@ function showAgent(document: Document, context: Record<string, unknown>, from: n
 /** Tells when a store of a document succeeded, with the state vector it covered (PersistenceExtension). */
 export type StoreConfirmations = {
   onStored(room: string, listener: (vector: Map<number, number>) => void): () => void
+  /**
+   * Awaited before an edit is applied: what others changed before it is stored and versioned first, so
+   * the write has a version of its own (collab/persistence/versions.ts).
+   */
+  beforeWrite?(document: Document, context: Record<string, unknown>): Promise<void>
 }
 
 export function createDocumentWriter(deps: {
@@ -113,6 +118,7 @@ export function createDocumentWriter(deps: {
       })
       let outcome: Result<unknown> | undefined
       try {
+        if (connection.document) await deps.confirmations?.beforeWrite?.(connection.document, context)
         await options.beforeApply?.()
         // Loading the live document may have taken a while: a caller gone by now gets nothing applied.
         stopIfCancelled(signal)

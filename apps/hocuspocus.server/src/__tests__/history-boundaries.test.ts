@@ -1,0 +1,101 @@
+/**
+ * Version boundaries follow an agent's write exactly (issue 27): a person's typing just before it is in
+ * the version before, and the agent's version holds only its write, so reverting that version takes out
+ * only the agent's text. Before, the agent's write landed in the pending pause version of the person's
+ * typing (taken after the write, holding both), leaving "undo this agent's version" to undo the person's
+ * typing too. Real server (PGlite, or PostgreSQL with TEST_DATABASE_URL), a real provider typing, real MCP
+ * SDK clients; the pause is long, so only the boundary at the agent's write can split the two.
+ */
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
+import { callText } from '@collab/test-support/mcp'
+import { connectProvider } from '@collab/test-support/provider'
+import { eventually, useTestServer } from '@collab/test-support/server'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import * as Y from 'yjs'
+import type { RunningServer } from '../server.ts'
+import { planWithAgent, userWithLabelledToken } from './history-support.ts'
+
+let server: RunningServer
+useTestServer(
+  (s) => {
+    server = s
+  },
+  { versionPauseMs: 30_000 },
+)
+
+let owner: { user: { id: string }; token: string }
+let agentClient: Client
+let slug: string
+let room: string
+
+beforeAll(async () => {
+  ;({ owner, agentClient, slug, room } = await planWithAgent(server))
+}, 60_000)
+
+type Version = { id: string; reason: string; authors: Array<{ kind: string; name: string; app?: string }> }
+
+async function api(path: string, init: RequestInit = {}) {
+  const response = await fetch(`${server.url}/api${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json', ...init.headers },
+  })
+  return { status: response.status, body: (await response.json()) as Record<string, any> }
+}
+
+const liveMarkdown = () =>
+  documentToMarkdown(server.collab.hocuspocus.documents.get(room)!.getXmlFragment(FRAGMENT_NAME))
+
+describe("version boundaries at an agent's write", () => {
+  test("a person's typing just before is in the version before; the agent's holds only its write, and reverting it keeps the typing", async () => {
+    const pat = await userWithLabelledToken(server, 'pat', 'pat laptop')
+    await server.services.documents.share(slug, pat.user.id, 'editor')
+    const provider = connectProvider(server.url, room, pat.token)
+    try {
+      await provider.ready
+      const intro = provider.doc
+        .getXmlFragment(FRAGMENT_NAME)
+        .toArray()
+        .find(
+          (node) => node instanceof Y.XmlElement && node.toString().includes('Hello there.'),
+        ) as Y.XmlElement
+      ;(intro.get(0) as Y.XmlText).insert(12, ' Pat typed this.')
+      await eventually(() => expect(liveMarkdown()).toContain('Hello there. Pat typed this.'))
+      // The agent writes right after, well within the person's pause.
+      const wrote = await callText(agentClient, 'append_to_document', { slug, markdown: 'Agent paragraph.' })
+      expect(wrote.isError, wrote.text).toBeFalsy()
+      const [agentVersion, before] = await eventually(async () => {
+        const versions = (await api(`/documents/${slug}/versions`)).body.versions as Version[]
+        expect(versions[0]?.reason).toBe('agent')
+        return versions
+      })
+      // The agent's version: the agent alone, through its app; the one before: the person's typing.
+      expect(agentVersion!.authors).toEqual([
+        expect.objectContaining({ kind: 'agent', name: 'olive', app: 'ci-bot' }),
+      ])
+      expect(before!.authors).toEqual([expect.objectContaining({ kind: 'person', name: 'pat' })])
+      const markdownOf = async (id: string) =>
+        (await api(`/documents/${slug}/versions/${id}`)).body.markdown as string
+      const beforeMarkdown = await markdownOf(before!.id)
+      expect(beforeMarkdown).toContain('Hello there. Pat typed this.')
+      expect(beforeMarkdown).not.toContain('Agent paragraph.')
+      // Exactly the agent's change between the two.
+      expect((await markdownOf(agentVersion!.id)).replace('\n\nAgent paragraph.', '')).toBe(beforeMarkdown)
+      // Reverting the agent's version takes out only the agent's text.
+      const reverted = await api(`/documents/${slug}/revert`, {
+        method: 'POST',
+        body: JSON.stringify({ versionId: agentVersion!.id }),
+      })
+      expect(reverted.status, JSON.stringify(reverted.body)).toBe(200)
+      expect(reverted.body.changed).toBe(true)
+      await eventually(() => {
+        const markdown = liveMarkdown()
+        expect(markdown).toContain('Hello there. Pat typed this.')
+        expect(markdown).not.toContain('Agent paragraph.')
+        expect(documentToMarkdown(provider.doc.getXmlFragment(FRAGMENT_NAME))).toBe(markdown)
+      })
+    } finally {
+      provider.destroy()
+    }
+  })
+})
