@@ -313,6 +313,59 @@ describe('revert and restore', () => {
   })
 })
 
+describe("an author's revert since a time", () => {
+  test("reverting one agent's changes since a time takes out what it wrote after it", async () => {
+    const start = await newestVersion('named')
+    await Bun.sleep(20)
+    const since = new Date().toISOString()
+    await callText(agentClient, 'append_to_document', {
+      slug,
+      markdown: '## Timed\n\nWritten after the time.',
+    })
+    await versionWithChangesBy('ci-bot', Number(start.id))
+    const reverted = await callText(ownerClient, 'revert_changes', {
+      slug,
+      author: 'olive',
+      app: 'ci-bot',
+      since_time: since,
+    })
+    expect(reverted.isError, reverted.text).toBeFalsy()
+    expect(reverted.text).toContain(`reverted: olive's changes through "ci-bot" in versions`)
+    await eventually(async () => expect(await liveMarkdown()).not.toContain('Written after the time.'))
+  })
+
+  test('since_time is refused without author, beside version_id, when not a time; one of the two is needed', async () => {
+    const refusal = async (args: Record<string, unknown>) => {
+      const answer = await callText(ownerClient, 'revert_changes', { slug, ...args })
+      expect(answer.isError).toBe(true)
+      return answer.text
+    }
+    const at = '2026-12-01T09:30:00Z'
+    expect(await refusal({ since_time: at })).toContain('since_time: only with author')
+    expect(await refusal({ author: 'olive', since_time: at, version_id: 1 })).toContain(
+      'since_time: pass version_id or since_time, not both.',
+    )
+    expect(await refusal({ author: 'olive' })).toContain('version_id: with author, pass version_id')
+    expect(await refusal({})).toContain('version_id: the version whose changes to undo')
+    expect(await refusal({ author: 'olive', since_time: 'yesterday' })).toContain(
+      'since_time: "yesterday" is not an ISO 8601 time; pass one such as 2026-12-01T09:30:00Z',
+    )
+    // REST: the same rules, in its field names.
+    const rest = await api(`/documents/${slug}/revert`, owner.token, {
+      method: 'POST',
+      body: JSON.stringify({ sinceTime: at }),
+    })
+    expect(rest.status).toBe(400)
+    expect(rest.body.field).toBe('sinceTime')
+    const badTime = await api(`/documents/${slug}/revert`, owner.token, {
+      method: 'POST',
+      body: JSON.stringify({ author: 'olive', sinceTime: 'soon' }),
+    })
+    expect(badTime.status).toBe(400)
+    expect(badTime.body.message).toContain('sinceTime: "soon" is not an ISO 8601 time')
+  })
+})
+
 describe("an author's revert, on the documents' own path (versions in memory, a local live document)", () => {
   const agent: Author = { k: 'agent', u: 'u1', h: 'olive', v: 'token', a: 'ci-bot' }
   const person: Author = { k: 'person', u: 'u2', h: 'pat', v: 'editor' }
@@ -352,9 +405,13 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
                 : undefined
           return found ? row(found) : null
         },
-        saveNamedVersion: async () => {
+        saveVersionOf: async () => {
           saved++
           return { id: 1000n }
+        },
+        newestVersion: async () => {
+          const newest = versions.at(-1)
+          return newest ? row(newest) : null
         },
         versionsAfter: async (_id, since, limit) =>
           versions
@@ -374,6 +431,8 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
         return result!
       },
       currentState: async () => Y.encodeStateAsUpdate(live),
+      describeVersion: (user: string, state: Uint8Array, previous: Uint8Array | null) =>
+        pool.describe(user, state, previous),
       planUndo: async (user: string, input: UndoInput) => {
         const plan = await pool.undo(user, input)
         meanwhile()

@@ -13,6 +13,7 @@ import type * as Y from 'yjs'
 import { MAX_REVERT_VERSIONS } from '../limits.ts'
 import type { History } from './history.ts'
 import { type Author, describeAuthor } from './history-authors.ts'
+import type { VersionDescription } from './history-diff.ts'
 import type { VersionInfo } from './history-store.ts'
 import { applyUndoPlan, tooLarge, type UndoInput, type UndoPlan, type UndoStep } from './history-undo.ts'
 import type { DocumentRow } from './rows.ts'
@@ -25,12 +26,18 @@ export type LiveWrite = <T>(
 ) => Promise<Result<T>>
 
 export type HistoryActionDeps = {
-  history: Pick<History, 'findVersion' | 'saveNamedVersion' | 'versionsAfter'>
+  history: Pick<History, 'findVersion' | 'saveVersionOf' | 'versionsAfter' | 'newestVersion'>
   write: LiveWrite
   /** The document's state now (live when loaded, else stored), for the "before" version; null: gone. */
   currentState(room: string): Promise<Uint8Array | null>
   /** Works out the edit off the event loop (the documents' worker), with `user`'s share of it. */
   planUndo(user: string, input: UndoInput): Promise<Result<UndoPlan>>
+  /** Describes the "before" state as a version (summary, outline) off the event loop, likewise. */
+  describeVersion(
+    user: string,
+    state: Uint8Array,
+    previous: Uint8Array | null,
+  ): Promise<Result<VersionDescription>>
 }
 
 /**
@@ -61,17 +68,26 @@ function withAction(actor: Actor, action: 'restore' | 'revert'): Record<string, 
 /** The "before" version taken, and the state it was taken of (what the edit is worked out against). */
 type Before = { id: bigint; state: Uint8Array }
 
+/**
+ * The "before" version: the document's state now, described on the worker (its summary against the newest
+ * version, its outline) and written as a named version; that state is what the edit is worked out against.
+ */
 async function beforeVersion(
   deps: HistoryActionDeps,
   document: DocumentRow,
   name: string,
+  actor: Actor,
 ): Promise<Result<Before>> {
+  const gone = () => refuse('not_found', `slug: "${document.slug}" is gone (deleted meanwhile).`, 'slug')
   const state = await deps.currentState(document.room)
-  if (!state) return refuse('not_found', `slug: "${document.slug}" is gone (deleted meanwhile).`, 'slug')
+  if (!state) return gone()
   const large = tooLarge(state.byteLength, 'slug', `"${document.slug}"`)
   if (large) return large
-  const saved = await deps.history.saveNamedVersion(document.room, name, state)
-  if (!saved) return refuse('not_found', `slug: "${document.slug}" is gone (deleted meanwhile).`, 'slug')
+  const newest = await deps.history.newestVersion(document.id)
+  const described = await deps.describeVersion(actor.user, state, newest?.state ?? null)
+  if (described.kind === 'error') return described
+  const saved = await deps.history.saveVersionOf(document.id, name, state, described.value)
+  if (!saved) return gone()
   return ok({ id: saved.id, state })
 }
 
@@ -111,7 +127,7 @@ export async function restoreVersion(
   if (!version) return versionNotFound(document.slug, versionId, field)
   const large = tooLarge(version.state.byteLength, field, `version ${versionId}`)
   if (large) return large
-  const before = await beforeVersion(deps, document, `Before restore of version ${versionId}`)
+  const before = await beforeVersion(deps, document, `Before restore of version ${versionId}`, actor)
   if (before.kind === 'error') return before
   const applied = await undoOnLive(deps, document, actor, 'restore', before.value, {
     base: version.state,
@@ -148,7 +164,7 @@ export async function revertVersion(
     const large = tooLarge(state.byteLength, field, `version ${id}`)
     if (large) return large
   }
-  const before = await beforeVersion(deps, document, `Before revert of version ${versionId}`)
+  const before = await beforeVersion(deps, document, `Before revert of version ${versionId}`, actor)
   if (before.kind === 'error') return before
   // The "before" version (and any taken since) follow the reverted one: others' changes, not undone.
   const applied = await undoOnLive(deps, document, actor, 'revert', before.value, {
@@ -159,6 +175,21 @@ export async function revertVersion(
   })
   if (applied.kind === 'error') return applied
   return ok({ beforeVersionId: before.value.id, changed: applied.value.changed, reverted: [versionId] })
+}
+
+/** Longest `since_time` accepted (an ISO 8601 time with fractions and an offset is ~30 characters). */
+export const MAX_SINCE_TIME_CHARS = 40
+
+/** A revert's `since_time`: an ISO 8601 time (with a date), or a refusal naming `field` and an example. */
+export function sinceTimeOf(raw: string, field = 'since_time'): Result<Date> {
+  const at = new Date(raw)
+  if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || raw.length > MAX_SINCE_TIME_CHARS || Number.isNaN(at.getTime()))
+    return refuse(
+      'invalid_input',
+      `${field}: "${raw.slice(0, MAX_SINCE_TIME_CHARS)}" is not an ISO 8601 time; pass one such as 2026-12-01T09:30:00Z (the changes after the newest version taken at or before it are undone).`,
+      field,
+    )
+  return ok(at)
 }
 
 function authorsNamed(authors: readonly Author[]): string {
@@ -257,7 +288,7 @@ export async function revertAuthor(
   if (kept.kind === 'error') return kept
   // The document as it is now becomes a version, so the author's latest changes are in the walk: only
   // what follows the kept versions is read again.
-  const before = await beforeVersion(deps, document, `Before revert of ${filterText(filter)} changes`)
+  const before = await beforeVersion(deps, document, `Before revert of ${filterText(filter)} changes`, actor)
   if (before.kind === 'error') return before
   const fresh = await walkAuthor(
     deps,

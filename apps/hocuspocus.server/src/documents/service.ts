@@ -5,13 +5,16 @@
  * content (stored-content.ts). Imports, large exports and the edits of restores and reverts are worked out
  * on the documents' worker (worker/pool.ts).
  */
+import { ok, type Result } from '@collab/doc-schema'
 import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
+import { HISTORY_INLINE_BYTES } from '../limits.ts'
 import { createCatalog } from './catalog.ts'
 import { createStoredCompaction } from './compact-stored.ts'
 import { createMarkdownExport } from './export-markdown.ts'
 import { createHistory } from './history.ts'
-import type { UndoInput } from './history-undo.ts'
+import { describeVersion, type VersionDescription } from './history-diff.ts'
+import { planUndo, type UndoInput, type UndoPlan } from './history-undo.ts'
 import { createResolver } from './resolve.ts'
 import { createStoredContent } from './stored-content.ts'
 import { WorkerPool } from './worker/pool.ts'
@@ -35,9 +38,26 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
     ...stored,
     ...createHistory(prisma, stored),
     ...createStoredCompaction(prisma, { jobs, forgetResolutions }),
-    /** A restore's or revert's edit, worked out on the worker with `user`'s share (history-actions.ts). */
-    planUndo(user: string, input: UndoInput) {
-      return jobs.undo(user, input)
+    /**
+     * A restore's or revert's edit (history-actions.ts), worked out on the worker with `user`'s share, or
+     * here when its states are small (HISTORY_INLINE_BYTES).
+     */
+    async planUndo(user: string, input: UndoInput): Promise<Result<UndoPlan>> {
+      const bytes = [input.live, input.base, ...input.steps.map((step) => step.state)].reduce(
+        (sum, state) => sum + (state?.byteLength ?? 0),
+        0,
+      )
+      return bytes <= HISTORY_INLINE_BYTES ? planUndo(input) : jobs.undo(user, input)
+    },
+    /** A state described as a version (summary, outline): on the worker with `user`'s share, or here when small. */
+    async describeVersion(
+      user: string,
+      state: Uint8Array,
+      previous: Uint8Array | null,
+    ): Promise<Result<VersionDescription>> {
+      return state.byteLength + (previous?.byteLength ?? 0) <= HISTORY_INLINE_BYTES
+        ? ok(describeVersion(state, previous))
+        : jobs.describe(user, state, previous)
     },
 
     /** Ends the documents' worker (shutdown); imports and exports still running are refused. */

@@ -41,10 +41,11 @@
  *       attributed to the caller as a restore; `beforeVersionId` is a version of the document just before
  *       (restore it to undo this).
  *
- *   POST /api/documents/:slug/revert   { versionId: string, author?: string, app?: string }
+ *   POST /api/documents/:slug/revert   { versionId?: string, sinceTime?: ISO, author?: string, app?: string }
  *     → { reverted: string[], beforeVersionId: string, changed: boolean }
  *       without author: undoes what version `versionId` changed; with author (a handle) and optionally app:
- *       that author's changes in the versions after `versionId`. Others' later changes stay. 409 `conflict`
+ *       that author's changes in the versions after `versionId`, or after the newest version taken at or
+ *       before `sinceTime` (one of the two). Others' later changes stay. 409 `conflict`
  *       when someone changed since a block these changes touched: the message names the sections and blocks.
  *
  *   Refusals of the POSTs: 403 without write access, 404 unknown version, 400 a document or version over
@@ -58,9 +59,11 @@ import type { Principal } from '../auth/tokens.ts'
 import {
   type HistoryActionDeps,
   type LiveWrite,
+  MAX_SINCE_TIME_CHARS,
   restoreVersion,
   revertAuthor,
   revertVersion,
+  sinceTimeOf,
 } from '../documents/history-actions.ts'
 import { type Author, describeAuthor } from '../documents/history-authors.ts'
 import { type ChangeSummary, diffFragments, fragmentOfState } from '../documents/history-diff.ts'
@@ -137,7 +140,8 @@ export function versionIdOf(raw: string, field = 'id'): bigint {
 
 const revertSchema = z
   .object({
-    versionId: z.union([z.string(), z.number().int()]).transform(String),
+    versionId: z.union([z.string(), z.number().int()]).transform(String).optional(),
+    sinceTime: z.string().max(MAX_SINCE_TIME_CHARS).optional(),
     author: z.string().trim().min(1).max(MAX_LABEL_CHARS).optional(),
     app: z.string().max(MAX_LABEL_CHARS).optional(),
   })
@@ -145,6 +149,15 @@ const revertSchema = z
   .refine((v) => v.app === undefined || v.author !== undefined, {
     message: 'app only with author',
     path: ['app'],
+  })
+  .refine((v) => v.sinceTime === undefined || v.author !== undefined, {
+    message:
+      'sinceTime only with author (whose changes since then to undo); to undo one version send versionId',
+    path: ['sinceTime'],
+  })
+  .refine((v) => (v.versionId === undefined) !== (v.sinceTime === undefined), {
+    message: 'send versionId, or with author sinceTime (an ISO 8601 time), one of the two',
+    path: ['versionId'],
   })
 
 export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
@@ -294,6 +307,7 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
       history: documents,
       write,
       planUndo: (user, input) => documents.planUndo(user, input),
+      describeVersion: (user, state, previous) => documents.describeVersion(user, state, previous),
       async currentState(room) {
         const now = await nowFragment(room)
         try {
@@ -329,20 +343,24 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
       const field = issue?.path.map(String).join('.') || 'body'
       throw httpRefusal(
         'invalid_input',
-        `${field}: ${issue?.message ?? 'invalid'}; send {"versionId", "author"?, "app"?}`,
+        `${field}: ${issue?.message ?? 'invalid'}; send {"versionId"} or {"author", "app"?, "versionId" or "sinceTime"}`,
         { field },
       )
     }
-    const { versionId, author, app } = body.data
-    const id = versionIdOf(versionId, 'versionId')
+    const { versionId, sinceTime, author, app } = body.data
+    const id = versionId === undefined ? undefined : versionIdOf(versionId, 'versionId')
+    const at = sinceTime === undefined ? undefined : sinceTimeOf(sinceTime, 'sinceTime')
+    if (at?.kind === 'error') throw refusalToHttp(at)
+    // The schema holds exactly one of the two (no version 0 exists), and sinceTime only with author.
+    const since = at ? { at: at.value } : { versionId: id ?? 0n }
     const done =
       author === undefined
-        ? await revertVersion(actionDeps(), resolved.document, id, actorOf(principal), 'versionId')
+        ? await revertVersion(actionDeps(), resolved.document, id ?? 0n, actorOf(principal), 'versionId')
         : await revertAuthor(
             actionDeps(),
             resolved.document,
             { handle: author.replace(/^@/, ''), ...(app !== undefined ? { app } : {}) },
-            { versionId: id },
+            since,
             actorOf(principal),
           )
     if (done.kind === 'error') throw refusalToHttp(done)

@@ -197,8 +197,11 @@ const VALUES: Record<string, (cell: Cell, maximum?: number) => unknown | Promise
     return Number(newest[0]?.id ?? 1)
   },
 }
-/** Optional arguments given when a tool has them: a write without its Markdown would change nothing. */
-const GIVEN_WHEN_OPTIONAL = ['slug', 'markdown', 'query', 'scope', 'limit']
+/**
+ * Optional arguments given when a tool has them: a write without its Markdown would change nothing, a
+ * revert without its version (or a time) is refused before access is asked.
+ */
+const GIVEN_WHEN_OPTIONAL = ['slug', 'markdown', 'query', 'scope', 'limit', 'version_id']
 
 async function argsFor(tool: Tool, role: Role, doc: DocKind): Promise<Record<string, unknown>> {
   const schema = schemas.get(tool)!

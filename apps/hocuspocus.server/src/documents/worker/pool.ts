@@ -13,6 +13,7 @@
 
 import { type Result, refuse } from '@collab/doc-schema'
 import { MAX_JOBS_PER_USER_AND_KIND, MAX_QUEUED_JOBS } from '../../limits.ts'
+import type { VersionDescription } from '../history-diff.ts'
 import type { UndoInput, UndoPlan } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import type { Compacted, CompactInput } from './compact.ts'
@@ -53,6 +54,11 @@ const WORDING: Record<Kind, { field: string; busy: string; slow: string }> = {
     field: 'document',
     busy: 'document: a compaction of it is already under way.', // never said: no share applies
     slow: 'its log stays as it is and is merged at the next compaction',
+  },
+  describe: {
+    field: 'slug',
+    busy: 'slug: a version of yours is still being described; wait for its answer, then send the next.',
+    slow: 'edit the document by sections instead',
   },
   undo: {
     field: 'slug',
@@ -101,6 +107,15 @@ export class WorkerPool {
   /** Works out a restore's or revert's edit on the worker for `user` (history-undo.ts planUndo). */
   undo(user: string, input: UndoInput): Promise<Result<UndoPlan>> {
     return this.run(user, { kind: 'undo', input }) as Promise<Result<UndoPlan>>
+  }
+
+  /** Describes a state as a version on the worker for `user` (history-diff.ts describeVersion). */
+  describe(
+    user: string,
+    state: Uint8Array,
+    previous: Uint8Array | null,
+  ): Promise<Result<VersionDescription>> {
+    return this.run(user, { kind: 'describe', state, previous }) as Promise<Result<VersionDescription>>
   }
 
   /** Ends the worker; jobs waiting or running are refused. */

@@ -23,6 +23,9 @@ export type ToolDeps = {
     | 'saveNamedVersion'
     | 'versionsAfter'
     | 'planUndo'
+    | 'describeVersion'
+    | 'saveVersionOf'
+    | 'newestVersion'
   >
   chat: Pick<ChatService, 'listRooms' | 'findRoom' | 'readThread'>
   /** Posting in a heading's chat room (chat/posting.ts: the same rule as the REST API's). */

@@ -13,6 +13,7 @@ export function actionDeps(ctx: ToolContext): HistoryActionDeps {
     history: ctx.documents,
     write: (room, context, edit) => ctx.writer.write(room, context, edit, { signal: ctx.signal }),
     planUndo: (user, input) => ctx.documents.planUndo(user, input),
+    describeVersion: (user, state, previous) => ctx.documents.describeVersion(user, state, previous),
     async currentState(room) {
       const content = await ctx.reader.open(room)
       if (!content?.fragment.doc) return null
