@@ -14,21 +14,8 @@ import type { ServerProcess } from '@collab/test-support/process'
 import { eventually } from '@collab/test-support/server'
 import { MAX_HISTORY_STATE_BYTES } from '../../limits.ts'
 import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
-import { MEASURED_SERVER_ENV, startProbe, startTyping } from './red-team-support.ts'
+import { MEASURED_SERVER_ENV, prose, startProbe, startTyping } from './red-team-support.ts'
 import { reportFigure } from './support.ts'
-
-/** Prose of about `bytes` characters in sections of two paragraphs (its state is ~1.1 times as large). */
-function prose(bytes: number): string {
-  const sentence = 'The quick brown fox jumps over the lazy dog while the server keeps every edit. '
-  const parts = ['# Big manual\n']
-  let size = 0
-  for (let i = 0; size < bytes; i++) {
-    const part = `\n## Part ${i}\n\n${sentence.repeat(12)}\n\n${sentence.repeat(10)}\n`
-    parts.push(part)
-    size += part.length
-  }
-  return parts.join('')
-}
 
 let db: TestDatabase
 let server: ServerProcess

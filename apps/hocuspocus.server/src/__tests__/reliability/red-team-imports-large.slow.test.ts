@@ -10,19 +10,8 @@
 import { describe, expect, test } from 'bun:test'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { useImportTarget } from './red-team-imports-support.ts'
+import { prose } from './red-team-support.ts'
 import { reportFigure } from './support.ts'
-
-function prose(bytes: number): string {
-  const sentence = 'The quick brown fox jumps over the lazy dog while the server keeps every edit. '
-  const parts = ['# Big manual\n']
-  let size = 0
-  for (let i = 0; size < bytes; i++) {
-    const part = `\n## Part ${i}\n\n${sentence.repeat(12)}\n\n${sentence.repeat(10)}\n`
-    parts.push(part)
-    size += part.length
-  }
-  return parts.join('')
-}
 
 describe(`red team: a 20 MiB Markdown file over REST (${DATABASE_KIND})`, () => {
   const target = useImportTarget()

@@ -16,6 +16,22 @@ import * as Y from 'yjs'
  */
 export const MEASURED_SERVER_ENV = { MIMALLOC_PURGE_DELAY: undefined }
 
+/**
+ * Ordinary prose of about `bytes` characters of Markdown, in sections of two paragraphs (a large manual):
+ * the large documents the red-team suites import (its Yjs state is ~1.1 times as large).
+ */
+export function prose(bytes: number): string {
+  const sentence = 'The quick brown fox jumps over the lazy dog while the server keeps every edit. '
+  const parts = ['# Big manual\n']
+  let size = 0
+  for (let i = 0; size < bytes; i++) {
+    const part = `\n## Part ${i}\n\n${sentence.repeat(12)}\n\n${sentence.repeat(10)}\n`
+    parts.push(part)
+    size += part.length
+  }
+  return parts.join('')
+}
+
 export type Probe = {
   /** Stops the probe and returns what it saw. */
   stop(): Promise<ProbeReport>
