@@ -49,7 +49,7 @@
  *       when someone changed since a block these changes touched: the message names the sections and blocks.
  *
  *   Refusals of the POSTs: 403 without write access, 404 unknown version, 400 a document or version over
- *   MAX_HISTORY_STATE_BYTES (8 MiB), 409 conflicts or versions that mix the author with others.
+ *   MAX_HISTORY_STATE_BYTES (2 MiB), 409 conflicts or versions that mix the author with others.
  */
 import { documentMarkdownPrefix, FRAGMENT_NAME } from '@collab/doc-schema'
 import { Hono } from 'hono'
