@@ -128,6 +128,10 @@ export function createMetrics() {
       'collab_editor_paced_total',
       'Editor messages held back to pace their sender, by what was over its rate: connection (its own flood rates) or user (their share across connections).',
     ),
+    editorHeld: new Counter(
+      'collab_editor_updates_held_total',
+      'Editor updates held until their sync step 2 because they built on content this instance did not have yet (typing during a reconnection from an instance that died before passing its last changes on).',
+    ),
     headingIdRepairs: new Counter(
       'collab_heading_id_repairs_total',
       'Heading ids the server replaced because they were malformed, missing or taken.',
@@ -155,6 +159,7 @@ export function createMetrics() {
         metrics.storeFaults,
         metrics.editorRefusals,
         metrics.editorPaced,
+        metrics.editorHeld,
         metrics.headingIdRepairs,
         metrics.mcpToolCalls,
         metrics.mcpToolLatency,

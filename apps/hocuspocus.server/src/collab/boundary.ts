@@ -35,6 +35,7 @@ import {
   repairHeadingIds,
   restoreHeadingIds,
   type StrippedId,
+  type UpdateCheck,
 } from '@collab/doc-schema'
 import type {
   afterHandleMessagePayload,
@@ -42,12 +43,13 @@ import type {
   beforeHandleMessagePayload,
   beforeSyncPayload,
   Connection,
+  Document,
   Extension,
   onChangePayload,
 } from '@hocuspocus/server'
-import { IncomingMessage, MessageType } from '@hocuspocus/server'
-import { messageYjsSyncStep2, messageYjsUpdate } from 'y-protocols/sync'
-import type * as Y from 'yjs'
+import { IncomingMessage, MessageType, OutgoingMessage } from '@hocuspocus/server'
+import { messageYjsSyncStep1, messageYjsSyncStep2, messageYjsUpdate } from 'y-protocols/sync'
+import * as Y from 'yjs'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import { UserShares } from '../user-shares.ts'
@@ -61,6 +63,8 @@ import {
   EDITOR_STRUCTS_PER_SECOND,
   MAX_AWARENESS_MESSAGE_BYTES,
   MAX_EDITOR_WAIT_MS,
+  MAX_HELD_UPDATE_BYTES,
+  MAX_HELD_UPDATES,
   USER_STRUCT_BURST,
   USER_STRUCTS_PER_SECOND,
 } from './limits.ts'
@@ -149,6 +153,15 @@ export class EditorBoundary implements Extension {
   private readonly strippedIds = new WeakMap<Connection, StrippedId[]>()
   /** The node and mark types each connection declared (`?types=` of its WebSocket request). */
   private readonly declaredTypes = new WeakMap<Connection, EditorTypes>()
+  /**
+   * Updates held back, in arrival order, because they build on content the document does not have yet
+   * (see `hold`): applied once the connection's sync step 2 has brought that content.
+   */
+  private readonly held = new WeakMap<Connection, { updates: Uint8Array[]; bytes: number }>()
+  /** Connections whose message being handled was held: read-only for that message only. */
+  private readonly holding = new WeakSet<Connection>()
+  /** Connections sent the server's sync step 1 (Hocuspocus answers theirs with it) whose step 2 has not come. */
+  private readonly awaitingStep2 = new WeakSet<Connection>()
   /** Bytes of updates applied to each document since its last load or store (the size estimate's growth). */
   private readonly growth = new Map<string, { base: number; bytes: number }>()
 
@@ -205,20 +218,40 @@ export class EditorBoundary implements Extension {
   }
 
   async beforeSync({ type, payload, connection, document }: beforeSyncPayload): Promise<void> {
+    // Hocuspocus answers a sync step 1 with its own, which the provider answers with a step 2.
+    if (type === messageYjsSyncStep1) this.awaitingStep2.add(connection)
     if (type !== messageYjsSyncStep2 && type !== messageYjsUpdate) return
     // Hocuspocus does not apply a read-only connection's changes (refused ones are read-only): no check.
     if (connection.readOnly) return
+    // Behind an update already held, in order: its sender's acknowledgements stay in the order it sent.
+    if (type === messageYjsUpdate && this.held.has(connection))
+      return this.hold(connection, document, payload)
     const check = checkEditorUpdate(document, payload, this.typesOf(connection))
-    if (!check.ok)
-      return this.refuse(connection, check.undeclaredType ? 'undeclared_type' : 'content', {
+    if (!check.ok && check.missingContent && type === messageYjsUpdate)
+      return this.hold(connection, document, payload)
+    if (!this.accept(connection, document, check)) return
+    if (type === messageYjsSyncStep2) this.awaitingStep2.delete(connection) // releases what is held, after it
+  }
+
+  /**
+   * Whether a checked update may be applied; refuses the connection when not. Notes the headings to repair
+   * once it is applied.
+   */
+  private accept(connection: Connection, document: Document, check: UpdateCheck): boolean {
+    if (!check.ok) {
+      this.refuse(connection, check.undeclaredType ? 'undeclared_type' : 'content', {
         code: EDITOR_REFUSED_CODE,
         reason: `update refused: ${check.reason}`,
       })
-    if (check.inserts && this.estimatedBytes(document.name) > MAX_DOCUMENT_BYTES)
-      return this.refuse(connection, 'document_size', {
+      return false
+    }
+    if (check.inserts && this.estimatedBytes(document.name) > MAX_DOCUMENT_BYTES) {
+      this.refuse(connection, 'document_size', {
         code: EDITOR_TOO_LARGE_CODE,
         reason: `update refused: the document is over its ${mib(MAX_DOCUMENT_BYTES)} limit; delete content or start a new document`,
       })
+      return false
+    }
     if (check.headingItems.length > 0) {
       const pending = this.touchedHeadings.get(connection)
       this.touchedHeadings.set(connection, pending ? pending.concat(check.headingItems) : check.headingItems)
@@ -227,9 +260,76 @@ export class EditorBoundary implements Extension {
       const pending = this.strippedIds.get(connection)
       this.strippedIds.set(connection, pending ? pending.concat(check.strippedIds) : check.strippedIds)
     }
+    return true
+  }
+
+  /**
+   * Holds back an update that builds on content the document does not have yet, instead of refusing it.
+   * Legitimate after a kill: an editor whose instance died before passing its last changes on reconnects
+   * here and types during the handshake; its typing arrives before the sync step 2 that carries those
+   * changes (found by reliability/balancer-restart.test.ts: refused, the editor's connection to the document
+   * was closed while its socket stayed open, and it synced with no one until the provider's 30 s silence
+   * timeout). A held update is neither applied nor acknowledged (read-only for this message: Hocuspocus
+   * answers "not applied", which the provider ignores) until the connection's next sync step 2 has been
+   * applied; then it is checked again and applied and acknowledged (`release`). The server asks for that
+   * step 2 when none is on its way. Past MAX_HELD_UPDATES or MAX_HELD_UPDATE_BYTES it is refused as before.
+   */
+  private hold(connection: Connection, document: Document, update: Uint8Array): void {
+    const held = this.held.get(connection) ?? { updates: [], bytes: 0 }
+    if (held.updates.length >= MAX_HELD_UPDATES || held.bytes + update.byteLength > MAX_HELD_UPDATE_BYTES) {
+      this.held.delete(connection)
+      this.refuse(connection, 'content', {
+        code: EDITOR_REFUSED_CODE,
+        reason: `update refused: it builds on content this server does not have, and over ${MAX_HELD_UPDATES} updates waited for it; reconnect to resync`,
+      })
+      return
+    }
+    held.updates.push(update.slice()) // the payload is a view into the message's buffer
+    held.bytes += update.byteLength
+    this.held.set(connection, held)
+    connection.readOnly = true
+    this.holding.add(connection)
+    this.deps.metrics.editorHeld.inc()
+    if (!this.awaitingStep2.has(connection)) {
+      this.awaitingStep2.add(connection)
+      connection.send(
+        new OutgoingMessage(connection.messageAddress)
+          .createSyncMessage()
+          .writeFirstSyncStepFor(document)
+          .toUint8Array(),
+      )
+    }
+  }
+
+  /** After the connection's sync step 2: what was held is checked again, applied and acknowledged, in order. */
+  private release(connection: Connection, document: Document): void {
+    const held = this.held.get(connection)
+    this.held.delete(connection)
+    if (!held) return
+    for (const update of held.updates) {
+      const check = checkEditorUpdate(document, update, this.typesOf(connection))
+      if (!this.accept(connection, document, check)) return
+      Y.applyUpdate(document, update, { source: 'connection', connection })
+      connection.send(new OutgoingMessage(connection.messageAddress).writeSyncStatus(true).toUint8Array())
+    }
+  }
+
+  /** A held message handled: the connection writes again, unless its access or a refusal took that away. */
+  private endHolding(connection: Connection): void {
+    this.holding.delete(connection)
+    const context = connection.context as ConnectionContext | undefined
+    if (!this.refused.has(connection) && context?.canWrite && connection.document.hasConnection(connection))
+      connection.readOnly = false
   }
 
   async afterHandleMessage({ connection, document }: afterHandleMessagePayload): Promise<void> {
+    if (this.holding.has(connection)) this.endHolding(connection)
+    else if (
+      this.held.has(connection) &&
+      !this.awaitingStep2.has(connection) &&
+      !this.refused.has(connection)
+    )
+      this.release(connection, document)
     const touched = this.touchedHeadings.get(connection)
     const stripped = this.strippedIds.get(connection)
     if (!touched && !stripped) return

@@ -22,6 +22,16 @@ export const EDITOR_BYTE_BURST = 2 * MAX_EDITOR_UPDATE_BYTES
 export const MAX_EDITOR_WAIT_MS = 5_000
 
 /**
+ * Updates held back per connection because they build on content this instance does not have yet: an
+ * editor reconnecting from an instance that died before passing its last changes on types while the
+ * handshake runs, and its typing arrives before the sync step 2 that carries those changes. They wait
+ * for that step 2 (boundary.ts) instead of being refused; past these bounds they are refused as before.
+ * 500 is ~25 s of fast typing; the bytes are one largest editor message.
+ */
+export const MAX_HELD_UPDATES = 500
+export const MAX_HELD_UPDATE_BYTES = MAX_EDITOR_UPDATE_BYTES
+
+/**
  * Structs (Yjs items inserted and deleted, ~8 µs each to decode, check and apply) per second per connection:
  * a connection that sends more waits, so one connection takes at most ~10% of the event loop however it
  * splits its work into messages. Typing is tens of structs a second; one largest paste fits the burst.

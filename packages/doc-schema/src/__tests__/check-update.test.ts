@@ -190,6 +190,9 @@ describe('checkEditorUpdate: what is refused', () => {
       (fragment.get(1) as Y.XmlElement).insert(0, [element('listItem', {}, [paragraph('x')])]),
     )
     expect(refusal(server, second)).toContain('does not have')
+    // Told apart from the other refusals: the server may hold it until the first arrives.
+    expect(checkEditorUpdate(server, second)).toMatchObject({ ok: false, missingContent: true })
+    expect(checkEditorUpdate(afterFirst, second).ok).toBe(true)
   })
 })
 

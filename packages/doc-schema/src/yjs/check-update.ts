@@ -50,6 +50,11 @@ export type UpdateCheck =
       reason: string
       /** Set when the update would delete content of this node or mark type, which the editor did not declare. */
       undeclaredType?: string
+      /**
+       * Set when the update builds on content the document does not have (yet): nothing else was found wrong
+       * before that. Yjs would keep it pending; it can be checked once the content it builds on is there.
+       */
+      missingContent?: true
     }
 
 /** Where an item sits: the fragment, an element (with its depth), a text run (in its block), or nowhere. */
@@ -59,7 +64,8 @@ type Place =
   | { kind: 'text'; host: string; sub: string | null }
   /** Inside deleted or collected content: Yjs integrates it as deleted, so it cannot harm. */
   | { kind: 'gone' }
-  | { kind: 'refused'; reason: string }
+  /** `missing`: it builds on content the document does not have. */
+  | { kind: 'refused'; reason: string; missing?: true }
 
 type YItem = Y.Item
 type Struct = Y.Item | Y.GC | Y.Skip
@@ -214,6 +220,7 @@ export function checkEditorUpdate(
   const missing: Place = {
     kind: 'refused',
     reason: 'the update depends on content this server does not have; reconnect to resync',
+    missing: true,
   }
 
   /**
@@ -307,7 +314,8 @@ export function checkEditorUpdate(
     inserts = true
     const place = placeOf(struct)
     if (place.kind === 'gone') continue
-    if (place.kind === 'refused') return { ok: false, reason: place.reason }
+    if (place.kind === 'refused')
+      return { ok: false, reason: place.reason, ...(place.missing ? { missingContent: true as const } : {}) }
     const problem = contentProblem(struct, place)
     if (problem) return { ok: false, reason: problem }
     if (place.kind === 'element' && place.name === 'heading' && place.sub === HEADING_ID_ATTR)
