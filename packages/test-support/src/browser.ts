@@ -13,17 +13,21 @@ import type {
 export class Browser {
   readonly cookies = new Map<string, string>()
 
-  /** `sentOrigin`: the Origin header of posts (another instance behind the same public origin). */
+  /**
+   * `sentOrigin`: the Origin header of posts (another instance behind the same public origin); `send`:
+   * the fetch to use (one trusting a test certificate, behind a TLS proxy).
+   */
   constructor(
     readonly origin: string,
     readonly sentOrigin = origin,
+    readonly send: typeof fetch = fetch,
   ) {}
 
   /** One request (relative URLs resolve against the origin); cookies are sent and stored. */
   async fetch(url: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers)
     if (this.cookies.size) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '))
-    const response = await fetch(new URL(url, this.origin), { ...init, headers, redirect: 'manual' })
+    const response = await this.send(new URL(url, this.origin), { ...init, headers, redirect: 'manual' })
     for (const line of response.headers.getSetCookie()) {
       const [pair, ...attributes] = line.split(';')
       const eq = pair!.indexOf('=')

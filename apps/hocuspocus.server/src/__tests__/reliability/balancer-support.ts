@@ -155,12 +155,14 @@ export type Front = {
   db: TestDatabase
   /** The first start's read+write token. */
   token: string
+  /** The front door's certificate (PEM), which the clients trust. */
+  ca: string
   /** fetch trusting the front door's certificate. */
   fetch: typeof fetch
   /** The environment of the instance on `port` (what the recipe's collab.env and unit give it). */
   env(port: number): Record<string, string>
-  /** Starts instance `i` again on its port and waits until it is ready. */
-  start(i: number): Promise<ServerProcess>
+  /** Starts instance `i` again on its port (`env` added to its environment) and waits until it is ready. */
+  start(i: number, env?: Record<string, string>): Promise<ServerProcess>
   /** Connects an editor to `room` through the front door. */
   connect(room: string, opts?: { messageReconnectTimeout?: number }): Typist
   stop(): Promise<void>
@@ -227,10 +229,11 @@ export async function startFront(opts: { instances: number; env?: Record<string,
       instances,
       db,
       token,
+      ca,
       fetch: tlsFetch,
       env,
-      async start(i) {
-        const instance = await spawnServer({ ...env(ports[i]!), MIGRATE_ON_START: 'false' })
+      async start(i, extra = {}) {
+        const instance = await spawnServer({ ...env(ports[i]!), MIGRATE_ON_START: 'false', ...extra })
         instances[i] = instance
         await eventually(async () =>
           expectStatus(await fetch(`http://127.0.0.1:${ports[i]}/health/ready`), 200),
