@@ -27,6 +27,7 @@ import { isHexColor } from './color.ts'
 import { newHeadingId } from './heading-id.ts'
 import { HEADING_ID_ATTR } from './limits.ts'
 import { MediaEmbed } from './media-node.ts'
+import { SuggestionDelete, SuggestionInsert } from './suggestion-marks.ts'
 
 /**
  * The one extension list for the server and every editor: deploy them together, because a bound editor
@@ -105,6 +106,9 @@ export const extensions: Extensions = [
   }).configure({ multicolor: true }),
   Subscript,
   Superscript,
+  // An agent's proposed insertions and deletions (suggestion-marks.ts); only the server starts one.
+  SuggestionInsert,
+  SuggestionDelete,
   UniqueID.configure({ types: ['heading'], attributeName: HEADING_ID_ATTR, generateID: newHeadingId }),
 ]
 

@@ -23,8 +23,15 @@ export {
 } from './editor-types.ts'
 export { appendMarkdown } from './edits/append-markdown.ts'
 export { type EditBlocksInput, editBlocks } from './edits/edit-blocks.ts'
+export { proposeEdit } from './edits/propose-edit.ts'
 export { reassignDuplicateIds, repairHeadingIds } from './edits/reassign-ids.ts'
 export { type ReplaceTextOptions, replaceText } from './edits/replace-text.ts'
+export {
+  type Decision,
+  decideSuggestions,
+  listSuggestions,
+  type PendingSuggestion,
+} from './edits/suggestions.ts'
 export { extensions, schema } from './extensions.ts'
 export { type FirstScreen, firstScreenHtml } from './first-screen.ts'
 export { isHeadingId, newHeadingId } from './heading-id.ts'
@@ -104,6 +111,12 @@ export {
   storedRevs,
   storedTotals,
 } from './sections/stored-totals.ts'
+export {
+  SUGGESTION_DELETE,
+  SUGGESTION_INSERT,
+  SUGGESTION_MARKS,
+  type SuggestionAttrs,
+} from './suggestion-marks.ts'
 export { cutText, safeCut } from './text-cut.ts'
 export { restoreHeadingIds, type StrippedId } from './yjs/check-deletions.ts'
 export { checkEditorUpdate, type UpdateCheck } from './yjs/check-update.ts'

@@ -67,6 +67,9 @@ export const REASON_CODE = {
   sub_items_not_listed: 'invalid_input',
   lines_unmatched: 'invalid_input',
   media_removal_needs_flag: 'invalid_input',
+  // Suggestions (suggest mode, edits/propose-edit.ts and edits/suggestions.ts)
+  not_proposable: 'invalid_input',
+  suggestion_not_found: 'not_found',
 } as const satisfies Record<string, RefusalCode>
 
 export type RefusalReason = keyof typeof REASON_CODE

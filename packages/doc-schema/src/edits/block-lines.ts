@@ -46,7 +46,7 @@ export type BlockLines = {
 const markdownIt = new MarkdownIt('default', { html: true, linkify: false, typographer: false })
 
 /** How section reads render a block (render-section.ts): media as readable placeholders. */
-const READ_OPTIONS = { media: 'placeholder' } as const
+const READ_OPTIONS = { media: 'placeholder', suggestions: 'show' } as const
 
 /** Characters of a block's Markdown rendered first; more are rendered while needed (see blockLines). */
 const FIRST_CHARS = 1_024

@@ -3,6 +3,7 @@ import type { DocNode } from '../doc-json.ts'
 import { htmlBlockLines } from './html-in-text.ts'
 import { inlineToMdast } from './inline-to-mdast.ts'
 import { docNodeTooDeep, TOO_DEEP_NODE, tooDeepMdast } from './render-depth.ts'
+import { wholeProposed } from './suggestion-text.ts'
 
 export type MediaStyle =
   /** `[image: alt]`, `[video: url]`, `[audio: url]`: what an agent reads (default). */
@@ -10,9 +11,19 @@ export type MediaStyle =
   /** `![alt](src "title")` for images, so a Markdown copy keeps them; embeds as placeholders. */
   | 'source'
 
-export type SerializeOptions = { media?: MediaStyle }
+export type SerializeOptions = {
+  media?: MediaStyle
+  /**
+   * Pending suggestions (suggestion-marks.ts): `show` writes them as an agent reads them, proposed text as
+   * `{++text++}` and text proposed for deletion as `{--text--}`; by default only accepted content is
+   * written (proposed text left out, text proposed for deletion kept), as export and search hold it.
+   */
+  suggestions?: 'show'
+}
 
 const NO_TABLE = { inTable: false }
+const SHOWN = { inTable: false, suggestions: 'show' } as const
+const inlineContext = (opts: SerializeOptions) => (opts.suggestions === 'show' ? SHOWN : NO_TABLE)
 
 /**
  * One top-level block as mdast; an empty paragraph has no Markdown form and yields nothing. A block nested
@@ -36,6 +47,7 @@ export function* flowToMdast(
 ): Generator<RootContent> {
   let last: RootContent | undefined
   for (const block of blocks) {
+    if (opts.suggestions !== 'show' && wholeProposed(block)) continue
     const nodes = convert(block, opts)
     const only = nodes[0]
     if (
@@ -62,12 +74,12 @@ function nestedBlockToMdast(node: DocNode, opts: SerializeOptions): RootContent[
   const content = node.content ?? []
   switch (node.type) {
     case 'paragraph': {
-      const children = inlineToMdast(content, NO_TABLE)
+      const children = inlineToMdast(content, inlineContext(opts))
       return children.length === 0 ? [] : [{ type: 'paragraph', children }]
     }
     case 'heading': {
       const depth = Math.min(6, Math.max(1, Number(node.attrs?.level ?? 1))) as 1 | 2 | 3 | 4 | 5 | 6
-      return [{ type: 'heading', depth, children: inlineToMdast(content, NO_TABLE) }]
+      return [{ type: 'heading', depth, children: inlineToMdast(content, inlineContext(opts)) }]
     }
     case 'blockquote':
       return [{ type: 'blockquote', children: flow(content, opts) }]
@@ -76,7 +88,9 @@ function nestedBlockToMdast(node: DocNode, opts: SerializeOptions): RootContent[
     case 'taskList': {
       const ordered = node.type === 'orderedList'
       const start = ordered ? Number(node.attrs?.start ?? 1) : null
-      const children = content.map((item) => listItem(item, opts))
+      const items = opts.suggestions === 'show' ? content : content.filter((item) => !wholeProposed(item))
+      if (items.length === 0) return []
+      const children = items.map((item) => listItem(item, opts))
       return [{ type: 'list', ordered, start, spread: false, children }]
     }
     case 'codeBlock': {
@@ -212,7 +226,7 @@ function tableCell(cell: DocNode, opts: SerializeOptions): TableCell {
 
 function cellBlockInline(block: DocNode, opts: SerializeOptions, sharedLine: boolean): PhrasingContent[] {
   if (block.type === 'paragraph' || block.type === 'heading') {
-    return inlineToMdast(block.content ?? [], { inTable: true, sharedLine })
+    return inlineToMdast(block.content ?? [], { inTable: true, sharedLine, suggestions: opts.suggestions })
   }
   if (block.type === 'image' || block.type === 'youtube' || block.type === 'mediaEmbed') {
     return [mediaInline(block, opts)]

@@ -2,6 +2,7 @@ import type { PhrasingContent } from 'mdast'
 import type { DocMark, DocNode } from '../doc-json.ts'
 import type { TextData } from './escape-text.ts'
 import { freeDelimiters } from './free-delimiters.ts'
+import { acceptedInline, SUGGESTION_ORDER, suggestionMarkers } from './suggestion-text.ts'
 
 // Marks in the order that breaks ties, outermost first (see `wrap`): emphasis around a link (`**[a](u)**`,
 // the commoner form in real files); code is innermost because inline code cannot contain other Markdown.
@@ -16,6 +17,7 @@ const MARK_ORDER = [
   'superscript',
   'code',
 ]
+const SHOWN_MARK_ORDER = [...SUGGESTION_ORDER, ...MARK_ORDER]
 const HTML_TAGS: Record<string, string> = {
   underline: 'u',
   highlight: 'mark',
@@ -24,6 +26,8 @@ const HTML_TAGS: Record<string, string> = {
 }
 
 export type InlineContext = {
+  /** `show`: pending suggestions as `{++…++}` / `{--…--}`; else accepted content only (SerializeOptions). */
+  suggestions?: 'show'
   /** Table cells cannot hold a Markdown line break: write `<br>` there. */
   inTable: boolean
   /**
@@ -42,6 +46,7 @@ export type InlineContext = {
 
 function markKey(mark: DocMark | undefined): string {
   if (!mark) return ''
+  if (mark.type.startsWith('suggestion')) return `${mark.type} ${String(mark.attrs?.id ?? '')}`
   if (mark.type !== 'link') return mark.type
   return `link ${String(mark.attrs?.href ?? '')} ${String(mark.attrs?.title ?? '')}`
 }
@@ -53,13 +58,15 @@ function markOf(node: DocNode, type: string): DocMark | undefined {
 /** Inline ProseMirror JSON (text with marks, hard breaks) as mdast phrasing content. */
 export function inlineToMdast(nodes: DocNode[], context: InlineContext): PhrasingContent[] {
   // A trailing hard break has no Markdown form.
-  const trimmed = [...nodes]
+  const shown = context.suggestions === 'show'
+  const trimmed = shown ? [...nodes] : acceptedInline(nodes)
   while (trimmed.at(-1)?.type === 'hardBreak') trimmed.pop()
-  if (context.sharedLine) return wrap(trimmed, MARK_ORDER, context)
+  const order = shown ? SHOWN_MARK_ORDER : MARK_ORDER
+  if (context.sharedLine) return wrap(trimmed, order, context)
   const free = freeDelimiters(trimmed)
   const parenFree = parenFreeOffsets(trimmed)
-  if (!free && !parenFree) return wrap(trimmed, MARK_ORDER, context)
-  return wrap(trimmed, MARK_ORDER, { ...context, free, parenFree })
+  if (!free && !parenFree) return wrap(trimmed, order, context)
+  return wrap(trimmed, order, { ...context, free, parenFree })
 }
 
 /**
@@ -168,6 +175,14 @@ function wrapRun(run: DocNode[], mark: DocMark, types: string[], context: Inline
     case 'strike':
       return [{ type: 'delete', children } as PhrasingContent]
     default: {
+      const markers = suggestionMarkers(mark.type)
+      if (markers) {
+        return [
+          { type: 'html', value: markers[0] },
+          ...children,
+          { type: 'html', value: markers[1] },
+        ] as PhrasingContent[]
+      }
       const tag = HTML_TAGS[mark.type]
       if (!tag) return children
       return [

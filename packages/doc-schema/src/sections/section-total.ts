@@ -16,9 +16,9 @@ import { blockMarkdownPrefix } from '../markdown/block-prefix.ts'
 import type { SerializeOptions } from '../markdown/blocks-to-mdast.ts'
 
 /** How section reads show a block's media: as readable placeholders. */
-export const BLOCK_OPTIONS: SerializeOptions = { media: 'placeholder' }
-/** How section reads show the heading line (`headingLine`). */
-const HEADING_OPTIONS: SerializeOptions = {}
+export const BLOCK_OPTIONS: SerializeOptions = { media: 'placeholder', suggestions: 'show' }
+/** How section reads show the heading line (`headingLine`); pending suggestions shown, as in blocks. */
+export const HEADING_OPTIONS: SerializeOptions = { suggestions: 'show' }
 
 /** Headings and blocks rendered by `elementReadLength` so far (`measuredElements`). */
 let measured = 0

@@ -12,7 +12,7 @@ import { safeCut } from '../text-cut.ts'
 import { keepBlockText } from './block-text-memo.ts'
 import { memoSectionRev } from './outline-memo.ts'
 import type { LocatedSection } from './section-index.ts'
-import { BLOCK_OPTIONS } from './section-total.ts'
+import { BLOCK_OPTIONS, HEADING_OPTIONS } from './section-total.ts'
 
 export type RenderOptions = {
   fromBlock?: number
@@ -80,7 +80,7 @@ export const cutMarker = (number: number, end: number) =>
  */
 export function headingLine(heading: Y.XmlElement, maxChars: number, work: RenderWork): string {
   const room = Math.floor(maxChars / 2)
-  const line = blockMarkdownPrefix(heading, room + 1, {}, work)
+  const line = blockMarkdownPrefix(heading, room + 1, HEADING_OPTIONS, work)
   if (line.complete && line.text.length <= room) return line.text
   const marker = `\n[… heading cut at ${room} characters]`
   return line.text.slice(0, safeCut(line.text, room - marker.length)) + marker

@@ -28,6 +28,8 @@ import { colorAttributeProblem } from '../color.ts'
 import type { EditorTypes } from '../editor-types.ts'
 import { schema } from '../extensions.ts'
 import { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_ATTRIBUTE_CHARS, MAX_NESTING_DEPTH } from '../limits.ts'
+import { stableJSON } from '../sections/section-rev.ts'
+import { SUGGESTION_MARKS } from '../suggestion-marks.ts'
 import { checkDeletions, type DeleteRanges, MARK_KEY, type StrippedId } from './check-deletions.ts'
 
 export type UpdateCheck =
@@ -132,6 +134,31 @@ function markProblem(key: string, value: unknown, host: NodeType): string | unde
   return undefined
 }
 
+/** How many items the suggestion check walks left to find the suggestion an editor restores. */
+const MAX_SUGGESTION_WALK = 10_000
+
+/**
+ * A suggestion is started by the server only (its author comes from the principal): an editor may end one
+ * (null) but may set a suggestion mark only to a value the same text already holds to its left, which is
+ * how Yjs closes the mark again after text typed inside it (`insertText`'s negated attributes).
+ */
+function suggestionProblem(
+  item: YItem,
+  content: Y.ContentFormat,
+  findLeft: (item: YItem) => YItem | undefined,
+): string | undefined {
+  const name = MARK_KEY.exec(content.key)?.[1]
+  if (!name || !SUGGESTION_MARKS.includes(name) || content.value === null) return undefined
+  const wanted = stableJSON(content.value)
+  let left = findLeft(item)
+  for (let steps = 0; left && steps < MAX_SUGGESTION_WALK; steps++, left = left.left ?? undefined) {
+    const held = left.content
+    if (held instanceof Y.ContentFormat && held.key === content.key && stableJSON(held.value) === wanted)
+      return undefined
+  }
+  return `mark "${name}" is a suggestion, which only the server starts (an agent in suggest mode); an editor may accept or reject one, not propose one`
+}
+
 /** The place of an integrated type of the live document (its depth walked up, at most the ceiling + 1). */
 function describeType(
   type: Y.AbstractType<unknown>,
@@ -216,6 +243,16 @@ export function checkEditorUpdate(
     return Y.getItem(doc.store, id) as Struct
   }
 
+  /** The live item left of where `item` goes: its origin, followed through this update's items. */
+  const leftInDoc = (item: YItem): YItem | undefined => {
+    let origin = item.origin
+    for (let steps = 0; origin && steps < MAX_SUGGESTION_WALK; steps++) {
+      const live = findInDoc(origin)
+      if (live instanceof Y.Item) return live
+      origin = findInUpdate(origin)?.origin ?? null
+    }
+    return undefined
+  }
   const places = new Map<YItem, Place>()
   const missing: Place = {
     kind: 'refused',
@@ -316,7 +353,7 @@ export function checkEditorUpdate(
     if (place.kind === 'gone') continue
     if (place.kind === 'refused')
       return { ok: false, reason: place.reason, ...(place.missing ? { missingContent: true as const } : {}) }
-    const problem = contentProblem(struct, place)
+    const problem = contentProblem(struct, place, leftInDoc)
     if (problem) return { ok: false, reason: problem }
     if (place.kind === 'element' && place.name === 'heading' && place.sub === HEADING_ID_ATTR)
       headingItems.push(struct.id)
@@ -341,6 +378,7 @@ export function checkEditorUpdate(
 function contentProblem(
   item: YItem,
   place: Exclude<Place, { kind: 'gone' | 'refused' }>,
+  findLeft: (item: YItem) => YItem | undefined,
 ): string | undefined {
   const content = item.content
   if (place.sub !== null) {
@@ -388,6 +426,7 @@ function contentProblem(
   const host = schema.nodes[place.host]
   if (!host) return `node type "${place.host.slice(0, 40)}" is not part of this server's schema`
   if (content instanceof Y.ContentString) return undefined
-  if (content instanceof Y.ContentFormat) return markProblem(content.key, content.value, host)
+  if (content instanceof Y.ContentFormat)
+    return markProblem(content.key, content.value, host) ?? suggestionProblem(item, content, findLeft)
   return 'the update embeds something other than text and marks in a text block'
 }

@@ -1,4 +1,5 @@
 import * as Y from 'yjs'
+import { isProposedInsertion } from '../suggestion-marks.ts'
 
 type YChild = Y.XmlElement | Y.XmlText | Y.XmlHook
 
@@ -16,12 +17,24 @@ export function yTextString(text: Y.XmlText): string {
   return out
 }
 
+/**
+ * Accepted text of a Y.XmlText (plain text, search): without proposed insertions; text proposed for
+ * deletion stays until the deletion is accepted (suggestion-marks.ts).
+ */
+function acceptedTextString(text: Y.XmlText): string {
+  let out = ''
+  for (const op of text.toDelta() as { insert: unknown; attributes?: Record<string, unknown> }[]) {
+    if (typeof op.insert === 'string' && !isProposedInsertion(op.attributes)) out += op.insert
+  }
+  return out
+}
+
 /** Inline text of an element: its text runs, hard breaks as newlines, nested inline elements in order. */
 function inlineText(element: Y.XmlElement): string {
   let out = ''
   const stack: YChild[] = (element.toArray() as YChild[]).reverse()
   for (let child = stack.pop(); child !== undefined; child = stack.pop()) {
-    if (child instanceof Y.XmlText) out += yTextString(child)
+    if (child instanceof Y.XmlText) out += acceptedTextString(child)
     else if (child instanceof Y.XmlElement) {
       if (child.nodeName === 'hardBreak') out += '\n'
       else pushReversed(stack, child.toArray() as YChild[])
@@ -31,7 +44,7 @@ function inlineText(element: Y.XmlElement): string {
 }
 
 /**
- * Plain text of a block: a text block gives its text, a container gives its text blocks one per line,
+ * Plain text of a block (accepted text: proposed insertions left out): a text block gives its text, a container gives its text blocks one per line,
  * media gives its alt text or URL so a search for it finds the document.
  *
  * A container's text is its children's non-empty texts joined by newlines; as that holds at every level,
@@ -43,7 +56,7 @@ export function blockPlainText(element: Y.XmlElement): string {
   const stack: YChild[] = [element]
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
     if (node instanceof Y.XmlText) {
-      const text = yTextString(node)
+      const text = acceptedTextString(node)
       if (text !== '') lines.push(text)
       continue
     }

@@ -33,7 +33,12 @@ export function readWholeDocument(fragment: Y.XmlFragment, max: number): WholeRe
   // walk would stop on: any line reaching past `max` is cut the same way whatever follows it.
   // Bounded: the render also stops at MAX_RENDER_WORK units of markup (document-model), so a document
   // dense in marks or nodes costs what that allows, not what its markup would.
-  const prefix = documentMarkdownPrefix(fragment, Math.max(max, MAX_COUNTED_CHARS) + 1, {}, true)
+  const prefix = documentMarkdownPrefix(
+    fragment,
+    Math.max(max, MAX_COUNTED_CHARS) + 1,
+    { suggestions: 'show' },
+    true,
+  )
   const total = prefix.complete ? prefix.text.length : undefined
   if (total !== undefined && total <= max) return { text: prefix.text, cut: false, total }
   if (total !== undefined)
