@@ -38,7 +38,7 @@ export function useMcpClients(server: () => RunningServer) {
   }
   return {
     connect,
-    async user(handle: string, scopes?: Array<'read' | 'write'>) {
+    async user(handle: string, scopes?: Array<'read' | 'write' | 'suggest'>) {
       const made = await userWithToken(server(), handle, scopes)
       return { ...made, client: await connect(made.token) }
     },

@@ -197,7 +197,7 @@ export async function editorsOnBoth(a: RunningServer, b: RunningServer, handle: 
 export async function userWithToken(
   server: RunningServer,
   handle: string,
-  scopes: Array<'read' | 'write'> = ['read', 'write'],
+  scopes: Array<'read' | 'write' | 'suggest'> = ['read', 'write'],
 ) {
   const user = await server.services.users.add(handle)
   if (user.kind === 'error') throw new Error(user.message)

@@ -62,5 +62,9 @@ describe(`API tokens (${DATABASE_KIND})`, () => {
     expect(parseScopes('write')).toEqual({ kind: 'ok', value: ['read', 'write'] })
     expect(parseScopes('read')).toEqual({ kind: 'ok', value: ['read'] })
     expect(parseScopes('admin').kind).toBe('error')
+    // suggest (edits land as suggestions) replaces write, never joins it.
+    expect(parseScopes('suggest')).toEqual({ kind: 'ok', value: ['read', 'suggest'] })
+    const both = parseScopes('read,write,suggest')
+    expect(both.kind === 'error' && both.message).toContain('pick one')
   })
 })

@@ -8,6 +8,7 @@ import { ok, type Result, refuse } from '@collab/doc-schema'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { INVITE_TTL_MS } from '../limits.ts'
 import { hashPassword, passwordProblem } from './passwords.ts'
+import { isScope } from './tokens.ts'
 
 /**
  * Why an invite link no longer works, for the page and the refusal: it is single use, it expires, and it
@@ -139,7 +140,7 @@ export function createAccountsService(prisma: PrismaClient, now: () => Date = ()
         clientId: c.client.clientId,
         name: c.client.name || 'Unnamed app',
         redirectHosts: redirectHostsOf(c.client.redirectUris),
-        scopes: c.scopes.filter((s) => s === 'read' || s === 'write'),
+        scopes: c.scopes.filter(isScope),
         connectedAt: c.createdAt,
       }))
     },

@@ -8,7 +8,7 @@
  */
 import type { PrismaClient } from '../db/generated/client.ts'
 import { storedTokenHash } from './better-auth.ts'
-import type { Principal, Scope } from './tokens.ts'
+import { isScope, type Principal } from './tokens.ts'
 
 /** Longer bearer values are not OAuth tokens of ours (they are 32 characters); refused without a query. */
 const MAX_OAUTH_TOKEN_CHARS = 512
@@ -45,7 +45,7 @@ export function createOAuthAccess(prisma: PrismaClient, now: () => Date = () => 
       const row = rows[0]
       if (!row || row.revoked || row.expiresAt <= now() || row.clientDisabled || !row.granted) return null
       if (!(row.resources ?? []).includes(resource)) return null
-      const scopes = row.scopes.filter((s): s is Scope => s === 'read' || s === 'write')
+      const scopes = row.scopes.filter(isScope)
       // A grant without `read` gives nothing: every tool needs at least read.
       if (!scopes.includes('read')) return null
       return {

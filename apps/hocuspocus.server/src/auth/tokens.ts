@@ -33,7 +33,10 @@ export const PRINCIPAL_CACHE_TTL_MS = 10_000
 export const MAX_CACHED_PRINCIPALS = 10_000
 
 export type Scope = TokenScope
-export const ALL_SCOPES: readonly Scope[] = ['read', 'write']
+export const ALL_SCOPES: readonly Scope[] = ['read', 'write', 'suggest']
+
+/** Whether a stored scope is one this server knows (a row may hold one from a newer version). */
+export const isScope = (s: string): s is Scope => (ALL_SCOPES as readonly string[]).includes(s)
 
 /**
  * Who acts: a user, with the scopes of the credential. `tokenId` names the credential: an API token's id,
@@ -79,8 +82,18 @@ export function parseScopes(raw: string): Result<Scope[]> {
     .filter(Boolean)
   const bad = parts.find((p) => !(ALL_SCOPES as readonly string[]).includes(p))
   if (bad !== undefined || parts.length === 0) {
-    return refuse('invalid_input', `--scope: "${raw}" is not one of read, write, read,write`, '--scope')
+    return refuse(
+      'invalid_input',
+      `--scope: "${raw}" is not one of read, write, read,write, suggest, read,suggest`,
+      '--scope',
+    )
   }
+  if (parts.includes('write') && parts.includes('suggest'))
+    return refuse(
+      'invalid_input',
+      `--scope: "${raw}" holds both write and suggest; pick one: write changes documents, suggest proposes changes a person accepts`,
+      '--scope',
+    )
   // `write` without `read` would be a token that can change what it cannot see: always include read.
   return ok(ALL_SCOPES.filter((s) => s === 'read' || parts.includes(s)))
 }
@@ -187,7 +200,7 @@ export function createTokensService(
       const principal: Principal = {
         user,
         tokenId: id,
-        scopes: row.scopes.filter((s): s is Scope => s === 'read' || s === 'write'),
+        scopes: row.scopes.filter(isScope),
       }
       remember(id, {
         principal,

@@ -6,6 +6,8 @@
  * - Read: the owner, any member, or any signed-in user when the document is public.
  * - Write: the owner, or an `editor` member unless the document is read-only; and only with a token
  *   that has the `write` scope.
+ * - Propose (suggest mode: edits land as suggestions a person accepts or rejects): whoever could write,
+ *   with a token that has the `write` or the `suggest` scope. A `suggest` token never writes directly.
  */
 import { Prisma } from '../db/generated/client.ts'
 import type { MemberRole, TokenScope } from '../db/generated/enums.ts'
@@ -22,20 +24,40 @@ export type AccessInput = {
 
 export type Access =
   | { canRead: false }
-  | { canRead: true; canWrite: boolean; whose: Whose; role: 'owner' | MemberRole | 'public' }
+  | {
+      canRead: true
+      canWrite: boolean
+      /** May propose changes (suggest mode): as canWrite, with scope write or suggest. */
+      canPropose: boolean
+      whose: Whose
+      role: 'owner' | MemberRole | 'public'
+    }
 
 export function decideAccess({ document, userId, role, scopes }: AccessInput): Access {
   if (document.deletedAt) return { canRead: false }
   const tokenCanWrite = scopes.includes('write')
+  const tokenCanPropose = tokenCanWrite || scopes.includes('suggest')
   if (document.ownerId === userId) {
-    return { canRead: true, canWrite: tokenCanWrite, whose: 'yours', role: 'owner' }
+    return {
+      canRead: true,
+      canWrite: tokenCanWrite,
+      canPropose: tokenCanPropose,
+      whose: 'yours',
+      role: 'owner',
+    }
   }
   if (role) {
-    const canWrite = tokenCanWrite && role === 'editor' && !document.readOnly
-    return { canRead: true, canWrite, whose: 'shared with you', role }
+    const mayChange = role === 'editor' && !document.readOnly
+    return {
+      canRead: true,
+      canWrite: tokenCanWrite && mayChange,
+      canPropose: tokenCanPropose && mayChange,
+      whose: 'shared with you',
+      role,
+    }
   }
   if (!document.isPrivate)
-    return { canRead: true, canWrite: false, whose: "another person's", role: 'public' }
+    return { canRead: true, canWrite: false, canPropose: false, whose: "another person's", role: 'public' }
   return { canRead: false }
 }
 

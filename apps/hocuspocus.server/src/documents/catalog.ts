@@ -167,7 +167,7 @@ export function createCatalog(
 
     async setFlags(
       slug: string,
-      flags: { isPrivate?: boolean; readOnly?: boolean },
+      flags: { isPrivate?: boolean; readOnly?: boolean; agentsSuggest?: boolean },
     ): Promise<Result<DocumentRow>> {
       const doc = await bySlugForAdmin(slug)
       if (doc.kind === 'error') return doc

@@ -37,6 +37,7 @@ const GHOST_DOCUMENT: DocumentRow = {
   ownerId: '',
   isPrivate: true,
   readOnly: true,
+  agentsSuggest: false,
   deletedAt: new Date(0),
   createdAt: new Date(0),
   updatedAt: new Date(0),
@@ -83,7 +84,8 @@ export function createResolver(prisma: PrismaClient, changes?: AccessChanges) {
     const match = 'slug' in where ? Prisma.sql`d.slug = ${where.slug}` : Prisma.sql`d.room = ${where.room}`
     const rows = await prisma.$queryRaw<Array<ResolveRow>>`
       SELECT d.id::text AS id, d.room, d.slug, d.title, d.owner_id::text AS "ownerId",
-             d.is_private AS "isPrivate", d.read_only AS "readOnly", d.deleted_at AS "deletedAt",
+             d.is_private AS "isPrivate", d.read_only AS "readOnly",
+             d.agents_suggest AS "agentsSuggest", d.deleted_at AS "deletedAt",
              d.created_at AS "createdAt", d.updated_at AS "updatedAt",
              d.content_updated_at AS "contentUpdatedAt", m.role::text AS role
         FROM (SELECT 1) AS one

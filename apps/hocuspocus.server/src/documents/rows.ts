@@ -13,6 +13,8 @@ export type DocumentRow = {
   ownerId: string
   isPrivate: boolean
   readOnly: boolean
+  /** Agents' edits land as suggestions (the owner's setting; docs/history.md, Suggestions). */
+  agentsSuggest: boolean
   deletedAt: Date | null
   createdAt: Date
   updatedAt: Date
@@ -32,6 +34,7 @@ export const documentSelect = {
   ownerId: true,
   isPrivate: true,
   readOnly: true,
+  agentsSuggest: true,
   deletedAt: true,
   createdAt: true,
   updatedAt: true,

@@ -35,6 +35,7 @@ const present = (doc: DocumentRow, whose: string) => ({
   whose,
   private: doc.isPrivate,
   readOnly: doc.readOnly,
+  agentsSuggest: doc.agentsSuggest,
   room: doc.room,
   createdAt: doc.createdAt.toISOString(),
   updatedAt: doc.contentUpdatedAt.toISOString(),
@@ -199,6 +200,7 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
     const result = await services.documents.setFlags(document.slug, {
       isPrivate: body.data.private,
       readOnly: body.data.readOnly,
+      agentsSuggest: body.data.agentsSuggest,
     })
     if (result.kind === 'error') throw refusalToHttp(result)
     return c.json({ ...present({ ...document, ...result.value }, 'yours'), canWrite: true })
@@ -324,9 +326,16 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
 }
 
 const flagsSchema = z
-  .object({ private: z.boolean().optional(), readOnly: z.boolean().optional() })
+  .object({
+    private: z.boolean().optional(),
+    readOnly: z.boolean().optional(),
+    agentsSuggest: z.boolean().optional(),
+  })
   .strict()
-  .refine((v) => v.private !== undefined || v.readOnly !== undefined, 'send private and/or readOnly')
+  .refine(
+    (v) => v.private !== undefined || v.readOnly !== undefined || v.agentsSuggest !== undefined,
+    'send private, readOnly and/or agentsSuggest',
+  )
 const memberSchema = z.object({ role: z.enum(['viewer', 'editor']) }).strict()
 const chatSchema = z.object({ text: z.string().min(1).max(MAX_CHAT_MESSAGE_CHARS) }).strict()
 

@@ -196,12 +196,16 @@ const VALUES: Record<string, (cell: Cell, maximum?: number) => unknown | Promise
     const newest = await server.services.documents.listVersions(ids.get(doc)!, { limit: 1 })
     return Number(newest[0]?.id ?? 1)
   },
+  // decide_suggestions: reject every pending one (none: the call changes nothing but is still a write).
+  decision: () => 'reject',
+  all: () => true,
 }
 /**
  * Optional arguments given when a tool has them: a write without its Markdown would change nothing, a
- * revert without its version (or a time) is refused before access is asked.
+ * revert without its version (or a time) is refused before access is asked, a decision needs its ids or
+ * `all`.
  */
-const GIVEN_WHEN_OPTIONAL = ['slug', 'markdown', 'query', 'scope', 'limit', 'version_id']
+const GIVEN_WHEN_OPTIONAL = ['slug', 'markdown', 'query', 'scope', 'limit', 'version_id', 'all']
 
 async function argsFor(tool: Tool, role: Role, doc: DocKind): Promise<Record<string, unknown>> {
   const schema = schemas.get(tool)!

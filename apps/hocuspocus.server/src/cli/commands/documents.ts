@@ -102,26 +102,37 @@ export const documentCommands: Record<string, Command> = {
     },
   },
   'doc set': {
-    usage: 'doc set SLUG [--public|--private] [--read-only|--writable]',
-    summary: 'Change a document’s visibility or read-only flag.',
+    usage: 'doc set SLUG [--public|--private] [--read-only|--writable] [--agents-suggest|--agents-write]',
+    summary: 'Change a document’s visibility, read-only flag, or whether agents’ edits land as suggestions.',
     options: {
       public: { type: 'boolean' },
       private: { type: 'boolean' },
       'read-only': { type: 'boolean' },
       writable: { type: 'boolean' },
+      'agents-suggest': { type: 'boolean' },
+      'agents-write': { type: 'boolean' },
     },
     positionals: ['SLUG'],
     async run({ args, opts, services, io }) {
       if (opts.public && opts.private) throw new UsageError('--public and --private: pick one')
       if (opts['read-only'] && opts.writable) throw new UsageError('--read-only and --writable: pick one')
+      if (opts['agents-suggest'] && opts['agents-write'])
+        throw new UsageError('--agents-suggest and --agents-write: pick one')
       const flags = {
+        ...(opts['agents-suggest'] || opts['agents-write']
+          ? { agentsSuggest: Boolean(opts['agents-suggest']) }
+          : {}),
         ...(opts.public || opts.private ? { isPrivate: Boolean(opts.private) } : {}),
         ...(opts['read-only'] || opts.writable ? { readOnly: Boolean(opts['read-only']) } : {}),
       }
       if (Object.keys(flags).length === 0)
-        throw new UsageError('doc set: give at least one of --public, --private, --read-only, --writable')
+        throw new UsageError(
+          'doc set: give at least one of --public, --private, --read-only, --writable, --agents-suggest, --agents-write',
+        )
       const doc = unwrap(await services.documents.setFlags(args[0]!, flags))
-      io.out(`${doc.slug}: ${doc.isPrivate ? 'private' : 'public'}${doc.readOnly ? ', read-only' : ''}\n`)
+      io.out(
+        `${doc.slug}: ${doc.isPrivate ? 'private' : 'public'}${doc.readOnly ? ', read-only' : ''}${doc.agentsSuggest ? ', agents suggest' : ''}\n`,
+      )
       return EXIT_OK
     },
   },

@@ -3,7 +3,8 @@ import { type Command, EXIT_OK, table, UsageError, unwrap, when } from './comman
 
 export const tokenCommands: Record<string, Command> = {
   'token issue': {
-    usage: 'token issue HANDLE [--scope read|write|read,write] [--label TEXT] [--expires-days N]',
+    usage:
+      'token issue HANDLE [--scope read|write|read,write|suggest|read,suggest] [--label TEXT] [--expires-days N]',
     summary: 'Issue an API token; prints it once on stdout (and nothing else).',
     options: { scope: { type: 'string' }, label: { type: 'string' }, 'expires-days': { type: 'string' } },
     positionals: ['HANDLE'],

@@ -14,9 +14,12 @@ import type { Tool } from '../tools/tool.ts'
 /** A scope set's tools/list answer and its UTF-8 JSON (made once). */
 export type KnownToolList = { readonly result: ListToolsResult; readonly json: Uint8Array }
 
-/** The key of a caller's tool list: read tools always, the others with scope write (tools/tool.ts mayUse). */
+/**
+ * The key of a caller's tool list: read tools always, the others with scope write, the proposing edits
+ * with scope suggest (tools/tool.ts mayUse).
+ */
 export function scopeSetOf(scopes: readonly string[]): string {
-  return scopes.includes('write') ? 'read,write' : 'read'
+  return scopes.includes('write') ? 'read,write' : scopes.includes('suggest') ? 'read,suggest' : 'read'
 }
 
 export class ToolLists {

@@ -5,7 +5,8 @@ import { mayUse, type Tool } from '../tools/tool.ts'
 import { code, number, type Section, table } from './format.ts'
 
 /** The token scope that lists and calls a tool of this kind. */
-const scopeOf = (tool: Tool) => (mayUse(['read'], tool.kind) ? 'read' : 'write')
+const scopeOf = (tool: Tool) =>
+  mayUse(['read'], tool) ? 'read' : mayUse(['read', 'suggest'], tool) ? 'write or suggest' : 'write'
 
 export function toolsOverview(listed: readonly ListedTool[]): Section {
   const rows = TOOLS.map((tool) => {

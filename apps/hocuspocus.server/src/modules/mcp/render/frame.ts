@@ -28,6 +28,7 @@ export type FrameSource =
   | { kind: 'section matches list' }
   | { kind: 'chat rooms'; slug: string; whose: Whose }
   | { kind: 'versions'; slug: string; whose: Whose }
+  | { kind: 'suggestions'; slug: string; whose: Whose }
   | { kind: 'changes'; slug: string; whose: Whose; since: string }
   | { kind: 'chat thread'; slug: string; whose: Whose; sectionId: string; headingRemoved: boolean }
 
@@ -47,6 +48,8 @@ function describe(source: FrameSource): string {
       return `Chat rooms of document "${source.slug}", one per heading (${source.whose})`
     case 'versions':
       return `Versions of document "${source.slug}", newest first, with who changed what (${source.whose})`
+    case 'suggestions':
+      return `Pending suggestions of document "${source.slug}", one per line (${source.whose})`
     case 'changes':
       return `Changes to document "${source.slug}" since ${source.since}, by section, blocks removed (-) and added (+) (${source.whose})`
     case 'chat thread':

@@ -4,17 +4,19 @@ import { z } from 'zod'
 import { MAX_MARKDOWN_CHARS } from '../limits.ts'
 import { slugField } from './fields.ts'
 import { defineTool } from './tool.ts'
-import { editDocument } from './write-path.ts'
+import { editDocument, SUGGEST_MODE_TEXT } from './write-path.ts'
 
 export const appendToDocument = defineTool({
   name: 'append_to_document',
   kind: 'write',
+  proposes: true,
   title: 'Append to a document',
   description:
     `Adds Markdown (up to ${MAX_MARKDOWN_CHARS} characters) at the end of a document; people editing it ` +
     'see it at once. Returns the section_id and rev of the section the new end belongs to, of every ' +
     'section its headings created, and of the last section when blocks before the first heading joined it. Answers ' +
-    'only after the change is stored. Needs write access and a token with scope write.',
+    'only after the change is stored. Needs write access and a token with scope write (or suggest).' +
+    SUGGEST_MODE_TEXT,
   inputSchema: {
     slug: slugField('The document slug.'),
     markdown: z

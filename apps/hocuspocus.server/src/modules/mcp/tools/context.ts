@@ -26,6 +26,7 @@ export type ToolDeps = {
     | 'describeVersion'
     | 'saveVersionOf'
     | 'newestVersion'
+    | 'resolveAuthors'
   >
   chat: Pick<ChatService, 'listRooms' | 'findRoom' | 'readThread'>
   /** Posting in a heading's chat room (chat/posting.ts: the same rule as the REST API's). */

@@ -4,11 +4,12 @@ import { z } from 'zod'
 import { MAX_MARKDOWN_CHARS } from '../limits.ts'
 import { revField, sectionIdField, slugField } from './fields.ts'
 import { defineTool } from './tool.ts'
-import { editDocument } from './write-path.ts'
+import { editDocument, SUGGEST_MODE_TEXT } from './write-path.ts'
 
 export const editBlocks = defineTool({
   name: 'edit_blocks',
   kind: 'destructive',
+  proposes: true,
   title: 'Edit blocks of a section',
   description:
     'Removes numbered blocks of one section and/or inserts Markdown, in one change. Block numbers are ' +
@@ -22,7 +23,8 @@ export const editBlocks = defineTool({
     'ones are written into them in place (a person typing there keeps their cursor); a removed image ' +
     'whose [image: …] placeholder line the Markdown keeps is kept. ' +
     `Markdown up to ${MAX_MARKDOWN_CHARS} characters. Returns the section's new rev, and the section_id ` +
-    'and rev of each section a heading in the Markdown created, after the change is stored.',
+    'and rev of each section a heading in the Markdown created, after the change is stored.' +
+    SUGGEST_MODE_TEXT,
   inputSchema: {
     slug: slugField('The document slug.'),
     section_id: sectionIdField('The section to edit, from get_outline.'),
@@ -90,6 +92,7 @@ export const editBlocks = defineTool({
           `rev: ${done.rev}`,
           ...done.created.map((made) => `created: section_id: ${made.sectionId}, rev: ${made.rev}`),
         ].join('\n'),
+      args.section_id,
     )
   },
 })

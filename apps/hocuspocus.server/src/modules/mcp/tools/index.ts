@@ -6,11 +6,13 @@
 import { appendToDocument } from './append-to-document.ts'
 import { changesSince } from './changes-since.ts'
 import { createDocument } from './create-document.ts'
+import { decideSuggestions } from './decide-suggestions.ts'
 import { editBlocks } from './edit-blocks.ts'
 import { findDocuments } from './find-documents.ts'
 import { findSections } from './find-sections.ts'
 import { getOutline } from './get-outline.ts'
 import { listChatRooms } from './list-chat-rooms.ts'
+import { listSuggestions } from './list-suggestions.ts'
 import { listVersions } from './list-versions.ts'
 import { postChatMessage } from './post-chat-message.ts'
 import { readChatThread } from './read-chat-thread.ts'
@@ -35,6 +37,8 @@ export const TOOLS: readonly Tool[] = [
   saveVersion,
   restoreVersion,
   revertChanges,
+  listSuggestions,
+  decideSuggestions,
   listChatRooms,
   readChatThread,
   postChatMessage,

@@ -45,7 +45,7 @@ export function registerTools(
 ): void {
   const words = refusalWords(wordsFrom)
   for (const tool of tools) {
-    if (!mayUse(caller.principal.scopes, tool.kind)) continue
+    if (!mayUse(caller.principal.scopes, tool)) continue
     server.registerTool(
       tool.name,
       {
@@ -86,7 +86,7 @@ export async function callToolDirectly(
   args: Record<string, unknown>,
 ): Promise<Uint8Array | undefined> {
   const tool = tools.find((t) => t.name === name)
-  if (!tool || !mayUse(caller.principal.scopes, tool.kind)) return undefined
+  if (!tool || !mayUse(caller.principal.scopes, tool)) return undefined
   const parsed = await argumentSchemaOf(tool).safeParseAsync(args)
   if (!parsed.success) return undefined
   return resultJson(await handlerFor(caller, tool, refusalWords(tools))(parsed.data))

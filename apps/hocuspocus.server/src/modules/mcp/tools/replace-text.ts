@@ -4,11 +4,12 @@ import { z } from 'zod'
 import { MAX_MARKDOWN_CHARS } from '../limits.ts'
 import { revField, sectionIdField, slugField } from './fields.ts'
 import { defineTool } from './tool.ts'
-import { editDocument } from './write-path.ts'
+import { editDocument, SUGGEST_MODE_TEXT } from './write-path.ts'
 
 export const replaceText = defineTool({
   name: 'replace_text',
   kind: 'destructive',
+  proposes: true,
   title: 'Replace text in a section',
   description:
     'Replaces old_text, which must occur exactly once in the section (heading included; block narrows ' +
@@ -21,7 +22,8 @@ export const replaceText = defineTool({
     "a table's | - | line, a code fence) and list markers or task boxes are changed with edit_blocks; the " +
     'refusal names the call. No new line breaks outside code blocks. Pass the rev you read: a stale rev is ' +
     `refused and nothing changes. Texts up to ${MAX_MARKDOWN_CHARS} characters. Returns the section's new ` +
-    'rev, after the change is stored.',
+    'rev, after the change is stored.' +
+    SUGGEST_MODE_TEXT,
   inputSchema: {
     slug: slugField('The document slug.'),
     section_id: sectionIdField('The section, from get_outline.'),
@@ -54,6 +56,7 @@ export const replaceText = defineTool({
           block: args.block,
         }),
       (done) => `section_id: ${args.section_id}\nrev: ${done.rev}`,
+      args.section_id,
     )
   },
 })

@@ -41,6 +41,11 @@ export type Tool<Shape extends z.ZodRawShape = z.ZodRawShape> = {
   inputSchema: Shape
   /** Only when the tool's idempotency differs from its kind's (read: idempotent; write, destructive: not). */
   idempotent?: boolean
+  /**
+   * An edit of a document's content that suggest mode turns into suggestions (write-path.ts): listed and
+   * callable with scope suggest too.
+   */
+  proposes?: true
   handler(args: z.infer<z.ZodObject<Shape>>, ctx: ToolContext): Promise<ToolAnswer>
 }
 
@@ -53,9 +58,14 @@ export function defineTool<Shape extends z.ZodRawShape>(tool: Tool<Shape>): Tool
   return withSectionPrefixes(tool)
 }
 
-/** A token lists and calls read tools with scope read; every other kind needs scope write. */
-export function mayUse(scopes: readonly string[], kind: ToolKind): boolean {
-  return kind === 'read' || scopes.includes('write')
+/**
+ * A token lists and calls read tools with scope read; every other kind needs scope write, except the
+ * edits that propose (`proposes`), which scope suggest may call too (their changes then land as suggestions).
+ */
+export function mayUse(scopes: readonly string[], tool: Pick<Tool, 'kind' | 'proposes'>): boolean {
+  return (
+    tool.kind === 'read' || scopes.includes('write') || (tool.proposes === true && scopes.includes('suggest'))
+  )
 }
 
 /** The MCP annotations of a tool, from its kind: no tool reaches outside this server. */
