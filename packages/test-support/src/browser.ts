@@ -121,7 +121,7 @@ export async function signInAndConsent(
   browser: Browser,
   authorizationUrl: URL | string,
   person: { handle: string; password: string },
-  consent: { access?: 'read' | 'read write'; decision?: 'allow' | 'deny' } = {},
+  consent: { access?: 'read' | 'read write' | 'read suggest'; decision?: 'allow' | 'deny' } = {},
 ): Promise<URL> {
   let response = await browser.fetch(String(authorizationUrl))
   let location = response.headers.get('location')

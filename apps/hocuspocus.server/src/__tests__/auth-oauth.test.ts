@@ -14,12 +14,13 @@ import {
   toolsListStatus,
 } from '@collab/test-support/browser'
 import { DATABASE_KIND } from '@collab/test-support/database'
-import { mcpUrlOf } from '@collab/test-support/mcp'
+import { connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { useTestServer } from '@collab/test-support/server'
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { REGISTRATIONS_PER_MINUTE } from '../auth/better-auth.ts'
+import { consentPage } from '../auth/pages.ts'
 import { clientAddress } from '../auth/routes/client-address.ts'
 import {
   MAX_REGISTRATIONS_PER_HOUR,
@@ -287,6 +288,43 @@ describe(`OAuth for /mcp with the MCP SDK client (${DATABASE_KIND})`, () => {
       expect(await mcpStatus(server, issued.access_token)).toBe(200)
       return issued
     }
+
+    test('an app that asks for suggest is offered it at consent: the grant proposes edits and writes nothing else', async () => {
+      const { verifier, challenge } = pkce()
+      const url = authorizeUrl(server, clientId, { challenge, scope: 'read write suggest offline_access' })
+      const page = consentPage({
+        csrf: 'c',
+        oauthQuery: 'q',
+        clientName: 'App',
+        clientId: 'id',
+        redirectHost: 'h',
+        handle: 'alice',
+        askedWrite: true,
+        askedSuggest: true,
+      })
+      expect(page).toContain('value="read suggest"')
+      const back = await signInAndConsent(
+        browser,
+        url,
+        { handle: 'alice', password: PASSWORD },
+        { access: 'read suggest' },
+      )
+      const issued = (await (await exchange(back.searchParams.get('code')!, verifier)).json()) as {
+        access_token: string
+        scope: string
+      }
+      expect(issued.scope.split(' ')).toContain('suggest')
+      expect(issued.scope.split(' ')).not.toContain('write')
+      const client = await connectClient(mcpUrlOf(server), issued.access_token)
+      try {
+        const names = (await client.listTools()).tools.map((t) => t.name)
+        expect(names).toContain('replace_text')
+        expect(names).not.toContain('create_document')
+        expect(names).not.toContain('decide_suggestions')
+      } finally {
+        await client.close()
+      }
+    })
 
     test('code reuse: the second exchange is refused, and the tokens of the first stop working', async () => {
       const { verifier, challenge } = pkce()

@@ -23,8 +23,11 @@ export const AUTHORIZATION_CODE_TTL_SECONDS = 120
 /** A browser session lasts 7 days, renewed once a day while used. */
 export const SESSION_TTL_SECONDS = 7 * 24 * 60 * 60
 const SESSION_RENEW_SECONDS = 24 * 60 * 60
-/** What /mcp grants: `read` always, `write` when approved. `offline_access` yields a refresh token. */
-export const MCP_SCOPES = ['read', 'write'] as const
+/**
+ * What /mcp grants: `read` always, `write` or `suggest` (edits land as suggestions, docs/history.md) when
+ * the app asked for it and the person approved. `offline_access` yields a refresh token.
+ */
+export const MCP_SCOPES = ['read', 'write', 'suggest'] as const
 export const OAUTH_SCOPES = ['openid', 'offline_access', ...MCP_SCOPES]
 /** Unauthenticated client registrations per peer address per minute (and routes/registration-limits.ts). */
 export const REGISTRATIONS_PER_MINUTE = 5

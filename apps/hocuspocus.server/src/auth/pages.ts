@@ -72,13 +72,18 @@ export function consentPage(p: {
   redirectHost: string
   handle: string
   askedWrite: boolean
+  /** The app asked for `suggest`: its edits may land as suggestions the person accepts or rejects. */
+  askedSuggest?: boolean
 }): string {
-  const choices = p.askedWrite
-    ? `<fieldset><legend>Allow it to</legend>
+  const suggest = p.askedSuggest
+    ? `<label><input type="radio" name="access" value="read suggest"${p.askedWrite ? '' : ' checked'}> Read your documents and propose changes that you accept or reject</label>\n`
+    : ''
+  const choices =
+    p.askedWrite || p.askedSuggest
+      ? `<fieldset><legend>Allow it to</legend>
 <label><input type="radio" name="access" value="read" > Read your documents only</label>
-<label><input type="radio" name="access" value="read write" checked> Read and change your documents</label>
-</fieldset>`
-    : `<p>It asks to <strong>read</strong> your documents (not change them).</p>${hidden('access', 'read')}`
+${suggest}${p.askedWrite ? '<label><input type="radio" name="access" value="read write" checked> Read and change your documents</label>\n' : ''}</fieldset>`
+      : `<p>It asks to <strong>read</strong> your documents (not change them).</p>${hidden('access', 'read')}`
   return layout(
     'Connect an app',
     `<p><strong>${escapeHtml(p.clientName)}</strong> wants to use your documents as <strong>${escapeHtml(p.handle)}</strong>.</p>

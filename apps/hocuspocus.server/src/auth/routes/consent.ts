@@ -49,6 +49,7 @@ export function consentRoutes(router: Hono<Env>, kit: RouteKit): void {
         redirectHost,
         handle: user.handle,
         askedWrite: asked.has('write'),
+        askedSuggest: asked.has('suggest'),
       }),
     )
   })
@@ -59,7 +60,8 @@ export function consentRoutes(router: Hono<Env>, kit: RouteKit): void {
     const oauthQuery = typeof form.oauth_query === 'string' ? form.oauth_query : ''
     const asked = new Set((new URLSearchParams(oauthQuery).get('scope') ?? '').split(' ').filter(Boolean))
     const chosen = new Set(typeof form.access === 'string' ? form.access.split(' ') : [])
-    // The person may narrow what the app asked for, never widen it; read comes with any approval.
+    // The person may narrow what the app asked for, never widen it; read comes with any approval, and
+    // write or suggest as chosen (never both: the form offers one or the other).
     const scopes = [...asked].filter(
       (s) => !(MCP_SCOPES as readonly string[]).includes(s) || s === 'read' || chosen.has(s),
     )

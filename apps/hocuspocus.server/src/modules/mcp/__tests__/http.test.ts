@@ -51,7 +51,7 @@ describe('POST /mcp at the HTTP edge', () => {
       authorization_servers: string[]
     }
     expect(body.resource).toBe('http://127.0.0.1/mcp')
-    expect(body.scopes_supported).toEqual(['read', 'write'])
+    expect(body.scopes_supported).toEqual(['read', 'write', 'suggest'])
     expect(body.authorization_servers).toEqual([`${server.url}/auth`])
   })
 

@@ -10,7 +10,7 @@ export function resourceMetadata(origin: string, authorizationServers: readonly 
   return {
     resource: `${origin}/mcp`,
     authorization_servers: [...authorizationServers],
-    scopes_supported: ['read', 'write'],
+    scopes_supported: ['read', 'write', 'suggest'],
     bearer_methods_supported: ['header'],
     resource_name: 'Collaborative documents (MCP)',
   }
