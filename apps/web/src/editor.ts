@@ -23,6 +23,7 @@ import { headingAbove, outlinePanel } from './outline.ts'
 import { remoteCaret, remoteSelection, showPresence } from './presence.ts'
 import { shareDialog } from './share.ts'
 import { sinceLastLook } from './since-last-look.ts'
+import { suggestionsPanel } from './suggestions.ts'
 import { toolbar } from './toolbar.ts'
 
 /** This editor knows the project's whole schema, and says so (docs/server.md, Editor input). */
@@ -109,6 +110,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
   const access = h('span', { class: 'access' }, accessText(info))
   const history = historyPanel(slug, info.canWrite)
   const sinceLook = sinceLastLook(slug, (base) => void history.openAt(base))
+  const suggestions = suggestionsPanel(info.canWrite)
 
   clear(
     root,
@@ -134,7 +136,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
       'div',
       { class: 'workspace' },
       h('nav', { class: 'side' }, h('h2', {}, 'Outline'), outline),
-      h('main', { class: 'page' }, mount),
+      h('main', { class: 'page' }, suggestions.element, mount),
       chatElement,
     ),
     history.element,
@@ -190,6 +192,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     if (bar) bar.hidden = !canWrite
     chat.setCanWrite(canWrite)
     history.setCanWrite(canWrite)
+    suggestions.setCanWrite(canWrite)
     access.textContent = accessText({ ...info, canWrite })
   }
   /** The server closed this page's access for good: say so in the banner and the status, stop reconnecting. */
@@ -203,6 +206,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     // Destroyed after this event is handled: the provider would otherwise reconnect and be refused again.
     setTimeout(() => provider.destroy(), 0)
   }
+  suggestions.attach(ydoc)
   const provider = new HocuspocusProvider({
     url: socketUrl,
     name: info.room,

@@ -5,5 +5,11 @@
  */
 export { colorOf, isHexColor, PRESENCE_COLORS } from './color.ts'
 export { ALL_EDITOR_TYPES, EDITOR_TYPES_PARAM } from './editor-types.ts'
+export {
+  type Decision,
+  decideSuggestions,
+  listSuggestions,
+  type PendingSuggestion,
+} from './edits/suggestions.ts'
 export { extensions } from './extensions.ts'
 export { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_ATTRIBUTE_CHARS } from './limits.ts'

@@ -1,0 +1,108 @@
+/**
+ * Suggestions in Debian's Chromium (issue 27), on a real server: an agent whose token has scope suggest
+ * proposes three changes through MCP; the owner opens the document, sees them drawn (proposed text
+ * underlined in <ins>, text proposed for deletion struck through in <del>) and listed with the agent's name
+ * and app, accepts one and rejects two; the export then holds exactly the accepted change. axe-core finds
+ * no serious or critical violation with the suggestions shown.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { outlineId } from '@collab/test-support/outline'
+import { eventually, useTestServer } from '@collab/test-support/server'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { RunningServer } from '../server.ts'
+import { openDocument, person, seriousViolations, signedIn } from './web-support.ts'
+
+const listed = (page: Page) =>
+  page.$$eval('.suggestions li', (items) => items.map((item) => item.textContent ?? ''))
+
+/** Clicks the Accept or Reject button of the listed suggestion whose text holds `text`. */
+async function decide(page: Page, text: string, button: 'Accept' | 'Reject'): Promise<void> {
+  const item = await page.waitForSelector(`xpath/.//li[contains(., "${text}")]`)
+  const target = await item!.$(`xpath/.//button[text()="${button}"]`)
+  await target!.click()
+}
+
+describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
+  let server: RunningServer
+  let browser: Browser
+  let agent: Client
+  let slug: string
+  let ownerToken: string
+  useTestServer((s) => {
+    server = s
+  })
+
+  beforeAll(async () => {
+    browser = await launchChromium()
+    const owner = await person(server, 'nora')
+    ownerToken = owner.token
+    const issued = await server.services.tokens.issue(owner.user.id, {
+      scopes: ['read', 'suggest'],
+      label: 'Copy Editor',
+    })
+    if (issued.kind === 'error') throw new Error(issued.message)
+    agent = await connectClient(mcpUrlOf(server), issued.value.token)
+    const made = await server.services.documents.create(owner.user.id, {
+      title: 'Trip',
+      markdown: '## Days\n\nMonday: the museum.\n\nTuesday: a long hike.',
+    })
+    if (made.kind === 'error') throw new Error(made.message)
+    slug = made.value.slug
+  }, 60_000)
+  afterAll(async () => {
+    await agent?.close()
+    await browser?.close()
+  })
+
+  async function section() {
+    const sectionId = outlineId((await callText(agent, 'get_outline', { slug })).text, 'Days')
+    const read = await callText(agent, 'read_document', { slug, section_id: sectionId })
+    return { section_id: sectionId, rev: /^rev: (\S+)$/m.exec(read.text)![1]! }
+  }
+
+  test('an agent proposes three changes; the owner accepts one and rejects two; the export holds exactly the accepted one', async () => {
+    for (const change of [
+      { old_text: 'the museum', new_text: 'the old town' },
+      { old_text: 'a long hike', new_text: 'a boat trip' },
+    ]) {
+      const proposed = await callText(agent, 'replace_text', { slug, ...(await section()), ...change })
+      expect(proposed.text).toContain('suggestion: ')
+    }
+    const appended = await callText(agent, 'append_to_document', { slug, markdown: 'Wednesday: rest.' })
+    expect(appended.text).toContain('suggestion: ')
+
+    const page = await signedIn(browser, server, 'nora')
+    await openDocument(page, server, slug)
+    await page.waitForFunction(() => document.querySelectorAll('.suggestions li').length === 3)
+    // Drawn as marked text, not by colour alone: <ins> is underlined, <del> struck through.
+    const decorations = await page.$$eval('.ProseMirror ins, .ProseMirror del', (elements) =>
+      elements.map((e) => `${e.tagName} ${e.textContent} ${getComputedStyle(e).textDecorationLine}`),
+    )
+    expect(decorations).toContain('DEL museum line-through')
+    expect(decorations).toContain('INS old town underline')
+    const items = await listed(page)
+    expect(items[0]).toContain('nora via Copy Editor')
+    expect(await seriousViolations(page)).toEqual([])
+
+    // Accept the old town, reject the boat trip and the new line, each by its own button.
+    await decide(page, 'old town', 'Accept')
+    await page.waitForFunction(() => document.querySelectorAll('.suggestions li').length === 2)
+    await decide(page, 'boat', 'Reject')
+    await page.waitForFunction(() => document.querySelectorAll('.suggestions li').length === 1)
+    await decide(page, 'Wednesday', 'Reject')
+    await page.waitForFunction(() => document.querySelector('.suggestions')?.hasAttribute('hidden'))
+
+    const expected = '# Trip\n\n## Days\n\nMonday: the old town.\n\nTuesday: a long hike.\n'
+    // The decisions reach the server as the person's edits; the export reads the stored document.
+    await eventually(async () => {
+      const response = await fetch(`${server.url}/api/documents/${slug}/markdown`, {
+        headers: { authorization: `Bearer ${ownerToken}` },
+      })
+      expect(await response.text()).toBe(expected)
+    })
+    expect(await page.$$eval('.ProseMirror ins, .ProseMirror del', (e) => e.length)).toBe(0)
+  })
+})
