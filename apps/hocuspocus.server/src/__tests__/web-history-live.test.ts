@@ -11,11 +11,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
-import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { callText } from '@collab/test-support/mcp'
 import { eventually, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
-import { openDocument, person, seriousViolations, signedIn } from './web-support.ts'
+import { openDocument, ownerWithAgent, seriousViolations, signedIn } from './web-support.ts'
 
 const connected = (page: Page) =>
   page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'Connected')
@@ -43,19 +43,12 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
 
   beforeAll(async () => {
     browser = await launchChromium()
-    const owner = await person(server, 'ines')
-    const issued = await server.services.tokens.issue(owner.user.id, {
-      scopes: ['read', 'write'],
-      label: 'Recipe Bot',
-    })
-    if (issued.kind === 'error') throw new Error(issued.message)
-    agent = await connectClient(mcpUrlOf(server), issued.value.token)
-    const made = await server.services.documents.create(owner.user.id, {
-      title: 'Recipes',
-      markdown: '## Soup\n\nLeeks and potatoes.',
-    })
-    if (made.kind === 'error') throw new Error(made.message)
-    slug = made.value.slug
+    ;({ agent, slug } = await ownerWithAgent(
+      server,
+      'ines',
+      { scopes: ['read', 'write'], label: 'Recipe Bot' },
+      { title: 'Recipes', markdown: '## Soup\n\nLeeks and potatoes.' },
+    ))
   }, 60_000)
   afterAll(async () => {
     await agent?.close()

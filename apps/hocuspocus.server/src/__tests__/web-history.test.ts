@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
-import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { callText } from '@collab/test-support/mcp'
 import { outlineId } from '@collab/test-support/outline'
 import { eventually, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -22,6 +22,7 @@ import type { RunningServer } from '../server.ts'
 import {
   horizontalOverflow,
   openDocument,
+  ownerWithAgent,
   PHONE_WIDTH,
   person,
   seriousViolations,
@@ -57,19 +58,12 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
 
   beforeAll(async () => {
     browser = await launchChromium()
-    const owner = await person(server, 'hana')
-    const issued = await server.services.tokens.issue(owner.user.id, {
-      scopes: ['read', 'write'],
-      label: 'Trip Planner',
-    })
-    if (issued.kind === 'error') throw new Error(issued.message)
-    agent = await connectClient(mcpUrlOf(server), issued.value.token)
-    const made = await server.services.documents.create(owner.user.id, {
-      title: 'Trip',
-      markdown: '## Days\n\nMonday: the museum.\n\nTuesday: a long hike.',
-    })
-    if (made.kind === 'error') throw new Error(made.message)
-    slug = made.value.slug
+    ;({ agent, slug } = await ownerWithAgent(
+      server,
+      'hana',
+      { scopes: ['read', 'write'], label: 'Trip Planner' },
+      { title: 'Trip', markdown: '## Days\n\nMonday: the museum.\n\nTuesday: a long hike.' },
+    ))
   }, 60_000)
   afterAll(async () => {
     await agent?.close()

@@ -8,12 +8,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
-import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { callText } from '@collab/test-support/mcp'
 import { outlineId } from '@collab/test-support/outline'
 import { eventually, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
-import { openDocument, person, seriousViolations, signedIn } from './web-support.ts'
+import { openDocument, ownerWithAgent, seriousViolations, signedIn } from './web-support.ts'
 
 const listed = (page: Page) =>
   page.$$eval('.suggestions li', (items) => items.map((item) => item.textContent ?? ''))
@@ -37,20 +37,15 @@ describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
 
   beforeAll(async () => {
     browser = await launchChromium()
-    const owner = await person(server, 'nora')
-    ownerToken = owner.token
-    const issued = await server.services.tokens.issue(owner.user.id, {
-      scopes: ['read', 'suggest'],
-      label: 'Copy Editor',
-    })
-    if (issued.kind === 'error') throw new Error(issued.message)
-    agent = await connectClient(mcpUrlOf(server), issued.value.token)
-    const made = await server.services.documents.create(owner.user.id, {
-      title: 'Trip',
-      markdown: '## Days\n\nMonday: the museum.\n\nTuesday: a long hike.',
-    })
-    if (made.kind === 'error') throw new Error(made.message)
-    slug = made.value.slug
+    const made = await ownerWithAgent(
+      server,
+      'nora',
+      { scopes: ['read', 'suggest'], label: 'Copy Editor' },
+      { title: 'Trip', markdown: '## Days\n\nMonday: the museum.\n\nTuesday: a long hike.' },
+    )
+    ownerToken = made.owner.token
+    agent = made.agent
+    slug = made.slug
   }, 60_000)
   afterAll(async () => {
     await agent?.close()

@@ -6,7 +6,9 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { Browser, Page } from '@collab/test-support/chromium'
+import { connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { userWithToken } from '@collab/test-support/server'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
 
 export const PASSWORD = 'correct horse battery staple'
@@ -19,6 +21,25 @@ export async function person(server: RunningServer, handle: string) {
   const set = await server.auth.accounts.setPassword(made.user.id, PASSWORD)
   if (set.kind === 'error') throw new Error(set.message)
   return made
+}
+
+/**
+ * A person (`person`), their agent connected over MCP with an API token of `agent.scopes` labelled
+ * `agent.label` (the app's name people see), and a document of theirs made from `markdown`.
+ */
+export async function ownerWithAgent(
+  server: RunningServer,
+  handle: string,
+  agent: { scopes: Array<'read' | 'write' | 'suggest'>; label: string },
+  document: { title: string; markdown: string },
+): Promise<{ owner: Awaited<ReturnType<typeof person>>; agent: Client; slug: string }> {
+  const owner = await person(server, handle)
+  const issued = await server.services.tokens.issue(owner.user.id, agent)
+  if (issued.kind === 'error') throw new Error(issued.message)
+  const client = await connectClient(mcpUrlOf(server), issued.value.token)
+  const made = await server.services.documents.create(owner.user.id, document)
+  if (made.kind === 'error') throw new Error(made.message)
+  return { owner, agent: client, slug: made.value.slug }
 }
 
 /** A fresh browser context (its own cookies) signed in as `handle` through the sign-in form. */
