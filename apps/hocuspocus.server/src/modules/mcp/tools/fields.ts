@@ -25,6 +25,16 @@ export const revField = () =>
       'The section rev a read of that section (read_document with section_id) or your last edit of it printed; a stale rev is refused.',
     )
 
+/** How many `things` one call lists: 1 to `max`, `byDefault` when left out. */
+export const listLimitField = (things: string, max: number, byDefault: number) =>
+  z
+    .number()
+    .int()
+    .min(1)
+    .max(max)
+    .optional()
+    .describe(`${things} to show, 1 to ${max} (default ${byDefault}).`)
+
 /** `start` of a line list: `item` is what one line is, `list` what a cut one is called. */
 export const startField = (item: string, list: string) =>
   z

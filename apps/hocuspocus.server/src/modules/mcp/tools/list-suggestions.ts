@@ -6,7 +6,7 @@ import { walkLines } from '../render/budget.ts'
 import { renderOutput } from '../render/frame.ts'
 import { MAX_SUGGESTION_TEXT_CHARS, suggestionLine, suggestionNotes } from '../render/suggestions.ts'
 import { readCall } from './context.ts'
-import { slugField } from './fields.ts'
+import { listLimitField, slugField } from './fields.ts'
 import { goneRefusal, resolveForAgent } from './open-document.ts'
 import { defineTool } from './tool.ts'
 
@@ -26,13 +26,7 @@ export const listSuggestions = defineTool({
     'characters; a note says when there are more. Pass ids to decide_suggestions. Text only.',
   inputSchema: {
     slug: slugField(),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_SUGGESTIONS_LIMIT)
-      .optional()
-      .describe(`Suggestions to show, 1 to ${MAX_SUGGESTIONS_LIMIT} (default ${DEFAULT_SUGGESTIONS_LIMIT}).`),
+    limit: listLimitField('Suggestions', MAX_SUGGESTIONS_LIMIT, DEFAULT_SUGGESTIONS_LIMIT),
   },
   async handler({ slug, limit }, ctx) {
     const resolved = await resolveForAgent(ctx, slug)

@@ -9,7 +9,7 @@ import { MAX_READ_CHARS } from '../limits.ts'
 import { walkLines } from '../render/budget.ts'
 import { renderOutput } from '../render/frame.ts'
 import { historyNotes, versionLine } from '../render/history.ts'
-import { slugField } from './fields.ts'
+import { listLimitField, slugField } from './fields.ts'
 import { resolveForAgent } from './open-document.ts'
 import { defineTool } from './tool.ts'
 
@@ -33,13 +33,7 @@ export const listVersions = defineTool({
     'Pass a version id to changes_since to see what changed since it. Text only.',
   inputSchema: {
     slug: slugField(),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_VERSIONS_LIMIT)
-      .optional()
-      .describe(`Versions to show, 1 to ${MAX_VERSIONS_LIMIT} (default ${DEFAULT_VERSIONS_LIMIT}).`),
+    limit: listLimitField('Versions', MAX_VERSIONS_LIMIT, DEFAULT_VERSIONS_LIMIT),
     cursor: z
       .string()
       .max(40)
