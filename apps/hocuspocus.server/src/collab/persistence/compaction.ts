@@ -222,6 +222,10 @@ export class Compaction {
         changedAt,
       })
     } catch (error) {
+      // Refused because the server is stopping: a compaction is never needed for safety (the log holds
+      // every store and is merged at the next load), and one run here would hold the document while the
+      // stop stores it (a rehearsal's SIGTERM ended 'document not stored').
+      if (this.loaded.closing) return true
       if (!isDatabaseUnavailable(error)) {
         logger.warn(
           { documentId: entry.documentId, err: error },
