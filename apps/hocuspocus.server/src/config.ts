@@ -4,7 +4,7 @@
  * This is the only module that reads `process.env`; everything else receives a `Config`.
  * A bad value stops the start with a message naming the variable and what it accepts.
  */
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import { COMPACT_AFTER_UPDATES, SEARCH_REFRESH_MS } from './collab/store-policy.ts'
 import { MIN_VERSION_INTERVAL_MS, VERSION_PAUSE_MS } from './limits.ts'
@@ -72,6 +72,16 @@ const envSchema = z.object({
    * again after one (docs/server.md, Durability). No effect on PostgreSQL, which has its own setting.
    */
   PGLITE_FSYNC: boolFromEnv.default(true),
+  /**
+   * Where migrated templates of the embedded database are kept (db/pglite-template.ts): the first start on
+   * a new DATA_DIR saves one after its migrations, and later starts on a new folder load it instead of
+   * running initdb and every migration. `off` keeps none. Default: `collab-mcp` in the user's cache folder
+   * ($XDG_CACHE_HOME, else ~/.cache). Holds no data of anyone's: the template is taken before the first
+   * run's user, token and welcome document are made.
+   */
+  PGLITE_TEMPLATES: z.string().trim().min(1).optional(),
+  XDG_CACHE_HOME: z.string().trim().min(1).optional(),
+  HOME: z.string().trim().min(1).optional(),
   /**
    * Quiet period after the last change before a document is stored (ms). A store appends only the change
    * to the update log (a few hundred bytes, one INSERT), so it can be short: with the next setting it bounds
@@ -185,6 +195,8 @@ export type Config = {
   pgliteThread?: 'worker' | 'main'
   /** Absent (test configs): true, the embedded database syncs its commits (PGLITE_FSYNC). */
   pgliteFsync?: boolean
+  /** The folder of migrated templates of the embedded database (PGLITE_TEMPLATES); absent: none kept. */
+  pgliteTemplates?: string
   storeDebounceMs: number
   storeMaxDebounceMs: number
   /** Absent (test configs): COMPACT_AFTER_UPDATES. */
@@ -227,6 +239,13 @@ export function toolEnvironment(extra: Record<string, string> = {}): Record<stri
   return { ...inherited, ...extra }
 }
 
+/** PGLITE_TEMPLATES as a folder: `off` is none; unset is collab-mcp in the user's cache folder, if one is known. */
+function templatesFolder(e: { PGLITE_TEMPLATES?: string; XDG_CACHE_HOME?: string; HOME?: string }) {
+  if (e.PGLITE_TEMPLATES) return e.PGLITE_TEMPLATES === 'off' ? undefined : resolve(e.PGLITE_TEMPLATES)
+  const cache = e.XDG_CACHE_HOME ?? (e.HOME ? join(e.HOME, '.cache') : undefined)
+  return cache ? join(resolve(cache), 'collab-mcp') : undefined
+}
+
 /** Reads and validates the environment. Empty strings count as unset. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const present = Object.fromEntries(
@@ -253,6 +272,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     migrateOnStart: e.MIGRATE_ON_START,
     pgliteThread: e.PGLITE_THREAD,
     pgliteFsync: e.PGLITE_FSYNC,
+    pgliteTemplates: templatesFolder(e),
     storeDebounceMs: e.STORE_DEBOUNCE_MS,
     storeMaxDebounceMs: e.STORE_MAX_DEBOUNCE_MS,
     storeCompactAfterUpdates: e.STORE_COMPACT_AFTER_UPDATES,

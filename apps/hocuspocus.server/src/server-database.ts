@@ -8,6 +8,7 @@ import type { Config } from './config.ts'
 import { type Database, databaseTarget, openDatabase } from './db/client.ts'
 import { acquireDataDirLock, type DataDirLock } from './db/data-dir-lock.ts'
 import { applyMigrations } from './db/migrations.ts'
+import { saveTemplate } from './db/pglite-template.ts'
 import type { Logger } from './logger.ts'
 
 export type ServerDatabase = { database: Database; lock: DataDirLock | undefined }
@@ -27,6 +28,17 @@ export async function openServerDatabase(config: Config, logger: Logger): Promis
     if (config.migrateOnStart) {
       const applied = await applyMigrations(db.adapterFactory, { onWarning: (m) => logger.warn(m) })
       if (applied.length) logger.info({ applied }, 'migrations applied')
+      if (target.kind === 'pglite' && db.made === 'template')
+        logger.info('new database folder made from a template')
+      // The first start on a new folder keeps a template of it, migrated and still empty of anyone's data
+      // (first-run.ts runs after this), so the next new folder skips initdb and the migrations.
+      if (target.kind === 'pglite' && db.made === 'initdb' && target.templates && db.dumpDataDir) {
+        const dump = db.dumpDataDir
+        await saveTemplate(target.templates, (file) => dump(file)).then(
+          (file) => logger.info({ template: file }, 'saved a template for new database folders'),
+          (error) => logger.warn({ err: error }, 'could not save a template for new database folders'),
+        )
+      }
     }
   } catch (error) {
     await db?.close().catch(() => {})

@@ -1,55 +1,17 @@
-/**
- * A fresh database per test file: a new PGlite folder, or, when TEST_DATABASE_URL is set, a new
- * PostgreSQL database created on that server (dropped afterwards). Tests that use this run on both.
- *
- * Each fresh database starts migrated, copied from a template that is built once and reused while the
- * migrations are unchanged (it is named by their hash): a PGlite folder under the temporary directory,
- * copied per file; on PostgreSQL a database `CREATE DATABASE … TEMPLATE` copies. Without it every file
- * paid for initdb (PGlite) or CREATE DATABASE and every migration. `{ empty: true }` gives an
- * unmigrated database (the migration tests need one).
- */
-import { createHash } from 'node:crypto'
-import {
-  accessSync,
-  constants,
-  cpSync,
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statfsSync,
-} from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { cpSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { databaseTarget, openDatabase } from '@collab/hocuspocus.server/src/db/client.ts'
 import { acquireDataDirLock } from '@collab/hocuspocus.server/src/db/data-dir-lock.ts'
-import { applyMigrations, readMigrations } from '@collab/hocuspocus.server/src/db/migrations.ts'
+import { applyMigrations } from '@collab/hocuspocus.server/src/db/migrations.ts'
+import { templateKey } from '@collab/hocuspocus.server/src/db/pglite-template.ts'
 import { createServices, type Services } from '@collab/hocuspocus.server/src/services.ts'
 import { Client } from 'pg'
+import { TEST_DATA_ROOT } from './data-root.ts'
+
+export { TEST_DATA_ROOT }
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined
 export const DATABASE_KIND = TEST_DATABASE_URL ? 'postgres' : 'pglite'
-
-/**
- * Where test databases live: a memory file system when the machine has one (`/dev/shm`), else the
- * system's temporary folder; `TEST_DATA_ROOT` chooses another. Every PGlite test file copies a 40 MB
- * migrated template: on disk that was ~0.65 s a file of write-back (3.3 GB written per test pass), in
- * memory ~0.1 s. The database behaves the same; only where its files sit differs (a test that kills the
- * process still finds what was written, as the page cache survives a process).
- */
-export const TEST_DATA_ROOT = testDataRoot()
-
-function testDataRoot(): string {
-  if (process.env.TEST_DATA_ROOT) return process.env.TEST_DATA_ROOT
-  try {
-    accessSync('/dev/shm', constants.W_OK)
-    if (statfsSync('/dev/shm').bavail * statfsSync('/dev/shm').bsize > 2 ** 30) return '/dev/shm'
-  } catch {
-    // No memory file system here (or not writable): the temporary folder.
-  }
-  return tmpdir()
-}
 
 export type TestDatabase = { dataDir: string; databaseUrl: string | undefined; cleanup(): Promise<void> }
 
@@ -123,23 +85,6 @@ export async function addUsers(
     added.push(result.value)
   }
   return added
-}
-
-/**
- * What a template depends on: every migration (name and SQL) and, for PGlite, the version that wrote
- * the folder. A change of either names a new template; an old one is never reused.
- */
-function templateKey(): string {
-  const hash = createHash('sha256')
-  for (const migration of readMigrations().migrationDirectories) {
-    hash.update(`${migration.path}\n${JSON.stringify(migration.migrationFile.content)}\n`)
-  }
-  const pglitePackage = join(dirname(Bun.resolveSync('@electric-sql/pglite', import.meta.dir)), '..')
-  const version = existsSync(join(pglitePackage, 'package.json'))
-    ? (JSON.parse(readFileSync(join(pglitePackage, 'package.json'), 'utf8')) as { version: string }).version
-    : 'unknown'
-  hash.update(`pglite ${version}`)
-  return hash.digest('hex').slice(0, 16)
 }
 
 let pgliteTemplateDir: Promise<string> | undefined

@@ -2,6 +2,7 @@
 import { realpathSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import type { Subprocess } from 'bun'
+import { TEST_DATA_ROOT } from './data-root.ts'
 
 /** The server app's folder (apps/hocuspocus.server), found as a dependency of this package. */
 export const APP_DIR = realpathSync(
@@ -26,6 +27,9 @@ export async function runCli(args: string[], env: Record<string, string | undefi
   return { exitCode, stdout, stderr }
 }
 
+/** Where servers started by tests keep templates of new database folders (PGLITE_TEMPLATES). */
+export const SERVER_TEMPLATES = join(TEST_DATA_ROOT, 'collab-server-templates')
+
 export type ServerProcess = { proc: Subprocess<'ignore', 'pipe', 'pipe'>; url: string; stderr: () => string }
 
 /**
@@ -36,11 +40,20 @@ export type ServerProcess = { proc: Subprocess<'ignore', 'pipe', 'pipe'>; url: s
  */
 export async function spawnServer(
   env: Record<string, string | undefined>,
-  options: { wrap?: string[] } = {},
+  options: { wrap?: string[]; startTimeoutMs?: number } = {},
 ): Promise<ServerProcess> {
   const proc = Bun.spawn([...(options.wrap ?? []), 'bun', join(APP_DIR, 'src/main.ts')], {
     cwd: REPO_DIR,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', DRAIN_GRACE_MS: '0', ...env },
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      DRAIN_GRACE_MS: '0',
+      // New folders' templates (db/pglite-template.ts) in the tests' own folder, never the user's cache.
+      PGLITE_TEMPLATES: SERVER_TEMPLATES,
+      ...env,
+    },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
@@ -49,7 +62,10 @@ export async function spawnServer(
   const reader = proc.stderr.getReader()
   const decoder = new TextDecoder()
   const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${text}`)), 45_000)
+    const timer = setTimeout(
+      () => reject(new Error(`server did not start:\n${text}`)),
+      options.startTimeoutMs ?? 45_000,
+    )
     void (async () => {
       for (;;) {
         const { value, done } = await reader.read()

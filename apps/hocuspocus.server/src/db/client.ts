@@ -14,6 +14,7 @@ import { writeBackupFile } from './backup/files.ts'
 import { PrismaClient } from './generated/client.ts'
 import { PGLITE_EXTENSIONS } from './pglite-extensions.ts'
 import { pgliteStartParams, SyncedNodeFS } from './pglite-fsync.ts'
+import { discardTemplate, findTemplate, readTemplate } from './pglite-template.ts'
 import {
   type DatabaseTarget,
   type DatabaseThread,
@@ -46,6 +47,11 @@ export type Database = {
    * the folder as of one moment between queries; db/backup/). Returns the file's size in bytes.
    */
   dumpDataDir?: (file: string) => Promise<number>
+  /**
+   * The embedded database only, when its folder was new: made by `initdb` (a template may be saved from it
+   * once migrated: server-database.ts) or loaded from a `template` (pglite-template.ts).
+   */
+  made?: 'initdb' | 'template'
 }
 
 export type OpenOptions = {
@@ -86,7 +92,7 @@ export async function openDatabase(target: DatabaseTarget, options: OpenOptions 
   }
   mkdirSync(target.dir, { recursive: true, mode: 0o700 })
   const fsync = target.fsync ?? true
-  if (target.thread !== 'main') return openPgliteWorker(target.dir, fsync, options)
+  if (target.thread !== 'main') return openPgliteWorker(target.dir, fsync, target.templates, options)
   const pglite = await PGlite.create(target.dir, {
     extensions: PGLITE_EXTENSIONS,
     startParams: pgliteParams(fsync),
@@ -173,7 +179,12 @@ async function probeThread(prisma: PrismaClient, timeoutMs: number): Promise<'an
   }
 }
 
-async function openPgliteWorker(dir: string, fsync: boolean, options: OpenOptions): Promise<Database> {
+async function openPgliteWorker(
+  dir: string,
+  fsync: boolean,
+  templates: string | undefined,
+  options: OpenOptions,
+): Promise<Database> {
   const { folder, temporary } = socketFolder(dir)
   const port = 5432
   // One connection: PGlite is one session, so a second would only queue behind the first, and an
@@ -184,11 +195,14 @@ async function openPgliteWorker(dir: string, fsync: boolean, options: OpenOption
   // PGlite compiles and opens, instead of after (it opens no connection until the first query). A failure
   // here is met again, with its message, at the first query.
   const compilerReady = prisma.$connect().catch(() => {})
-  // PostgreSQL's PG_VERSION marks a folder that holds a database: only a new one needs initdb.
+  // PostgreSQL's PG_VERSION marks a folder that holds a database: only a new one needs initdb, or a
+  // migrated template loaded in its place (pglite-template.ts).
   const fresh = !existsSync(join(dir, 'PG_VERSION'))
+  const template = fresh ? findTemplate(templates) : undefined
+  const loadDataDir = template ? await readTemplate(template).catch(() => undefined) : undefined
   const [assets, initdbWasmModule] = await Promise.all([
     loadPgliteAssets(),
-    fresh ? loadInitdbAssets() : undefined,
+    fresh && !loadDataDir ? loadInitdbAssets() : undefined,
   ])
   const open: WorkerOpen = {
     type: 'open',
@@ -198,6 +212,7 @@ async function openPgliteWorker(dir: string, fsync: boolean, options: OpenOption
     fsync,
     ...assets,
     initdbWasmModule,
+    loadDataDir,
   }
   const removeFolder = () => {
     if (temporary) rmSync(folder, { recursive: true, force: true })
@@ -206,7 +221,22 @@ async function openPgliteWorker(dir: string, fsync: boolean, options: OpenOption
   /** From a thread's end until its successor is ready: no probe meanwhile (nothing is there to answer). */
   let restarting = false
   let thread = takeThread(dir)
-  const [opened] = await Promise.all([thread.ask(open, WORKER_OPEN_TIMEOUT_MS), compilerReady])
+  let [opened] = await Promise.all([thread.ask(open, WORKER_OPEN_TIMEOUT_MS), compilerReady])
+  if (opened.type !== 'ready' && template && loadDataDir) {
+    // A template that does not load (damaged, or written by a PGlite that reads it otherwise) is removed,
+    // and the new folder is made the long way: nothing of anyone's is in it yet.
+    options.onThreadProblem?.(
+      `the template ${template} did not load (${opened.type === 'failed' ? opened.message : opened.type}); removed it, running initdb`,
+    )
+    discardTemplate(template)
+    thread.worker.terminate()
+    rmSync(dir, { recursive: true, force: true })
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    open.loadDataDir = undefined
+    open.initdbWasmModule = await loadInitdbAssets()
+    thread = startThread()
+    opened = await thread.ask(open, WORKER_OPEN_TIMEOUT_MS)
+  }
   if (opened.type !== 'ready') {
     thread.worker.terminate()
     await prisma.$disconnect().catch(() => {})
@@ -215,6 +245,10 @@ async function openPgliteWorker(dir: string, fsync: boolean, options: OpenOption
       `DATA_DIR: the embedded database in ${dir} did not open: ${opened.type === 'failed' ? opened.message : opened.type}`,
     )
   }
+  const made = !fresh ? undefined : open.loadDataDir ? 'template' : 'initdb'
+  // A restart of the thread opens the folder as it is now: never initdb or a template again.
+  open.loadDataDir = undefined
+  open.initdbWasmModule = undefined
   // A thread that ends while the server runs (a crash inside PGlite) is started again on the same folder
   // and socket, as a PostgreSQL server comes back after a restart: meanwhile queries fail as "database
   // unavailable" (tools say try again, stores are retried), and the driver's next connection reaches the
@@ -312,6 +346,7 @@ async function openPgliteWorker(dir: string, fsync: boolean, options: OpenOption
     prisma,
     kind: 'pglite',
     adapterFactory: migrationAdapterFactory,
+    made,
     endThreadForFaultTest: () => thread.worker.terminate(),
     wedgeThreadForFaultTest: () => thread.worker.postMessage({ type: 'wedge' } satisfies WorkerWedge),
     async dumpDataDir(file) {

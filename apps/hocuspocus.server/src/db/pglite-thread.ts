@@ -5,7 +5,7 @@
  * The thread then loads PGlite's modules, and the engine compiles PGlite's WebAssembly, while the server's
  * or the command's own modules load on the main thread; client.ts opens the database on that thread.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { WorkerDump, WorkerOpen, WorkerReply } from './pglite-worker.ts'
 
@@ -18,13 +18,22 @@ export type PgliteThread = 'worker' | 'main'
 
 export type DatabaseTarget =
   /** `fsync` (PGLITE_FSYNC): a commit is answered once it is on the disk; absent: true. */
-  { kind: 'pglite'; dir: string; thread?: PgliteThread; fsync?: boolean } | { kind: 'postgres'; url: string }
+  | {
+      kind: 'pglite'
+      dir: string
+      thread?: PgliteThread
+      fsync?: boolean
+      /** PGLITE_TEMPLATES: migrated templates a new folder is made from (pglite-template.ts); absent: none. */
+      templates?: string
+    }
+  | { kind: 'postgres'; url: string }
 
 export function databaseTarget(config: {
   dataDir: string
   databaseUrl: string | undefined
   pgliteThread?: PgliteThread
   pgliteFsync?: boolean
+  pgliteTemplates?: string
 }): DatabaseTarget {
   return config.databaseUrl
     ? { kind: 'postgres', url: config.databaseUrl }
@@ -33,6 +42,7 @@ export function databaseTarget(config: {
         dir: join(config.dataDir, 'pglite'),
         thread: config.pgliteThread ?? 'worker',
         fsync: config.pgliteFsync ?? true,
+        templates: config.pgliteTemplates,
       }
 }
 
@@ -116,12 +126,25 @@ let preparedThread: { dir: string; thread: DatabaseThread } | undefined
 export function prepareDatabase(target: DatabaseTarget): void {
   if (target.kind !== 'pglite' || target.thread === 'main') return
   loadPgliteAssets().catch(() => {})
-  if (!existsSync(join(target.dir, 'PG_VERSION'))) loadInitdbAssets().catch(() => {})
+  // A new folder needs initdb, unless a template is kept (a glance only: the template's exact name needs
+  // the migrations read, and a start that finds none that fits compiles initdb when it opens).
+  if (!existsSync(join(target.dir, 'PG_VERSION')) && !keepsTemplates(target.templates))
+    loadInitdbAssets().catch(() => {})
   if (preparedThread?.dir === target.dir) return
   preparedThread?.thread.worker.terminate()
   const thread = startThread()
   ;(thread.worker as unknown as Bun.Worker).unref()
   preparedThread = { dir: target.dir, thread }
+}
+
+/** Whether `folder` holds any template of the embedded database (pglite-template.ts names them). */
+function keepsTemplates(folder: string | undefined): boolean {
+  if (!folder) return false
+  try {
+    return readdirSync(folder).some((name) => name.startsWith('pglite-') && name.endsWith('.tar.gz'))
+  } catch {
+    return false
+  }
 }
 
 /** The thread prepared for `dir` (prepareDatabase), else a new one. */

@@ -30,6 +30,8 @@ export type WorkerOpen = {
   /** Only for a folder without a database yet (initdb runs); PGlite loads it itself otherwise if needed. */
   initdbWasmModule?: WebAssembly.Module
   fsBundle: Blob
+  /** Only for a folder without a database yet: a migrated template (pglite-template.ts) loaded instead of initdb. */
+  loadDataDir?: Blob
 }
 
 export type WorkerReply =
@@ -94,6 +96,7 @@ self.onmessage = async (event: MessageEvent<WorkerOpen | { type: 'close' } | Wor
         pgliteWasmModule: message.pgliteWasmModule,
         initdbWasmModule: message.initdbWasmModule,
         fsBundle: message.fsBundle,
+        loadDataDir: message.loadDataDir,
       })
       // A socket file left by a process that was killed: this process holds the folder's lock now.
       rmSync(message.socketPath, { force: true })
