@@ -60,7 +60,14 @@ export class VersionPolicy {
     this.agentOf.set(entry, author)
     if (!entry.unversioned || burst || this.loaded.closing) return
     this.cancel(entry)
-    await this.compaction.run(document, { reason: entry.versionReason ?? 'pause', minIntervalMs: 0 })
+    const asked = { reason: entry.versionReason ?? 'pause', minIntervalMs: 0 } as const
+    const versionAt = entry.versionAt
+    await this.compaction.run(document, asked)
+    // The compaction on the documents' worker gives up, writing nothing, when the snapshot changed under
+    // it three times; then this version would be missing and the write's version would hold these
+    // changes too (seen on a loaded machine). The compaction under the document's lock cannot be overtaken.
+    if (entry.versionAt === versionAt && entry.unversioned && !this.loaded.closing)
+      await document.saveMutex.runExclusive(() => this.compaction.compact(document, asked))
   }
 
   /** Whether a version may be taken now (the interval since this instance's last one has passed). */
