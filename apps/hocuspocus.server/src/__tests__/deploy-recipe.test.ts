@@ -95,6 +95,45 @@ describe('deploy/compose.yaml is the tested recipe', () => {
   })
 })
 
+describe("docs/deploy.md's systemd steps install deploy/systemd/collab@.service as it runs", () => {
+  const docs = readFileSync(join(REPO_DIR, 'docs/deploy.md'), 'utf8')
+  const section = docs.slice(docs.indexOf('## With systemd'), docs.indexOf('## Restarts'))
+  const steps = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? ''
+  const commands = steps
+    .split('\n')
+    .filter((line) => line.trim() && !line.trim().startsWith('#'))
+    .join('\n')
+
+  test('the unit the steps copy is the one in deploy/systemd, and they enable one instance per upstream', () => {
+    expect(commands).toContain('cp deploy/systemd/collab@.service /etc/systemd/system/')
+    const enabled = [
+      .../systemctl enable --now ((?:collab@\d+ ?)+)/.exec(commands)![1]!.matchAll(/collab@(\d+)/g),
+    ]
+    const upstreams = [...collabConf.matchAll(/^\s*server 127\.0\.0\.1:(\d+)/gm)].map((m) => m[1]!)
+    expect(enabled.map((m) => m[1]!).sort()).toEqual(upstreams.sort())
+  })
+
+  test("the steps make the unit's user, folder, bun and settings file", () => {
+    const user = unitValue('User')!
+    expect(unitValue('Group')).toBe(user)
+    expect(commands).toMatch(
+      new RegExp(`useradd [^\n]*--home-dir ${unitValue('WorkingDirectory')} [^\n]*${user}$`, 'm'),
+    )
+    expect(commands).toContain(
+      `/opt/collab && bun install && chown -R ${user}:${user} ${unitValue('WorkingDirectory')}`,
+    )
+    // Debian's npm installs global commands in /usr/local/bin: where the unit runs bun from.
+    expect(unitValue('ExecStart')!.split(/\s+/)[0]).toBe('/usr/local/bin/bun')
+    expect(commands).toMatch(/npm install -g bun@\d/)
+    expect(commands).toMatch(
+      new RegExp(
+        `install -m 0640 -g ${user} deploy/collab.env.example ${unitValue('EnvironmentFile')}$`,
+        'm',
+      ),
+    )
+  })
+})
+
 function omitPort(environment: Record<string, string>): Record<string, string> {
   const { PORT, ...rest } = environment
   return rest
