@@ -3,9 +3,17 @@
  * sizes in under a minute (CI). Writes bench/results/latest.json and docs/performance.md; exits 1 when an
  * enforced check fails (a sequential scan of documents, a broken measurement).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
+import { type CapacityResult, FULL_PLAN, measureCapacity, QUICK_PLAN } from './lib/capacity.ts'
+import {
+  DEPLOY_SECTION,
+  PERFORMANCE_SECTION,
+  renderCapacitySection,
+  renderDeployEstimate,
+  replaceSection,
+} from './lib/capacity-report.ts'
 import { measureFind } from './lib/find.ts'
 import { buildFixture, type Fixture } from './lib/fixtures.ts'
 import { measureInBlockEdit } from './lib/in-block-edit.ts'
@@ -23,7 +31,11 @@ import { measureWeb } from './lib/web.ts'
 
 const ROOT = join(import.meta.dir, '..')
 const quick = process.argv.includes('--quick')
-/** --only=pure|server|store|find|memory|web|peer runs one group (the others are skipped). */
+/**
+ * --only=pure|server|store|find|memory|web|peer|capacity runs one group (the others are skipped). Only
+ * capacity may run alone at full size: it rewrites its own sections of docs/performance.md and
+ * docs/deploy.md and nothing else.
+ */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7)
 const started = performance.now()
 
@@ -38,7 +50,8 @@ const sizes: Array<{ name: string; bytes: number; runs: number }> = quick
       { name: '5 MiB', bytes: 5 * 1024 * 1024, runs: 7 },
     ]
 
-const fixtures: Fixture[] = sizes.map((s) => buildFixture(s.name, s.bytes))
+// The capacity group builds documents of its own: a capacity-only run builds no fixture.
+const fixtures: Fixture[] = only === 'capacity' ? [] : sizes.map((s) => buildFixture(s.name, s.bytes))
 const rows: Row[] = []
 const failures: string[] = []
 
@@ -146,6 +159,27 @@ if (!only || only === 'peer') {
   }
 }
 
+const capacity: CapacityResult[] = []
+if (!only || only === 'capacity') {
+  // One instance stepped up under editors, open documents and agent calls (bench/lib/capacity.ts), on
+  // PostgreSQL with Redis (BENCH_DATABASE_URL, else TEST_DATABASE_URL) and on PGlite.
+  const postgresUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || null
+  const databases = [
+    ...(postgresUrl ? [{ name: 'PostgreSQL + Redis', postgresUrl, redis: true }] : []),
+    { name: 'PGlite', postgresUrl: null, redis: false },
+  ]
+  if (!postgresUrl)
+    process.stderr.write('capacity on PostgreSQL + Redis: not measured (set BENCH_DATABASE_URL)\n')
+  for (const database of databases) {
+    process.stderr.write(`measuring the capacity of one instance on ${database.name}…\n`)
+    try {
+      capacity.push(await measureCapacity(database, quick ? QUICK_PLAN : FULL_PLAN))
+    } catch (error) {
+      failures.push(`capacity on ${database.name}: ${(error as Error).stack ?? error}`)
+    }
+  }
+}
+
 for (const row of rows)
   if (row.target?.enforced && !row.target.met) failures.push(`${row.measure}: ${row.target.text}`)
 
@@ -154,12 +188,36 @@ const mode = quick ? 'quick (100 KiB and 1 MiB)' : 'full'
 mkdirSync(join(ROOT, 'bench/results'), { recursive: true })
 writeFileSync(
   join(ROOT, 'bench/results/latest.json'),
-  `${JSON.stringify({ date: new Date().toISOString(), mode, machine, fixtures: fixtures.map(({ state, ...f }) => ({ ...f, stateBytes: state.length })), rows, failures }, null, 2)}\n`,
+  `${JSON.stringify({ date: new Date().toISOString(), mode, machine, fixtures: fixtures.map(({ state, ...f }) => ({ ...f, stateBytes: state.length })), rows, capacity, failures }, null, 2)}\n`,
 )
-// The committed report comes from full runs; a quick run (CI) writes it only when asked.
-if (!quick || process.argv.includes('--write-docs')) {
+// The committed report comes from full runs; a quick run (CI) writes it only when asked. A capacity-only
+// run rewrites the capacity section and docs/deploy.md's estimate, leaving every other row as it was.
+const writeDocs = !quick || process.argv.includes('--write-docs')
+if (writeDocs && only === 'capacity' && capacity.length > 0) {
+  const performance = join(ROOT, 'docs/performance.md')
+  writeFileSync(
+    performance,
+    replaceSection(
+      readFileSync(performance, 'utf8'),
+      PERFORMANCE_SECTION,
+      renderCapacitySection(capacity, machine),
+    ),
+  )
+} else if (writeDocs && !only) {
   const notes = readFileSync(join(ROOT, 'bench/notes.md'), 'utf8')
-  writeFileSync(join(ROOT, 'docs/performance.md'), renderReport({ rows, mode, machine, notes }))
+  const section = renderCapacitySection(capacity.length > 0 ? capacity : null, machine)
+  writeFileSync(
+    join(ROOT, 'docs/performance.md'),
+    renderReport({ rows, mode, machine, notes, capacity: section }),
+  )
+}
+if (writeDocs && (!only || only === 'capacity') && capacity.length > 0) {
+  const deploy = join(ROOT, 'docs/deploy.md')
+  if (existsSync(deploy))
+    writeFileSync(
+      deploy,
+      replaceSection(readFileSync(deploy, 'utf8'), DEPLOY_SECTION, renderDeployEstimate(capacity)),
+    )
 }
 
 for (const row of rows) {
@@ -168,6 +226,12 @@ for (const row of rows) {
     .join(', ')
   const target = row.target ? `  [${row.target.met ? 'met' : 'MISSED'}: ${row.target.text}]` : ''
   console.log(`${row.measure.padEnd(28)} ${row.size.padEnd(8)} ${ratios}${target}`)
+}
+for (const result of capacity) {
+  const line = result.series
+    .map((s) => `${s.name} ${s.highest ?? 'none'}${s.steps.at(-1)?.carried ? '+' : ''}`)
+    .join(', ')
+  console.log(`capacity ${result.database.padEnd(20)} carried at p99 ≤ ${result.latencyMs} ms: ${line}`)
 }
 console.log(`bench ${mode}: ${rows.length} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`)
 if (failures.length > 0) {

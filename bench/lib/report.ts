@@ -65,7 +65,17 @@ function svgChart(rows: Row[]): string {
   return out.join('\n')
 }
 
-export function renderReport(opts: { rows: Row[]; mode: string; machine: string; notes: string }): string {
+/**
+ * `capacity` is the section "Capacity of one instance" with its markers (capacity-report.ts), placed
+ * between the table and the notes: a capacity-only run rewrites it there and nothing else.
+ */
+export function renderReport(opts: {
+  rows: Row[]
+  mode: string
+  machine: string
+  notes: string
+  capacity: string
+}): string {
   const lines: string[] = [
     '# Performance',
     '',
@@ -95,6 +105,6 @@ export function renderReport(opts: { rows: Row[]; mode: string; machine: string;
     const target = row.target ? `${row.target.met ? '✅' : '❌'} ${row.target.text}` : ''
     lines.push(`| ${row.measure} | ${row.size} | ${variants} | ${ratios}${extra} | ${target} |`)
   }
-  lines.push('', opts.notes.trim(), '')
+  lines.push('', opts.capacity, '', opts.notes.trim(), '')
   return lines.join('\n')
 }

@@ -1,0 +1,641 @@
+/**
+ * Capacity of one instance (issue 29): the real server (`bun src/main.ts`) in a process of its own, on
+ * PostgreSQL with Redis (a redis-server this run starts, so its CPU and messages are this run's alone) or
+ * on PGlite, under load stepped up from load processes of their own (bench/lib/capacity-load.ts: real
+ * providers, a real MCP SDK client, a /health prober). Three series, each step measured over a window:
+ *
+ * - editors: people typing (`EDITOR_KEYS_PER_SECOND` each, from random phases), two to a document, the
+ *   two in different load processes;
+ * - open documents: documents held open by one idle editor each;
+ * - agent calls: MCP calls at a fixed rate, open loop (70% reads, 30% append_to_document).
+ *
+ * Through every step, probe typists (`PROBE_DOCUMENTS` documents, two editors each, typing
+ * `PROBE_KEYS_PER_SECOND`) type, and a prober asks /health every 20 ms. Each step records every typed
+ * keystroke's propagation to the other editor of its document (p99), /health's p99, and the CPU of the
+ * server, the load processes, Redis and the database's PostgreSQL backends; with Redis and PostgreSQL also
+ * publishes and transactions per keystroke. The floor is the same window with only the probes: an idle
+ * instance, in the same run. A step is carried when both p99s stay within `LATENCY_MS`, no keystroke is
+ * lost, every editor synced and every call was answered on schedule without error; a series stops at its
+ * first step not carried. Nothing here is enforced: the figures go to docs/performance.md's capacity
+ * section and docs/deploy.md's estimate (bench/lib/capacity-report.ts).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
+import { type ServerProcess, spawnServer } from '@collab/test-support/process'
+import { startTestServer, userWithToken } from '@collab/test-support/server'
+import { SQL } from 'bun'
+import { cpuMs } from './peer-contenders.ts'
+import { percentile } from './stats.ts'
+
+/** The latency a step must keep (keystroke propagation p99 and /health p99), in ms. */
+export const LATENCY_MS = 100
+/** How fast each load editor types: one keystroke a second on average, the paper estimate's assumption. */
+export const EDITOR_KEYS_PER_SECOND = 1
+/** The probe typists: documents, two editors each, each typing at a quick typist's pace. */
+const PROBE_DOCUMENTS = 4
+const PROBE_KEYS_PER_SECOND = 5
+/** Load processes (the probe of /health has one more of its own). */
+const LOAD_PROCESSES = 3
+
+export type Plan = {
+  windowMs: number
+  /**
+   * Seconds one database's run may take, seeding included: each series gets an equal share of what is
+   * left when it starts, and a step whose predecessor's time would overrun the share is not started (the
+   * series is then reported as stopped by time, its last step carried shown as "≥").
+   */
+  budgetS: number
+  editors: number[]
+  openDocuments: number[]
+  mcpRates: number[]
+}
+
+export const QUICK_PLAN: Plan = {
+  windowMs: 4_000,
+  budgetS: 150,
+  editors: [10, 20, 40],
+  openDocuments: [50, 100],
+  mcpRates: [5, 10, 20],
+}
+/** Both databases within six minutes: 170 s each at most (the budget), whatever the machine. */
+export const FULL_PLAN: Plan = {
+  windowMs: 6_000,
+  budgetS: 170,
+  editors: [25, 50, 100, 200, 400, 800],
+  openDocuments: [250, 500, 1_000, 2_000],
+  mcpRates: [10, 25, 50, 100, 200, 400],
+}
+
+export type StepFigures = {
+  /** What the step holds: editors typing, documents open, or MCP calls a second offered. */
+  load: number
+  editors: number
+  documentsOpen: number
+  keystrokes: number
+  lostKeystrokes: number
+  keystrokeP50: number
+  keystrokeP99: number
+  healthP99: number
+  healthFailed: number
+  /** CPU as % of one core over the window. */
+  serverCpu: number
+  loadCpu: number
+  redisCpu?: number
+  postgresCpu?: number
+  serverRssMB: number
+  redisPublishes?: number
+  postgresTransactions?: number
+  postgresRowsWritten?: number
+  mcp?: {
+    offered: number
+    /** Calls answered without error, a second. */
+    answered: number
+    failed: number
+    /** Not started: 64 calls of that load process were already waiting. */
+    skipped: number
+    unanswered: number
+    p50: number
+    p99: number
+  }
+  problems: string[]
+  carried: boolean
+}
+
+export type SeriesResult = {
+  name: 'editors' | 'openDocuments' | 'mcp'
+  steps: StepFigures[]
+  highest: number | null
+}
+
+export type CapacityResult = {
+  database: string
+  date: string
+  /** The machine's 1-minute load average at the start and at the end of the run. */
+  loadAverage: number[]
+  latencyMs: number
+  windowMs: number
+  floor: StepFigures
+  series: SeriesResult[]
+  durationS: number
+}
+
+type Answer = Record<string, unknown> & { error?: string }
+
+/** A load process and its one-line JSON protocol. */
+function spawnLoad(url: string, token: string) {
+  const proc = Bun.spawn(['bun', join(import.meta.dir, 'capacity-load.ts'), url, token], {
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'inherit',
+    env: { ...process.env, NODE_TLS_REJECT_UNAUTHORIZED: undefined },
+  })
+  const waiting = new Map<number, (a: Answer) => void>()
+  let nextId = 1
+  void (async () => {
+    let buffered = ''
+    const decoder = new TextDecoder()
+    const reader = proc.stdout.getReader()
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) break
+      buffered += decoder.decode(value, { stream: true })
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const answer = JSON.parse(buffered.slice(0, nl)) as Answer & { id: number }
+        buffered = buffered.slice(nl + 1)
+        waiting.get(answer.id)?.(answer)
+        waiting.delete(answer.id)
+      }
+    }
+  })()
+  return {
+    pid: proc.pid,
+    send(command: Record<string, unknown>): Promise<Answer> {
+      const id = nextId++
+      const answered = new Promise<Answer>((resolve) => waiting.set(id, resolve))
+      proc.stdin.write(`${JSON.stringify({ id, ...command })}\n`)
+      void proc.stdin.flush()
+      return answered.then((a) => {
+        if (a.error) throw new Error(`load process: ${a.error}`)
+        return a
+      })
+    },
+    async stop() {
+      proc.stdin.end()
+      await Promise.race([proc.exited, Bun.sleep(5_000).then(() => proc.kill('SIGKILL'))])
+    },
+  }
+}
+type Load = ReturnType<typeof spawnLoad>
+
+type EditorReport = {
+  room: string
+  client: number
+  sent: Array<[number, number]>
+  recv: Record<string, Array<[number, number]>>
+}
+
+/**
+ * Every keystroke sent within [from, to] paired with its arrival at each other editor of its document:
+ * the first time that editor held the author's clock. One that never arrived counts as lost.
+ */
+export function keystrokeLatencies(editors: EditorReport[], from: number, to: number) {
+  const byRoom = new Map<string, EditorReport[]>()
+  for (const e of editors) {
+    const list = byRoom.get(e.room) ?? []
+    list.push(e)
+    byRoom.set(e.room, list)
+  }
+  const latencies: number[] = []
+  let lost = 0
+  let keystrokes = 0
+  for (const group of byRoom.values()) {
+    for (const author of group) {
+      const sent = author.sent.filter(([, t]) => t >= from && t <= to)
+      keystrokes += sent.length
+      for (const reader of group) {
+        if (reader === author) continue
+        const arrivals = reader.recv[String(author.client)] ?? []
+        let j = 0
+        for (const [clock, at] of sent) {
+          while (j < arrivals.length && arrivals[j]![0] < clock) j++
+          if (j < arrivals.length) latencies.push(arrivals[j]![1] - at)
+          else lost++
+        }
+      }
+    }
+  }
+  latencies.sort((a, b) => a - b)
+  return { latencies, lost, keystrokes }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** A redis-server of this run's own (Debian's package), without persistence. */
+async function startRedis() {
+  const port = await freePort()
+  const proc = Bun.spawn(
+    ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdout: 'ignore', stderr: 'inherit' },
+  )
+  const cli = (...args: string[]) =>
+    Bun.spawnSync(['redis-cli', '-p', String(port), ...args]).stdout.toString()
+  for (let i = 0; i < 100 && !cli('PING').includes('PONG'); i++) await Bun.sleep(50)
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    pid: proc.pid,
+    publishes: () => Number(/cmdstat_publish:calls=(\d+)/.exec(cli('INFO', 'commandstats'))?.[1] ?? 0),
+    async stop() {
+      proc.kill('SIGTERM')
+      await proc.exited
+    },
+  }
+}
+
+const rssMB = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
+
+async function gauge(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN)
+}
+
+/** The database's own PostgreSQL backends (CPU from /proc) and its write counters. */
+function postgresCounters(sql: SQL) {
+  return {
+    async cpuMs(): Promise<number> {
+      const rows = (await sql`SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid()`) as Array<{ pid: number }>
+      let total = 0
+      for (const { pid } of rows) {
+        try {
+          total += cpuMs(pid)
+        } catch {} // a backend that ended meanwhile
+      }
+      return total
+    },
+    async writes(): Promise<{ xacts: number; rows: number }> {
+      const [row] = (await sql`SELECT xact_commit::float8 AS x,
+        (tup_inserted + tup_updated + tup_deleted)::float8 AS r
+        FROM pg_stat_database WHERE datname = current_database()`) as Array<{ x: number; r: number }>
+      return { xacts: row?.x ?? 0, rows: row?.r ?? 0 }
+    },
+  }
+}
+
+type Seeded = { token: string; rooms: Array<{ room: string; slug: string }> }
+
+/**
+ * One user with a token, and `count` small documents (a heading and two paragraphs): one made by the
+ * documents service, the others copies of its rows made in SQL (the row, its stored state and its first
+ * version, each copy with a room and slug of its own), so seeding thousands takes seconds, not minutes.
+ */
+async function seed(db: TestDatabase, count: number): Promise<Seeded> {
+  const server = await startTestServer(db)
+  try {
+    const { user, token } = await userWithToken(server, 'capacity')
+    const made = await server.services.documents.create(user.id, {
+      title: 'Capacity',
+      markdown:
+        '## Notes\n\nWhat the team agreed this week, and what is still open.\n\n## Next\n\nThe review is on Friday.\n',
+    })
+    if (made.kind === 'error') throw new Error(made.message)
+    const { prisma } = server.services.db
+    const template = made.value.id
+    await prisma.$executeRaw`
+      INSERT INTO documents (id, room, slug, title, owner_id, is_private, search_vector, search_text, search_stem)
+      SELECT gen_random_uuid(), replace(gen_random_uuid()::text, '-', ''), 'capacity-copy-' || g, title || ' ' || g,
+             owner_id, is_private, search_vector, search_text, search_stem
+        FROM documents, generate_series(1, ${count - 1}::int) g WHERE id = ${template}::uuid`
+    for (const table of ['document_states', 'document_versions']) {
+      const columns = (
+        await prisma.$queryRaw<Array<{ name: string }>>`
+          SELECT column_name::text AS name FROM information_schema.columns
+           WHERE table_name = ${table} AND column_name NOT IN ('id', 'document_id')`
+      ).map((c) => `"${c.name}"`)
+      await prisma.$executeRawUnsafe(
+        `INSERT INTO ${table} (document_id, ${columns.join(', ')})
+         SELECT d.id, ${columns.map((c) => `t.${c}`).join(', ')}
+           FROM documents d JOIN ${table} t ON t.document_id = $1::uuid
+          WHERE d.slug LIKE 'capacity-copy-%'`,
+        template,
+      )
+    }
+    const rooms = await prisma.document.findMany({
+      where: { ownerId: user.id },
+      select: { room: true, slug: true },
+      orderBy: { createdAt: 'asc' },
+    })
+    if (rooms.length !== count) throw new Error(`seeded ${rooms.length} documents, not ${count}`)
+    return { token, rooms }
+  } finally {
+    await server.stop()
+  }
+}
+
+export async function measureCapacity(
+  database: { name: string; postgresUrl: string | null; redis: boolean },
+  plan: Plan,
+): Promise<CapacityResult> {
+  const started = performance.now()
+  const loadAtStart = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number)
+  const say = (text: string) =>
+    process.stderr.write(
+      `capacity ${database.name}: ${text} (${((performance.now() - started) / 1000).toFixed(0)} s)\n`,
+    )
+  const maxEditors = plan.editors.at(-1) ?? 0
+  const maxOpen = plan.openDocuments.at(-1) ?? 0
+  const mcpDocs = 12
+  const need = PROBE_DOCUMENTS + Math.ceil(maxEditors / 2) + maxOpen + mcpDocs
+  const root = mkdtempSync(join(tmpdir(), 'collab-bench-capacity-'))
+  const db = await createTestDatabase({ postgresUrl: database.postgresUrl, root })
+  const cleanups: Array<() => Promise<unknown> | unknown> = [
+    () => db.cleanup(),
+    () => rmSync(root, { recursive: true, force: true }),
+  ]
+  try {
+    const seeded = await seed(db, need)
+    say(`${need} documents seeded`)
+    const rooms = seeded.rooms
+    const probeRooms = rooms.slice(0, PROBE_DOCUMENTS)
+    const editorRooms = rooms.slice(PROBE_DOCUMENTS, PROBE_DOCUMENTS + Math.ceil(maxEditors / 2))
+    const openRooms = rooms.slice(
+      PROBE_DOCUMENTS + editorRooms.length,
+      PROBE_DOCUMENTS + editorRooms.length + maxOpen,
+    )
+    const mcpSlugs = [...probeRooms, ...rooms.slice(-mcpDocs)].map((r) => r.slug)
+
+    const redis = database.redis ? await startRedis() : undefined
+    if (redis) cleanups.unshift(() => redis.stop())
+    const server: ServerProcess = await spawnServer({
+      DATA_DIR: db.dataDir,
+      DATABASE_URL: db.databaseUrl ?? '',
+      REDIS_URL: redis?.url ?? '',
+      LOG_LEVEL: 'warn',
+      // One user drives every editor and agent here; neither its per-minute calls nor its share of server
+      // time is what this group measures (the editors' per-user rate, 20,000 structs/s, is never reached).
+      MCP_CALLS_PER_MINUTE: '0',
+      MCP_SERVER_SHARE_PERCENT: '0',
+      MIMALLOC_PURGE_DELAY: undefined,
+    })
+    cleanups.unshift(async () => {
+      server.proc.kill('SIGTERM')
+      await Promise.race([server.proc.exited, Bun.sleep(30_000).then(() => server.proc.kill('SIGKILL'))])
+    })
+    const sql = db.databaseUrl ? new SQL(db.databaseUrl) : undefined
+    if (sql) cleanups.unshift(() => sql.close())
+    const postgres = sql ? postgresCounters(sql) : undefined
+    const loads: Load[] = Array.from({ length: LOAD_PROCESSES }, () => spawnLoad(server.url, seeded.token))
+    const prober = spawnLoad(server.url, seeded.token)
+    cleanups.unshift(() => Promise.all([...loads, prober].map((l) => l.stop())))
+    say('server and load processes started')
+
+    // The probe typists: two editors a document, in two different load processes.
+    await Promise.all(
+      loads.map((load, i) =>
+        load.send({
+          cmd: 'editors',
+          group: 'probe',
+          rooms: probeRooms
+            .filter((_, j) => j % loads.length === i || (j + 1) % loads.length === i)
+            .map((r) => r.room),
+          keysPerSecond: PROBE_KEYS_PER_SECOND,
+        }),
+      ),
+    )
+
+    let editorsNow = PROBE_DOCUMENTS * 2
+    let documentsNow = PROBE_DOCUMENTS
+    const measure = async (
+      load: number,
+      extra: { mcpRate?: number; problems: string[] },
+    ): Promise<StepFigures> => {
+      await Bun.sleep(1_000) // settle after the step's connections
+      const cpu0 = {
+        server: cpuMs(server.proc.pid),
+        load: loads.reduce((s, l) => s + cpuMs(l.pid), 0),
+        redis: redis ? cpuMs(redis.pid) : 0,
+        postgres: (await postgres?.cpuMs()) ?? 0,
+      }
+      const publishes0 = redis?.publishes() ?? 0
+      const writes0 = await postgres?.writes()
+      await Promise.all(loads.map((l) => l.send({ cmd: 'record' })))
+      const from = performance.timeOrigin + performance.now()
+      const t0 = performance.now()
+      const health = prober.send({ cmd: 'health', ms: plan.windowMs, everyMs: 20 })
+      const mcp = extra.mcpRate
+        ? Promise.all(
+            loads.map((l) =>
+              l.send({
+                cmd: 'mcp',
+                rate: extra.mcpRate! / loads.length,
+                ms: plan.windowMs,
+                slugs: mcpSlugs,
+                maxInFlight: 64,
+              }),
+            ),
+          )
+        : undefined
+      await Bun.sleep(plan.windowMs)
+      const to = performance.timeOrigin + performance.now()
+      const seconds = (performance.now() - t0) / 1000
+      const cpu1 = {
+        server: cpuMs(server.proc.pid),
+        load: loads.reduce((s, l) => s + cpuMs(l.pid), 0),
+        redis: redis ? cpuMs(redis.pid) : 0,
+        postgres: (await postgres?.cpuMs()) ?? 0,
+      }
+      const publishes1 = redis?.publishes() ?? 0
+      const writes1 = await postgres?.writes()
+      const rss = rssMB(server.proc.pid)
+      // Keystrokes typed by the window's end get a second to arrive; one later still counts as lost.
+      await Bun.sleep(1_000)
+      const reports = await Promise.all(loads.map((l) => l.send({ cmd: 'report' })))
+      const editors = reports.flatMap((r) => r.editors as EditorReport[])
+      const keys = keystrokeLatencies(editors, from, to)
+      const probe = (await health) as unknown as { latencies: number[]; statuses: Record<string, number> }
+      const healthSorted = [...probe.latencies].sort((a, b) => a - b)
+      const healthFailed = Object.entries(probe.statuses).reduce((s, [k, n]) => (k === '200' ? s : s + n), 0)
+      const pct = (ms: number) => Math.round((ms / 1000 / seconds) * 1000) / 10
+      const problems = [...extra.problems]
+      let mcpFigures: StepFigures['mcp']
+      if (mcp) {
+        const answers = (await mcp) as unknown as Array<{
+          calls: Array<[string, number, boolean]>
+          errors: string[]
+          skipped: number
+          unanswered: number
+        }>
+        const calls = answers.flatMap((a) => a.calls)
+        const times = calls.map((c) => c[1]).sort((a, b) => a - b)
+        const failed = calls.filter((c) => !c[2]).length
+        const skipped = answers.reduce((s, a) => s + a.skipped, 0)
+        const unanswered = answers.reduce((s, a) => s + a.unanswered, 0)
+        mcpFigures = {
+          offered: extra.mcpRate!,
+          answered: Math.round(((calls.length - failed) / seconds) * 10) / 10,
+          failed,
+          skipped,
+          unanswered,
+          p50: percentile(times, 50),
+          p99: percentile(times, 99),
+        }
+        if (failed > 0) problems.push(`${failed} calls failed: ${answers.flatMap((a) => a.errors)[0]}`)
+        if (unanswered > 0) problems.push(`${unanswered} calls unanswered 5 s after the window`)
+        if (skipped > 0) problems.push(`${skipped} calls not started: 64 a process already waiting`)
+      }
+      const keystrokeP99 = percentile(keys.latencies, 99)
+      const healthP99 = percentile(healthSorted, 99)
+      if (keys.lost > 0) problems.push(`${keys.lost} keystroke arrivals missing a second after the window`)
+      if (healthFailed > 0) problems.push(`${healthFailed} /health answers not 200`)
+      if (!(keystrokeP99 <= LATENCY_MS))
+        problems.push(`keystroke p99 ${keystrokeP99.toFixed(0)} ms > ${LATENCY_MS} ms`)
+      if (!(healthP99 <= LATENCY_MS))
+        problems.push(`/health p99 ${healthP99.toFixed(0)} ms > ${LATENCY_MS} ms`)
+      return {
+        load,
+        editors: editorsNow,
+        documentsOpen: documentsNow,
+        keystrokes: keys.keystrokes,
+        lostKeystrokes: keys.lost,
+        keystrokeP50: percentile(keys.latencies, 50),
+        keystrokeP99,
+        healthP99,
+        healthFailed,
+        serverCpu: pct(cpu1.server - cpu0.server),
+        loadCpu: pct(cpu1.load - cpu0.load),
+        redisCpu: redis ? pct(cpu1.redis - cpu0.redis) : undefined,
+        postgresCpu: postgres ? pct(cpu1.postgres - cpu0.postgres) : undefined,
+        serverRssMB: Math.round(rss),
+        redisPublishes: redis ? publishes1 - publishes0 : undefined,
+        postgresTransactions: writes0 && writes1 ? writes1.xacts - writes0.xacts : undefined,
+        postgresRowsWritten: writes0 && writes1 ? writes1.rows - writes0.rows : undefined,
+        mcp: mcpFigures,
+        problems,
+        carried: problems.length === 0,
+      }
+    }
+    const report = (series: string, step: StepFigures) =>
+      say(
+        `${series}${series === 'floor' ? '' : ` ${step.load}`}: keystroke p99 ${step.keystrokeP99.toFixed(1)} ms, /health p99 ${step.healthP99.toFixed(1)} ms, ` +
+          `server CPU ${step.serverCpu}%${step.mcp ? `, calls ${step.mcp.answered}/s p99 ${step.mcp.p99.toFixed(0)} ms` : ''}` +
+          `${step.carried || series === 'floor' ? '' : ` — not carried: ${step.problems.join('; ')}`}`,
+      )
+    /** Waits (at most 60 s) until only the probes' documents are loaded, after a series dropped its editors. */
+    const unloaded = async () => {
+      const deadline = Date.now() + 60_000
+      while ((await gauge(server.url, 'collab_documents_loaded')) > PROBE_DOCUMENTS + mcpDocs) {
+        if (Date.now() > deadline) break
+        await Bun.sleep(250)
+      }
+    }
+    const connect = async (group: string, roomsToAdd: string[][], keysPerSecond: number) => {
+      const answers = await Promise.all(
+        loads.map((l, i) =>
+          roomsToAdd[i]?.length
+            ? l.send({ cmd: 'editors', group, rooms: roomsToAdd[i], keysPerSecond })
+            : { failed: [] },
+        ),
+      )
+      return answers.flatMap((a) => (a.failed as string[]) ?? [])
+    }
+
+    const floor = await measure(0, { problems: [] })
+    report('floor', floor)
+    const series: SeriesResult[] = []
+    const deadline = started + plan.budgetS * 1000
+    /** Runs `steps` in order until one is not carried or the series' share of the time is spent. */
+    const stepUp = async (
+      name: SeriesResult['name'],
+      loads: number[],
+      step: (load: number) => Promise<StepFigures>,
+    ): Promise<SeriesResult> => {
+      const seriesLeft = 3 - series.length
+      const until = performance.now() + (deadline - performance.now()) / seriesLeft
+      const steps: StepFigures[] = []
+      let last = 0
+      let stoppedByTime = false
+      for (const load of loads) {
+        if (steps.length > 0 && performance.now() + 2 * last > until) {
+          stoppedByTime = true
+          say(`${SERIES_NAMES[name]}: stopped before ${load}, out of its share of the time budget`)
+          break
+        }
+        const t = performance.now()
+        const figures = await step(load)
+        last = performance.now() - t
+        steps.push(figures)
+        report(SERIES_NAMES[name], figures)
+        if (!figures.carried) break
+      }
+      const result = { name, steps, highest: highestCarried(steps), stoppedByTime }
+      series.push(result)
+      return result
+    }
+
+    // Agent calls at increasing rates.
+    await stepUp('mcp', plan.mcpRates, (rate) => measure(rate, { mcpRate: rate, problems: [] }))
+    await unloaded()
+
+    // Editors typing, two to a document, the two in different load processes.
+    {
+      let placed = 0
+      await stepUp('editors', plan.editors, async (target) => {
+        const docsWanted = Math.ceil(target / 2)
+        const adding: string[][] = loads.map(() => [])
+        for (let d = placed; d < docsWanted; d++) {
+          const room = editorRooms[d]!.room
+          adding[d % loads.length]!.push(room)
+          adding[(d + 1) % loads.length]!.push(room)
+        }
+        const failed = await connect('editors', adding, EDITOR_KEYS_PER_SECOND)
+        editorsNow += (docsWanted - placed) * 2
+        documentsNow += docsWanted - placed
+        placed = docsWanted
+        return measure(target, {
+          problems: failed.length ? [`${failed.length} editors did not sync: ${failed[0]}`] : [],
+        })
+      })
+      await Promise.all(loads.map((l) => l.send({ cmd: 'drop', group: 'editors' })))
+      editorsNow = PROBE_DOCUMENTS * 2
+      documentsNow = PROBE_DOCUMENTS
+      await unloaded()
+    }
+
+    // Documents held open, one idle editor each.
+    {
+      let placed = 0
+      await stepUp('openDocuments', plan.openDocuments, async (target) => {
+        const adding: string[][] = loads.map(() => [])
+        for (let d = placed; d < target; d++) adding[d % loads.length]!.push(openRooms[d]!.room)
+        const failed = await connect('open', adding, 0)
+        editorsNow += target - placed
+        documentsNow += target - placed
+        placed = target
+        return measure(target, {
+          problems: failed.length ? [`${failed.length} editors did not sync: ${failed[0]}`] : [],
+        })
+      })
+    }
+
+    return {
+      database: database.name,
+      date: new Date().toISOString(),
+      loadAverage: [loadAtStart[0]!, Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])],
+      latencyMs: LATENCY_MS,
+      windowMs: plan.windowMs,
+      floor,
+      series,
+      durationS: Math.round((performance.now() - started) / 1000),
+    }
+  } finally {
+    for (const c of cleanups) await c()
+  }
+}
+
+const SERIES_NAMES: Record<SeriesResult['name'], string> = {
+  mcp: 'MCP calls/s',
+  editors: 'editors',
+  openDocuments: 'open documents',
+}
+
+/** The last step before the first one not carried (steps stop there), or null when the first was not. */
+function highestCarried(steps: StepFigures[]): number | null {
+  let highest: number | null = null
+  for (const s of steps) {
+    if (!s.carried) break
+    highest = s.load
+  }
+  return highest
+}
