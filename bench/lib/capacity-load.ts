@@ -17,6 +17,7 @@ import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { call, connectClient } from '@collab/test-support/mcp'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { Y } from '../deps.ts'
+import { eachLine } from './lines.ts'
 
 const [url, token] = process.argv.slice(2)
 if (!url || !token) {
@@ -230,25 +231,15 @@ async function handle(command: Command): Promise<Record<string, unknown>> {
   }
 }
 
-let buffered = ''
-const decoder = new TextDecoder()
-const input = Bun.stdin.stream().getReader()
-for (;;) {
-  const { value, done } = await input.read()
-  if (done) break
-  buffered += decoder.decode(value, { stream: true })
-  for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
-    const line = buffered.slice(0, newline)
-    buffered = buffered.slice(newline + 1)
-    if (!line.trim()) continue
-    const command = JSON.parse(line) as Command
-    void handle(command).then(
-      (answer) => process.stdout.write(`${JSON.stringify({ id: command.id, ...answer })}\n`),
-      (error: Error) =>
-        process.stdout.write(`${JSON.stringify({ id: command.id, error: error.stack ?? String(error) })}\n`),
-    )
-  }
-}
+await eachLine(Bun.stdin.stream(), (line) => {
+  if (!line.trim()) return
+  const command = JSON.parse(line) as Command
+  void handle(command).then(
+    (answer) => process.stdout.write(`${JSON.stringify({ id: command.id, ...answer })}\n`),
+    (error: Error) =>
+      process.stdout.write(`${JSON.stringify({ id: command.id, error: error.stack ?? String(error) })}\n`),
+  )
+})
 for (const e of editors) {
   clearInterval(e.timer)
   e.provider.destroy()

@@ -148,6 +148,13 @@ export function renderCapacitySection(results: CapacityResult[] | null, machine:
   for (const r of results) {
     const k = perKeystroke(r)
     lines.push(`### ${r.database}`, '')
+    if (!(r.floor.keystrokeP99 <= r.latencyMs && r.floor.healthP99 <= r.latencyMs))
+      lines.push(
+        `**The idle floor is already over ${r.latencyMs} ms** (keystroke p99 ${ms(r.floor.keystrokeP99)} ms, /health p99`,
+        `${ms(r.floor.healthP99)} ms): the machine was busy with other work (load average ${r.loadAverage.join(' → ')}),`,
+        'so these steps measure it, not the instance. Run again on a quiet machine.',
+        '',
+      )
     if (k) {
       const parts = [`server ${ms(k.serverCpuMs)} ms of CPU`]
       if (k.redisPublishes !== undefined)

@@ -27,6 +27,7 @@ import { createTestDatabase, type TestDatabase } from '@collab/test-support/data
 import { type ServerProcess, spawnServer } from '@collab/test-support/process'
 import { startTestServer, userWithToken } from '@collab/test-support/server'
 import { SQL } from 'bun'
+import { eachLine } from './lines.ts'
 import { cpuMs } from './peer-contenders.ts'
 import { percentile } from './stats.ts'
 
@@ -134,22 +135,11 @@ function spawnLoad(url: string, token: string) {
   })
   const waiting = new Map<number, (a: Answer) => void>()
   let nextId = 1
-  void (async () => {
-    let buffered = ''
-    const decoder = new TextDecoder()
-    const reader = proc.stdout.getReader()
-    for (;;) {
-      const { value, done } = await reader.read()
-      if (done) break
-      buffered += decoder.decode(value, { stream: true })
-      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const answer = JSON.parse(buffered.slice(0, nl)) as Answer & { id: number }
-        buffered = buffered.slice(nl + 1)
-        waiting.get(answer.id)?.(answer)
-        waiting.delete(answer.id)
-      }
-    }
-  })()
+  void eachLine(proc.stdout, (line) => {
+    const answer = JSON.parse(line) as Answer & { id: number }
+    waiting.get(answer.id)?.(answer)
+    waiting.delete(answer.id)
+  })
   return {
     pid: proc.pid,
     send(command: Record<string, unknown>): Promise<Answer> {
@@ -397,19 +387,21 @@ export async function measureCapacity(
 
     let editorsNow = PROBE_DOCUMENTS * 2
     let documentsNow = PROBE_DOCUMENTS
+    /** CPU so far (ms) of the server, the load processes, Redis and the database's backends, and the counts. */
+    const counters = async () => ({
+      server: cpuMs(server.proc.pid),
+      load: loads.reduce((s, l) => s + cpuMs(l.pid), 0),
+      redis: redis ? cpuMs(redis.pid) : 0,
+      postgres: (await postgres?.cpuMs()) ?? 0,
+      publishes: redis?.publishes() ?? 0,
+      writes: await postgres?.writes(),
+    })
     const measure = async (
       load: number,
       extra: { mcpRate?: number; problems: string[] },
     ): Promise<StepFigures> => {
       await Bun.sleep(1_000) // settle after the step's connections
-      const cpu0 = {
-        server: cpuMs(server.proc.pid),
-        load: loads.reduce((s, l) => s + cpuMs(l.pid), 0),
-        redis: redis ? cpuMs(redis.pid) : 0,
-        postgres: (await postgres?.cpuMs()) ?? 0,
-      }
-      const publishes0 = redis?.publishes() ?? 0
-      const writes0 = await postgres?.writes()
+      const cpu0 = await counters()
       await Promise.all(loads.map((l) => l.send({ cmd: 'record' })))
       const from = performance.timeOrigin + performance.now()
       const t0 = performance.now()
@@ -430,14 +422,7 @@ export async function measureCapacity(
       await Bun.sleep(plan.windowMs)
       const to = performance.timeOrigin + performance.now()
       const seconds = (performance.now() - t0) / 1000
-      const cpu1 = {
-        server: cpuMs(server.proc.pid),
-        load: loads.reduce((s, l) => s + cpuMs(l.pid), 0),
-        redis: redis ? cpuMs(redis.pid) : 0,
-        postgres: (await postgres?.cpuMs()) ?? 0,
-      }
-      const publishes1 = redis?.publishes() ?? 0
-      const writes1 = await postgres?.writes()
+      const cpu1 = await counters()
       const rss = rssMB(server.proc.pid)
       // Keystrokes typed by the window's end get a second to arrive; one later still counts as lost.
       await Bun.sleep(1_000)
@@ -498,9 +483,9 @@ export async function measureCapacity(
         redisCpu: redis ? pct(cpu1.redis - cpu0.redis) : undefined,
         postgresCpu: postgres ? pct(cpu1.postgres - cpu0.postgres) : undefined,
         serverRssMB: Math.round(rss),
-        redisPublishes: redis ? publishes1 - publishes0 : undefined,
-        postgresTransactions: writes0 && writes1 ? writes1.xacts - writes0.xacts : undefined,
-        postgresRowsWritten: writes0 && writes1 ? writes1.rows - writes0.rows : undefined,
+        redisPublishes: redis ? cpu1.publishes - cpu0.publishes : undefined,
+        postgresTransactions: cpu0.writes && cpu1.writes ? cpu1.writes.xacts - cpu0.writes.xacts : undefined,
+        postgresRowsWritten: cpu0.writes && cpu1.writes ? cpu1.writes.rows - cpu0.writes.rows : undefined,
         mcp: mcpFigures,
         problems,
         carried: problems.length === 0,

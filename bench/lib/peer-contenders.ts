@@ -15,6 +15,7 @@ import { startTestServer, userWithToken } from '@collab/test-support/server'
 import { blocksToY } from '../../packages/doc-schema/src/yjs/build-y.ts'
 import { Y } from '../deps.ts'
 import type { Fixture } from './fixtures.ts'
+import { eachLine } from './lines.ts'
 import { createFixtureDocument } from './server.ts'
 import { between, type Rng, summarize } from './stats.ts'
 import type { Row } from './types.ts'
@@ -275,28 +276,16 @@ export async function startPeer(
   const url = new Promise<string>((resolve) => {
     listening = resolve
   })
-  void (async () => {
-    const decoder = new TextDecoder()
-    let buffered = ''
-    const reader = proc.stdout.getReader()
-    for (;;) {
-      const { value, done } = await reader.read()
-      if (done) break
-      buffered += decoder.decode(value, { stream: true })
-      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const line = buffered.slice(0, nl)
-        buffered = buffered.slice(nl + 1)
-        const listen = /^listening (\S+)$/.exec(line)
-        if (listen) listening(listen[1]!)
-        const store = /^stored (\S+) ([\d.]+)$/.exec(line)
-        if (!store) continue
-        const list = stored.get(store[1]!) ?? []
-        list.push(Number(store[2]))
-        stored.set(store[1]!, list)
-        for (const wake of waiters) wake()
-      }
-    }
-  })()
+  void eachLine(proc.stdout, (line) => {
+    const listen = /^listening (\S+)$/.exec(line)
+    if (listen) listening(listen[1]!)
+    const store = /^stored (\S+) ([\d.]+)$/.exec(line)
+    if (!store) return
+    const list = stored.get(store[1]!) ?? []
+    list.push(Number(store[2]))
+    stored.set(store[1]!, list)
+    for (const wake of waiters) wake()
+  })
   const started = await Promise.race([url, Bun.sleep(30_000).then(() => null)])
   if (!started) {
     proc.kill()
