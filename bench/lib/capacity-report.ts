@@ -236,10 +236,10 @@ export function renderDeployEstimate(results: CapacityResult[] | null): string {
     `  ${calls ? num(calls) : '‹…›'} calls/s of agents adds one. All 100,000 documents open at once would take ${Math.ceil(100_000 / open)}; an idle`,
     '  document costs nothing on an instance (a row and its updates in PostgreSQL).',
     `- **Redis**: 10,000 × ${publishesPerEdit} = 40,000 publishes/s; at ${ms(redisMsPerPublish)} ms of Redis CPU per publish measured`,
-    `  here (with one instance, no replies), its one thread is **${pct(redisShare)} busy**, and each more instance holding a`,
+    `  here (one instance, so no replies; Redis's idle work included, so an upper bound), its one thread is **${pct(redisShare)} busy**, and each more instance holding a`,
     '  document adds 3 messages an edit, each an answer some instance computes.',
     `- **PostgreSQL**: ${k.postgresTransactions?.toFixed(3)} transactions per keystroke measured, so ${num(Math.round(pgTransactions))} a second; at`,
-    `  ${ms(k.postgresCpuPerTransactionMs)} ms of CPU each that is **${pgCores === undefined ? '–' : pgCores.toFixed(1)} cores** of one server.`,
+    `  ${ms(k.postgresCpuPerTransactionMs)} ms of CPU each (its backends' idle work included: an upper bound) that is **${pgCores === undefined ? '–' : pgCores.toFixed(1)} cores** of one server.`,
     `- **Gives out first**: ${firstToGiveOut(redisShare, pgCores)}`,
   )
   return wrap(DEPLOY_SECTION, lines)

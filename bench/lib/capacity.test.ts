@@ -7,7 +7,7 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { keystrokeLatencies } from './capacity.ts'
+import { type CapacityResult, keystrokeLatencies, type StepFigures } from './capacity.ts'
 import {
   DEPLOY_SECTION,
   PERFORMANCE_SECTION,
@@ -81,5 +81,56 @@ describe('the capacity sections', () => {
     })
     expect(sectionOf(report, PERFORMANCE_SECTION)).toBe(section)
     expect(report.indexOf(section)).toBeLessThan(report.indexOf('## Notes'))
+  })
+})
+
+describe("docs/deploy.md's estimate from a run's figures", () => {
+  const step = (load: number, carried: boolean, over: Partial<StepFigures> = {}): StepFigures => ({
+    load,
+    editors: load,
+    documentsOpen: load / 2,
+    keystrokes: load * 6,
+    lostKeystrokes: 0,
+    keystrokeP50: 5,
+    keystrokeP99: carried ? 40 : 300,
+    healthP99: 20,
+    healthFailed: 0,
+    serverCpu: 50,
+    loadCpu: 30,
+    redisCpu: 10,
+    postgresCpu: 20,
+    serverRssMB: 300,
+    redisPublishes: load * 6,
+    postgresTransactions: load,
+    postgresRowsWritten: load,
+    problems: carried ? [] : ['keystroke p99 300 ms > 100 ms'],
+    carried,
+    ...over,
+  })
+  const result: CapacityResult = {
+    database: 'PostgreSQL + Redis',
+    date: '2026-12-02T08:00:00.000Z',
+    loadAverage: [0.5, 1.5],
+    latencyMs: 100,
+    windowMs: 6_000,
+    floor: step(0, true, { keystrokes: 240 }),
+    series: [
+      { name: 'mcp', steps: [step(50, true), step(100, false)], highest: 50, stoppedByTime: false },
+      { name: 'editors', steps: [step(200, true), step(400, false)], highest: 200, stoppedByTime: false },
+      { name: 'openDocuments', steps: [step(1_000, true)], highest: 1_000, stoppedByTime: true },
+    ],
+    durationS: 170,
+  }
+
+  test('instances are 10,000 editors over what one carried, and the shares of Redis and PostgreSQL follow', () => {
+    const text = renderDeployEstimate([result])
+    expect(text).not.toContain('Placeholders')
+    // 10,000 / 200 editors = 50 instances; 5,000 documents / 1,000 = 5.
+    expect(text).toContain('10,000 editors need 50 and their 5,000 documents 5: **50 instances**')
+    expect(text).toContain('one instance carries 50 MCP calls/s')
+    // Redis: 10% of a core over 6 s = 600 ms for 1,200 publishes: 0.5 ms each; 40,000/s is 20 s a second.
+    expect(text).toContain('at 0.5 ms of Redis CPU per publish')
+    expect(text).toContain('**2000% busy**')
+    expect(text).toContain("**Gives out first**: Redis's one thread")
   })
 })
