@@ -164,10 +164,12 @@ if (!only || only === 'capacity') {
   // One instance stepped up under editors, open documents and agent calls (bench/lib/capacity.ts), on
   // PostgreSQL with Redis (BENCH_DATABASE_URL, else TEST_DATABASE_URL) and on PGlite.
   const postgresUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || null
-  const databases = [
+  const both = [
     ...(postgresUrl ? [{ name: 'PostgreSQL + Redis', postgresUrl, redis: true }] : []),
     { name: 'PGlite', postgresUrl: null, redis: false },
   ]
+  // CI's quick run of every group keeps it from rotting on one database (~2–3 minutes on a loaded machine).
+  const databases = quick && only !== 'capacity' ? both.slice(0, 1) : both
   if (!postgresUrl)
     process.stderr.write('capacity on PostgreSQL + Redis: not measured (set BENCH_DATABASE_URL)\n')
   for (const database of databases) {
