@@ -109,6 +109,8 @@ export type SeriesResult = {
   name: 'editors' | 'openDocuments' | 'mcp'
   steps: StepFigures[]
   highest: number | null
+  /** The series ended on its share of the time budget, before a step not carried or its last planned one. */
+  stoppedByTime: boolean
 }
 
 export type CapacityResult = {
