@@ -142,7 +142,7 @@ export function renderCapacitySection(results: CapacityResult[] | null, machine:
   }
   lines.push(
     '',
-    '"≥" means the last step planned was carried: the instance carries more than the run tried.',
+    '"≥": the last step tried was carried (the plan\'s last, or the series\' share of the time budget ran out): the instance carries more than the run tried.',
     '',
   )
   for (const r of results) {
