@@ -55,11 +55,11 @@ export type Plan = {
 }
 
 export const QUICK_PLAN: Plan = {
-  windowMs: 4_000,
-  budgetS: 150,
-  editors: [10, 20, 40],
-  openDocuments: [50, 100],
-  mcpRates: [5, 10, 20],
+  windowMs: 3_000,
+  budgetS: 60,
+  editors: [10, 20],
+  openDocuments: [50],
+  mcpRates: [5, 10],
 }
 /** Both databases within six minutes: 170 s each at most (the budget), whatever the machine. */
 export const FULL_PLAN: Plan = {
