@@ -7,6 +7,7 @@ import { templateKey } from '@collab/hocuspocus.server/src/db/pglite-template.ts
 import { createServices, type Services } from '@collab/hocuspocus.server/src/services.ts'
 import { Client } from 'pg'
 import { TEST_DATA_ROOT } from './data-root.ts'
+import { dropDatabase } from './drop-database.ts'
 
 export { TEST_DATA_ROOT }
 
@@ -192,23 +193,4 @@ function databaseUrlOf(serverUrl: string, name: string): string {
   return url.toString()
 }
 
-/**
- * DROP DATABASE … WITH (FORCE), tried again for a few seconds: FORCE cannot end an autovacuum worker
- * (it runs as a superuser), so a drop that meets one fails with "must be a member of the role whose
- * process is being terminated" until the worker is done.
- */
-export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    const c = new Client({ connectionString: serverUrl })
-    await c.connect()
-    try {
-      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-      return
-    } catch (error) {
-      if (attempt >= 20) throw error
-    } finally {
-      await c.end()
-    }
-    await Bun.sleep(500)
-  }
-}
+export { dropDatabase }

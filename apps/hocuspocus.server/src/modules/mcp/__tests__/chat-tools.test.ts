@@ -20,11 +20,12 @@ import { documentShortIds } from '../render/outline.ts'
 import { createDocument, frameLines, useMcpUser } from './setup.ts'
 
 let server: RunningServer
-let alice: { id: string }
+let alice: { id: string; handle: string }
 let aliceToken: string
 let client: Client
+let handle: (base: string) => string
 const mcp = useMcpUser('alice', (made) => {
-  ;({ server, user: alice, token: aliceToken, client } = made)
+  ;({ server, user: alice, token: aliceToken, client, handle } = made)
 })
 
 const create = (title: string, markdown?: string) => createDocument(server, alice.id, { title, markdown })
@@ -60,7 +61,9 @@ describe('post_chat_message and read_chat_thread', () => {
     expect(body).toHaveLength(1)
     // Posted over MCP with an API token: the agent and its app (a token without a label: "API token").
     expect(body[0]).toMatch(
-      /^\[seq 1\] alice's agent \(API token\) at \d{4}-\d\d-\d\dT[\d:.]+Z: bob please check the dates$/,
+      new RegExp(
+        `^\\[seq 1\\] ${alice.handle}'s agent \\(API token\\) at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z: bob please check the dates$`,
+      ),
     )
     expect(after).toEqual([])
   })
@@ -195,10 +198,10 @@ describe('post_chat_message and read_chat_thread', () => {
     const doc = await create('Shared', '## Notes')
     const [, section] = await sectionIds(doc.room)
     await server.services.chat.post(doc.id, section!, alice.id, 'hello')
-    const viewer = await userWithToken(server, 'vic')
+    const viewer = await userWithToken(server, handle('vic'))
     await server.services.documents.share(doc.slug, viewer.user.id, 'viewer')
     const viewerClient = await mcp.connect(viewer.token)
-    const reader = await userWithToken(server, 'rita', ['read'])
+    const reader = await userWithToken(server, handle('rita'), ['read'])
     const readerClient = await mcp.connect(reader.token)
 
     const denied = await call(viewerClient, 'post_chat_message', {
@@ -242,7 +245,7 @@ describe('post_chat_message and read_chat_thread', () => {
         type: 'chat',
         sectionId: section,
         seq: 1,
-        author: 'alice',
+        author: alice.handle,
         app: 'API token',
       })
     } finally {

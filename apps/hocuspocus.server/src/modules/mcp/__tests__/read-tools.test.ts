@@ -18,8 +18,9 @@ import { createDocument, frameLines, useMcpUser } from './setup.ts'
 let server: RunningServer
 let alice: { id: string }
 let client: Client
+let handle: (base: string) => string
 const mcp = useMcpUser('alice', (made) => {
-  ;({ server, user: alice, client } = made)
+  ;({ server, user: alice, client, handle } = made)
 })
 
 const create = (title: string, markdown?: string, isPrivate = true) =>
@@ -196,7 +197,7 @@ describe('read_document', () => {
 
   test('a stranger cannot see a private document: the same answer as a missing one', async () => {
     const doc = await create('Secret', 'hidden words')
-    const stranger = await userWithToken(server, 'mallory', ['read'])
+    const stranger = await userWithToken(server, handle('mallory'), ['read'])
     const other = await mcp.connect(stranger.token)
     const hidden = await call(other, 'read_document', { slug: doc.slug })
     const missing = await call(other, 'read_document', { slug: 'no-such-doc' })
@@ -208,7 +209,7 @@ describe('read_document', () => {
   })
 
   test('a read-only token lists only read tools', async () => {
-    const viewer = await userWithToken(server, 'viewer', ['read'])
+    const viewer = await userWithToken(server, handle('viewer'), ['read'])
     const c = await mcp.connect(viewer.token)
     const { tools } = await c.listTools()
     for (const tool of tools) expect(tool.annotations?.readOnlyHint).toBe(true)

@@ -1,32 +1,52 @@
 /**
- * What the MCP tool tests share: a test server for the file with one user connected to it over MCP,
+ * What the MCP tool tests share: the process's shared test server with one user of the file's connected to it over MCP,
  * documents made through the service, and the lines of a framed answer.
  */
 import { afterAll, beforeAll } from 'bun:test'
 import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
 import { useMcpClients } from '@collab/test-support/mcp'
-import { useTestServer } from '@collab/test-support/server'
+import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../../../server.ts'
 import { FRAME_END } from '../render/frame.ts'
 
-export type McpUser = { server: RunningServer; user: { id: string }; token: string; client: Client }
+export type McpUser = {
+  server: RunningServer
+  user: { id: string; handle: string }
+  token: string
+  client: Client
+  /** `base` made this file's own on the shared server (`viewer` -> `viewer-f3`): for the file's other users. */
+  handle(base: string): string
+}
 
 /**
- * Starts a test server for the file and connects a new user `handle` to it over MCP before the file's tests;
- * `ready` gets both. Returns the file's MCP clients, for more users.
+ * Connects a new user to this process's shared server (test-support's `useSharedServer`) over MCP before
+ * the file's tests; `ready` gets both. The user's handle is `handle` made the file's own (`alice` ->
+ * `alice-f3`), and so is every handle given to the returned clients' `user`: files share the server, so a
+ * file that uses this must not count server-wide things or expect to see only its own public documents.
+ * Returns the file's MCP clients, for more users.
  */
 export function useMcpUser(handle: string, ready: (made: McpUser) => void) {
-  let server: RunningServer
-  useTestServer((s) => {
-    server = s
+  let share: ServerShare
+  useSharedServer((s) => {
+    share = s
   })
-  const mcp = useMcpClients(() => server)
+  const mcp = useMcpClients(() => share.server)
   beforeAll(async () => {
-    const made = await mcp.user(handle)
-    ready({ server, user: made.user, token: made.token, client: made.client })
+    const made = await mcp.user(share.handle(handle))
+    ready({
+      server: share.server,
+      user: made.user,
+      token: made.token,
+      client: made.client,
+      handle: share.handle,
+    })
   })
-  return mcp
+  return {
+    connect: mcp.connect,
+    user: (base: string, scopes?: Array<'read' | 'write' | 'suggest'>) =>
+      mcp.user(share.handle(base), scopes),
+  }
 }
 
 /**

@@ -16,8 +16,9 @@ let server: RunningServer
 let owner: { id: string }
 let ownerToken: string
 let ownerAgent: Client
+let handle: (base: string) => string
 const mcp = useMcpUser('olive', (made) => {
-  ;({ server, user: owner, token: ownerToken, client: ownerAgent } = made)
+  ;({ server, user: owner, token: ownerToken, client: ownerAgent, handle } = made)
 })
 
 async function sectionOf(client: Client, slug: string, index: number) {
@@ -44,7 +45,7 @@ describe('suggestions over MCP', () => {
       markdown: 'The meeting is on Monday.\n\n## Notes\n\nKeep this line.\n\nDrop this line.',
     })
     // Sam, an editor of Olive's document, connects an agent with a suggest token; Olive's write agent decides.
-    const { token, user: sam } = await userWithToken(server, 'sam', ['read', 'suggest'])
+    const { token, user: sam } = await userWithToken(server, handle('sam'), ['read', 'suggest'])
     await server.services.documents.share(doc.slug, sam.id, 'editor')
     const proposer = await mcp.connect(token)
 
@@ -94,7 +95,7 @@ describe('suggestions over MCP', () => {
     const list = await call(ownerAgent, 'list_suggestions', { slug: doc.slug })
     const lines = frameLines(list.text).body
     expect(lines).toHaveLength(3)
-    expect(lines[0]).toContain(`${first}: by sam`)
+    expect(lines[0]).toContain(`${first}: by ${sam.handle} `)
     expect(lines[0]).toContain('adds "Tuesday"; removes "Monday"')
 
     const ids = lines.map((line) => line.slice(0, line.indexOf(':')))
@@ -156,7 +157,7 @@ describe('suggestions over MCP', () => {
 
   test('what suggest mode cannot carry is refused, naming what to do', async () => {
     const doc = await createDocument(server, owner.id, { title: 'Rules', markdown: 'Text.' })
-    const { token, user: rex } = await userWithToken(server, 'rex', ['read', 'suggest'])
+    const { token, user: rex } = await userWithToken(server, handle('rex'), ['read', 'suggest'])
     await server.services.documents.share(doc.slug, rex.id, 'editor')
     const proposer = await mcp.connect(token)
     const refused = await call(proposer, 'append_to_document', { slug: doc.slug, markdown: '---' })

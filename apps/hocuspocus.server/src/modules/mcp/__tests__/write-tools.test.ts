@@ -20,8 +20,9 @@ let server: RunningServer
 let owner: { id: string }
 let ownerToken: string
 let client: Client
+let handle: (base: string) => string
 const mcp = useMcpUser('owner', (made) => {
-  ;({ server, user: owner, token: ownerToken, client } = made)
+  ;({ server, user: owner, token: ownerToken, client, handle } = made)
 })
 const WRITE_TOOLS = ['create_document', 'append_to_document', 'edit_blocks', 'replace_text']
 
@@ -138,14 +139,14 @@ describe('write tools', () => {
 
   test('a viewer and a read-only token cannot write; the read-only token lists no write tools', async () => {
     const doc = await create('Guarded', '## Part\n\nsafe')
-    const viewer = await userWithToken(server, 'viewer')
+    const viewer = await userWithToken(server, handle('viewer'))
     await server.services.documents.share(doc.slug, viewer.user.id, 'viewer')
     const viewerClient = await mcp.connect(viewer.token)
     const denied = await call(viewerClient, 'append_to_document', { slug: doc.slug, markdown: 'nope' })
     expect(denied.isError).toBe(true)
     expect(denied.text).toStartWith(`slug: you can read "${doc.slug}" but not change it`)
 
-    const readOnly = await userWithToken(server, 'reader', ['read'])
+    const readOnly = await userWithToken(server, handle('reader'), ['read'])
     const readClient = await mcp.connect(readOnly.token)
     const names = (await readClient.listTools()).tools.map((t) => t.name)
     for (const name of WRITE_TOOLS) expect(names).not.toContain(name)
