@@ -4,7 +4,8 @@
  * sent before any tools/list (full server) and after one (call-only server), and the bodies compared.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { userWithToken, useTestServer } from '@collab/test-support/server'
+import { userWithToken } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import type { RunningServer } from '../../../server.ts'
 import { callOf, postTo } from './setup.ts'
 
@@ -13,13 +14,14 @@ let writer: string
 let reader: string
 let slug: string
 
-useTestServer((s) => {
-  server = s
+let handle: (base: string) => string
+useSharedServer((share) => {
+  ;({ server, handle } = share)
 })
 beforeAll(async () => {
-  const owner = await userWithToken(server, 'caller')
+  const owner = await userWithToken(server, handle('caller'))
   writer = owner.token
-  reader = (await userWithToken(server, 'reader', ['read'])).token
+  reader = (await userWithToken(server, handle('reader'), ['read'])).token
   const created = await server.services.documents.create(owner.user.id, { title: 'Call only' })
   if (created.kind === 'error') throw new Error(created.message)
   slug = created.value.slug

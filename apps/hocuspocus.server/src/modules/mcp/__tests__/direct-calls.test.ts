@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
-import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
+import { eventually, userWithToken } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import { createLogger } from '../../../logger.ts'
 import type { RunningServer } from '../../../server.ts'
 import { init } from '../module.ts'
@@ -22,8 +23,9 @@ let privateSlug: string
 let sectionId: string
 let editor: TestProvider | undefined
 
-useTestServer((s) => {
-  server = s
+let handle: (base: string) => string
+useSharedServer((share) => {
+  ;({ server, handle } = share)
 })
 
 beforeAll(async () => {
@@ -34,10 +36,10 @@ beforeAll(async () => {
     logger: createLogger('silent'),
     config: { directToolCalls: false },
   })
-  const owner = await userWithToken(server, 'direct-owner')
+  const owner = await userWithToken(server, handle('direct-owner'))
   writer = owner.token
-  reader = (await userWithToken(server, 'direct-reader', ['read'])).token
-  stranger = (await userWithToken(server, 'direct-stranger')).token
+  reader = (await userWithToken(server, handle('direct-reader'), ['read'])).token
+  stranger = (await userWithToken(server, handle('direct-stranger'))).token
   const headings = Array.from({ length: 40 }, (_, i) => `## Part ${i}\n\nText of part ${i} with lighthouse.`)
   const created = await server.services.documents.create(owner.user.id, {
     title: 'Direct calls',

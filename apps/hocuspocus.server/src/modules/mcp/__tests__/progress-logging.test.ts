@@ -7,7 +7,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { connectInMemory, mcpUrlOf, useMcpClients } from '@collab/test-support/mcp'
-import { useTestServer } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import {
   CallToolResultSchema,
@@ -23,8 +23,9 @@ import { documentUri } from '../resources/documents.ts'
 import { LOGGER_NAME } from '../tools/report.ts'
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
+let handle: (base: string) => string
+useSharedServer((share) => {
+  ;({ server, handle } = share)
 })
 const mcp = useMcpClients(() => server)
 let client: Client
@@ -32,7 +33,7 @@ let token: string
 let slug: string
 
 beforeAll(async () => {
-  const made = await mcp.user('ada')
+  const made = await mcp.user(handle('ada'))
   client = made.client
   token = made.token
   const created = await server.services.documents.create(made.user.id, {
@@ -159,7 +160,7 @@ describe('progress over HTTP', () => {
 
 describe('logging/setLevel over HTTP (stateless: one server per request)', () => {
   test('the level a token set holds for its later requests, and for no other token', async () => {
-    const lin = await mcp.user('lin')
+    const lin = await mcp.user(handle('lin'))
     const made = await server.services.documents.create(lin.user.id, { title: 'Lin', markdown: 'x' })
     if (made.kind === 'error') throw new Error(made.message)
     const linLogs = recordLogs(lin.client)
@@ -215,7 +216,7 @@ describe('logging/setLevel with a level that does not exist', () => {
       .catch((error: McpError) => error)
 
   for (const [transport, connect] of [
-    ['HTTP', async () => (await mcp.user('kai')).client],
+    ['HTTP', async () => (await mcp.user(handle('kai'))).client],
     ['stdio', () => connectInMemory(server, token)],
   ] as const) {
     test(`over ${transport}: -32602 Invalid params naming the valid levels`, async () => {

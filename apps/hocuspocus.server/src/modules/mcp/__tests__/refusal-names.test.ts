@@ -6,14 +6,16 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { call, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { outlineId } from '@collab/test-support/outline'
-import { userWithToken, useTestServer } from '@collab/test-support/server'
+import { userWithToken } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_MARKDOWN_CHARS } from '../limits.ts'
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
+let handle: (base: string) => string
+useSharedServer((share) => {
+  ;({ server, handle } = share)
 })
 let client: Client
 let slug: string
@@ -21,7 +23,7 @@ let sectionId: string
 let rev: string
 
 beforeAll(async () => {
-  const owner = await userWithToken(server, 'namer')
+  const owner = await userWithToken(server, handle('namer'))
   client = await connectClient(mcpUrlOf(server), owner.token)
   const created = await server.services.documents.create(owner.user.id, {
     title: 'Names',

@@ -8,15 +8,17 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { call, connectInMemory, refusalOf, useMcpClients } from '@collab/test-support/mcp'
 import { outlineIds } from '@collab/test-support/outline'
-import { eventually, useTestServer } from '@collab/test-support/server'
+import { eventually } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { RunningServer } from '../../../server.ts'
 import { documentUri, sectionUri } from '../resources/uris.ts'
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
+let handle: (base: string) => string
+useSharedServer((share) => {
+  ;({ server, handle } = share)
 })
 const mcp = useMcpClients(() => server)
 let ownerToken: string
@@ -26,11 +28,11 @@ let shared: string
 let secret: string
 
 beforeAll(async () => {
-  const owner = await mcp.user('owner')
+  const owner = await mcp.user(handle('owner'))
   ownerToken = owner.token
-  const editor = await mcp.user('editor')
+  const editor = await mcp.user(handle('editor'))
   writer = editor.client
-  strangerToken = (await mcp.user('stranger', ['read'])).token
+  strangerToken = (await mcp.user(handle('stranger'), ['read'])).token
   const make = async (title: string) => {
     const created = await server.services.documents.create(owner.user.id, {
       title,
@@ -107,7 +109,7 @@ describe('subscriptions over a session', () => {
   })
 
   test('stateless HTTP does not offer subscriptions', async () => {
-    const { client } = await mcp.user('http-user')
+    const { client } = await mcp.user(handle('http-user'))
     expect(client.getServerCapabilities()?.resources?.subscribe).toBeUndefined()
   })
 })

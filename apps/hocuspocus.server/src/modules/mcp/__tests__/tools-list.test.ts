@@ -7,15 +7,16 @@ import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { useMcpClients } from '@collab/test-support/mcp'
-import { useTestServer } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { RunningServer } from '../../../server.ts'
 import { ROOT } from '../reference/sections.ts'
 import { TOOLS_LIST_PATH } from '../reference/tools-list.ts'
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
+let handle: (base: string) => string
+useSharedServer((share) => {
+  ;({ server, handle } = share)
 })
 const clients = useMcpClients(() => server)
 
@@ -25,13 +26,13 @@ const RERUN = `the live tools/list differs from ${TOOLS_LIST_PATH}; if the chang
 
 describe('tools/list snapshot', () => {
   test('a read and write token lists exactly the checked-in tools', async () => {
-    const { client } = await clients.user('alice', ['read', 'write'])
+    const { client } = await clients.user(handle('alice'), ['read', 'write'])
     const { tools } = await client.listTools()
     expect(tools, RERUN).toEqual(checkedIn)
   })
 
   test('a read token lists exactly the checked-in read-only tools, unchanged', async () => {
-    const { client } = await clients.user('rita', ['read'])
+    const { client } = await clients.user(handle('rita'), ['read'])
     const { tools } = await client.listTools()
     expect(tools, RERUN).toEqual(checkedIn.filter((tool) => tool.annotations?.readOnlyHint === true))
   })
