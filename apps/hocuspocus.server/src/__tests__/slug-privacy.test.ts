@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { call, connectClient } from '@collab/test-support/mcp'
-import { userWithToken, useTestServer } from '@collab/test-support/server'
+import { userWithToken } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { SLUG_TAIL_CHARS } from '../documents/slug.ts'
 import type { RunningServer } from '../server.ts'
@@ -16,16 +17,17 @@ const tailed = (base: string) => new RegExp(`^${base}-[a-z0-9]{${SLUG_TAIL_CHARS
 
 describe(`slugs reveal nothing (${DATABASE_KIND})`, () => {
   let server: RunningServer
-  useTestServer((s) => {
-    server = s
+  let handle: (base: string) => string
+  useSharedServer((share) => {
+    ;({ server, handle } = share)
   })
   let alice: Awaited<ReturnType<typeof userWithToken>>
   let mallory: Awaited<ReturnType<typeof userWithToken>>
   let malloryMcp: Client
   let secretSlug: string
   beforeAll(async () => {
-    alice = await userWithToken(server, 'alice')
-    mallory = await userWithToken(server, 'mallory')
+    alice = await userWithToken(server, handle('alice'))
+    mallory = await userWithToken(server, handle('mallory'))
     const secret = await server.services.documents.create(alice.user.id, { title: 'Alice Secret Plan' })
     if (secret.kind === 'error') throw new Error(secret.message)
     secretSlug = secret.value.slug

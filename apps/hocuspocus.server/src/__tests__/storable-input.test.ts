@@ -6,20 +6,21 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { DATABASE_KIND } from '@collab/test-support/database'
-import { useTestServer } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import type { RunningServer } from '../server.ts'
 
 const BAD = 'a\u0000b\ud800c'
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
+let handle: (base: string) => string
+useSharedServer((share) => {
+  ;({ server, handle } = share)
 })
 let userId: string
 let documentId: string
 
 beforeAll(async () => {
-  const added = await server.services.users.add('storable', `name ${BAD}`)
+  const added = await server.services.users.add(handle('storable'), `name ${BAD}`)
   if (added.kind === 'error') throw new Error(added.message)
   userId = added.value.id
   const created = await server.services.documents.create(userId, { title: 'Target' })

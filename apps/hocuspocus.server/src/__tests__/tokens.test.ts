@@ -1,18 +1,20 @@
 /** Token verification against a real database: every unusable token is refused alike. */
 import { describe, expect, test } from 'bun:test'
 import { DATABASE_KIND } from '@collab/test-support/database'
-import { userWithToken, useTestServer } from '@collab/test-support/server'
+import { userWithToken } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import { createTokensService, PRINCIPAL_CACHE_TTL_MS } from '../auth/tokens.ts'
 import type { RunningServer } from '../server.ts'
 
 describe(`API tokens (${DATABASE_KIND})`, () => {
   let server: RunningServer
-  useTestServer((s) => {
-    server = s
+  let handle: (base: string) => string
+  useSharedServer((share) => {
+    ;({ server, handle } = share)
   })
 
   test('a valid token resolves to its user and scopes, and only its hash is stored', async () => {
-    const { user, token, tokenId } = await userWithToken(server, 'tokyo', ['read'])
+    const { user, token, tokenId } = await userWithToken(server, handle('tokyo'), ['read'])
     const principal = await server.services.tokens.verify(token)
     expect(principal).toMatchObject({ user: { id: user.id }, tokenId, scopes: ['read'] })
     const row = await server.services.db.prisma.apiToken.findUniqueOrThrow({ where: { id: tokenId } })
@@ -22,7 +24,7 @@ describe(`API tokens (${DATABASE_KIND})`, () => {
   })
 
   test('a wrong secret for a real id, an unknown id and a malformed token are all refused', async () => {
-    const { token, tokenId } = await userWithToken(server, 'lima')
+    const { token, tokenId } = await userWithToken(server, handle('lima'))
     const wrongSecret = `ctk_${tokenId}_${'A'.repeat(43)}`
     const unknownId = token.replace(tokenId, '000000000000')
     expect(await server.services.tokens.verify(token)).not.toBeNull() // now cached: the wrong secret must not ride on it
@@ -32,12 +34,12 @@ describe(`API tokens (${DATABASE_KIND})`, () => {
   })
 
   test('a revoked token and an expired token are refused', async () => {
-    const { token, tokenId } = await userWithToken(server, 'oslo')
+    const { token, tokenId } = await userWithToken(server, handle('oslo'))
     expect(await server.services.tokens.verify(token)).not.toBeNull() // cached before the revoke
     await server.services.tokens.revoke(tokenId)
     expect(await server.services.tokens.verify(token)).toBeNull()
 
-    const { user } = await userWithToken(server, 'rome')
+    const { user } = await userWithToken(server, handle('rome'))
     const issued = await server.services.tokens.issue(user.id, { scopes: ['read'], expiresDays: 1 })
     if (issued.kind === 'error') throw new Error(issued.message)
     const later = createTokensService(server.services.db.prisma, () => new Date(Date.now() + 2 * 86_400_000))
@@ -46,7 +48,7 @@ describe(`API tokens (${DATABASE_KIND})`, () => {
   })
 
   test('another instance trusts a verified token for at most PRINCIPAL_CACHE_TTL_MS after a revoke', async () => {
-    const { token, tokenId } = await userWithToken(server, 'bergen')
+    const { token, tokenId } = await userWithToken(server, handle('bergen'))
     let clock = Date.now()
     const other = createTokensService(server.services.db.prisma, () => new Date(clock))
     expect(await other.verify(token)).not.toBeNull()
