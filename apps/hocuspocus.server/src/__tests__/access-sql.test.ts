@@ -7,7 +7,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { DATABASE_KIND } from '@collab/test-support/database'
-import { useTestServer } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import type { Principal } from '../auth/tokens.ts'
 import { Prisma } from '../db/generated/client.ts'
 import { readableBy, withMembership } from '../documents/access.ts'
@@ -23,8 +23,9 @@ const FLAGS: Flags[] = [false, true].flatMap((isPrivate) =>
 const WORD = 'matrixword'
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
+let handle: (base: string) => string
+useSharedServer((share) => {
+  ;({ server, handle } = share)
 })
 const users = {} as Record<Role, string>
 const documentIds: string[] = []
@@ -32,7 +33,7 @@ const documentIds: string[] = []
 beforeAll(async () => {
   const { users: people, documents } = server.services
   for (const role of ROLES) {
-    const added = await people.add(`sql-${role}`)
+    const added = await people.add(handle(`sql-${role}`))
     if (added.kind === 'error') throw new Error(added.message)
     users[role] = added.value.id
   }
@@ -54,7 +55,7 @@ beforeAll(async () => {
 /** What decideAccess says of each test document for this role's user (accessMany asks it, row by row). */
 async function decided(role: Role) {
   const principal: Principal = {
-    user: { id: users[role], handle: `sql-${role}`, name: null, createdAt: new Date() },
+    user: { id: users[role], handle: handle(`sql-${role}`), name: null, createdAt: new Date() },
     tokenId: 'test',
     scopes: ['read'],
   }

@@ -6,18 +6,20 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { DATABASE_KIND } from '@collab/test-support/database'
-import { userWithToken, useTestServer } from '@collab/test-support/server'
+import { userWithToken } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import type { RunningServer } from '../server.ts'
 
 describe(`cached resolutions follow access changes at once (${DATABASE_KIND})`, () => {
   let server: RunningServer
-  useTestServer((s) => {
-    server = s
+  let handle: (base: string) => string
+  useSharedServer((share) => {
+    ;({ server, handle } = share)
   })
 
   async function setup(owner: string, other: string) {
-    const a = await userWithToken(server, owner)
-    const b = await userWithToken(server, other)
+    const a = await userWithToken(server, handle(owner))
+    const b = await userWithToken(server, handle(other))
     const made = await server.services.documents.create(a.user.id, { title: 'Cached', isPrivate: true })
     if (made.kind === 'error') throw new Error(made.message)
     const principal = (await server.services.tokens.verify(b.token))!
