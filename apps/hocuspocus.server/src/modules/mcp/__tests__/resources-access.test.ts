@@ -9,7 +9,8 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { call, connectInMemory, refusalOf, useMcpClients } from '@collab/test-support/mcp'
-import { userWithToken, useTestServer } from '@collab/test-support/server'
+import { userWithToken } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../../../server.ts'
 import { DOCUMENT_TEMPLATE, documentUri } from '../resources/uris.ts'
@@ -20,8 +21,9 @@ type Role = (typeof ROLES)[number]
 type DocKind = (typeof DOCS)[number]
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
+let handle: (base: string) => string
+useSharedServer((share) => {
+  ;({ server, handle } = share)
 })
 const mcp = useMcpClients(() => server)
 const clients = new Map<Role, Client>()
@@ -31,7 +33,7 @@ const slugs = new Map<DocKind, string>()
 beforeAll(async () => {
   const ids = new Map<Role, string>()
   for (const role of ROLES) {
-    const made = await userWithToken(server, `res-${role}`, ['read'])
+    const made = await userWithToken(server, handle(`res-${role}`), ['read'])
     ids.set(role, made.user.id)
     tokens.set(role, made.token)
     clients.set(role, await mcp.connect(made.token))
