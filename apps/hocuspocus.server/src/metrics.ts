@@ -106,6 +106,10 @@ export function createMetrics() {
       'collab_document_loads_total',
       'Documents loaded into memory from the database.',
     ),
+    documentLoadsInParts: new Counter(
+      'collab_document_loads_in_parts_total',
+      "Large documents loaded in parts split on the documents' worker, one part a turn of the event loop.",
+    ),
     stores: new Counter('collab_document_stores_total', 'Document stores that succeeded.'),
     storeFailures: new Counter(
       'collab_document_store_failures_total',
@@ -152,6 +156,7 @@ export function createMetrics() {
         metrics.wsConnectionsOpened,
         metrics.authFailures,
         metrics.documentLoads,
+        metrics.documentLoadsInParts,
         metrics.stores,
         metrics.storeFailures,
         metrics.storeLatency,

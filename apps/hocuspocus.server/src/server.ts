@@ -160,6 +160,7 @@ export async function startServer(
         live: (room) => collab.hocuspocus.documents.get(room),
         // Restore and revert from the history panel: the same live write as an agent's edit.
         write: (room, context, edit) => historyWriter.write(room, context, edit),
+        storePending: (room) => historyWriter.storePending(room),
       },
     },
     web: createWebApp({

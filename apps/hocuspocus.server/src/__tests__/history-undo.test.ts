@@ -9,6 +9,7 @@ import {
   createDocumentUpdate,
   documentToMarkdown,
   FRAGMENT_NAME,
+  ok,
   type Result,
 } from '@collab/doc-schema'
 import { callText } from '@collab/test-support/mcp'
@@ -405,14 +406,6 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
                 : undefined
           return found ? row(found) : null
         },
-        saveVersionOf: async () => {
-          saved++
-          return { id: 1000n }
-        },
-        newestVersion: async () => {
-          const newest = versions.at(-1)
-          return newest ? row(newest) : null
-        },
         versionsAfter: async (_id, since, limit) =>
           versions
             .filter((v) => 'afterId' in since && v.id > since.afterId)
@@ -430,9 +423,10 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
         })
         return result!
       },
-      currentState: async () => Y.encodeStateAsUpdate(live),
-      describeVersion: (user: string, state: Uint8Array, previous: Uint8Array | null) =>
-        pool.describe(user, state, previous),
+      saveBefore: async () => {
+        saved++
+        return ok({ id: 1000n, state: Y.encodeStateAsUpdate(live) })
+      },
       planUndo: async (user: string, input: UndoInput) => {
         const plan = await pool.undo(user, input)
         meanwhile()

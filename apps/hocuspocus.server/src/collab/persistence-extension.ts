@@ -28,10 +28,11 @@ import type {
   onLoadDocumentPayload,
   onStoreDocumentPayload,
 } from '@hocuspocus/server'
+import * as Y from 'yjs'
 import { isDatabaseUnavailable } from '../db/errors.ts'
 import { rawAuthorKey, rawAuthorOf } from '../documents/history-authors.ts'
 import type { DocumentsService } from '../documents/service.ts'
-import { applyStored } from '../documents/stored-parts.ts'
+import { adoptStoredOutline, applyStored, type StoredParts } from '../documents/stored-parts.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import { Compaction } from './persistence/compaction.ts'
@@ -42,7 +43,7 @@ import { LogAppend } from './persistence/log-append.ts'
 import { StoreRetries } from './persistence/retry.ts'
 import { TitleSearchRefresh } from './persistence/title-search.ts'
 import { VersionPolicy } from './persistence/versions.ts'
-import { COMPACT_AFTER_UPDATES, SEARCH_REFRESH_MS } from './store-policy.ts'
+import { COMPACT_AFTER_UPDATES, LOAD_IN_PARTS_BYTES, SEARCH_REFRESH_MS } from './store-policy.ts'
 
 export class PersistenceExtension implements Extension {
   priority = 100
@@ -108,11 +109,36 @@ export class PersistenceExtension implements Extension {
   async onLoadDocument({ documentName, document }: onLoadDocumentPayload): Promise<void> {
     const loaded = await this.deps.documents.loadStored(documentName)
     if (!loaded) throw new Error(`no stored document for room ${documentName}`)
-    applyStored(document, loaded)
+    await this.applyLoaded(document, loaded)
     const entry = this.loaded.track(documentName, document, loaded)
     this.deps.metrics.documentLoads.inc()
     // A log left long by a crash (or an older instance) is merged soon after the load.
     if (this.compaction.due(entry)) this.compaction.schedule(document)
+  }
+
+  /**
+   * Applies the stored content to the document being loaded: at once when small, else in parts split on
+   * the documents' worker (LOAD_IN_PARTS_BYTES), one part a turn of the event loop, so a load of
+   * megabytes never holds other clients for long (nobody sees the document before its load ends). When
+   * the worker refuses (its queue is full, its deadline passed), it is applied at once as before.
+   */
+  private async applyLoaded(document: Document, loaded: StoredParts): Promise<void> {
+    const bytes = (loaded.snapshot?.byteLength ?? 0) + loaded.updateBytes
+    const parts =
+      bytes >= LOAD_IN_PARTS_BYTES && !this.loaded.closing
+        ? await this.deps.documents.splitStored(loaded.documentId, loaded).catch(() => null)
+        : null
+    if (parts?.kind !== 'ok') {
+      applyStored(document, loaded)
+      return
+    }
+    const empty = document.store.clients.size === 0
+    for (const [i, part] of parts.value.entries()) {
+      if (i > 0) await new Promise((resolve) => setImmediate(resolve))
+      Y.applyUpdate(document, part)
+    }
+    adoptStoredOutline(document, loaded, empty)
+    this.deps.metrics.documentLoadsInParts.inc()
   }
 
   async onChange({ documentName }: onChangePayload): Promise<void> {
@@ -193,6 +219,16 @@ export class PersistenceExtension implements Extension {
     } catch (error) {
       this.deps.logger.warn({ err: error, documentId: entry.documentId }, 'version before a write failed')
     }
+  }
+
+  /**
+   * Stores the document's unstored changes now, under its save lock (a restore's or revert's "before"
+   * version is taken of the stored content). Throws when the store fails (it is retried as any store).
+   */
+  async storePending(document: Document): Promise<void> {
+    const entry = this.loaded.get(document.name)
+    if (!entry || !unstored(entry)) return
+    await document.saveMutex.runExclusive(() => this.append.write(document))
   }
 
   /** Bytes of the document's stored content (snapshot and log) as this instance last wrote or loaded it. */

@@ -22,3 +22,9 @@ export const SEARCH_REFRESH_DUTY = 100
  * search may lag a very large document by longer than SEARCH_REFRESH_MS.
  */
 export const SEARCH_REFRESH_DB_DUTY = 10
+/**
+ * Stored content of at least this many bytes is loaded in parts (documents/worker/split.ts): split on the
+ * documents' worker, each part applied in a turn of the event loop of its own. Decoding costs ~35 ms of
+ * CPU per MiB there (8 MiB: 275 ms, several times that on a loaded machine), which held every client.
+ */
+export const LOAD_IN_PARTS_BYTES = 1024 * 1024

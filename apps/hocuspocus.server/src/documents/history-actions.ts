@@ -4,16 +4,17 @@
  * REST (http/api-history.ts) share. Each first takes a named version of the document as it is ("Before
  * restore of version 12"), so the action itself can be undone by restoring that, then applies ONE edit on
  * the live document through the caller's writer, attributed to the caller with the action
- * (history-authors.ts). The edit is worked out on the documents' worker from the "before" state
- * (history-undo.ts planUndo, with the caller's share of the worker) and applied only if it is still right
- * (applyUndoPlan). Refusals name the field at fault and what to do.
+ * (history-authors.ts). The "before" version is the stored content merged on the documents' worker
+ * (history-before.ts), after the live document's unstored changes are stored; the edit is worked out on
+ * the worker from its state (history-undo.ts planUndo, with the caller's share of the worker) and applied
+ * only if it is still right (applyUndoPlan). Refusals name the field at fault and what to do.
  */
 import { ok, type Result, refuse } from '@collab/doc-schema'
 import type * as Y from 'yjs'
 import { MAX_REVERT_VERSIONS } from '../limits.ts'
 import type { History } from './history.ts'
 import { type Author, describeAuthor } from './history-authors.ts'
-import type { VersionDescription } from './history-diff.ts'
+import type { BeforeVersion } from './history-before.ts'
 import type { VersionInfo } from './history-store.ts'
 import { applyUndoPlan, tooLarge, type UndoInput, type UndoPlan, type UndoStep } from './history-undo.ts'
 import type { DocumentRow } from './rows.ts'
@@ -26,18 +27,17 @@ export type LiveWrite = <T>(
 ) => Promise<Result<T>>
 
 export type HistoryActionDeps = {
-  history: Pick<History, 'findVersion' | 'saveVersionOf' | 'versionsAfter' | 'newestVersion'>
+  history: Pick<History, 'findVersion' | 'versionsAfter'>
   write: LiveWrite
-  /** The document's state now (live when loaded, else stored), for the "before" version; null: gone. */
-  currentState(room: string): Promise<Uint8Array | null>
+  /**
+   * Takes the named "before" version of the document as it is now: what the live document (when loaded
+   * here) has unstored is stored, then the stored content is merged and written off the event loop
+   * (history-before.ts), with `user`'s share of the documents' worker. Its state is what the edit is
+   * worked out against.
+   */
+  saveBefore(user: string, document: DocumentRow, name: string): Promise<Result<BeforeVersion>>
   /** Works out the edit off the event loop (the documents' worker), with `user`'s share of it. */
   planUndo(user: string, input: UndoInput): Promise<Result<UndoPlan>>
-  /** Describes the "before" state as a version (summary, outline) off the event loop, likewise. */
-  describeVersion(
-    user: string,
-    state: Uint8Array,
-    previous: Uint8Array | null,
-  ): Promise<Result<VersionDescription>>
 }
 
 /**
@@ -65,30 +65,16 @@ function withAction(actor: Actor, action: 'restore' | 'revert'): Record<string, 
   return { ...actor.context, history: { ...(actor.context.history ?? {}), action } }
 }
 
-/** The "before" version taken, and the state it was taken of (what the edit is worked out against). */
-type Before = { id: bigint; state: Uint8Array }
+type Before = BeforeVersion
 
-/**
- * The "before" version: the document's state now, described on the worker (its summary against the newest
- * version, its outline) and written as a named version; that state is what the edit is worked out against.
- */
-async function beforeVersion(
+/** The "before" version (history-before.ts): the document as it is now, as a named version. */
+function beforeVersion(
   deps: HistoryActionDeps,
   document: DocumentRow,
   name: string,
   actor: Actor,
 ): Promise<Result<Before>> {
-  const gone = () => refuse('not_found', `slug: "${document.slug}" is gone (deleted meanwhile).`, 'slug')
-  const state = await deps.currentState(document.room)
-  if (!state) return gone()
-  const large = tooLarge(state.byteLength, 'slug', `"${document.slug}"`)
-  if (large) return large
-  const newest = await deps.history.newestVersion(document.id)
-  const described = await deps.describeVersion(actor.user, state, newest?.state ?? null)
-  if (described.kind === 'error') return described
-  const saved = await deps.history.saveVersionOf(document.id, name, state, described.value)
-  if (!saved) return gone()
-  return ok({ id: saved.id, state })
+  return deps.saveBefore(actor.user, document, name)
 }
 
 /** Works out the edit against the "before" state on the worker, then applies it if it is still right. */

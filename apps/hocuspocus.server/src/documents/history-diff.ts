@@ -318,30 +318,3 @@ export function mergeSummaries(
     complete: sections.length <= MAX_SUMMARY_SECTIONS,
   }
 }
-
-/** What a version of a state stores beside it: its summary against the version before, its outline, vector. */
-export type VersionDescription = {
-  summary: ChangeSummary | null
-  outline: OutlineNode[]
-  vector: Uint8Array
-}
-
-/**
- * A state described as a version (pure: run on the documents' worker for a restore's or revert's "before"
- * version, whose state may be megabytes): what it changed since `previous` (the newest version's state),
- * its outline and its state vector.
- */
-export function describeVersion(state: Uint8Array, previous: Uint8Array | null): VersionDescription {
-  const fragment = fragmentOfState(state)
-  const before = fragmentOfState(previous)
-  try {
-    return {
-      summary: summarize(diffFragments(before, fragment)),
-      outline: readOutline(fragment),
-      vector: Y.encodeStateVectorFromUpdate(state),
-    }
-  } finally {
-    before.doc?.destroy()
-    fragment.doc?.destroy()
-  }
-}

@@ -9,7 +9,7 @@ import * as Y from 'yjs'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { createAppNames } from './history-apps.ts'
 import type { Author, RawAuthor } from './history-authors.ts'
-import { diffFragments, fragmentOfState, summarize, type VersionDescription } from './history-diff.ts'
+import { diffFragments, fragmentOfState, summarize } from './history-diff.ts'
 import {
   authorsAfter,
   countVersions,
@@ -70,30 +70,6 @@ export function createHistory(prisma: PrismaClient, stored: StoredAccess) {
         before.doc?.destroy()
         fragment.doc?.destroy()
       }
-    },
-    /**
-     * A named version of `state` (a restore's or revert's "before": the live state its edit is worked out
-     * against), described beforehand (history-diff.ts describeVersion, on the documents' worker): merged
-     * with the stored content and written under the state row's lock as every compaction is, without
-     * decoding anything here. Null: gone.
-     */
-    async saveVersionOf(
-      documentId: string,
-      name: string,
-      state: Uint8Array,
-      described: VersionDescription,
-    ): Promise<{ id: bigint } | null> {
-      const written = await stored.storeState(
-        documentId,
-        { state, vector: described.vector, outline: described.outline, title: '', text: '' },
-        {
-          compact: true,
-          mergeWithStored: true,
-          keepDerived: true,
-          version: { reason: 'named', name, summary: described.summary },
-        },
-      )
-      return written.versionId === undefined ? null : { id: written.versionId }
     },
     /** The authors of a store's batch, their apps named (cached; a failed lookup leaves the name ''). */
     resolveAuthors(raws: Iterable<RawAuthor>): Promise<Author[]> {

@@ -5,7 +5,7 @@
  * content (stored-content.ts). Imports, large exports and the edits of restores and reverts are worked out
  * on the documents' worker (worker/pool.ts).
  */
-import { ok, type Result } from '@collab/doc-schema'
+import type { Result } from '@collab/doc-schema'
 import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { HISTORY_INLINE_BYTES } from '../limits.ts'
@@ -13,10 +13,11 @@ import { createCatalog } from './catalog.ts'
 import { createStoredCompaction } from './compact-stored.ts'
 import { createMarkdownExport } from './export-markdown.ts'
 import { createHistory } from './history.ts'
-import { describeVersion, type VersionDescription } from './history-diff.ts'
+import { createBeforeVersions } from './history-before.ts'
 import { planUndo, type UndoInput, type UndoPlan } from './history-undo.ts'
 import { createResolver } from './resolve.ts'
 import { createStoredContent } from './stored-content.ts'
+import type { StoredParts } from './stored-parts.ts'
 import { WorkerPool } from './worker/pool.ts'
 
 /** `changes`: told of every share, unshare, flag change and delete, so open connections follow them. */
@@ -38,6 +39,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
     ...stored,
     ...createHistory(prisma, stored),
     ...createStoredCompaction(prisma, { jobs, forgetResolutions }),
+    ...createBeforeVersions(prisma, { jobs }),
     /**
      * A restore's or revert's edit (history-actions.ts), worked out on the worker with `user`'s share, or
      * here when its states are small (HISTORY_INLINE_BYTES).
@@ -49,15 +51,12 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
       )
       return bytes <= HISTORY_INLINE_BYTES ? planUndo(input) : jobs.undo(user, input)
     },
-    /** A state described as a version (summary, outline): on the worker with `user`'s share, or here when small. */
-    async describeVersion(
-      user: string,
-      state: Uint8Array,
-      previous: Uint8Array | null,
-    ): Promise<Result<VersionDescription>> {
-      return state.byteLength + (previous?.byteLength ?? 0) <= HISTORY_INLINE_BYTES
-        ? ok(describeVersion(state, previous))
-        : jobs.describe(user, state, previous)
+    /**
+     * A large stored document as parts to load one at a time (worker/split.ts), split on the worker as
+     * the server's own job; a refusal (the queue is full, the deadline passed) loads it whole instead.
+     */
+    splitStored(documentId: string, stored: Pick<StoredParts, 'snapshot' | 'updates'>) {
+      return jobs.split(documentId, { snapshot: stored.snapshot, updates: stored.updates })
     },
 
     /** Ends the documents' worker (shutdown); imports and exports still running are refused. */

@@ -35,8 +35,20 @@ export function applyStored(
     },
     origin,
   )
+  adoptStoredOutline(doc, stored, empty)
+}
+
+/**
+ * What applyStored adopts from the stored outline once the content is in `doc` (`wasEmpty`: it held
+ * nothing before): the section totals, and the revs when the outline describes exactly what was applied.
+ */
+export function adoptStoredOutline(
+  doc: Y.Doc,
+  stored: Pick<StoredParts, 'updates' | 'totals' | 'revs'>,
+  wasEmpty: boolean,
+): void {
   if (stored.totals) adoptTotals(doc.getXmlFragment(FRAGMENT_NAME), stored.totals)
-  if (stored.revs && empty && stored.updates.length === 0)
+  if (stored.revs && wasEmpty && stored.updates.length === 0)
     adoptRevs(doc.getXmlFragment(FRAGMENT_NAME), stored.revs)
 }
 

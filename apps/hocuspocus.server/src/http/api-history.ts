@@ -53,7 +53,7 @@
  */
 import { documentMarkdownPrefix, FRAGMENT_NAME } from '@collab/doc-schema'
 import { Hono } from 'hono'
-import * as Y from 'yjs'
+import type * as Y from 'yjs'
 import { z } from 'zod'
 import type { Principal } from '../auth/tokens.ts'
 import {
@@ -88,6 +88,8 @@ export type HistoryRouteDeps = {
   live?: (room: string) => Y.Doc | undefined
   /** Applies an edit to the live document (the MCP module's writer); without it the POSTs answer 404. */
   write?: LiveWrite
+  /** Stores the live document's unstored changes (the writer's storePending), before a "before" version. */
+  storePending?: (room: string) => Promise<void>
 }
 
 const KIND_OF_MARK = { '+': 'added', '-': 'removed', '~': 'changed' } as const
@@ -307,14 +309,9 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
       history: documents,
       write,
       planUndo: (user, input) => documents.planUndo(user, input),
-      describeVersion: (user, state, previous) => documents.describeVersion(user, state, previous),
-      async currentState(room) {
-        const now = await nowFragment(room)
-        try {
-          return now.fragment.doc ? Y.encodeStateAsUpdate(now.fragment.doc) : null
-        } finally {
-          now.release()
-        }
+      async saveBefore(user, document, name) {
+        await deps.storePending?.(document.room)
+        return documents.saveBeforeVersion(user, document, name)
       },
     }
   }

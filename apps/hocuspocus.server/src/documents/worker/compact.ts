@@ -34,6 +34,8 @@ export type CompactInput = {
   maxTextChars: number
   /** A version is taken: the newest version's state to summarise the changes against (null: none yet). */
   versionBase?: Uint8Array | null
+  /** The merged state's bytes are wanted too (`raw`: a restore's or revert's edit is worked out on it). */
+  keepState?: boolean
 }
 
 export type Compacted = {
@@ -46,6 +48,8 @@ export type Compacted = {
   outline: StoredOutlineNode[]
   /** What changed since `versionBase` (undefined: no version asked; null: it could not be told). */
   summary?: ReturnType<typeof summarize> | null
+  /** The merged state as bytes, when `keepState` asked for it. */
+  raw?: Uint8Array
 }
 
 const fromBase64 = (b64: string) => new Uint8Array(Buffer.from(b64, 'base64'))
@@ -71,6 +75,7 @@ export function compactStored(input: CompactInput): Compacted {
       outline: liveOutlineWithTotals(fragment),
     }
     if (input.versionBase !== undefined) compacted.summary = summaryOf(fragment, input.versionBase)
+    if (input.keepState) compacted.raw = state
     return compacted
   } finally {
     doc.destroy()

@@ -13,12 +13,13 @@
 
 import { type Result, refuse } from '@collab/doc-schema'
 import { MAX_JOBS_PER_USER_AND_KIND, MAX_QUEUED_JOBS } from '../../limits.ts'
-import type { VersionDescription } from '../history-diff.ts'
 import type { UndoInput, UndoPlan } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import type { Compacted, CompactInput } from './compact.ts'
 import type { BuiltImport, ImportInput } from './import.ts'
+import type { SplitInput } from './split.ts'
 import type { Job, WorkerJob, WorkerReply } from './worker.ts'
+import type { BeforeInput } from './worker-jobs.ts'
 
 /** Longest one job may run: a 24 MiB file of prose builds in ~2-5 s on this project's 2-core machine. */
 export const JOB_DEADLINE_MS = 60_000
@@ -55,10 +56,16 @@ const WORDING: Record<Kind, { field: string; busy: string; slow: string }> = {
     busy: 'document: a compaction of it is already under way.', // never said: no share applies
     slow: 'its log stays as it is and is merged at the next compaction',
   },
-  describe: {
+  before: {
     field: 'slug',
-    busy: 'slug: a version of yours is still being described; wait for its answer, then send the next.',
+    busy: 'slug: a version of yours is still being taken; wait for its answer, then send the next.',
     slow: 'edit the document by sections instead',
+  },
+  // The server's own job, like compact: a refusal loads the document on the event loop instead.
+  split: {
+    field: 'document',
+    busy: 'document: it is already being split for its load.', // never said: no share applies
+    slow: 'it is loaded whole instead',
   },
   undo: {
     field: 'slug',
@@ -109,13 +116,17 @@ export class WorkerPool {
     return this.run(user, { kind: 'undo', input }) as Promise<Result<UndoPlan>>
   }
 
-  /** Describes a state as a version on the worker for `user` (history-diff.ts describeVersion). */
-  describe(
-    user: string,
-    state: Uint8Array,
-    previous: Uint8Array | null,
-  ): Promise<Result<VersionDescription>> {
-    return this.run(user, { kind: 'describe', state, previous }) as Promise<Result<VersionDescription>>
+  /**
+   * Merges the stored content into a restore's or revert's "before" version on the worker for `user`
+   * (compact.ts: state, summary, outline, and the state's bytes in `raw`).
+   */
+  before(user: string, input: BeforeInput): Promise<Result<Compacted>> {
+    return this.run(user, { kind: 'before', input }) as Promise<Result<Compacted>>
+  }
+
+  /** Splits a large stored document into parts to load one at a time (split.ts); the server's own job. */
+  split(documentId: string, input: SplitInput): Promise<Result<Uint8Array[]>> {
+    return this.run(`${documentId}#${this.nextId}`, { kind: 'split', input }) as Promise<Result<Uint8Array[]>>
   }
 
   /** Ends the worker; jobs waiting or running are refused. */

@@ -2,16 +2,18 @@
  * The documents' worker thread (a Bun Worker, started by pool.ts): one heavy job at a time, posted back with
  * large buffers transferred rather than copied. Jobs: `import` builds a Markdown file (import.ts); `export`
  * renders stored content as Markdown (export.ts); `compact` merges stored content for a compaction (compact.ts);
- * `undo` works out a restore's or revert's edit (../history-undo.ts planUndo); `describe` the summary and
- * outline of its "before" version (../history-diff.ts describeVersion).
+ * `undo` works out a restore's or revert's edit (../history-undo.ts planUndo); `before` merges the stored
+ * content into its "before" version (compact.ts, with the summary, outline and the state's bytes); `split`
+ * cuts a large stored document into parts the event loop loads one at a time (split.ts).
  */
 import { ok, type Result } from '@collab/doc-schema'
-import { describeVersion } from '../history-diff.ts'
 import { planUndo, type UndoInput } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import { type CompactInput, compactStored } from './compact.ts'
 import { renderExport } from './export.ts'
 import { buildImport, type ImportInput } from './import.ts'
+import { type SplitInput, splitStored } from './split.ts'
+import { type BeforeInput, beforeVersionOf } from './worker-jobs.ts'
 
 declare const self: Worker
 
@@ -20,7 +22,8 @@ export type Job =
   | { kind: 'export'; stored: Pick<StoredParts, 'snapshot' | 'updates'> }
   | { kind: 'compact'; input: CompactInput }
   | { kind: 'undo'; input: UndoInput }
-  | { kind: 'describe'; state: Uint8Array; previous: Uint8Array | null }
+  | { kind: 'before'; input: BeforeInput }
+  | { kind: 'split'; input: SplitInput }
 export type WorkerJob = Job & { id: number }
 
 /** A job's Result (an import's built document or refusal, an export's Markdown), or how it crashed. */
@@ -44,9 +47,18 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
       if (result.kind === 'ok')
         transfer.push(result.value.edit.buffer as ArrayBuffer, result.value.deleted.buffer as ArrayBuffer)
       reply = { id: job.id, result }
-    } else if (job.kind === 'describe')
-      reply = { id: job.id, result: ok(describeVersion(job.state, job.previous)) }
-    else reply = { id: job.id, result: ok(renderExport(job.stored)) }
+    } else if (job.kind === 'before') {
+      const result = beforeVersionOf(job.input)
+      if (result.kind === 'ok') {
+        if (result.value.raw) transfer.push(result.value.raw.buffer as ArrayBuffer)
+        transfer.push(result.value.vector.buffer as ArrayBuffer)
+      }
+      reply = { id: job.id, result }
+    } else if (job.kind === 'split') {
+      const parts = splitStored(job.input)
+      transfer.push(...new Set(parts.map((part) => part.buffer as ArrayBuffer)))
+      reply = { id: job.id, result: ok(parts) }
+    } else reply = { id: job.id, result: ok(renderExport(job.stored)) }
   } catch (error) {
     reply = { id: job.id, crashed: error instanceof Error ? error.message : String(error) }
   }

@@ -24,6 +24,12 @@ export type DocumentWriter = {
     edit: (fragment: Y.XmlFragment) => Result<T>,
     options?: WriteOptions,
   ): Promise<WriteOutcome<T>>
+  /**
+   * Stores what the live document of `room` has unstored, when this instance holds it (a restore's or
+   * revert's "before" version is then taken of the stored content: documents/history-before.ts). Throws
+   * when the store fails.
+   */
+  storePending(room: string): Promise<void>
 }
 
 export type WriteOptions = {
@@ -92,14 +98,20 @@ export type StoreConfirmations = {
    * the write has a version of its own (collab/persistence/versions.ts).
    */
   beforeWrite?(document: Document, context: Record<string, unknown>): Promise<void>
+  /** Stores the document's unstored changes now (the persistence extension's `storePending`). */
+  storePending?(document: Document): Promise<void>
 }
 
 export function createDocumentWriter(deps: {
-  hocuspocus: Pick<Hocuspocus, 'openDirectConnection'>
+  hocuspocus: Pick<Hocuspocus, 'openDirectConnection' | 'documents'>
   documents: Pick<DocumentsService, 'loadState'>
   confirmations?: StoreConfirmations
 }): DocumentWriter {
   return {
+    async storePending(room) {
+      const document = deps.hocuspocus.documents.get(room)
+      if (document) await deps.confirmations?.storePending?.(document)
+    },
     async write(room, context, edit, options = {}) {
       const { signal } = options
       stopIfCancelled(signal)

@@ -23,8 +23,7 @@ export type ToolDeps = {
     | 'saveNamedVersion'
     | 'versionsAfter'
     | 'planUndo'
-    | 'describeVersion'
-    | 'saveVersionOf'
+    | 'saveBeforeVersion'
     | 'newestVersion'
     | 'resolveAuthors'
   >

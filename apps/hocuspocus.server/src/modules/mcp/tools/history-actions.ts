@@ -4,7 +4,6 @@
  * the answer's lines.
  */
 import { type Result, refuse } from '@collab/doc-schema'
-import * as Y from 'yjs'
 import type { ActionOutcome, HistoryActionDeps } from '../../../documents/history-actions.ts'
 import type { ToolContext } from './context.ts'
 
@@ -13,15 +12,9 @@ export function actionDeps(ctx: ToolContext): HistoryActionDeps {
     history: ctx.documents,
     write: (room, context, edit) => ctx.writer.write(room, context, edit, { signal: ctx.signal }),
     planUndo: (user, input) => ctx.documents.planUndo(user, input),
-    describeVersion: (user, state, previous) => ctx.documents.describeVersion(user, state, previous),
-    async currentState(room) {
-      const content = await ctx.reader.open(room)
-      if (!content?.fragment.doc) return null
-      try {
-        return Y.encodeStateAsUpdate(content.fragment.doc)
-      } finally {
-        content.release()
-      }
+    async saveBefore(user, document, name) {
+      await ctx.writer.storePending(document.room)
+      return ctx.documents.saveBeforeVersion(user, document, name)
     },
   }
 }

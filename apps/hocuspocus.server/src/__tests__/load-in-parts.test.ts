@@ -1,0 +1,136 @@
+/**
+ * Large documents load in parts (documents/worker/split.ts, collab/persistence-extension.ts): the stored
+ * content is split on the documents' worker into updates whose dependencies always come first, and the
+ * event loop applies one a turn. Applied in order, the parts give the same document as the stored content
+ * (content, state vector and deletions), each part integrating whole (nothing left pending between
+ * parts); a document past LOAD_IN_PARTS_BYTES opened by an editor loads so and takes edits as any other.
+ */
+import { describe, expect, test } from 'bun:test'
+import { appendMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { buildDocument, paragraph } from '@collab/test-support/documents'
+import { connectProvider } from '@collab/test-support/provider'
+import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
+import * as Y from 'yjs'
+import { LOAD_IN_PARTS_BYTES } from '../collab/store-policy.ts'
+import { applyStored } from '../documents/stored-parts.ts'
+import { splitStored } from '../documents/worker/split.ts'
+import type { RunningServer } from '../server.ts'
+
+/** Two editors typing into the same paragraphs, deleting, adding blocks, each hearing the other late. */
+function editedByTwo(): { snapshot: Uint8Array; updates: Uint8Array[]; doc: Y.Doc } {
+  const a = new Y.Doc()
+  const b = new Y.Doc()
+  appendMarkdown(a.getXmlFragment(FRAGMENT_NAME), '# Shared\n\nfirst paragraph\n\n- one\n  - two\n')
+  Y.applyUpdate(b, Y.encodeStateAsUpdate(a))
+  const snapshot = Y.encodeStateAsUpdate(a)
+  const updates: Uint8Array[] = []
+  a.on('update', (update: Uint8Array) => updates.push(update))
+  let seed = 7
+  const random = (n: number) => {
+    seed = (seed * 48271) % 2147483647
+    return seed % n
+  }
+  for (let i = 0; i < 400; i++) {
+    const doc = i % 3 === 0 ? b : a
+    const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+    const block = fragment.get(random(fragment.length)) as Y.XmlElement
+    const text = block.toArray().find((child) => child instanceof Y.XmlText) as Y.XmlText | undefined
+    if (text) {
+      text.insert(random(text.length + 1), `w${i} `, i % 4 === 0 ? { bold: true } : undefined)
+      if (i % 5 === 0 && text.length > 4) text.delete(random(text.length - 3), 3)
+    }
+    if (i % 37 === 0) fragment.insert(random(fragment.length) + 1, [paragraph(`block ${i}`)])
+    if (i % 53 === 0 && fragment.length > 3) fragment.delete(fragment.length - 1, 1)
+    if (i % 6 === 0) {
+      Y.applyUpdate(a, Y.encodeStateAsUpdate(b, Y.encodeStateVector(a)))
+      Y.applyUpdate(b, Y.encodeStateAsUpdate(a, Y.encodeStateVector(b)))
+    }
+  }
+  Y.applyUpdate(a, Y.encodeStateAsUpdate(b, Y.encodeStateVector(a)))
+  return { snapshot, updates, doc: a }
+}
+
+describe('splitting stored content into parts', () => {
+  test('the parts, applied in order, give the same document, each integrating whole', () => {
+    const { snapshot, updates, doc } = editedByTwo()
+    const expected = new Y.Doc()
+    applyStored(expected, { snapshot, updates })
+    expect(expected.getXmlFragment(FRAGMENT_NAME).toString()).toBe(
+      doc.getXmlFragment(FRAGMENT_NAME).toString(),
+    )
+    const parts = splitStored({ snapshot, updates }, 256)
+    expect(parts.length).toBeGreaterThan(10)
+    const loaded = new Y.Doc()
+    for (const part of parts) {
+      Y.applyUpdate(loaded, part)
+      expect(loaded.store.pendingStructs).toBeNull()
+    }
+    expect(loaded.getXmlFragment(FRAGMENT_NAME).toString()).toBe(
+      expected.getXmlFragment(FRAGMENT_NAME).toString(),
+    )
+    expect(Y.equalSnapshots(Y.snapshot(loaded), Y.snapshot(expected))).toBe(true)
+  })
+
+  test('an update whose dependencies are missing stays pending, as it does when applied whole', () => {
+    const { snapshot, updates } = editedByTwo()
+    // A log row from a client whose earlier changes were never stored.
+    const other = new Y.Doc()
+    Y.applyUpdate(other, snapshot)
+    other.getXmlFragment(FRAGMENT_NAME).push([paragraph('lost first')])
+    const vector = Y.encodeStateVector(other)
+    other.getXmlFragment(FRAGMENT_NAME).push([paragraph('came later')])
+    const orphan = Y.encodeStateAsUpdate(other, vector)
+    const parts = splitStored({ snapshot, updates: [...updates, orphan] }, 1024)
+    const loaded = new Y.Doc()
+    for (const part of parts) Y.applyUpdate(loaded, part)
+    expect(loaded.store.pendingStructs).not.toBeNull()
+    // The missing change arriving later lets it in, as it would after a whole load.
+    Y.applyUpdate(loaded, Y.encodeStateAsUpdate(other))
+    expect(loaded.store.pendingStructs).toBeNull()
+    expect(loaded.getXmlFragment(FRAGMENT_NAME).toString()).toContain('came later')
+  })
+})
+
+describe(`a large document opened by an editor loads in parts (${DATABASE_KIND})`, () => {
+  let server: RunningServer
+  useTestServer((s) => {
+    server = s
+  })
+
+  test('its content is the stored content, and it takes edits as any other', async () => {
+    const { user, token } = await userWithToken(server, 'large')
+    const sentence = 'A long paragraph of an ordinary manual, repeated to make the document large. '
+    const created = await buildDocument(server, user.id, { title: 'Large' }, (fragment) => {
+      fragment.push(
+        Array.from({ length: Math.ceil((LOAD_IN_PARTS_BYTES * 1.2) / (sentence.length * 10)) }, (_, i) =>
+          paragraph(`${i}: ${sentence.repeat(10)}`),
+        ),
+      )
+    })
+    const stored = await server.services.documents.loadStored(created.room)
+    expect((stored?.snapshot?.byteLength ?? 0) + (stored?.updateBytes ?? 0)).toBeGreaterThan(
+      LOAD_IN_PARTS_BYTES,
+    )
+    const expected = new Y.Doc()
+    applyStored(expected, stored!)
+    const inParts = server.metrics.documentLoadsInParts.get()
+    const editor = connectProvider(server.url, created.room, token)
+    try {
+      await editor.ready
+      expect(server.metrics.documentLoadsInParts.get()).toBe(inParts + 1)
+      const fragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
+      await eventually(() =>
+        expect(fragment.toString()).toBe(expected.getXmlFragment(FRAGMENT_NAME).toString()),
+      )
+      fragment.push([paragraph('typed after the load')])
+      await eventually(async () => {
+        const back = new Y.Doc()
+        applyStored(back, (await server.services.documents.loadStored(created.room))!)
+        expect(back.getXmlFragment(FRAGMENT_NAME).toString()).toContain('typed after the load')
+      }, 10_000)
+    } finally {
+      editor.destroy()
+    }
+  })
+})

@@ -1,0 +1,82 @@
+/**
+ * A restore's or revert's "before" version (history-actions.ts; docs/history.md "Bounds"): the document's
+ * stored content, merged on the documents' worker (worker/compact.ts, with its summary against the newest
+ * version and its outline) and written as a named version the way a compaction on the worker is
+ * (store.ts `storeCompacted`: the snapshot in STATE_SLICE_BYTES slices, the log rows read deleted by id,
+ * only while the snapshot is still the one read). The event loop passes base64 text along and serialises
+ * the statements; nothing is decoded, merged or encoded here. The caller stores what the live document
+ * has unstored first (the writer's `storePending`), so the stored content is the document as it is.
+ */
+import { ok, type Result, refuse } from '@collab/doc-schema'
+import type { PrismaClient } from '../db/generated/client.ts'
+import { CONTENT_TRANSACTION } from '../db/transactions.ts'
+import { HISTORY_INLINE_BYTES } from '../limits.ts'
+import { newestVersion } from './history-store.ts'
+import { readForCompaction, storeCompacted } from './store.ts'
+import type { WorkerPool } from './worker/pool.ts'
+import { type BeforeInput, beforeVersionOf } from './worker/worker-jobs.ts'
+
+/** Reads and merges again this many times in all when the snapshot changed while the worker merged. */
+const BEFORE_ATTEMPTS = 3
+
+/** The version taken, and its state's bytes (what the edit is worked out against). */
+export type BeforeVersion = { id: bigint; state: Uint8Array }
+
+export function createBeforeVersions(prisma: PrismaClient, deps: { jobs: WorkerPool }) {
+  return {
+    /**
+     * Takes the named version `name` of document `documentId` as stored (`slug` names it in refusals),
+     * with `user`'s share of the worker. Refused when the document is gone, its state is over
+     * MAX_HISTORY_STATE_BYTES, or other writes replaced its snapshot BEFORE_ATTEMPTS times meanwhile.
+     */
+    async saveBeforeVersion(
+      user: string,
+      document: { id: string; slug: string },
+      name: string,
+    ): Promise<Result<BeforeVersion>> {
+      for (let attempt = 1; attempt <= BEFORE_ATTEMPTS; attempt++) {
+        const read = await readForCompaction(prisma, document.id)
+        if (read.snapshot === null && read.ids.length === 0)
+          return refuse('not_found', `slug: "${document.slug}" is gone (deleted meanwhile).`, 'slug')
+        const newest = await newestVersion(prisma, document.id)
+        const input: BeforeInput = {
+          snapshot: read.snapshot,
+          updates: read.updates,
+          storedOutline: read.outline,
+          maxTextChars: 0,
+          versionBase: newest?.state ?? null,
+          field: 'slug',
+          what: `"${document.slug}"`,
+        }
+        // As planUndo: small states are merged here (less than the worker's round trip, and two small
+        // restores of one user both go through); the rest on the worker with the user's share.
+        const inputBytes =
+          ((read.snapshot?.length ?? 0) * 3) / 4 + read.updateBytes + (newest?.state.byteLength ?? 0)
+        const merged =
+          inputBytes <= HISTORY_INLINE_BYTES ? beforeVersionOf(input) : await deps.jobs.before(user, input)
+        if (merged.kind === 'error') return merged
+        const { state, bytes, outline, summary, raw } = merged.value
+        const written = await prisma.$transaction(
+          (tx) =>
+            storeCompacted(
+              tx,
+              document.id,
+              read,
+              { state: { base64: state, bytes }, title: '', text: '', outline },
+              { keepDerived: true, version: { reason: 'named', name, summary: summary ?? null } },
+            ),
+          CONTENT_TRANSACTION,
+        )
+        if (!written) continue // another write replaced the snapshot meanwhile: read it again
+        if (written.versionId === undefined || !raw)
+          return refuse('internal', `slug: the version of "${document.slug}" was not taken.`, 'slug')
+        return ok({ id: written.versionId, state: raw })
+      }
+      return refuse(
+        'unavailable',
+        `slug: "${document.slug}" was stored by others ${BEFORE_ATTEMPTS} times while its version was being taken; call again.`,
+        'slug',
+      )
+    },
+  }
+}
