@@ -4,6 +4,7 @@
  * event loop applies one a turn. Applied in order, the parts give the same document as the stored content
  * (content, state vector and deletions), each part integrating whole (nothing left pending between
  * parts); a document past LOAD_IN_PARTS_BYTES opened by an editor loads so and takes edits as any other.
+ * Its states read in slices (documents/sliced-read.ts) join into the same bytes.
  */
 import { describe, expect, test } from 'bun:test'
 import { appendMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
@@ -13,6 +14,7 @@ import { connectProvider } from '@collab/test-support/provider'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import { LOAD_IN_PARTS_BYTES } from '../collab/store-policy.ts'
+import { readForCompaction, STATE_SLICE_BYTES } from '../documents/store.ts'
 import { applyStored } from '../documents/stored-parts.ts'
 import { splitStored } from '../documents/worker/split.ts'
 import type { RunningServer } from '../server.ts'
@@ -114,6 +116,16 @@ describe(`a large document opened by an editor loads in parts (${DATABASE_KIND})
     )
     const expected = new Y.Doc()
     applyStored(expected, stored!)
+    // Read in STATE_SLICE_BYTES slices (sliced-read.ts), the state's text joins into the same bytes.
+    const prisma = server.services.db.prisma
+    expect(stored!.snapshot!.byteLength).toBeGreaterThan(STATE_SLICE_BYTES)
+    const read = await readForCompaction(prisma, created.id)
+    expect(Buffer.from(read.snapshot!, 'base64').equals(Buffer.from(stored!.snapshot!))).toBe(true)
+    const lookup = { before: 2n ** 62n }
+    const version = await server.services.documents.findVersion(created.id, lookup)
+    const versionText = await server.services.documents.findVersionText(created.id, lookup)
+    expect(versionText?.id).toBe(version!.id)
+    expect(Buffer.from(versionText!.state, 'base64').equals(Buffer.from(version!.state))).toBe(true)
     const inParts = server.metrics.documentLoadsInParts.get()
     const editor = connectProvider(server.url, created.room, token)
     try {

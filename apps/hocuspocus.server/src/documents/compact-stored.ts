@@ -16,7 +16,7 @@ export type StoredCompaction = {
   /** Title and search text too, cut at this many characters; 0: they are current, left as they are. */
   maxTextChars: number
   /** A version asked for (history-store.ts), with the newest version's state its summary is made against. */
-  version?: { request: VersionRequest; base: Uint8Array | null }
+  version?: { request: VersionRequest; base: Uint8Array | string | null }
   /** When the content last changed (the content-updated time written with the title and search text). */
   changedAt?: Date
   /** Awaited between the read and the merge: a test lands a store there, as one landing meanwhile would. */

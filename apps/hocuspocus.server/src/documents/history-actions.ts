@@ -27,7 +27,13 @@ export type LiveWrite = <T>(
 ) => Promise<Result<T>>
 
 export type HistoryActionDeps = {
-  history: Pick<History, 'findVersion' | 'versionsAfter'>
+  history: Pick<History, 'versionsAfter'> & {
+    /** The version a lookup names, its state as bytes or base64 text (history.ts findVersionText). */
+    findVersion(
+      documentId: string,
+      lookup: Parameters<History['findVersion']>[1],
+    ): Promise<(VersionInfo & { state: Uint8Array | string }) | null>
+  }
   write: LiveWrite
   /**
    * Takes the named "before" version of the document as it is now: what the live document (when loaded
@@ -111,7 +117,7 @@ export async function restoreVersion(
 ): Promise<Result<ActionOutcome>> {
   const version = await deps.history.findVersion(document.id, { id: versionId })
   if (!version) return versionNotFound(document.slug, versionId, field)
-  const large = tooLarge(version.state.byteLength, field, `version ${versionId}`)
+  const large = tooLarge(version.byteSize, field, `version ${versionId}`)
   if (large) return large
   const before = await beforeVersion(deps, document, `Before restore of version ${versionId}`, actor)
   if (before.kind === 'error') return before
@@ -143,11 +149,8 @@ export async function revertVersion(
       `${field}: version ${versionId} is the oldest version kept of "${document.slug}": there is no version before it to compare with, so what it changed is unknown. Revert a later version, or restore_version one.`,
       field,
     )
-  for (const [state, id] of [
-    [version.state, versionId],
-    [base.state, base.id],
-  ] as const) {
-    const large = tooLarge(state.byteLength, field, `version ${id}`)
+  for (const { byteSize, id } of [version, base]) {
+    const large = tooLarge(byteSize, field, `version ${id}`)
     if (large) return large
   }
   const before = await beforeVersion(deps, document, `Before revert of version ${versionId}`, actor)

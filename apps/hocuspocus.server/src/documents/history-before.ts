@@ -11,7 +11,7 @@ import { ok, type Result, refuse } from '@collab/doc-schema'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
 import { HISTORY_INLINE_BYTES } from '../limits.ts'
-import { newestVersion } from './history-store.ts'
+import { newestVersionText } from './history-store.ts'
 import { readForCompaction, storeCompacted } from './store.ts'
 import type { WorkerPool } from './worker/pool.ts'
 import { type BeforeInput, beforeVersionOf } from './worker/worker-jobs.ts'
@@ -38,7 +38,7 @@ export function createBeforeVersions(prisma: PrismaClient, deps: { jobs: WorkerP
         const read = await readForCompaction(prisma, document.id)
         if (read.snapshot === null && read.ids.length === 0)
           return refuse('not_found', `slug: "${document.slug}" is gone (deleted meanwhile).`, 'slug')
-        const newest = await newestVersion(prisma, document.id)
+        const newest = await newestVersionText(prisma, document.id)
         const input: BeforeInput = {
           snapshot: read.snapshot,
           updates: read.updates,
@@ -51,7 +51,7 @@ export function createBeforeVersions(prisma: PrismaClient, deps: { jobs: WorkerP
         // As planUndo: small states are merged here (less than the worker's round trip, and two small
         // restores of one user both go through); the rest on the worker with the user's share.
         const inputBytes =
-          ((read.snapshot?.length ?? 0) * 3) / 4 + read.updateBytes + (newest?.state.byteLength ?? 0)
+          ((read.snapshot?.length ?? 0) * 3) / 4 + read.updateBytes + ((newest?.state.length ?? 0) * 3) / 4
         const merged =
           inputBytes <= HISTORY_INLINE_BYTES ? beforeVersionOf(input) : await deps.jobs.before(user, input)
         if (merged.kind === 'error') return merged

@@ -15,6 +15,7 @@ import {
 } from '../limits.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
 import { type ChangeSummary, mergeSummaries } from './history-diff.ts'
+import { readVersionText } from './sliced-read.ts'
 
 export type VersionReason = 'agent' | 'pause' | 'interval' | 'named' | 'created' | 'import' | 'unload'
 
@@ -218,33 +219,56 @@ export type VersionLookup =
   /** The newest version older than this id (what a version changed is from it: a revert's base). */
   | { before: bigint }
 
+function lookupSql(lookup: VersionLookup): Prisma.Sql {
+  return 'id' in lookup
+    ? Prisma.sql`AND id = ${lookup.id}`
+    : 'before' in lookup
+      ? Prisma.sql`AND id < ${lookup.before}`
+      : 'at' in lookup
+        ? Prisma.sql`AND created_at <= ${lookup.at}`
+        : lookup.sectionId
+          ? Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.sectionId == $id && @.rev == $rev)',
+                                           jsonb_build_object('id', ${lookup.sectionId}::text, 'rev', ${lookup.rev}::text))`
+          : Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.rev == $rev)', jsonb_build_object('rev', ${lookup.rev}::text))`
+}
+
 /** The version a lookup names, with its state (base64 decoded), or null when there is none. */
 export async function findVersion(
   db: Db,
   documentId: string,
   lookup: VersionLookup,
 ): Promise<(VersionInfo & { state: Uint8Array }) | null> {
-  const where =
-    'id' in lookup
-      ? Prisma.sql`AND id = ${lookup.id}`
-      : 'before' in lookup
-        ? Prisma.sql`AND id < ${lookup.before}`
-        : 'at' in lookup
-          ? Prisma.sql`AND created_at <= ${lookup.at}`
-          : lookup.sectionId
-            ? Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.sectionId == $id && @.rev == $rev)',
-                                             jsonb_build_object('id', ${lookup.sectionId}::text, 'rev', ${lookup.rev}::text))`
-            : Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.rev == $rev)', jsonb_build_object('rev', ${lookup.rev}::text))`
   const rows = await db.$queryRaw<Array<VersionInfo & { state: string }>>`
     SELECT id, created_at AS "createdAt", reason, name, authors, summary, byte_size AS "byteSize",
            encode(state, 'base64') AS state
       FROM document_versions
-     WHERE document_id = ${documentId}::uuid ${where}
+     WHERE document_id = ${documentId}::uuid ${lookupSql(lookup)}
      ORDER BY id DESC
      LIMIT 1`
   const row = rows[0]
   if (!row) return null
   return { ...row, id: BigInt(row.id), state: new Uint8Array(Buffer.from(row.state, 'base64')) }
+}
+
+/**
+ * The version a lookup names with its state as base64 text, read in slices (sliced-read.ts) for the
+ * documents' worker to decode: a restore's or revert's versions, which may be megabytes.
+ */
+export async function findVersionText(
+  db: Db,
+  documentId: string,
+  lookup: VersionLookup,
+): Promise<(VersionInfo & { state: string }) | null> {
+  const rows = await db.$queryRaw<VersionInfo[]>`
+    SELECT id, created_at AS "createdAt", reason, name, authors, summary, byte_size AS "byteSize"
+      FROM document_versions
+     WHERE document_id = ${documentId}::uuid ${lookupSql(lookup)}
+     ORDER BY id DESC
+     LIMIT 1`
+  const row = rows[0]
+  if (!row) return null
+  const id = BigInt(row.id)
+  return { ...row, id, state: await readVersionText(db, id) }
 }
 
 /**
@@ -289,6 +313,19 @@ export async function newestVersion(
         reason: row.reason,
       }
     : null
+}
+
+/** The newest version's state as base64 text (read in slices, for the documents' worker), time and why. */
+export async function newestVersionText(
+  db: Db,
+  documentId: string,
+): Promise<{ state: string; createdAt: Date; reason: VersionReason } | null> {
+  const rows = await db.$queryRaw<Array<{ id: bigint; createdAt: Date; reason: VersionReason }>>`
+    SELECT id, created_at AS "createdAt", reason FROM document_versions
+     WHERE document_id = ${documentId}::uuid ORDER BY id DESC LIMIT 1`
+  const row = rows[0]
+  if (!row) return null
+  return { state: await readVersionText(db, BigInt(row.id)), createdAt: row.createdAt, reason: row.reason }
 }
 
 /**

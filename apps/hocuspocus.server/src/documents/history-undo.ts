@@ -23,8 +23,16 @@ import { blockMarkdown, FRAGMENT_NAME, HEADING_ID_ATTR, ok, type Result, refuse 
 import * as Y from 'yjs'
 import { MAX_HISTORY_STATE_BYTES } from '../limits.ts'
 
-/** One stored state in the scratch document's order; `tracked`: its changes (since the one before) are undone. */
-export type UndoStep = { state: Uint8Array; tracked: boolean }
+/**
+ * One stored state in the scratch document's order, as bytes or base64 text (read in slices and decoded
+ * here, on the worker); `tracked`: its changes (since the one before) are undone.
+ */
+export type UndoStep = { state: Uint8Array | string; tracked: boolean }
+
+/** A state given as bytes or as base64 text. */
+function bytesOf(state: Uint8Array | string): Uint8Array {
+  return typeof state === 'string' ? new Uint8Array(Buffer.from(state, 'base64')) : state
+}
 
 /** A block the undone changes touched and someone changed since: where it is now. */
 export type UndoConflict = {
@@ -136,8 +144,8 @@ export function describeConflicts(conflicts: readonly UndoConflict[]): string {
 
 /** What the documents' worker needs to work out a restore's or revert's edit (planUndo). */
 export type UndoInput = {
-  /** The state before the first step; null: an empty document. */
-  base: Uint8Array | null
+  /** The state before the first step (bytes or base64 text); null: an empty document. */
+  base: Uint8Array | string | null
   steps: readonly UndoStep[]
   /** The live document's state when the action began: the edit is made against it. */
   live: Uint8Array
@@ -271,7 +279,7 @@ function blocks(n: number, what: string): string {
 export function planUndo(input: UndoInput): Result<UndoPlan> {
   const large = tooLarge(input.live.byteLength, 'slug', 'the document now')
   if (large) return large
-  const scratch = docOf(input.base)
+  const scratch = docOf(input.base === null ? null : bytesOf(input.base))
   try {
     const scratchFragment = scratch.getXmlFragment(FRAGMENT_NAME)
     const undo = new Y.UndoManager(scratchFragment, {
@@ -293,7 +301,7 @@ export function planUndo(input: UndoInput): Result<UndoPlan> {
     scratch.on('afterTransaction', watch)
     for (const step of input.steps) {
       stepIndex++
-      const update = Y.diffUpdate(step.state, Y.encodeStateVector(scratch))
+      const update = Y.diffUpdate(bytesOf(step.state), Y.encodeStateVector(scratch))
       Y.applyUpdate(scratch, update, step.tracked ? TRACKED : OTHERS)
     }
     // Everything the live document has beyond the steps (typed since the last store): others' changes,

@@ -14,8 +14,10 @@ import {
   authorsAfter,
   countVersions,
   findVersion,
+  findVersionText,
   listVersions,
   newestVersion,
+  newestVersionText,
   type VersionInfo,
   type VersionLookup,
   versionsAfter,
@@ -92,6 +94,14 @@ export function createHistory(prisma: PrismaClient, stored: StoredAccess) {
     },
     newestVersion(documentId: string) {
       return newestVersion(prisma, documentId)
+    },
+    /** The version a lookup names, its state as base64 text read in slices (for the documents' worker). */
+    findVersionText(documentId: string, lookup: VersionLookup) {
+      return findVersionText(prisma, documentId, lookup)
+    },
+    /** The newest version, its state as base64 text read in slices (for the documents' worker). */
+    newestVersionText(documentId: string) {
+      return newestVersionText(prisma, documentId)
     },
   }
 }

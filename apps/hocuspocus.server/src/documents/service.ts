@@ -46,7 +46,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
      */
     async planUndo(user: string, input: UndoInput): Promise<Result<UndoPlan>> {
       const bytes = [input.live, input.base, ...input.steps.map((step) => step.state)].reduce(
-        (sum, state) => sum + (state?.byteLength ?? 0),
+        (sum, state) => sum + (typeof state === 'string' ? (state.length * 3) / 4 : (state?.byteLength ?? 0)),
         0,
       )
       return bytes <= HISTORY_INLINE_BYTES ? planUndo(input) : jobs.undo(user, input)

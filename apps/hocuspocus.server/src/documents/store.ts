@@ -15,6 +15,7 @@ import { storableJSON, storableText } from '../db/storable-text.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
 import { AUTOMATIC_REASONS, insertVersion, type VersionReason, type VersionRequest } from './history-store.ts'
 import { searchColumnsSql } from './search.ts'
+import { readSnapshotText } from './sliced-read.ts'
 
 /** Compaction takes a version when the newest one is older than this, whatever else asked for one. */
 export const VERSION_INTERVAL_MS = 10 * 60_000
@@ -286,18 +287,15 @@ export async function readForCompaction(
   db: Prisma.TransactionClient,
   documentId: string,
 ): Promise<CompactionRead> {
-  const [snapshot] = await db.$queryRaw<
-    Array<{ rowVersion: string; state: string | null; outline: StoredOutlineNode[] | null }>
-  >`
-    SELECT xmin::text AS "rowVersion", encode(state, 'base64') AS state, outline
-      FROM document_states WHERE document_id = ${documentId}::uuid`
+  // In slices (sliced-read.ts): the event loop parses a slice at a time, never the whole state's text.
+  const snapshot = await readSnapshotText(db, documentId)
   const log = await db.$queryRaw<Array<{ id: bigint; update: string; bytes: number; authors: Author[] }>>`
     SELECT id, encode("update", 'base64') AS "update", byte_size AS bytes, authors
       FROM document_updates WHERE document_id = ${documentId}::uuid ORDER BY id`
   return {
-    rowVersion: snapshot?.rowVersion ?? null,
-    snapshot: snapshot?.state ?? null,
-    outline: Array.isArray(snapshot?.outline) ? snapshot.outline : null,
+    rowVersion: snapshot.rowVersion,
+    snapshot: snapshot.snapshot,
+    outline: Array.isArray(snapshot.outline) ? (snapshot.outline as StoredOutlineNode[]) : null,
     ids: log.map((row) => BigInt(row.id)),
     updates: log.map((row) => row.update),
     updateBytes: log.reduce((sum, row) => sum + Number(row.bytes), 0),

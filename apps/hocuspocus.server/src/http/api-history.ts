@@ -306,7 +306,11 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
     const write = deps.write
     if (!write) throw httpRefusal('not_found', 'history: restore and revert are not served here')
     return {
-      history: documents,
+      history: {
+        // Read in slices, decoded on the documents' worker (documents/sliced-read.ts).
+        findVersion: (documentId, lookup) => documents.findVersionText(documentId, lookup),
+        versionsAfter: (documentId, since, limit) => documents.versionsAfter(documentId, since, limit),
+      },
       write,
       planUndo: (user, input) => documents.planUndo(user, input),
       async saveBefore(user, document, name) {

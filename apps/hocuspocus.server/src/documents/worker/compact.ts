@@ -33,7 +33,7 @@ export type CompactInput = {
   /** Title and plain text wanted (a refresh is due), the text cut at this many characters; 0: not wanted. */
   maxTextChars: number
   /** A version is taken: the newest version's state to summarise the changes against (null: none yet). */
-  versionBase?: Uint8Array | null
+  versionBase?: Uint8Array | string | null
   /** The merged state's bytes are wanted too (`raw`: a restore's or revert's edit is worked out on it). */
   keepState?: boolean
 }
@@ -83,9 +83,9 @@ export function compactStored(input: CompactInput): Compacted {
 }
 
 /** What `fragment` changed since `base`; null when it cannot be told (the version is taken without one). */
-function summaryOf(fragment: Y.XmlFragment, base: Uint8Array | null) {
+function summaryOf(fragment: Y.XmlFragment, base: Uint8Array | string | null) {
   try {
-    const before = fragmentOfState(base)
+    const before = fragmentOfState(typeof base === 'string' ? fromBase64(base) : base)
     try {
       return summarize(diffFragments(before, fragment))
     } finally {

@@ -19,6 +19,7 @@ export type ToolDeps = {
     | 'listVersions'
     | 'countVersions'
     | 'findVersion'
+    | 'findVersionText'
     | 'authorsAfter'
     | 'saveNamedVersion'
     | 'versionsAfter'

@@ -9,7 +9,11 @@ import type { ToolContext } from './context.ts'
 
 export function actionDeps(ctx: ToolContext): HistoryActionDeps {
   return {
-    history: ctx.documents,
+    history: {
+      // Read in slices, decoded on the documents' worker (documents/sliced-read.ts).
+      findVersion: (documentId, lookup) => ctx.documents.findVersionText(documentId, lookup),
+      versionsAfter: (documentId, since, limit) => ctx.documents.versionsAfter(documentId, since, limit),
+    },
     write: (room, context, edit) => ctx.writer.write(room, context, edit, { signal: ctx.signal }),
     planUndo: (user, input) => ctx.documents.planUndo(user, input),
     async saveBefore(user, document, name) {

@@ -1,0 +1,76 @@
+/**
+ * Large states read as base64 text in slices (STATE_SLICE_BYTES of bytes a statement, a turn of the event
+ * loop between): the driver's parse of one 8 MiB state's 11 MB of text, and decoding it, held the event
+ * loop ~100-250 ms of CPU in one piece (several times that in wall time on a loaded machine), once per
+ * state a restore, a revert or a compaction of a large document reads. The text is then decoded where it
+ * is used: on the documents' worker. The mirror of store.ts's sliced writes.
+ */
+import type { Prisma, PrismaClient } from '../db/generated/client.ts'
+import { STATE_SLICE_BYTES } from './store.ts'
+
+type Db = Prisma.TransactionClient | PrismaClient
+
+/** Reads the document's snapshot again when it changed between slices, at most this many times in all. */
+const SLICED_READ_ATTEMPTS = 3
+
+const turn = () => new Promise((resolve) => setImmediate(resolve))
+
+/** A base64 text (whitespace, as PostgreSQL's encode() writes it, allowed) as bytes. */
+export function bytesOfBase64(text: string): Uint8Array {
+  return new Uint8Array(Buffer.from(text, 'base64'))
+}
+
+/** The base64 text of the state of version `id`: versions never change, so any slices join. */
+export async function readVersionText(db: Db, id: bigint): Promise<string> {
+  const [head] = await db.$queryRaw<Array<{ bytes: number }>>`
+    SELECT octet_length(state) AS bytes FROM document_versions WHERE id = ${id}`
+  const bytes = Number(head?.bytes ?? 0)
+  const parts: string[] = []
+  for (let from = 0; from < Math.max(bytes, 1); from += STATE_SLICE_BYTES) {
+    if (from > 0) await turn()
+    const [row] = await db.$queryRaw<Array<{ part: string | null }>>`
+      SELECT encode(substring(state from ${from + 1}::int for ${STATE_SLICE_BYTES}::int), 'base64') AS part
+        FROM document_versions WHERE id = ${id}`
+    parts.push(row?.part ?? '')
+  }
+  return parts.join('')
+}
+
+/**
+ * The document's snapshot as base64 text with the row version (`xmin`) it was read at and its stored
+ * outline; all slices of one row version (read again when a write replaced it between two).
+ */
+export async function readSnapshotText(
+  db: Db,
+  documentId: string,
+): Promise<{ rowVersion: string | null; snapshot: string | null; bytes: number; outline: unknown }> {
+  for (let attempt = 1; ; attempt++) {
+    const [head] = await db.$queryRaw<
+      Array<{ rowVersion: string; bytes: number; outline: unknown; empty: boolean }>
+    >`
+      SELECT xmin::text AS "rowVersion", octet_length(state) AS bytes, outline, state IS NULL AS empty
+        FROM document_states WHERE document_id = ${documentId}::uuid`
+    if (!head) return { rowVersion: null, snapshot: null, bytes: 0, outline: null }
+    if (head.empty) return { rowVersion: head.rowVersion, snapshot: null, bytes: 0, outline: head.outline }
+    const parts: string[] = []
+    let same = true
+    for (let from = 0; from < Math.max(Number(head.bytes), 1) && same; from += STATE_SLICE_BYTES) {
+      await turn()
+      const [row] = await db.$queryRaw<Array<{ rowVersion: string; part: string | null }>>`
+        SELECT xmin::text AS "rowVersion",
+               encode(substring(state from ${from + 1}::int for ${STATE_SLICE_BYTES}::int), 'base64') AS part
+          FROM document_states WHERE document_id = ${documentId}::uuid`
+      same = row?.rowVersion === head.rowVersion
+      parts.push(row?.part ?? '')
+    }
+    if (same)
+      return {
+        rowVersion: head.rowVersion,
+        snapshot: parts.join(''),
+        bytes: Number(head.bytes),
+        outline: head.outline,
+      }
+    if (attempt >= SLICED_READ_ATTEMPTS)
+      throw new Error(`the snapshot of ${documentId} changed while it was read, ${attempt} times`)
+  }
+}
