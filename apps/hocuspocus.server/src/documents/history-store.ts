@@ -259,12 +259,10 @@ export async function findVersionText(
   documentId: string,
   lookup: VersionLookup,
 ): Promise<(VersionInfo & { state: string }) | null> {
+  // The row as findVersion reads it, its state left out (a NULL), then read in slices.
   const rows = await db.$queryRaw<VersionInfo[]>`
-    SELECT id, created_at AS "createdAt", reason, name, authors, summary, byte_size AS "byteSize"
-      FROM document_versions
-     WHERE document_id = ${documentId}::uuid ${lookupSql(lookup)}
-     ORDER BY id DESC
-     LIMIT 1`
+    SELECT id, created_at AS "createdAt", reason, name, authors, summary, byte_size AS "byteSize", NULL AS state
+      FROM document_versions WHERE document_id = ${documentId}::uuid ${lookupSql(lookup)} ORDER BY id DESC LIMIT 1`
   const row = rows[0]
   if (!row) return null
   const id = BigInt(row.id)
