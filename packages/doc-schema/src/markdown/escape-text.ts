@@ -28,6 +28,13 @@
  *   holding a line break, and a tag holding `|` in a table cell. Any other `<` is escaped only before a
  *   complete tag, an autolink or a tag's start the text ends in (TAG_AFTER): `a < b`, `Map<K, V>` stay.
  *
+ * - In text shown with its pending suggestions (reads, `suggestions: 'show'`), the braces of a suggestion
+ *   marker are escaped: `{` before `+` or `-` and `}` after one (`\{++`, `++\}`), so only a real
+ *   suggestion mark (written by inline-to-mdast.ts as raw markers) shows as `{++…++}` or `{--…--}`. Text
+ *   cannot pose as a proposal, and both parsers read the escapes back as the braces (CommonMark escapes any
+ *   ASCII punctuation), so what an agent copies from a read and writes back is the text it read. Code spans
+ *   and blocks show their text verbatim (backslashes are literal there); a real marker is never inside one.
+ *
  * Most text needs none of this: a stretch holding no character any pattern could act on there is written
  * as it is without running the patterns (`mayNeedEscape`), which is most of a document's text.
  */
@@ -76,6 +83,15 @@ const TEXT_UNSAFE: Unsafe[] = [
   { character: '~', after: '~', inConstruct: 'phrasing' },
   { character: '~', before: '~', inConstruct: 'phrasing' },
 ]
+/** A suggestion marker's braces, in text shown with suggestions (see above; one character of context). */
+const MARKER_UNSAFE: Unsafe[] = [
+  { character: '{', after: '[+-]' },
+  { character: '}', before: '[+-]' },
+]
+const withMarkersUnsafe = new WeakMap<Unsafe[], Unsafe[]>()
+const withMarkers = (list: Unsafe[]) => derived(withMarkersUnsafe, list, () => [...list, ...MARKER_UNSAFE])
+const markersIf = (markers: boolean, list: Unsafe[]) => (markers ? withMarkers(list) : list)
+
 /**
  * The library's line-start `[` rule, kept for text holding its own line breaks (rare: imports turn them
  * into spaces), where this module does not follow the lines: every `[` starting one is escaped.
@@ -133,7 +149,8 @@ const LINE_START = /(?:^|[\r\n])[ \t]*$/
  * (AT_LINE_START), at the end of the text (`!` before `[`, `:` before `/`, `#` closing a heading, a space
  * before a line break), or `(` after `]`. Autolinks percent-encode other characters: never skipped there.
  */
-function mayNeedEscape(state: State, value: string, before: string): boolean {
+function mayNeedEscape(state: State, value: string, before: string, markers = false): boolean {
+  if (markers && (value.includes('{') || value.includes('}'))) return true
   if (ANYWHERE.test(value) || state.stack.includes('autolink')) return true
   if (value.charCodeAt(0) === 40 && before.endsWith(']')) return true
   return AT_LINE_START.test(value) && LINE_START.test(before)
@@ -188,8 +205,11 @@ function openingBracketUnsafe(state: State, value: string, parent: Parents, inde
   return state.stack.includes('listItem') && CHECKBOX_START.test(rest)
 }
 
-/** The pattern lists of one text: `relaxed` (no `(` after `]` rule) for offsets before `until`. */
-type Lists = { strict: Unsafe[]; relaxed: Unsafe[]; until: number }
+/**
+ * The pattern lists of one text: `relaxed` (no `(` after `]` rule) for offsets before `until`; `markers`
+ * when both hold MARKER_UNSAFE.
+ */
+type Lists = { strict: Unsafe[]; relaxed: Unsafe[]; until: number; markers: boolean }
 
 /** `state.safe` for `text.slice(from, to)` with the list each part of it takes (see Lists). */
 function safePart(state: State, text: string, from: number, to: number, config: SafeConfig, lists: Lists) {
@@ -223,7 +243,7 @@ function safeStretch(
   lists: Lists,
 ): string {
   const stretch = start === 0 && end === text.length ? text : text.slice(start, end)
-  if (!mayNeedEscape(state, stretch, config.before)) return stretch
+  if (!mayNeedEscape(state, stretch, config.before, lists.markers)) return stretch
   let out = ''
   let from = start
   for (const at of free ?? []) {
@@ -273,6 +293,8 @@ export type TextData = {
   free?: readonly number[]
   /** The offset before which a `(` after `]` needs no escape (no `[` before it in the block). */
   parenFree?: number
+  /** Shown with pending suggestions: a marker's braces are escaped (MARKER_UNSAFE). */
+  markers?: boolean
 }
 
 /**
@@ -282,8 +304,9 @@ export type TextData = {
 export const textHandler: Handle = (node, parent, state, info) => {
   const text = node as Text
   const value = text.value
-  if (!mayNeedEscape(state, value, info.before)) return value
   const data = text.data as TextData | undefined
+  const markers = data?.markers === true
+  if (!mayNeedEscape(state, value, info.before, markers)) return value
   const siblings = parent ? parent.children : []
   const index = state.indexStack[state.indexStack.length - 1] ?? -1
   const around = { ...info, afterNode: siblings[index + 1], beforeNode: siblings[index - 1] }
@@ -300,14 +323,14 @@ export const textHandler: Handle = (node, parent, state, info) => {
     openingBracketUnsafe(state, value, parent, index)
   ) {
     const parenFree = data?.parenFree === undefined ? undefined : Math.max(0, data.parenFree - 1)
-    const restData: TextData = { free: free?.map((at) => at - 1), parenFree }
+    const restData: TextData = { free: free?.map((at) => at - 1), parenFree, markers }
     const rest: Text = { type: 'text', value: value.slice(1), data: restData }
     return `\\[${textHandler(rest, parent, state, { ...info, before: '[' })}`
   }
   const saved = state.unsafe
-  const strict = unsafeForText(state, lineBreaks, false)
-  const relaxed = lineBreaks ? strict : unsafeForText(state, false, true)
-  const lists: Lists = { strict, relaxed, until: lineBreaks ? 0 : (data?.parenFree ?? 0) }
+  const strict = markersIf(markers, unsafeForText(state, lineBreaks, false))
+  const relaxed = lineBreaks ? strict : markersIf(markers, unsafeForText(state, false, true))
+  const lists: Lists = { strict, relaxed, until: lineBreaks ? 0 : (data?.parenFree ?? 0), markers }
   state.unsafe = strict
   try {
     let out = ''

@@ -203,8 +203,10 @@ function leaf(node: DocNode, context: InlineContext): PhrasingContent[] {
     const value = node.text ?? ''
     const free = context.free?.get(node)
     const parenFree = context.parenFree?.get(node)
-    if (!free && !parenFree) return [{ type: 'text', value }]
-    const data: TextData = { free, parenFree }
+    // Shown with suggestions, a marker typed as text is escaped (escape-text.ts): only marks show as markers.
+    const markers = context.suggestions === 'show' && /[{}]/.test(value)
+    if (!free && !parenFree && !markers) return [{ type: 'text', value }]
+    const data: TextData = markers ? { free, parenFree, markers } : { free, parenFree }
     return [{ type: 'text', value, data }]
   }
   if (node.type === 'hardBreak') return [breakNode(context)]

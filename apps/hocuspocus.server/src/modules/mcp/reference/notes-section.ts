@@ -4,6 +4,7 @@
  * refusals.
  */
 import * as limits from '../limits.ts'
+import { historyNotes } from '../render/history.ts'
 import {
   notes,
   type ShownBlocks,
@@ -11,6 +12,7 @@ import {
   shownBlocks,
   shownSections,
 } from '../render/notes.ts'
+import { suggestionNotes } from '../render/suggestions.ts'
 import { code, type Section, slot, table } from './format.ts'
 import { pagingRefusals } from './refusals-section.ts'
 
@@ -114,6 +116,36 @@ function noteRows(): NoteRow[] {
       'older messages exist than the oldest shown (`seq`: that oldest one)',
       notes.olderMessages(slot('seq')),
     ],
+    ...rowsOf('list_versions', [
+      [
+        'a page ends before the oldest version kept (`cursor`: its last id)',
+        historyNotes.moreVersions(slot('cursor')),
+      ],
+      ['the page reaches the oldest version kept, or there is none', historyNotes.lastVersionsPage()],
+      [
+        'every page with versions, after those',
+        historyNotes.versionsShown(slot('first'), slot('last'), slot('total')),
+      ],
+    ]),
+    ...rowsOf('changes_since', [
+      ['nothing changed since (the whole answer, no frame body)', historyNotes.noChanges(slot('since'))],
+      [
+        'the answer is cut (`cursor` continues the same comparison)',
+        historyNotes.moreChanges(slot('cursor')),
+      ],
+      [
+        'cut, or a page after the first',
+        historyNotes.changesShown(slot('first'), slot('last'), slot('total')),
+      ],
+    ]),
+    ...rowsOf('list_suggestions', [
+      ['any suggestion is pending (every such answer)', suggestionNotes.howToDecide()],
+      [
+        'the answer reached `MAX_READ_CHARS` before the page was shown',
+        suggestionNotes.cut(slot('shown'), slot('total')),
+      ],
+      ['more are pending than `limit`', suggestionNotes.more(slot('shown'))],
+    ]),
     ...rowsOf('read_document, whole', [
       ['cut; `total` is the Markdown counted', notes.documentCut(slot('shown'), slot('total'))],
       ['cut, the Markdown longer than `MAX_COUNTED_CHARS`', notes.documentCut(slot('shown'), undefined)],

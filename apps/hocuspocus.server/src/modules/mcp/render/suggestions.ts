@@ -23,5 +23,5 @@ export const suggestionNotes = {
   cut: (shown: number, total: number) =>
     `[Showing ${shown} of the ${total} suggestions listed here: the answer reached its size limit; decide these and call list_suggestions again for the rest.]`,
   howToDecide: () =>
-    '[Reads show pending suggestions inside the text as {++added++} and {--removed--}; export and search hold the document without them. decide_suggestions accepts or rejects them by id or all at once.]',
+    '[Reads show pending suggestions inside the text as {++added++} and {--removed--}; markers typed as text show escaped (\\{++text++\\}) and are no suggestion. Export and search hold the document without them. decide_suggestions accepts or rejects them by id or all at once.]',
 }
