@@ -140,6 +140,10 @@ export function createMetrics() {
       'collab_heading_id_repairs_total',
       'Heading ids the server replaced because they were malformed, missing or taken.',
     ),
+    ownTextUnmarked: new Counter(
+      'collab_own_text_unmarked_total',
+      "Characters an editor typed inside an agent's suggestion whose suggestion mark the server ended (an editor without the web page's own-typing plugin).",
+    ),
     mcpToolCalls: new Counter(
       'mcp_tool_calls_total',
       'MCP tool calls by tool and outcome (ok, refused, error, rate_limited, unavailable, cancelled).',
@@ -166,6 +170,7 @@ export function createMetrics() {
         metrics.editorPaced,
         metrics.editorHeld,
         metrics.headingIdRepairs,
+        metrics.ownTextUnmarked,
         metrics.mcpToolCalls,
         metrics.mcpToolLatency,
         ...gauges,

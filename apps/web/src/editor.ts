@@ -20,6 +20,7 @@ import { header } from './header.ts'
 import { historyPanel } from './history.ts'
 import { importNotesKey, MAX_IMPORT_NOTES } from './list.ts'
 import { headingAbove, outlinePanel } from './outline.ts'
+import { OwnTyping } from './own-typing.ts'
 import { remoteCaret, remoteSelection, showPresence } from './presence.ts'
 import { shareDialog } from './share.ts'
 import { sinceLastLook } from './since-last-look.ts'
@@ -291,6 +292,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
       editable: scope === 'read-write',
       extensions: [
         ...extensions,
+        OwnTyping,
         Collaboration.configure({ fragment: ydoc.getXmlFragment(FRAGMENT_NAME) }),
         CollaborationCaret.configure({
           provider,

@@ -120,5 +120,6 @@ export {
 export { cutText, safeCut } from './text-cut.ts'
 export { restoreHeadingIds, type StrippedId } from './yjs/check-deletions.ts'
 export { checkEditorUpdate, type UpdateCheck } from './yjs/check-update.ts'
+export { type InsertedText, ownTextMarks, unmarkOwnText } from './yjs/own-text.ts'
 export { fragmentToJSON } from './yjs/read-y.ts'
 export { countUpdateWork, type UpdateWork } from './yjs/update-work.ts'

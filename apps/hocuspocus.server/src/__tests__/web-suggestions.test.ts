@@ -100,4 +100,40 @@ describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
     })
     expect(await page.$$eval('.ProseMirror ins, .ProseMirror del', (e) => e.length)).toBe(0)
   })
+
+  test("words a person types in the middle of an agent's proposal are theirs, not part of it", async () => {
+    const proposed = await callText(agent, 'replace_text', {
+      slug,
+      ...(await section()),
+      old_text: 'a long hike',
+      new_text: 'a boat trip on the lake',
+    })
+    expect(proposed.text).toContain('suggestion: ')
+    const page = await signedIn(browser, server, 'nora')
+    await openDocument(page, server, slug)
+    const inserted = await page.waitForSelector('xpath/.//ins[contains(., "boat trip")]')
+    const proposedText = () => page.$$eval('.ProseMirror ins', (e) => e.map((x) => x.textContent).join(''))
+    const before = await proposedText()
+    expect(before).toContain('boat trip')
+    // The middle of the proposed words: ProseMirror carries a mark over to text typed inside it.
+    const box = (await inserted!.boundingBox())!
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2)
+    await page.keyboard.type('MINE ')
+    await page.waitForFunction(() => document.querySelector('.ProseMirror')?.textContent?.includes('MINE'))
+    expect(await proposedText()).toBe(before)
+
+    // On the server too: the proposal lists only the agent's words, and the person's are accepted content.
+    await eventually(async () => {
+      const listed = (await callText(agent, 'list_suggestions', { slug })).text
+      expect(listed).toContain('the lake')
+      expect(listed).not.toContain('MINE')
+      const response = await fetch(`${server.url}/api/documents/${slug}/markdown`, {
+        headers: { authorization: `Bearer ${ownerToken}` },
+      })
+      expect(await response.text()).toContain('MINE')
+    })
+    // The page made its words its own; the server had nothing to repair (its repair is for other editors).
+    const metrics = await (await fetch(`${server.url}/metrics`)).text()
+    expect(metrics).toMatch(/^collab_own_text_unmarked_total 0$/m)
+  })
 })

@@ -26,16 +26,19 @@ import {
   EDITOR_TYPES_PARAM,
   type EditorTypes,
   FRAGMENT_NAME,
+  type InsertedText,
   MAX_DOCUMENT_BYTES,
   MAX_EDITOR_UPDATE_BYTES,
   MAX_EDITOR_UPDATE_STRUCTS,
   MAX_SYNC_STEP2_STRUCTS,
+  ownTextMarks,
   parseEditorTypes,
   reassignDuplicateIds,
   repairHeadingIds,
   restoreHeadingIds,
   type StrippedId,
   type UpdateCheck,
+  unmarkOwnText,
 } from '@collab/doc-schema'
 import type {
   afterHandleMessagePayload,
@@ -151,6 +154,8 @@ export class EditorBoundary implements Extension {
   private readonly touchedHeadings = new WeakMap<Connection, Y.ID[]>()
   /** Headings each connection's last message stripped of their id, and that id: restored after it. */
   private readonly strippedIds = new WeakMap<Connection, StrippedId[]>()
+  /** Text each connection's last message inserted: unmarked where it landed inside a suggestion. */
+  private readonly insertedText = new WeakMap<Connection, InsertedText[]>()
   /** The node and mark types each connection declared (`?types=` of its WebSocket request). */
   private readonly declaredTypes = new WeakMap<Connection, EditorTypes>()
   /**
@@ -260,6 +265,10 @@ export class EditorBoundary implements Extension {
       const pending = this.strippedIds.get(connection)
       this.strippedIds.set(connection, pending ? pending.concat(check.strippedIds) : check.strippedIds)
     }
+    if (check.textItems.length > 0) {
+      const pending = this.insertedText.get(connection)
+      this.insertedText.set(connection, pending ? pending.concat(check.textItems) : check.textItems)
+    }
     return true
   }
 
@@ -332,17 +341,26 @@ export class EditorBoundary implements Extension {
       this.release(connection, document)
     const touched = this.touchedHeadings.get(connection)
     const stripped = this.strippedIds.get(connection)
-    if (!touched && !stripped) return
+    const text = this.insertedText.get(connection)
+    this.insertedText.delete(connection)
+    const marked = text ? ownTextMarks(document, text) : []
+    if (!touched && !stripped && marked.length === 0) return
     this.touchedHeadings.delete(connection)
     this.strippedIds.delete(connection)
     let repaired = 0
+    let unmarked = 0
     // One transaction: the stripped ids come back first, so a heading pasted with one of them is the one
     // that gets a fresh id.
     document.transact(() => {
       if (stripped) repaired += restoreHeadingIds(stripped, REPAIR_ORIGIN)
       if (touched)
         repaired += repairHeadingIds(document.getXmlFragment(FRAGMENT_NAME), touched, REPAIR_ORIGIN)
+      // A person's words typed inside an agent's suggestion are theirs, not part of the proposal.
+      unmarked = unmarkOwnText(marked)
     }, REPAIR_ORIGIN)
+    if (unmarked > 0) this.deps.metrics.ownTextUnmarked.inc({}, unmarked)
+    if (unmarked > 0)
+      this.deps.logger.debug({ documentId: this.documentId(connection), unmarked }, 'own text unmarked')
     if (repaired > 0) {
       this.deps.metrics.headingIdRepairs.inc({}, repaired)
       this.deps.logger.debug({ documentId: this.documentId(connection), repaired }, 'heading ids repaired')

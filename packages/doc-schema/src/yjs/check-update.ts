@@ -31,6 +31,7 @@ import { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_ATTRIBUTE_CHARS, MAX_NESTING_DEPTH 
 import { stableJSON } from '../sections/section-rev.ts'
 import { SUGGESTION_MARKS } from '../suggestion-marks.ts'
 import { checkDeletions, type DeleteRanges, MARK_KEY, type StrippedId } from './check-deletions.ts'
+import type { InsertedText } from './own-text.ts'
 
 export type UpdateCheck =
   | {
@@ -41,6 +42,8 @@ export type UpdateCheck =
       headingItems: Y.ID[]
       /** Headings whose id the update removes, with that id: put it back after applying. */
       strippedIds: StrippedId[]
+      /** Text the update inserts: unmarked after applying where it lands inside a suggestion (own-text.ts). */
+      textItems: InsertedText[]
       /**
        * Structs this check looked at: the update's own items, the live items it deletes and their
        * ancestors. What its cost follows (a test holds it independent of the document's size).
@@ -344,6 +347,7 @@ export function checkEditorUpdate(
 
   let inserts = false
   const headingItems: Y.ID[] = []
+  const textItems: InsertedText[] = []
   for (const struct of decoded.structs) {
     if (!(struct instanceof Y.Item)) continue
     const content = struct.content
@@ -355,6 +359,8 @@ export function checkEditorUpdate(
       return { ok: false, reason: place.reason, ...(place.missing ? { missingContent: true as const } : {}) }
     const problem = contentProblem(struct, place, leftInDoc)
     if (problem) return { ok: false, reason: problem }
+    if (place.kind === 'text' && content instanceof Y.ContentString)
+      textItems.push({ id: struct.id, length: struct.length })
     if (place.kind === 'element' && place.name === 'heading' && place.sub === HEADING_ID_ATTR)
       headingItems.push(struct.id)
     if (
@@ -371,6 +377,7 @@ export function checkEditorUpdate(
     inserts,
     headingItems,
     strippedIds: deletions.strippedIds,
+    textItems,
     examined: decoded.structs.length + deletions.examined,
   }
 }
