@@ -4,15 +4,16 @@
  * apps they wrote through, and "Review changes" opens the history panel on the version the person last
  * saw, which shows everything changed from it to now (with who changed it).
  *
- * What "last looked" means: the newest version the page knew of the last time this browser had the
- * document open, kept in this browser's storage per document (not across devices). Versions are the
- * server's, with the server's times, so a wrong clock here cannot hide a change. The mark moves forward
+ * What "last looked" means: the newest version the page knew of the last time the person had the
+ * document open, in any browser: the server keeps it per user and document (`GET`/`PUT …/last-look`,
+ * http/api-last-look.ts; a mark this browser kept before is read once when the server has none).
+ * Versions are the server's, with the server's times, so a wrong clock here cannot hide a change. The mark moves forward
  * while the page is open and visible (the person sees changes arrive live), and when the notice is
  * reviewed or dismissed; while a notice waits unanswered it stays where it was, so leaving without
  * reading it shows it again next time. Only versions with an agent among their authors raise the notice:
  * people's own typing does not.
  */
-import { ApiError } from './api.ts'
+import { ApiError, api, slugPath } from './api.ts'
 import { h } from './dom.ts'
 import { fetchVersions, type Version, type VersionAuthor } from './history-client.ts'
 
@@ -25,9 +26,11 @@ const AGENTS_NAMED = 3
 
 type Mark = { id: string; createdAt: string }
 
+const lookPath = (slug: string) => `${slugPath(slug)}/last-look`
+/** Where pages before the server kept the mark kept it: read once when the server has none. */
 const storageKey = (slug: string) => `collab.lastLook.${slug}`
 
-function readMark(slug: string): Mark | null {
+function storedMark(slug: string): Mark | null {
   try {
     const raw = JSON.parse(localStorage.getItem(storageKey(slug)) ?? 'null') as unknown
     if (typeof raw !== 'object' || raw === null) return null
@@ -38,12 +41,23 @@ function readMark(slug: string): Mark | null {
   }
 }
 
-function writeMark(slug: string, version: Version | undefined): void {
+/** The person's mark, kept by the server for their account (every browser and device shares it). */
+async function readMark(slug: string): Promise<Mark | null> {
+  const answer = await api<{ mark: { versionId?: unknown; createdAt?: unknown } | null }>(lookPath(slug))
+  const mark = answer?.mark
+  if (mark && typeof mark.versionId === 'string' && typeof mark.createdAt === 'string')
+    return { id: mark.versionId, createdAt: mark.createdAt }
+  return storedMark(slug)
+}
+
+/** Moves the mark to `version` (the server keeps the newer of it and the mark it holds). */
+async function writeMark(slug: string, version: Version | undefined): Promise<void> {
   if (!version) return
   try {
-    localStorage.setItem(storageKey(slug), JSON.stringify({ id: version.id, createdAt: version.createdAt }))
+    await api(lookPath(slug), { method: 'PUT', json: { versionId: version.id } })
+    localStorage.removeItem(storageKey(slug))
   } catch {
-    // Storage full or refused (a private window): the notice is a convenience, the history stays.
+    // Offline, or the version thinned meanwhile: the mark moves at the next try.
   }
 }
 
@@ -108,7 +122,7 @@ export function sinceLastLook(slug: string, review: (base: Version | null) => vo
     if (waiting || document.visibilityState !== 'visible') return
     try {
       const page = await fetchVersions(slug, null)
-      if (!waiting) writeMark(slug, page.versions[0])
+      if (!waiting) await writeMark(slug, page.versions[0])
     } catch {
       // Offline or signed out: the mark moves at the next try.
     }
@@ -118,7 +132,7 @@ export function sinceLastLook(slug: string, review: (base: Version | null) => vo
     waiting = false
     element.hidden = true
     element.replaceChildren()
-    writeMark(slug, newest)
+    void writeMark(slug, newest)
   }
 
   function show(found: ChangesSince) {
@@ -159,12 +173,12 @@ export function sinceLastLook(slug: string, review: (base: Version | null) => vo
   return {
     element,
     async start() {
-      const mark = readMark(slug)
       try {
+        const mark = await readMark(slug)
         if (!mark) await markNewest()
         else {
           const found = await changesSince(slug, mark)
-          if (!show(found)) writeMark(slug, found.newest)
+          if (!show(found)) await writeMark(slug, found.newest)
         }
       } catch (error) {
         // The notice is optional: a refused or failed read (a viewer of a private copy, offline) shows nothing.

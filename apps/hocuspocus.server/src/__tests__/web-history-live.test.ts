@@ -4,6 +4,7 @@
  *   token named for its app; when the owner opens the document again a notice names the agent and its app,
  *   and "Review changes" opens the history panel on the version the owner last saw, showing the agent's
  *   text as added since. Once reviewed, the next visit shows no notice; people's own typing raises none.
+ *   The mark is the server's, per person: a change dismissed in one browser is not news in another.
  * - The panel follows: while it is open, an agent's new write appears at the top of the list without a
  *   reload.
  * axe-core finds no serious or critical violation with the notice shown.
@@ -20,19 +21,15 @@ import { openDocument, ownerWithAgent, seriousViolations, signedIn } from './web
 const connected = (page: Page) =>
   page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'Connected')
 
-/** The page has read what changed since the last look (the mark is in storage either way). */
-const looked = (page: Page, slug: string) =>
-  page.waitForFunction(
-    (key) => localStorage.getItem(key) !== null && document.querySelector('.since-look[data-checked]'),
-    {},
-    `collab.lastLook.${slug}`,
-  )
+/** The page has read what changed since the last look (and marked what it saw, when it had no notice). */
+const looked = (page: Page) => page.waitForFunction(() => document.querySelector('.since-look[data-checked]'))
 
 describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${DATABASE_KIND})`, () => {
   let server: RunningServer
   let browser: Browser
   let agent: Client
   let slug: string
+  let ownerToken: string
   // Versions as soon as asked: no interval between automatic ones.
   useTestServer(
     (s) => {
@@ -43,12 +40,14 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
 
   beforeAll(async () => {
     browser = await launchChromium()
-    ;({ agent, slug } = await ownerWithAgent(
+    let owner: { token: string }
+    ;({ agent, slug, owner } = await ownerWithAgent(
       server,
       'ines',
       { scopes: ['read', 'write'], label: 'Recipe Bot' },
       { title: 'Recipes', markdown: '## Soup\n\nLeeks and potatoes.' },
     ))
+    ownerToken = owner.token
   }, 60_000)
   afterAll(async () => {
     await agent?.close()
@@ -78,7 +77,7 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
     // The first visit: nothing to tell, the page marks what it saw.
     await openDocument(page, server, slug)
     await connected(page)
-    await looked(page, slug)
+    await looked(page)
     expect(await page.$eval('.since-look', (e) => (e as HTMLElement).hidden)).toBe(true)
 
     // Away (the page is closed), an agent writes.
@@ -112,16 +111,73 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
     // Reviewed: the next visit has nothing to say.
     await openDocument(page, server, slug)
     await connected(page)
-    await looked(page, slug)
+    await looked(page)
     expect(await page.$eval('.since-look', (e) => (e as HTMLElement).hidden)).toBe(true)
     await page.close()
+  })
+
+  /** The owner's last-look mark as the server keeps it (`PUT` with `body` first, when given). */
+  async function lastLook(body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+    const response = await fetch(`${server.url}/api/documents/${slug}/last-look`, {
+      method: body === undefined ? 'GET' : 'PUT',
+      headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    })
+    return { status: response.status, json: (await response.json()) as Record<string, unknown> }
+  }
+
+  test("the mark is the person's, not the browser's: a change seen on one device is not news on another", async () => {
+    const laptop = await signedIn(browser, server, 'ines')
+    await openDocument(laptop, server, slug)
+    await connected(laptop)
+    await looked(laptop)
+    const [seen] = await versions()
+    await eventually(async () =>
+      expect((await lastLook()).json.mark).toEqual({
+        versionId: String(seen!.id),
+        createdAt: seen!.createdAt.toISOString(),
+      }),
+    )
+    await laptop.close()
+    await agentAppends('Salad', 'Leaves and lemon.')
+
+    // Another browser (its own storage), the same person: the notice shows there.
+    const phone = await signedIn(browser, server, 'ines')
+    await openDocument(phone, server, slug)
+    await phone.waitForSelector('.since-look:not([hidden])')
+    expect(await phone.$eval('.since-look', (e) => e.textContent ?? '')).toContain('Recipe Bot')
+    await phone.click('.since-look button:last-of-type') // Dismiss
+    const [newest] = await versions()
+    await eventually(async () =>
+      expect((await lastLook()).json.mark).toMatchObject({ versionId: String(newest!.id) }),
+    )
+    await phone.close()
+
+    // Dismissed on the phone: a third browser has nothing to say.
+    const desktop = await signedIn(browser, server, 'ines')
+    await openDocument(desktop, server, slug)
+    await connected(desktop)
+    await looked(desktop)
+    expect(await desktop.$eval('.since-look', (e) => (e as HTMLElement).hidden)).toBe(true)
+    await desktop.close()
+
+    // The mark moves forward only, and a bad version is refused naming the field.
+    const older = await lastLook({ versionId: String(seen!.id) })
+    expect(older.status).toBe(200)
+    expect(older.json.mark).toMatchObject({ versionId: String(newest!.id) })
+    const bad = await lastLook({ versionId: 'latest' })
+    expect(bad.status).toBe(400)
+    expect(bad.json.field).toBe('versionId')
+    const unknown = await lastLook({ versionId: '999999' })
+    expect(unknown.status).toBe(404)
+    expect(String(unknown.json.message)).toContain('GET …/versions')
   })
 
   test("people's own typing raises no notice", async () => {
     const page = await signedIn(browser, server, 'ines')
     await openDocument(page, server, slug)
     await connected(page)
-    await looked(page, slug)
+    await looked(page)
     await page.goto('about:blank')
     // Someone types (the owner, through the editor in another page) while this page is away.
     const other = await signedIn(browser, server, 'ines')
@@ -139,7 +195,7 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
 
     await openDocument(page, server, slug)
     await connected(page)
-    await looked(page, slug)
+    await looked(page)
     expect(await page.$eval('.since-look', (e) => (e as HTMLElement).hidden)).toBe(true)
     await page.close()
   })

@@ -17,6 +17,7 @@ import { queryTerms } from '../documents/search.ts'
 import { MAX_CHAT_MESSAGE_CHARS, SEARCH_SNIPPET_CHARS } from '../limits.ts'
 import type { Services } from '../services.ts'
 import { type HistoryRouteDeps, historyRoutes } from './api-history.ts'
+import { lastLookRoutes } from './api-last-look.ts'
 import { type AuthVariables, bearerAuth } from './bearer.ts'
 import { httpRefusal, refusalToHttp } from './refusal.ts'
 
@@ -60,6 +61,7 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
   const api = new Hono<{ Variables: AuthVariables }>()
   api.use('*', bearerAuth({ tokens: services.tokens, session: deps.session }))
   api.route('/', historyRoutes(services, deps.history))
+  api.route('/', lastLookRoutes(services))
 
   /** The document when the caller owns it; 404 when they cannot read it, 403 when they only may. */
   async function owned(
