@@ -5,7 +5,9 @@
  * and app, accepts one and rejects two; the export then holds exactly the accepted change. axe-core finds
  * no serious or critical violation with the suggestions shown.
  */
+
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
 import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText } from '@collab/test-support/mcp'
@@ -81,6 +83,10 @@ describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
     const items = await listed(page)
     expect(items[0]).toContain('nora via Copy Editor')
     expect(await seriousViolations(page)).toEqual([])
+    // `WEB_SCREENSHOTS=docs bun test web-suggestions` saves the box as docs/web.md's picture.
+    if (process.env.WEB_SCREENSHOTS) {
+      await page.screenshot({ path: join(process.env.WEB_SCREENSHOTS, 'web-suggestions.png') })
+    }
 
     // Accept the old town, reject the boat trip and the new line, each by its own button.
     await decide(page, 'old town', 'Accept')
