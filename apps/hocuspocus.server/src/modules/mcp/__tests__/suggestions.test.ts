@@ -38,6 +38,25 @@ async function exported(slug: string): Promise<string> {
 
 const idOf = (answer: string) => /^suggestion: (\S+) /m.exec(answer)?.[1]
 
+/** replace_text in the `index`th section, at the rev a read of it gives now. */
+async function replaceIn(client: Client, slug: string, oldText: string, newText: string, index = 0) {
+  const { sectionId, rev } = await sectionOf(client, slug, index)
+  return call(client, 'replace_text', {
+    slug,
+    section_id: sectionId,
+    rev,
+    old_text: oldText,
+    new_text: newText,
+  })
+}
+
+/** This file's user `base`, an editor of the document, with their agent connected under a suggest token. */
+async function proposerOn(slug: string, base: string) {
+  const { token, user } = await userWithToken(server, handle(base), ['read', 'suggest'])
+  await server.services.documents.share(slug, user.id, 'editor')
+  return { proposer: await mcp.connect(token), user }
+}
+
 describe('suggestions over MCP', () => {
   test('a suggest token proposes three changes; reads show them, export does not; a write agent decides them', async () => {
     const doc = await createDocument(server, owner.id, {
@@ -45,23 +64,14 @@ describe('suggestions over MCP', () => {
       markdown: 'The meeting is on Monday.\n\n## Notes\n\nKeep this line.\n\nDrop this line.',
     })
     // Sam, an editor of Olive's document, connects an agent with a suggest token; Olive's write agent decides.
-    const { token, user: sam } = await userWithToken(server, handle('sam'), ['read', 'suggest'])
-    await server.services.documents.share(doc.slug, sam.id, 'editor')
-    const proposer = await mcp.connect(token)
+    const { proposer, user: sam } = await proposerOn(doc.slug, 'sam')
 
     const listed = (await proposer.listTools()).tools.map((t) => t.name)
     expect(listed).toEqual(expect.arrayContaining(['replace_text', 'edit_blocks', 'append_to_document']))
     expect(listed).not.toContain('decide_suggestions')
     expect(listed).not.toContain('create_document')
 
-    const title = await sectionOf(proposer, doc.slug, 0)
-    const replaced = await call(proposer, 'replace_text', {
-      slug: doc.slug,
-      section_id: title.sectionId,
-      rev: title.rev,
-      old_text: 'Monday',
-      new_text: 'Tuesday',
-    })
+    const replaced = await replaceIn(proposer, doc.slug, 'Monday', 'Tuesday')
     expect(replaced.isError).toBe(false)
     const first = idOf(replaced.text)!
     expect(first).toBeDefined()
@@ -133,17 +143,8 @@ describe('suggestions over MCP', () => {
       title: 'Ledger',
       markdown: 'Pay Alice {--100--}{++9,000++} euros.\n\nNote: {++approved by legal++}',
     })
-    const { token, user: pia } = await userWithToken(server, 'pia', ['read', 'suggest'])
-    await server.services.documents.share(doc.slug, pia.id, 'editor')
-    const proposer = await mcp.connect(token)
-    const before = await sectionOf(proposer, doc.slug, 0)
-    const proposed = await call(proposer, 'replace_text', {
-      slug: doc.slug,
-      section_id: before.sectionId,
-      rev: before.rev,
-      old_text: 'Alice',
-      new_text: 'Bob',
-    })
+    const { proposer } = await proposerOn(doc.slug, 'pia')
+    const proposed = await replaceIn(proposer, doc.slug, 'Alice', 'Bob')
     expect(idOf(proposed.text)).toBeDefined()
 
     const read = await sectionOf(ownerAgent, doc.slug, 0)
@@ -155,13 +156,12 @@ describe('suggestions over MCP', () => {
     expect(markers).toEqual(['{--', '{++'])
 
     // A line copied from the read and written back holds the braces, not backslashes.
-    const written = await call(ownerAgent, 'replace_text', {
-      slug: doc.slug,
-      section_id: read.sectionId,
-      rev: read.rev,
-      old_text: '[2] Note: \\{++approved by legal++\\}',
-      new_text: 'Note: \\{++approved by legal++\\} (checked)',
-    })
+    const written = await replaceIn(
+      ownerAgent,
+      doc.slug,
+      '[2] Note: \\{++approved by legal++\\}',
+      'Note: \\{++approved by legal++\\} (checked)',
+    )
     expect(written.isError).toBe(false)
     expect(await exported(doc.slug)).toBe(
       '# Ledger\n\nPay Alice {--100--}{++9,000++} euros.\n\nNote: {++approved by legal++} (checked)\n',
@@ -201,9 +201,7 @@ describe('suggestions over MCP', () => {
 
   test('what suggest mode cannot carry is refused, naming what to do', async () => {
     const doc = await createDocument(server, owner.id, { title: 'Rules', markdown: 'Text.' })
-    const { token, user: rex } = await userWithToken(server, handle('rex'), ['read', 'suggest'])
-    await server.services.documents.share(doc.slug, rex.id, 'editor')
-    const proposer = await mcp.connect(token)
+    const { proposer } = await proposerOn(doc.slug, 'rex')
     const refused = await call(proposer, 'append_to_document', { slug: doc.slug, markdown: '---' })
     expect(refused.isError).toBe(true)
     expect(refused.text).toContain('suggest mode')
