@@ -72,20 +72,51 @@ describe.skipIf(DATABASE_KIND !== 'pglite')('/health behind a busy embedded data
     expect(after.body.database.status).toBe('ok')
   })
 
+  test('a request that finds a probe in flight answers from the last probe without waiting for it', async () => {
+    // The starter waits for its probe as long as the hold lasts (a long wait); a request after it joins the
+    // probe in flight and must answer `busy` while the database is still held. Before, it waited for the
+    // probe as long as the starter did, so this test never released the hold and timed out.
+    const probe = createHealthProbe(() => server.services.db.prisma.$queryRaw`SELECT 1`, {
+      waitMs: 120_000,
+      timeoutMs: 120_000,
+    })
+    expect((await probe.check()).status).toBe('ok')
+    const hold = holdDatabase(server)
+    await hold.holding
+    let starterAnswered = false
+    const starter = probe.check().then((answer) => {
+      starterAnswered = true
+      return answer
+    })
+    try {
+      const joiner = await probe.check()
+      expect(joiner.status).toBe('busy')
+      expect(starterAnswered).toBe(false)
+    } finally {
+      hold.release()
+      await hold.done
+    }
+    expect((await starter).status).toBe('ok')
+  })
+
   test('a database that stops answering is reported unreachable once the last answer is too old', async () => {
-    // The probe as /health builds it, with a short grace, on the server's real database (the waits are
-    // generous: a loaded machine answers SELECT 1 slowly, and only the hold may make it late here).
+    // The probe as /health builds it, on the server's real database, with a clock the test moves: how old
+    // the last answer is depends on the test's steps, not on how slowly a loaded machine takes the hold
+    // (with the real clock, a hold taken later than the grace made the first check `unreachable`).
+    let clock = 0
     const probe = createHealthProbe(() => server.services.db.prisma.$queryRaw`SELECT 1`, {
       waitMs: 50,
       graceMs: 300,
       timeoutMs: 2_000,
+      now: () => clock,
     })
     expect((await probe.check()).status).toBe('ok')
     const hold = holdDatabase(server)
     await hold.holding
     try {
+      clock = 100
       expect((await probe.check()).status).toBe('busy')
-      await Bun.sleep(500) // past the grace: the last answer is too old to stand for the database
+      clock = 1_000 // past the grace: the last answer is too old to stand for the database
       const gone = await probe.check()
       expect(gone.status).toBe('unreachable')
       expect(gone.status === 'unreachable' && gone.reason).toStartWith('no answer to SELECT 1 within 2 s')
@@ -93,6 +124,7 @@ describe.skipIf(DATABASE_KIND !== 'pglite')('/health behind a busy embedded data
       hold.release()
       await hold.done
     }
+    clock = 5_000
     // A new probe is started after the timeout, so the database is seen again once it answers.
     expect((await probe.check()).status).toBe('ok')
   })

@@ -4,9 +4,10 @@
  * ~2 s, so a `/health` that waited for its own `SELECT 1` took up to 2.5 s during a large import (issue 24)
  * and a balancer with a one-second timeout would have taken a working instance out.
  *
- * One probe at a time: a request joins the probe in flight (or starts one) and waits for it at most
- * HEALTH_PROBE_WAIT_MS. Answered: its result, fresh. Not answered yet: the last answer, when it was a
- * success at most HEALTH_BUSY_GRACE_MS ago (reported as `busy`, with its age and how long the probe has
+ * One probe at a time: a request that starts a probe waits for it at most HEALTH_PROBE_WAIT_MS; one that
+ * finds a probe in flight waits for it at most HEALTH_PROBE_JOIN_WAIT_MS, since that probe's starter already
+ * waits for a failure (before, every request behind a busy database waited the full HEALTH_PROBE_WAIT_MS).
+ * Answered: its result, fresh. Not answered yet: the last answer, when it was a success at most HEALTH_BUSY_GRACE_MS ago (reported as `busy`, with its age and how long the probe has
  * waited); otherwise the request waits for the probe until it has waited HEALTH_PROBE_TIMEOUT_MS and then
  * reports the database unreachable. A database that fails (PostgreSQL stopped, the embedded thread ended)
  * answers with an error at once and is reported unreachable at once; one that stops answering altogether
@@ -18,6 +19,12 @@
  * away fails within it (a refused connection, an ended thread), so a failure is reported as one.
  */
 export const HEALTH_PROBE_WAIT_MS = 250
+/**
+ * How long a request that finds a probe already in flight waits for it (ms): time for a `SELECT 1` on an
+ * idle database to answer. Past it, the request answers from the last probe as a starter would; a probe
+ * that fails is still reported by every request after its failure (a failure clears the last success).
+ */
+export const HEALTH_PROBE_JOIN_WAIT_MS = 20
 /**
  * How old the last successful answer may be when the probe in flight has not answered yet (ms): longer
  * than the longest legitimate hold of PGlite's one session seen (~2 s writing a 22 MB state, a VACUUM of a
@@ -44,9 +51,16 @@ type Settled = { ok: true; latencyMs: number } | { ok: false; error: string }
 
 export function createHealthProbe(
   query: () => Promise<unknown>,
-  options: { waitMs?: number; graceMs?: number; timeoutMs?: number; now?: () => number } = {},
+  options: {
+    waitMs?: number
+    joinWaitMs?: number
+    graceMs?: number
+    timeoutMs?: number
+    now?: () => number
+  } = {},
 ): HealthProbe {
   const waitMs = options.waitMs ?? HEALTH_PROBE_WAIT_MS
+  const joinWaitMs = Math.min(waitMs, options.joinWaitMs ?? HEALTH_PROBE_JOIN_WAIT_MS)
   const graceMs = options.graceMs ?? HEALTH_BUSY_GRACE_MS
   const timeoutMs = options.timeoutMs ?? HEALTH_PROBE_TIMEOUT_MS
   const now = options.now ?? (() => performance.now())
@@ -91,8 +105,9 @@ export function createHealthProbe(
     async check() {
       // A probe unanswered past the timeout is left behind (its query may never come back): a new one
       // starts, at most one every HEALTH_PROBE_TIMEOUT_MS, so a database that recovers is seen again.
-      const probe = inFlight && now() - inFlight.started < timeoutMs ? inFlight : start()
-      const answered = await within(probe.settled, waitMs)
+      const joined = inFlight && now() - inFlight.started < timeoutMs ? inFlight : undefined
+      const probe = joined ?? start()
+      const answered = await within(probe.settled, joined ? joinWaitMs : waitMs)
       if (answered) return fromSettled(answered)
       const at = now()
       if (lastOk !== undefined && at - lastOk <= graceMs) {
