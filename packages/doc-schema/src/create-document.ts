@@ -72,11 +72,22 @@ export function createDocumentUpdate(
   return encodeNew((doc) => writeNewDocument(doc, title, markdown, opts))
 }
 
-/** The same for an imported file (importMarkdown): the title heading, then its checked body blocks. */
-export function importedDocumentUpdate(imported: { title: string; blocks: DocNode[] }): Result<Uint8Array> {
+/**
+ * The same for an imported file (importMarkdown): the title heading, then its checked body blocks.
+ * `inspect` reads the built fragment before it is encoded and let go (the import worker derives the
+ * search text and outline there rather than decoding the state again).
+ */
+export function importedDocumentUpdate(
+  imported: { title: string; blocks: DocNode[] },
+  inspect?: (fragment: Y.XmlFragment) => void,
+): Result<Uint8Array> {
   const heading = buildDocumentBlocks(imported.title)
   if (heading.kind === 'error') return heading
-  const update = encodeNew((doc) => writeBlocks(doc, ok([...heading.value, ...imported.blocks])))
+  const update = encodeNew((doc) => {
+    const written = writeBlocks(doc, ok([...heading.value, ...imported.blocks]))
+    if (written.kind === 'ok') inspect?.(doc.getXmlFragment(FRAGMENT_NAME))
+    return written
+  })
   if (update.kind === 'ok' && update.value.length > MAX_DOCUMENT_BYTES) {
     return refuseFor(
       'too_large',

@@ -1,10 +1,13 @@
 /**
  * The documents' worker (documents/worker/pool.ts) on a real Bun Worker: one job at a time, one job of each
  * kind per user waiting or running (the next refused at once), a deadline that ends the worker and refuses
- * the job (the next job gets a new worker), and shutdown refusing what waits.
+ * the job (the next job gets a new worker), a worker ended as soon as a large job is answered (its heap
+ * returned), and shutdown refusing what waits.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { WorkerPool } from '../documents/worker/pool.ts'
+import { derivedOf } from '../documents/stored-parts.ts'
+import { buildImport } from '../documents/worker/import.ts'
+import { LARGE_JOB_BYTES, WorkerPool } from '../documents/worker/pool.ts'
 import { MAX_FIND_TEXT_CHARS } from '../limits.ts'
 
 /** Markdown that takes the worker a while to build (~1 MiB of prose with headings). */
@@ -75,6 +78,44 @@ describe('the documents worker pool', () => {
     if (slow.kind === 'error')
       expect(slow.message).toContain('took longer than 0 s and was stopped; split the file')
   }, 60_000)
+
+  test('a large job ends its worker once answered (its heap goes back); a small one keeps it for the next', async () => {
+    const jobs = pool()
+    const small = await jobs.build('ann', { markdown: '# S\n\ns', fallbackTitle: 'S' }, MAX_FIND_TEXT_CHARS)
+    expect(small.kind).toBe('ok')
+    expect(jobs.hasWorker).toBe(true)
+    // Before, the worker stayed up WORKER_IDLE_MS (30 s) with the heap a 20 MiB import had grown (~500 MB).
+    const large = await jobs.build(
+      'ann',
+      { markdown: manual(LARGE_JOB_BYTES), fallbackTitle: 'L' },
+      MAX_FIND_TEXT_CHARS,
+    )
+    expect(large.kind).toBe('ok')
+    expect(jobs.hasWorker).toBe(false)
+    // The next job starts a worker of its own.
+    if (large.kind === 'error') throw new Error(large.message)
+    const exported = await jobs.render('ann', { snapshot: large.value.state, updates: [] })
+    expect(exported.kind === 'ok' && exported.value.startsWith('# Manual')).toBe(true)
+    expect(jobs.hasWorker).toBe(false) // its state is over LARGE_JOB_BYTES too
+  }, 60_000)
+
+  test("an import's text and outline, read off the document it built, are those of its state decoded", () => {
+    // The build reads them before encoding (no second decode) and collects between its phases; what it
+    // stores must be what a store step derives from the state (a list, a table, marks, nested sections).
+    const markdown = `${manual(64 * 1024)}\n### Deep\n\n- a **b**\n  - c\n\n| x | y |\n| - | - |\n| 1 | 2 |\n`
+    let collections = 0
+    const built = buildImport(
+      { markdown, fallbackTitle: 'M' },
+      MAX_FIND_TEXT_CHARS,
+      () => collections++,
+      () => collections++,
+    )
+    if (built.kind === 'error') throw new Error(built.message)
+    expect({ text: built.value.text, outline: built.value.outline }).toEqual(
+      derivedOf(built.value.state, MAX_FIND_TEXT_CHARS, true),
+    )
+    expect(collections).toBeGreaterThanOrEqual(3) // after the parse, before the outline, at the end
+  })
 
   test('closing refuses what is waiting and running', async () => {
     const jobs = pool()

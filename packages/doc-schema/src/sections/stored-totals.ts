@@ -33,10 +33,17 @@ export type StoredOutlineNode = OutlineNode & {
  * `readOutline(fragment)` with every section's total measured now: for a fragment decoded to be stored
  * (an import on the worker, a create), whose content nobody reads yet. Renders the whole document once.
  */
-export function readOutlineWithTotals(fragment: Y.XmlFragment): StoredOutlineNode[] {
+export function readOutlineWithTotals(
+  fragment: Y.XmlFragment,
+  /** Called after each section is measured, with how many are: the import worker collects its garbage. */
+  measured?: (sections: number) => void,
+): StoredOutlineNode[] {
   const roots: StoredOutlineNode[] = []
   const stack: StoredOutlineNode[] = []
+  let count = 0
   for (const section of locateSections(fragment)) {
+    if (count > 0) measured?.(count)
+    count++
     const { rev, size } = sectionStats(section.heading, section.blocks)
     const node: StoredOutlineNode = {
       sectionId: section.sectionId,

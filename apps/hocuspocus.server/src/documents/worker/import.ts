@@ -9,11 +9,15 @@ import {
   type OutlineNode,
   ok,
   type Result,
+  readOutlineWithTotals,
+  readPlainText,
   refuse,
 } from '@collab/doc-schema'
 import { storableText } from '../../db/storable-text.ts'
-import { derivedOf } from '../stored-parts.ts'
 import { titleTooLong } from '../title.ts'
+
+/** How many sections' renders an import measures between two collections of its young garbage. */
+const COLLECT_EVERY_SECTIONS = 500
 
 export type ImportInput = { markdown: string; title?: string; fallbackTitle: string }
 
@@ -28,19 +32,41 @@ export type BuiltImport = {
   changes: string[]
 }
 
-/** Builds an import; refusals as the service returns them (`invalid_input`, naming the field). */
-export function buildImport(input: ImportInput, maxTextChars: number): Result<BuiltImport> {
+/**
+ * Builds an import; refusals as the service returns them (`invalid_input`, naming the field). `collect`
+ * runs between the phases once the previous phase's structures are let go (the worker collects its
+ * garbage there, so the next phase reuses that memory rather than growing the heap).
+ */
+export function buildImport(
+  input: ImportInput,
+  maxTextChars: number,
+  collect: () => void = () => {},
+  collectYoung: () => void = () => {},
+): Result<BuiltImport> {
   const imported = importMarkdown(storableText(input.markdown), {
     title: input.title === undefined ? undefined : storableText(input.title),
     fallbackTitle: storableText(input.fallbackTitle),
   })
   if (imported.kind === 'error') return refuse('invalid_input', imported.message, imported.field)
-  const title = imported.value.title
+  const { title, changes } = imported.value
   const tooLong = titleTooLong(title, ' (give a shorter --title)')
   if (tooLong) return tooLong
-  const built = importedDocumentUpdate(imported.value)
+  collect() // markdown-it's tokens
+  // The search text and outline (with each section's total, measured here so no read renders a section to
+  // name it) are read off the document just built, not off its state decoded once more.
+  let derived: { text: string; outline: OutlineNode[] } | undefined
+  const built = importedDocumentUpdate(imported.value, (fragment) => {
+    imported.value.blocks = [] // their Yjs copy is built: the JSON can go before the outline's renders
+    collect()
+    // Each section is rendered to measure it: a 20 MiB file's ~30,000 renders left ~200 MB of garbage
+    // between two collections, so one is made every COLLECT_EVERY_SECTIONS sections.
+    const outline = readOutlineWithTotals(fragment, (sections) => {
+      if (sections % COLLECT_EVERY_SECTIONS === 0) collectYoung()
+    })
+    derived = { text: readPlainText(fragment, maxTextChars), outline }
+  })
   if (built.kind === 'error') return refuse('invalid_input', built.message, built.field)
-  // With each section's total: measured here, on the worker, so no read renders a section to name it.
-  const { text, outline } = derivedOf(built.value, maxTextChars, true)
-  return ok({ title, state: built.value, text, outline, changes: imported.value.changes })
+  if (!derived) throw new Error('import: the built document was not read')
+  collect()
+  return ok({ title, state: built.value, text: derived.text, outline: derived.outline, changes })
 }

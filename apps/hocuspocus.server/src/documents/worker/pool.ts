@@ -8,7 +8,8 @@
  * Fair share: each user has at most one job of each kind (an import, an export, a restore or revert) waiting or running, and at
  * most MAX_QUEUED_JOBS wait in all; past either the job is refused at once, saying to try again later. A job
  * past JOB_DEADLINE_MS is stopped (its worker is ended; the next job starts a new one) and refused. The
- * worker ends after WORKER_IDLE_MS without work, giving its memory back.
+ * worker ends after WORKER_IDLE_MS without work, giving its memory back, and at once after a large job
+ * (LARGE_JOB_BYTES): a 20 MiB import left the worker's heap ~300-500 MB larger until it ended.
  */
 
 import { type Result, refuse } from '@collab/doc-schema'
@@ -25,6 +26,31 @@ import type { BeforeInput } from './worker-jobs.ts'
 export const JOB_DEADLINE_MS = 60_000
 /** A worker idle this long is ended (its heap held the last job's garbage). */
 export const WORKER_IDLE_MS = 30_000
+/**
+ * A job whose input is at least this large (Markdown characters, state or log bytes) ends its worker as
+ * soon as no job waits: its heap grew by hundreds of MB (a 20 MiB import ~300 MB at its peak, a file at
+ * the element ceiling ~600 MB) and an ended worker's heap is returned whole, where a kept one held it for
+ * WORKER_IDLE_MS. Starting the next worker (~0.1-0.3 s of module loading) is small beside such a job.
+ */
+export const LARGE_JOB_BYTES = 1024 * 1024
+
+/** The size of a job's input, as LARGE_JOB_BYTES counts it. */
+export function jobBytes(job: Job): number {
+  const sum = (parts: ReadonlyArray<{ length: number } | null>) =>
+    parts.reduce((total, part) => total + (part?.length ?? 0), 0)
+  switch (job.kind) {
+    case 'import':
+      return job.input.markdown.length
+    case 'export':
+      return sum([job.stored.snapshot, ...job.stored.updates])
+    case 'compact':
+      return sum([job.input.snapshot, ...job.input.updates])
+    case 'undo':
+      return sum([job.input.base, job.input.live])
+    case 'describe':
+      return sum([job.state, job.previous])
+  }
+}
 
 /**
  * A worker keeps the process alive only while it works: the CLI exits when its command is done, and a
@@ -83,7 +109,7 @@ type Waiting = {
 export class WorkerPool {
   private worker: Worker | undefined
   private readonly waiting: Waiting[] = []
-  private running: (Waiting & { timer: ReturnType<typeof setTimeout> }) | undefined
+  private running: (Waiting & { timer: ReturnType<typeof setTimeout>; large: boolean }) | undefined
   private readonly perUser = new Map<string, number>()
   private idleTimer: ReturnType<typeof setTimeout> | undefined
   private nextId = 1
@@ -127,6 +153,11 @@ export class WorkerPool {
   /** Splits a large stored document into parts to load one at a time (split.ts); the server's own job. */
   split(documentId: string, input: SplitInput): Promise<Result<Uint8Array[]>> {
     return this.run(`${documentId}#${this.nextId}`, { kind: 'split', input }) as Promise<Result<Uint8Array[]>>
+  }
+
+  /** Whether a worker thread is up (working, or idle until WORKER_IDLE_MS). */
+  get hasWorker(): boolean {
+    return this.worker !== undefined
   }
 
   /** Ends the worker; jobs waiting or running are refused. */
@@ -185,7 +216,8 @@ export class WorkerPool {
         ),
       )
     }, deadlineMs)
-    this.running = { ...waiting, timer }
+    // Measured before it is posted: an export's buffers are transferred, and empty here after.
+    this.running = { ...waiting, timer, large: jobBytes(waiting.job) >= LARGE_JOB_BYTES }
     const transfer =
       waiting.job.kind === 'export'
         ? [waiting.job.stored.snapshot, ...waiting.job.stored.updates]
@@ -239,6 +271,10 @@ export class WorkerPool {
     running.resolve(result)
     if (this.waiting.length > 0) {
       this.next()
+      return
+    }
+    if (running.large) {
+      this.stopWorker()
       return
     }
     if (this.worker) refWorker(this.worker, false)

@@ -17,6 +17,13 @@ import { type BeforeInput, beforeVersionOf } from './worker-jobs.ts'
 
 declare const self: Worker
 
+/**
+ * From this many characters of Markdown an import collects its garbage between its phases (parse, build,
+ * outline): a full collection of a small heap costs a few ms, and a 20 MiB file's phases each leave
+ * hundreds of MB of garbage that the next phase would otherwise add to.
+ */
+const COLLECT_FROM_CHARS = 1024 * 1024
+
 export type Job =
   | { kind: 'import'; input: ImportInput; maxTextChars: number }
   | { kind: 'export'; stored: Pick<StoredParts, 'snapshot' | 'updates'> }
@@ -35,7 +42,15 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
   const transfer: ArrayBuffer[] = []
   try {
     if (job.kind === 'import') {
-      const result = buildImport(job.input, job.maxTextChars)
+      const large = job.input.markdown.length >= COLLECT_FROM_CHARS
+      const result = large
+        ? buildImport(
+            job.input,
+            job.maxTextChars,
+            () => Bun.gc(true),
+            () => Bun.gc(false),
+          )
+        : buildImport(job.input, job.maxTextChars)
       if (result.kind === 'ok') transfer.push(result.value.state.buffer as ArrayBuffer)
       reply = { id: job.id, result }
     } else if (job.kind === 'compact') {
