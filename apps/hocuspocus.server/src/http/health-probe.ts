@@ -14,6 +14,8 @@
  * is reported unreachable HEALTH_BUSY_GRACE_MS after its last answer at the latest.
  */
 
+import { CONTENT_TRANSACTION } from '../db/transactions.ts'
+
 /**
  * How long a request waits for its probe before it answers from the last probe (ms): a database that is
  * away fails within it (a refused connection, an ended thread), so a failure is reported as one.
@@ -26,11 +28,13 @@ export const HEALTH_PROBE_WAIT_MS = 250
  */
 export const HEALTH_PROBE_JOIN_WAIT_MS = 20
 /**
- * How old the last successful answer may be when the probe in flight has not answered yet (ms): longer
- * than the longest legitimate hold of PGlite's one session seen (~2 s writing a 22 MB state, a VACUUM of a
- * large table a few seconds), short enough that a database that answers nothing is reported soon.
+ * How old the last successful answer may be when the probe in flight has not answered yet (ms): as long as
+ * one interactive transaction may hold PGlite's one session (CONTENT_TRANSACTION.timeout; Prisma ends one
+ * past it), so a database only working through a legitimate hold is never reported gone. 10 s was too
+ * short on a loaded machine: with the load at ~25 on 2 cores, a 20 MiB import's ~2 s write took over 10 s
+ * and /health answered 503 during it. A database that answers nothing at all is reported after it.
  */
-export const HEALTH_BUSY_GRACE_MS = 10_000
+export const HEALTH_BUSY_GRACE_MS = CONTENT_TRANSACTION.timeout
 /** How long a probe may go unanswered before a request without a recent answer to fall back on gives up (ms). */
 export const HEALTH_PROBE_TIMEOUT_MS = 5_000
 
