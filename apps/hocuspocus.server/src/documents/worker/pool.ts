@@ -47,8 +47,10 @@ export function jobBytes(job: Job): number {
       return sum([job.input.snapshot, ...job.input.updates])
     case 'undo':
       return sum([job.input.base, job.input.live])
-    case 'describe':
-      return sum([job.state, job.previous])
+    case 'before':
+      return sum([job.input.snapshot, ...job.input.updates])
+    case 'split':
+      return sum([job.input.snapshot, ...job.input.updates])
   }
 }
 
