@@ -21,7 +21,7 @@ import { historyPanel } from './history.ts'
 import { importNotesKey, MAX_IMPORT_NOTES } from './list.ts'
 import { headingAbove, outlinePanel } from './outline.ts'
 import { OwnTyping } from './own-typing.ts'
-import { remoteCaret, remoteSelection, showPresence } from './presence.ts'
+import { showPresence } from './presence.ts'
 import { shareDialog } from './share.ts'
 import { sinceLastLook } from './since-last-look.ts'
 import { suggestionsPanel } from './suggestions.ts'
@@ -297,8 +297,8 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
         CollaborationCaret.configure({
           provider,
           user: me,
-          render: remoteCaret,
-          selectionRender: remoteSelection,
+          render: presenceList.caret,
+          selectionRender: presenceList.selection,
         }),
       ],
       editorProps: { attributes: { class: 'prose', spellcheck: 'true', 'aria-label': info.title } },

@@ -9,7 +9,9 @@
  * purple"), as is each from the violet an agent's edits over MCP are drawn in (#7c3aed,
  * modules/mcp/infra/writer.ts), and white label text on each has a contrast of at least 4.5:1 (WCAG AA); the
  * same contrast holds for each as text on white. The server hands each one present in a document a colour
- * no one else there holds (pickColor, collab/awareness-guard.ts); colorOf is a seed's first choice.
+ * no one else there holds (pickColor, collab/awareness-guard.ts); colorOf is a seed's first choice. Two
+ * instances (Redis) can still hand out one colour twice (each picks before it sees the other's state):
+ * every page then settles the clash the same way from the server's presence keys (settleColors).
  */
 
 const HEX_COLOR = /^#[0-9a-fA-F]{6}$/
@@ -63,6 +65,71 @@ export function pickColor(seed: string, taken: Iterable<string>): string {
     if (!held.has(color)) return color
   }
   return PRESENCE_COLORS[first]!
+}
+
+/** A presence key as the server writes it (collab/awareness-guard.ts): 16 lowercase hex digits. */
+const PRESENCE_KEY = /^[0-9a-f]{16}$/
+
+/** Whether `value` is a presence key as the server writes it. */
+export function isPresenceKey(value: unknown): value is string {
+  return typeof value === 'string' && PRESENCE_KEY.test(value)
+}
+
+/** The palette's order for a colour (a colour outside it after every one in it), then the text. */
+function paletteOrder(a: string, b: string): number {
+  const rank = (color: string) => {
+    const index = PRESENCE_COLORS.indexOf(color.toLowerCase())
+    return index < 0 ? PRESENCE_COLORS.length : index
+  }
+  return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0)
+}
+
+/**
+ * The colour each presence key is drawn in, when the server's colours (`claims`: a key and the colour a
+ * server gave it, one per awareness state) clash: each key's claim is its first colour in palette order
+ * (one person's tabs on two instances may have been given two); a claim no smaller key makes is kept;
+ * each key whose claim a smaller key made takes, in key order, the next palette colour (after its claim)
+ * that no kept key and nothing in `reserved` (colours of states without a key) holds, else keeps its claim
+ * (every colour taken). It depends only on the set of claims, so every page that sees the same states
+ * draws the same colours, without asking anyone; a key that clashes with no one keeps its server's colour.
+ */
+export function settleColors(
+  claims: Iterable<{ key: string; color: string }>,
+  reserved: Iterable<string> = [],
+): Map<string, string> {
+  const claimOf = new Map<string, string>()
+  for (const { key, color } of claims) {
+    const before = claimOf.get(key)
+    if (before === undefined || paletteOrder(color, before) < 0) claimOf.set(key, color)
+  }
+  const keys = [...claimOf.keys()].sort()
+  const settled = new Map<string, string>()
+  const kept = new Set<string>()
+  const clashing: string[] = []
+  for (const key of keys) {
+    const color = claimOf.get(key)!
+    if (kept.has(color.toLowerCase())) clashing.push(key)
+    else {
+      kept.add(color.toLowerCase())
+      settled.set(key, color)
+    }
+  }
+  const held = new Set([...kept, ...Array.from(reserved, (color) => color.toLowerCase())])
+  for (const key of clashing) {
+    const claim = claimOf.get(key)!
+    const start = PRESENCE_COLORS.indexOf(claim.toLowerCase()) // -1 outside the palette: from its first
+    let color = claim
+    for (let step = 1; step <= PRESENCE_COLORS.length; step++) {
+      const next = PRESENCE_COLORS[(start + step) % PRESENCE_COLORS.length]!
+      if (!held.has(next)) {
+        color = next
+        break
+      }
+    }
+    held.add(color.toLowerCase())
+    settled.set(key, color)
+  }
+  return settled
 }
 
 /** WCAG relative luminance of a `#rrggbb` colour (0 black … 1 white). */

@@ -3,7 +3,7 @@
  * TipTap extensions, the fragment and heading-id names, and how an editor declares its types. The web
  * editor imports this entry (`@collab/doc-schema/editor`), which keeps its bundle ~140 KB smaller.
  */
-export { colorOf, isHexColor, PRESENCE_COLORS } from './color.ts'
+export { colorOf, isHexColor, isPresenceKey, PRESENCE_COLORS, settleColors } from './color.ts'
 export { ALL_EDITOR_TYPES, EDITOR_TYPES_PARAM } from './editor-types.ts'
 export {
   type Decision,

@@ -3,8 +3,10 @@ export {
   colorOf,
   contrastRatio,
   isHexColor,
+  isPresenceKey,
   PRESENCE_COLORS,
   pickColor,
+  settleColors,
 } from './color.ts'
 export {
   createDocumentUpdate,

@@ -36,6 +36,9 @@ async function open(room: string, token: string) {
   return { ...p, notices }
 }
 
+/** The awareness states a provider sees. */
+const states = (p: TestProvider) => p.provider.awareness!.getStates()
+
 describe('presence colours', () => {
   let first: Made
   let second: Made
@@ -85,7 +88,9 @@ describe('presence colours', () => {
         name: `${first.user.handle}'s agent`,
         agent: true,
         color: colorA,
+        key: states(listener).get(a.doc.clientID)?.user?.key,
       })
+      expect(b.notices.at(-1)?.user.key).toBe(states(listener).get(b.doc.clientID)?.user?.key)
       expect(b.notices.at(-1)?.user.color).toBe(colorB)
     })
   })
@@ -103,5 +108,28 @@ describe('presence colours', () => {
       expect(colorOfClient(tab1.doc.clientID)).toBeDefined()
       expect(colorOfClient(tab2.doc.clientID)).toBe(colorOfClient(tab1.doc.clientID))
     })
+  })
+  test("the presence key is the server's: what a client claims is not kept; one key per identity, its tabs share it", async () => {
+    const created = await server.services.documents.create(owner.user.id, { title: 'Keys', isPrivate: false })
+    if (created.kind === 'error') throw new Error(created.message)
+    const room = created.value.room
+    const listener = await open(room, owner.token)
+    const forger = await open(room, first.token)
+    const tab = await open(room, first.token)
+    const other = await open(room, second.token)
+    // The smallest key there is, in `user` and beside it: a forger would keep any clashing colour.
+    const forged = '0000000000000000'
+    forger.provider.setAwarenessField('user', { name: 'F', color: '#c62828', key: forged })
+    forger.provider.setAwarenessField('key', forged)
+    tab.provider.setAwarenessField('user', {})
+    other.provider.setAwarenessField('user', {})
+    const keyOf = (p: TestProvider) => states(listener).get(p.doc.clientID)?.user?.key as string | undefined
+    await eventually(() => {
+      for (const p of [forger, tab, other]) expect(keyOf(p)).toMatch(/^[0-9a-f]{16}$/)
+    })
+    expect(keyOf(forger)).not.toBe(forged)
+    expect(keyOf(tab)).toBe(keyOf(forger))
+    expect(keyOf(other)).not.toBe(keyOf(forger))
+    await eventually(() => expect(forger.notices.at(-1)?.user.key).toBe(keyOf(forger)))
   })
 })

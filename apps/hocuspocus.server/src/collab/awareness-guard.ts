@@ -18,6 +18,11 @@
  *   stay. Colours held by states of other instances (Redis) and the server's own (an agent's edit) count
  *   as held. The connection is told what it was given (a stateless `{"type":"presence","user":…}`), as
  *   its own state is never echoed back to it.
+ * - Settled across instances: two instances can give one colour twice (each picks before the other's
+ *   state reaches it through Redis). `user.key` is the identity's presence key (presenceKeyOf): opaque,
+ *   the same on every instance and in every tab, written here like the rest of `user`, so no client can
+ *   set or forge it. Every page settles a clash from those keys the same way (settleColors in
+ *   @collab/doc-schema: the smallest key keeps the colour, the others take the next free one).
  * - Owned: a clientId belongs to the connection that first sent it; another connection's state for it, or
  *   one for the server's own clientId (an agent's presence), is dropped from the message. When a connection
  *   closes, every state it introduced goes, also those Hocuspocus does not track.
@@ -29,6 +34,7 @@
  * also holds the scratch's own empty state (its clock 0 never applies); which clientIds the message really
  * carries is read from the raw message in `beforeHandleMessage`, before it is handled.
  */
+import { createHash } from 'node:crypto'
 import { pickColor } from '@collab/doc-schema'
 import type {
   beforeHandleAwarenessPayload,
@@ -55,18 +61,18 @@ import {
 const MAX_REASON_CHARS = 120
 
 /** What the server puts in `user` of every awareness state a connection sends. */
-export type PresenceUser = { name: string; color: string; agent: boolean }
+export type PresenceUser = { name: string; color: string; agent: boolean; key: string }
 
 /**
- * The presence `user` of a connection's principal, in `color`. A browser's session principal is the
+ * The presence `user` of a connection's principal, in `color`, with `key` (presenceKeyOf). A browser's session principal is the
  * person, by their name (else handle); any other principal (an API token: an agent, a script, an editor
  * of one's own) is a program acting for the user, shown as their agent, as the MCP writer shows agents.
  */
-export function presenceUserOf(principal: Principal, color: string): PresenceUser {
+export function presenceUserOf(principal: Principal, color: string, key: string): PresenceUser {
   const { user } = principal
   const person = isPerson(principal)
   const name = person ? (user.name ?? user.handle) : `${user.handle}'s agent`
-  return { name: Array.from(name).slice(0, MAX_PRESENCE_NAME_CHARS).join(''), color, agent: !person }
+  return { name: Array.from(name).slice(0, MAX_PRESENCE_NAME_CHARS).join(''), color, agent: !person, key }
 }
 
 const isPerson = (principal: Principal) => principal.tokenId.startsWith(SESSION_PRINCIPAL_PREFIX)
@@ -74,6 +80,15 @@ const isPerson = (principal: Principal) => principal.tokenId.startsWith(SESSION_
 /** Who a colour belongs to in a document: the person, or the person's agents (all of them, one colour). */
 const identityOf = (principal: Principal) =>
   `${isPerson(principal) ? 'person' : 'agent'}:${principal.user.id}`
+
+/**
+ * The presence key of an identity (identityOf) in a document (its room): 16 hex digits of a SHA-256 of
+ * both, so every instance computes the same key and the key says nothing of the user id, nor links one
+ * person's presence in two documents. Pages only compare keys (isPresenceKey, settleColors).
+ */
+export function presenceKeyOf(room: string, identity: string): string {
+  return createHash('sha256').update(`presence-key\n${room}\n${identity}`).digest('hex').slice(0, 16)
+}
 
 /** What a connection is told about itself (a stateless message): the presence the others see. */
 export type PresenceNotice = { type: 'presence'; user: PresenceUser }
@@ -212,7 +227,7 @@ export class AwarenessGuard implements Extension {
       colors.set(identity, held)
     }
     held.connections.add(connection)
-    const user = presenceUserOf(principal, held.color)
+    const user = presenceUserOf(principal, held.color, presenceKeyOf(document.name, identity))
     this.given.set(connection, user)
     const notice: PresenceNotice = { type: 'presence', user }
     connection.sendStateless(JSON.stringify(notice))

@@ -47,6 +47,13 @@ describe('presentUser', () => {
     expect(user!.name).not.toContain('\n')
   })
 
+  test('a presence key is kept only as the server writes it (16 lowercase hex digits); nothing else is one', () => {
+    const key = '0123456789abcdef'
+    expect(presentUser({ user: { name: 'x', key } })?.key).toBe(key)
+    for (const bad of ['0123456789ABCDEF', '0', `${key}0`, ' 0123456789abcde', 12, null, [key]])
+      expect(presentUser({ user: { name: 'x', key: bad } })?.key, String(bad)).toBeUndefined()
+  })
+
   test('a state that names nobody is not drawn', () => {
     for (const state of [
       null,

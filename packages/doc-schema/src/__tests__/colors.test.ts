@@ -13,6 +13,7 @@ import {
   PRESENCE_COLORS,
   pickColor,
   schema,
+  settleColors,
 } from '../index.ts'
 import { changeOf, cloneDocument, loadDocument } from './fixtures.ts'
 
@@ -68,6 +69,78 @@ describe('isHexColor and colorOf', () => {
     expect(new Set(taken).size).toBe(PRESENCE_COLORS.length)
     // Everyone holds one: the seed's own (a twelfth person shares, nobody goes without).
     expect(pickColor('alice', taken)).toBe(first)
+  })
+})
+
+describe('settleColors (two instances gave one colour twice)', () => {
+  const [red, blue, green] = PRESENCE_COLORS as [string, string, string]
+  const a = '0000000000000001'
+  const b = '0000000000000002'
+  const c = '0000000000000003'
+
+  test('the smallest key keeps a clashing colour, the other takes the next free one; no clash, no change', () => {
+    expect(
+      settleColors([
+        { key: b, color: red },
+        { key: a, color: red },
+      ]),
+    ).toEqual(
+      new Map([
+        [a, red],
+        [b, blue],
+      ]),
+    )
+    // The next free colour skips one a kept key holds: c's blue stays c's, b goes on to green.
+    const three = settleColors([
+      { key: c, color: blue },
+      { key: b, color: red },
+      { key: a, color: red },
+    ])
+    expect(three).toEqual(
+      new Map([
+        [a, red],
+        [c, blue],
+        [b, green],
+      ]),
+    )
+    expect(
+      settleColors([
+        { key: b, color: blue },
+        { key: a, color: red },
+      ]).get(b),
+    ).toBe(blue)
+  })
+
+  test('every page gets the same answer whatever order it saw the states in', () => {
+    const claims = [
+      { key: c, color: red },
+      { key: a, color: red },
+      { key: b, color: red },
+      { key: b, color: green }, // one person's tab on the other instance, given another colour
+    ]
+    const answers = [claims, [...claims].reverse(), [claims[2]!, claims[0]!, claims[3]!, claims[1]!]].map(
+      (order) => JSON.stringify([...settleColors(order)].sort()),
+    )
+    expect(new Set(answers).size).toBe(1)
+    const settled = settleColors(claims)
+    expect(new Set(settled.values()).size).toBe(3)
+    // b claims red, its first colour in palette order, not green: it clashes with a and takes blue.
+    expect([settled.get(a), settled.get(b), settled.get(c)]).toEqual([red, blue, green])
+  })
+
+  test('a colour of a state without a key is not taken by a settled one; a full palette keeps the claim', () => {
+    expect(
+      settleColors(
+        [
+          { key: a, color: red },
+          { key: b, color: red },
+        ],
+        [blue],
+      ).get(b),
+    ).toBe(green)
+    const everyone = PRESENCE_COLORS.map((color, i) => ({ key: i.toString(16).padStart(16, '0'), color }))
+    const late = 'f'.repeat(16)
+    expect(settleColors([...everyone, { key: late, color: red }]).get(late)).toBe(red)
   })
 })
 

@@ -147,7 +147,12 @@ describe('a forged name, agent badge or colour never reaches anyone else', () =>
     })
     // mallory connects with an API token: a program acting for her, shown as her agent, in a colour of
     // the server's presence palette.
-    expect(seen).toEqual({ name: "mallory's agent", agent: true, color: expect.any(String) })
+    expect(seen).toEqual({
+      name: "mallory's agent",
+      agent: true,
+      color: expect.any(String),
+      key: expect.stringMatching(/^[0-9a-f]{16}$/),
+    })
     expect(PRESENCE_COLORS).toContain(seen.color as string)
     expect(JSON.stringify([...listener.provider.awareness!.getStates().values()])).not.toContain(
       'evil.example',
@@ -174,12 +179,17 @@ describe('a forged name, agent badge or colour never reaches anyone else', () =>
   test('a person signed in by the browser is named by their name, never as an agent (presenceUserOf)', () => {
     const user = { ...alice.user, name: 'Alice Liddell' }
     const person = { user, tokenId: `${SESSION_PRINCIPAL_PREFIX}s1`, scopes: ['read', 'write'] as const }
-    expect(presenceUserOf(person, '#1f6feb')).toEqual({
+    expect(presenceUserOf(person, '#1f6feb', '0123456789abcdef')).toEqual({
       name: 'Alice Liddell',
       agent: false,
       color: '#1f6feb',
+      key: '0123456789abcdef',
     })
-    const long = presenceUserOf({ ...person, user: { ...user, name: 'A'.repeat(500) } }, '#000000')
+    const long = presenceUserOf(
+      { ...person, user: { ...user, name: 'A'.repeat(500) } },
+      '#000000',
+      '0123456789abcdef',
+    )
     expect(long.name.length).toBe(MAX_PRESENCE_NAME_CHARS)
   })
 })
