@@ -121,5 +121,12 @@ export const FIRST_SCREEN_BLOCKS = 50
  */
 export const FIRST_SCREEN_WORK = 10_000
 
+/**
+ * ...and a document stored larger than EXPORT_INLINE_BYTES that no one has open gets its first screen from
+ * the documents' worker, only when the worker is idle, stopped past this many ms: a screen that comes
+ * later than this is not much sooner than the editor (documents/worker/pool.ts).
+ */
+export const FIRST_SCREEN_JOB_MS = 3_000
+
 /** How long an invite link works (auth/accounts.ts); it works once. */
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000

@@ -11,9 +11,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
 import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { createLargeDocument } from '@collab/test-support/documents'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { eventually, useTestServer } from '@collab/test-support/server'
 import type * as Y from 'yjs'
+import { EXPORT_INLINE_BYTES } from '../documents/export-markdown.ts'
 import { FIRST_SCREEN_BLOCKS } from '../limits.ts'
 import type { RunningServer } from '../server.ts'
 import { person, seriousViolations, signedIn } from './web-support.ts'
@@ -151,5 +153,40 @@ describe.skipIf(!CHROMIUM)('opening a document', () => {
     await stranger.waitForSelector('.error')
     expect(await stranger.$eval('.error', (e) => e.textContent)).toContain('No document')
     await stranger.browserContext().close()
+  })
+  test("a document stored larger than EXPORT_INLINE_BYTES that no one has open gets its first screen, made on the documents' worker", async () => {
+    // Before: no first screen for it at all (decoding it on the event loop would hold every editor).
+    const big = await createLargeDocument(server, owner.user.id, 'Big notes', [
+      `## Big day\n\n${FIRST}\n\n`,
+      ...Array.from({ length: 8 }, (_, chunk) =>
+        Array.from(
+          { length: 500 },
+          (_, i) =>
+            `Paragraph ${chunk * 500 + i + 1} of the long field notes, long enough to fill the document.`,
+        ).join('\n\n'),
+      ),
+    ])
+    const stored = await server.services.documents.loadStored(big.room)
+    expect((stored?.snapshot?.byteLength ?? 0) + (stored?.updateBytes ?? 0)).toBeGreaterThan(
+      EXPORT_INLINE_BYTES,
+    )
+    expect(server.collab.hocuspocus.documents.get(big.room)).toBeUndefined()
+
+    const page = await signedIn(browser, server, 'flora')
+    const opening = await openHoldingScript(page, `${server.url}/d/${big.slug}`)
+    const heading = await page.waitForSelector('#first-screen h2', { visible: true })
+    expect(await heading?.evaluate((h) => h.textContent)).toBe('Big day')
+    const screen = await page.$eval('#first-screen', (e) => ({
+      text: e.textContent ?? '',
+      paragraphs: e.querySelectorAll('.prose > p').length,
+    }))
+    expect(screen.text).toContain(FIRST)
+    expect(screen.paragraphs).toBe(FIRST_SCREEN_BLOCKS - 2)
+    expect(screen.text).toContain('Opening the rest of the document')
+    await opening.release()
+    const editor = await page.waitForSelector('.ProseMirror[contenteditable="true"]', { visible: true })
+    expect(await page.$('#first-screen')).toBeNull()
+    expect(await editor?.evaluate((e) => e.textContent)).toContain('Paragraph 4000 of the long field notes')
+    await page.browserContext().close()
   })
 })

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { derivedOf } from '../documents/stored-parts.ts'
 import { buildImport } from '../documents/worker/import.ts'
 import { LARGE_JOB_BYTES, WorkerPool } from '../documents/worker/pool.ts'
-import { MAX_FIND_TEXT_CHARS } from '../limits.ts'
+import { FIRST_SCREEN_BLOCKS, FIRST_SCREEN_WORK, MAX_FIND_TEXT_CHARS } from '../limits.ts'
 
 /** Markdown that takes the worker a while to build (~1 MiB of prose with headings). */
 function manual(bytes: number): string {
@@ -116,6 +116,31 @@ describe('the documents worker pool', () => {
     )
     expect(collections).toBeGreaterThanOrEqual(3) // after the parse, before the outline, at the end
   })
+
+  test('a first screen is made only by an idle worker: refused at once while another job runs, never queued behind it', async () => {
+    const jobs = pool()
+    const built = await jobs.build(
+      'ann',
+      { markdown: '# Notes\n\n## Day\n\nText.', fallbackTitle: 'N' },
+      MAX_FIND_TEXT_CHARS,
+    )
+    if (built.kind === 'error') throw new Error(built.message)
+    const limits = { maxBlocks: FIRST_SCREEN_BLOCKS, maxWork: FIRST_SCREEN_WORK }
+    const stored = () => ({ snapshot: built.value.state.slice(), updates: [] })
+    const screen = await jobs.firstScreen('bea', stored(), limits)
+    expect(screen).toMatchObject({ kind: 'ok', value: { blocks: 3, more: false } }) // the title, the heading, the paragraph
+    if (screen.kind === 'ok') expect(screen.value.html).toContain('Day')
+    const importing = jobs.build(
+      'ann',
+      { markdown: manual(1 << 20), fallbackTitle: 'A' },
+      MAX_FIND_TEXT_CHARS,
+    )
+    expect(await jobs.firstScreen('bea', stored(), limits)).toMatchObject({
+      kind: 'error',
+      code: 'unavailable',
+    })
+    expect((await importing).kind).toBe('ok')
+  }, 60_000)
 
   test('closing refuses what is waiting and running', async () => {
     const jobs = pool()

@@ -5,19 +5,21 @@
  * content (stored-content.ts). Imports, large exports and the edits of restores and reverts are worked out
  * on the documents' worker (worker/pool.ts).
  */
-import type { Result } from '@collab/doc-schema'
+import type { FirstScreen } from '@collab/doc-schema'
+import { ok, type Result } from '@collab/doc-schema'
 import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { HISTORY_INLINE_BYTES } from '../limits.ts'
 import { createCatalog } from './catalog.ts'
 import { createStoredCompaction } from './compact-stored.ts'
-import { createMarkdownExport } from './export-markdown.ts'
+import { createMarkdownExport, EXPORT_INLINE_BYTES } from './export-markdown.ts'
 import { createHistory } from './history.ts'
 import { createBeforeVersions } from './history-before.ts'
 import { planUndo, type UndoInput, type UndoPlan } from './history-undo.ts'
 import { createResolver } from './resolve.ts'
 import { createStoredContent } from './stored-content.ts'
 import type { StoredParts } from './stored-parts.ts'
+import { type FirstScreenLimits, renderFirstScreen } from './worker/first-screen.ts'
 import { WorkerPool } from './worker/pool.ts'
 
 /** `changes`: told of every share, unshare, flag change and delete, so open connections follow them. */
@@ -57,6 +59,22 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
      */
     splitStored(documentId: string, stored: Pick<StoredParts, 'snapshot' | 'updates'>) {
       return jobs.split(documentId, { snapshot: stored.snapshot, updates: stored.updates })
+    },
+
+    /**
+     * The first screen of stored content (its web page's, http/first-screen.ts): decoded here when small
+     * (EXPORT_INLINE_BYTES, as an export), else on the worker for `user` when it is idle
+     * (FIRST_SCREEN_JOB_MS); refused when it is busy or the job is too slow.
+     */
+    async firstScreenOf(
+      user: string,
+      stored: StoredParts,
+      limits: FirstScreenLimits,
+    ): Promise<Result<FirstScreen>> {
+      const bytes = (stored.snapshot?.byteLength ?? 0) + stored.updateBytes
+      return bytes <= EXPORT_INLINE_BYTES
+        ? ok(renderFirstScreen(stored, limits))
+        : jobs.firstScreen(user, stored, limits)
     },
 
     /** Ends the documents' worker (shutdown); imports and exports still running are refused. */

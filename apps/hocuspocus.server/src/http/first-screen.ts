@@ -6,17 +6,15 @@
  *
  * Only for a reader (the same `resolve` as GET /api/documents/:slug; anything else gets no screen and the
  * page's script says why). From the live document when this instance holds it (what editors typed a moment
- * ago), else from the stored state when it is small enough to decode on the event loop
- * (EXPORT_INLINE_BYTES, as an export); a larger document nobody has open gets no first screen (decoding it
- * here would hold every editor of this instance; the page then waits for its editor as before). Bounded by
- * FIRST_SCREEN_BLOCKS and FIRST_SCREEN_WORK.
+ * ago), else from the stored state: decoded here when it is small (EXPORT_INLINE_BYTES, as an export),
+ * on the documents' worker when larger (decoding it here would hold every editor of this instance), and
+ * only when the worker is idle, within FIRST_SCREEN_JOB_MS; otherwise no first screen (the page then waits
+ * for its editor). Bounded by FIRST_SCREEN_BLOCKS and FIRST_SCREEN_WORK.
  */
-import { FRAGMENT_NAME, firstScreenHtml } from '@collab/doc-schema'
-import * as Y from 'yjs'
+import { type FirstScreen, FRAGMENT_NAME, firstScreenHtml } from '@collab/doc-schema'
+import type * as Y from 'yjs'
 import type { Principal } from '../auth/tokens.ts'
-import { EXPORT_INLINE_BYTES } from '../documents/export-markdown.ts'
 import type { DocumentsService } from '../documents/service.ts'
-import { applyStored } from '../documents/stored-parts.ts'
 import { FIRST_SCREEN_BLOCKS, FIRST_SCREEN_WORK } from '../limits.ts'
 import type { Logger } from '../logger.ts'
 
@@ -31,7 +29,7 @@ export type FirstScreenPage = {
 export type FirstScreenOf = (slug: string, principal: Principal) => Promise<FirstScreenPage | null>
 
 export function createFirstScreen(deps: {
-  documents: Pick<DocumentsService, 'resolve' | 'loadStored'>
+  documents: Pick<DocumentsService, 'resolve' | 'loadStored' | 'firstScreenOf'>
   /** The document this instance holds live, if any. */
   live: (room: string) => Y.Doc | undefined
   logger: Logger
@@ -44,22 +42,14 @@ export function createFirstScreen(deps: {
       const { title, room } = resolved.value.document
       // Nothing to show (an empty document, or one still loading into Hocuspocus): no screen rather than
       // an empty page that would look like an empty document.
-      const page = (fragment: Y.XmlFragment) => {
-        const screen = firstScreenHtml(fragment, limits)
-        return screen.blocks === 0 ? null : { title, html: screen.html, more: screen.more }
-      }
+      const page = (screen: FirstScreen) =>
+        screen.blocks === 0 ? null : { title, html: screen.html, more: screen.more }
       const live = deps.live(room)
-      if (live) return page(live.getXmlFragment(FRAGMENT_NAME))
+      if (live) return page(firstScreenHtml(live.getXmlFragment(FRAGMENT_NAME), limits))
       const stored = await deps.documents.loadStored(room)
       if (!stored) return null
-      if ((stored.snapshot?.byteLength ?? 0) + stored.updateBytes > EXPORT_INLINE_BYTES) return null
-      const doc = new Y.Doc()
-      try {
-        applyStored(doc, stored)
-        return page(doc.getXmlFragment(FRAGMENT_NAME))
-      } finally {
-        doc.destroy()
-      }
+      const screen = await deps.documents.firstScreenOf(principal.user.id, stored, limits)
+      return screen.kind === 'ok' ? page(screen.value) : null
     } catch (error) {
       // The page works without it (the editor shows the document once synced): never an error page.
       deps.logger.warn({ err: error, slug }, 'first screen not rendered')

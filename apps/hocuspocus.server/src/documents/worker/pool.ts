@@ -10,13 +10,18 @@
  * past JOB_DEADLINE_MS is stopped (its worker is ended; the next job starts a new one) and refused. The
  * worker ends after WORKER_IDLE_MS without work, giving its memory back, and at once after a large job
  * (LARGE_JOB_BYTES): a 20 MiB import left the worker's heap ~300-500 MB larger until it ended.
+ *
+ * A web page's first screen (firstScreen) is worth having only at once: it is taken only when the worker is
+ * idle (never queued behind anyone's job, nor holding one back), and stopped past FIRST_SCREEN_JOB_MS.
  */
 
+import type { FirstScreen } from '@collab/doc-schema'
 import { type Result, refuse } from '@collab/doc-schema'
-import { MAX_JOBS_PER_USER_AND_KIND, MAX_QUEUED_JOBS } from '../../limits.ts'
+import { FIRST_SCREEN_JOB_MS, MAX_JOBS_PER_USER_AND_KIND, MAX_QUEUED_JOBS } from '../../limits.ts'
 import type { UndoInput, UndoPlan } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import type { Compacted, CompactInput } from './compact.ts'
+import type { FirstScreenLimits } from './first-screen.ts'
 import type { BuiltImport, ImportInput } from './import.ts'
 import type { SplitInput } from './split.ts'
 import type { Job, WorkerJob, WorkerReply } from './worker.ts'
@@ -51,6 +56,8 @@ export function jobBytes(job: Job): number {
       return sum([job.input.snapshot, ...job.input.updates])
     case 'split':
       return sum([job.input.snapshot, ...job.input.updates])
+    case 'first-screen':
+      return sum([job.stored.snapshot, ...job.stored.updates])
   }
 }
 
@@ -94,6 +101,12 @@ const WORDING: Record<Kind, { field: string; busy: string; slow: string }> = {
     field: 'document',
     busy: 'document: it is already being split for its load.', // never said: no share applies
     slow: 'it is loaded whole instead',
+  },
+  // Never said to anyone: the page is then served without its first screen.
+  'first-screen': {
+    field: 'slug',
+    busy: "slug: the documents' worker is busy; the page opens without its first screen.",
+    slow: 'the page opens without its first screen',
   },
   undo: {
     field: 'slug',
@@ -162,6 +175,20 @@ export class WorkerPool {
     return this.worker !== undefined
   }
 
+  /**
+   * The first screen of a large stored document on the worker for `user` (worker/first-screen.ts), only
+   * when the worker is idle; refused at once otherwise (the page is served without it).
+   */
+  firstScreen(
+    user: string,
+    stored: Pick<StoredParts, 'snapshot' | 'updates'>,
+    limits: FirstScreenLimits,
+  ): Promise<Result<FirstScreen>> {
+    if (this.running || this.waiting.length > 0)
+      return Promise.resolve(refuse('unavailable', WORDING['first-screen'].busy))
+    return this.run(user, { kind: 'first-screen', stored, limits }) as Promise<Result<FirstScreen>>
+  }
+
   /** Ends the worker; jobs waiting or running are refused. */
   close(): void {
     this.closed = true
@@ -207,7 +234,10 @@ export class WorkerPool {
     clearTimeout(this.idleTimer)
     const worker = this.startedWorker()
     refWorker(worker, true)
-    const deadlineMs = this.options.deadlineMs ?? JOB_DEADLINE_MS
+    const deadlineMs = Math.min(
+      this.options.deadlineMs ?? JOB_DEADLINE_MS,
+      waiting.job.kind === 'first-screen' ? FIRST_SCREEN_JOB_MS : JOB_DEADLINE_MS,
+    )
     const wording = WORDING[waiting.job.kind]
     const timer = setTimeout(() => {
       this.stopWorker(
@@ -221,7 +251,7 @@ export class WorkerPool {
     // Measured before it is posted: an export's buffers are transferred, and empty here after.
     this.running = { ...waiting, timer, large: jobBytes(waiting.job) >= LARGE_JOB_BYTES }
     const transfer =
-      waiting.job.kind === 'export'
+      waiting.job.kind === 'export' || waiting.job.kind === 'first-screen'
         ? [waiting.job.stored.snapshot, ...waiting.job.stored.updates]
             // Only buffers the array owns whole: a view into a shared pool must not be taken from it.
             .filter(

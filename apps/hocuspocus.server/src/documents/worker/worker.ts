@@ -4,13 +4,15 @@
  * renders stored content as Markdown (export.ts); `compact` merges stored content for a compaction (compact.ts);
  * `undo` works out a restore's or revert's edit (../history-undo.ts planUndo); `before` merges the stored
  * content into its "before" version (compact.ts, with the summary, outline and the state's bytes); `split`
- * cuts a large stored document into parts the event loop loads one at a time (split.ts).
+ * cuts a large stored document into parts the event loop loads one at a time (split.ts); `first-screen` the
+ * first blocks of a large stored document as HTML for its web page (first-screen.ts).
  */
 import { ok, type Result } from '@collab/doc-schema'
 import { planUndo, type UndoInput } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import { type CompactInput, compactStored } from './compact.ts'
 import { renderExport } from './export.ts'
+import { type FirstScreenLimits, renderFirstScreen } from './first-screen.ts'
 import { buildImport, type ImportInput } from './import.ts'
 import { type SplitInput, splitStored } from './split.ts'
 import { type BeforeInput, beforeVersionOf } from './worker-jobs.ts'
@@ -31,6 +33,7 @@ export type Job =
   | { kind: 'undo'; input: UndoInput }
   | { kind: 'before'; input: BeforeInput }
   | { kind: 'split'; input: SplitInput }
+  | { kind: 'first-screen'; stored: Pick<StoredParts, 'snapshot' | 'updates'>; limits: FirstScreenLimits }
 export type WorkerJob = Job & { id: number }
 
 /** A job's Result (an import's built document or refusal, an export's Markdown), or how it crashed. */
@@ -73,7 +76,9 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
       const parts = splitStored(job.input)
       transfer.push(...new Set(parts.map((part) => part.buffer as ArrayBuffer)))
       reply = { id: job.id, result: ok(parts) }
-    } else reply = { id: job.id, result: ok(renderExport(job.stored)) }
+    } else if (job.kind === 'first-screen')
+      reply = { id: job.id, result: ok(renderFirstScreen(job.stored, job.limits)) }
+    else reply = { id: job.id, result: ok(renderExport(job.stored)) }
   } catch (error) {
     reply = { id: job.id, crashed: error instanceof Error ? error.message : String(error) }
   }
