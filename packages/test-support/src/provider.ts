@@ -20,16 +20,26 @@ export function editorSocketUrl(serverUrl: string, types: string | null = ALL_ED
 
 /**
  * A provider for `room`. `types` is what it declares it knows (docs/server.md, Editor input): by default
- * the project's whole schema, as the web editor does, so it may delete any content.
+ * the project's whole schema, as the web editor does, so it may delete any content. `headers` go with the
+ * WebSocket upgrade request (Bun's WebSocket takes them), as a browser sends its session cookie and Origin.
  */
 export function connectProvider(
   serverUrl: string,
   room: string,
   token: string,
-  { types = ALL_EDITOR_TYPES }: { types?: string | null } = {},
+  { types = ALL_EDITOR_TYPES, headers }: { types?: string | null; headers?: Record<string, string> } = {},
 ): TestProvider {
   const doc = new Y.Doc()
-  const socket = new HocuspocusProviderWebsocket({ url: editorSocketUrl(serverUrl, types), maxAttempts: 1 })
+  class WithHeaders extends WebSocket {
+    constructor(url: string | URL) {
+      super(url, { headers } as unknown as string[])
+    }
+  }
+  const socket = new HocuspocusProviderWebsocket({
+    url: editorSocketUrl(serverUrl, types),
+    maxAttempts: 1,
+    ...(headers ? { WebSocketPolyfill: WithHeaders } : {}),
+  })
   let resolve!: () => void
   let reject!: (e: Error) => void
   const ready = new Promise<void>((res, rej) => {

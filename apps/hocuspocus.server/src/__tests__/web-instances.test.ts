@@ -14,13 +14,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { colorOf, PRESENCE_COLORS } from '@collab/doc-schema'
 import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
-import { editorSocketUrl, type TestProvider } from '@collab/test-support/provider'
+import { connectProvider } from '@collab/test-support/provider'
 import { eventually, TWO_INSTANCES, useTwoTestServers } from '@collab/test-support/server'
-import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider'
 import { removeAwarenessStates } from 'y-protocols/awareness'
-import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
-import { openDocument, person, rgbToHex, signedIn } from './web-support.ts'
+import { caretsPlaced, openDocument, person, rgbToHex, signedIn } from './web-support.ts'
 
 type Person = Awaited<ReturnType<typeof person>>
 
@@ -34,44 +32,6 @@ async function twins(server: RunningServer): Promise<[Person, Person]> {
     seen.set(colorOf(made.user.id), made)
   }
   throw new Error('no two people with the same colour in 40: is the palette hash uniform?')
-}
-
-/** A real provider on `server` signed in as the browser is: `page`'s session cookie, the server's Origin. */
-function sessionProvider(server: RunningServer, room: string, cookie: string): TestProvider {
-  const origin = new URL(server.url).origin
-  class SessionSocket extends WebSocket {
-    constructor(url: string | URL) {
-      // Bun's WebSocket takes request headers, as a browser sends its cookie and Origin.
-      super(url, { headers: { cookie, origin } } as unknown as string[])
-    }
-  }
-  const doc = new Y.Doc()
-  const socket = new HocuspocusProviderWebsocket({
-    url: editorSocketUrl(server.url),
-    maxAttempts: 1,
-    WebSocketPolyfill: SessionSocket,
-  })
-  let resolve!: () => void
-  const ready = new Promise<void>((res) => {
-    resolve = res
-  })
-  const provider = new HocuspocusProvider({
-    websocketProvider: socket,
-    name: room,
-    document: doc,
-    token: 'session',
-    onSynced: () => resolve(),
-  })
-  provider.attach()
-  return {
-    provider,
-    doc,
-    ready,
-    destroy() {
-      provider.destroy()
-      socket.destroy()
-    },
-  }
 }
 
 /** The colour and presence key `server` holds for each awareness client of `room`. */
@@ -110,11 +70,7 @@ describe.skipIf(!TWO_INSTANCES || !CHROMIUM)('presence colours across two instan
   beforeAll(async () => {
     browser = await launchChromium()
   }, 60_000)
-  const providers: TestProvider[] = []
-  afterAll(() => {
-    for (const p of providers) p.destroy()
-    return browser?.close()
-  })
+  afterAll(() => browser?.close())
 
   test("two people given one colour by two instances see each other's carets and names in distinct colours, each shown to themselves as the other sees them", async () => {
     const [first, second] = await twins(a)
@@ -130,60 +86,62 @@ describe.skipIf(!TWO_INSTANCES || !CHROMIUM)('presence colours across two instan
     // The second person holds their colour on B with no state anyone sees.
     const pageB = await signedIn(browser, b, second.user.handle)
     const cookie = (await pageB.cookies()).map((c) => `${c.name}=${c.value}`).join('; ')
-    const holder = sessionProvider(b, room, cookie)
-    providers.push(holder)
-    await holder.ready
-    holder.provider.setAwarenessField('user', {})
-    const held = await eventually(() => {
-      const user = serverPresence(b, room).get(holder.doc.clientID)
-      expect(user?.color).toBe(shared)
-      return user!
+    const holder = connectProvider(b.url, room, 'session', {
+      headers: { cookie, origin: new URL(b.url).origin },
     })
-    // Its state goes as a timed-out one does (y-protocols drops a state not renewed in 30 s) while the
-    // socket stays; the holder renews nothing more.
-    holder.provider.awareness!.setLocalState(null)
-    removeAwarenessStates(
-      b.collab.hocuspocus.documents.get(room)!.awareness,
-      [holder.doc.clientID],
-      'timeout',
-    )
-    await eventually(() => expect(serverPresence(b, room).has(holder.doc.clientID)).toBe(false))
+    try {
+      await holder.ready
+      holder.provider.setAwarenessField('user', {})
+      const held = await eventually(() => {
+        const user = serverPresence(b, room).get(holder.doc.clientID)
+        expect(user?.color).toBe(shared)
+        return user!
+      })
+      // Its state goes as a timed-out one does (y-protocols drops a state not renewed in 30 s) while the
+      // socket stays; the holder renews nothing more.
+      holder.provider.awareness!.setLocalState(null)
+      removeAwarenessStates(
+        b.collab.hocuspocus.documents.get(room)!.awareness,
+        [holder.doc.clientID],
+        'timeout',
+      )
+      await eventually(() => expect(serverPresence(b, room).has(holder.doc.clientID)).toBe(false))
 
-    const pageA = await signedIn(browser, a, first.user.handle)
-    await openDocument(pageA, a, slug)
-    await openDocument(pageB, b, slug)
-    await pageA.click('.ProseMirror p')
-    await pageA.keyboard.type('A')
-    await pageB.click('.ProseMirror p:last-of-type')
-    await pageB.keyboard.type('B')
+      const pageA = await signedIn(browser, a, first.user.handle)
+      await openDocument(pageA, a, slug)
+      await openDocument(pageB, b, slug)
+      await caretsPlaced(pageA, pageB)
 
-    // Both servers handed out one colour twice: what the pages draw is theirs to settle.
-    await eventually(() => {
-      const users = [...serverPresence(a, room).values()]
-      expect(users.map((u) => u.color)).toEqual([shared, shared])
-      expect(users.map((u) => u.key)).toContain(held.key)
-    }, 15_000)
+      // Both servers handed out one colour twice: what the pages draw is theirs to settle.
+      await eventually(() => {
+        const users = [...serverPresence(a, room).values()]
+        expect(users.map((u) => u.color)).toEqual([shared, shared])
+        expect(users.map((u) => u.key)).toContain(held.key)
+      }, 15_000)
 
-    const [inA, inB] = await eventually(async () => {
-      const views = [await seen(pageA), await seen(pageB)] as const
-      expect(views[0].carets.map((c) => c.name)).toEqual([second.user.handle])
-      expect(views[1].carets.map((c) => c.name)).toEqual([first.user.handle])
-      // Each page shows its person in the colour the other page draws them in.
-      expect(views[0].me).toBe(views[1].carets[0]!.color)
-      expect(views[1].me).toBe(views[0].carets[0]!.color)
-      return views
-    }, 15_000)
-    const ofSecond = inA.carets[0]!
-    const ofFirst = inB.carets[0]!
-    expect(ofFirst.color).not.toBe(ofSecond.color)
-    for (const caret of [ofFirst, ofSecond]) {
-      expect(caret.label).toBe(caret.color)
-      expect(PRESENCE_COLORS).toContain(caret.color)
+      const [inA, inB] = await eventually(async () => {
+        const views = [await seen(pageA), await seen(pageB)] as const
+        expect(views[0].carets.map((c) => c.name)).toEqual([second.user.handle])
+        expect(views[1].carets.map((c) => c.name)).toEqual([first.user.handle])
+        // Each page shows its person in the colour the other page draws them in.
+        expect(views[0].me).toBe(views[1].carets[0]!.color)
+        expect(views[1].me).toBe(views[0].carets[0]!.color)
+        return views
+      }, 15_000)
+      const ofSecond = inA.carets[0]!
+      const ofFirst = inB.carets[0]!
+      expect(ofFirst.color).not.toBe(ofSecond.color)
+      for (const caret of [ofFirst, ofSecond]) {
+        expect(caret.label).toBe(caret.color)
+        expect(PRESENCE_COLORS).toContain(caret.color)
+      }
+      // The smallest presence key kept the colour both were given.
+      const keys = [...serverPresence(a, room).values()].map((u) => u.key!)
+      const firstKey = keys.find((key) => key !== held.key)!
+      expect([ofFirst.color, ofSecond.color]).toContain(shared)
+      expect(firstKey < held.key! ? ofFirst.color : ofSecond.color).toBe(shared)
+    } finally {
+      holder.destroy()
     }
-    // The smallest presence key kept the colour both were given.
-    const keys = [...serverPresence(a, room).values()].map((u) => u.key!)
-    const firstKey = keys.find((key) => key !== held.key)!
-    expect([ofFirst.color, ofSecond.color]).toContain(shared)
-    expect(firstKey < held.key! ? ofFirst.color : ofSecond.color).toBe(shared)
   })
 })

@@ -65,6 +65,17 @@ export async function openDocument(page: Page, server: RunningServer, slug: stri
   await page.waitForSelector('.ProseMirror')
 }
 
+/**
+ * Two open pages each put the caret in a paragraph (the first page in the first, the second in the last)
+ * and type a letter: each caret is then in everyone's awareness.
+ */
+export async function caretsPlaced(first: Page, second: Page): Promise<void> {
+  await first.click('.ProseMirror p')
+  await first.keyboard.type('A')
+  await second.click('.ProseMirror p:last-of-type')
+  await second.keyboard.type('B')
+}
+
 /** How far the page reaches past the viewport's right edge (0 when nothing overflows), and what does. */
 export async function horizontalOverflow(page: Page): Promise<{ overflow: number; widest: string[] }> {
   return page.evaluate(() => {

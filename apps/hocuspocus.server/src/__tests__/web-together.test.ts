@@ -15,7 +15,15 @@ import { connectProvider, type TestProvider } from '@collab/test-support/provide
 import { eventually, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
-import { openDocument, parseRgb, person, rgbToHex, seriousViolations, signedIn } from './web-support.ts'
+import {
+  caretsPlaced,
+  openDocument,
+  parseRgb,
+  person,
+  rgbToHex,
+  seriousViolations,
+  signedIn,
+} from './web-support.ts'
 
 /** What one page shows of the others: each remote caret's colours and label, each entry of the list. */
 async function seen(page: Page) {
@@ -71,11 +79,7 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
     const b = await signedIn(browser, server, 'ivan')
     await openDocument(a, server, slug)
     await openDocument(b, server, slug)
-    // Each puts the caret in a paragraph and types: the caret is then in everyone's awareness.
-    await a.click('.ProseMirror p')
-    await a.keyboard.type('A')
-    await b.click('.ProseMirror p:last-of-type')
-    await b.keyboard.type('B')
+    await caretsPlaced(a, b)
 
     const [ofIvan, ofErin] = await eventually(async () => {
       const inA = await seen(a)
