@@ -19,6 +19,13 @@ export type SerializeOptions = {
    * written (proposed text left out, text proposed for deletion kept), as export and search hold it.
    */
   suggestions?: 'show'
+  /**
+   * Who writes phrasing (a paragraph's, heading's or cell's inline content): ours (phrasing-writer.ts) by
+   * default; `library`, mdast-util-to-markdown's own writer, the reference the differential test holds ours
+   * to byte for byte; `{ fallbacks }`, ours, adding why to `fallbacks` each time it leaves a container to
+   * the library's writer.
+   */
+  phrasing?: 'library' | { fallbacks: string[] }
 }
 
 const NO_TABLE = { inTable: false }

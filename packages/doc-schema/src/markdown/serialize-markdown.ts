@@ -12,6 +12,7 @@ import type { DocNode } from '../doc-json.ts'
 import { flowToMdast, type SerializeOptions } from './blocks-to-mdast.ts'
 import { withNarrowAmpersand } from './escape-links.ts'
 import { textHandler } from './escape-text.ts'
+import { usePhrasingWriter } from './phrasing-writer.ts'
 
 /**
  * An HTML block (inside a list item or a quote, blocks-to-mdast.ts) has a blank line before and after it:
@@ -46,12 +47,32 @@ const TO_MARKDOWN_OPTIONS: Options = {
   },
 }
 
+/** The options with our phrasing writer (phrasing-writer.ts) installed by the root handler. */
+function withOurPhrasing(fallbacks?: string[]): Options {
+  return {
+    ...TO_MARKDOWN_OPTIONS,
+    handlers: {
+      ...TO_MARKDOWN_OPTIONS.handlers,
+      root: (node, parent, state, info) => {
+        usePhrasingWriter(state, fallbacks)
+        return defaultHandlers.root(node, parent, state, info)
+      },
+    },
+  }
+}
+const WITH_OUR_PHRASING = withOurPhrasing()
+
+function optionsFor(opts: SerializeOptions): Options {
+  if (opts.phrasing === 'library') return TO_MARKDOWN_OPTIONS
+  return opts.phrasing ? withOurPhrasing(opts.phrasing.fallbacks) : WITH_OUR_PHRASING
+}
+
 /** Markdown of a run of sibling blocks, serialised together so adjacent lists stay apart. */
 export function blocksToMarkdown(blocks: DocNode[], opts: SerializeOptions = {}): string {
   const children: RootContent[] = [...flowToMdast(blocks, opts)]
   if (children.length === 0) return ''
   const root: Root = { type: 'root', children }
-  return toMarkdown(root, TO_MARKDOWN_OPTIONS).replace(/\n+$/, '')
+  return toMarkdown(root, optionsFor(opts)).replace(/\n+$/, '')
 }
 
 export type MarkdownPrefix = {
@@ -83,6 +104,7 @@ export function blocksToMarkdownPrefix(
   /** `containerFlow` (mdast-util-to-markdown/lib/util/container-flow.js) over the lazily built children. */
   const root: Handle = (node, _parent, state, info) => {
     const parent = node as Root
+    if (opts.phrasing !== 'library') usePhrasingWriter(state, opts.phrasing?.fallbacks)
     const tracker = state.createTracker(info)
     const results: string[] = []
     let length = 0
