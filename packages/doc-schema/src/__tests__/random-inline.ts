@@ -108,26 +108,31 @@ export function pick<T>(rng: Rng, list: readonly T[]): T {
   return list[Math.floor(rng() * list.length)]!
 }
 
+/** Letters next to markers decide how attention is written: a third of the pieces are words. */
+const WORDS = ['a', 'b', 'word', 'x1', 'é', '中']
+
 function text(rng: Rng): string {
-  const count = Math.floor(rng() * 5)
+  // Now and then an empty run (only JSON holds those; Yjs does not).
+  const count = rng() < 0.05 ? 0 : 1 + Math.floor(rng() * 4)
   let out = ''
-  for (let i = 0; i < count; i++) out += pick(rng, PIECES)
+  for (let i = 0; i < count; i++) out += rng() < 0.35 ? pick(rng, WORDS) : pick(rng, PIECES)
   // Mostly without line breaks, as editors and imports write text.
   return rng() < 0.8 ? out.replace(/[\r\n]/g, ' ') : out
 }
 
-/** A mark set like `previous`, with one mark added or dropped, or a fresh one. */
+/** A mark set like `previous` (one mark added or dropped), one mark, or a fresh set. */
 function nextMarks(rng: Rng, previous: DocMark[]): DocMark[] {
   const roll = rng()
-  if (roll < 0.3) return previous
-  if (roll < 0.55 && previous.length > 0) {
+  if (roll < 0.2) return previous
+  if (roll < 0.4 && previous.length > 0) {
     const drop = Math.floor(rng() * previous.length)
     return previous.filter((_, i) => i !== drop)
   }
-  if (roll < 0.85) {
+  if (roll < 0.65) {
     const mark = pick(rng, MAKERS)(rng)
     return previous.some((m) => m.type === mark.type) ? previous : [...previous, mark]
   }
+  if (roll < 0.85) return rng() < 0.2 ? [] : [pick(rng, MAKERS)(rng)]
   const fresh: DocMark[] = []
   for (const make of MAKERS) if (rng() < 0.2) fresh.push(make(rng))
   return fresh

@@ -55,6 +55,16 @@ function markOf(node: DocNode, type: string): DocMark | undefined {
   return node.marks?.find((mark) => mark.type === type)
 }
 
+const NONE: string[] = []
+
+/** The `types` (in their order) the node carries a mark of; a run with one mark, the common case, is quick. */
+function typesOn(node: DocNode, types: string[]): string[] {
+  const marks = node.marks
+  if (!marks || marks.length === 0) return NONE
+  if (marks.length === 1) return types.includes(marks[0]!.type) ? [marks[0]!.type] : NONE
+  return types.filter((type) => markOf(node, type))
+}
+
 /** Inline ProseMirror JSON (text with marks, hard breaks) as mdast phrasing content. */
 export function inlineToMdast(nodes: DocNode[], context: InlineContext): PhrasingContent[] {
   // A trailing hard break has no Markdown form.
@@ -108,7 +118,7 @@ function wrap(nodes: DocNode[], types: string[], context: InlineContext): Phrasi
   let index = 0
   while (index < nodes.length) {
     const node = nodes[index]!
-    const present = types.filter((type) => markOf(node, type))
+    const present = typesOn(node, types)
     const candidates = present.length > 1 ? present.filter((type) => type !== 'code') : present
     let best: string | undefined
     let bestEnd = index
@@ -126,7 +136,7 @@ function wrap(nodes: DocNode[], types: string[], context: InlineContext): Phrasi
     }
     if (!best) {
       let end = index + 1
-      while (end < nodes.length && !types.some((type) => markOf(nodes[end]!, type))) end++
+      while (end < nodes.length && typesOn(nodes[end]!, types).length === 0) end++
       out.push(...nodes.slice(index, end).flatMap((leafNode) => leaf(leafNode, context)))
       index = end
       continue
