@@ -14,6 +14,7 @@ import {
   renderDeployEstimate,
   replaceSection,
 } from './lib/capacity-report.ts'
+import { measureDenseMarks } from './lib/dense-marks.ts'
 import { measureFind } from './lib/find.ts'
 import { buildFixture, type Fixture } from './lib/fixtures.ts'
 import { measureInBlockEdit } from './lib/in-block-edit.ts'
@@ -69,6 +70,8 @@ if (!only || only === 'pure') {
   rows.push(measureFirstCutRead(quick ? 5 : 11))
   process.stderr.write('measuring in_block edits by list length (1,000 and 10 items)…\n')
   rows.push(measureInBlockEdit(quick ? 21 : 51))
+  process.stderr.write('measuring whole reads by phrasing writer (10,000 marks, an ordinary document)…\n')
+  rows.push(...measureDenseMarks(fixtures.find((f) => f.name === '1 MiB')!, quick ? 7 : 21))
 }
 if (!only || only === 'server') {
   const oneMiB = fixtures.find((f) => f.name === '1 MiB')!

@@ -1,0 +1,122 @@
+/**
+ * Whole reads of densely marked text (issue 24), on the real server process: an editor builds a paragraph
+ * of 10,000 one-letter runs alternating bold and italic (what the red team built; Markdown imports cannot),
+ * then an agent reads the whole document 74 times a minute through a real MCP client while a person types in
+ * another document and a probe process asks /health. Each whole read renders up to MAX_RENDER_WORK units,
+ * which this paragraph reaches; its inline content is written by our phrasing writer (phrasing-writer.ts).
+ * Asserted: every read answers (text or a refusal by the user's share of server time, never an error),
+ * /health answers 200 throughout, keystrokes arrive; what others felt (their p99) is reported next to a
+ * floor measured the same way with nothing running, never asserted.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { callText, connectClient } from '@collab/test-support/mcp'
+import type { ServerProcess } from '@collab/test-support/process'
+import { connectProvider } from '@collab/test-support/provider'
+import { eventually } from '@collab/test-support/server'
+import * as Y from 'yjs'
+import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
+import { MEASURED_SERVER_ENV, startProbe, startTyping } from './red-team-support.ts'
+import { reportFigure } from './support.ts'
+
+const RUNS = 10_000
+const READS_PER_MINUTE = 74
+const READS = 20
+
+let db: TestDatabase
+let server: ServerProcess
+let token: string
+
+async function newDocument(title: string): Promise<{ room: string; slug: string }> {
+  const response = await fetch(`${server.url}/api/documents`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'content-type': 'text/markdown' },
+    body: `# ${title}\n\nhello`,
+  })
+  expect(response.status).toBe(201)
+  return (await response.json()) as { room: string; slug: string }
+}
+
+/** While `work` runs, what another client sees: a typist elsewhere and the /health probe process. */
+async function observed<T>(room: string, work: () => Promise<T>) {
+  const typing = await startTyping(server.url, room, token)
+  const probe = await startProbe(server.url, server.proc.pid)
+  const result = await work()
+  const seen = await probe.stop()
+  const typed = await typing.stop()
+  return { result, seen, typed }
+}
+
+describe(`red team: whole reads of a paragraph of ${RUNS.toLocaleString('en-US')} marks (${DATABASE_KIND})`, () => {
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    // The red team's rate: 74 reads a minute, inside the rate limit they met.
+    server = await spawnOn(db, { ...MEASURED_SERVER_ENV, MCP_CALLS_PER_MINUTE: '120' })
+    token = firstRunToken(db.dataDir)
+  }, 60_000)
+  afterAll(async () => {
+    await stopProcess(server)
+    await db?.cleanup()
+  }, 60_000)
+
+  test(`${READS_PER_MINUTE} whole reads a minute while others type: every read answers, /health throughout`, async () => {
+    const typingRoom = (await newDocument('Elsewhere')).room
+    const dense = await newDocument('Dense marks')
+    // The editor writes the paragraph in parts, each within the boundary's struct ceiling.
+    const editor = connectProvider(server.url, dense.room, token)
+    await editor.ready
+    const text = new Y.XmlText()
+    const paragraph = new Y.XmlElement('paragraph')
+    paragraph.insert(0, [text])
+    editor.doc.transact(() => editor.doc.getXmlFragment(FRAGMENT_NAME).push([paragraph]))
+    for (let part = 0; part < RUNS; part += 1_000) {
+      editor.doc.transact(() => {
+        for (let i = part; i < part + 1_000; i++)
+          text.insert(text.length, String.fromCharCode(97 + (i % 26)), i % 2 ? { italic: {} } : { bold: {} })
+      })
+      await eventually(() => expect(editor.provider.unsyncedChanges).toBe(0), 30_000, 'the part stored')
+    }
+    editor.destroy()
+
+    const agent = await connectClient(`${server.url}/mcp`, token)
+    try {
+      const first = await callText(agent, 'read_document', { slug: dense.slug })
+      expect(first.isError, first.text.slice(0, 300)).toBeFalsy()
+      expect(first.text).toContain('**a**_b_**c**_d_')
+      const floor = await observed(typingRoom, () => Bun.sleep(3_000))
+      const interval = 60_000 / READS_PER_MINUTE
+      const seen = await observed(typingRoom, async () => {
+        const answers: Array<{ isError: boolean; text: string; cpuMs: number }> = []
+        for (let i = 0; i < READS; i++) {
+          const started = performance.now()
+          const read = await callText(agent, 'read_document', { slug: dense.slug })
+          answers.push({ ...read, isError: Boolean(read.isError), cpuMs: performance.now() - started })
+          await Bun.sleep(Math.max(0, interval - (performance.now() - started)))
+        }
+        return answers
+      })
+      const refused = seen.result.filter((answer) => answer.isError)
+      // A refusal is the user's share of server time running out, which says when to come back.
+      for (const answer of refused) expect(answer.text).toMatch(/server time|try again/i)
+      const figures = {
+        attack: `${READS} whole reads of ${RUNS} marks at ${READS_PER_MINUTE}/min`,
+        answered: READS - refused.length,
+        refused: refused.length,
+        readMedianMs: Math.round(seen.result.map((a) => a.cpuMs).sort((a, b) => a - b)[READS >> 1]!),
+        healthP99Ms: seen.seen.p99Ms,
+        keystrokeP99Ms: seen.typed.p99Ms,
+        keystrokes: seen.typed.keystrokes,
+        floorHealthP99Ms: floor.seen.p99Ms,
+        floorKeystrokeP99Ms: floor.typed.p99Ms,
+        growthMiB: seen.seen.rssGrowth >> 20,
+      }
+      reportFigure('red-team-reads', figures)
+      console.error(`red-team-reads: ${JSON.stringify(figures)}`)
+      expect(seen.seen.statuses).toEqual([200])
+      expect(seen.typed.keystrokes).toBeGreaterThan(0)
+    } finally {
+      await agent.close()
+    }
+  }, 240_000)
+})
