@@ -64,6 +64,11 @@ export function usePhrasingWriter(state: State, fallbacks?: string[]): void {
   }
 }
 
+/** What the library hands a child: its position (unused by our output) and the characters around it, nothing else. */
+function around(info: Info, before: string, after: string): Info {
+  return { now: info.now, lineShift: info.lineShift, before, after }
+}
+
 function handlerOf(state: State, type: string): Handler {
   return (state.handlers as unknown as Record<string, Handler>)[type]!
 }
@@ -95,9 +100,7 @@ function phrasing(parent: Parents, state: State, info: Info): PhrasingItem[] | F
         return `a ${next.type} node`
       }
       const handler = handlerOf(state, next.type)
-      after = firstCharacter(
-        (handler.peek ?? handler)(next, parent, state, { ...info, before: '', after: '' }),
-      )
+      after = firstCharacter((handler.peek ?? handler)(next, parent, state, around(info, '', '')))
     }
     // HTML right after a line break could be read as an HTML block: the library turns that break into a
     // space unless the HTML is of kind 7 (our mark and break tags).
@@ -124,7 +127,7 @@ function phrasing(parent: Parents, state: State, info: Info): PhrasingItem[] | F
       results.push(item)
       before = lastCharacter(item.sequences[0]!)
     } else {
-      const value = handler(child, parent, state, { ...info, after, before })
+      const value = handler(child, parent, state, around(info, before, after))
       if (!value) continue
       results.push(value)
       before = lastCharacter(value)
@@ -145,7 +148,7 @@ function attentionItem(
   const sequences = markers.flatMap((marker) => sizes.map((size) => marker.repeat(size)))
   const sequence = sequences[0]!
   const exit = state.enter(construct)
-  const children = phrasing(node, state, { ...info, before: sequence, after: sequence })
+  const children = phrasing(node, state, around(info, sequence, sequence))
   exit()
   if (typeof children === 'string') return children
   // Empty attention cannot form.
