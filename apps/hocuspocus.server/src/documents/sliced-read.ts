@@ -6,7 +6,13 @@
  * is used: on the documents' worker. The mirror of store.ts's sliced writes.
  */
 import type { Prisma, PrismaClient } from '../db/generated/client.ts'
-import { STATE_SLICE_BYTES } from './store.ts'
+
+/**
+ * Bytes of a state written or read in one statement (a multiple of 3, so the slices' base64 texts join into
+ * the state's): encoding and serialising a statement's parameters run on the event loop, ~25-45 ms per MiB.
+ * Here, not in store.ts, which reads through this file (history-store.ts too): one way, no circle.
+ */
+export const STATE_SLICE_BYTES = 768 * 1024
 
 type Db = Prisma.TransactionClient | PrismaClient
 

@@ -15,7 +15,9 @@ import { storableJSON, storableText } from '../db/storable-text.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
 import { AUTOMATIC_REASONS, insertVersion, type VersionReason, type VersionRequest } from './history-store.ts'
 import { searchColumnsSql } from './search.ts'
-import { readSnapshotText } from './sliced-read.ts'
+import { readSnapshotText, STATE_SLICE_BYTES } from './sliced-read.ts'
+
+export { STATE_SLICE_BYTES }
 
 /** Compaction takes a version when the newest one is older than this, whatever else asked for one. */
 export const VERSION_INTERVAL_MS = 10 * 60_000
@@ -77,12 +79,6 @@ export type StoreOptions = {
    */
   version?: VersionRequest
 }
-
-/**
- * Bytes of a state written in one statement (a multiple of 3, so the slices' base64 texts join into the
- * state's): encoding and serialising a statement's parameters run on the event loop, ~25-45 ms per MiB.
- */
-export const STATE_SLICE_BYTES = 768 * 1024
 
 /** Bytes of base64 text for `bytes` (what the state and updates travel as; see storeContent). */
 function base64Of(bytes: Uint8Array): string {
