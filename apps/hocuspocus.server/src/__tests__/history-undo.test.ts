@@ -121,7 +121,7 @@ async function newestVersion(reason: string, after = 0): Promise<Record<string, 
     expect(found).toBeDefined()
     expect(Number(found.id)).toBeGreaterThan(after)
     return found
-  })
+  }, 40_000) // taken on the documents' worker, which may start cold (see versionWithChangesBy)
 }
 
 /**
@@ -130,6 +130,8 @@ async function newestVersion(reason: string, after = 0): Promise<Record<string, 
  * write and hold it, leaving the "after an agent's write" version with nothing to undo.
  */
 async function versionWithChangesBy(app: string, after: number): Promise<Record<string, any>> {
+  // Versions are taken by a compaction on the documents' worker, which may first start a worker (seconds,
+  // cold, on a loaded machine): a generous wait, where 10 s timed out once in a clean-clone PostgreSQL run.
   return eventually(async () => {
     const got = await api(`/documents/${slug}/versions`, owner.token)
     const found = got.body.versions.find(
@@ -138,7 +140,7 @@ async function versionWithChangesBy(app: string, after: number): Promise<Record<
     )
     expect(found).toBeDefined()
     return found
-  })
+  }, 40_000)
 }
 
 function paragraphWith(doc: Y.Doc, text: string): Y.XmlText {
