@@ -68,7 +68,10 @@ export const MAX_VERSION_NAME_CHARS = 100
  * LOAD_IN_PARTS_BYTES); the event loop applies the edit and passes bytes along. Bounded by what the
  * worker does in JOB_DEADLINE_MS and by red-team-history's measurement (docs/history.md, "Bounds").
  */
-export const MAX_HISTORY_STATE_BYTES = 8 * 1024 * 1024
+// 2 MiB, not 8: in a quiet clean-clone run a revert in a 7.8 MiB state still held others' keystrokes at
+// p99 528 ms (floor 48) on PGlite and 853 ms (floor 19) on PostgreSQL, and grew RSS 278-446 MiB
+// (red-team-history); the limit rises again when that run meets p99 < 100 ms at the larger size.
+export const MAX_HISTORY_STATE_BYTES = 2 * 1024 * 1024
 
 /**
  * A restore or revert whose states (the live document's and the versions') add up to at most this many
