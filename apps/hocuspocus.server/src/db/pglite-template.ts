@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { readMigrations } from './migrations.ts'
+import { templateName } from './pglite-thread.ts'
 
 let key: string | undefined
 
@@ -44,7 +45,7 @@ function pgliteVersion(): string {
 
 /** The template file for this code's migrations and PGlite in `folder` (PGLITE_TEMPLATES). */
 export function templateFile(folder: string): string {
-  return join(folder, `pglite-${templateKey()}.tar.gz`)
+  return join(folder, `${templateName.prefix}${templateKey()}${templateName.suffix}`)
 }
 
 /** The template to make a new folder from, if one is kept; undefined otherwise. */

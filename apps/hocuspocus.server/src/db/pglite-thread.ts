@@ -137,11 +137,16 @@ export function prepareDatabase(target: DatabaseTarget): void {
   preparedThread = { dir: target.dir, thread }
 }
 
-/** Whether `folder` holds any template of the embedded database (pglite-template.ts names them). */
+/** How templates of the embedded database are named: `pglite-<key>.tar.gz` (pglite-template.ts makes the key). */
+export const templateName = { prefix: 'pglite-', suffix: '.tar.gz' } as const
+
+/** Whether `folder` holds any template of the embedded database. */
 function keepsTemplates(folder: string | undefined): boolean {
   if (!folder) return false
   try {
-    return readdirSync(folder).some((name) => name.startsWith('pglite-') && name.endsWith('.tar.gz'))
+    return readdirSync(folder).some(
+      (name) => name.startsWith(templateName.prefix) && name.endsWith(templateName.suffix),
+    )
   } catch {
     return false
   }
