@@ -25,7 +25,8 @@
  *   @collab/doc-schema: the smallest key keeps the colour, the others take the next free one).
  * - Owned: a clientId belongs to the connection that first sent it; another connection's state for it, or
  *   one for the server's own clientId (an agent's presence), is dropped from the message. When a connection
- *   closes, every state it introduced goes, also those Hocuspocus does not track.
+ *   closes, every state it introduced goes, also those Hocuspocus does not track. A null state for one of its
+ *   own clientIds (the client left presence) removes that state at once (see beforeHandleAwareness).
  *
  * Hocuspocus 4.7 decodes an awareness message into a scratch Awareness, runs `beforeHandleAwareness` on
  * the scratch's Map of states, re-encodes that Map and applies the result to the document's awareness,
@@ -96,8 +97,13 @@ export type PresenceNotice = { type: 'presence'; user: PresenceUser }
 /** A colour held in a document, and the connections holding it. */
 type Held = { color: string; connections: Set<Connection> }
 
-/** The clientIds an awareness message carries states for (not removals); undefined for other messages. */
-function awarenessClients(message: Uint8Array): { clients: number[]; entries: number } | undefined {
+/**
+ * The clientIds an awareness message carries states for, and those it removes (a `null` state: the client
+ * left, e.g. `setLocalState(null)` as a page is hidden); undefined for other messages.
+ */
+function awarenessClients(
+  message: Uint8Array,
+): { clients: number[]; removed: number[]; entries: number } | undefined {
   try {
     const incoming = new IncomingMessage(message)
     incoming.readVarString()
@@ -105,13 +111,15 @@ function awarenessClients(message: Uint8Array): { clients: number[]; entries: nu
     const update = new IncomingMessage(incoming.readVarUint8Array())
     const entries = update.readVarUint()
     const clients: number[] = []
+    const removed: number[] = []
     // Bounded by the message size (boundary.ts); the states' JSON is skipped, not parsed.
     for (let i = 0; i < entries; i++) {
       const clientId = update.readVarUint()
       update.readVarUint() // clock
       if (update.readVarString() !== 'null') clients.push(clientId)
+      else removed.push(clientId)
     }
-    return { clients, entries }
+    return { clients, removed, entries }
   } catch {
     return undefined // Hocuspocus refuses what does not decode
   }
@@ -130,6 +138,8 @@ export class AwarenessGuard implements Extension {
   private readonly owners = new WeakMap<Document, Map<number, Connection>>()
   /** The clientIds of the awareness message each connection is handling that it may set. */
   private readonly carried = new WeakMap<Connection, Set<number>>()
+  /** The clientIds of its own that the awareness message each connection is handling removes. */
+  private readonly leaving = new WeakMap<Connection, number[]>()
   /** Per document, the colour each identity present holds (identityOf). */
   private readonly colors = new WeakMap<Document, Map<string, Held>>()
   /** The presence each connection was given. */
@@ -139,6 +149,7 @@ export class AwarenessGuard implements Extension {
 
   async beforeHandleMessage({ update, connection, document }: beforeHandleMessagePayload): Promise<void> {
     this.carried.delete(connection)
+    this.leaving.delete(connection)
     if (this.refused.has(connection) || !document.hasConnection(connection)) return
     const message = awarenessClients(update)
     if (!message) return
@@ -173,17 +184,29 @@ export class AwarenessGuard implements Extension {
       }
     }
     this.carried.set(connection, allowed)
+    // Only its own clientIds: another connection's (or the server's) presence is not its to take away.
+    const leaving = message.removed.filter((clientId) => owners.get(clientId) === connection)
+    if (leaving.length > 0) this.leaving.set(connection, leaving)
   }
 
   async beforeHandleAwareness({ states, connection, document }: beforeHandleAwarenessPayload): Promise<void> {
     if (!connection) return // from another instance (Redis) or this server: already checked at its edge
     const allowed = this.carried.get(connection)
+    const leaving = this.leaving.get(connection)
     this.carried.delete(connection)
+    this.leaving.delete(connection)
     // A refused or closed connection (by any extension) adds nothing: what is applied and broadcast is empty.
     if (!allowed || this.refused.has(connection) || !document.hasConnection(connection)) {
       states.clear()
       return
     }
+    // A state set to null is not in `states` (Hocuspocus's scratch Awareness deletes it, and re-encodes only
+    // what the Map holds), so without this a person's leaving reached no one until their socket closed or
+    // their state timed out (30 s). Removed here with the connection as origin, as Hocuspocus would have:
+    // everyone is told, and the connection's own list of clients is kept.
+    const present = leaving?.filter((clientId) => document.awareness.getStates().has(clientId))
+    if (present && present.length > 0)
+      removeAwarenessStates(document.awareness, present, { source: 'connection', connection })
     const principal = (connection.context as ConnectionContext | undefined)?.principal
     for (const [clientId, state] of states) {
       // Hocuspocus's scratch state, another connection's clientId, the server's own: not this message's.
