@@ -45,7 +45,7 @@ import type {
   Extension,
 } from '@hocuspocus/server'
 import { IncomingMessage, MessageType } from '@hocuspocus/server'
-import { removeAwarenessStates } from 'y-protocols/awareness'
+import { type Awareness, removeAwarenessStates } from 'y-protocols/awareness'
 import { type Principal, SESSION_PRINCIPAL_PREFIX } from '../auth/tokens.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
@@ -97,13 +97,17 @@ export type PresenceNotice = { type: 'presence'; user: PresenceUser }
 /** A colour held in a document, and the connections holding it. */
 type Held = { color: string; connections: Set<Connection> }
 
+/** A client that left presence: its clientId and the clock of its null state. */
+export type Removal = { clientId: number; clock: number }
+
 /**
  * The clientIds an awareness message carries states for, and those it removes (a `null` state: the client
- * left, e.g. `setLocalState(null)` as a page is hidden); undefined for other messages.
+ * left, e.g. `setLocalState(null)` as a page closes); undefined for other messages. `message` is a whole
+ * Hocuspocus message (document name, type, awareness update).
  */
-function awarenessClients(
+export function awarenessClients(
   message: Uint8Array,
-): { clients: number[]; removed: number[]; entries: number } | undefined {
+): { clients: number[]; removed: Removal[]; entries: number } | undefined {
   try {
     const incoming = new IncomingMessage(message)
     incoming.readVarString()
@@ -111,18 +115,35 @@ function awarenessClients(
     const update = new IncomingMessage(incoming.readVarUint8Array())
     const entries = update.readVarUint()
     const clients: number[] = []
-    const removed: number[] = []
+    const removed: Removal[] = []
     // Bounded by the message size (boundary.ts); the states' JSON is skipped, not parsed.
     for (let i = 0; i < entries; i++) {
       const clientId = update.readVarUint()
-      update.readVarUint() // clock
+      const clock = update.readVarUint()
       if (update.readVarString() !== 'null') clients.push(clientId)
-      else removed.push(clientId)
+      else removed.push({ clientId, clock })
     }
     return { clients, removed, entries }
   } catch {
     return undefined // Hocuspocus refuses what does not decode
   }
+}
+
+/**
+ * Applies the removals of an awareness message to `awareness`, as y-protocols would have: a state goes when
+ * the removal's clock is not older than the state's. Needed because Hocuspocus 4.7 handles every awareness
+ * message (a connection's, or another instance's through Redis) through a scratch Awareness whose Map drops
+ * a null state and re-encodes only what the Map holds: without this a person's leaving reached no one until
+ * their socket closed here, or, from another instance, until the state timed out (30 s).
+ */
+export function applyRemovals(awareness: Awareness, removed: Removal[], origin: unknown): void {
+  const leaving = removed
+    .filter(({ clientId, clock }) => {
+      const meta = awareness.meta.get(clientId)
+      return awareness.getStates().has(clientId) && meta !== undefined && meta.clock <= clock
+    })
+    .map((r) => r.clientId)
+  if (leaving.length > 0) removeAwarenessStates(awareness, leaving, origin)
 }
 
 export class AwarenessGuard implements Extension {
@@ -138,8 +159,8 @@ export class AwarenessGuard implements Extension {
   private readonly owners = new WeakMap<Document, Map<number, Connection>>()
   /** The clientIds of the awareness message each connection is handling that it may set. */
   private readonly carried = new WeakMap<Connection, Set<number>>()
-  /** The clientIds of its own that the awareness message each connection is handling removes. */
-  private readonly leaving = new WeakMap<Connection, number[]>()
+  /** The removals of its own clientIds in the awareness message each connection is handling. */
+  private readonly leaving = new WeakMap<Connection, Removal[]>()
   /** Per document, the colour each identity present holds (identityOf). */
   private readonly colors = new WeakMap<Document, Map<string, Held>>()
   /** The presence each connection was given. */
@@ -185,7 +206,7 @@ export class AwarenessGuard implements Extension {
     }
     this.carried.set(connection, allowed)
     // Only its own clientIds: another connection's (or the server's) presence is not its to take away.
-    const leaving = message.removed.filter((clientId) => owners.get(clientId) === connection)
+    const leaving = message.removed.filter(({ clientId }) => owners.get(clientId) === connection)
     if (leaving.length > 0) this.leaving.set(connection, leaving)
   }
 
@@ -200,13 +221,9 @@ export class AwarenessGuard implements Extension {
       states.clear()
       return
     }
-    // A state set to null is not in `states` (Hocuspocus's scratch Awareness deletes it, and re-encodes only
-    // what the Map holds), so without this a person's leaving reached no one until their socket closed or
-    // their state timed out (30 s). Removed here with the connection as origin, as Hocuspocus would have:
-    // everyone is told, and the connection's own list of clients is kept.
-    const present = leaving?.filter((clientId) => document.awareness.getStates().has(clientId))
-    if (present && present.length > 0)
-      removeAwarenessStates(document.awareness, present, { source: 'connection', connection })
+    // A state set to null is not in `states` (applyRemovals says why): removed here with the connection as
+    // origin, as Hocuspocus would have, so everyone is told and the connection's list of clients is kept.
+    if (leaving) applyRemovals(document.awareness, leaving, { source: 'connection', connection })
     const principal = (connection.context as ConnectionContext | undefined)?.principal
     for (const [clientId, state] of states) {
       // Hocuspocus's scratch state, another connection's clientId, the server's own: not this message's.

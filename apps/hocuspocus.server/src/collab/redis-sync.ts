@@ -3,9 +3,15 @@
  * (collab/hocuspocus.ts imports it then): Hocuspocus's Redis extension as a message bus, and its clients.
  */
 import { Redis as RedisExtension } from '@hocuspocus/extension-redis'
-import { type Hocuspocus, OutgoingMessage } from '@hocuspocus/server'
+import {
+  type Hocuspocus,
+  IncomingMessage,
+  OutgoingMessage,
+  type onAwarenessUpdatePayload,
+} from '@hocuspocus/server'
 import IORedis from 'ioredis'
 import type { Logger } from '../logger.ts'
+import { applyRemovals, awarenessClients } from './awareness-guard.ts'
 
 /**
  * The Redis extension as the documents' message bus only, without its two store hooks. Found by the load
@@ -21,6 +27,52 @@ import type { Logger } from '../logger.ts'
  *   extension's `beforeUnloadDocument`, which waits the same delay before any unload.
  */
 export class RedisSync extends RedisExtension {
+  constructor(configuration: ConstructorParameters<typeof RedisExtension>[0]) {
+    super(configuration)
+    this.sub.on('messageBuffer', (_channel: Buffer, data: Buffer) => this.applyPeersRemovals(data))
+  }
+
+  /**
+   * Another instance's client left presence (closed its page, or set its state to null): the extension
+   * hands the message to Hocuspocus, whose scratch Awareness drops null states (awareness-guard.ts,
+   * applyRemovals), so people here kept seeing the caret until it timed out 30 s later (found by
+   * presence-instances.test.ts). The removal is applied here beside it, with the extension's origin.
+   * A message is the publisher's identifier (length, then bytes) and a Hocuspocus message.
+   */
+  private applyPeersRemovals(data: Buffer): void {
+    const length = data[0] ?? 0
+    if (data.subarray(1, 1 + length).toString('utf-8') === this.configuration.identifier) return
+    const message = new Uint8Array(data.subarray(1 + length))
+    const carried = awarenessClients(message)
+    if (!carried || carried.removed.length === 0) return
+    const name = new IncomingMessage(message).readVarString()
+    const document = (this.instance as Hocuspocus | undefined)?.documents.get(name)
+    if (document) applyRemovals(document.awareness, carried.removed, this.redisTransactionOrigin)
+  }
+
+  /**
+   * The extension publishes awareness only while the document has connections here, when its coalesced
+   * publish runs (the next turn): the last person on this instance leaving (a page closing sends its null
+   * state, then the socket closes) was never told to the others, whose pages kept the caret until it timed
+   * out 30 s later. Removals are published at once, whoever is left; the rest as the extension does.
+   */
+  override async onAwarenessUpdate(payload: onAwarenessUpdatePayload): Promise<void> {
+    const { documentName, awareness, added, updated, removed, transactionOrigin } = payload
+    if (added.length > 0 || updated.length > 0) await super.onAwarenessUpdate({ ...payload, removed: [] })
+    // Another instance's removal (applyPeersRemovals) was published by that instance already.
+    if (removed.length === 0 || (transactionOrigin as { source?: string } | undefined)?.source === 'redis')
+      return
+    const message = new OutgoingMessage(documentName).createAwarenessUpdateMessage(awareness, removed)
+    // Not awaited: while Redis is away the client queues it, and awareness hooks must not wait on Redis.
+    // Redis closed (shutdown): the others drop the state when it times out, as before.
+    void this.pub
+      .publish(
+        `${this.configuration.prefix}:${documentName}`,
+        Buffer.concat([this.messagePrefix, Buffer.from(message.toUint8Array())]),
+      )
+      .catch(() => {})
+  }
+
   override async onStoreDocument(): Promise<void> {}
   override async afterStoreDocument(): Promise<void> {}
 
