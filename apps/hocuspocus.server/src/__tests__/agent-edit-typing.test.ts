@@ -17,7 +17,8 @@ import { DATABASE_KIND } from '@collab/test-support/database'
 import { storedText } from '@collab/test-support/documents'
 import { call, useMcpClients } from '@collab/test-support/mcp'
 import { outlineIds } from '@collab/test-support/outline'
-import { eventually, useTestServer } from '@collab/test-support/server'
+import { eventually } from '@collab/test-support/server'
+import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
 
@@ -28,8 +29,10 @@ describe.skipIf(!CHROMIUM)(
   `an agent edits the paragraph a person types in, in TipTap (${DATABASE_KIND})`,
   () => {
     let server: RunningServer
-    useTestServer((s) => {
-      server = s
+    let share: ServerShare
+    useSharedServer((given) => {
+      share = given
+      server = given.server
     })
     const mcp = useMcpClients(() => server)
     let owner: { user: { id: string }; token: string; client: Client }
@@ -37,7 +40,7 @@ describe.skipIf(!CHROMIUM)(
     let pages: Awaited<ReturnType<typeof serveStarterKitPage>>
 
     beforeAll(async () => {
-      owner = await mcp.user('typist')
+      owner = await mcp.user(share.handle('typist'))
       pages = await serveStarterKitPage()
       browser = await launchChromium()
     }, 60_000)

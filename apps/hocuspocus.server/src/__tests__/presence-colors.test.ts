@@ -8,15 +8,18 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { colorOf, PRESENCE_COLORS } from '@collab/doc-schema'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
-import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
+import { eventually, userWithToken } from '@collab/test-support/server'
+import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
 import type { PresenceNotice } from '../collab/awareness-guard.ts'
 import type { RunningServer } from '../server.ts'
 
 type Made = Awaited<ReturnType<typeof userWithToken>>
 
 let server: RunningServer
-useTestServer((s) => {
-  server = s
+let share: ServerShare
+useSharedServer((given) => {
+  share = given
+  server = given.server
 })
 const providers: TestProvider[] = []
 afterAll(() => {
@@ -45,11 +48,11 @@ describe('presence colours', () => {
   let owner: Made
   let room: string
   beforeAll(async () => {
-    owner = await userWithToken(server, 'owner')
+    owner = await userWithToken(server, share.handle('owner'))
     // Two users whose own colours are the same: made until the palette's hash puts two together.
     const seen = new Map<string, Made>()
     for (let i = 0; i < 40; i++) {
-      const made = await userWithToken(server, `person${i}`)
+      const made = await userWithToken(server, share.handle(`person${i}`))
       const twin = seen.get(colorOf(made.user.id))
       if (twin) {
         first = twin

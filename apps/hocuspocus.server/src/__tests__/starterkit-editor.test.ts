@@ -25,7 +25,8 @@ import {
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '@collab/test-support/mcp'
 import { outlineId } from '@collab/test-support/outline'
-import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
+import { eventually, userWithToken } from '@collab/test-support/server'
+import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
 import { getSchema } from '@tiptap/core'
 import StarterKit from '@tiptap/starter-kit'
 import * as Y from 'yjs'
@@ -102,8 +103,10 @@ describe('StarterKit 3 is what an editor that declares nothing is taken to know'
 
 describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KIND})`, () => {
   let server: RunningServer
-  useTestServer((s) => {
-    server = s
+  let share: ServerShare
+  useSharedServer((given) => {
+    share = given
+    server = given.server
   })
   let owner: Awaited<ReturnType<typeof userWithToken>>
   let agent: RecordingClient
@@ -111,7 +114,7 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
   let pages: Awaited<ReturnType<typeof serveStarterKitPage>>
 
   beforeAll(async () => {
-    owner = await userWithToken(server, 'kit')
+    owner = await userWithToken(server, share.handle('kit'))
     agent = await connectRecording(mcpUrlOf(server), owner.token)
     // The app is served from its own origin, as a third-party app would be.
     pages = await serveStarterKitPage()

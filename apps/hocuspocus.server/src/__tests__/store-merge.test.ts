@@ -6,19 +6,22 @@
 import { describe, expect, test } from 'bun:test'
 import { appendMarkdown, FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
 import { DATABASE_KIND } from '@collab/test-support/database'
-import { userWithToken, useTestServer } from '@collab/test-support/server'
+import { userWithToken } from '@collab/test-support/server'
+import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
 
 describe(`storing with mergeWithStored (${DATABASE_KIND})`, () => {
   let server: RunningServer
-  useTestServer((s) => {
-    server = s
+  let share: ServerShare
+  useSharedServer((given) => {
+    share = given
+    server = given.server
   })
 
   /** Two copies of a new document, as two instances would hold it, and a way to store either. */
   async function twoCopies(title: string) {
-    const { user } = await userWithToken(server, `merge-${title.toLowerCase()}`)
+    const { user } = await userWithToken(server, share.handle(`merge-${title.toLowerCase()}`))
     const created = await server.services.documents.create(user.id, {
       title,
       markdown: 'kept paragraph\n\nparagraph to delete',
