@@ -1,3 +1,9 @@
+/**
+ * The slow tier (`bun run test:slow`): a document of 5 MiB of Yjs state, built through the public Markdown
+ * path, then loaded, outlined, read by section and as plain text. Its size is its point (the reads must work
+ * at the scale of the largest documents, and their cost is printed); building and reading it is ~10 s of CPU, and a
+ * smaller document would not test it.
+ */
 import { expect, test } from 'bun:test'
 import * as Y from 'yjs'
 import {
