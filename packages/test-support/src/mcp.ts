@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { type CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { userWithToken, useTestServer } from './server.ts'
+import { useSharedServer } from './shared-server.ts'
 
 /** Where a server serves MCP over HTTP: the same port as everything else, as in production. */
 export const mcpUrlOf = (server: Pick<RunningServer, 'url'>) => `${server.url}/mcp`
@@ -123,16 +124,28 @@ export type RecordedUser = { server: RunningServer; user: { id: string }; rc: Re
 
 /**
  * The file's test server and one new user `handle` on it over MCP with a recording client: `ready` gets
- * them before the file's own hooks and tests; the client closes after them.
+ * them before the file's own hooks and tests; the client closes after them. `shared`: on the process's
+ * shared server (shared-server.ts; the handle made the file's own) instead of a server of the file's own.
  */
-export function useRecordingUser(handle: string, ready: (made: RecordedUser) => void): void {
+export function useRecordingUser(
+  handle: string,
+  ready: (made: RecordedUser) => void,
+  options: { shared?: boolean } = {},
+): void {
   let server: RunningServer
   let rc: RecordingClient | undefined
-  useTestServer((s) => {
-    server = s
-  })
+  let own = handle
+  if (options.shared)
+    useSharedServer((share) => {
+      server = share.server
+      own = share.handle(handle)
+    })
+  else
+    useTestServer((s) => {
+      server = s
+    })
   beforeAll(async () => {
-    const made = await userWithToken(server, handle)
+    const made = await userWithToken(server, own)
     rc = await connectRecording(mcpUrlOf(server), made.token)
     ready({ server, user: made.user, rc })
   }, 60_000)

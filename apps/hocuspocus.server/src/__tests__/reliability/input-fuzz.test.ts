@@ -26,10 +26,15 @@ const HEALTH_EVERY = 100
 let server: RunningServer
 let rc: RecordingClient
 let aliceId: string
-useRecordingUser('alice', (made) => {
-  ;({ server, rc } = made)
-  aliceId = made.user.id
-})
+// On the process's shared server: the fuzzed calls act as alice (the file's own), on what she may reach.
+useRecordingUser(
+  'alice',
+  (made) => {
+    ;({ server, rc } = made)
+    aliceId = made.user.id
+  },
+  { shared: true },
+)
 let fields: Record<string, string[]>
 let slug: string
 let sectionIds: string[]
