@@ -5,7 +5,8 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { connectClient, mcpUrlOf } from '@collab/test-support/mcp'
-import { userWithToken, useTestServer } from '@collab/test-support/server'
+import { userWithToken } from '@collab/test-support/server'
+import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { createLogger } from '../../../logger.ts'
 import type { RunningServer } from '../../../server.ts'
@@ -13,13 +14,16 @@ import { init } from '../index.ts'
 import { MAX_BODY_BYTES } from '../limits.ts'
 
 let server: RunningServer
+let share: ServerShare
 let token: string
 
-useTestServer((s) => {
-  server = s
+// The process's shared server: its configuration is the default one, which this file checks.
+useSharedServer((given) => {
+  share = given
+  server = given.server
 })
 beforeAll(async () => {
-  token = (await userWithToken(server, 'alice')).token
+  token = (await userWithToken(server, share.handle('alice'))).token
 })
 
 const initialize = JSON.stringify({
@@ -257,8 +261,8 @@ describe('POST /mcp at the HTTP edge', () => {
       logger: createLogger('silent'),
       config: {},
     })
-    const reader = (await userWithToken(server, 'lister-r', ['read'])).token
-    const writer = (await userWithToken(server, 'lister-w', ['read', 'write'])).token
+    const reader = (await userWithToken(server, share.handle('lister-r'), ['read'])).token
+    const writer = (await userWithToken(server, share.handle('lister-w'), ['read', 'write'])).token
     const list = async (bearer: string) => {
       const res = await router.request('http://127.0.0.1/mcp', {
         method: 'POST',
