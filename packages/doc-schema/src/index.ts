@@ -64,6 +64,7 @@ export { documentMarkdownPrefix, documentToMarkdown } from './markdown/document-
 export { type ImportedMarkdown, importMarkdown } from './markdown/import-markdown.ts'
 export { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
 export type { MarkdownPrefix } from './markdown/serialize-markdown.ts'
+export { escapeTypedMarkers } from './markdown/suggestion-text.ts'
 export { readPlainText, readTitle } from './read-document.ts'
 export {
   type Ok,

@@ -3,7 +3,7 @@ import type { DocNode } from '../doc-json.ts'
 import { htmlBlockLines } from './html-in-text.ts'
 import { inlineToMdast } from './inline-to-mdast.ts'
 import { docNodeTooDeep, TOO_DEEP_NODE, tooDeepMdast } from './render-depth.ts'
-import { wholeProposed } from './suggestion-text.ts'
+import { escapeTypedMarkers, wholeProposed } from './suggestion-text.ts'
 
 export type MediaStyle =
   /** `[image: alt]`, `[video: url]`, `[audio: url]`: what an agent reads (default). */
@@ -195,8 +195,10 @@ export function mediaInline(node: DocNode, opts: SerializeOptions): PhrasingCont
         ? { type: 'link', url: href, title: null, children: [image] }
         : image
     }
-    // Raw html so the brackets are not escaped: the placeholder reads the same in every view.
-    return { type: 'html', value: alt ? `[image: ${alt}]` : '[image]' }
+    // Raw html so the brackets are not escaped: the placeholder reads the same in every view. Shown with
+    // suggestions, a marker typed into the alt text is escaped as block text's is.
+    const shown = opts.suggestions === 'show' ? escapeTypedMarkers(alt) : alt
+    return { type: 'html', value: alt ? `[image: ${shown}]` : '[image]' }
   }
   const kind = node.type === 'mediaEmbed' && node.attrs?.kind === 'audio' ? 'audio' : 'video'
   return { type: 'html', value: `[${kind}: ${src}]` }

@@ -83,10 +83,13 @@ const TEXT_UNSAFE: Unsafe[] = [
   { character: '~', after: '~', inConstruct: 'phrasing' },
   { character: '~', before: '~', inConstruct: 'phrasing' },
 ]
-/** A suggestion marker's braces, in text shown with suggestions (see above; one character of context). */
+/**
+ * A suggestion marker's braces, in text shown with suggestions (see above): only a brace that forms one
+ * (`{++`, `{--`, `++}`, `--}`), so `{-1}` or `a+}` stay as they are.
+ */
 const MARKER_UNSAFE: Unsafe[] = [
-  { character: '{', after: '[+-]' },
-  { character: '}', before: '[+-]' },
+  { character: '{', after: '\\+\\+|--' },
+  { character: '}', before: '\\+\\+|--' },
 ]
 const withMarkersUnsafe = new WeakMap<Unsafe[], Unsafe[]>()
 const withMarkers = (list: Unsafe[]) => derived(withMarkersUnsafe, list, () => [...list, ...MARKER_UNSAFE])

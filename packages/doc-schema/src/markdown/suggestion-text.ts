@@ -14,6 +14,22 @@ export function suggestionMarkers(type: string): [string, string] | undefined {
   return undefined
 }
 
+/**
+ * A marker typed as text, as reads show it beside real suggestions: the brace of each `{++`, `{--`, `++}`
+ * and `--}` (escape-text.ts escapes the same in block text; a brace that forms no marker, as in `{-1}`,
+ * stays as it is).
+ */
+const TYPED_MARKER_BRACE = /\{(?=\+\+|--)|(?<=\+\+|--)\}/g
+
+/**
+ * Text shown outside the Markdown writer (an image's `[image: …]` placeholder, a search snippet) with its
+ * markers escaped as block text's are (`\{++`, `++\}`), so only a real suggestion mark shows as one; the
+ * escapes are Markdown's own, so the text copied back into a write reads as the braces.
+ */
+export function escapeTypedMarkers(text: string): string {
+  return text.includes('{') || text.includes('}') ? text.replace(TYPED_MARKER_BRACE, '\\$&') : text
+}
+
 /** Inline nodes as accepted: proposed text left out (text proposed for deletion stays until accepted). */
 export function acceptedInline(nodes: readonly DocNode[]): DocNode[] {
   return nodes.filter((node) => !hasMark(node, SUGGESTION_INSERT))

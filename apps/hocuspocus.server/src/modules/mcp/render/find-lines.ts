@@ -1,9 +1,10 @@
 /**
  * The lines of find_sections' answers: a matching section, a found document's count, and what a search
  * that found no section says (tools/section-search.ts tells why). Headings and snippets are document
- * text: escaped for the data frame, each on one line.
+ * text: escaped for the data frame, each on one line; a snippet's suggestion markers typed as text are
+ * escaped as reads escape them (escapeTypedMarkers), so a snippet cannot pose as a pending proposal.
  */
-import { type SectionMatch, safeCut } from '@collab/doc-schema'
+import { escapeTypedMarkers, type SectionMatch, safeCut } from '@collab/doc-schema'
 import { MAX_MATCH_HEADING_CHARS } from '../limits.ts'
 import type { SectionsFound } from '../tools/section-search.ts'
 import { escapeFrameContent } from './frame.ts'
@@ -11,6 +12,9 @@ import { printedId } from './outline.ts'
 
 /** Control characters and line breaks as spaces, so a quoted field stays one short line. */
 export const oneLine = (text: string) => text.replace(/[\s\p{Cc}]+/gu, ' ').trim()
+
+/** A search snippet as a line shows it: on one line, suggestion markers typed as text escaped. */
+export const snippetShown = (snippet: string) => escapeTypedMarkers(oneLine(snippet))
 
 /** A heading as a match line shows it: on one line, at most MAX_MATCH_HEADING_CHARS. */
 function headingShown(title: string): string {
@@ -26,7 +30,7 @@ function headingShown(title: string): string {
  */
 export function matchLine(match: SectionMatch, short: ReadonlyMap<string, string>, indent = ''): string {
   const id = match.sectionId === '' ? '(none)' : printedId(short, match.sectionId)
-  const fields = [id, JSON.stringify(headingShown(match.title)), JSON.stringify(oneLine(match.snippet))]
+  const fields = [id, JSON.stringify(headingShown(match.title)), JSON.stringify(snippetShown(match.snippet))]
   return escapeFrameContent(`${indent}${fields.join(' | ')}`)
 }
 

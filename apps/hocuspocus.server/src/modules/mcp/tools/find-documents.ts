@@ -3,6 +3,7 @@
  * each (with a query, ending with a snippet around the match), paged by an opaque cursor
  * (paging/find-pages.ts). Text only: hosts that read one channel get everything from the text.
  */
+import { escapeTypedMarkers } from '@collab/doc-schema'
 import { z } from 'zod'
 import type { Principal } from '../../../auth/tokens.ts'
 import { type Access, decideAccess } from '../../../documents/access.ts'
@@ -110,7 +111,7 @@ async function snippetsOf(search: SearchService, query: string | undefined, ids:
 
 /**
  * One row the caller can read, as the list shows it; the time to the minute (the order already tells
- * newer from older), the snippet last, quoted.
+ * newer from older), the snippet last, quoted (its suggestion markers typed as text escaped, as reads do).
  */
 function documentLine(row: FoundRow, access: Extract<Access, { canRead: true }>, snippet?: string): string {
   const fields = [
@@ -121,6 +122,6 @@ function documentLine(row: FoundRow, access: Extract<Access, { canRead: true }>,
     row.isPrivate ? 'private' : 'public',
     access.canWrite ? 'editable' : 'read-only',
   ]
-  if (snippet) fields.push(JSON.stringify(snippet))
+  if (snippet) fields.push(JSON.stringify(escapeTypedMarkers(snippet)))
   return escapeFrameContent(fields.join(' | '))
 }
