@@ -28,25 +28,19 @@ import { acquireDataDirLock } from '../db/data-dir-lock.ts'
 
 const PASSWORD = 'correct horse battery staple'
 const CALLBACK = 'http://127.0.0.1:33418/callback'
-/** Tables the data made below must fill: a table left out by the copy shows as a count mismatch here. */
-const FILLED = [
-  'users',
-  'api_tokens',
-  'documents',
-  'document_states',
-  'document_updates',
-  'document_versions',
-  'document_members',
-  'chat_rooms',
-  'chat_messages',
-  'auth_accounts',
-  'auth_sessions',
-  'server_secrets',
-  'oauth_clients',
-  'oauth_consents',
-  'oauth_access_tokens',
-  'oauth_refresh_tokens',
-]
+/**
+ * Tables the data made below leaves empty, each with why. Every other table of the catalog must be
+ * filled (a table left out by the copy then shows as a count mismatch), so a table a migration adds fails
+ * here until the data fills it or it is named below.
+ */
+const LEFT_EMPTY: Record<string, string> = {
+  find_snapshots: 'made only when find_documents reads a second page',
+  auth_verifications: 'short-lived values (codes, invites) deleted once used',
+  auth_rate_limits: "Better Auth's counts, kept in memory when one instance runs",
+  oauth_resources: 'registered resources: /mcp is the one, configured, not stored',
+  oauth_client_resources: 'links of clients to registered resources (none)',
+  oauth_client_assertions: 'used client assertions (private_key_jwt), which no client here uses',
+}
 
 type Made = {
   localToken: string
@@ -175,6 +169,18 @@ async function makeData(server: ServerProcess, dataDir: string, cli: (...a: stri
     appendParagraph(editor.doc, `typed ${i}`)
     await Bun.sleep(250)
   }
+  // The owner has seen the agent's version ("since you last looked"): document_looks.
+  const versions = await eventually(async () => {
+    const listed = (await (await api(base, localToken, `/documents/${imported.slug}/versions`)).json()) as {
+      versions: Array<{ id: string }>
+    }
+    expect(listed.versions.length).toBeGreaterThan(0)
+    return listed.versions
+  }, 30_000)
+  await api(base, localToken, `/documents/${imported.slug}/last-look`, {
+    method: 'PUT',
+    body: { versionId: versions[0]!.id },
+  })
   const browser = new Browser(base)
   const oauthAccess = await oauthAccessToken(base, browser)
   expect(await toolsListStatus(`${base}/mcp`, oauthAccess)).toBe(200)
@@ -276,8 +282,10 @@ describe.skipIf(!TEST_DATABASE_URL)('db copy: the embedded database into Postgre
       const [sourceCounts, targetCounts] = [await counts(from.sql), await counts(pg.sql)]
       expect(targetCounts).toEqual(sourceCounts)
       expect(Object.fromEntries(listed)).toEqual(sourceCounts)
-      for (const name of FILLED)
+      const filled = catalog.tables.map((t) => t.name).filter((name) => !(name in LEFT_EMPTY))
+      for (const name of filled)
         expect({ name, rows: (sourceCounts[name] ?? 0) > 0 }).toEqual({ name, rows: true })
+      for (const name of Object.keys(LEFT_EMPTY)) expect(catalog.tables.map((t) => t.name)).toContain(name)
       const positions = async (sql: Sql) => {
         const out: Record<string, string> = {}
         for (const seq of catalog.sequences)
