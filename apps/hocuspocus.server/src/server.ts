@@ -159,7 +159,7 @@ export async function startServer(
       history: {
         live: (room) => collab.hocuspocus.documents.get(room),
         // Restore and revert from the history panel: the same live write as an agent's edit.
-        write: (room, context, edit) => historyWriter.write(room, context, edit),
+        write: (room, context, edit, rest) => historyWriter.write(room, context, edit, { rest }),
         storePending: (room) => historyWriter.storePending(room),
       },
     },

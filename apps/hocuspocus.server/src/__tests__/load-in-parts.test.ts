@@ -14,6 +14,7 @@ import { connectProvider } from '@collab/test-support/provider'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import { LOAD_IN_PARTS_BYTES } from '../collab/store-policy.ts'
+import { EDIT_IN_PARTS_BYTES, planUndo, undoRest } from '../documents/history-undo.ts'
 import { readForCompaction, STATE_SLICE_BYTES } from '../documents/store.ts'
 import { applyStored } from '../documents/stored-parts.ts'
 import { splitStored } from '../documents/worker/split.ts'
@@ -91,6 +92,65 @@ describe('splitting stored content into parts', () => {
     Y.applyUpdate(loaded, Y.encodeStateAsUpdate(other))
     expect(loaded.store.pendingStructs).toBeNull()
     expect(loaded.getXmlFragment(FRAGMENT_NAME).toString()).toContain('came later')
+  })
+})
+
+describe("a restore's large edit is applied in parts", () => {
+  test('the parts, applied in order with typing between them, make the document the whole edit makes', () => {
+    // A version of ~400 KB of prose, then nearly all of it deleted: restoring the version brings it back.
+    const doc = new Y.Doc()
+    const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+    const sentence = 'Every paragraph of this manual says the same thing in its own words, again. '
+    appendMarkdown(fragment, '# Manual\n')
+    for (let chunk = 0; chunk < 10; chunk++) {
+      const body = Array.from(
+        { length: 300 },
+        (_, i) => `Paragraph ${chunk * 300 + i}. ${sentence}${sentence}`,
+      )
+      expect(appendMarkdown(fragment, `${body.join('\n\n')}\n`).kind).toBe('ok')
+    }
+    const version = Y.encodeStateAsUpdate(doc)
+    fragment.delete(1, fragment.length - 1)
+    const live = Y.encodeStateAsUpdate(doc)
+    const plan = planUndo({
+      base: version,
+      steps: [],
+      live,
+      checkConflicts: false,
+      trackLive: true,
+      field: 'id',
+    })
+    if (plan.kind !== 'ok') throw new Error(plan.message)
+    const bytes = plan.value.edit.reduce((sum, part) => sum + part.byteLength, 0)
+    expect(bytes).toBeGreaterThan(EDIT_IN_PARTS_BYTES)
+    expect(plan.value.edit.length).toBeGreaterThan(2)
+
+    // Someone types at the top while the parts are applied.
+    const typist = new Y.Doc()
+    Y.applyUpdate(typist, live)
+    typist.getXmlFragment(FRAGMENT_NAME).insert(1, [paragraph('typed meanwhile')])
+    const typed = Y.encodeStateAsUpdate(typist, Y.encodeStateVectorFromUpdate(live))
+
+    const whole = new Y.Doc()
+    Y.applyUpdate(whole, live)
+    Y.applyUpdate(whole, Y.mergeUpdates(plan.value.edit))
+    Y.applyUpdate(whole, typed)
+    const parted = new Y.Doc()
+    Y.applyUpdate(parted, live)
+    const partedFragment = parted.getXmlFragment(FRAGMENT_NAME)
+    Y.applyUpdate(parted, plan.value.edit[0]!)
+    for (const [i, apply] of undoRest(plan.value).entries()) {
+      if (i === 1) Y.applyUpdate(parted, typed)
+      apply(partedFragment)
+      // Each part integrates whole: nothing waits for a later one.
+      expect(parted.store.pendingStructs).toBeNull()
+    }
+    expect(partedFragment.toString()).toBe(whole.getXmlFragment(FRAGMENT_NAME).toString())
+    expect(Y.equalSnapshots(Y.snapshot(parted), Y.snapshot(whole))).toBe(true)
+    // And it is the version's content, with the typing.
+    const text = partedFragment.toString()
+    expect(text).toContain('Paragraph 2999.')
+    expect(text).toContain('typed meanwhile')
   })
 })
 

@@ -32,6 +32,8 @@ import * as Y from 'yjs'
 import { isDatabaseUnavailable } from '../db/errors.ts'
 import { rawAuthorKey, rawAuthorOf } from '../documents/history-authors.ts'
 import type { DocumentsService } from '../documents/service.ts'
+import { bytesOfBase64 } from '../documents/sliced-read.ts'
+import type { LoadedParts } from '../documents/stored-content.ts'
 import { adoptStoredOutline, applyStored, type StoredParts } from '../documents/stored-parts.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
@@ -107,9 +109,9 @@ export class PersistenceExtension implements Extension {
   }
 
   async onLoadDocument({ documentName, document }: onLoadDocumentPayload): Promise<void> {
-    const loaded = await this.deps.documents.loadStored(documentName)
-    if (!loaded) throw new Error(`no stored document for room ${documentName}`)
-    await this.applyLoaded(document, loaded)
+    const read = await this.deps.documents.loadForLoad(documentName)
+    if (!read) throw new Error(`no stored document for room ${documentName}`)
+    const loaded = await this.applyLoaded(document, read)
     const entry = this.loaded.track(documentName, document, loaded)
     this.deps.metrics.documentLoads.inc()
     // A log left long by a crash (or an older instance) is merged soon after the load.
@@ -122,15 +124,23 @@ export class PersistenceExtension implements Extension {
    * megabytes never holds other clients for long (nobody sees the document before its load ends). When
    * the worker refuses (its queue is full, its deadline passed), it is applied at once as before.
    */
-  private async applyLoaded(document: Document, loaded: StoredParts): Promise<void> {
-    const bytes = (loaded.snapshot?.byteLength ?? 0) + loaded.updateBytes
+  private async applyLoaded(document: Document, read: LoadedParts): Promise<LoadedParts> {
+    const snapshotBytes = read.snapshot?.byteLength ?? read.snapshotBytes ?? 0
+    const bytes = snapshotBytes + read.updateBytes
+    const snapshot = read.snapshotText ?? read.snapshot
     const parts =
       bytes >= LOAD_IN_PARTS_BYTES && !this.loaded.closing
-        ? await this.deps.documents.splitStored(loaded.documentId, loaded).catch(() => null)
+        ? await this.deps.documents
+            .splitStored(read.documentId, { snapshot, updates: read.updates })
+            .catch(() => null)
         : null
+    // What the rest of the load knows of it (its sizes, its outline): the bytes stay unread when split.
+    const loaded: LoadedParts = { ...read, snapshotText: null, snapshotBytes }
     if (parts?.kind !== 'ok') {
-      applyStored(document, loaded)
-      return
+      // Refused (the queue is full, the deadline passed): decoded and applied here, at once, as before.
+      const whole = typeof snapshot === 'string' ? bytesOfBase64(snapshot) : snapshot
+      applyStored(document, { ...loaded, snapshot: whole })
+      return { ...loaded, snapshot: whole }
     }
     const empty = document.store.clients.size === 0
     for (const [i, part] of parts.value.entries()) {
@@ -139,6 +149,7 @@ export class PersistenceExtension implements Extension {
     }
     adoptStoredOutline(document, loaded, empty)
     this.deps.metrics.documentLoadsInParts.inc()
+    return loaded
   }
 
   async onChange({ documentName }: onChangePayload): Promise<void> {

@@ -16,18 +16,36 @@ import type { History } from './history.ts'
 import { type Author, describeAuthor } from './history-authors.ts'
 import type { BeforeVersion } from './history-before.ts'
 import type { VersionInfo } from './history-store.ts'
-import { applyUndoPlan, tooLarge, type UndoInput, type UndoPlan, type UndoStep } from './history-undo.ts'
+import {
+  applyUndoPlan,
+  tooLarge,
+  type UndoInput,
+  type UndoPlan,
+  type UndoStep,
+  undoRest,
+} from './history-undo.ts'
 import type { DocumentRow } from './rows.ts'
 
-/** Applies an edit to the live document (MCP's writer): its value, or a refusal that changed nothing. */
+/**
+ * Applies an edit to the live document (MCP's writer): its value, or a refusal that changed nothing.
+ * `rest`: more of the same edit, applied once `edit` succeeded, each in a transaction of its own a turn
+ * of the event loop apart (a large restore's parts: history-undo.ts undoRest).
+ */
 export type LiveWrite = <T>(
   room: string,
   context: Record<string, unknown>,
   edit: (fragment: Y.XmlFragment) => Result<T>,
+  rest?: ReadonlyArray<(fragment: Y.XmlFragment) => void>,
 ) => Promise<Result<T>>
 
 export type HistoryActionDeps = {
-  history: Pick<History, 'versionsAfter'> & {
+  history: {
+    /** The versions after a point, oldest first, each state as bytes or base64 text (read in slices). */
+    versionsAfter(
+      documentId: string,
+      since: Parameters<History['versionsAfter']>[1],
+      limit: number,
+    ): Promise<Array<VersionInfo & { state: Uint8Array | string }>>
     /** The version a lookup names, its state as bytes or base64 text (history.ts findVersionText). */
     findVersion(
       documentId: string,
@@ -94,8 +112,12 @@ async function undoOnLive(
 ): Promise<Result<{ changed: boolean }>> {
   const plan = await deps.planUndo(actor.user, { ...input, live: before.state })
   if (plan.kind === 'error') return plan
-  return deps.write(document.room, withAction(actor, action), (fragment) =>
-    applyUndoPlan(fragment, plan.value, input.field),
+  // A large edit (a restore of much) comes in parts: the first applied after the checks, the rest after it.
+  return deps.write(
+    document.room,
+    withAction(actor, action),
+    (fragment) => applyUndoPlan(fragment, plan.value, input.field),
+    undoRest(plan.value),
   )
 }
 
@@ -222,7 +244,7 @@ async function walkAuthor(
   const steps: UndoStep[] = []
   const reverted: bigint[] = []
   for (const version of versions) {
-    const large = tooLarge(version.state.byteLength, sinceField, `version ${version.id}`)
+    const large = tooLarge(Number(version.byteSize), sinceField, `version ${version.id}`)
     if (large) return large
     const authors = Array.isArray(version.authors) ? version.authors : []
     const theirs = authors.filter((author) => matches(author, filter))

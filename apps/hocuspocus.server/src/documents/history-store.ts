@@ -7,6 +7,7 @@
 import { Prisma, type PrismaClient } from '../db/generated/client.ts'
 import { storableJSON, storableText } from '../db/storable-text.ts'
 import {
+  MAX_HISTORY_STATE_BYTES,
   MAX_NAMED_VERSIONS,
   MAX_VERSION_NAME_CHARS,
   MAX_VERSIONS_PER_DOCUMENT,
@@ -278,21 +279,25 @@ export async function versionsAfter(
   documentId: string,
   since: { afterId: bigint } | { from: Date },
   limit: number,
-): Promise<Array<VersionInfo & { state: Uint8Array }>> {
+): Promise<Array<VersionInfo & { state: string }>> {
   const where =
     'afterId' in since ? Prisma.sql`AND id > ${since.afterId}` : Prisma.sql`AND created_at >= ${since.from}`
-  const rows = await db.$queryRaw<Array<VersionInfo & { state: string }>>`
-    SELECT id, created_at AS "createdAt", reason, name, authors, summary, byte_size AS "byteSize",
-           encode(state, 'base64') AS state
+  // The rows first, then each state as base64 text in slices (sliced-read.ts), decoded on the documents'
+  // worker: read whole, MAX_REVERT_VERSIONS states of megabytes were parsed and decoded here at once.
+  const rows = await db.$queryRaw<VersionInfo[]>`
+    SELECT id, created_at AS "createdAt", reason, name, authors, summary, byte_size AS "byteSize"
       FROM document_versions
      WHERE document_id = ${documentId}::uuid ${where}
      ORDER BY id
      LIMIT ${limit}`
-  return rows.map((row) => ({
-    ...row,
-    id: BigInt(row.id),
-    state: new Uint8Array(Buffer.from(row.state, 'base64')),
-  }))
+  const versions: Array<VersionInfo & { state: string }> = []
+  for (const row of rows) {
+    const id = BigInt(row.id)
+    // A state past MAX_HISTORY_STATE_BYTES is refused by its size (the caller's tooLarge), never read.
+    const state = Number(row.byteSize) <= MAX_HISTORY_STATE_BYTES ? await readVersionText(db, id) : ''
+    versions.push({ ...row, id, state })
+  }
+  return versions
 }
 
 /** The newest version's state and time (a new version's summary is computed against it), or null. */

@@ -57,7 +57,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
      * A large stored document as parts to load one at a time (worker/split.ts), split on the worker as
      * the server's own job; a refusal (the queue is full, the deadline passed) loads it whole instead.
      */
-    splitStored(documentId: string, stored: Pick<StoredParts, 'snapshot' | 'updates'>) {
+    splitStored(documentId: string, stored: { snapshot: Uint8Array | string | null; updates: Uint8Array[] }) {
       return jobs.split(documentId, { snapshot: stored.snapshot, updates: stored.updates })
     },
 

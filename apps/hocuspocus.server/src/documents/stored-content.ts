@@ -11,6 +11,7 @@ import type { PrismaClient } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
 import type { Author } from './history-authors.ts'
+import { bytesOfBase64, readSnapshotText, STATE_SLICE_BYTES } from './sliced-read.ts'
 import {
   appendUpdate,
   type DerivedContent,
@@ -20,6 +21,12 @@ import {
   writeDerived,
 } from './store.ts'
 import type { StoredParts } from './stored-parts.ts'
+
+/**
+ * Stored content for a load (loadForLoad): a large snapshot as base64 text (`snapshotText`, `snapshot`
+ * null) with its size, to be decoded off the event loop.
+ */
+export type LoadedParts = StoredParts & { snapshotText?: string | null; snapshotBytes?: number }
 
 export function createStoredContent(
   prisma: PrismaClient,
@@ -68,8 +75,45 @@ export function createStoredContent(
     }
   }
 
+  /**
+   * The stored content for a load into a live document: as loadStored, except that a snapshot larger than
+   * one slice (STATE_SLICE_BYTES) comes as base64 text read in slices (sliced-read.ts), to be decoded on
+   * the documents' worker with the split of the load (collab/persistence-extension.ts): read whole, an
+   * 8 MiB snapshot's 11 MB of text was parsed by the driver and decoded here in one piece (~0.1-0.25 s of
+   * CPU). The log is read first: a compaction between the two reads only makes the snapshot newer, and
+   * applying a log row the snapshot already holds changes nothing.
+   */
+  async function loadForLoad(room: string): Promise<LoadedParts | null> {
+    if (storableText(room) !== room) return null // no room is named so (see resolveRoom)
+    const rows = await prisma.$queryRaw<
+      Array<{ id: string; deleted: boolean; bytes: number | null; updates: string[] | null }>
+    >`
+      SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, octet_length(s.state) AS bytes,
+             (SELECT array_agg(encode(u."update", 'base64') ORDER BY u.id)
+                FROM document_updates u WHERE u.document_id = d.id) AS updates
+        FROM documents d LEFT JOIN document_states s ON s.document_id = d.id
+       WHERE d.room = ${room}`
+    const row = rows[0]
+    if (!row || row.deleted) return null
+    if (Number(row.bytes ?? 0) <= STATE_SLICE_BYTES) return loadStored(room)
+    const updates = (row.updates ?? []).map(bytesOfBase64)
+    const read = await readSnapshotText(prisma, row.id)
+    const outline = Array.isArray(read.outline) ? (read.outline as StoredOutlineNode[]) : null
+    return {
+      documentId: row.id,
+      snapshot: null,
+      snapshotText: read.snapshot,
+      snapshotBytes: read.bytes,
+      updates,
+      updateBytes: updates.reduce((sum, update) => sum + update.byteLength, 0),
+      totals: outline ? storedTotals(outline) : undefined,
+      revs: outline && updates.length === 0 ? storedRevs(outline) : undefined,
+    }
+  }
+
   return {
     loadStored,
+    loadForLoad,
 
     /** The latest stored Yjs state (snapshot and log merged into one update), or null when gone. */
     async loadState(room: string): Promise<{ documentId: string; state: Uint8Array | null } | null> {

@@ -51,7 +51,7 @@ export class LoadedDocuments {
    * at load included), and called synchronously with each transaction, so a batch and the state vector
    * taken with it always agree.
    */
-  track(name: string, document: Document, loaded: StoredParts): Stored {
+  track(name: string, document: Document, loaded: StoredParts & { snapshotBytes?: number }): Stored {
     const queue = (update: Uint8Array, origin: unknown) => {
       const entry = this.entries.get(name)
       if (!entry) return
@@ -66,7 +66,7 @@ export class LoadedDocuments {
       pending: [],
       authors: new Map(),
       writing: false,
-      snapshotBytes: loaded.snapshot?.byteLength ?? 0,
+      snapshotBytes: loaded.snapshot?.byteLength ?? loaded.snapshotBytes ?? 0,
       logRows: loaded.updates.length,
       logBytes: loaded.updateBytes,
       changedAt: undefined,

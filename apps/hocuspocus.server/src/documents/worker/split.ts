@@ -12,7 +12,8 @@ import * as Y from 'yjs'
 /** Bytes of structs one part holds at most (one struct larger than this is a part of its own). */
 export const SPLIT_PART_BYTES = 128 * 1024
 
-export type SplitInput = { snapshot: Uint8Array | null; updates: Uint8Array[] }
+/** The stored content: the snapshot as bytes, or as base64 text read in slices (decoded here). */
+export type SplitInput = { snapshot: Uint8Array | string | null; updates: Uint8Array[] }
 
 /** The ids an item needs integrated before it: its left and right origins and its parent item. */
 function dependencies(struct: Y.AbstractStruct): Y.ID[] {
@@ -42,54 +43,80 @@ function encodePart(doc: Y.Doc, ranges: Map<number, [number, number]>): Uint8Arr
   return encoder.toUint8Array()
 }
 
+/**
+ * The structs of `doc` beyond `from` (a state vector: what the document the parts are applied to holds
+ * already; empty for a document being loaded) as V1 updates of at most `partBytes` of structs each, in an
+ * order whose dependencies always come first: each part integrates whole into a document holding `from`
+ * and the parts before it. No deletions (the caller adds them last).
+ */
+export function structParts(doc: Y.Doc, from: ReadonlyMap<number, number>, partBytes: number): Uint8Array[] {
+  const parts: Uint8Array[] = []
+  const clients = [...doc.store.clients.keys()]
+  const next = new Map<number, number>()
+  /** Clock up to which each client's structs are in the target already, or in a part written or being built. */
+  const done = new Map<number, number>()
+  for (const client of clients) {
+    const clock = from.get(client) ?? 0
+    const structs = doc.store.clients.get(client)!
+    done.set(client, clock)
+    if (clock === 0) next.set(client, 0)
+    else if (clock >= Y.getState(doc.store, client)) next.set(client, structs.length)
+    else {
+      // A struct straddling `from` is written whole (its start below `from` is integrated as a no-op).
+      next.set(client, Y.findIndexSS(structs, clock))
+    }
+  }
+  const satisfied = (id: Y.ID) => (done.get(id.client) ?? from.get(id.client) ?? 0) > id.clock
+  let ranges = new Map<number, [number, number]>()
+  let bytes = 0
+  const flush = () => {
+    if (ranges.size > 0) parts.push(encodePart(doc, ranges))
+    ranges = new Map()
+    bytes = 0
+  }
+  for (let progressed = true; progressed; ) {
+    progressed = false
+    for (const client of clients) {
+      const structs = doc.store.clients.get(client)!
+      let i = next.get(client)!
+      while (i < structs.length && dependencies(structs[i]!).every(satisfied)) {
+        const struct = structs[i]!
+        const size = struct instanceof Y.Item ? struct.length + 16 : 8
+        if (bytes > 0 && bytes + size > partBytes) flush()
+        const range = ranges.get(client)
+        if (range && range[1] === i) range[1] = i + 1
+        else if (range) {
+          flush()
+          ranges.set(client, [i, i + 1])
+        } else ranges.set(client, [i, i + 1])
+        bytes += size
+        done.set(client, struct.id.clock + struct.length)
+        i++
+        progressed = true
+      }
+      next.set(client, i)
+    }
+  }
+  flush()
+  for (const client of clients)
+    if (next.get(client)! < doc.store.clients.get(client)!.length)
+      throw new Error('the content has a struct whose dependencies never come')
+  return parts
+}
+
 /** The stored content as parts to apply in order (see the file's header). */
 export function splitStored(input: SplitInput, partBytes = SPLIT_PART_BYTES): Uint8Array[] {
   const doc = new Y.Doc()
   try {
     Y.transact(doc, () => {
-      if (input.snapshot) Y.applyUpdate(doc, input.snapshot)
+      const snapshot =
+        typeof input.snapshot === 'string'
+          ? new Uint8Array(Buffer.from(input.snapshot, 'base64'))
+          : input.snapshot
+      if (snapshot) Y.applyUpdate(doc, snapshot)
       for (const update of input.updates) Y.applyUpdate(doc, update)
     })
-    const parts: Uint8Array[] = []
-    const clients = [...doc.store.clients.keys()]
-    const next = new Map<number, number>(clients.map((client) => [client, 0]))
-    /** Clock up to which each client's structs are in a part already written or being built. */
-    const done = new Map<number, number>()
-    const satisfied = (id: Y.ID) => (done.get(id.client) ?? 0) > id.clock
-    let ranges = new Map<number, [number, number]>()
-    let bytes = 0
-    const flush = () => {
-      if (ranges.size > 0) parts.push(encodePart(doc, ranges))
-      ranges = new Map()
-      bytes = 0
-    }
-    for (let progressed = true; progressed; ) {
-      progressed = false
-      for (const client of clients) {
-        const structs = doc.store.clients.get(client)!
-        let i = next.get(client)!
-        while (i < structs.length && dependencies(structs[i]!).every(satisfied)) {
-          const struct = structs[i]!
-          const size = struct instanceof Y.Item ? struct.length + 16 : 8
-          if (bytes > 0 && bytes + size > partBytes) flush()
-          const range = ranges.get(client)
-          if (range && range[1] === i) range[1] = i + 1
-          else if (range) {
-            flush()
-            ranges.set(client, [i, i + 1])
-          } else ranges.set(client, [i, i + 1])
-          bytes += size
-          done.set(client, struct.id.clock + struct.length)
-          i++
-          progressed = true
-        }
-        next.set(client, i)
-      }
-    }
-    flush()
-    for (const client of clients)
-      if (next.get(client)! < doc.store.clients.get(client)!.length)
-        throw new Error('the stored content has a struct whose dependencies never come')
+    const parts = structParts(doc, new Map(), partBytes)
     // The deletions (no structs beyond the whole state vector), then anything left pending (which Yjs
     // keeps in its V2 format).
     parts.push(Y.encodeStateAsUpdate(doc, Y.encodeStateVector(doc)))

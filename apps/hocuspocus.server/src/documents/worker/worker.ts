@@ -63,7 +63,10 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
     } else if (job.kind === 'undo') {
       const result = planUndo(job.input)
       if (result.kind === 'ok')
-        transfer.push(result.value.edit.buffer as ArrayBuffer, result.value.deleted.buffer as ArrayBuffer)
+        transfer.push(
+          ...new Set(result.value.edit.map((part) => part.buffer as ArrayBuffer)),
+          result.value.deleted.buffer as ArrayBuffer,
+        )
       reply = { id: job.id, result }
     } else if (job.kind === 'before') {
       const result = beforeVersionOf(job.input)

@@ -41,6 +41,12 @@ export type WriteOptions = {
   signal?: AbortSignal
   /** Test seam: awaited once the live document is open, just before the edit is applied. */
   beforeApply?: () => Promise<void>
+  /**
+   * More of the same edit, applied after it succeeded, each in a transaction of its own a turn of the
+   * event loop apart, on the same connection (stored and confirmed as one write): a restore's edit of
+   * megabytes in parts (documents/history-undo.ts), so other clients are served between them.
+   */
+  rest?: ReadonlyArray<(fragment: Y.XmlFragment) => void>
 }
 
 /**
@@ -136,16 +142,28 @@ export function createDocumentWriter(deps: {
         stopIfCancelled(signal)
         let live: Document | undefined
         let before = 0
-        await connection.transact((doc) => {
-          const vectorBefore = Y.decodeStateVector(Y.encodeStateVector(doc))
-          before = Y.getState(doc.store, doc.clientID)
-          outcome = edit(doc.getXmlFragment(FRAGMENT_NAME))
+        let vectorBefore = new Map<number, number>()
+        /** Every client the transactions so far advanced, and to where. */
+        const advancedSince = (doc: Y.Doc) => {
           const advanced = new Map<number, number>()
           for (const [client, clock] of Y.decodeStateVector(Y.encodeStateVector(doc)))
             if (clock > (vectorBefore.get(client) ?? 0)) advanced.set(client, clock)
-          written = advanced
+          return advanced
+        }
+        await connection.transact((doc) => {
+          vectorBefore = Y.decodeStateVector(Y.encodeStateVector(doc))
+          before = Y.getState(doc.store, doc.clientID)
+          outcome = edit(doc.getXmlFragment(FRAGMENT_NAME))
+          written = advancedSince(doc)
           live = doc
         })
+        for (const part of outcome?.kind === 'ok' ? (options.rest ?? []) : []) {
+          await new Promise<void>((resolve) => setImmediate(resolve))
+          await connection.transact((doc) => {
+            part(doc.getXmlFragment(FRAGMENT_NAME))
+            written = advancedSince(doc)
+          })
+        }
         if (live && outcome?.kind === 'ok' && Y.getState(live.store, live.clientID) > before)
           showAgent(live, context, before)
         // Hocuspocus sends the change to connected editors from a setImmediate flush. The store that
@@ -161,6 +179,13 @@ export function createDocumentWriter(deps: {
       if (confirmed) return { kind: 'ok', value }
       // Applied, and stored by the disconnect's store as any write; nobody waits for the confirmation.
       stopIfCancelled(signal, true)
+      // Not stored by the disconnect (a store was under way): store what is pending now, which confirms
+      // it, rather than read the stored content back (for a document of megabytes, a decode and a merge
+      // of its whole state here, on the event loop).
+      const document = deps.hocuspocus.documents.get(room)
+      if (document && deps.confirmations?.storePending)
+        await deps.confirmations.storePending(document).catch(() => {})
+      if (confirmed) return { kind: 'ok', value }
       // The change is in the live document whatever happens now: a database that cannot be asked means
       // "not confirmed", never a failure the caller would retry as new.
       const stored = await deps.documents.loadState(room).catch(() => null)

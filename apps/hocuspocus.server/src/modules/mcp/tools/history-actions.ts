@@ -14,7 +14,7 @@ export function actionDeps(ctx: ToolContext): HistoryActionDeps {
       findVersion: (documentId, lookup) => ctx.documents.findVersionText(documentId, lookup),
       versionsAfter: (documentId, since, limit) => ctx.documents.versionsAfter(documentId, since, limit),
     },
-    write: (room, context, edit) => ctx.writer.write(room, context, edit, { signal: ctx.signal }),
+    write: (room, context, edit, rest) => ctx.writer.write(room, context, edit, { signal: ctx.signal, rest }),
     planUndo: (user, input) => ctx.documents.planUndo(user, input),
     async saveBefore(user, document, name) {
       await ctx.writer.storePending(document.room)
