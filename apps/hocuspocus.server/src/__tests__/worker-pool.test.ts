@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { derivedOf } from '../documents/stored-parts.ts'
 import { buildImport } from '../documents/worker/import.ts'
-import { LARGE_JOB_BYTES, WorkerPool } from '../documents/worker/pool.ts'
+import { LARGE_JOB_BYTES, transferable, WorkerPool } from '../documents/worker/pool.ts'
 import { FIRST_SCREEN_BLOCKS, FIRST_SCREEN_WORK, MAX_FIND_TEXT_CHARS } from '../limits.ts'
 
 /** Markdown that takes the worker a while to build (~1 MiB of prose with headings). */
@@ -156,4 +156,39 @@ describe('the documents worker pool', () => {
       code: 'unavailable',
     })
   }, 60_000)
+
+  test("a job's bytes are posted as transfers, copies where the caller keeps reading its own", () => {
+    const live = new Uint8Array([1, 2, 3, 4])
+    const view = new Uint8Array(new ArrayBuffer(16), 4, 4).fill(9)
+    const job = {
+      id: 1,
+      kind: 'undo' as const,
+      input: {
+        base: 'AQID',
+        steps: [{ state: view, tracked: true }],
+        live,
+        checkConflicts: true,
+        field: 'f',
+      },
+    }
+    const posted = transferable(job, false)
+    if (posted.job.kind !== 'undo') throw new Error('kind changed')
+    const postedLive = posted.job.input.live
+    const postedStep = posted.job.input.steps[0]!.state as Uint8Array
+    // Every array the worker gets is in the transfer list (none left to the structured clone's copy)…
+    expect(posted.transfer).toHaveLength(2)
+    expect(posted.transfer).toContain(postedLive.buffer as ArrayBuffer)
+    expect(posted.transfer).toContain(postedStep.buffer as ArrayBuffer)
+    // …and is a copy: the caller's arrays stay readable after the transfer detaches the copies.
+    expect(postedLive).not.toBe(live)
+    expect([...postedStep]).toEqual([9, 9, 9, 9])
+    structuredClone(posted.job, { transfer: posted.transfer })
+    expect([...live]).toEqual([1, 2, 3, 4])
+    expect([...view]).toEqual([9, 9, 9, 9])
+    expect(job.input.base).toBe('AQID')
+    // An export's arrays are the job's alone: those owning their buffer whole go as they are.
+    const snapshot = new Uint8Array([5, 6])
+    const exported = transferable({ id: 2, kind: 'export', stored: { snapshot, updates: [] } }, true)
+    expect(exported.transfer).toEqual([snapshot.buffer as ArrayBuffer])
+  })
 })

@@ -61,6 +61,34 @@ export function jobBytes(job: Job): number {
   }
 }
 
+/** Plain objects and arrays of a job's input walked this deep for its bytes (its deepest is 2). */
+const MAX_JOB_DEPTH = 4
+
+/**
+ * A job as posted, with every Uint8Array of its input in a buffer the post transfers: posted as they are,
+ * Bun's structured clone copied typed arrays on the event loop at ~50 ms per MiB (an 8 MiB state ~0.4 s
+ * in one piece, measured), where a copy of our own is a memcpy and a transfer costs nothing. `own`: the
+ * caller gives its arrays away (an export's, read for the job alone), so those owning their buffer whole
+ * are transferred as they are (and empty for the caller after); any other array is copied first, as the
+ * caller may still read it.
+ */
+export function transferable(job: WorkerJob, own: boolean): { job: WorkerJob; transfer: ArrayBuffer[] } {
+  const transfer = new Set<ArrayBuffer>()
+  const walk = (value: unknown, depth: number): unknown => {
+    if (value instanceof Uint8Array) {
+      const whole = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength
+      const bytes = own && whole && !transfer.has(value.buffer as ArrayBuffer) ? value : value.slice()
+      transfer.add(bytes.buffer as ArrayBuffer)
+      return bytes
+    }
+    if (depth >= MAX_JOB_DEPTH || value === null || typeof value !== 'object') return value
+    if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1))
+    if (Object.getPrototypeOf(value) !== Object.prototype) return value
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item, depth + 1)]))
+  }
+  return { job: walk(job, 0) as WorkerJob, transfer: [...transfer] }
+}
+
 /**
  * A worker keeps the process alive only while it works: the CLI exits when its command is done, and a
  * pending job still holds the process open (Bun's Worker has `ref`/`unref`, as Node's does).
@@ -250,17 +278,11 @@ export class WorkerPool {
     }, deadlineMs)
     // Measured before it is posted: an export's buffers are transferred, and empty here after.
     this.running = { ...waiting, timer, large: jobBytes(waiting.job) >= LARGE_JOB_BYTES }
-    const transfer =
-      waiting.job.kind === 'export' || waiting.job.kind === 'first-screen'
-        ? [waiting.job.stored.snapshot, ...waiting.job.stored.updates]
-            // Only buffers the array owns whole: a view into a shared pool must not be taken from it.
-            .filter(
-              (bytes): bytes is Uint8Array =>
-                bytes !== null && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength,
-            )
-            .map((bytes) => bytes.buffer as ArrayBuffer)
-        : []
-    worker.postMessage(waiting.job, [...new Set(transfer)])
+    // An export's or first screen's bytes were read for the job, and an undo's live state (the "before"
+    // version's) is read by nobody after it: theirs go as they are. A split's are applied here if it fails.
+    const kind = waiting.job.kind
+    const posted = transferable(waiting.job, kind === 'export' || kind === 'first-screen' || kind === 'undo')
+    worker.postMessage(posted.job, posted.transfer)
   }
 
   private startedWorker(): Worker {
