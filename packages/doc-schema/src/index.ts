@@ -65,7 +65,7 @@ export { type ImportedMarkdown, importMarkdown } from './markdown/import-markdow
 export { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
 export type { MarkdownPrefix } from './markdown/serialize-markdown.ts'
 export { escapeTypedMarkers } from './markdown/suggestion-text.ts'
-export { readPlainText, readTitle } from './read-document.ts'
+export { plainTextWalk, readPlainText, readTitle } from './read-document.ts'
 export {
   type Ok,
   ok,

@@ -1,6 +1,5 @@
 import * as Y from 'yjs'
 import { blockPlainText } from './yjs/plain-text.ts'
-import { topLevelElements } from './yjs/read-y.ts'
 
 /** Text of the first heading (the title), '' when the document has none. */
 export function readTitle(fragment: Y.XmlFragment): string {
@@ -16,14 +15,32 @@ export function readTitle(fragment: Y.XmlFragment): string {
  * block): the search index only keeps a prefix, so a large document need not be read to its end.
  */
 export function readPlainText(fragment: Y.XmlFragment, maxChars = Number.POSITIVE_INFINITY): string {
+  const walk = plainTextWalk(fragment, maxChars)
+  for (let step = walk.next(); ; step = walk.next()) if (step.done) return step.value
+}
+
+/**
+ * readPlainText as steps, one block each (a generator: `next()` until done, whose value is the text), for
+ * a caller that spreads a large document's walk over turns of its event loop. Blocks are followed by
+ * their Yjs items, so blocks deleted between steps are skipped and the walk goes on from where it was.
+ */
+export function* plainTextWalk(
+  fragment: Y.XmlFragment,
+  maxChars = Number.POSITIVE_INFINITY,
+): Generator<void, string, void> {
   const lines: string[] = []
   let chars = 0
-  for (const element of topLevelElements(fragment)) {
+  for (let item = fragment._start; item !== null; item = item.right) {
+    if (item.deleted || !(item.content instanceof Y.ContentType)) continue
+    const element = item.content.type
+    if (!(element instanceof Y.XmlElement)) continue
     const text = blockPlainText(element)
-    if (text === '') continue
-    lines.push(text)
-    chars += text.length + 1
-    if (chars >= maxChars) break
+    if (text !== '') {
+      lines.push(text)
+      chars += text.length + 1
+      if (chars >= maxChars) break
+    }
+    yield
   }
   return lines.join('\n')
 }

@@ -4,14 +4,39 @@
  * timer catches the last change, so search lags the content by at most that long (longer for a very
  * large document: see SEARCH_REFRESH_DUTY). Compaction writes them too when they are behind.
  */
-import { FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
+import { FRAGMENT_NAME, plainTextWalk, readTitle } from '@collab/doc-schema'
 import type { Document } from '@hocuspocus/server'
+import type * as Y from 'yjs'
 import { isDatabaseUnavailable } from '../../db/errors.ts'
 import type { DocumentsService } from '../../documents/service.ts'
 import { MAX_FIND_TEXT_CHARS } from '../../limits.ts'
-import { SEARCH_REFRESH_DB_DUTY, SEARCH_REFRESH_DUTY } from '../store-policy.ts'
+import { SEARCH_REFRESH_DB_DUTY, SEARCH_REFRESH_DUTY, SEARCH_WALK_SLICE_MS } from '../store-policy.ts'
 import type { StoreFaults } from './faults.ts'
 import type { LoadedDocuments, Stored } from './loaded.ts'
+
+/**
+ * The live document's search text (its first MAX_FIND_TEXT_CHARS characters), read in pieces of at most
+ * SEARCH_WALK_SLICE_MS with a turn of the event loop between them; `walkMs`: the time spent reading, not
+ * waiting (what the refresh's duty counts). A change typed meanwhile is stored, which marks the derived
+ * text stale again, so a later refresh reads it.
+ */
+async function walkInSlices(
+  fragment: Y.XmlFragment,
+  started: number,
+): Promise<{ text: string; walkMs: number }> {
+  const walk = plainTextWalk(fragment, MAX_FIND_TEXT_CHARS)
+  let walkMs = 0
+  let sliceStart = started
+  for (;;) {
+    const step = walk.next()
+    const now = performance.now()
+    if (step.done) return { text: step.value, walkMs: walkMs + now - sliceStart }
+    if (now - sliceStart < SEARCH_WALK_SLICE_MS) continue
+    walkMs += now - sliceStart
+    await new Promise((resolve) => setImmediate(resolve))
+    sliceStart = performance.now()
+  }
+}
 
 export class TitleSearchRefresh {
   constructor(
@@ -62,11 +87,11 @@ export class TitleSearchRefresh {
     const fragment = document.getXmlFragment(FRAGMENT_NAME)
     const started = performance.now()
     const title = readTitle(fragment)
-    const text = readPlainText(fragment, MAX_FIND_TEXT_CHARS)
+    const { text, walkMs } = await walkInSlices(fragment, started)
     const walked = performance.now()
     try {
       await this.documents.refreshDerived(entry.documentId, { title, text, changedAt: entry.changedAt })
-      entry.derivedCostMs = { walk: walked - started, database: performance.now() - walked }
+      entry.derivedCostMs = { walk: walkMs, database: performance.now() - walked }
       this.faults.clear(document.name, 'derived')
     } catch (error) {
       entry.derivedStale = true
