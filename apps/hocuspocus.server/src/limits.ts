@@ -70,7 +70,10 @@ export const MAX_VERSION_NAME_CHARS = 100
  */
 // 2 MiB, not 8: in a quiet clean-clone run a revert in a 7.8 MiB state still held others' keystrokes at
 // p99 528 ms (floor 48) on PGlite and 853 ms (floor 19) on PostgreSQL, and grew RSS 278-446 MiB
-// (red-team-history); the limit rises again when that run meets p99 < 100 ms at the larger size.
+// (red-team-history). Since then the large edit is applied in parts, the load's snapshot and an author's
+// versions are read in slices and decoded on the worker, the search text walk is sliced and states go to
+// the worker as transfers: at 7.7 MiB keystrokes 10x -> 2.4-3.8x their floor, but RSS still +700 MiB (the
+// document loaded whole, the worker's scratch documents) against the 200 MB bar (docs/history.md "Bounds").
 export const MAX_HISTORY_STATE_BYTES = 2 * 1024 * 1024
 
 /**

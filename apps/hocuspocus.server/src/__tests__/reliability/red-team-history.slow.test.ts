@@ -1,9 +1,10 @@
 /**
  * A restore's or revert's work on a large document (issue 27), on the real server process over real HTTP:
  * what other clients feel while one user reverts an agent's change in a document whose state is near
- * MAX_HISTORY_STATE_BYTES (2 MiB; docs/history.md "Bounds"). The "before" version is merged, described and
- * encoded on the documents' worker and written in slices, the edit is worked out there, and the document
- * (not loaded when the revert starts) is loaded in parts split there; the event loop applies the edit.
+ * MAX_HISTORY_STATE_BYTES (its size follows the limit; docs/history.md "Bounds"). The "before" version is
+ * merged, described and encoded on the documents' worker and written in slices, the edit is worked out
+ * there, and the document (not loaded when the revert starts) is read in slices and loaded in parts split
+ * there; the event loop applies the edit (a large one in parts).
  * Asserted: the revert answers 200 and takes the agent's text out, /health answers 200 throughout; what
  * others felt is reported as figures (`bun run reliability`), next to a floor measured the same way in the
  * same run with nothing running, never asserted.
