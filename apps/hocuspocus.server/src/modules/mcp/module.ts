@@ -5,7 +5,6 @@
  */
 import type { Hocuspocus } from '@hocuspocus/server'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
@@ -17,7 +16,7 @@ import type { Logger } from '../../logger.ts'
 import type { Metrics } from '../../metrics.ts'
 import type { Services } from '../../services.ts'
 import { InFlightRequests } from './http/in-flight.ts'
-import { buildMcpServer, createSharedServerParts, handleMcpRequest, scopeSetOf } from './http/mcp-route.ts'
+import type { SharedServerParts } from './http/mcp-route.ts'
 import { originHostGuard } from './http/origin-host.ts'
 import { challengeFor, RESOURCE_METADATA_PATH, resourceMetadata } from './http/resource-metadata.ts'
 import { createDocumentReader } from './infra/documents.ts'
@@ -26,8 +25,6 @@ import { type ServerTimeShares, serverTimeShares } from './infra/server-time.ts'
 import { createDocumentWriter, type StoreConfirmations } from './infra/writer.ts'
 import { MAX_BODY_BYTES } from './limits.ts'
 import type { CallerContext, HoldSeam, ToolDeps, ToolObserver } from './tools/context.ts'
-import { TOOLS } from './tools/index.ts'
-import { callToolDirectly } from './tools/register.ts'
 import { createLogLevel } from './tools/report.ts'
 
 export type McpConfig = {
@@ -126,7 +123,17 @@ export function init(deps: McpDeps): McpModule {
   }
   const contextFor = (principal: Principal): CallerContext => ({ ...toolDeps, principal })
   const stdioServers = new Set<McpServer>()
-  const shared = createSharedServerParts()
+  // The SDK and the tools (serving.ts), imported at the first call: a start and /health never wait for them.
+  let serving: Promise<{ parts: typeof import('./serving.ts'); shared: SharedServerParts }> | undefined
+  const loadServing = () => {
+    if (!serving) {
+      serving = import('./serving.ts').then((parts) => ({ parts, shared: parts.createSharedServerParts() }))
+      serving.catch(() => {
+        serving = undefined // a failed import is tried again by the next call
+      })
+    }
+    return serving
+  }
   const inFlight = new InFlightRequests()
 
   const router = new Hono<{ Variables: AuthVariables }>()
@@ -168,6 +175,8 @@ export function init(deps: McpDeps): McpModule {
     }),
     async (c) => {
       const principal = c.get('principal')
+      const { parts, shared } = await loadServing()
+      const { buildMcpServer, handleMcpRequest, scopeSetOf, callToolDirectly, TOOLS } = parts
       // Aborted when the client closes the connection (the request's signal) or cancels one of this
       // POST's requests (notifications/cancelled in another POST, http/in-flight.ts): its calls stop.
       const controller = new AbortController()
@@ -205,15 +214,18 @@ export function init(deps: McpDeps): McpModule {
 
   return {
     router,
-    async connectStdio(principal, transport = new StdioServerTransport()) {
-      const server = buildMcpServer(contextFor(principal), TOOLS, shared, { watch: deps.confirmations })
+    async connectStdio(principal, transport) {
+      const { parts, shared } = await loadServing()
+      const server = parts.buildMcpServer(contextFor(principal), parts.TOOLS, shared, {
+        watch: deps.confirmations,
+      })
       stdioServers.add(server)
       const onclose = server.server.onclose
       server.server.onclose = () => {
         stdioServers.delete(server)
         onclose?.()
       }
-      await server.connect(transport)
+      await server.connect(transport ?? new parts.StdioServerTransport())
       return server
     },
     async close() {
