@@ -6,7 +6,7 @@
  * other instance at once. No decision is made here: listeners ask the services again.
  */
 import { randomUUID } from 'node:crypto'
-import IORedis from 'ioredis'
+import type IORedis from 'ioredis'
 import { z } from 'zod'
 
 export type AccessChange =
@@ -77,18 +77,20 @@ export type AccessChangesBridge = {
  * process's changes here as `remote`. A change that cannot be published (Redis away) is reported
  * through `onError`; the periodic re-check and the token cache's lifetime still bound it.
  */
-export function bridgeAccessChanges(options: {
+export async function bridgeAccessChanges(options: {
   redisUrl: string
   changes: AccessChanges
   subscribe: boolean
   onError(message: string): void
-}): AccessChangesBridge {
+}): Promise<AccessChangesBridge> {
   const { redisUrl, changes, subscribe, onError } = options
+  // Imported here, only with REDIS_URL: a server or CLI without Redis never loads ioredis.
+  const { default: Redis } = await import('ioredis')
   const origin = randomUUID()
   let closing = false
   const connect = () => {
     // A publisher only (the CLI) connects on its first change, so read-only commands never touch Redis.
-    const client = new IORedis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: !subscribe })
+    const client = new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: !subscribe })
     let reported = false // once per outage, not once per reconnect attempt
     client.on('ready', () => {
       reported = false

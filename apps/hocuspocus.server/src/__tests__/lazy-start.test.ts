@@ -1,6 +1,6 @@
 /**
  * What a start leaves for later (issue 30): the MCP SDK and the tools (modules/mcp/serving.ts) are imported
- * at the first MCP call, not at start, so /health answers without them. A real server process (main.ts)
+ * at the first MCP call, not at start, so /health answers without them; without REDIS_URL, ioredis never. A real server process (main.ts)
  * on a migrated database, asked what it has loaded (fixtures/loaded-modules.preload.ts, on SIGUSR2): after
  * its first /health none of it; then the first MCP call (a real SDK client) lists the tools and reads the
  * first run's document, and only then is the SDK loaded; the first web page (sign-in) is served after it.
@@ -29,6 +29,7 @@ async function loadedModules(server: ServerProcess): Promise<string[]> {
 
 const isMcpSdk = (path: string) => path.includes('@modelcontextprotocol/sdk')
 const isServing = (path: string) => path.endsWith('/modules/mcp/serving.ts')
+const isIoredis = (path: string) => /node_modules\/(\.bun\/)?ioredis/.test(path)
 
 describe(`a lazy start (${DATABASE_KIND})`, () => {
   let db: TestDatabase
@@ -39,6 +40,7 @@ describe(`a lazy start (${DATABASE_KIND})`, () => {
       DATA_DIR: db.dataDir,
       DATABASE_URL: db.databaseUrl ?? '',
       LOG_LEVEL: 'warn',
+      REDIS_URL: '',
       BUN_OPTIONS: `--preload ${PRELOAD}`,
     })
   }, 60_000)
@@ -55,6 +57,8 @@ describe(`a lazy start (${DATABASE_KIND})`, () => {
     expect(atStart.some((path) => path.endsWith('/src/server.ts'))).toBe(true)
     expect(atStart.filter(isMcpSdk)).toEqual([])
     expect(atStart.filter(isServing)).toEqual([])
+    // Without REDIS_URL the Redis client is never needed (the rate limit and access changes import it).
+    expect(atStart.filter(isIoredis)).toEqual([])
 
     const mcp = await connectClient(`${running.url}/mcp`, firstRunToken(db.dataDir))
     try {

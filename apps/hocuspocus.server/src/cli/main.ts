@@ -92,7 +92,7 @@ async function main(argv: string[], io: CommandIO): Promise<number> {
   const services = createServices(db)
   // Servers on this database hear a revoke, share or flag change at once through Redis (see access-changes.ts).
   const bridge = config.redisUrl
-    ? bridgeAccessChanges({
+    ? await bridgeAccessChanges({
         redisUrl: config.redisUrl,
         changes: services.accessChanges,
         subscribe: false,

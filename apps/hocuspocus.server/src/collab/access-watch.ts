@@ -75,12 +75,15 @@ export class AccessWatch implements Extension {
       })
     })
     if (redisUrl) {
-      this.bridge = bridgeAccessChanges({
+      const bridge = await bridgeAccessChanges({
         redisUrl,
         changes: services.accessChanges,
         subscribe: true,
         onError: (message) => logger.warn({ err: message }, 'access changes through redis'),
       })
+      // Destroyed while ioredis was imported: the bridge is closed at once, as onDestroy would have.
+      if (this.destroyed) await bridge.close()
+      else this.bridge = bridge
     }
     if (!this.periodicStopped) {
       this.timer = setInterval(() => this.periodic(), this.deps.recheckMs ?? ACCESS_RECHECK_MS)

@@ -5,7 +5,7 @@
  * limit holds across them. A Redis failure lets the call through (logged): the limit protects the server,
  * it must not take the MCP endpoint down with Redis.
  */
-import IORedis from 'ioredis'
+import type IORedis from 'ioredis'
 import type { Logger } from '../../../logger.ts'
 
 export const WINDOW_MS = 60_000
@@ -69,12 +69,20 @@ export function createRedisRateLimiter(
   prefix = 'collab:mcp',
 ): RateLimiter {
   if (limit <= 0) return createMemoryRateLimiter(0)
-  const redis = new IORedis(redisUrl, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: true,
-  })
-  redis.on('error', (err) => logger.warn({ err: err.message }, 'rate limit: redis error'))
+  // The Redis client (ioredis: ~0.1 s and several MB of a start) is imported at the first counted call.
+  let client: Promise<IORedis> | undefined
+  const connect = () => {
+    client ??= import('ioredis').then(({ default: Redis }) => {
+      const redis = new Redis(redisUrl, {
+        lazyConnect: true,
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: true,
+      })
+      redis.on('error', (err) => logger.warn({ err: err.message }, 'rate limit: redis error'))
+      return redis
+    })
+    return client
+  }
   return {
     limit,
     async take(userId, kind = 'calls') {
@@ -82,6 +90,7 @@ export function createRedisRateLimiter(
       const window = Math.floor(t / WINDOW_MS)
       const key = `${prefix}:${kind}:${userId}:${window}`
       try {
+        const redis = await connect()
         const [[incrErr, count] = [null, 0], [expireErr] = [null]] =
           (await redis
             .multi()
@@ -96,6 +105,8 @@ export function createRedisRateLimiter(
       }
     },
     async close() {
+      if (!client) return
+      const redis = await client
       await redis.quit().catch(() => redis.disconnect())
     },
   }
