@@ -1,6 +1,7 @@
 /**
  * What a start leaves for later (issue 30): the MCP SDK and the tools (modules/mcp/serving.ts) are imported
- * at the first MCP call, not at start, so /health answers without them; without REDIS_URL, ioredis never. A real server process (main.ts)
+ * at the first MCP call, not at start, so /health answers without them; without REDIS_URL, ioredis never;
+ * PGlite's module only on the embedded database's thread. A real server process (main.ts)
  * on a migrated database, asked what it has loaded (fixtures/loaded-modules.preload.ts, on SIGUSR2): after
  * its first /health none of it; then the first MCP call (a real SDK client) lists the tools and reads the
  * first run's document, and only then is the SDK loaded; the first web page (sign-in) is served after it.
@@ -29,6 +30,7 @@ async function loadedModules(server: ServerProcess): Promise<string[]> {
 
 const isMcpSdk = (path: string) => path.includes('@modelcontextprotocol/sdk')
 const isServing = (path: string) => path.endsWith('/modules/mcp/serving.ts')
+const isPglite = (path: string) => path.includes('@electric-sql/pglite')
 const isIoredis = (path: string) => /node_modules\/(\.bun\/)?ioredis/.test(path)
 
 describe(`a lazy start (${DATABASE_KIND})`, () => {
@@ -59,6 +61,8 @@ describe(`a lazy start (${DATABASE_KIND})`, () => {
     expect(atStart.filter(isServing)).toEqual([])
     // Without REDIS_URL the Redis client is never needed (the rate limit and access changes import it).
     expect(atStart.filter(isIoredis)).toEqual([])
+    // PGlite's module runs on the database's own thread (db/pglite-worker.ts), not on the server's.
+    expect(atStart.filter(isPglite)).toEqual([])
 
     const mcp = await connectClient(`${running.url}/mcp`, firstRunToken(db.dataDir))
     try {

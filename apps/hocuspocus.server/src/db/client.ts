@@ -7,13 +7,10 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
 import { PrismaPg } from '@prisma/adapter-pg'
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils'
 import { writeBackupFile } from './backup/files.ts'
 import { PrismaClient } from './generated/client.ts'
-import { PGLITE_EXTENSIONS } from './pglite-extensions.ts'
-import { pgliteStartParams, SyncedNodeFS } from './pglite-fsync.ts'
 import { discardTemplate, findTemplate, readTemplate } from './pglite-template.ts'
 import {
   type DatabaseTarget,
@@ -73,9 +70,8 @@ export type OpenOptions = {
  */
 export const PGLITE_SHARED_BUFFERS = '32MB'
 
-/** The embedded database's start parameters: synced or not (PGLITE_FSYNC, db/pglite-fsync.ts). */
-const pgliteParams = (fsync: boolean) =>
-  pgliteStartParams(fsync, ['-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`])
+/** The embedded database's settings beyond PGlite's defaults (synced or not: db/pglite-fsync.ts adds it). */
+const PGLITE_EXTRA_PARAMS = ['-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`]
 
 export { type DatabaseTarget, databaseTarget, type PgliteThread, prepareDatabase } from './pglite-thread.ts'
 
@@ -93,9 +89,15 @@ export async function openDatabase(target: DatabaseTarget, options: OpenOptions 
   mkdirSync(target.dir, { recursive: true, mode: 0o700 })
   const fsync = target.fsync ?? true
   if (target.thread !== 'main') return openPgliteWorker(target.dir, fsync, target.templates, options)
+  // PGlite's own module only in this mode: with the thread (the default) it is loaded there, not here.
+  const [{ PGlite }, { PGLITE_EXTENSIONS }, { pgliteStartParams, SyncedNodeFS }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('./pglite-extensions.ts'),
+    import('./pglite-fsync.ts'),
+  ])
   const pglite = await PGlite.create(target.dir, {
     extensions: PGLITE_EXTENSIONS,
-    startParams: pgliteParams(fsync),
+    startParams: pgliteStartParams(fsync, PGLITE_EXTRA_PARAMS),
     fs: fsync ? new SyncedNodeFS(target.dir) : undefined,
   })
   // Only this mode uses the in-thread adapter: imported here, not by every process that opens a database.
@@ -208,7 +210,7 @@ async function openPgliteWorker(
     type: 'open',
     dir,
     socketPath: join(folder, `.s.PGSQL.${port}`),
-    startParams: pgliteParams(fsync),
+    extraParams: PGLITE_EXTRA_PARAMS,
     fsync,
     ...assets,
     initdbWasmModule,

@@ -14,7 +14,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import { writeBackupFile } from './backup/files.ts'
-import { SyncedNodeFS } from './pglite-fsync.ts'
+import { pgliteStartParams, SyncedNodeFS } from './pglite-fsync.ts'
 
 declare const self: Worker
 
@@ -22,7 +22,11 @@ export type WorkerOpen = {
   type: 'open'
   dir: string
   socketPath: string
-  startParams: string[]
+  /**
+   * PostgreSQL's `-c name=value` settings beyond PGlite's defaults; the thread makes the start parameters
+   * (pgliteStartParams, with `fsync`), so the main thread never imports PGlite's own module.
+   */
+  extraParams: string[]
   /** Open the folder through SyncedNodeFS (pglite-fsync.ts): PostgreSQL's fsync() reaches the disk. */
   fsync: boolean
   /** Compiled once by the main thread and shared, so a worker does not compile PGlite again (~0.4 s). */
@@ -91,7 +95,7 @@ self.onmessage = async (event: MessageEvent<WorkerOpen | { type: 'close' } | Wor
     try {
       db = await PGlite.create(message.dir, {
         extensions: { pg_trgm },
-        startParams: message.startParams,
+        startParams: pgliteStartParams(message.fsync, message.extraParams),
         fs: message.fsync ? new SyncedNodeFS(message.dir) : undefined,
         pgliteWasmModule: message.pgliteWasmModule,
         initdbWasmModule: message.initdbWasmModule,
