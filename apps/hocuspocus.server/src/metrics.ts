@@ -149,6 +149,10 @@ export function createMetrics() {
       'MCP tool calls by tool and outcome (ok, refused, error, rate_limited, unavailable, cancelled).',
     ),
     mcpToolLatency: new Histogram('mcp_tool_call_duration_seconds', 'MCP tool call latency by tool.'),
+    mcpWholeReads: new Counter(
+      'mcp_whole_reads_total',
+      "Whole-document reads by where they were made: inline (small, on the event loop), worker (the documents' worker), kept (an unchanged document's earlier read).",
+    ),
     /** Gauges read live values (connections, loaded documents) when scraped. */
     addGauge(name: string, help: string, read: () => number) {
       gauges.push(new Gauge(name, help, read))
@@ -173,6 +177,7 @@ export function createMetrics() {
         metrics.ownTextUnmarked,
         metrics.mcpToolCalls,
         metrics.mcpToolLatency,
+        metrics.mcpWholeReads,
         ...gauges,
       ]
       return `${all.map((m) => m.render()).join('\n')}\n`

@@ -5,7 +5,7 @@
  * content (stored-content.ts). Imports, large exports and the edits of restores and reverts are worked out
  * on the documents' worker (worker/pool.ts).
  */
-import type { FirstScreen } from '@collab/doc-schema'
+import type { FirstScreen, MarkdownPrefix } from '@collab/doc-schema'
 import { ok, type Result } from '@collab/doc-schema'
 import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
@@ -21,6 +21,7 @@ import { createStoredContent } from './stored-content.ts'
 import type { StoredParts } from './stored-parts.ts'
 import { type FirstScreenLimits, renderFirstScreen } from './worker/first-screen.ts'
 import { WorkerPool } from './worker/pool.ts'
+import type { ReadInput } from './worker/read.ts'
 
 /** `changes`: told of every share, unshare, flag change and delete, so open connections follow them. */
 export function createDocumentsService(prisma: PrismaClient, changes?: AccessChanges) {
@@ -75,6 +76,14 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
       return bytes <= EXPORT_INLINE_BYTES
         ? ok(renderFirstScreen(stored, limits))
         : jobs.firstScreen(user, stored, limits)
+    },
+
+    /**
+     * The start of a document's Markdown for `user`'s whole read, rendered on the worker (worker/read.ts)
+     * with their share: the caller decides which reads are dear enough (modules/mcp/infra/documents.ts).
+     */
+    readPrefixOf(user: string, input: ReadInput): Promise<Result<MarkdownPrefix>> {
+      return jobs.readPrefix(user, input)
     },
 
     /** Ends the documents' worker (shutdown); imports and exports still running are refused. */

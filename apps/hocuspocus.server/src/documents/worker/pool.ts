@@ -5,7 +5,7 @@
  * out a revert of a 1 MB document took ~1.4 s. One worker runs one job at a time; the machine's other core
  * keeps serving.
  *
- * Fair share: each user has at most one job of each kind (an import, an export, a restore or revert) waiting or running, and at
+ * Fair share: each user has at most one job of each kind (an import, an export, a whole read, a restore or revert) waiting or running, and at
  * most MAX_QUEUED_JOBS wait in all; past either the job is refused at once, saying to try again later. A job
  * past JOB_DEADLINE_MS is stopped (its worker is ended; the next job starts a new one) and refused. The
  * worker ends after WORKER_IDLE_MS without work, giving its memory back, and at once after a large job
@@ -15,7 +15,7 @@
  * idle (never queued behind anyone's job, nor holding one back), and stopped past FIRST_SCREEN_JOB_MS.
  */
 
-import type { FirstScreen } from '@collab/doc-schema'
+import type { FirstScreen, MarkdownPrefix } from '@collab/doc-schema'
 import { type Result, refuse } from '@collab/doc-schema'
 import { FIRST_SCREEN_JOB_MS, MAX_JOBS_PER_USER_AND_KIND, MAX_QUEUED_JOBS } from '../../limits.ts'
 import type { UndoInput, UndoPlan } from '../history-undo.ts'
@@ -23,6 +23,7 @@ import type { StoredParts } from '../stored-parts.ts'
 import type { Compacted, CompactInput } from './compact.ts'
 import type { FirstScreenLimits } from './first-screen.ts'
 import type { BuiltImport, ImportInput } from './import.ts'
+import type { ReadInput } from './read.ts'
 import type { SplitInput } from './split.ts'
 import type { Job, WorkerJob, WorkerReply } from './worker.ts'
 import type { BeforeInput } from './worker-jobs.ts'
@@ -58,6 +59,8 @@ export function jobBytes(job: Job): number {
       return sum([job.input.snapshot, ...job.input.updates])
     case 'first-screen':
       return sum([job.stored.snapshot, ...job.stored.updates])
+    case 'read':
+      return sum([job.input.stored.snapshot, ...job.input.stored.updates])
   }
 }
 
@@ -136,6 +139,11 @@ const WORDING: Record<Kind, { field: string; busy: string; slow: string }> = {
     busy: "slug: the documents' worker is busy; the page opens without its first screen.",
     slow: 'the page opens without its first screen',
   },
+  read: {
+    field: 'slug',
+    busy: 'slug: a whole read of yours is still being rendered; wait for its answer, then read again.',
+    slow: 'read the document in sections instead (get_outline, read_document with section_id)',
+  },
   undo: {
     field: 'slug',
     busy: 'slug: a restore or revert of yours is still being worked out; wait for its answer, then send the next.',
@@ -196,6 +204,14 @@ export class WorkerPool {
   /** Splits a large stored document into parts to load one at a time (split.ts); the server's own job. */
   split(documentId: string, input: SplitInput): Promise<Result<Uint8Array[]>> {
     return this.run(`${documentId}#${this.nextId}`, { kind: 'split', input }) as Promise<Result<Uint8Array[]>>
+  }
+
+  /**
+   * The start of a document's Markdown for `user`'s whole read (read.ts): one at a time per user, waiting
+   * behind other jobs like an export.
+   */
+  readPrefix(user: string, input: ReadInput): Promise<Result<MarkdownPrefix>> {
+    return this.run(user, { kind: 'read', input }) as Promise<Result<MarkdownPrefix>>
   }
 
   /** Whether a worker thread is up (working, or idle until WORKER_IDLE_MS). */
@@ -278,10 +294,14 @@ export class WorkerPool {
     }, deadlineMs)
     // Measured before it is posted: an export's buffers are transferred, and empty here after.
     this.running = { ...waiting, timer, large: jobBytes(waiting.job) >= LARGE_JOB_BYTES }
-    // An export's or first screen's bytes were read for the job, and an undo's live state (the "before"
-    // version's) is read by nobody after it: theirs go as they are. A split's are applied here if it fails.
+    // An export's, first screen's or whole read's bytes were read (or encoded) for the job, and an undo's
+    // live state (the "before" version's) is read by nobody after it: theirs go as they are. A split's are
+    // applied here if it fails.
     const kind = waiting.job.kind
-    const posted = transferable(waiting.job, kind === 'export' || kind === 'first-screen' || kind === 'undo')
+    const posted = transferable(
+      waiting.job,
+      kind === 'export' || kind === 'first-screen' || kind === 'read' || kind === 'undo',
+    )
     worker.postMessage(posted.job, posted.transfer)
   }
 

@@ -16,6 +16,24 @@ export const MAX_READ_CHARS = 100_000
  */
 export const MAX_COUNTED_CHARS = 2 * MAX_READ_CHARS
 
+/**
+ * A whole read of a live document holding at most this many Yjs structs (items, deleted ones, format marks)
+ * is rendered on the event loop: a few ms (~5-20 µs a struct). Past it the document's state is encoded
+ * (~1-2 µs a struct) and rendered on the documents' worker, so a dear render (a paragraph of 10,000 marks:
+ * ~150 ms at MAX_RENDER_WORK) holds no other client.
+ */
+export const INLINE_READ_STRUCTS = 1_000
+
+/**
+ * A whole read of a document not loaded live, stored in at most this many bytes (snapshot and log), is
+ * decoded and rendered on the event loop (as INLINE_READ_STRUCTS: ~30 bytes a struct); a larger one is
+ * sent to the documents' worker as it was read, decoded and rendered there.
+ */
+export const INLINE_READ_BYTES = 32 * 1024
+
+/** Whole reads kept for unchanged documents: the last this many live documents and stored contents each. */
+export const MAX_KEPT_WHOLE_READS = 32
+
 /** Collection pagination: rows `find_documents` returns when the caller gives no `limit`. */
 export const DEFAULT_FIND_LIMIT = 20
 

@@ -63,7 +63,7 @@ export type McpDeps = {
   hocuspocus: Pick<Hocuspocus, 'documents' | 'openDirectConnection'>
   logger: Logger
   /** The app's metrics: per-tool calls by outcome and latency. Optional for tests of the router alone. */
-  metrics?: Pick<Metrics, 'mcpToolCalls' | 'mcpToolLatency'>
+  metrics?: Pick<Metrics, 'mcpToolCalls' | 'mcpToolLatency' | 'mcpWholeReads'>
   /** Store confirmations (the persistence extension); without them a write is confirmed by reading back. */
   confirmations?: StoreConfirmations
   config?: McpConfig
@@ -87,7 +87,12 @@ export type McpModule = {
 export function init(deps: McpDeps): McpModule {
   const { services, hocuspocus, config = {} } = deps
   const logger = deps.logger.child({ module: 'mcp' })
-  const reader = createDocumentReader({ hocuspocus, documents: services.documents })
+  const { metrics } = deps
+  const reader = createDocumentReader({
+    hocuspocus,
+    documents: services.documents,
+    onWholeRead: metrics && ((where) => metrics.mcpWholeReads.inc({ where })),
+  })
   const writer = createDocumentWriter({
     hocuspocus,
     documents: services.documents,
@@ -101,7 +106,6 @@ export function init(deps: McpDeps): McpModule {
     config.redisUrl && limit > 0
       ? createRedisRateLimiter(limit, config.redisUrl, logger)
       : createMemoryRateLimiter(limit)
-  const { metrics } = deps
   const observer: ToolObserver | undefined = metrics
     ? (tool, outcome, seconds) => {
         metrics.mcpToolCalls.inc({ tool, outcome })

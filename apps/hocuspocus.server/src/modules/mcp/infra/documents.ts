@@ -3,11 +3,22 @@
  * (so they see what editors typed a moment ago), and otherwise decode the stored state into a throwaway
  * Y.Doc: a cold read never loads the document into Hocuspocus, so nothing is kept or stored on unload.
  */
-import { FRAGMENT_NAME, liveOutline, type OutlineNode, readOutline } from '@collab/doc-schema'
+import {
+  documentMarkdownPrefix,
+  FRAGMENT_NAME,
+  liveOutline,
+  type MarkdownPrefix,
+  type OutlineNode,
+  ok,
+  type Result,
+  readOutline,
+} from '@collab/doc-schema'
 import type { Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import type { DocumentsService } from '../../../documents/service.ts'
-import { applyStored } from '../../../documents/stored-parts.ts'
+import { applyStored, type StoredParts } from '../../../documents/stored-parts.ts'
+import { INLINE_READ_BYTES, INLINE_READ_STRUCTS, MAX_KEPT_WHOLE_READS } from '../limits.ts'
+import { WHOLE_READ_OPTIONS, type WholeRead, wholeReadChars, wholeReadOf } from '../render/whole-read.ts'
 import { stopIfCancelled } from './cancel.ts'
 
 export type ReadableDocument = {
@@ -35,12 +46,49 @@ export type DocumentReader = {
    * document is gone.
    */
   openOutline(room: string): Promise<OutlineNode[] | null>
+  /**
+   * The whole read of the document within `max` characters (render/whole-read.ts), the same text as
+   * `readWholeDocument` of its content, for `call.user`. Small content is rendered here; larger content
+   * (INLINE_READ_STRUCTS, INLINE_READ_BYTES) on the documents' worker with the user's share, so no other
+   * client waits for it (a refusal when the user's earlier whole read is still rendering); the answer of
+   * an unchanged document is kept (per live document and revision, or per stored content). Null when the
+   * document is gone.
+   */
+  readWhole(
+    room: string,
+    max: number,
+    call: { user: string; signal?: AbortSignal; beforeDecode?: () => Promise<void> },
+  ): Promise<Result<WholeRead> | null>
 }
+
+/** Where a whole read was made: here, on the documents' worker, or kept from an earlier read. */
+export type WholeReadWhere = 'inline' | 'worker' | 'kept'
 
 export function createDocumentReader(deps: {
   hocuspocus: Pick<Hocuspocus, 'documents'>
-  documents: Pick<DocumentsService, 'loadStored' | 'loadOutline'>
+  documents: Pick<DocumentsService, 'loadStored' | 'loadOutline' | 'readPrefixOf'>
+  /** Told where each whole read was made (the metric mcp_whole_reads_total). */
+  onWholeRead?: (where: WholeReadWhere) => void
 }): DocumentReader {
+  const kept = new KeptWholeReads()
+  const told = (where: WholeReadWhere, read: WholeRead): Result<WholeRead> => {
+    deps.onWholeRead?.(where)
+    return ok(read)
+  }
+  /** The prefix rendered on the worker for `user`, then kept under `key` (null: not kept). */
+  async function onWorker(
+    user: string,
+    stored: Pick<StoredParts, 'snapshot' | 'updates'>,
+    max: number,
+    keep: (read: WholeRead) => void,
+  ): Promise<Result<WholeRead>> {
+    const minChars = wholeReadChars(max)
+    const prefix = await deps.documents.readPrefixOf(user, { stored, minChars, opts: WHOLE_READ_OPTIONS })
+    if (prefix.kind === 'error') return prefix
+    const read = wholeReadOf(prefix.value, max)
+    keep(read)
+    return told('worker', read)
+  }
   const reader: DocumentReader = {
     async open(room, call = {}) {
       const { signal } = call
@@ -57,6 +105,43 @@ export function createDocumentReader(deps: {
       const doc = new Y.Doc()
       applyStored(doc, stored)
       return { fragment: doc.getXmlFragment(FRAGMENT_NAME), source: 'stored', release: () => doc.destroy() }
+    },
+
+    async readWhole(room, max, call) {
+      const { signal, user } = call
+      stopIfCancelled(signal)
+      const live = deps.hocuspocus.documents.get(room)
+      if (live) {
+        const fragment = live.getXmlFragment(FRAGMENT_NAME)
+        if (structCount(live) <= INLINE_READ_STRUCTS) return told('inline', readInline(fragment, max))
+        const rev = kept.revisionOf(live)
+        const known = kept.live(live, rev, max)
+        if (known) return told('kept', known)
+        // Encoding the state is the part left on the event loop: ~10x cheaper than rendering it (a
+        // paragraph of 10,000 marks: ~2 µs against ~20 µs a struct), and done once per revision.
+        const state = Y.encodeStateAsUpdate(live)
+        return onWorker(user, { snapshot: state, updates: [] }, max, (read) =>
+          kept.keepLive(live, rev, max, read),
+        )
+      }
+      const stored = await deps.documents.loadStored(room)
+      if (!stored) return null
+      await call.beforeDecode?.()
+      stopIfCancelled(signal)
+      const bytes = (stored.snapshot?.byteLength ?? 0) + stored.updateBytes
+      if (bytes <= INLINE_READ_BYTES) {
+        const doc = new Y.Doc()
+        try {
+          applyStored(doc, stored)
+          return told('inline', readInline(doc.getXmlFragment(FRAGMENT_NAME), max))
+        } finally {
+          doc.destroy()
+        }
+      }
+      const key = storedKey(stored)
+      const known = kept.stored(room, key, max)
+      if (known) return told('kept', known)
+      return onWorker(user, stored, max, (read) => kept.keepStored(room, key, max, read))
     },
 
     async openOutline(room) {
@@ -87,4 +172,97 @@ function hasSizes(roots: readonly OutlineNode[]): boolean {
     if (Array.isArray(node.children)) stack.push(...node.children)
   }
   return true
+}
+
+/** The whole read rendered here (small content: a round trip through the worker would cost more). */
+function readInline(fragment: Y.XmlFragment, max: number): WholeRead {
+  const prefix: MarkdownPrefix = documentMarkdownPrefix(
+    fragment,
+    wholeReadChars(max),
+    WHOLE_READ_OPTIONS,
+    true,
+  )
+  return wholeReadOf(prefix, max)
+}
+
+/**
+ * The structs a document holds (items, deleted ones and format marks included): what its render and its
+ * encoding cost grows with, counted without walking them (one length per client).
+ */
+function structCount(doc: Y.Doc): number {
+  let count = 0
+  for (const structs of doc.store.clients.values()) count += structs.length
+  return count
+}
+
+/** Stored content's identity: its bytes hashed (~0.1 ms a MiB), with the document's id. */
+function storedKey(stored: StoredParts): string {
+  const hashes = [stored.snapshot, ...stored.updates].map((part) =>
+    part ? Bun.hash(part).toString(36) : '-',
+  )
+  return `${stored.documentId}:${hashes.join(',')}`
+}
+
+/**
+ * Whole reads kept for documents that have not changed since (repeat reads of an unchanged document are
+ * what a caller who wants to hold the server sends): per live document (its revision counted from its
+ * updates) and per stored content (by its bytes' hash), each by the read's budget. Bounded: the newest
+ * MAX_KEPT_WHOLE_READS of each.
+ */
+class KeptWholeReads {
+  private readonly revisions = new WeakMap<Y.Doc, { rev: number }>()
+  /** Oldest first; a document's entry goes when it is destroyed (unloaded). */
+  private readonly liveReads = new Map<Y.Doc, { rev: number; reads: Map<number, WholeRead> }>()
+  private readonly storedReads = new Map<string, { key: string; reads: Map<number, WholeRead> }>()
+
+  /** The live document's revision: counted from its first whole read on, one more per update. */
+  revisionOf(doc: Y.Doc): number {
+    let revision = this.revisions.get(doc)
+    if (!revision) {
+      const counted = { rev: 0 }
+      doc.on('update', () => {
+        counted.rev++
+      })
+      doc.on('destroy', () => this.liveReads.delete(doc))
+      this.revisions.set(doc, counted)
+      revision = counted
+    }
+    return revision.rev
+  }
+
+  live(doc: Y.Doc, rev: number, max: number): WholeRead | undefined {
+    const entry = this.liveReads.get(doc)
+    return entry?.rev === rev ? entry.reads.get(max) : undefined
+  }
+
+  keepLive(doc: Y.Doc, rev: number, max: number, read: WholeRead): void {
+    // Changed while it rendered: the read is right for what it showed, not for the document now.
+    if (this.revisions.get(doc)?.rev !== rev) return
+    let entry = this.liveReads.get(doc)
+    if (entry?.rev !== rev) {
+      entry = { rev, reads: new Map() }
+      this.liveReads.delete(doc)
+      this.liveReads.set(doc, entry)
+      while (this.liveReads.size > MAX_KEPT_WHOLE_READS)
+        this.liveReads.delete(this.liveReads.keys().next().value as Y.Doc)
+    }
+    entry.reads.set(max, read)
+  }
+
+  stored(room: string, key: string, max: number): WholeRead | undefined {
+    const entry = this.storedReads.get(room)
+    return entry?.key === key ? entry.reads.get(max) : undefined
+  }
+
+  keepStored(room: string, key: string, max: number, read: WholeRead): void {
+    let entry = this.storedReads.get(room)
+    if (entry?.key !== key) {
+      entry = { key, reads: new Map() }
+      this.storedReads.delete(room)
+      this.storedReads.set(room, entry)
+      while (this.storedReads.size > MAX_KEPT_WHOLE_READS)
+        this.storedReads.delete(this.storedReads.keys().next().value as string)
+    }
+    entry.reads.set(max, read)
+  }
 }

@@ -7,7 +7,7 @@
  * their marks): past it, a read shows what was rendered and says so, so markup cannot make a read cost
  * more than that either.
  */
-import { documentMarkdownPrefix } from '@collab/doc-schema'
+import { documentMarkdownPrefix, type MarkdownPrefix, type SerializeOptions } from '@collab/doc-schema'
 import type * as Y from 'yjs'
 import { MAX_COUNTED_CHARS } from '../limits.ts'
 import { walkLines } from './budget.ts'
@@ -28,17 +28,27 @@ export type WholeRead = {
   byWork?: boolean
 }
 
+/** How the whole read writes Markdown: suggestions shown as such (the agent reviews them). */
+export const WHOLE_READ_OPTIONS: SerializeOptions = { suggestions: 'show' }
+
+/**
+ * Characters of the Markdown a whole read within `max` renders: one past the bound tells a counted document
+ * from a longer one, and finishes the line the walk would stop on (any line reaching past `max` is cut the
+ * same way whatever follows it).
+ */
+export const wholeReadChars = (max: number): number => Math.max(max, MAX_COUNTED_CHARS) + 1
+
 export function readWholeDocument(fragment: Y.XmlFragment, max: number): WholeRead {
-  // One character past the bound tells a counted document from a longer one, and finishes the line the
-  // walk would stop on: any line reaching past `max` is cut the same way whatever follows it.
   // Bounded: the render also stops at MAX_RENDER_WORK units of markup (document-model), so a document
   // dense in marks or nodes costs what that allows, not what its markup would.
-  const prefix = documentMarkdownPrefix(
-    fragment,
-    Math.max(max, MAX_COUNTED_CHARS) + 1,
-    { suggestions: 'show' },
-    true,
-  )
+  return wholeReadOf(documentMarkdownPrefix(fragment, wholeReadChars(max), WHOLE_READ_OPTIONS, true), max)
+}
+
+/**
+ * The whole read within `max` from the start of the Markdown (`documentMarkdownPrefix` bounded, of
+ * `wholeReadChars(max)` characters, rendered here or on the documents' worker: the same text).
+ */
+export function wholeReadOf(prefix: MarkdownPrefix, max: number): WholeRead {
   const total = prefix.complete ? prefix.text.length : undefined
   if (total !== undefined && total <= max) return { text: prefix.text, cut: false, total }
   if (total !== undefined)

@@ -17,11 +17,10 @@ import { stopIfCancelled } from '../infra/cancel.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
 import { notes, type ShownBlocks } from '../render/notes.ts'
-import { readWholeDocument } from '../render/whole-read.ts'
-import type { ToolContext } from './context.ts'
+import { readCall, type ToolContext } from './context.ts'
 import { optionalSectionIdField, slugField } from './fields.ts'
-import { openDocument } from './open-document.ts'
-import { defineTool, type KeptAnswer } from './tool.ts'
+import { goneRefusal, openDocument, resolveForAgent } from './open-document.ts'
+import { defineTool, type KeptAnswer, type ToolAnswer } from './tool.ts'
 
 export const readDocument = defineTool({
   name: 'read_document',
@@ -106,32 +105,16 @@ export const readDocument = defineTool({
         'block_offset',
       )
     }
+    const cap = max_chars ?? MAX_READ_CHARS
+    if (section_id === undefined) return readWhole(ctx, slug, cap)
     ctx.report?.stage('opening the document')
     const opened = await openDocument(ctx, slug)
     if (opened.kind === 'error') return opened
     const { resolved, content } = opened.value
     const source = { kind: 'document', slug, whose: resolved.access.whose } as const
-    const cap = max_chars ?? MAX_READ_CHARS
-    const what =
-      section_id === undefined
-        ? 'the document'
-        : with_subsections
-          ? 'the section and its subsections'
-          : 'the section'
+    const what = with_subsections ? 'the section and its subsections' : 'the section'
     ctx.report?.stage(`rendering ${what} (at most ${cap} characters)`)
     try {
-      if (section_id === undefined) {
-        const whole = readWholeDocument(content.fragment, cap)
-        return renderOutput({
-          source,
-          body: escapeFrameContent(whole.text),
-          notes: !whole.cut
-            ? []
-            : whole.byWork
-              ? [notes.documentCutByWork(whole.text.length)]
-              : [notes.documentCut(whole.text.length, whole.total, whole.counted)],
-        })
-      }
       if (with_subsections) {
         const chapterOpts = {
           fromSection: from_section,
@@ -196,6 +179,34 @@ export const readDocument = defineTool({
     }
   },
 })
+
+/**
+ * The whole document within `cap` characters: rendered by the reader (infra/documents.ts), on the documents'
+ * worker when its render is dear, so a dense document's read holds no other client; the same text either way.
+ */
+async function readWhole(ctx: ToolContext, slug: string, cap: number): Promise<ToolAnswer> {
+  ctx.report?.stage('opening the document')
+  const resolved = await resolveForAgent(ctx, slug)
+  if (resolved.kind === 'error') return resolved
+  ctx.report?.stage(`rendering the document (at most ${cap} characters)`)
+  const whole = await ctx.reader.readWhole(resolved.value.document.room, cap, {
+    ...readCall(ctx),
+    user: ctx.principal.user.id,
+  })
+  if (!whole) return goneRefusal(slug)
+  if (whole.kind === 'error') return whole
+  stopIfCancelled(ctx.signal)
+  const read = whole.value
+  return renderOutput({
+    source: { kind: 'document', slug, whose: resolved.value.access.whose },
+    body: escapeFrameContent(read.text),
+    notes: !read.cut
+      ? []
+      : read.byWork
+        ? [notes.documentCutByWork(read.text.length)]
+        : [notes.documentCut(read.text.length, read.total, read.counted)],
+  })
+}
 
 /**
  * A section read's answers, kept per read: the document model answers the same (frozen) read while the
