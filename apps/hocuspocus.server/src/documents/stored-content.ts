@@ -115,6 +115,26 @@ export function createStoredContent(
     loadStored,
     loadForLoad,
 
+    /**
+     * Which stored content the document has now, without reading it: the snapshot's write time and size and
+     * the log's row ids (every write of the state moves `updated_at`, every store appends a row with a new
+     * id), so two answers are equal exactly when the content is; a whole read kept for that content is
+     * still right (modules/mcp/infra/documents.ts). Null when the document is gone.
+     */
+    async storedRevision(room: string): Promise<{ documentId: string; revision: string } | null> {
+      if (storableText(room) !== room) return null // no room is named so (see resolveRoom)
+      const rows = await prisma.$queryRaw<Array<{ id: string; deleted: boolean; revision: string }>>`
+        SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted,
+               concat_ws(':', to_char(s.updated_at AT TIME ZONE 'UTC', 'YYYYMMDDHH24MISSUS'), s.byte_size,
+                         (SELECT string_agg(u.id::text, ',' ORDER BY u.id)
+                            FROM document_updates u WHERE u.document_id = d.id)) AS revision
+          FROM documents d LEFT JOIN document_states s ON s.document_id = d.id
+         WHERE d.room = ${room}`
+      const row = rows[0]
+      if (!row || row.deleted) return null
+      return { documentId: row.id, revision: `${row.id}:${row.revision}` }
+    },
+
     /** The latest stored Yjs state (snapshot and log merged into one update), or null when gone. */
     async loadState(room: string): Promise<{ documentId: string; state: Uint8Array | null } | null> {
       const stored = await loadStored(room)

@@ -4,7 +4,8 @@
  * then an agent reads the whole document 74 times a minute through a real MCP client while a person types in
  * another document and a probe process asks /health. Each whole read renders up to MAX_RENDER_WORK units,
  * which this paragraph reaches; its inline content is written by our phrasing writer (phrasing-writer.ts).
- * Asserted: every read answers (text or a refusal by the user's share of server time, never an error),
+ * A second round changes one letter of the paragraph before each read, so no read is the one before it
+ * (kept answers are for unchanged documents). Asserted: every read answers (text or a refusal by the user's share of server time, never an error),
  * /health answers 200 throughout, keystrokes arrive; what others felt (their p99) is reported next to a
  * floor measured the same way with nothing running, never asserted.
  */
@@ -86,37 +87,58 @@ describe(`red team: whole reads of a paragraph of ${RUNS.toLocaleString('en-US')
       expect(first.text).toContain('**a**_b_**c**_d_')
       const floor = await observed(typingRoom, () => Bun.sleep(3_000))
       const interval = 60_000 / READS_PER_MINUTE
-      const seen = await observed(typingRoom, async () => {
-        const answers: Array<{ isError: boolean; text: string; cpuMs: number }> = []
-        for (let i = 0; i < READS; i++) {
-          const started = performance.now()
-          const read = await callText(agent, 'read_document', { slug: dense.slug })
-          answers.push({ ...read, isError: Boolean(read.isError), cpuMs: performance.now() - started })
-          await Bun.sleep(Math.max(0, interval - (performance.now() - started)))
+      /** READS whole reads at the red team's rate; `between` runs before each (an edit, or nothing). */
+      const attack = (between: (i: number) => Promise<void>) =>
+        observed(typingRoom, async () => {
+          const answers: Array<{ isError: boolean; text: string; cpuMs: number }> = []
+          for (let i = 0; i < READS; i++) {
+            await between(i)
+            const started = performance.now()
+            const read = await callText(agent, 'read_document', { slug: dense.slug })
+            answers.push({ ...read, isError: Boolean(read.isError), cpuMs: performance.now() - started })
+            await Bun.sleep(Math.max(0, interval - (performance.now() - started)))
+          }
+          return answers
+        })
+      const report = (name: string, what: string, seen: Awaited<ReturnType<typeof attack>>) => {
+        const refused = seen.result.filter((answer) => answer.isError)
+        // A refusal is the user's share of server time running out, which says when to come back.
+        for (const answer of refused) expect(answer.text).toMatch(/server time|try again/i)
+        const figures = {
+          attack: `${READS} whole reads of ${RUNS} marks at ${READS_PER_MINUTE}/min${what}`,
+          answered: READS - refused.length,
+          refused: refused.length,
+          readMedianMs: Math.round(seen.result.map((a) => a.cpuMs).sort((a, b) => a - b)[READS >> 1]!),
+          healthP99Ms: seen.seen.p99Ms,
+          keystrokeP99Ms: seen.typed.p99Ms,
+          keystrokes: seen.typed.keystrokes,
+          floorHealthP99Ms: floor.seen.p99Ms,
+          floorKeystrokeP99Ms: floor.typed.p99Ms,
+          growthMiB: seen.seen.rssGrowth >> 20,
         }
-        return answers
-      })
-      const refused = seen.result.filter((answer) => answer.isError)
-      // A refusal is the user's share of server time running out, which says when to come back.
-      for (const answer of refused) expect(answer.text).toMatch(/server time|try again/i)
-      const figures = {
-        attack: `${READS} whole reads of ${RUNS} marks at ${READS_PER_MINUTE}/min`,
-        answered: READS - refused.length,
-        refused: refused.length,
-        readMedianMs: Math.round(seen.result.map((a) => a.cpuMs).sort((a, b) => a - b)[READS >> 1]!),
-        healthP99Ms: seen.seen.p99Ms,
-        keystrokeP99Ms: seen.typed.p99Ms,
-        keystrokes: seen.typed.keystrokes,
-        floorHealthP99Ms: floor.seen.p99Ms,
-        floorKeystrokeP99Ms: floor.typed.p99Ms,
-        growthMiB: seen.seen.rssGrowth >> 20,
+        reportFigure(name, figures)
+        console.error(`${name}: ${JSON.stringify(figures)}`)
+        expect(seen.seen.statuses).toEqual([200])
+        expect(seen.typed.keystrokes).toBeGreaterThan(0)
       }
-      reportFigure('red-team-reads', figures)
-      console.error(`red-team-reads: ${JSON.stringify(figures)}`)
-      expect(seen.seen.statuses).toEqual([200])
-      expect(seen.typed.keystrokes).toBeGreaterThan(0)
+      // The document unchanged between reads (the red team's attack).
+      report('red-team-reads', '', await attack(async () => {}))
+      // An editor changes one letter before each read, so no read can be kept from the one before.
+      const again = connectProvider(server.url, dense.room, token)
+      await again.ready
+      const fragment = again.doc.getXmlFragment(FRAGMENT_NAME)
+      const runs = (fragment.get(fragment.length - 1) as Y.XmlElement).get(0) as Y.XmlText
+      report(
+        'red-team-reads-edited',
+        ', an edit before each',
+        await attack(async (i) => {
+          again.doc.transact(() => runs.insert(0, String.fromCharCode(65 + (i % 26))))
+          await eventually(() => expect(again.provider.unsyncedChanges).toBe(0), 30_000, 'the edit')
+        }),
+      )
+      again.destroy()
     } finally {
       await agent.close()
     }
-  }, 240_000)
+  }, 360_000)
 })

@@ -18,9 +18,9 @@ export const MAX_COUNTED_CHARS = 2 * MAX_READ_CHARS
 
 /**
  * A whole read of a live document holding at most this many Yjs structs (items, deleted ones, format marks)
- * is rendered on the event loop: a few ms (~5-20 µs a struct). Past it the document's state is encoded
- * (~1-2 µs a struct) and rendered on the documents' worker, so a dear render (a paragraph of 10,000 marks:
- * ~150 ms at MAX_RENDER_WORK) holds no other client.
+ * is rendered on the event loop (a few ms, ~5-20 µs a struct); a larger one on the documents' worker.
+ * There its state is encoded here (~1-2 µs a struct) and rendered off the loop, so a dear render (a
+ * paragraph of 10,000 marks: ~150 ms at MAX_RENDER_WORK) holds no other client.
  */
 export const INLINE_READ_STRUCTS = 1_000
 

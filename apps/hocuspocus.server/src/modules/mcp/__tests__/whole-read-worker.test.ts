@@ -4,7 +4,8 @@
  * waited for it. On a real server with a real MCP client, for a live document (its state encoded, rendered
  * on the worker) and a stored one (its bytes sent as read, never decoded on the event loop):
  * - where each read was made, from the server's own count (`mcp_whole_reads_total{where}` on /metrics):
- *   dense content on the worker, small content inline, a repeat read of an unchanged document kept;
+ *   dense content on the worker, small content inline, a repeat read of an unchanged document kept (live
+ *   or stored), a changed one read anew;
  * - the text is exactly what rendering the same content on the event loop gives (readWholeDocument), cut
  *   by the render-work cap included, and an edit is in the next read.
  * On the old code every whole read rendered on the event loop, and no count says otherwise: these fail.
@@ -135,7 +136,26 @@ describe('whole reads of dense documents on the documents worker', () => {
 
     const again = await callText(client, 'read_document', { slug: dense.slug })
     expect(again.text).toBe(read.text)
-    expect((await wholeReads()).kept - afterRead.kept).toBe(1)
+    const afterAgain = await wholeReads()
+    expect(afterAgain.kept - afterRead.kept).toBe(1)
+
+    // Stored content that changed (an edit stored, the document unloaded again) is read anew.
+    const conn = await server.collab.hocuspocus.openDirectConnection(dense.room, {})
+    await conn.transact((doc) => {
+      const paragraph = doc.getXmlFragment(FRAGMENT_NAME).get(1) as Y.XmlElement
+      ;(paragraph.get(0) as Y.XmlText).insert(0, 'STORED EDIT ')
+    })
+    await conn.disconnect()
+    await eventually(
+      () => expect(server.collab.hocuspocus.documents.get(dense.room)).toBeUndefined(),
+      20_000,
+      'the document unloaded again',
+    )
+    const edited = await callText(client, 'read_document', { slug: dense.slug })
+    expect(edited.text).toContain('STORED EDIT ')
+    const afterEdited = await wholeReads()
+    expect(afterEdited.worker - afterAgain.worker).toBe(1)
+    expect(afterEdited.kept).toBe(afterAgain.kept)
   }, 120_000)
 
   test('a small document is rendered on the event loop (a round trip through the worker would cost more)', async () => {

@@ -66,7 +66,7 @@ export type WholeReadWhere = 'inline' | 'worker' | 'kept'
 
 export function createDocumentReader(deps: {
   hocuspocus: Pick<Hocuspocus, 'documents'>
-  documents: Pick<DocumentsService, 'loadStored' | 'loadOutline' | 'readPrefixOf'>
+  documents: Pick<DocumentsService, 'loadStored' | 'loadOutline' | 'readPrefixOf' | 'storedRevision'>
   /** Told where each whole read was made (the metric mcp_whole_reads_total). */
   onWholeRead?: (where: WholeReadWhere) => void
 }): DocumentReader {
@@ -75,7 +75,7 @@ export function createDocumentReader(deps: {
     deps.onWholeRead?.(where)
     return ok(read)
   }
-  /** The prefix rendered on the worker for `user`, then kept under `key` (null: not kept). */
+  /** The whole read rendered on the worker for `user`, then handed to `keep`. */
   async function onWorker(
     user: string,
     stored: Pick<StoredParts, 'snapshot' | 'updates'>,
@@ -124,6 +124,11 @@ export function createDocumentReader(deps: {
           kept.keepLive(live, rev, max, read),
         )
       }
+      // A read kept for the stored content as it is now needs only that content's revision (no bytes read).
+      const revision = await deps.documents.storedRevision(room)
+      if (!revision) return null
+      const known = kept.stored(room, revision.revision, max)
+      if (known) return told('kept', known)
       const stored = await deps.documents.loadStored(room)
       if (!stored) return null
       await call.beforeDecode?.()
@@ -138,10 +143,9 @@ export function createDocumentReader(deps: {
           doc.destroy()
         }
       }
-      const key = storedKey(stored)
-      const known = kept.stored(room, key, max)
-      if (known) return told('kept', known)
-      return onWorker(user, stored, max, (read) => kept.keepStored(room, key, max, read))
+      // Kept under the revision read before loading: if the content moved on meanwhile, that revision
+      // never comes back (times and log ids only grow), so the read is never served for other content.
+      return onWorker(user, stored, max, (read) => kept.keepStored(room, revision.revision, max, read))
     },
 
     async openOutline(room) {
@@ -195,18 +199,10 @@ function structCount(doc: Y.Doc): number {
   return count
 }
 
-/** Stored content's identity: its bytes hashed (~0.1 ms a MiB), with the document's id. */
-function storedKey(stored: StoredParts): string {
-  const hashes = [stored.snapshot, ...stored.updates].map((part) =>
-    part ? Bun.hash(part).toString(36) : '-',
-  )
-  return `${stored.documentId}:${hashes.join(',')}`
-}
-
 /**
  * Whole reads kept for documents that have not changed since (repeat reads of an unchanged document are
  * what a caller who wants to hold the server sends): per live document (its revision counted from its
- * updates) and per stored content (by its bytes' hash), each by the read's budget. Bounded: the newest
+ * updates) and per stored content (by its revision: the snapshot's write time and size, the log's ids), each by the read's budget. Bounded: the newest
  * MAX_KEPT_WHOLE_READS of each.
  */
 class KeptWholeReads {
