@@ -200,16 +200,45 @@ function structCount(doc: Y.Doc): number {
 }
 
 /**
+ * Whole reads kept per document while its content is at one revision, by the read's budget: the newest
+ * MAX_KEPT_WHOLE_READS documents (oldest first in the map), a document's reads dropped when its revision
+ * moves on.
+ */
+class KeptByRevision<K, R> {
+  private readonly entries = new Map<K, { revision: R; reads: Map<number, WholeRead> }>()
+
+  get(key: K, revision: R, max: number): WholeRead | undefined {
+    const entry = this.entries.get(key)
+    return entry?.revision === revision ? entry.reads.get(max) : undefined
+  }
+
+  keep(key: K, revision: R, max: number, read: WholeRead): void {
+    let entry = this.entries.get(key)
+    if (entry?.revision !== revision) {
+      entry = { revision, reads: new Map() }
+      this.entries.delete(key)
+      this.entries.set(key, entry)
+      while (this.entries.size > MAX_KEPT_WHOLE_READS)
+        this.entries.delete(this.entries.keys().next().value as K)
+    }
+    entry.reads.set(max, read)
+  }
+
+  drop(key: K): void {
+    this.entries.delete(key)
+  }
+}
+
+/**
  * Whole reads kept for documents that have not changed since (repeat reads of an unchanged document are
  * what a caller who wants to hold the server sends): per live document (its revision counted from its
- * updates) and per stored content (by its revision: the snapshot's write time and size, the log's ids), each by the read's budget. Bounded: the newest
- * MAX_KEPT_WHOLE_READS of each.
+ * updates) and per stored content (by its revision: the snapshot's write time and size, the log's ids).
  */
 class KeptWholeReads {
   private readonly revisions = new WeakMap<Y.Doc, { rev: number }>()
-  /** Oldest first; a document's entry goes when it is destroyed (unloaded). */
-  private readonly liveReads = new Map<Y.Doc, { rev: number; reads: Map<number, WholeRead> }>()
-  private readonly storedReads = new Map<string, { key: string; reads: Map<number, WholeRead> }>()
+  /** A live document's entry goes when it is destroyed (unloaded). */
+  private readonly liveReads = new KeptByRevision<Y.Doc, number>()
+  private readonly storedReads = new KeptByRevision<string, string>()
 
   /** The live document's revision: counted from its first whole read on, one more per update. */
   revisionOf(doc: Y.Doc): number {
@@ -219,7 +248,7 @@ class KeptWholeReads {
       doc.on('update', () => {
         counted.rev++
       })
-      doc.on('destroy', () => this.liveReads.delete(doc))
+      doc.on('destroy', () => this.liveReads.drop(doc))
       this.revisions.set(doc, counted)
       revision = counted
     }
@@ -227,38 +256,20 @@ class KeptWholeReads {
   }
 
   live(doc: Y.Doc, rev: number, max: number): WholeRead | undefined {
-    const entry = this.liveReads.get(doc)
-    return entry?.rev === rev ? entry.reads.get(max) : undefined
+    return this.liveReads.get(doc, rev, max)
   }
 
   keepLive(doc: Y.Doc, rev: number, max: number, read: WholeRead): void {
     // Changed while it rendered: the read is right for what it showed, not for the document now.
     if (this.revisions.get(doc)?.rev !== rev) return
-    let entry = this.liveReads.get(doc)
-    if (entry?.rev !== rev) {
-      entry = { rev, reads: new Map() }
-      this.liveReads.delete(doc)
-      this.liveReads.set(doc, entry)
-      while (this.liveReads.size > MAX_KEPT_WHOLE_READS)
-        this.liveReads.delete(this.liveReads.keys().next().value as Y.Doc)
-    }
-    entry.reads.set(max, read)
+    this.liveReads.keep(doc, rev, max, read)
   }
 
-  stored(room: string, key: string, max: number): WholeRead | undefined {
-    const entry = this.storedReads.get(room)
-    return entry?.key === key ? entry.reads.get(max) : undefined
+  stored(room: string, revision: string, max: number): WholeRead | undefined {
+    return this.storedReads.get(room, revision, max)
   }
 
-  keepStored(room: string, key: string, max: number, read: WholeRead): void {
-    let entry = this.storedReads.get(room)
-    if (entry?.key !== key) {
-      entry = { key, reads: new Map() }
-      this.storedReads.delete(room)
-      this.storedReads.set(room, entry)
-      while (this.storedReads.size > MAX_KEPT_WHOLE_READS)
-        this.storedReads.delete(this.storedReads.keys().next().value as string)
-    }
-    entry.reads.set(max, read)
+  keepStored(room: string, revision: string, max: number, read: WholeRead): void {
+    this.storedReads.keep(room, revision, max, read)
   }
 }
