@@ -1,10 +1,12 @@
+import type { Node as PMNode } from '@tiptap/pm/model'
 import * as Y from 'yjs'
 import type { DocNode } from './doc-json.ts'
+import { schema } from './extensions.ts'
 import { newHeadingId } from './heading-id.ts'
 import { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_DOCUMENT_BYTES, MAX_TITLE_CHARS } from './limits.ts'
-import { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
+import { checkNodes, type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
 import { ok, type Result, refuseFor } from './result.ts'
-import { blocksToY } from './yjs/build-y.ts'
+import { blocksToY, nodeToY } from './yjs/build-y.ts'
 
 /** The title as stored: whitespace runs (newlines included) collapse to one space. */
 export function normaliseTitle(title: string): Result<string> {
@@ -81,10 +83,25 @@ export function importedDocumentUpdate(
   imported: { title: string; blocks: DocNode[] },
   inspect?: (fragment: Y.XmlFragment) => void,
 ): Result<Uint8Array> {
-  const heading = buildDocumentBlocks(imported.title)
-  if (heading.kind === 'error') return heading
+  const checked = checkNodes(imported.blocks)
+  if (checked.kind === 'error') return checked
+  return importedPartsUpdate({ title: imported.title, parts: [checked] }, inspect)
+}
+
+/**
+ * `importedDocumentUpdate` from the body's parts (importMarkdownParts): each part is built into the
+ * document as it comes and its JSON let go, so the file's blocks as JSON, their ProseMirror nodes and their
+ * detached Yjs copies are never all held beside the document. The same Yjs update, byte for byte, as
+ * building every block first and inserting them at once (`writeImportedParts`).
+ */
+export function importedPartsUpdate(
+  imported: { title: string; parts: Iterable<Result<PMNode[]>> },
+  inspect?: (fragment: Y.XmlFragment) => void,
+  /** Called after each part is built, with how many blocks are (the import worker collects its garbage). */
+  built?: (blocks: number) => void,
+): Result<Uint8Array> {
   const update = encodeNew((doc) => {
-    const written = writeBlocks(doc, ok([...heading.value, ...imported.blocks]))
+    const written = writeImportedParts(doc, imported.title, imported.parts, built)
     if (written.kind === 'ok') inspect?.(doc.getXmlFragment(FRAGMENT_NAME))
     return written
   })
@@ -96,6 +113,51 @@ export function importedDocumentUpdate(
     )
   }
   return update
+}
+
+/**
+ * Writes the title heading and then each part's blocks into an empty Y.Doc's `default` fragment, in one
+ * transaction, each block inserted after the one before as it is built. Yjs gives an element inserted
+ * after the last one the same id, origins and clocks as it would in one insert of them all (items are
+ * integrated one after another either way, each child right after its parent), so the update is the same.
+ * A part's refusal ends it (the document is then thrown away).
+ */
+export function writeImportedParts(
+  doc: Y.Doc,
+  title: string,
+  parts: Iterable<Result<PMNode[]>>,
+  built?: (blocks: number) => void,
+): Result<void> {
+  const heading = buildDocumentBlocks(title)
+  if (heading.kind === 'error') return heading
+  const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+  if (fragment.length > 0) {
+    return refuseFor('not_empty', 'doc: it already has content; write a new document into an empty Y.Doc.')
+  }
+  let refused: Result<void> | undefined
+  doc.transact(() => {
+    let last: Y.XmlElement | null = null
+    let count = 0
+    const insert = (blocks: PMNode[]) => {
+      for (let i = 0; i < blocks.length; i++) {
+        const element = nodeToY(blocks[i]!)
+        ;(blocks as (PMNode | undefined)[])[i] = undefined
+        fragment.insertAfter(last, [element])
+        last = element
+      }
+      count += blocks.length
+      built?.(count)
+    }
+    insert(heading.value.map((block) => schema.nodeFromJSON(block)))
+    for (const part of parts) {
+      if (part.kind === 'error') {
+        refused = part
+        return
+      }
+      insert(part.value)
+    }
+  })
+  return refused ?? ok(undefined)
 }
 
 function encodeNew(write: (doc: Y.Doc) => Result<void>): Result<Uint8Array> {

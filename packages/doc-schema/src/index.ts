@@ -11,6 +11,7 @@ export {
 export {
   createDocumentUpdate,
   importedDocumentUpdate,
+  importedPartsUpdate,
   normaliseTitle,
   writeNewDocument,
 } from './create-document.ts'
@@ -61,7 +62,12 @@ export {
 } from './limits.ts'
 export type { MediaStyle, SerializeOptions } from './markdown/blocks-to-mdast.ts'
 export { documentMarkdownPrefix, documentToMarkdown } from './markdown/document-to-markdown.ts'
-export { type ImportedMarkdown, importMarkdown } from './markdown/import-markdown.ts'
+export {
+  type ImportedMarkdown,
+  type ImportedMarkdownParts,
+  importMarkdown,
+  importMarkdownParts,
+} from './markdown/import-markdown.ts'
 export { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
 export type { MarkdownPrefix } from './markdown/serialize-markdown.ts'
 export { escapeTypedMarkers } from './markdown/suggestion-text.ts'

@@ -17,6 +17,7 @@
  * - Bare URLs become links; link targets are kept as written (see the parser below).
  * - A bullet list mixing task and plain items becomes consecutive lists, one per kind (tokens-to-blocks.ts).
  */
+import type { Node as PMNode } from '@tiptap/pm/model'
 import MarkdownIt from 'markdown-it'
 import type Token from 'markdown-it/lib/token.mjs'
 import type { DocNode } from '../doc-json.ts'
@@ -26,7 +27,7 @@ import { ok, type Result, refuseFor } from '../result.ts'
 import { footnoteDefinitions } from './footnotes.ts'
 import { convertInline } from './inline-tokens.ts'
 import { countTokens, parseCounted } from './markdown-work.ts'
-import { checkBlocks } from './parse-markdown.ts'
+import { checkNodes } from './parse-markdown.ts'
 import { tokensToBlocks } from './tokens-to-blocks.ts'
 
 // linkify: a bare `https://…` or `mailto:` URL in a file is a link (a GFM autolink), written back as
@@ -92,11 +93,42 @@ const inlineText = (tokens: Token[]) =>
  * Imports a Markdown file. Refusals: `too_large` (over MAX_IMPORT_BYTES), `too_complex` (over
  * MAX_IMPORT_ELEMENTS, MAX_TABLE_CELLS or MAX_MARKDOWN_EXPANSION_CHARS, counted while it is read),
  * `empty_title` when there is no title at all, `invalid_content` naming the line of the block at fault.
+ * The body's blocks all at once; `importMarkdownParts` gives them one top-level block at a time.
  */
 export function importMarkdown(
   markdown: string,
   opts: { title?: string; fallbackTitle: string },
 ): Result<ImportedMarkdown> {
+  const imported = importMarkdownParts(markdown, opts)
+  if (imported.kind === 'error') return imported
+  const blocks: DocNode[] = []
+  for (const part of imported.value.parts) {
+    if (part.kind === 'error') return part
+    for (const node of part.value) blocks.push(node.toJSON() as DocNode)
+  }
+  return ok({ title: imported.value.title, blocks, changes: imported.value.changes })
+}
+
+/** An import whose body is converted as it is read (`importMarkdownParts`). */
+export type ImportedMarkdownParts = Omit<ImportedMarkdown, 'blocks'> & {
+  /**
+   * The body's checked blocks as ProseMirror nodes (their JSON is `blocks`), one top-level Markdown block
+   * at a time (a front matter, a list, a heading…), each heading with a fresh id; an `invalid_content`
+   * refusal ends it. Read once: each block's tokens are let go as soon as it is converted, so a caller that
+   * builds each part into the document (and lets go of it) never holds the whole file's tokens, blocks and
+   * Yjs at once.
+   */
+  parts: Iterable<Result<PMNode[]>>
+}
+
+/**
+ * `importMarkdown` with the body converted lazily. The parse, the title, the heading shift and every ceiling
+ * are decided here, before any part is converted; the changes are complete at once.
+ */
+export function importMarkdownParts(
+  markdown: string,
+  opts: { title?: string; fallbackTitle: string },
+): Result<ImportedMarkdownParts> {
   const bytes = Buffer.byteLength(markdown, 'utf8')
   if (bytes > MAX_IMPORT_BYTES) {
     return refuseFor(
@@ -110,10 +142,12 @@ export function importMarkdown(
   const changes: string[] = []
   const tokens = parseCounted(markdownIt, rest, { elements: MAX_IMPORT_ELEMENTS, scope: 'one import' })
   if (tokens.kind === 'error') return tokens
-  const groups = topLevelGroups(tokens.value)
+  // The groups are copies of their tokens' slices: the whole stream is let go here, each group once converted.
+  const groups: ({ tokens: Token[]; line: number } | undefined)[] = topLevelGroups(tokens.value)
+  tokens.value = []
 
-  const isH1 = (group: { tokens: Token[] }) =>
-    group.tokens[0]?.type === 'heading_open' && group.tokens[0].tag === 'h1'
+  const isH1 = (group: { tokens: Token[] } | undefined) =>
+    group?.tokens[0]?.type === 'heading_open' && group.tokens[0].tag === 'h1'
   const firstH1 = groups.findIndex(isH1)
   let title = opts.title?.replace(/\s+/g, ' ').trim() ?? ''
   let dropped = -1
@@ -126,56 +160,62 @@ export function importMarkdown(
     title = opts.fallbackTitle.replace(/\s+/g, ' ').trim()
   }
   if (!title) return refuseFor('empty_title', 'title: the file has no `# ` heading; give --title.', 'title')
-  const body = groups.filter((_, i) => i !== dropped)
+  if (dropped !== -1) groups[dropped] = undefined
 
-  const shift = body.some(isH1)
+  const shift = groups.some(isH1)
   if (shift) {
     let capped = 0
-    for (const group of body) {
-      const open = group.tokens[0]!
-      if (open.type !== 'heading_open') continue
+    for (const group of groups) {
+      const open = group?.tokens[0]
+      if (open?.type !== 'heading_open') continue
       const level = Number(open.tag.slice(1))
       if (level === 6) capped++
       const next = `h${Math.min(6, level + 1)}`
       open.tag = next
-      group.tokens.at(-1)!.tag = next
+      group!.tokens.at(-1)!.tag = next
     }
     changes.push(
       `headings: the body holds level-1 headings, so every body heading moved one level deeper (# → ##, …, ##### → ######)${capped ? `; ${capped} level-6 heading(s) stayed at level 6` : ''}`,
     )
   }
 
-  const blocks: DocNode[] = []
-  if (frontMatter) {
-    blocks.push(codeBlock(frontMatter.language, frontMatter.content))
-    changes.push(`front matter: kept as a \`${frontMatter.language}\` code block at the top`)
-  }
-  let htmlBlocks = 0
-  for (const group of body) {
+  if (frontMatter) changes.push(`front matter: kept as a \`${frontMatter.language}\` code block at the top`)
+  const htmlBlocks = groups.filter((group) => group?.tokens[0]?.type === 'html_block').length
+  if (htmlBlocks) changes.push(`HTML: ${htmlBlocks} HTML block(s) kept verbatim as \`html\` code blocks`)
+  return ok({ title, changes, parts: convertGroups(groups, frontMatter, lineOffset) })
+}
+
+/** The body's groups converted and checked one at a time, each let go once converted. */
+function* convertGroups(
+  groups: ({ tokens: Token[]; line: number } | undefined)[],
+  frontMatter: { language: string; content: string } | null,
+  lineOffset: number,
+): Generator<Result<PMNode[]>, void, undefined> {
+  if (frontMatter) yield checkNodes([codeBlock(frontMatter.language, frontMatter.content)])
+  for (let i = 0; i < groups.length; i++) {
+    const group = groups[i]
+    if (!group) continue
+    groups[i] = undefined
     const line = group.line + lineOffset
     const open = group.tokens[0]!
-    let converted: DocNode[]
-    if (open.type === 'html_block') {
-      htmlBlocks++
-      converted = [codeBlock('html', open.content.replace(/\n+$/, ''))]
-    } else {
-      converted = tokensToBlocks(group.tokens, { splitMixedLists: true })
-    }
+    const converted =
+      open.type === 'html_block'
+        ? [codeBlock('html', open.content.replace(/\n+$/, ''))]
+        : tokensToBlocks(group.tokens, { splitMixedLists: true, release: true })
     for (const block of converted) {
       if (block.type === 'heading') block.attrs = { ...block.attrs, [HEADING_ID_ATTR]: newHeadingId() }
     }
-    const checked = checkBlocks(converted)
+    const checked = checkNodes(converted)
     if (checked.kind === 'error') {
-      return refuseFor(
+      yield refuseFor(
         'invalid_content',
         `markdown: line ${line}: ${checked.message.replace(/^markdown: /, '')}`,
         'markdown',
       )
+      return
     }
-    blocks.push(...checked.value)
+    yield checked
   }
-  if (htmlBlocks) changes.push(`HTML: ${htmlBlocks} HTML block(s) kept verbatim as \`html\` code blocks`)
-  return ok({ title, blocks, changes })
 }
 
 function codeBlock(language: string, text: string): DocNode {

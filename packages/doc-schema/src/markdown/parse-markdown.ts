@@ -1,3 +1,4 @@
+import type { Node as PMNode } from '@tiptap/pm/model'
 import MarkdownIt from 'markdown-it'
 import type { DocNode } from '../doc-json.ts'
 import { schema } from '../extensions.ts'
@@ -109,12 +110,18 @@ export function parseInlineMarkdown(
 
 /** Normalises every block through the schema and checks it: nothing invalid is ever written to Yjs. */
 export function checkBlocks(blocks: DocNode[]): Result<DocNode[]> {
-  const checked: DocNode[] = []
+  const checked = checkNodes(blocks)
+  return checked.kind === 'error' ? checked : ok(checked.value.map((node) => node.toJSON() as DocNode))
+}
+
+/** `checkBlocks` as the checked ProseMirror nodes (what the Yjs build reads), without their JSON. */
+export function checkNodes(blocks: DocNode[]): Result<PMNode[]> {
+  const checked: PMNode[] = []
   for (const block of blocks) {
     try {
       const node = schema.nodeFromJSON(block)
       node.check()
-      checked.push(node.toJSON() as DocNode)
+      checked.push(node)
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error)
       return refuseFor(

@@ -12,13 +12,31 @@ const TASK_PREFIX = /^\[([ xX])\](?: |$)/
 /**
  * Where the conversion is in the token stream. `splitMixedLists` (file imports): a bullet list mixing task
  * and plain items becomes consecutive lists, one per run of the same kind; otherwise it is one plain list.
+ * `release`: each block's and list item's tokens are taken out of the array once converted (a file's one
+ * list of 75,000 items is ~450,000 tokens: they go as its JSON grows, not after).
  */
-type Cursor = { index: number; splitMixedLists: boolean }
+type Cursor = { index: number; splitMixedLists: boolean; release: boolean }
 
-/** Blocks of a markdown-it token stream; `nested` is false only at the document's top level. */
-export function tokensToBlocks(tokens: Token[], opts: { splitMixedLists?: boolean } = {}): DocNode[] {
-  const cursor: Cursor = { index: 0, splitMixedLists: opts.splitMixedLists ?? false }
+/**
+ * Blocks of a markdown-it token stream; `nested` is false only at the document's top level. With `release`
+ * the array is emptied as it is read (pass an array nobody reads after).
+ */
+export function tokensToBlocks(
+  tokens: Token[],
+  opts: { splitMixedLists?: boolean; release?: boolean } = {},
+): DocNode[] {
+  const cursor: Cursor = {
+    index: 0,
+    splitMixedLists: opts.splitMixedLists ?? false,
+    release: opts.release ?? false,
+  }
   return readBlocks(tokens, cursor, null, false)
+}
+
+/** Lets go of the tokens from `start` up to the cursor (converted), when the conversion releases them. */
+function release(tokens: Token[], cursor: Cursor, start: number): void {
+  if (!cursor.release) return
+  for (let i = start; i < cursor.index; i++) (tokens as (Token | undefined)[])[i] = undefined
 }
 
 function readBlocks(tokens: Token[], cursor: Cursor, closeType: string | null, nested: boolean) {
@@ -29,7 +47,9 @@ function readBlocks(tokens: Token[], cursor: Cursor, closeType: string | null, n
       cursor.index++
       return blocks
     }
+    const start = cursor.index
     blocks.push(...readBlock(tokens, cursor, nested))
+    release(tokens, cursor, start)
   }
   return blocks
 }
@@ -191,6 +211,7 @@ function mediaEmbedFor(block: DocNode): DocNode | null {
 function readItems(tokens: Token[], cursor: Cursor, closeType: string): DocNode[] {
   const items: DocNode[] = []
   while (cursor.index < tokens.length) {
+    const start = cursor.index
     const token = tokens[cursor.index++]!
     if (token.type === closeType) break
     if (token.type !== 'list_item_open') continue
@@ -203,6 +224,7 @@ function readItems(tokens: Token[], cursor: Cursor, closeType: string): DocNode[
     const item: DocNode = { type: 'listItem', content }
     if (checkbox) withCheckbox.add(item)
     items.push(item)
+    release(tokens, cursor, start)
   }
   return items
 }

@@ -4,8 +4,8 @@
  * holds the event loop that serves everyone; the service then stores the result in one transaction.
  */
 import {
-  importedDocumentUpdate,
-  importMarkdown,
+  importedPartsUpdate,
+  importMarkdownParts,
   type OutlineNode,
   ok,
   type Result,
@@ -18,6 +18,8 @@ import { titleTooLong } from '../title.ts'
 
 /** How many sections' renders an import measures between two collections of its young garbage. */
 const COLLECT_EVERY_SECTIONS = 500
+/** How many blocks an import builds into its document between two collections of its young garbage. */
+const COLLECT_EVERY_BLOCKS = 1_000
 
 export type ImportInput = { markdown: string; title?: string; fallbackTitle: string }
 
@@ -43,7 +45,7 @@ export function buildImport(
   collect: () => void = () => {},
   collectYoung: () => void = () => {},
 ): Result<BuiltImport> {
-  const imported = importMarkdown(storableText(input.markdown), {
+  const imported = importMarkdownParts(storableText(input.markdown), {
     title: input.title === undefined ? undefined : storableText(input.title),
     fallbackTitle: storableText(input.fallbackTitle),
   })
@@ -51,20 +53,30 @@ export function buildImport(
   const { title, changes } = imported.value
   const tooLong = titleTooLong(title, ' (give a shorter --title)')
   if (tooLong) return tooLong
-  collect() // markdown-it's tokens
-  // The search text and outline (with each section's total, measured here so no read renders a section to
-  // name it) are read off the document just built, not off its state decoded once more.
+  collect() // markdown-it's inline state and what the parse left behind
+  // The body is built into the document one top-level block at a time, each block's tokens and JSON let
+  // go as it is built. The search text and outline (with each section's total, measured here so no read
+  // renders a section to name it) are read off the document just built, not off its state decoded once more.
   let derived: { text: string; outline: OutlineNode[] } | undefined
-  const built = importedDocumentUpdate(imported.value, (fragment) => {
-    imported.value.blocks = [] // their Yjs copy is built: the JSON can go before the outline's renders
-    collect()
-    // Each section is rendered to measure it: a 20 MiB file's ~30,000 renders left ~200 MB of garbage
-    // between two collections, so one is made every COLLECT_EVERY_SECTIONS sections.
-    const outline = readOutlineWithTotals(fragment, (sections) => {
-      if (sections % COLLECT_EVERY_SECTIONS === 0) collectYoung()
-    })
-    derived = { text: readPlainText(fragment, maxTextChars), outline }
-  })
+  let nextCollection = COLLECT_EVERY_BLOCKS
+  const built = importedPartsUpdate(
+    imported.value,
+    (fragment) => {
+      collect()
+      // Each section is rendered to measure it: a 20 MiB file's ~30,000 renders left ~200 MB of garbage
+      // between two collections, so one is made every COLLECT_EVERY_SECTIONS sections.
+      const outline = readOutlineWithTotals(fragment, (sections) => {
+        if (sections % COLLECT_EVERY_SECTIONS === 0) collectYoung()
+      })
+      derived = { text: readPlainText(fragment, maxTextChars), outline }
+    },
+    (blocks) => {
+      if (blocks >= nextCollection) {
+        nextCollection = blocks + COLLECT_EVERY_BLOCKS
+        collectYoung()
+      }
+    },
+  )
   if (built.kind === 'error') return refuse('invalid_input', built.message, built.field)
   if (!derived) throw new Error('import: the built document was not read')
   collect()

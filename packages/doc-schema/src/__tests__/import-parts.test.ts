@@ -1,0 +1,187 @@
+/**
+ * An import built part by part (importMarkdownParts + writeImportedParts: each top-level block converted,
+ * checked and built into the document as it comes, its tokens and JSON let go) against the build it
+ * replaced: every body block converted first, then all of them made detached Yjs elements and inserted at
+ * once. The same Yjs update byte for byte (client id and heading ids made the same on both sides), over the
+ * real files of the corpus and seeded random documents (front matter, `#` titles and shifted headings,
+ * reference links defined after their use, footnotes, lists nested, mixed and long, code fences, tables,
+ * HTML blocks, quotes); and the token stream let go while it is read gives the blocks of the one kept.
+ */
+import { afterAll, describe, expect, spyOn, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import MarkdownIt from 'markdown-it'
+import * as Y from 'yjs'
+import { buildDocumentBlocks, writeImportedParts } from '../create-document.ts'
+import { FRAGMENT_NAME } from '../limits.ts'
+import { footnoteDefinitions } from '../markdown/footnotes.ts'
+import { importMarkdown, importMarkdownParts } from '../markdown/import-markdown.ts'
+import { checkNodes } from '../markdown/parse-markdown.ts'
+import { tokensToBlocks } from '../markdown/tokens-to-blocks.ts'
+import { refuseFor } from '../result.ts'
+import { blocksToY } from '../yjs/build-y.ts'
+import { corpusFiles } from './corpus-files.ts'
+import { type Rng, seededRandom } from './seeded-random.ts'
+
+/**
+ * Heading ids come from crypto.getRandomValues, drawn in another order by each side (the title's first or
+ * last): here every draw is zeros, so every heading id is the same on both sides (the client id is set).
+ */
+const random = spyOn(crypto, 'getRandomValues').mockImplementation(
+  <T extends ArrayBufferView | null>(array: T): T => {
+    new Uint8Array(array!.buffer, array!.byteOffset, array!.byteLength).fill(0)
+    return array
+  },
+)
+afterAll(() => random.mockRestore())
+
+const CLIENT = 4_242
+
+/** The build before parts: the whole body converted, then one insert of every block's Yjs element. */
+function wholeUpdate(markdown: string): Uint8Array | string {
+  const imported = importMarkdown(markdown, { fallbackTitle: 'file' })
+  if (imported.kind === 'error') return imported.message
+  const heading = buildDocumentBlocks(imported.value.title)
+  if (heading.kind === 'error') return heading.message
+  const doc = new Y.Doc()
+  doc.clientID = CLIENT
+  const elements = blocksToY([...heading.value, ...imported.value.blocks])
+  doc.transact(() => doc.getXmlFragment(FRAGMENT_NAME).insert(0, elements))
+  return Y.encodeStateAsUpdate(doc)
+}
+
+/** The build in parts, as the import worker runs it. */
+function partsUpdate(markdown: string): Uint8Array | string {
+  const imported = importMarkdownParts(markdown, { fallbackTitle: 'file' })
+  if (imported.kind === 'error') return imported.message
+  const doc = new Y.Doc()
+  doc.clientID = CLIENT
+  const written = writeImportedParts(doc, imported.value.title, imported.value.parts)
+  if (written.kind === 'error') return written.message
+  return Y.encodeStateAsUpdate(doc)
+}
+
+function expectSame(markdown: string) {
+  const whole = wholeUpdate(markdown)
+  const parts = partsUpdate(markdown)
+  if (typeof whole === 'string') expect(parts).toBe(whole)
+  else {
+    expect(parts).toBeInstanceOf(Uint8Array)
+    expect(Buffer.from(parts as Uint8Array).equals(Buffer.from(whole))).toBe(true)
+  }
+}
+
+/** markdown-it as an import reads a file (import-markdown.ts). */
+function importParser(): MarkdownIt {
+  const md = new MarkdownIt('default', { html: true, linkify: true, typographer: false })
+  md.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false })
+  md.normalizeLink = (url) => url
+  md.use(footnoteDefinitions)
+  return md
+}
+
+const pick = <T>(rng: Rng, list: readonly T[]): T => list[Math.floor(rng() * list.length)]!
+
+const INLINE = [
+  'plain words',
+  '**bold** and *em*',
+  '`code` with <u>under</u>',
+  'a [ref link][r1] and [another][r2]',
+  'a footnote[^1] here',
+  'https://example.com/bare',
+  '![img](https://example.com/a.png)',
+  '~~struck~~ <mark>marked</mark>',
+  '[inline](https://example.com "title")',
+  'line one  \nline two',
+]
+
+/** A random Markdown document of `blocks` top-level pieces, the shapes an import maps. */
+function randomDocument(rng: Rng, blocks: number): string {
+  const parts: string[] = []
+  if (rng() < 0.3) parts.push(rng() < 0.5 ? '---\ntitle: x\ntags: [a, b]\n---' : '+++\ntitle = "x"\n+++')
+  if (rng() < 0.6) parts.push(`# ${pick(rng, INLINE)}`)
+  for (let i = 0; i < blocks; i++) {
+    const text = () => pick(rng, INLINE)
+    const roll = rng()
+    if (roll < 0.15) parts.push(`${'#'.repeat(1 + Math.floor(rng() * 6))} ${text()}`)
+    else if (roll < 0.3) parts.push(`${text()} ${text()}`)
+    else if (roll < 0.45) {
+      const items = 1 + Math.floor(rng() * 40)
+      const marker = pick(rng, ['-', '*', '1.'])
+      const lines: string[] = []
+      for (let n = 0; n < items; n++) {
+        const task = rng() < 0.3 ? `[${rng() < 0.5 ? ' ' : 'x'}] ` : ''
+        lines.push(`${marker} ${task}${text()}`)
+        if (rng() < 0.2) lines.push(`   - nested ${text()}`)
+        if (rng() < 0.1) lines.push('')
+      }
+      parts.push(lines.join('\n'))
+    } else if (roll < 0.55)
+      parts.push(`\`\`\`${pick(rng, ['', 'ts', 'md'])}\n${text()}\n\n# not a heading\n\`\`\``)
+    else if (roll < 0.65) {
+      const rows = 1 + Math.floor(rng() * 5)
+      const table = ['| a | b |', '| :- | -: |']
+      for (let r = 0; r < rows; r++) table.push(`| ${text()} | ${r} |`)
+      parts.push(table.join('\n'))
+    } else if (roll < 0.72)
+      parts.push(
+        pick(rng, [
+          '<p align="center">\n  <b>logo</b>\n</p>',
+          '<details>\n<summary>more</summary>\n\nhidden\n\n</details>',
+        ]),
+      )
+    else if (roll < 0.8) parts.push(`> ${text()}\n>\n> - quoted item`)
+    else if (roll < 0.87) parts.push(`[^1]: the note ${text()}`)
+    else if (roll < 0.93) parts.push('***')
+    else parts.push(`    indented code ${i}`)
+  }
+  // Reference definitions after their uses (a parse in parts must still resolve them).
+  parts.push('[r1]: https://example.com/one\n[r2]: <https://example.com/two> "Two"')
+  return `${parts.join('\n\n')}\n`
+}
+
+describe('an import built in parts', () => {
+  test('gives the same Yjs update, byte for byte, as the whole build on every file of the corpus', () => {
+    const files = corpusFiles()
+    expect(files.length).toBeGreaterThanOrEqual(20)
+    for (const file of files) expectSame(readFileSync(file, 'utf8'))
+    expect(random).toHaveBeenCalled()
+  })
+
+  test('and on seeded random documents, long lists and many sections included', () => {
+    const rng = seededRandom(20_261_202)
+    for (let run = 0; run < 60; run++) expectSame(randomDocument(rng, 1 + Math.floor(rng() * 40)))
+    expectSame(`# T\n\n${'- item\n'.repeat(3_000)}`)
+    expectSame(`# T\n\n${'## part\n\ntext\n\n'.repeat(2_000)}# Second title\n\n1. one\n2. two\n`)
+  })
+
+  test("a part's refusal ends the build with that refusal; nothing after it is read", () => {
+    const doc = new Y.Doc()
+    let read = 0
+    function* parts() {
+      read++
+      yield checkNodes([{ type: 'paragraph', content: [{ type: 'text', text: 'kept' }] }])
+      read++
+      yield refuseFor('invalid_content', 'markdown: line 9: a table block is not valid here', 'markdown')
+      read++
+    }
+    expect(writeImportedParts(doc, 'T', parts())).toMatchObject({
+      kind: 'error',
+      message: 'markdown: line 9: a table block is not valid here',
+    })
+    expect(read).toBe(2)
+  })
+
+  test('tokens let go as they are converted give the same blocks as tokens kept', () => {
+    const md = importParser()
+    const rng = seededRandom(7)
+    const sources = [...corpusFiles().map((file) => readFileSync(file, 'utf8'))]
+    for (let run = 0; run < 30; run++) sources.push(randomDocument(rng, 30))
+    for (const source of sources) {
+      const kept = tokensToBlocks(md.parse(source, {}), { splitMixedLists: true })
+      const tokens = md.parse(source, {})
+      const released = tokensToBlocks(tokens, { splitMixedLists: true, release: true })
+      expect(released).toEqual(kept)
+      expect(tokens.every((token) => token === undefined)).toBe(true)
+    }
+  })
+})
