@@ -97,7 +97,7 @@ export function importedDocumentUpdate(
 export function importedPartsUpdate(
   imported: { title: string; parts: Iterable<Result<PMNode[]>> },
   inspect?: (fragment: Y.XmlFragment) => void,
-  /** Called after each part is built, with how many blocks are (the import worker collects its garbage). */
+  /** Called as blocks (or a long block's children) are built, with how many are (the worker collects its garbage). */
   built?: (blocks: number) => void,
 ): Result<Uint8Array> {
   const update = encodeNew((doc) => {
@@ -114,6 +114,9 @@ export function importedPartsUpdate(
   }
   return update
 }
+
+/** Children of one block built into Yjs between two calls of `built` (a long list, a long quote). */
+const BUILD_BATCH_CHILDREN = 1_000
 
 /**
  * Writes the title heading and then each part's blocks into an empty Y.Doc's `default` fragment, in one
@@ -140,13 +143,36 @@ export function writeImportedParts(
     let count = 0
     const insert = (blocks: PMNode[]) => {
       for (let i = 0; i < blocks.length; i++) {
-        const element = nodeToY(blocks[i]!)
+        const node = blocks[i]!
         ;(blocks as (PMNode | undefined)[])[i] = undefined
+        if (node.inlineContent || node.childCount <= BUILD_BATCH_CHILDREN) {
+          const element = nodeToY(node)
+          fragment.insertAfter(last, [element])
+          last = element
+          count++
+          built?.(count)
+          continue
+        }
+        // A block of many children (a list of 75,000 items): the element first, then its children in
+        // batches, then its attributes, the order in which Yjs integrates a detached element (its content,
+        // then its attributes), so the same ids; the batches' detached copies go between two batches.
+        const element = new Y.XmlElement(node.type.name)
         fragment.insertAfter(last, [element])
         last = element
+        let child: Y.XmlElement | null = null
+        for (let from = 0; from < node.childCount; from += BUILD_BATCH_CHILDREN) {
+          const batch: Y.XmlElement[] = []
+          const to = Math.min(node.childCount, from + BUILD_BATCH_CHILDREN)
+          for (let c = from; c < to; c++) batch.push(nodeToY(node.child(c)))
+          element.insertAfter(child, batch)
+          child = batch.at(-1)!
+          count += batch.length
+          built?.(count)
+        }
+        for (const [key, value] of Object.entries(node.attrs)) {
+          if (value !== null && value !== undefined) element.setAttribute(key, value as string)
+        }
       }
-      count += blocks.length
-      built?.(count)
     }
     insert(heading.value.map((block) => schema.nodeFromJSON(block)))
     for (const part of parts) {

@@ -150,7 +150,11 @@ describe('an import built in parts', () => {
   test('and on seeded random documents, long lists and many sections included', () => {
     const rng = seededRandom(20_261_202)
     for (let run = 0; run < 60; run++) expectSame(randomDocument(rng, 1 + Math.floor(rng() * 40)))
+    // Blocks of more children than one batch: built child batch by child batch, attributes last.
     expectSame(`# T\n\n${'- item\n'.repeat(3_000)}`)
+    expectSame(`# T\n\n${Array.from({ length: 2_500 }, (_, i) => `${i + 7}. *n* ${i}\n`).join('')}`)
+    expectSame(`# T\n\n${'> quoted\n>\n'.repeat(1_500)}\n${'- [x] done\n'.repeat(1_200)}`)
+    expectSame(`# T\n\n| a | b |\n| :- | -: |\n${'| x | **y** |\n'.repeat(1_500)}`)
     expectSame(`# T\n\n${'## part\n\ntext\n\n'.repeat(2_000)}# Second title\n\n1. one\n2. two\n`)
   })
 
