@@ -11,9 +11,13 @@
  * the total a read of the same content measured before; and with the stored outline (stored-totals.ts),
  * adopted per fragment by whoever decodes stored content, so a read after a restart renders nothing extra.
  */
-import type * as Y from 'yjs'
+import * as Y from 'yjs'
+import type { DocNode } from '../doc-json.ts'
 import { blockMarkdownPrefix } from '../markdown/block-prefix.ts'
 import type { SerializeOptions } from '../markdown/blocks-to-mdast.ts'
+import { yElementTooDeep } from '../markdown/render-depth.ts'
+import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
+import { yElementToJSON } from '../yjs/read-y.ts'
 
 /** How section reads show a block's media: as readable placeholders. */
 export const BLOCK_OPTIONS: SerializeOptions = { media: 'placeholder', suggestions: 'show' }
@@ -27,10 +31,55 @@ let measured = 0
  * The length of an element's Markdown as a section read shows it whole: the heading line for a heading,
  * else a block's Markdown without its `[n] ` label. The same render as a read's, not stopped early.
  */
-export function elementReadLength(element: Y.XmlElement): number {
+export function elementReadLength(element: Y.XmlElement, rendered?: () => void): number {
   measured++
+  if (LIST_TYPES.has(element.nodeName) && element.length > LIST_ITEMS_PER_RENDER) {
+    const length = listReadLength(element, LIST_ITEMS_PER_RENDER, rendered)
+    if (length !== undefined) return length
+  }
   const opts = element.nodeName === 'heading' ? HEADING_OPTIONS : BLOCK_OPTIONS
   return blockMarkdownPrefix(element, Number.MAX_SAFE_INTEGER, opts).text.length
+}
+
+const LIST_TYPES = new Set(['bulletList', 'orderedList', 'taskList'])
+const ITEM_TYPES = new Set(['listItem', 'taskItem'])
+
+/**
+ * Items of one long list rendered together to measure it (`listReadLength`): a list of 75,000 items
+ * rendered whole held ~240 MB of JSON, mdast and strings at once.
+ */
+export const LIST_ITEMS_PER_RENDER = 1_000
+
+/**
+ * The length of a long top-level list as a read shows it whole, rendered `perRender` items at a time: a
+ * list's Markdown is its items' Markdown joined by line breaks (the lists here are tight), each item written
+ * from its own content and its number (an ordered list's later items are a list starting at their number);
+ * the bullet a list uses may depend on all its items, but every bullet is one character. undefined when the
+ * list holds anything but items or is nested past the render ceiling (it is then rendered whole).
+ */
+export function listReadLength(
+  list: Y.XmlElement,
+  perRender: number,
+  /** Called after each part's render (the import worker collects its garbage). */
+  rendered?: () => void,
+): number | undefined {
+  const children = list.toArray()
+  if (!children.every((child) => child instanceof Y.XmlElement && ITEM_TYPES.has(child.nodeName)))
+    return undefined
+  if (yElementTooDeep(list)) return undefined
+  const attrs = list.getAttributes() as Record<string, unknown>
+  const start = Number(attrs.start ?? 1)
+  let total = 0
+  for (let from = 0; from < children.length; from += perRender) {
+    const items = children.slice(from, from + perRender).map((item) => yElementToJSON(item as Y.XmlElement))
+    const chunk: DocNode =
+      list.nodeName === 'orderedList'
+        ? { type: list.nodeName, attrs: { ...attrs, start: start + from }, content: items }
+        : { type: list.nodeName, ...(Object.keys(attrs).length > 0 ? { attrs } : {}), content: items }
+    total += (from === 0 ? 0 : 1) + blocksToMarkdown([chunk], BLOCK_OPTIONS).length
+    rendered?.()
+  }
+  return total
 }
 
 /**

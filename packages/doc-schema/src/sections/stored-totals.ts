@@ -18,7 +18,7 @@ import type { OutlineNode } from './outline.ts'
 import { liveOutline, memoMeasureSteps, memoSectionTotal, memoTotalKnown } from './outline-memo.ts'
 import { headingTitle, locateSections } from './section-index.ts'
 import { sectionStats } from './section-rev.ts'
-import { type StoredSectionRev, sectionReadLength, totalKey } from './section-total.ts'
+import { elementReadLength, type StoredSectionRev, sectionReadLength, totalKey } from './section-total.ts'
 
 /** An outline node as the store step writes it: with the section's exact total and block count when measured. */
 export type StoredOutlineNode = OutlineNode & {
@@ -37,7 +37,10 @@ export function readOutlineWithTotals(
   fragment: Y.XmlFragment,
   /** Called after each section is measured, with how many are: the import worker collects its garbage. */
   measured?: (sections: number) => void,
+  /** Called after each part of a long list is rendered to measure it (elementReadLength), for the same. */
+  rendered?: () => void,
 ): StoredOutlineNode[] {
+  const lengthOf = (element: Y.XmlElement) => elementReadLength(element, rendered)
   const roots: StoredOutlineNode[] = []
   const stack: StoredOutlineNode[] = []
   let count = 0
@@ -51,7 +54,7 @@ export function readOutlineWithTotals(
       title: headingTitle(section.heading),
       rev,
       size,
-      total: sectionReadLength(section.heading, section.blocks),
+      total: sectionReadLength(section.heading, section.blocks, lengthOf),
       blocks: section.blocks.length,
       children: [],
     }

@@ -65,10 +65,16 @@ export function buildImport(
       collect()
       // Each section is rendered to measure it: a 20 MiB file's ~30,000 renders left ~200 MB of garbage
       // between two collections, so one is made every COLLECT_EVERY_SECTIONS sections.
-      const outline = readOutlineWithTotals(fragment, (sections) => {
-        if (sections % COLLECT_EVERY_SECTIONS === 0) collectYoung()
-      })
+      const outline = readOutlineWithTotals(
+        fragment,
+        (sections) => {
+          if (sections % COLLECT_EVERY_SECTIONS === 0) collectYoung()
+        },
+        collectYoung, // after each 1,000 items of a long list rendered to measure it
+      )
+      collect() // the renders' garbage: a list of 75,000 items left ~100 MB of it
       derived = { text: readPlainText(fragment, maxTextChars), outline }
+      collect() // the text's, before the encoding
     },
     (blocks) => {
       if (blocks >= nextCollection) {
