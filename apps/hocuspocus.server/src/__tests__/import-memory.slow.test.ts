@@ -5,7 +5,7 @@
  * one render measuring its section total were all made before any was let go, and a file under 1 MiB was
  * never collected between phases: the worker peaked +559-584 MB over its idle. Now each block is built as
  * it is converted, a long list a batch of items at a time and measured a part at a time, with collections
- * between: ~+400 MB. The bound sits between the two (memory, never time, is asserted).
+ * between: +395-425 MB. The bound sits between the two (memory, never time, is asserted).
  *
  * Slow tier: the file at the ceiling is the point (a smaller one would not tell the old build from the new
  * one), and building it takes the worker 10-30 s on a loaded machine.

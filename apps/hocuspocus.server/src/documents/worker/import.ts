@@ -19,7 +19,7 @@ import { titleTooLong } from '../title.ts'
 /** How many sections' renders an import measures between two collections of its young garbage. */
 const COLLECT_EVERY_SECTIONS = 500
 /** How many blocks an import builds into its document between two collections of its young garbage. */
-const COLLECT_EVERY_BLOCKS = 1_000
+const COLLECT_EVERY_BLOCKS = 4_000
 
 export type ImportInput = { markdown: string; title?: string; fallbackTitle: string }
 
@@ -59,6 +59,7 @@ export function buildImport(
   // renders a section to name it) are read off the document just built, not off its state decoded once more.
   let derived: { text: string; outline: OutlineNode[] } | undefined
   let nextCollection = COLLECT_EVERY_BLOCKS
+  let renders = 0
   const built = importedPartsUpdate(
     imported.value,
     (fragment) => {
@@ -70,7 +71,10 @@ export function buildImport(
         (sections) => {
           if (sections % COLLECT_EVERY_SECTIONS === 0) collectYoung()
         },
-        collectYoung, // after each 1,000 items of a long list rendered to measure it
+        () => {
+          // every 4,000 items of a long list rendered to measure it
+          if (++renders % 4 === 0) collectYoung()
+        },
       )
       collect() // the renders' garbage: a list of 75,000 items left ~100 MB of it
       derived = { text: readPlainText(fragment, maxTextChars), outline }
