@@ -20,6 +20,7 @@ import { tokensToBlocks } from '../markdown/tokens-to-blocks.ts'
 import { refuseFor } from '../result.ts'
 import { blocksToY } from '../yjs/build-y.ts'
 import { corpusFiles } from './corpus-files.ts'
+import { pick } from './random-inline.ts'
 import { type Rng, seededRandom } from './seeded-random.ts'
 
 /**
@@ -78,8 +79,6 @@ function importParser(): MarkdownIt {
   md.use(footnoteDefinitions)
   return md
 }
-
-const pick = <T>(rng: Rng, list: readonly T[]): T => list[Math.floor(rng() * list.length)]!
 
 const INLINE = [
   'plain words',

@@ -13,6 +13,7 @@ import { blockMarkdownPrefix } from '../markdown/block-prefix.ts'
 import { importMarkdown } from '../markdown/import-markdown.ts'
 import { BLOCK_OPTIONS, elementReadLength, listReadLength } from '../sections/section-total.ts'
 import { corpusFiles } from './corpus-files.ts'
+import { pick } from './random-inline.ts'
 import { type Rng, seededRandom } from './seeded-random.ts'
 
 function topLevelLists(markdown: string): Y.XmlElement[] {
@@ -33,8 +34,6 @@ function topLevelLists(markdown: string): Y.XmlElement[] {
 
 const whole = (list: Y.XmlElement) =>
   blockMarkdownPrefix(list, Number.MAX_SAFE_INTEGER, BLOCK_OPTIONS).text.length
-
-const pick = <T>(rng: Rng, list: readonly T[]): T => list[Math.floor(rng() * list.length)]!
 
 const ITEMS = [
   'plain',
