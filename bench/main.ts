@@ -6,7 +6,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
-import { type CapacityResult, FULL_PLAN, measureCapacity, QUICK_PLAN } from './lib/capacity.ts'
+import { FULL_PLAN, measureCapacity, QUICK_PLAN } from './lib/capacity.ts'
+import type { CapacityResult } from './lib/capacity-figures.ts'
 import {
   DEPLOY_SECTION,
   PERFORMANCE_SECTION,

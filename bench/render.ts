@@ -7,7 +7,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { CapacityResult } from './lib/capacity.ts'
+import type { CapacityResult } from './lib/capacity-figures.ts'
 import { PERFORMANCE_SECTION, renderCapacitySection, sectionOf } from './lib/capacity-report.ts'
 import { renderReport } from './lib/report.ts'
 import type { Row } from './lib/types.ts'

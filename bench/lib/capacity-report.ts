@@ -3,7 +3,7 @@
  * docs/performance.md and the paper estimate of docs/deploy.md, each between markers of its own, so a
  * capacity-only run rewrites them and nothing else. Without results both say so and name the command.
  */
-import type { CapacityResult, SeriesResult, StepFigures } from './capacity.ts'
+import type { CapacityResult, SeriesResult, StepFigures } from './capacity-figures.ts'
 
 /** The command that measures the figures on a quiet machine and writes both sections. */
 export const CAPACITY_COMMAND = 'BENCH_DATABASE_URL=postgresql://… bun run bench -- --only=capacity'

@@ -7,7 +7,7 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type CapacityResult, keystrokeLatencies, type StepFigures } from './capacity.ts'
+import { type CapacityResult, keystrokeLatencies, type StepFigures } from './capacity-figures.ts'
 import {
   DEPLOY_SECTION,
   PERFORMANCE_SECTION,

@@ -20,14 +20,21 @@
  * section and docs/deploy.md's estimate (bench/lib/capacity-report.ts).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
+import { createTestDatabase } from '@collab/test-support/database'
 import { type ServerProcess, spawnServer } from '@collab/test-support/process'
-import { startTestServer, userWithToken } from '@collab/test-support/server'
 import { SQL } from 'bun'
-import { eachLine } from './lines.ts'
+import {
+  type CapacityResult,
+  type EditorReport,
+  highestCarried,
+  keystrokeLatencies,
+  type SeriesResult,
+  type StepFigures,
+} from './capacity-figures.ts'
+import { gauge, type Load, postgresCounters, rssMB, spawnLoad, startRedis } from './capacity-rig.ts'
+import { seed } from './capacity-seed.ts'
 import { cpuMs } from './peer-contenders.ts'
 import { percentile } from './stats.ts'
 
@@ -68,252 +75,6 @@ export const FULL_PLAN: Plan = {
   editors: [25, 50, 100, 200, 400, 800],
   openDocuments: [250, 500, 1_000, 2_000],
   mcpRates: [10, 25, 50, 100, 200, 400],
-}
-
-export type StepFigures = {
-  /** What the step holds: editors typing, documents open, or MCP calls a second offered. */
-  load: number
-  editors: number
-  documentsOpen: number
-  keystrokes: number
-  lostKeystrokes: number
-  keystrokeP50: number
-  keystrokeP99: number
-  healthP99: number
-  healthFailed: number
-  /** CPU as % of one core over the window. */
-  serverCpu: number
-  loadCpu: number
-  redisCpu?: number
-  postgresCpu?: number
-  serverRssMB: number
-  redisPublishes?: number
-  postgresTransactions?: number
-  postgresRowsWritten?: number
-  mcp?: {
-    offered: number
-    /** Calls answered without error, a second. */
-    answered: number
-    failed: number
-    /** Not started: 64 calls of that load process were already waiting. */
-    skipped: number
-    unanswered: number
-    p50: number
-    p99: number
-  }
-  problems: string[]
-  carried: boolean
-}
-
-export type SeriesResult = {
-  name: 'editors' | 'openDocuments' | 'mcp'
-  steps: StepFigures[]
-  highest: number | null
-  /** The series ended on its share of the time budget, before a step not carried or its last planned one. */
-  stoppedByTime: boolean
-}
-
-export type CapacityResult = {
-  database: string
-  date: string
-  /** The machine's 1-minute load average at the start and at the end of the run. */
-  loadAverage: number[]
-  latencyMs: number
-  windowMs: number
-  floor: StepFigures
-  series: SeriesResult[]
-  durationS: number
-}
-
-type Answer = Record<string, unknown> & { error?: string }
-
-/** A load process and its one-line JSON protocol. */
-function spawnLoad(url: string, token: string) {
-  const proc = Bun.spawn(['bun', join(import.meta.dir, 'capacity-load.ts'), url, token], {
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'inherit',
-    env: { ...process.env, NODE_TLS_REJECT_UNAUTHORIZED: undefined },
-  })
-  const waiting = new Map<number, (a: Answer) => void>()
-  let nextId = 1
-  void eachLine(proc.stdout, (line) => {
-    const answer = JSON.parse(line) as Answer & { id: number }
-    waiting.get(answer.id)?.(answer)
-    waiting.delete(answer.id)
-  })
-  return {
-    pid: proc.pid,
-    send(command: Record<string, unknown>): Promise<Answer> {
-      const id = nextId++
-      const answered = new Promise<Answer>((resolve) => waiting.set(id, resolve))
-      proc.stdin.write(`${JSON.stringify({ id, ...command })}\n`)
-      void proc.stdin.flush()
-      return answered.then((a) => {
-        if (a.error) throw new Error(`load process: ${a.error}`)
-        return a
-      })
-    },
-    async stop() {
-      proc.stdin.end()
-      await Promise.race([proc.exited, Bun.sleep(5_000).then(() => proc.kill('SIGKILL'))])
-    },
-  }
-}
-type Load = ReturnType<typeof spawnLoad>
-
-type EditorReport = {
-  room: string
-  client: number
-  sent: Array<[number, number]>
-  recv: Record<string, Array<[number, number]>>
-}
-
-/**
- * Every keystroke sent within [from, to] paired with its arrival at each other editor of its document:
- * the first time that editor held the author's clock. One that never arrived counts as lost.
- */
-export function keystrokeLatencies(editors: EditorReport[], from: number, to: number) {
-  const byRoom = new Map<string, EditorReport[]>()
-  for (const e of editors) {
-    const list = byRoom.get(e.room) ?? []
-    list.push(e)
-    byRoom.set(e.room, list)
-  }
-  const latencies: number[] = []
-  let lost = 0
-  let keystrokes = 0
-  for (const group of byRoom.values()) {
-    for (const author of group) {
-      const sent = author.sent.filter(([, t]) => t >= from && t <= to)
-      keystrokes += sent.length
-      for (const reader of group) {
-        if (reader === author) continue
-        const arrivals = reader.recv[String(author.client)] ?? []
-        let j = 0
-        for (const [clock, at] of sent) {
-          while (j < arrivals.length && arrivals[j]![0] < clock) j++
-          if (j < arrivals.length) latencies.push(arrivals[j]![1] - at)
-          else lost++
-        }
-      }
-    }
-  }
-  latencies.sort((a, b) => a - b)
-  return { latencies, lost, keystrokes }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-/** A redis-server of this run's own (Debian's package), without persistence. */
-async function startRedis() {
-  const port = await freePort()
-  const proc = Bun.spawn(
-    ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdout: 'ignore', stderr: 'inherit' },
-  )
-  const cli = (...args: string[]) =>
-    Bun.spawnSync(['redis-cli', '-p', String(port), ...args]).stdout.toString()
-  for (let i = 0; i < 100 && !cli('PING').includes('PONG'); i++) await Bun.sleep(50)
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    pid: proc.pid,
-    publishes: () => Number(/cmdstat_publish:calls=(\d+)/.exec(cli('INFO', 'commandstats'))?.[1] ?? 0),
-    async stop() {
-      proc.kill('SIGTERM')
-      await proc.exited
-    },
-  }
-}
-
-const rssMB = (pid: number) =>
-  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
-
-async function gauge(url: string, name: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text()
-  return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN)
-}
-
-/** The database's own PostgreSQL backends (CPU from /proc) and its write counters. */
-function postgresCounters(sql: SQL) {
-  return {
-    async cpuMs(): Promise<number> {
-      const rows = (await sql`SELECT pid FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid()`) as Array<{ pid: number }>
-      let total = 0
-      for (const { pid } of rows) {
-        try {
-          total += cpuMs(pid)
-        } catch {} // a backend that ended meanwhile
-      }
-      return total
-    },
-    async writes(): Promise<{ xacts: number; rows: number }> {
-      const [row] = (await sql`SELECT xact_commit::float8 AS x,
-        (tup_inserted + tup_updated + tup_deleted)::float8 AS r
-        FROM pg_stat_database WHERE datname = current_database()`) as Array<{ x: number; r: number }>
-      return { xacts: row?.x ?? 0, rows: row?.r ?? 0 }
-    },
-  }
-}
-
-type Seeded = { token: string; rooms: Array<{ room: string; slug: string }> }
-
-/**
- * One user with a token, and `count` small documents (a heading and two paragraphs): one made by the
- * documents service, the others copies of its rows made in SQL (the row, its stored state and its first
- * version, each copy with a room and slug of its own), so seeding thousands takes seconds, not minutes.
- */
-async function seed(db: TestDatabase, count: number): Promise<Seeded> {
-  const server = await startTestServer(db)
-  try {
-    const { user, token } = await userWithToken(server, 'capacity')
-    const made = await server.services.documents.create(user.id, {
-      title: 'Capacity',
-      markdown:
-        '## Notes\n\nWhat the team agreed this week, and what is still open.\n\n## Next\n\nThe review is on Friday.\n',
-    })
-    if (made.kind === 'error') throw new Error(made.message)
-    const { prisma } = server.services.db
-    const template = made.value.id
-    await prisma.$executeRaw`
-      INSERT INTO documents (id, room, slug, title, owner_id, is_private, search_vector, search_text, search_stem)
-      SELECT gen_random_uuid(), replace(gen_random_uuid()::text, '-', ''), 'capacity-copy-' || g, title || ' ' || g,
-             owner_id, is_private, search_vector, search_text, search_stem
-        FROM documents, generate_series(1, ${count - 1}::int) g WHERE id = ${template}::uuid`
-    for (const table of ['document_states', 'document_versions']) {
-      const columns = (
-        await prisma.$queryRaw<Array<{ name: string }>>`
-          SELECT column_name::text AS name FROM information_schema.columns
-           WHERE table_name = ${table} AND column_name NOT IN ('id', 'document_id')`
-      ).map((c) => `"${c.name}"`)
-      await prisma.$executeRawUnsafe(
-        `INSERT INTO ${table} (document_id, ${columns.join(', ')})
-         SELECT d.id, ${columns.map((c) => `t.${c}`).join(', ')}
-           FROM documents d JOIN ${table} t ON t.document_id = $1::uuid
-          WHERE d.slug LIKE 'capacity-copy-%'`,
-        template,
-      )
-    }
-    const rooms = await prisma.document.findMany({
-      where: { ownerId: user.id },
-      select: { room: true, slug: true },
-      orderBy: { createdAt: 'asc' },
-    })
-    if (rooms.length !== count) throw new Error(`seeded ${rooms.length} documents, not ${count}`)
-    return { token, rooms }
-  } finally {
-    await server.stop()
-  }
 }
 
 export async function measureCapacity(
@@ -615,14 +376,4 @@ const SERIES_NAMES: Record<SeriesResult['name'], string> = {
   mcp: 'MCP calls/s',
   editors: 'editors',
   openDocuments: 'open documents',
-}
-
-/** The last step before the first one not carried (steps stop there), or null when the first was not. */
-function highestCarried(steps: StepFigures[]): number | null {
-  let highest: number | null = null
-  for (const s of steps) {
-    if (!s.carried) break
-    highest = s.load
-  }
-  return highest
 }

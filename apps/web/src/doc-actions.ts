@@ -4,6 +4,7 @@
  * after a dialog that names it).
  */
 import { ApiError, api, type DocumentInfo, slugPath } from './api.ts'
+import { confirmDialog } from './confirm-dialog.ts'
 import { h } from './dom.ts'
 
 /** What the list page says after a deletion: `/?deleted=<title>`. */
@@ -36,39 +37,18 @@ export async function duplicate(slug: string, info: DocumentInfo, fail: (text: s
 
 /** The owner's "Delete" dialog: it names the document; Cancel (or Escape) leaves it, Delete removes it. */
 export function deleteDialog(slug: string, info: DocumentInfo): void {
-  const problem = h('p', { class: 'error', role: 'alert', hidden: true })
-  const heading = h('h2', { id: 'delete-heading' }, `Delete "${info.title}"?`)
-  const cancel = h('button', { type: 'submit', value: 'cancel' }, 'Cancel')
-  const confirm = h(
-    'button',
-    {
-      type: 'button',
-      class: 'danger',
-      onclick: async () => {
-        problem.hidden = true
-        try {
-          await api(slugPath(slug), { method: 'DELETE' })
-          location.assign(`/?${DELETED_PARAM}=${encodeURIComponent(info.title)}`)
-        } catch (error) {
-          problem.hidden = false
-          problem.textContent = failure(error)
-        }
-      },
+  confirmDialog({
+    id: 'delete-heading',
+    title: `Delete "${info.title}"?`,
+    body: [
+      h('p', {}, 'It goes for everyone it is shared with, agents included, and its link stops working.'),
+    ],
+    act: 'Delete',
+    run: async () => {
+      await api(slugPath(slug), { method: 'DELETE' })
+      location.assign(`/?${DELETED_PARAM}=${encodeURIComponent(info.title)}`)
     },
-    'Delete',
-  )
-  const dialog = h(
-    'dialog',
-    { class: 'share confirm', 'aria-labelledby': 'delete-heading' },
-    heading,
-    h('p', {}, 'It goes for everyone it is shared with, agents included, and its link stops working.'),
-    problem,
-    h('form', { method: 'dialog', class: 'inline' }, cancel, confirm),
-  )
-  dialog.addEventListener('close', () => dialog.remove())
-  document.body.append(dialog)
-  dialog.showModal()
-  cancel.focus() // the safe choice first: Enter on an unread dialog does not delete
+  })
 }
 
 /**

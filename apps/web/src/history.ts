@@ -8,7 +8,7 @@
  * Everything the server sends is set as text, never as HTML. Escape closes the panel and gives focus back
  * to the button; arrow keys move between versions.
  */
-import { ApiError } from './api.ts'
+import { confirmDialog, failure } from './confirm-dialog.ts'
 import { clear, h, when } from './dom.ts'
 import {
   fetchChanges,
@@ -16,11 +16,9 @@ import {
   fetchVersions,
   restoreVersion,
   revertVersion,
-  type SectionDiff,
   type Version,
-  type VersionAuthor,
-  type VersionSummary,
 } from './history-client.ts'
+import { authorsLine, authorsNode, kindText, plural, sectionNode, summaryText } from './history-view.ts'
 import './history.css'
 
 export type HistoryPanel = {
@@ -36,8 +34,6 @@ export type HistoryPanel = {
   openAt(version: Version | null): Promise<void>
 }
 
-/** Section names a version's line shows at most (the counts before them stay exact). */
-const SUMMARY_SECTIONS_SHOWN = 3
 /**
  * An open panel asks for new versions this long after someone else's edit arrives (edits in a burst ask
  * once), and at least this often while open: an automatic version can be taken minutes after the edit
@@ -47,109 +43,6 @@ const REFRESH_AFTER_CHANGE_MS = 2_000
 const REFRESH_EVERY_MS = 20_000
 /** Older pages `openAt` reads at most looking for its version. */
 const OPEN_AT_PAGES = 10
-
-/** Why a version was taken, as people read it (docs/history.md, Versions). */
-const REASONS: Record<string, string> = {
-  agent: "After an agent's write",
-  pause: 'After a pause in editing',
-  interval: 'During editing',
-  unload: 'When everyone left',
-  created: 'Created',
-  import: 'Imported',
-  restore: 'Restored',
-  restored: 'Restored',
-  revert: 'Reverted',
-  named: 'Saved by name',
-}
-
-function failure(error: unknown): string {
-  return error instanceof ApiError || error instanceof Error ? error.message : String(error)
-}
-
-function kindText(version: Version): string {
-  if (version.name) return `Saved as "${version.name}"`
-  return REASONS[version.reason] ?? (version.reason || 'Version')
-}
-
-function plural(count: number, word: string): string {
-  return `${count.toLocaleString()} ${word}${count === 1 ? '' : 's'}`
-}
-
-/** "1 section changed, 1 added · +120 −30 characters · Goals (changed), Plan (added)". */
-export function summaryText(summary: VersionSummary | null, first = false): string {
-  if (!summary) return first ? 'The first version.' : 'What changed was not recorded.'
-  const counts: string[] = []
-  if (summary.changed) counts.push(`${plural(summary.changed, 'section')} changed`)
-  if (summary.added) counts.push(`${counts.length ? summary.added : plural(summary.added, 'section')} added`)
-  if (summary.removed)
-    counts.push(`${counts.length ? summary.removed : plural(summary.removed, 'section')} removed`)
-  if (!counts.length) return 'No text changed.'
-  const parts = [
-    counts.join(', '),
-    `+${summary.charsIn.toLocaleString()} −${summary.charsOut.toLocaleString()} characters`,
-  ]
-  const words = { '+': 'added', '-': 'removed', '~': 'changed' } as const
-  const named = summary.sections
-    .slice(0, SUMMARY_SECTIONS_SHOWN)
-    .map((s) => `${s.title || 'untitled'} (${words[s.kind]})`)
-  const total = summary.added + summary.removed + summary.changed
-  if (named.length)
-    parts.push(named.join(', ') + (total > named.length ? ` and ${total - named.length} more` : ''))
-  return parts.join(' · ')
-}
-
-/** One author: an agent is "✦ alice's agent" with its app beside it, as the chat and the presence list show it. */
-function authorNode(author: VersionAuthor): HTMLElement {
-  if (author.kind === 'server')
-    return h('span', { class: 'author' }, author.label ?? `server (for ${author.who})`)
-  const name = author.kind === 'agent' ? `✦ ${author.who}'s agent` : author.who
-  return h(
-    'span',
-    { class: `author ${author.kind}` },
-    name,
-    author.app ? h('span', { class: 'badge', title: 'The app it wrote through' }, author.app) : null,
-    author.action ? ` (${author.action === 'restore' ? 'restored a version' : 'reverted changes'})` : null,
-  )
-}
-
-function authorsNode(authors: readonly VersionAuthor[]): HTMLElement {
-  const list = h('span', { class: 'version-authors' })
-  if (!authors.length) list.append('Nobody recorded')
-  authors.forEach((author, index) => {
-    if (index > 0) list.append(', ')
-    list.append(authorNode(author))
-  })
-  return list
-}
-
-function authorsLine(lead: string, authors: readonly VersionAuthor[]): HTMLElement {
-  return h('p', { class: 'since-authors' }, lead, authorsNode(authors))
-}
-
-/** One section of the diff: its heading in words, then each block removed (−) or added (+). */
-function sectionNode(section: SectionDiff): HTMLElement {
-  const kind = { added: 'Added since', removed: 'Removed since', changed: 'Changed since' }[section.kind]
-  const lines = h('ul', { class: 'diff-lines' })
-  for (const line of section.lines) {
-    const removed = line.op === '-'
-    lines.append(
-      h(
-        'li',
-        { class: removed ? 'del' : 'ins' },
-        h('span', { class: 'sign', 'aria-hidden': 'true' }, removed ? '−' : '+'),
-        h('span', { class: 'visually-hidden' }, removed ? 'Removed: ' : 'Added: '),
-        h(removed ? 'del' : 'ins', {}, line.text),
-      ),
-    )
-  }
-  return h(
-    'section',
-    { class: `diff-section ${section.kind}` },
-    h('h4', {}, `${kind}: `, h('span', { class: 'section-title' }, section.title || 'untitled')),
-    section.note ? h('p', { class: 'note' }, section.note) : null,
-    section.lines.length ? lines : null,
-  )
-}
 
 export function historyPanel(slug: string, initialCanWrite: boolean): HistoryPanel {
   let canWrite = initialCanWrite
@@ -406,10 +299,7 @@ export function historyPanel(slug: string, initialCanWrite: boolean): HistoryPan
     )
   }
 
-  /**
-   * The dialog before a restore or an undo: it names the version and says what happens; Cancel (focused
-   * first) or Escape leaves it; the server's refusal (a conflict names its sections) is shown in it.
-   */
+  /** The dialog before a restore or an undo: it names the version and says what happens. */
   function confirmAction(ask: {
     title: string
     label: string
@@ -417,47 +307,22 @@ export function historyPanel(slug: string, initialCanWrite: boolean): HistoryPan
     act: string
     run: () => Promise<string>
   }) {
-    const problem = h('p', { class: 'error', role: 'alert', hidden: true })
-    const cancel = h('button', { type: 'submit', value: 'cancel' }, 'Cancel')
-    const confirm = h(
-      'button',
-      {
-        type: 'button',
-        class: 'danger',
-        onclick: async () => {
-          problem.hidden = true
-          confirm.disabled = true
-          try {
-            const said = await ask.run()
-            dialog.close()
-            await loadPage(true)
-            status.textContent = said
-            heading.focus()
-          } catch (error) {
-            confirm.disabled = false
-            problem.hidden = false
-            problem.textContent = failure(error)
-          }
-        },
+    confirmDialog({
+      id: 'history-action-heading',
+      title: ask.title,
+      body: [h('p', { class: 'action-version' }, ask.label), h('p', {}, ask.text)],
+      act: ask.act,
+      run: async (close) => {
+        const said = await ask.run()
+        close()
+        await loadPage(true)
+        status.textContent = said
+        heading.focus()
       },
-      ask.act,
-    )
-    const dialog = h(
-      'dialog',
-      { class: 'share confirm', 'aria-labelledby': 'history-action-heading' },
-      h('h2', { id: 'history-action-heading' }, ask.title),
-      h('p', { class: 'action-version' }, ask.label),
-      h('p', {}, ask.text),
-      problem,
-      h('form', { method: 'dialog', class: 'inline' }, cancel, confirm),
-    )
-    dialog.addEventListener('close', () => {
-      dialog.remove()
-      if (!element.hidden && document.activeElement === document.body) heading.focus()
+      onClose: () => {
+        if (!element.hidden && document.activeElement === document.body) heading.focus()
+      },
     })
-    document.body.append(dialog)
-    dialog.showModal()
-    cancel.focus()
   }
 
   return {
