@@ -15,17 +15,9 @@
  * Skipped (no rows) when `chromium` is not installed.
  */
 
-import { join } from 'node:path'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { SEARCH_REFRESH_MS } from '@collab/hocuspocus.server/src/collab/store-policy.ts'
-import type { RunningServer } from '@collab/hocuspocus.server/src/server.ts'
-import {
-  type Browser,
-  CHROMIUM,
-  launchChromium,
-  type Page,
-  serveBundledPage,
-} from '@collab/test-support/chromium'
+import { CHROMIUM, launchChromium } from '@collab/test-support/chromium'
 import { connectProvider } from '@collab/test-support/provider'
 import { startFreshServer, userWithToken } from '@collab/test-support/server'
 import { Y } from '../deps.ts'
@@ -33,8 +25,18 @@ import type { Fixture } from './fixtures.ts'
 import { createFixtureDocument } from './server.ts'
 import { percentile, summarize } from './stats.ts'
 import type { Row } from './types.ts'
-
-const PASSWORD = 'bench password for the web editor'
+import {
+  focusFirstParagraph,
+  keystrokeInBrowsers,
+  keystrokeToPaint,
+  openUntil,
+  PASSWORD,
+  readableAt,
+  serveBareEditor,
+  signedInPage,
+  watchReadable,
+  watchTokens,
+} from './web-pages.ts'
 
 /** The text of the fixture's last paragraph: once it is in the editor's DOM, the whole document is. */
 function lastParagraphText(state: Uint8Array): string {
@@ -54,36 +56,6 @@ function lastParagraphText(state: Uint8Array): string {
   throw new Error('the fixture has no paragraph')
 }
 
-async function signedInPage(browser: Browser, server: RunningServer, handle: string): Promise<Page> {
-  const context = await browser.createBrowserContext()
-  const page = await context.newPage()
-  await page.setViewport({ width: 1280, height: 900 })
-  await page.goto(`${server.url}/sign-in`)
-  await page.type('#handle', handle)
-  await page.type('#password', PASSWORD)
-  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')])
-  return page
-}
-
-/**
- * Opens a document and resolves once `text` is in its editor: the milliseconds since the navigation
- * began, and the page's own marks (ms since navigation start) of the document synced and the editor built.
- */
-async function openUntil(page: Page, url: string, text: string) {
-  const start = performance.now()
-  await page.goto(url)
-  await page.waitForFunction(
-    (t) => document.querySelector('.ProseMirror')?.textContent?.includes(t),
-    { timeout: 60_000, polling: 'mutation' },
-    text,
-  )
-  const ms = performance.now() - start
-  const marks = await page.evaluate(() =>
-    Object.fromEntries(performance.getEntriesByType('mark').map((m) => [m.name, m.startTime])),
-  )
-  return { ms, synced: marks['collab:synced'] ?? Number.NaN, built: marks['collab:editor'] ?? Number.NaN }
-}
-
 /** The start of the document's first top-level paragraph (what a person reads first under the title). */
 function firstParagraphText(state: Uint8Array): string {
   const doc = new Y.Doc()
@@ -98,92 +70,6 @@ function firstParagraphText(state: Uint8Array): string {
     }
   }
   throw new Error('the fixture has no paragraph')
-}
-
-/**
- * Installed in `page` before any script of each document it opens: `window.readable` resolves with the ms
- * since navigation start at which the frame after `text` stood in a visible top-level paragraph (of the
- * served first screen or of an editor) was painted. Only the first paragraph of each is read per mutation.
- */
-function watchReadable(page: Page, text: string) {
-  return page.evaluateOnNewDocument((t) => {
-    const w = window as unknown as { readable?: Promise<number> }
-    w.readable = new Promise((resolve) => {
-      const shown = () => {
-        // The first paragraph of each (the first screen, the editor): the one read first.
-        const firsts = document.querySelectorAll(
-          '#first-screen .prose > p:first-of-type, .ProseMirror > p:first-of-type',
-        )
-        for (const p of Array.from(firsts)) {
-          if (p.textContent?.includes(t) && (p as HTMLElement).checkVisibility()) return true
-        }
-        return false
-      }
-      const observer = new MutationObserver(() => {
-        if (!shown()) return
-        observer.disconnect()
-        requestAnimationFrame(() => {
-          const channel = new MessageChannel()
-          channel.port1.onmessage = () => resolve(performance.now())
-          channel.port2.postMessage(null)
-        })
-      })
-      observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true })
-    })
-  }, text)
-}
-
-const readableAt = (page: Page) =>
-  page.evaluate(() => (window as unknown as { readable: Promise<number> }).readable)
-
-/** In the receiving page: stamps the time at which each awaited token first appears in the editor's DOM. */
-function watchTokens(page: Page) {
-  return page.evaluate(() => {
-    const w = window as unknown as { seen: Record<string, number>; waiting: Set<string> }
-    w.seen = {}
-    w.waiting = new Set()
-    const editor = document.querySelector('.ProseMirror')!
-    new MutationObserver((records) => {
-      for (const record of records) {
-        const text = record.target.textContent ?? ''
-        for (const token of w.waiting) {
-          if (text.includes(token)) {
-            w.seen[token] = performance.timeOrigin + performance.now()
-            w.waiting.delete(token)
-          }
-        }
-      }
-    }).observe(editor, { subtree: true, childList: true, characterData: true })
-  })
-}
-
-/** Places the sending page's cursor at the end of its first paragraph. */
-function focusFirstParagraph(page: Page) {
-  return page.evaluate(() => {
-    // Focus first: focusing the editor restores its own selection, which would undo the range below.
-    ;(document.querySelector('.ProseMirror') as HTMLElement).focus()
-    const paragraph = document.querySelector('.ProseMirror p')!
-    const range = document.createRange()
-    range.selectNodeContents(paragraph)
-    range.collapse(false)
-    getSelection()!.removeAllRanges()
-    getSelection()!.addRange(range)
-  })
-}
-
-async function keystrokeInBrowsers(sender: Page, receiver: Page, token: string): Promise<number> {
-  await receiver.evaluate((t) => (window as unknown as { waiting: Set<string> }).waiting.add(t), token)
-  const sent = await sender.evaluate((t) => {
-    const at = performance.timeOrigin + performance.now()
-    document.execCommand('insertText', false, t)
-    return at
-  }, token)
-  const seen = await receiver.waitForFunction(
-    (t) => (window as unknown as { seen: Record<string, number> }).seen[t],
-    { timeout: 10_000, polling: 'mutation' },
-    token,
-  )
-  return ((await seen.jsonValue()) as number) - sent
 }
 
 /** The floor: one bare provider inserts text, another bare provider (same process, same clock) has it. */
@@ -213,51 +99,6 @@ async function keystrokeInProviders(
     sender.doc.getXmlFragment(FRAGMENT_NAME).insert(1, [paragraph])
   }
   return (await seen) - sent
-}
-
-/**
- * The floor page: apps/web/bench/bare-editor.ts bundled for the browser and served from an origin of its own
- * (no stylesheet: a bare TipTap editor as anyone would start with). Its query names the socket, room and token.
- */
-async function serveBareEditor(): Promise<{
-  url(ws: string, room: string, token: string): string
-  stop(): void
-}> {
-  const pages = await serveBundledPage(join(import.meta.dir, '../../apps/web/bench/bare-editor.ts'), {
-    minify: true,
-  })
-  return {
-    url: (ws, room, token) => `${pages.origin}/?${new URLSearchParams({ ws, room, token })}`,
-    stop: pages.stop,
-  }
-}
-
-/**
- * One key pressed in `page` (its editor focused): milliseconds from the keydown event's own time stamp
- * (when the browser got the key) to the task after the next animation frame, i.e. once that frame was
- * painted with the transaction the key made (ProseMirror handles a typed character before the frame).
- */
-async function keystrokeToPaint(page: Page, key: string): Promise<number> {
-  await page.bringToFront()
-  await page.evaluate(() => {
-    const w = window as unknown as { painted?: Promise<number> }
-    w.painted = new Promise((resolve) => {
-      document.addEventListener(
-        'keydown',
-        (event) => {
-          const start = event.timeStamp
-          requestAnimationFrame(() => {
-            const channel = new MessageChannel()
-            channel.port1.onmessage = () => resolve(performance.now() - start)
-            channel.port2.postMessage(null)
-          })
-        },
-        { capture: true, once: true },
-      )
-    })
-  })
-  await page.keyboard.type(key)
-  return page.evaluate(() => (window as unknown as { painted: Promise<number> }).painted)
 }
 
 /** Time between keys: a quick typist's pace, so work a page defers (timers, idle callbacks) can land between them. */
