@@ -49,8 +49,8 @@ import { type Awareness, removeAwarenessStates } from 'y-protocols/awareness'
 import { type Principal, SESSION_PRINCIPAL_PREFIX } from '../auth/tokens.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
-import { EDITOR_REFUSED_CODE, EDITOR_TOO_LARGE_CODE } from './boundary.ts'
 import type { ConnectionContext } from './context.ts'
+import { EDITOR_REFUSED_CODE, EDITOR_TOO_LARGE_CODE } from './editor-message.ts'
 import {
   MAX_AWARENESS_CLIENTS_PER_CONNECTION,
   MAX_AWARENESS_STATE_BYTES,

@@ -50,20 +50,16 @@ import type {
   Extension,
   onChangePayload,
 } from '@hocuspocus/server'
-import { IncomingMessage, MessageType, OutgoingMessage } from '@hocuspocus/server'
+import { MessageType, OutgoingMessage } from '@hocuspocus/server'
 import { messageYjsSyncStep1, messageYjsSyncStep2, messageYjsUpdate } from 'y-protocols/sync'
 import * as Y from 'yjs'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import { UserShares } from '../user-shares.ts'
 import type { ConnectionContext } from './context.ts'
+import { EDITOR_REFUSED_CODE, EDITOR_TOO_LARGE_CODE, readMessage } from './editor-message.ts'
+import { FloodBuckets } from './flood.ts'
 import {
-  EDITOR_BYTE_BURST,
-  EDITOR_BYTES_PER_SECOND,
-  EDITOR_MESSAGE_BURST,
-  EDITOR_MESSAGES_PER_SECOND,
-  EDITOR_STRUCT_BURST,
-  EDITOR_STRUCTS_PER_SECOND,
   MAX_AWARENESS_MESSAGE_BYTES,
   MAX_EDITOR_WAIT_MS,
   MAX_HELD_UPDATE_BYTES,
@@ -72,44 +68,8 @@ import {
   USER_STRUCTS_PER_SECOND,
 } from './limits.ts'
 
-/** Close code for a message the boundary refused (like HTTP 422: well-formed, not acceptable). */
-export const EDITOR_REFUSED_CODE = 4422
-/** Close code for a message over a size ceiling (like HTTP 413). */
-export const EDITOR_TOO_LARGE_CODE = 4413
-
-/** Close code and reason for a socket that sends faster than the flood rates allow for MAX_EDITOR_WAIT_MS. */
-export const FLOOD_CLOSE_CODE = 1008
-export const FLOOD_CLOSE_REASON = 'too many messages: slow down and reconnect'
-
-/**
- * Two token buckets (messages, bytes) refilled at the flood rates. `draw` takes one message (a bucket may
- * go below zero: that debt is how long the sender should have waited) and returns the debt in ms. Used
- * per socket on arrival (debt over MAX_EDITOR_WAIT_MS closes it, which bounds what waits in memory) and
- * per document connection before handling (waiting out the debt paces its queue).
- */
-export class FloodBuckets {
-  private messages = EDITOR_MESSAGE_BURST
-  private bytes = EDITOR_BYTE_BURST
-  private structs = EDITOR_STRUCT_BURST
-  private at = performance.now()
-
-  draw(bytes: number, structs = 0): number {
-    const now = performance.now()
-    const seconds = (now - this.at) / 1000
-    this.at = now
-    this.messages = Math.min(EDITOR_MESSAGE_BURST, this.messages + seconds * EDITOR_MESSAGES_PER_SECOND) - 1
-    this.bytes = Math.min(EDITOR_BYTE_BURST, this.bytes + seconds * EDITOR_BYTES_PER_SECOND) - bytes
-    this.structs = Math.min(EDITOR_STRUCT_BURST, this.structs + seconds * EDITOR_STRUCTS_PER_SECOND) - structs
-    return (
-      Math.max(
-        -this.messages / EDITOR_MESSAGES_PER_SECOND,
-        -this.bytes / EDITOR_BYTES_PER_SECOND,
-        -this.structs / EDITOR_STRUCTS_PER_SECOND,
-        0,
-      ) * 1000
-    )
-  }
-}
+/** Kept for the importers of the flood control from here (it lives in flood.ts). */
+export { FloodBuckets } from './flood.ts'
 
 /** A WebSocket close reason holds at most 123 bytes. */
 const MAX_REASON_CHARS = 120
@@ -120,24 +80,6 @@ const REPAIR_ORIGIN = { source: 'local' as const, context: { boundary: true } }
 type Refusal = { code: number; reason: string }
 
 const mib = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MiB`
-
-/**
- * A message's type (after its document address) and, for a sync step 2 or update, its sync type and Yjs
- * update; the type is undefined when the message does not decode (Hocuspocus refuses it when it reads it).
- */
-function readMessage(message: Uint8Array): { type?: MessageType; syncType?: number; update?: Uint8Array } {
-  try {
-    const incoming = new IncomingMessage(message)
-    incoming.readVarString()
-    const type = incoming.readVarUint() as MessageType
-    if (type !== MessageType.Sync) return { type }
-    const syncType = incoming.readVarUint()
-    if (syncType !== messageYjsSyncStep2 && syncType !== messageYjsUpdate) return { type, syncType }
-    return { type, syncType, update: incoming.readVarUint8Array() }
-  } catch {
-    return {}
-  }
-}
 
 export class EditorBoundary implements Extension {
   /** After authentication (1000), before persistence (100): nothing is checked for a refused connection. */

@@ -25,7 +25,7 @@ import { connectProvider, type TestProvider } from '@collab/test-support/provide
 import { eventually, userWithToken } from '@collab/test-support/server'
 import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
 import * as Y from 'yjs'
-import { FLOOD_CLOSE_REASON } from '../../collab/boundary.ts'
+import { FLOOD_CLOSE_REASON } from '../../collab/flood.ts'
 import { MAX_AWARENESS_STATE_BYTES } from '../../collab/limits.ts'
 import { FRAME_END } from '../../modules/mcp/render/frame.ts'
 import type { RunningServer } from '../../server.ts'
