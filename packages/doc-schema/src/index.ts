@@ -89,8 +89,9 @@ export {
   type SectionMatches,
   SNIPPET_CHARS,
 } from './sections/find-text.ts'
+export { liveOutline } from './sections/live-memo.ts'
 export { type OutlineNode, readOutline, withWellFormedIds } from './sections/outline.ts'
-export { createOutlineMemo, liveOutline, type OutlineMemo } from './sections/outline-memo.ts'
+export { createOutlineMemo, type OutlineMemo } from './sections/outline-memo.ts'
 export {
   blockMarkdown,
   type ChapterNext,

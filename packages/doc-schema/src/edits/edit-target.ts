@@ -3,7 +3,7 @@ import { isHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR } from '../limits.ts'
 import { type Result, refuseFor } from '../result.ts'
 import { observersCaughtUp } from '../sections/block-text-memo.ts'
-import { memoLocateSection, memoSectionRev } from '../sections/outline-memo.ts'
+import { memoLocateSection, memoSectionRev } from '../sections/live-memo.ts'
 import { type LocatedSection, locateSection } from '../sections/section-index.ts'
 import { sectionRev } from '../sections/section-rev.ts'
 

@@ -1,7 +1,7 @@
 import type * as Y from 'yjs'
 import { blockMarkdownPrefix, renderWork } from '../markdown/block-prefix.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
-import { memoSectionTotal } from './outline-memo.ts'
+import { memoSectionTotal } from './live-memo.ts'
 import { chapterSections, type LocatedSection } from './section-index.ts'
 import {
   headingLine,

@@ -8,7 +8,7 @@ import {
   memoLocateSection,
   memoMeasureSteps,
   memoSectionTotal,
-} from './outline-memo.ts'
+} from './live-memo.ts'
 import { chapterSections } from './section-index.ts'
 import {
   headingLine,

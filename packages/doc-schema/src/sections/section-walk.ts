@@ -10,7 +10,7 @@ import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
 import { safeCut } from '../text-cut.ts'
 import { keepBlockText } from './block-text-memo.ts'
-import { memoSectionRev } from './outline-memo.ts'
+import { memoSectionRev } from './live-memo.ts'
 import type { LocatedSection } from './section-index.ts'
 import { BLOCK_OPTIONS, HEADING_OPTIONS } from './section-total.ts'
 

@@ -14,8 +14,8 @@
  * section is rendered whole once, then each edit re-measures only the blocks it touched.
  */
 import type * as Y from 'yjs'
+import { liveOutline, memoMeasureSteps, memoSectionTotal, memoTotalKnown } from './live-memo.ts'
 import type { OutlineNode } from './outline.ts'
-import { liveOutline, memoMeasureSteps, memoSectionTotal, memoTotalKnown } from './outline-memo.ts'
 import { headingTitle, locateSections } from './section-index.ts'
 import { sectionStats } from './section-rev.ts'
 import { elementReadLength, type StoredSectionRev, sectionReadLength, totalKey } from './section-total.ts'
