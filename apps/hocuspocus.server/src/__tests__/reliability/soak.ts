@@ -14,9 +14,9 @@
  * and dropped afterwards; and SOAK_REDIS_URL (or TEST_REDIS_URL). Exit 0: all held; 1: something failed;
  * 2: an input is missing.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { cpus, loadavg, tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { FRAGMENT_NAME, type OutlineNode, readOutline } from '@collab/doc-schema'
 import { dropDatabase } from '@collab/test-support/database'
 import { type ServerProcess, spawnServer } from '@collab/test-support/process'
@@ -24,13 +24,11 @@ import { connectProvider, type TestProvider } from '@collab/test-support/provide
 import { startTestServer } from '@collab/test-support/server'
 import { Client as PgClient } from 'pg'
 import * as Y from 'yjs'
-import { TOOLS } from '../../modules/mcp/tools/index.ts'
 import { findLogLeaks, type LogSecret } from './log-check.ts'
+import { type Convergence, serverErrors, soakReport, writeSoakFigures } from './soak-report.ts'
 import {
-  CALL_DEADLINE_MS,
   canonical,
   describeDifference,
-  percentile,
   Recorder,
   runMcpWorker,
   type Section,
@@ -39,11 +37,6 @@ import {
   startTypist,
   type Typist,
 } from './soak-support.ts'
-
-const REPO = resolve(import.meta.dir, '../../../../..')
-const DOC_FILE = join(REPO, 'docs/reliability.md')
-const START = '<!-- soak:start -->'
-const END = '<!-- soak:end -->'
 
 const argv = process.argv.slice(2)
 const flag = (name: string) => argv.includes(`--${name}`)
@@ -208,8 +201,6 @@ async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: numbe
   }
 }
 
-type Convergence = { documents: number; copiesPerDocument: string; converged: number; stored: number }
-
 async function run(): Promise<{ recorder: Recorder; typists: Typist[]; convergence: Convergence }> {
   await adminQuery(`CREATE DATABASE "${dbName}"`)
   log(
@@ -353,53 +344,6 @@ async function run(): Promise<{ recorder: Recorder; typists: Typist[]; convergen
   }
 }
 
-/** Distinct error-level log lines (message and error), with counts: the diagnosis of a failed call. */
-function serverErrors(logs: string): string[] {
-  const counts = new Map<string, number>()
-  for (const line of logs.split('\n')) {
-    if (!line.startsWith('{')) continue
-    try {
-      const entry = JSON.parse(line) as {
-        level?: number
-        msg?: string
-        err?: { message?: string; code?: string }
-      }
-      if ((entry.level ?? 0) < 50) continue
-      const key = `${entry.msg ?? ''}: ${entry.err?.code ?? ''} ${(entry.err?.message ?? '').split('\n')[0]!.slice(0, 200)}`
-      counts.set(key, (counts.get(key) ?? 0) + 1)
-    } catch {}
-  }
-  return [...counts].map(([key, n]) => `${n} × ${key}`)
-}
-
-const fmt = (n: number) => n.toLocaleString('en-US')
-const ms = (n: number) => (n < 10 ? n.toFixed(1) : Math.round(n).toString())
-
-function report(recorder: Recorder, typists: Typist[], convergence: Convergence, seconds: number) {
-  const tools = recorder.tools().filter((t) => t !== 'initialize')
-  const writes = new Set(TOOLS.filter((tool) => tool.kind !== 'read').map((tool) => tool.name))
-  const total = recorder.total(undefined)
-  const writeCalls = tools.filter((t) => writes.has(t)).reduce((s, t) => s + recorder.total(t), 0)
-  const rateLimited = recorder.total(undefined, (k) => k === 'rate_limited')
-  const refusals = [...recorder.byOutcome()].filter(([k]) => k.startsWith('refused:'))
-  const failureKinds = [...recorder.byOutcome()].filter(([k]) => k.startsWith('failure:'))
-  const updates = typists.reduce((s, t) => s + t.updates(), 0)
-  const lines = [
-    `${fmt(total)} tool calls in ${settings.seconds} s (${fmt(Math.round(total / settings.seconds))}/s), ${Math.round((100 * writeCalls) / Math.max(1, total))}% writes; ${settings.clients} MCP clients and ${settings.providers} typing providers over ${settings.documents} documents, half on each of two instances (PostgreSQL, Redis); ${fmt(updates)} provider updates sent; seed ${settings.seed}; whole run ${seconds} s.`,
-    '',
-    '| tool | calls | ok | refused (expected) | rate limited | failed | p50 ms | p99 ms |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...tools.map((tool) => {
-      const lat = recorder.latencies.get(tool) ?? []
-      return `| ${tool} | ${fmt(recorder.total(tool))} | ${fmt(recorder.total(tool, (k) => k === 'ok'))} | ${fmt(recorder.total(tool, (k) => k.startsWith('refused:')))} | ${fmt(recorder.total(tool, (k) => k === 'rate_limited'))} | ${fmt(recorder.total(tool, (k) => k.startsWith('failure:')))} | ${ms(percentile(lat, 50))} | ${ms(percentile(lat, 99))} |`
-    }),
-    '',
-    `Refusals: ${refusals.length ? refusals.map(([k, n]) => `${k.slice(8)} ${fmt(n)}`).join(', ') : 'none'}; rate limited: ${fmt(rateLimited)}; failed calls: ${failureKinds.length ? failureKinds.map(([k, n]) => `${k.slice(8)} ${fmt(n)}`).join(', ') : '0'} (HTTP or transport error, generic server failure, write not confirmed, unexpected refusal, malformed answer, over ${CALL_DEADLINE_MS / 1000} s).`,
-    `Convergence: ${convergence.converged} of ${convergence.documents} documents identical in every provider and in each instance's live copy (${convergence.copiesPerDocument}), ${convergence.stored} of ${convergence.documents} identical to the stored state after both instances stopped. Log check over both instances' stderr (LOG_LEVEL=debug): ${failures.some((f) => f.startsWith('logs:')) ? 'FAILED' : 'no token, no document or chat text'}.`,
-  ]
-  return lines.join('\n')
-}
-
 let exitCode = 0
 try {
   const { recorder, typists, convergence } = await run()
@@ -408,7 +352,14 @@ try {
   if (recorder.failures.length > 10) failures.push(`… ${recorder.failures.length - 10} more failed calls`)
   if (recorder.total(undefined, (k) => k === 'ok') === 0) failures.push('no call succeeded')
   const seconds = Math.round((Date.now() - started) / 1000)
-  const summary = report(recorder, typists, convergence, seconds)
+  const summary = soakReport({
+    recorder,
+    typists,
+    convergence,
+    settings,
+    seconds,
+    logsFailed: failures.some((f) => f.startsWith('logs:')),
+  })
   console.log(summary)
   if (failures.length) {
     console.log(`\nFAILED (${failures.length}):\n${failures.map((f) => `  ${f}`).join('\n')}`)
@@ -417,13 +368,7 @@ try {
     console.log('\nOK: no failed call, every copy converged and matches the stored state, logs clean.')
   }
   if (writeDocs && exitCode === 0) {
-    const doc = readFileSync(DOC_FILE, 'utf8')
-    const from = doc.indexOf(START)
-    const to = doc.indexOf(END)
-    if (from < 0 || to < 0) throw new Error(`${DOC_FILE}: soak markers not found`)
-    const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'CPU'}, load average ${loadAtStart.toFixed(1)} at the start and ${loadavg()[0]!.toFixed(1)} at the end`
-    const section = `${START}\nLast run: ${new Date().toISOString().slice(0, 10)}, ${quick ? 'quick' : 'full'}, ${machine}.\n\n${summary}\n${END}`
-    writeFileSync(DOC_FILE, doc.slice(0, from) + section + doc.slice(to + END.length))
+    writeSoakFigures(summary, quick ? 'quick' : 'full', loadAtStart)
     log('docs/reliability.md: soak figures rewritten')
   } else if (writeDocs) {
     log('docs/reliability.md left unchanged (the run failed)')
