@@ -12,12 +12,9 @@ import {
   listSections,
   renderSection,
 } from '@collab/doc-schema'
-import { Y, type YXmlFragment } from '../deps.ts'
+import { asFrag, Y, type YXmlFragment } from '../deps.ts'
 import { timeSideBySide } from './stats.ts'
 import type { Row } from './types.ts'
-
-type Frag = Parameters<typeof renderSection>[0]
-const asFrag = (f: YXmlFragment) => f as unknown as Frag
 
 export const IN_BLOCK_ITEMS = { large: 1_000, small: 10 } as const
 

@@ -11,14 +11,11 @@ import { MAX_READ_CHARS } from '@collab/hocuspocus.server/src/modules/mcp/limits
 import { outlineLines } from '@collab/hocuspocus.server/src/modules/mcp/render/outline.ts'
 import { readWholeDocument } from '@collab/hocuspocus.server/src/modules/mcp/render/whole-read.ts'
 import { createOutlineMemo } from '../../packages/doc-schema/src/sections/outline-memo.ts'
-import { Y, type YDoc, type YXmlFragment } from '../deps.ts'
+import { asFrag, Y, type YDoc, type YXmlFragment } from '../deps.ts'
 import { buildFixture, type Fixture } from './fixtures.ts'
 import { naiveChapter, naiveOutlineLines, naiveSection, naiveWholeRead } from './naive.ts'
 import { ratiosOf, type Summary, timeSideBySide } from './stats.ts'
 import type { Row } from './types.ts'
-
-type Frag = Parameters<typeof readOutline>[0]
-const asFrag = (f: YXmlFragment) => f as unknown as Frag
 
 function decode(state: Uint8Array): YDoc {
   const doc = new Y.Doc()

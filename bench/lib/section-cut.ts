@@ -19,12 +19,9 @@ import {
   storedRevs,
   storedTotals,
 } from '@collab/doc-schema'
-import { Y, type YXmlFragment } from '../deps.ts'
+import { asFrag, Y, type YXmlFragment } from '../deps.ts'
 import { timeSideBySide } from './stats.ts'
 import type { Row } from './types.ts'
-
-type Frag = Parameters<typeof renderSection>[0]
-const asFrag = (f: YXmlFragment) => f as unknown as Frag
 
 export const CUT_READ_BLOCKS = { large: 100_000, small: 10 } as const
 const CUT_READ_MAX_CHARS = 2_000
