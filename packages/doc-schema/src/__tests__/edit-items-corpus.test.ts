@@ -6,16 +6,15 @@
  * back and the block must be byte for byte what it was (its JSON), sub-items and all.
  */
 import { describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
-import * as Y from 'yjs'
+import type * as Y from 'yjs'
 import { blockLines } from '../edits/block-lines.ts'
-import { editBlocks, importedDocumentUpdate, importMarkdown, listSections } from '../index.ts'
-import { FRAGMENT_NAME } from '../limits.ts'
+import { editBlocks, listSections } from '../index.ts'
 import { blockMarkdown } from '../sections/render-section.ts'
 import { locateSection } from '../sections/section-index.ts'
 import { yElementToJSON } from '../yjs/read-y.ts'
 import { corpusFiles, MODULES } from './corpus-files.ts'
 import { expectOk } from './fixtures.ts'
+import { importedFile } from './markdown-trips.ts'
 
 /** Items tried per file at most (spread over the whole file), so the test's cost stays bounded. */
 const ITEMS_PER_FILE = 60
@@ -33,10 +32,7 @@ const blockOf = (fragment: Y.XmlFragment, sectionId: string, block: number) =>
 type Tally = { items: number; nested: number; rows: number; withSubs: number; unmatched: number }
 
 function tryFile(file: string, tally: Tally, failures: string[]) {
-  const doc = new Y.Doc()
-  const imported = expectOk(importMarkdown(readFileSync(file, 'utf8'), { fallbackTitle: 'File' }))
-  Y.applyUpdate(doc, expectOk(importedDocumentUpdate(imported)))
-  const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+  const { fragment } = importedFile(file)
   const where = file.slice(MODULES.length + 1)
   const targets: Array<{ sectionId: string; block: number; index: number }> = []
   for (const section of listSections(fragment).slice(1)) {

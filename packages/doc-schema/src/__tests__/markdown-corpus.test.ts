@@ -8,25 +8,8 @@ import { describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import MarkdownIt from 'markdown-it'
-import * as Y from 'yjs'
-import { importedDocumentUpdate } from '../create-document.ts'
-import { FRAGMENT_NAME } from '../limits.ts'
-import { documentToMarkdown } from '../markdown/document-to-markdown.ts'
-import { importMarkdown } from '../markdown/import-markdown.ts'
 import { CORPUS_PACKAGES, MODULES } from './corpus-files.ts'
-
-/** What `doc export` writes: the stored document (title heading included) as Markdown, images as source. */
-function exported(markdown: string): string {
-  const result = importMarkdown(markdown, { fallbackTitle: 'file-name' })
-  if (result.kind === 'error') throw new Error(result.message)
-  const update = importedDocumentUpdate(result.value)
-  if (update.kind === 'error') throw new Error(update.message)
-  const doc = new Y.Doc()
-  Y.applyUpdate(doc, update.value)
-  const text = documentToMarkdown(doc.getXmlFragment(FRAGMENT_NAME), { media: 'source' })
-  doc.destroy()
-  return text
-}
+import { exported } from './markdown-trips.ts'
 
 /**
  * Files with issue 26's shapes, beside the shared corpus: `a@1.2.3` and `@~1.2` (HISTORY.md), `[**closed**]`

@@ -12,6 +12,7 @@ import { documentMarkdownPrefix, documentToMarkdown } from '../markdown/document
 import { importMarkdown } from '../markdown/import-markdown.ts'
 import { checkBlocks, parseMarkdown } from '../markdown/parse-markdown.ts'
 import { blocksToY } from '../yjs/build-y.ts'
+import { firstInline, runsOf } from './markdown-trips.ts'
 import { runs } from './property-runs.ts'
 
 /** A file's body imported and exported (images as source), without the title heading. */
@@ -186,25 +187,6 @@ const run = fc
   .tuple(fc.array(piece, { minLength: 1, maxLength: 7 }), fc.nat(MARKS.length - 1))
   .map(([parts, mark]) => ({ text: parts.join(''), marks: MARKS[mark] }))
   .filter((r) => r.text.trim() === r.text && r.text !== '')
-
-/** The inline content as [text, marks] pairs, equal marks merged, hard breaks as '\n'. */
-function runsOf(nodes: DocNode[]): [string, string][] {
-  const out: [string, string][] = []
-  for (const node of nodes) {
-    const text = node.type === 'hardBreak' ? '\n' : (node.text ?? '')
-    const marks = JSON.stringify((node.marks ?? []).map((mark) => [mark.type, mark.attrs?.href ?? null]))
-    const last = out.at(-1)
-    if (last && last[1] === marks) last[0] += text
-    else out.push([text, marks])
-  }
-  return out
-}
-
-function firstInline(block: DocNode | undefined): DocNode[] {
-  if (!block) return []
-  if (block.type === 'paragraph' || block.type === 'heading') return block.content ?? []
-  return firstInline(block.content?.[0])
-}
 
 function inBlock(kind: string, content: DocNode[]): DocNode {
   const para: DocNode = { type: 'paragraph', content }

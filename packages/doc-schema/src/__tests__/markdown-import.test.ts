@@ -4,30 +4,12 @@
  * are markdown-corpus.test.ts's).
  */
 import { describe, expect, test } from 'bun:test'
-import * as Y from 'yjs'
-import { importedDocumentUpdate } from '../create-document.ts'
 import type { DocNode } from '../doc-json.ts'
-import { FRAGMENT_NAME, MAX_IMPORT_BYTES } from '../limits.ts'
+import { MAX_IMPORT_BYTES } from '../limits.ts'
 import { documentToMarkdown } from '../markdown/document-to-markdown.ts'
 import { importMarkdown } from '../markdown/import-markdown.ts'
 import { parseMarkdown } from '../markdown/parse-markdown.ts'
-
-function imported(markdown: string, title?: string) {
-  const result = importMarkdown(markdown, { title, fallbackTitle: 'file-name' })
-  if (result.kind === 'error') throw new Error(result.message)
-  return result.value
-}
-
-/** What `doc export` writes: the stored document (title heading included) as Markdown, images as source. */
-function exported(markdown: string, title?: string): string {
-  const update = importedDocumentUpdate(imported(markdown, title))
-  if (update.kind === 'error') throw new Error(update.message)
-  const doc = new Y.Doc()
-  Y.applyUpdate(doc, update.value)
-  const text = documentToMarkdown(doc.getXmlFragment(FRAGMENT_NAME), { media: 'source' })
-  doc.destroy()
-  return text
-}
+import { exported, imported } from './markdown-trips.ts'
 
 const headings = (blocks: DocNode[]) =>
   blocks

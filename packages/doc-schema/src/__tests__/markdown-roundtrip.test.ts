@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import type { DocNode } from '../doc-json.ts'
 import { documentToMarkdown, importMarkdown, parseMarkdown } from '../index.ts'
 import { UNICODE_WORDS } from './fixtures.ts'
+import { firstInline, runsOf } from './markdown-trips.ts'
 import { runs } from './property-runs.ts'
 
 const piece = fc.constantFrom(
@@ -161,26 +162,6 @@ const textRun = fc
   .tuple(fc.array(textPiece, { minLength: 1, maxLength: 6 }), fc.nat(MARKS.length - 1))
   .map(([parts, mark]) => ({ text: parts.join(''), marks: MARKS[mark]! }))
   .filter((run) => run.text.trim() === run.text && run.text !== '')
-
-/** Inline content as [text, marks] pairs, adjacent runs with equal marks merged, hard breaks as '\n'. */
-function runsOf(nodes: DocNode[]): [string, string][] {
-  const out: [string, string][] = []
-  for (const node of nodes) {
-    const text = node.type === 'hardBreak' ? '\n' : (node.text ?? '')
-    const marks = JSON.stringify((node.marks ?? []).map((mark) => [mark.type, mark.attrs?.href ?? null]))
-    const last = out.at(-1)
-    if (last && last[1] === marks) last[0] += text
-    else out.push([text, marks])
-  }
-  return out
-}
-
-/** The inline content of the first textblock in a block (paragraph, heading, item, cell). */
-function firstInline(block: DocNode | undefined): DocNode[] {
-  if (!block) return []
-  if (block.type === 'paragraph' || block.type === 'heading') return block.content ?? []
-  return firstInline(block.content?.[0])
-}
 
 describe('Markdown escaping', () => {
   test('text that looks like Markdown or HTML reads back as the same text in every block kind', () => {

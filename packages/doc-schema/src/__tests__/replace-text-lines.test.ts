@@ -7,15 +7,14 @@
  * fences, rules) must be refused as such, and a line refused as ambiguous must really repeat in its block.
  */
 import { describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
-import * as Y from 'yjs'
-import { importedDocumentUpdate, importMarkdown, listSections, renderSection, replaceText } from '../index.ts'
-import { FRAGMENT_NAME } from '../limits.ts'
+import type * as Y from 'yjs'
+import { listSections, renderSection, replaceText } from '../index.ts'
 import { blockMarkdown } from '../sections/render-section.ts'
 import { locateSection } from '../sections/section-index.ts'
 import { yElementToJSON } from '../yjs/read-y.ts'
 import { corpusFiles, MODULES } from './corpus-files.ts'
 import { expectOk } from './fixtures.ts'
+import { importedFile } from './markdown-trips.ts'
 
 /** Lines tried per file at most (spread over the whole file), so the test's cost stays bounded. */
 const LINES_PER_FILE = 250
@@ -66,10 +65,7 @@ function shapeOf(line: string, block: number): string {
 }
 
 function tryFile(file: string, tally: Tally, failures: string[]) {
-  const doc = new Y.Doc()
-  const imported = expectOk(importMarkdown(readFileSync(file, 'utf8'), { fallbackTitle: 'File' }))
-  Y.applyUpdate(doc, expectOk(importedDocumentUpdate(imported)))
-  const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+  const { fragment } = importedFile(file)
   const where = file.slice(MODULES.length + 1)
   const lines: Array<{ sectionId: string; block: number; line: number; read: string[][] }> = []
   const sections = listSections(fragment).slice(1)
