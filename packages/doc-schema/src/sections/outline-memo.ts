@@ -1,7 +1,7 @@
 import * as Y from 'yjs'
 import { isHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR } from '../limits.ts'
-import type { OutlineNode } from './outline.ts'
+import { headingTree, type OutlineNode } from './outline.ts'
 import { headingLevel, headingTitle, type LocatedSection, locateSections } from './section-index.ts'
 import { sectionStats } from './section-rev.ts'
 import {
@@ -166,8 +166,7 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
       const located = locateSections(fragment)
       const described = located.map(describe)
       dirty.clear()
-      const roots: OutlineNode[] = []
-      const stack: OutlineNode[] = []
+      const tree = headingTree<OutlineNode>()
       located.forEach((section, i) => {
         const { rev, size, title } = described[i]!
         const node: OutlineNode = {
@@ -178,15 +177,11 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
           size,
           children: [],
         }
-        while (stack.length > 0 && stack.at(-1)!.level >= node.level) stack.pop()
-        const parent = stack.at(-1)
-        if (parent) parent.children.push(node)
-        else roots.push(node)
-        stack.push(node)
+        tree.add(node)
       })
-      last = roots
+      last = tree.roots
       changed = false
-      return roots
+      return tree.roots
     },
     // `dirty` is left as it is: only `outline()`, which visits every section, may clear it.
     sectionRev: (section) => describe(section).rev,

@@ -21,8 +21,7 @@ export type OutlineNode = {
  * shallower, so a skipped level (## then ####) still nests under the ##.
  */
 export function readOutline(fragment: Y.XmlFragment): OutlineNode[] {
-  const roots: OutlineNode[] = []
-  const stack: OutlineNode[] = []
+  const tree = headingTree<OutlineNode>()
   for (const section of locateSections(fragment)) {
     const { sectionId, level } = section
     const { rev, size } = sectionStats(section.heading, section.blocks)
@@ -34,13 +33,31 @@ export function readOutline(fragment: Y.XmlFragment): OutlineNode[] {
       size,
       children: [],
     }
-    while (stack.length > 0 && stack.at(-1)!.level >= level) stack.pop()
-    const parent = stack.at(-1)
-    if (parent) parent.children.push(node)
-    else roots.push(node)
-    stack.push(node)
+    tree.add(node)
   }
-  return roots
+  return tree.roots
+}
+
+/**
+ * Builds a heading tree from nodes in document order: `add` puts each under the nearest earlier node that
+ * is shallower, so a skipped level (## then ####) still nests under the ##. `roots` is the tree.
+ */
+export function headingTree<T extends { level: number; children: T[] }>(): {
+  roots: T[]
+  add(node: T): void
+} {
+  const roots: T[] = []
+  const stack: T[] = []
+  return {
+    roots,
+    add(node) {
+      while (stack.length > 0 && stack.at(-1)!.level >= node.level) stack.pop()
+      const parent = stack.at(-1)
+      if (parent) parent.children.push(node)
+      else roots.push(node)
+      stack.push(node)
+    },
+  }
 }
 
 /**

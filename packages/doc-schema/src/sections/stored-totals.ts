@@ -15,7 +15,7 @@
  */
 import type * as Y from 'yjs'
 import { liveOutline, memoMeasureSteps, memoSectionTotal, memoTotalKnown } from './live-memo.ts'
-import type { OutlineNode } from './outline.ts'
+import { headingTree, type OutlineNode } from './outline.ts'
 import { headingTitle, locateSections } from './section-index.ts'
 import { sectionStats } from './section-rev.ts'
 import { elementReadLength, type StoredSectionRev, sectionReadLength, totalKey } from './section-total.ts'
@@ -41,8 +41,7 @@ export function readOutlineWithTotals(
   rendered?: () => void,
 ): StoredOutlineNode[] {
   const lengthOf = (element: Y.XmlElement) => elementReadLength(element, rendered)
-  const roots: StoredOutlineNode[] = []
-  const stack: StoredOutlineNode[] = []
+  const tree = headingTree<StoredOutlineNode>()
   let count = 0
   for (const section of locateSections(fragment)) {
     if (count > 0) measured?.(count)
@@ -58,13 +57,9 @@ export function readOutlineWithTotals(
       blocks: section.blocks.length,
       children: [],
     }
-    while (stack.length > 0 && stack.at(-1)!.level >= node.level) stack.pop()
-    const parent = stack.at(-1)
-    if (parent) parent.children.push(node)
-    else roots.push(node)
-    stack.push(node)
+    tree.add(node)
   }
-  return roots
+  return tree.roots
 }
 
 /**
