@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'bun:test'
 import { cpSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { databaseTarget, openDatabase } from '@collab/hocuspocus.server/src/db/client.ts'
@@ -46,6 +47,25 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
       rmSync(dataDir, { recursive: true, force: true })
       await dropDatabase(postgresUrl, name)
     },
+  }
+}
+
+/**
+ * A fresh database (`createTestDatabase`) made before the file's tests and removed after them; the
+ * function returned gives it inside a test or hook.
+ */
+export function useTestDatabase(options: TestDatabaseOptions = {}): () => TestDatabase {
+  let db: TestDatabase | undefined
+  beforeAll(async () => {
+    db = await createTestDatabase(options)
+  }, 60_000)
+  afterAll(async () => {
+    await db?.cleanup()
+  }, 60_000)
+  return () => {
+    if (!db)
+      throw new Error('useTestDatabase: the database is made in beforeAll; read it inside a test or hook')
+    return db
   }
 }
 

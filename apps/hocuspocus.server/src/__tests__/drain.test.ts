@@ -4,8 +4,8 @@
  * sockets with 503 (what a balancer passes to another instance), and still serves the open editor and MCP;
  * a second SIGTERM ends the drain, and the stop stores what the editor typed and exits 0.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { describe, expect, test } from 'bun:test'
+import { DATABASE_KIND, useTestDatabase } from '@collab/test-support/database'
 import { appendParagraph } from '@collab/test-support/documents'
 import { callText, connectClient } from '@collab/test-support/mcp'
 import { spawnServer } from '@collab/test-support/process'
@@ -14,15 +14,10 @@ import { eventually } from '@collab/test-support/server'
 import { firstRunToken, plainText, readStored } from './reliability/faults-support.ts'
 
 describe(`drain on SIGTERM (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
-  beforeAll(async () => {
-    db = await createTestDatabase()
-  }, 60_000)
-  afterAll(async () => {
-    await db?.cleanup()
-  }, 60_000)
+  const database = useTestDatabase()
 
   test('draining: live, not ready, new sockets refused 503, open ones served; then everything stored', async () => {
+    const db = database()
     const server = await spawnServer({
       DATA_DIR: db.dataDir,
       DATABASE_URL: db.databaseUrl ?? '',

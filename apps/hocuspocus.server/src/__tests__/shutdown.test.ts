@@ -2,11 +2,11 @@
  * SIGTERM with changes the server has received but not yet stored (a long store debounce): the real
  * server process stores them before it exits, and they are in the database afterwards.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { DATABASE_KIND, useTestDatabase } from '@collab/test-support/database'
 import { spawnServer } from '@collab/test-support/process'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
@@ -14,15 +14,10 @@ import * as Y from 'yjs'
 import { openDatabase } from '../db/client.ts'
 
 describe(`shutdown (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
-  beforeAll(async () => {
-    db = await createTestDatabase()
-  }, 60_000)
-  afterAll(async () => {
-    await db?.cleanup()
-  }, 60_000)
+  const database = useTestDatabase()
 
   test('SIGTERM stores every change an editor had synced, then exits 0', async () => {
+    const db = database()
     const server = await spawnServer({
       DATA_DIR: db.dataDir,
       DATABASE_URL: db.databaseUrl ?? '',
