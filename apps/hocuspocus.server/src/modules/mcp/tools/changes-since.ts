@@ -13,7 +13,7 @@ import { MAX_READ_CHARS } from '../limits.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
 import { authorsText, changeUnits, historyNotes, pageUnits } from '../render/history.ts'
 import { readCall } from './context.ts'
-import { optionalSectionIdField, slugField } from './fields.ts'
+import { maxCharsField, optionalSectionIdField, slugField } from './fields.ts'
 import { goneRefusal, resolveForAgent } from './open-document.ts'
 import { defineTool } from './tool.ts'
 
@@ -129,13 +129,7 @@ export const changesSince = defineTool({
         'A section rev you read or wrote: changes since the newest version in which a section had it.',
       ),
     section_id: optionalSectionIdField('With since_rev: the section that rev is of.'),
-    max_chars: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_READ_CHARS)
-      .optional()
-      .describe(`Character budget of this answer, 1 to ${MAX_READ_CHARS} (default ${MAX_READ_CHARS}).`),
+    max_chars: maxCharsField('this answer'),
     cursor: z.string().max(60).optional().describe('The cursor a previous answer named, to read on.'),
   },
   async handler(args, ctx) {

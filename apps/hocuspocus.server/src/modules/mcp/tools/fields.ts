@@ -1,5 +1,6 @@
 /** Argument fields several tools share: one shape for each, the description says what this tool does with it. */
 import { z } from 'zod'
+import { MAX_READ_CHARS } from '../limits.ts'
 
 /** Longest slug accepted (slugs are far shorter; bounds the lookup). */
 const MAX_SLUG_CHARS = 200
@@ -43,3 +44,13 @@ export const startField = (item: string, list: string) =>
     .min(1)
     .optional()
     .describe(`1-based index of the first ${item} to show (default 1); a cut ${list} names the next one.`)
+
+/** `max_chars`: the character budget of `what` ("this read", "this answer"), at most MAX_READ_CHARS. */
+export const maxCharsField = (what: string) =>
+  z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_READ_CHARS)
+    .optional()
+    .describe(`Character budget of ${what}, 1 to ${MAX_READ_CHARS} (default ${MAX_READ_CHARS}).`)

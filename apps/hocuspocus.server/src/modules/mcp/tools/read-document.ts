@@ -18,7 +18,7 @@ import { MAX_READ_CHARS } from '../limits.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
 import { notes, type ShownBlocks } from '../render/notes.ts'
 import { readCall, type ToolContext } from './context.ts'
-import { optionalSectionIdField, slugField } from './fields.ts'
+import { maxCharsField, optionalSectionIdField, slugField } from './fields.ts'
 import { goneRefusal, openDocument, resolveForAgent } from './open-document.ts'
 import { defineTool, type KeptAnswer, type ToolAnswer } from './tool.ts'
 
@@ -51,13 +51,7 @@ export const readDocument = defineTool({
     from_section: optionalSectionIdField(
       'With with_subsections: the section to start at, the section itself or one of its subsections (a cut read names it); from_block applies to it.',
     ),
-    max_chars: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_READ_CHARS)
-      .optional()
-      .describe(`Character budget of this read, 1 to ${MAX_READ_CHARS} (default ${MAX_READ_CHARS}).`),
+    max_chars: maxCharsField('this read'),
     from_block: z
       .number()
       .int()
