@@ -12,33 +12,22 @@ import { join } from 'node:path'
 import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
 import { eventually, useTestServer } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
-import { openDocument, PASSWORD, person, seriousViolations, signedIn } from './web-support.ts'
+import {
+  caretAtEnd as caretAtEndOf,
+  openDocument,
+  PASSWORD,
+  person,
+  seriousViolations,
+  signedIn,
+} from './web-support.ts'
 
 const connected = (page: Page) =>
   page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'Connected')
 const status = (page: Page) => page.$eval('[data-testid=status]', (e) => e.textContent)
 
 /** Puts the caret at the end of the editor element `selector` whose text starts with `prefix`. */
-async function caretAtEnd(page: Page, selector: string, prefix: string): Promise<void> {
-  await page.evaluate(
-    (selector, prefix) => {
-      const element = Array.from(document.querySelectorAll(selector)).find((e) =>
-        e.textContent?.startsWith(prefix),
-      )
-      if (!element) throw new Error(`no ${selector} starting "${prefix}" in the editor`)
-      ;(document.querySelector('.ProseMirror') as HTMLElement).focus()
-      const range = document.createRange()
-      range.selectNodeContents(element)
-      range.collapse(false)
-      getSelection()!.removeAllRanges()
-      getSelection()!.addRange(range)
-    },
-    selector,
-    prefix,
-  )
-  // ProseMirror reads the DOM selection on selectionchange: the toolbar follows it.
-  await page.waitForFunction(() => document.activeElement?.classList.contains('ProseMirror'))
-}
+const caretAtEnd = (page: Page, selector: string, prefix: string) =>
+  caretAtEndOf(page, selector, { startsWith: prefix })
 
 /** Puts the caret at the end of the table cell at `row`, `column` (counted from 0; one table, one body). */
 function caretInCell(page: Page, row: number, column: number): Promise<void> {

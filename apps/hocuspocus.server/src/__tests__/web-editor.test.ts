@@ -19,6 +19,7 @@ import { eventually, userWithToken, useTestServer } from '@collab/test-support/s
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { MAX_API_CHAT_MESSAGES } from '../http/api.ts'
 import type { RunningServer } from '../server.ts'
+import { caretAtEnd } from './web-support.ts'
 
 const PASSWORD = 'correct horse battery staple'
 
@@ -489,27 +490,3 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
     }
   }, 120_000)
 })
-
-/**
- * Puts the caret at the end of the first element matching `selector` whose text is `match.text` (or starts
- * with `match.startsWith`), with the editor focused: where a person clicking after its last word puts it.
- */
-async function caretAtEnd(page: Page, selector: string, match: { text?: string; startsWith?: string }) {
-  await page.evaluate(
-    (selector, text, prefix) => {
-      const element = Array.from(document.querySelectorAll(selector)).find((e) =>
-        text !== null ? e.textContent === text : e.textContent?.startsWith(prefix ?? '') === true,
-      )
-      if (!element) throw new Error(`no ${selector} with that text in the editor`)
-      ;(document.querySelector('.ProseMirror') as HTMLElement).focus()
-      const range = document.createRange()
-      range.selectNodeContents(element)
-      range.collapse(false)
-      getSelection()!.removeAllRanges()
-      getSelection()!.addRange(range)
-    },
-    selector,
-    match.text ?? null,
-    match.startsWith ?? null,
-  )
-}

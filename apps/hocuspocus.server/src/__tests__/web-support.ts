@@ -125,3 +125,33 @@ export function rgbToHex(css: string): string {
   const { r, g, b } = parseRgb(css)
   return `#${[r, g, b].map((c) => Math.round(c).toString(16).padStart(2, '0')).join('')}`
 }
+
+/**
+ * Puts the caret at the end of the first element matching `selector` whose text is `match.text` (or starts
+ * with `match.startsWith`), with the editor focused: where a person clicking after its last word puts it.
+ */
+export async function caretAtEnd(
+  page: Page,
+  selector: string,
+  match: { text?: string; startsWith?: string },
+) {
+  await page.evaluate(
+    (selector, text, prefix) => {
+      const element = Array.from(document.querySelectorAll(selector)).find((e) =>
+        text !== null ? e.textContent === text : e.textContent?.startsWith(prefix ?? '') === true,
+      )
+      if (!element) throw new Error(`no ${selector} with that text in the editor`)
+      ;(document.querySelector('.ProseMirror') as HTMLElement).focus()
+      const range = document.createRange()
+      range.selectNodeContents(element)
+      range.collapse(false)
+      getSelection()!.removeAllRanges()
+      getSelection()!.addRange(range)
+    },
+    selector,
+    match.text ?? null,
+    match.startsWith ?? null,
+  )
+  // ProseMirror reads the DOM selection on selectionchange: the toolbar follows it.
+  await page.waitForFunction(() => document.activeElement?.classList.contains('ProseMirror'))
+}
