@@ -11,17 +11,11 @@ import { MAX_READ_CHARS } from '@collab/hocuspocus.server/src/modules/mcp/limits
 import { outlineLines } from '@collab/hocuspocus.server/src/modules/mcp/render/outline.ts'
 import { readWholeDocument } from '@collab/hocuspocus.server/src/modules/mcp/render/whole-read.ts'
 import { createOutlineMemo } from '../../packages/doc-schema/src/sections/outline-memo.ts'
-import { asFrag, Y, type YDoc, type YXmlFragment } from '../deps.ts'
+import { asFrag, docOf, type YDoc, type YXmlFragment } from '../deps.ts'
 import { buildFixture, type Fixture } from './fixtures.ts'
 import { naiveChapter, naiveOutlineLines, naiveSection, naiveWholeRead } from './naive.ts'
 import { ratiosOf, type Summary, timeSideBySide } from './stats.ts'
 import type { Row } from './types.ts'
-
-function decode(state: Uint8Array): YDoc {
-  const doc = new Y.Doc()
-  Y.applyUpdate(doc, state)
-  return doc
-}
 
 const oursOutline = (f: YXmlFragment) => outlineLines(readOutline(asFrag(f))).join('\n')
 const oursSection = (f: YXmlFragment, id: string) => {
@@ -69,7 +63,7 @@ function cold(run: (f: YXmlFragment) => unknown) {
   const docs: YDoc[] = []
   return {
     run: (state: unknown) => {
-      const doc = decode(state as Uint8Array)
+      const doc = docOf(state as Uint8Array)
       docs.push(doc)
       return run(doc.getXmlFragment(FRAGMENT_NAME))
     },
@@ -103,7 +97,7 @@ export function measurePure(fixture: Fixture, runs: number, quick = false): Row[
   // the state (document_states.outline, JSON): "stored" is that JSON → outline text. "decode" is the path
   // for a row stored without one: decode the state, then readOutline.
   const storedJson = (() => {
-    const d = decode(state)
+    const d = docOf(state)
     const json = JSON.stringify(readOutline(asFrag(d.getXmlFragment(FRAGMENT_NAME))))
     d.destroy()
     return json
@@ -126,7 +120,7 @@ export function measurePure(fixture: Fixture, runs: number, quick = false): Row[
   })
 
   // Warm: the document is live (decoded once); the memo is what a live reader keeps per document.
-  const doc = decode(state)
+  const doc = docOf(state)
   const fragment = doc.getXmlFragment(FRAGMENT_NAME)
   const memo = createOutlineMemo(asFrag(fragment))
   const outlineWarm = timeSideBySide(runs, {
@@ -215,7 +209,7 @@ export const SCALE_LARGE_CHARS = 800_000
 export function measureSectionScale(runs: number): Row {
   const build = (chars: number) => {
     const fixture = buildFixture(`${chars / 1000} K chars`, chars, 42, 'chars')
-    const doc = decode(fixture.state)
+    const doc = docOf(fixture.state)
     return { fixture, doc, fragment: doc.getXmlFragment(FRAGMENT_NAME) }
   }
   const small = build(SCALE_SMALL_CHARS)

@@ -20,7 +20,7 @@ import { SEARCH_REFRESH_MS } from '@collab/hocuspocus.server/src/collab/store-po
 import { CHROMIUM, launchChromium } from '@collab/test-support/chromium'
 import { connectProvider } from '@collab/test-support/provider'
 import { startFreshServer, userWithToken } from '@collab/test-support/server'
-import { Y } from '../deps.ts'
+import { docOf, Y } from '../deps.ts'
 import type { Fixture } from './fixtures.ts'
 import { createFixtureDocument } from './server.ts'
 import { percentile, summarize } from './stats.ts'
@@ -40,8 +40,7 @@ import {
 
 /** The text of the fixture's last paragraph: once it is in the editor's DOM, the whole document is. */
 function lastParagraphText(state: Uint8Array): string {
-  const doc = new Y.Doc()
-  Y.applyUpdate(doc, state)
+  const doc = docOf(state)
   const blocks = doc.getXmlFragment(FRAGMENT_NAME).toArray()
   for (let i = blocks.length - 1; i >= 0; i--) {
     const block = blocks[i]
@@ -58,8 +57,7 @@ function lastParagraphText(state: Uint8Array): string {
 
 /** The start of the document's first top-level paragraph (what a person reads first under the title). */
 function firstParagraphText(state: Uint8Array): string {
-  const doc = new Y.Doc()
-  Y.applyUpdate(doc, state)
+  const doc = docOf(state)
   for (const block of doc.getXmlFragment(FRAGMENT_NAME).toArray()) {
     if (block instanceof Y.XmlElement && block.nodeName === 'paragraph') {
       const text = block
