@@ -1,6 +1,5 @@
 /** list_suggestions: a document's pending suggestions (proposed insertions and deletions), by id. */
 import { listSuggestions as pendingSuggestions } from '@collab/doc-schema'
-import { z } from 'zod'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { walkLines } from '../render/budget.ts'
 import { renderOutput } from '../render/frame.ts'
