@@ -8,7 +8,12 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { derivedOf } from '../documents/stored-parts.ts'
 import { buildImport } from '../documents/worker/import.ts'
 import { LARGE_JOB_BYTES, transferable, WorkerPool } from '../documents/worker/pool.ts'
-import { FIRST_SCREEN_BLOCKS, FIRST_SCREEN_WORK, MAX_FIND_TEXT_CHARS } from '../limits.ts'
+import {
+  FIRST_SCREEN_BLOCKS,
+  FIRST_SCREEN_WORK,
+  MAX_FIND_TEXT_CHARS,
+  MAX_WAITING_WHOLE_READS_PER_USER,
+} from '../limits.ts'
 
 /** Markdown that takes the worker a while to build (~1 MiB of prose with headings). */
 function manual(bytes: number): string {
@@ -47,6 +52,31 @@ describe('the documents worker pool', () => {
     expect(
       (await jobs.build('ann', { markdown: '# D\n\nd', fallbackTitle: 'D' }, MAX_FIND_TEXT_CHARS)).kind,
     ).toBe('ok')
+  }, 60_000)
+
+  test("a user's parallel whole reads wait their turn and are all answered; one past those waiting is refused", async () => {
+    const jobs = pool()
+    const built = await jobs.build(
+      'ann',
+      { markdown: manual(64 << 10), fallbackTitle: 'R' },
+      MAX_FIND_TEXT_CHARS,
+    )
+    if (built.kind === 'error') throw new Error(built.message)
+    const read = () =>
+      jobs.readPrefix('ann', {
+        stored: { snapshot: built.value.state.slice(), updates: [] },
+        minChars: 1_000,
+        opts: {},
+      })
+    // An agent's parallel tool calls: the first runs, MAX_WAITING_WHOLE_READS_PER_USER wait for it.
+    const reads = Array.from({ length: 1 + MAX_WAITING_WHOLE_READS_PER_USER }, read)
+    const past = await read()
+    expect(past).toMatchObject({ kind: 'error', code: 'rate_limited', field: 'slug' })
+    if (past.kind === 'error') expect(past.message).toContain('whole reads of yours are waiting')
+    const answers = await Promise.all(reads)
+    expect(answers.map((a) => a.kind)).toEqual(reads.map(() => 'ok'))
+    // All answered: the same user reads again at once.
+    expect((await read()).kind).toBe('ok')
   }, 60_000)
 
   test('an import and an export of the same user run side by side (one of each kind)', async () => {

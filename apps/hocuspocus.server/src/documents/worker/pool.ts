@@ -17,7 +17,12 @@
 
 import type { FirstScreen, MarkdownPrefix } from '@collab/doc-schema'
 import { type Result, refuse } from '@collab/doc-schema'
-import { FIRST_SCREEN_JOB_MS, MAX_JOBS_PER_USER_AND_KIND, MAX_QUEUED_JOBS } from '../../limits.ts'
+import {
+  FIRST_SCREEN_JOB_MS,
+  MAX_JOBS_PER_USER_AND_KIND,
+  MAX_QUEUED_JOBS,
+  MAX_WAITING_WHOLE_READS_PER_USER,
+} from '../../limits.ts'
 import type { UndoInput, UndoPlan } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import type { Compacted, CompactInput } from './compact.ts'
@@ -141,7 +146,7 @@ const WORDING: Record<Kind, { field: string; busy: string; slow: string }> = {
   },
   read: {
     field: 'slug',
-    busy: 'slug: a whole read of yours is still being rendered; wait for its answer, then read again.',
+    busy: `slug: ${MAX_WAITING_WHOLE_READS_PER_USER} whole reads of yours are waiting to be rendered; wait for their answers, then read again (or read by sections).`,
     slow: 'read the document in sections instead (get_outline, read_document with section_id)',
   },
   undo: {
@@ -162,6 +167,8 @@ export class WorkerPool {
   private readonly waiting: Waiting[] = []
   private running: (Waiting & { timer: ReturnType<typeof setTimeout>; large: boolean }) | undefined
   private readonly perUser = new Map<string, number>()
+  /** Per user, their whole reads not yet answered and the last of them (the next one waits for it). */
+  private readonly reads = new Map<string, { count: number; last: Promise<unknown> }>()
   private idleTimer: ReturnType<typeof setTimeout> | undefined
   private nextId = 1
   private closed = false
@@ -207,11 +214,22 @@ export class WorkerPool {
   }
 
   /**
-   * The start of a document's Markdown for `user`'s whole read (read.ts): one at a time per user, waiting
-   * behind other jobs like an export.
+   * The start of a document's Markdown for `user`'s whole read (read.ts): one at a time per user in the
+   * worker's queue, waiting behind other jobs like an export; a user's further reads wait for the one
+   * before (at most MAX_WAITING_WHOLE_READS_PER_USER), so an agent's parallel reads are all answered
+   * without one user holding more than one place in the queue.
    */
   readPrefix(user: string, input: ReadInput): Promise<Result<MarkdownPrefix>> {
-    return this.run(user, { kind: 'read', input }) as Promise<Result<MarkdownPrefix>>
+    const mine = this.reads.get(user) ?? { count: 0, last: Promise.resolve() }
+    if (mine.count > MAX_WAITING_WHOLE_READS_PER_USER)
+      return Promise.resolve(refuse('rate_limited', WORDING.read.busy, WORDING.read.field))
+    mine.count++
+    this.reads.set(user, mine)
+    const answer = mine.last.then(() => this.run(user, { kind: 'read', input }))
+    mine.last = answer
+    return answer.finally(() => {
+      if (--mine.count === 0 && this.reads.get(user) === mine) this.reads.delete(user)
+    }) as Promise<Result<MarkdownPrefix>>
   }
 
   /** Whether a worker thread is up (working, or idle until WORKER_IDLE_MS). */
