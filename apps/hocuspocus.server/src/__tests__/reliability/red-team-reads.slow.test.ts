@@ -8,6 +8,9 @@
  * (kept answers are for unchanged documents). Asserted: every read answers (text or a refusal by the user's share of server time, never an error),
  * /health answers 200 throughout, keystrokes arrive; what others felt (their p99) is reported next to a
  * floor measured the same way with nothing running, never asserted.
+ * The slow tier (`bun run test:slow`): the reads are paced at the red team's 74 a minute in two rounds
+ * beside two floors, ~50 s by design, which every `bun run test` paid; render-work, whole-read-worker and
+ * server-time tests check the same limits quickly.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
