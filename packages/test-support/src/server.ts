@@ -81,6 +81,24 @@ export async function startFreshServer(
 }
 
 /**
+ * Providers a file opens on `serverUrl()` (each returned once synced; `before` runs on it first, e.g. to
+ * listen for stateless messages from the start), all destroyed after the file's tests.
+ */
+export function useProviders(serverUrl: () => string) {
+  const opened: TestProvider[] = []
+  afterAll(() => {
+    for (const p of opened.splice(0)) p.destroy()
+  })
+  return async (room: string, token: string, before?: (p: TestProvider) => void): Promise<TestProvider> => {
+    const p = connectProvider(serverUrl(), room, token)
+    opened.push(p)
+    before?.(p)
+    await p.ready
+    return p
+  }
+}
+
+/**
  * The usual test file's setup: before its tests, a fresh database (createTestDatabase) and a server on
  * it, handed to `use`; after them, both stopped and removed. A later beforeAll (they run in order) can
  * seed what the tests need.

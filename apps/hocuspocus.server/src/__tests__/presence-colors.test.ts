@@ -5,10 +5,10 @@
  * (colorOf of their user ids) are the same; a colour the client claims is not kept; one person's two
  * connections share one colour; and each connection is told the presence it was given.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { colorOf, PRESENCE_COLORS } from '@collab/doc-schema'
-import { connectProvider, type TestProvider } from '@collab/test-support/provider'
-import { eventually, userWithToken } from '@collab/test-support/server'
+import type { TestProvider } from '@collab/test-support/provider'
+import { eventually, useProviders, userWithToken } from '@collab/test-support/server'
 import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
 import type { PresenceNotice } from '../collab/awareness-guard.ts'
 import type { RunningServer } from '../server.ts'
@@ -21,21 +21,17 @@ useSharedServer((given) => {
   share = given
   server = given.server
 })
-const providers: TestProvider[] = []
-afterAll(() => {
-  for (const p of providers) p.destroy()
-})
+const provider = useProviders(() => server.url)
 
 /** A provider that keeps the presence notices the server sends it. */
 async function open(room: string, token: string) {
-  const p = connectProvider(server.url, room, token)
-  providers.push(p)
   const notices: PresenceNotice[] = []
-  p.provider.on('stateless', ({ payload }: { payload: string }) => {
-    const parsed = JSON.parse(payload) as { type?: string }
-    if (parsed.type === 'presence') notices.push(parsed as PresenceNotice)
-  })
-  await p.ready
+  const p = await provider(room, token, (p) =>
+    p.provider.on('stateless', ({ payload }: { payload: string }) => {
+      const parsed = JSON.parse(payload) as { type?: string }
+      if (parsed.type === 'presence') notices.push(parsed as PresenceNotice)
+    }),
+  )
   return { ...p, notices }
 }
 

@@ -6,9 +6,8 @@
  * now removes the connection's own clientIds itself. Real providers on a real server. Failure caught: the
  * listener still seeing the state after the leaver said it left (the test times out waiting).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { connectProvider, type TestProvider } from '@collab/test-support/provider'
-import { eventually, userWithToken } from '@collab/test-support/server'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { eventually, useProviders, userWithToken } from '@collab/test-support/server'
 import { useSharedServer } from '@collab/test-support/shared-server'
 import type { RunningServer } from '../server.ts'
 
@@ -17,17 +16,7 @@ let handle: (base: string) => string
 useSharedServer((share) => {
   ;({ server, handle } = share)
 })
-const providers: TestProvider[] = []
-afterAll(() => {
-  for (const p of providers) p.destroy()
-})
-
-async function open(room: string, token: string) {
-  const p = connectProvider(server.url, room, token)
-  providers.push(p)
-  await p.ready
-  return p
-}
+const open = useProviders(() => server.url)
 
 describe('leaving presence', () => {
   let room: string
