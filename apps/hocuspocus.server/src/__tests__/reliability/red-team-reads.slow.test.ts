@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
 import { callText, connectClient } from '@collab/test-support/mcp'
-import type { ServerProcess } from '@collab/test-support/process'
+import { runCli, type ServerProcess } from '@collab/test-support/process'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
@@ -31,6 +31,8 @@ const READS = 20
 let db: TestDatabase
 let server: ServerProcess
 let token: string
+/** Another person's token: the typist elsewhere. */
+let otherToken: string
 
 async function newDocument(title: string): Promise<{ room: string; slug: string }> {
   const response = await fetch(`${server.url}/api/documents`, {
@@ -44,7 +46,7 @@ async function newDocument(title: string): Promise<{ room: string; slug: string 
 
 /** While `work` runs, what another client sees: a typist elsewhere and the /health probe process. */
 async function observed<T>(room: string, work: () => Promise<T>) {
-  const typing = await startTyping(server.url, room, token)
+  const typing = await startTyping(server.url, room, otherToken)
   const probe = await startProbe(server.url, server.proc.pid)
   const result = await work()
   const seen = await probe.stop()
@@ -55,17 +57,35 @@ async function observed<T>(room: string, work: () => Promise<T>) {
 describe(`red team: whole reads of a paragraph of ${RUNS.toLocaleString('en-US')} marks (${DATABASE_KIND})`, () => {
   beforeAll(async () => {
     db = await createTestDatabase()
-    // The red team's rate: 74 reads a minute, inside the rate limit they met.
-    server = await spawnOn(db, { ...MEASURED_SERVER_ENV, MCP_CALLS_PER_MINUTE: '120' })
+    const env = { ...MEASURED_SERVER_ENV, MCP_CALLS_PER_MINUTE: '120' }
+    // The first start makes the owner and their token; then, the folder free, another person with a token
+    // of their own: the typist whose keystrokes are what others feel (the attacker's own editing shares
+    // the attacker's share and may wait, which is the point of a share).
+    await stopProcess(await spawnOn(db, env))
     token = firstRunToken(db.dataDir)
-  }, 60_000)
+    const cliEnv = { DATA_DIR: db.dataDir, DATABASE_URL: db.databaseUrl ?? '' }
+    expect((await runCli(['user', 'add', 'olga'], cliEnv)).exitCode).toBe(0)
+    const issued = await runCli(['token', 'issue', 'olga', '--scope', 'write', '--label', 'typist'], cliEnv)
+    expect(issued.exitCode, issued.stderr).toBe(0)
+    otherToken = issued.stdout.trim()
+    // The red team's rate: 74 reads a minute, inside the rate limit they met.
+    server = await spawnOn(db, env)
+  }, 120_000)
   afterAll(async () => {
     await stopProcess(server)
     await db?.cleanup()
   }, 60_000)
 
   test(`${READS_PER_MINUTE} whole reads a minute while others type: every read answers, /health throughout`, async () => {
-    const typingRoom = (await newDocument('Elsewhere')).room
+    const elsewhere = await newDocument('Elsewhere')
+    const typingRoom = elsewhere.room
+    // The typist may write there: the owner shares it with them (the owner's write token).
+    const shared = await fetch(`${server.url}/api/documents/${elsewhere.slug}/members/olga`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ role: 'editor' }),
+    })
+    expect(shared.status, await shared.text()).toBeLessThan(300)
     const dense = await newDocument('Dense marks')
     // The editor writes the paragraph in parts, each within the boundary's struct ceiling.
     const editor = connectProvider(server.url, dense.room, token)
@@ -115,6 +135,7 @@ describe(`red team: whole reads of a paragraph of ${RUNS.toLocaleString('en-US')
           healthP99Ms: seen.seen.p99Ms,
           keystrokeP99Ms: seen.typed.p99Ms,
           keystrokes: seen.typed.keystrokes,
+          unseenKeystrokes: seen.typed.unseen,
           floorHealthP99Ms: floor.seen.p99Ms,
           floorKeystrokeP99Ms: floor.typed.p99Ms,
           growthMiB: seen.seen.rssGrowth >> 20,

@@ -104,9 +104,16 @@ export async function startProbe(url: string, pid: number): Promise<Probe> {
 }
 
 export type Typing = {
-  /** Stops typing; returns how long each keystroke took to reach the other editor. */
-  stop(): Promise<{ keystrokes: number; p99Ms: number }>
+  /**
+   * Stops typing; returns how many keystrokes reached the other editor (`keystrokes`), how many had not 2 s
+   * after the typing stopped (`unseen`), and the p99 of how long each took, an unseen one counted as at
+   * least as long as it had waited (so a stalled delivery raises the figure instead of leaving it).
+   */
+  stop(): Promise<{ keystrokes: number; unseen: number; p99Ms: number }>
 }
+
+/** Typists started by this process (each marks its keystrokes with its own number). */
+let typists = 0
 
 /**
  * Two real providers on `room`: one types a character every 50 ms, the other receives it; the time from
@@ -136,9 +143,12 @@ export async function startTyping(serverUrl: string, room: string, token: string
   })
   let typing = true
   let n = 0
+  // Marks unique to this typist: a room is typed into again by later rounds, and a mark already in its text
+  // (an earlier round's `k0.`) was never seen arriving, so each round's first keystrokes were left out.
+  const run = `t${++typists}-`
   const loop = (async () => {
     while (typing) {
-      const mark = `k${n++}.`
+      const mark = `${run}k${n++}.`
       sentAt.set(mark, performance.now())
       typist.doc.transact(() => line.insert(line.length, mark))
       await Bun.sleep(50)
@@ -148,15 +158,18 @@ export async function startTyping(serverUrl: string, room: string, token: string
     async stop() {
       typing = false
       await loop
-      // The last keystrokes arrive (each seen one leaves sentAt); one that never comes is left out of the
-      // figures, as before, once 2 s have passed.
+      // The last keystrokes arrive (each seen one leaves sentAt); one that has not come once 2 s have
+      // passed is counted as unseen, with the time it waited as its least latency.
       const end = Date.now() + 2_000
       while (sentAt.size > 0 && Date.now() < end) await nextUpdate(reader.doc, end - Date.now())
       typist.destroy()
       reader.destroy()
+      const keystrokes = latencies.length
+      const now = performance.now()
+      for (const at of sentAt.values()) latencies.push(now - at)
       latencies.sort((a, b) => a - b)
       const p99 = latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? 0
-      return { keystrokes: latencies.length, p99Ms: Math.round(p99) }
+      return { keystrokes, unseen: sentAt.size, p99Ms: Math.round(p99) }
     },
   }
 }
