@@ -258,6 +258,8 @@ export async function startServer(
         admin?.stop()
         await Promise.all([searchBackfill.stop(), outlineBackfill.stop()])
         auth.close()
+        // Before the documents' worker closes: a compaction it refuses now is skipped, not run here.
+        collab.persistence.beginClosing()
         services.documents.close()
         await mcp.close()
         hocuspocus.closeConnections()
