@@ -107,10 +107,10 @@ export type Removal = { clientId: number; clock: number }
  */
 export function awarenessClients(
   message: Uint8Array,
-): { clients: number[]; removed: Removal[]; entries: number } | undefined {
+): { name: string; clients: number[]; removed: Removal[]; entries: number } | undefined {
   try {
     const incoming = new IncomingMessage(message)
-    incoming.readVarString()
+    const name = incoming.readVarString()
     if (incoming.readVarUint() !== MessageType.Awareness) return undefined
     const update = new IncomingMessage(incoming.readVarUint8Array())
     const entries = update.readVarUint()
@@ -123,7 +123,7 @@ export function awarenessClients(
       if (update.readVarString() !== 'null') clients.push(clientId)
       else removed.push({ clientId, clock })
     }
-    return { clients, removed, entries }
+    return { name, clients, removed, entries }
   } catch {
     return undefined // Hocuspocus refuses what does not decode
   }
