@@ -82,8 +82,20 @@ export function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND
 }
 
-/** After `settleMs` of quiet, the median of five VmRSS samples of each process (same instants for both). */
-export async function settledRss(pids: number[], settleMs: number): Promise<number[]> {
+/**
+ * The preload every measured server runs (BUN_OPTIONS): a full collection on SIGUSR2, so settledRss can read
+ * each server's RSS after one (`collect`), the same for every contender.
+ */
+export const COLLECT_ON_SIGNAL = {
+  BUN_OPTIONS: `--preload ${join(import.meta.dir, 'collect-on-signal.preload.ts')}`,
+}
+
+/**
+ * After `settleMs` of quiet, the median of five VmRSS samples of each process (same instants for both);
+ * with `collect`, each process is first asked for a full collection (COLLECT_ON_SIGNAL).
+ */
+export async function settledRss(pids: number[], settleMs: number, collect = false): Promise<number[]> {
+  if (collect) for (const pid of pids) process.kill(pid, 'SIGUSR2')
   await Bun.sleep(settleMs)
   const samples = pids.map(() => [] as number[])
   for (let i = 0; i < 5; i++) {
@@ -215,6 +227,7 @@ export async function startOurs(
     LOG_LEVEL: 'warn',
     STORE_DEBOUNCE_MS: String(debounce.debounceMs),
     STORE_MAX_DEBOUNCE_MS: String(debounce.maxDebounceMs),
+    ...COLLECT_ON_SIGNAL,
     ...env,
   })
   const metric = async (name: string) => {
@@ -268,7 +281,7 @@ export async function startPeer(
       String(debounce.debounceMs),
       String(debounce.maxDebounceMs),
     ],
-    { stdin: 'ignore', stdout: 'pipe', stderr: 'inherit' },
+    { stdin: 'ignore', stdout: 'pipe', stderr: 'inherit', env: { ...process.env, ...COLLECT_ON_SIGNAL } },
   )
   const stored = new Map<string, number[]>()
   const waiters = new Set<() => void>()

@@ -4,8 +4,9 @@
  * same documents with the same store debounce, in the same run. The peer is the floor of every ratio
  * ("ours / peer"); no target is enforced.
  *
- * - Memory: VmRSS of each child, idle (no document loaded), then with `smallCount` small documents open
- *   (one bare provider each, from this process): KB per open document.
+ * - Memory: VmRSS of each child after a full collection (bench/lib/collect-on-signal.preload.ts), idle (no
+ *   document loaded), with half of `smallCount` small documents open (one bare provider each, from this
+ *   process) and with all: KB per open document from the second half's growth.
  * - Per fixture size (bench/lib/fixtures.ts): a bare provider in this process inserts a paragraph at the
  *   end, an editor in another process (bench/lib/remote-editor.ts) stamps when it has it: editor-to-editor
  *   propagation, p50/p99. Then one paragraph alone and the store step that follows it: ours reports the
@@ -105,24 +106,35 @@ export async function measurePeer(
     contenders.push(peer)
     phase(`${contenders.length} servers started`, t)
 
-    // Memory: idle, then every small document open in a provider of its own.
+    // Memory: idle, then half the small documents open (a provider of its own each), then all of them.
+    // The first documents a server opens also pay its one-off costs (code first run, a worker thread
+    // started, caches, allocator arenas: ~30 MB in ours), which divided by a hundred documents read as
+    // ~300 KB "per document"; the second half's growth is what each further document holds. Each figure is
+    // read after a full collection in every contender (collect-on-signal.preload.ts), alike for all.
     const pids = contenders.map((c) => c.pid)
-    const idle = await settledRss(pids, settleMs)
+    const idle = await settledRss(pids, settleMs, true)
     t = performance.now()
     const open: TestProvider[] = []
-    for (const contender of contenders) {
-      for (let i = 0; i < contender.small.length; i += 10) {
-        const batch = contender.small
-          .slice(i, i + 10)
-          .map((room) => connectProvider(contender.url, room, contender.token))
-        open.push(...batch)
-        await Promise.all(batch.map((e) => e.ready))
+    const openRange = async (from: number, to: number) => {
+      for (const contender of contenders) {
+        for (let i = from; i < to; i += 10) {
+          const batch = contender.small
+            .slice(i, Math.min(i + 10, to))
+            .map((room) => connectProvider(contender.url, room, contender.token))
+          open.push(...batch)
+          await Promise.all(batch.map((e) => e.ready))
+        }
       }
     }
+    const half = Math.floor(smallCount / 2)
+    await openRange(0, half)
+    const halfOpen = await settledRss(pids, settleMs, true)
+    await openRange(half, smallCount)
     phase(`${smallCount} documents open in each`, t)
-    const live = await settledRss(pids, settleMs)
+    const live = await settledRss(pids, settleMs, true)
     for (const editor of open.splice(0)) editor.destroy()
-    const kb = contenders.map((_, i) => ((live[i]! - idle[i]!) * 1024) / smallCount)
+    const kb = contenders.map((_, i) => ((live[i]! - halfOpen[i]!) * 1024) / (smallCount - half))
+    const kbFromIdle = contenders.map((_, i) => ((live[i]! - idle[i]!) * 1024) / smallCount)
     const peerAt = contenders.length - 1
     rows.push(
       {
@@ -136,7 +148,7 @@ export async function measurePeer(
       },
       {
         measure: 'peer: RSS per open document',
-        size: `${smallCount} docs, ~${(small.reduce((s, b) => s + b.length, 0) / smallCount / 1024).toFixed(1)} KB state`,
+        size: `${smallCount - half} docs after ${half}, ~${(small.reduce((s, b) => s + b.length, 0) / smallCount / 1024).toFixed(1)} KB state`,
         variants: {},
         ratios: Object.fromEntries(
           contenders.slice(0, peerAt).map((c, i) => [`${c.label} / peer`, kb[i]! / kb[peerAt]!]),
@@ -144,6 +156,7 @@ export async function measurePeer(
         extra: Object.fromEntries(
           contenders.flatMap((c, i) => [
             [`${c.label} KB per document`, Number(kb[i]!.toFixed(1))],
+            [`${c.label} KB per document from idle`, Number(kbFromIdle[i]!.toFixed(1))],
             [`${c.label} live MB`, mib(live[i]!)],
           ]),
         ),
