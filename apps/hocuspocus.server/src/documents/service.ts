@@ -5,8 +5,9 @@
  * content (stored-content.ts). Imports, large exports and the edits of restores and reverts are worked out
  * on the documents' worker (worker/pool.ts).
  */
-import type { FirstScreen, MarkdownPrefix } from '@collab/doc-schema'
+import type { FirstScreen, MarkdownPrefix, SerializeOptions } from '@collab/doc-schema'
 import { ok, type Result } from '@collab/doc-schema'
+import type * as Y from 'yjs'
 import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { HISTORY_INLINE_BYTES } from '../limits.ts'
@@ -20,6 +21,7 @@ import { createResolver } from './resolve.ts'
 import { createStoredContent } from './stored-content.ts'
 import type { StoredParts } from './stored-parts.ts'
 import { type FirstScreenLimits, renderFirstScreen } from './worker/first-screen.ts'
+import { LiveCopies } from './worker/live-copies.ts'
 import { WorkerPool } from './worker/pool.ts'
 import type { ReadInput } from './worker/read.ts'
 
@@ -27,6 +29,7 @@ import type { ReadInput } from './worker/read.ts'
 export function createDocumentsService(prisma: PrismaClient, changes?: AccessChanges) {
   /** Imports and large exports run on a worker thread (worker/pool.ts), one at a time, a share per user. */
   const jobs = new WorkerPool()
+  const liveCopies = new LiveCopies()
   const { accessChanged, forgetResolutions, ...resolver } = createResolver(prisma, changes)
   const catalog = createCatalog(prisma, { jobs, accessChanged })
   const stored = createStoredContent(prisma, { forgetResolutions })
@@ -84,6 +87,23 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
      */
     readPrefixOf(user: string, input: ReadInput): Promise<Result<MarkdownPrefix>> {
       return jobs.readPrefix(user, input)
+    },
+
+    /**
+     * The same for a live document, on its copy kept on the worker (worker/live-copies.ts): only what
+     * changed since the copy's last read is encoded here and sent.
+     */
+    readLivePrefixOf(
+      user: string,
+      doc: Y.Doc,
+      read: { minChars: number; opts: SerializeOptions },
+    ): Promise<Result<MarkdownPrefix>> {
+      return liveCopies.readPrefix(doc, read.minChars, read.opts, (input) => jobs.readPrefix(user, input))
+    },
+
+    /** Bytes the live documents' whole reads sent to the worker: whole states and changes (tests). */
+    liveReadBytes(): { whole: number; changes: number } {
+      return { ...liveCopies.sent }
     },
 
     /** Ends the documents' worker (shutdown); imports and exports still running are refused. */

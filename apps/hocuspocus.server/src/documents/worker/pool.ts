@@ -28,7 +28,7 @@ import type { StoredParts } from '../stored-parts.ts'
 import type { Compacted, CompactInput } from './compact.ts'
 import type { FirstScreenLimits } from './first-screen.ts'
 import type { BuiltImport, ImportInput } from './import.ts'
-import type { ReadInput } from './read.ts'
+import type { LiveReadInput, LiveReadReply, ReadInput } from './read.ts'
 import type { SplitInput } from './split.ts'
 import type { Job, WorkerJob, WorkerReply } from './worker.ts'
 import type { BeforeInput } from './worker-jobs.ts'
@@ -66,6 +66,9 @@ export function jobBytes(job: Job): number {
       return sum([job.stored.snapshot, ...job.stored.updates])
     case 'read':
       return sum([job.input.stored.snapshot, ...job.input.stored.updates])
+    // Kept on purpose (a live document's copy, bounded by MAX_LIVE_COPY_STRUCTS): never ends the worker.
+    case 'read-live':
+      return 0
   }
 }
 
@@ -149,6 +152,9 @@ const WORDING: Record<Kind, { field: string; busy: string; slow: string }> = {
     busy: `slug: ${MAX_WAITING_WHOLE_READS_PER_USER} whole reads of yours are waiting to be rendered; wait for their answers, then read again (or read by sections).`,
     slow: 'read the document in sections instead (get_outline, read_document with section_id)',
   },
+  get 'read-live'() {
+    return WORDING.read
+  },
   undo: {
     field: 'slug',
     busy: 'slug: a restore or revert of yours is still being worked out; wait for its answer, then send the next.',
@@ -219,17 +225,21 @@ export class WorkerPool {
    * before (at most MAX_WAITING_WHOLE_READS_PER_USER), so an agent's parallel reads are all answered
    * without one user holding more than one place in the queue.
    */
-  readPrefix(user: string, input: ReadInput): Promise<Result<MarkdownPrefix>> {
+  readPrefix(user: string, input: ReadInput): Promise<Result<MarkdownPrefix>>
+  /** The same for a live document through its copy on the worker (read.ts renderLivePrefix). */
+  readPrefix(user: string, input: LiveReadInput): Promise<Result<LiveReadReply>>
+  readPrefix(user: string, input: ReadInput | LiveReadInput): Promise<Result<unknown>> {
     const mine = this.reads.get(user) ?? { count: 0, last: Promise.resolve() }
     if (mine.count > MAX_WAITING_WHOLE_READS_PER_USER)
       return Promise.resolve(refuse('rate_limited', WORDING.read.busy, WORDING.read.field))
     mine.count++
     this.reads.set(user, mine)
-    const answer = mine.last.then(() => this.run(user, { kind: 'read', input }))
+    const job: Job = 'key' in input ? { kind: 'read-live', input } : { kind: 'read', input }
+    const answer = mine.last.then(() => this.run(user, job))
     mine.last = answer
     return answer.finally(() => {
       if (--mine.count === 0 && this.reads.get(user) === mine) this.reads.delete(user)
-    }) as Promise<Result<MarkdownPrefix>>
+    })
   }
 
   /** Whether a worker thread is up (working, or idle until WORKER_IDLE_MS). */
@@ -276,7 +286,11 @@ export class WorkerPool {
     this.perUser.set(key, (this.perUser.get(key) ?? 0) + 1)
     const id = this.nextId++
     return new Promise((resolve) => {
-      this.waiting.push({
+      // A whole read (someone waits for it, and it is short: MAX_RENDER_WORK) goes before the server's
+      // compactions (no one waits for those).
+      const reading = job.kind === 'read' || job.kind === 'read-live'
+      const at = reading ? this.waiting.findIndex((w) => w.job.kind === 'compact') : -1
+      this.waiting.splice(at < 0 ? this.waiting.length : at, 0, {
         id,
         job: { ...job, id },
         resolve: (result) => {
@@ -316,10 +330,8 @@ export class WorkerPool {
     // live state (the "before" version's) is read by nobody after it: theirs go as they are. A split's are
     // applied here if it fails.
     const kind = waiting.job.kind
-    const posted = transferable(
-      waiting.job,
-      kind === 'export' || kind === 'first-screen' || kind === 'read' || kind === 'undo',
-    )
+    const own = ['export', 'first-screen', 'read', 'read-live', 'undo'].includes(kind)
+    const posted = transferable(waiting.job, own)
     worker.postMessage(posted.job, posted.transfer)
   }
 

@@ -6,7 +6,8 @@
  * content into its "before" version (compact.ts, with the summary, outline and the state's bytes); `split`
  * cuts a large stored document into parts the event loop loads one at a time (split.ts); `first-screen` the
  * first blocks of a large stored document as HTML for its web page (first-screen.ts); `read` the start of a
- * document's Markdown for a whole read whose render is dear (read.ts).
+ * document's Markdown for a whole read whose render is dear (read.ts); `read-live` the same for a live
+ * document, on a copy kept here between reads and sent only what changed (read.ts renderLivePrefix).
  */
 import { ok, type Result } from '@collab/doc-schema'
 import { planUndo, type UndoInput } from '../history-undo.ts'
@@ -15,7 +16,7 @@ import { type CompactInput, compactStored } from './compact.ts'
 import { renderExport } from './export.ts'
 import { type FirstScreenLimits, renderFirstScreen } from './first-screen.ts'
 import { buildImport, type ImportInput } from './import.ts'
-import { type ReadInput, renderReadPrefix } from './read.ts'
+import { type LiveReadInput, type ReadInput, renderLivePrefix, renderReadPrefix } from './read.ts'
 import { type SplitInput, splitStored } from './split.ts'
 import { type BeforeInput, beforeVersionOf } from './worker-jobs.ts'
 
@@ -39,6 +40,7 @@ export type Job =
   | { kind: 'split'; input: SplitInput }
   | { kind: 'first-screen'; stored: Pick<StoredParts, 'snapshot' | 'updates'>; limits: FirstScreenLimits }
   | { kind: 'read'; input: ReadInput }
+  | { kind: 'read-live'; input: LiveReadInput }
 export type WorkerJob = Job & { id: number }
 
 /** A job's Result (an import's built document or refusal, an export's Markdown), or how it crashed. */
@@ -85,6 +87,7 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
       transfer.push(...new Set(parts.map((part) => part.buffer as ArrayBuffer)))
       reply = { id: job.id, result: ok(parts) }
     } else if (job.kind === 'read') reply = { id: job.id, result: ok(renderReadPrefix(job.input)) }
+    else if (job.kind === 'read-live') reply = { id: job.id, result: ok(renderLivePrefix(job.input)) }
     else if (job.kind === 'first-screen')
       reply = { id: job.id, result: ok(renderFirstScreen(job.stored, job.limits)) }
     else reply = { id: job.id, result: ok(renderExport(job.stored)) }
