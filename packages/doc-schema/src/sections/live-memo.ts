@@ -82,8 +82,9 @@ export function memoTotalKnown(fragment: Y.XmlFragment, section: LocatedSection)
 export function memoMeasureSteps(
   fragment: Y.XmlFragment,
   section: LocatedSection,
+  maxItems?: number,
 ): Generator<void, void, undefined> {
-  return sharedMemo(fragment).measureSteps(section)
+  return sharedMemo(fragment).measureSteps(section, maxItems)
 }
 
 function sharedMemo(fragment: Y.XmlFragment): OutlineMemo {

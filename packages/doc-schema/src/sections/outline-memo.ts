@@ -7,6 +7,7 @@ import { sectionStats } from './section-rev.ts'
 import {
   adoptedRev,
   adoptedTotal,
+  elementItemsOver,
   elementReadLength,
   keepTotal,
   keptTotal,
@@ -46,8 +47,12 @@ export type OutlineMemo = {
    * section changed since it was described is not hashed again here: it is not known.
    */
   totalKnown(section: LocatedSection): boolean
-  /** Measures the section's elements not measured yet, one per step (a caller may pause between steps). */
-  measureSteps(section: LocatedSection): Generator<void, void, undefined>
+  /**
+   * Measures the section's elements not measured yet, one per step (a caller may pause between steps);
+   * with `maxItems`, only those of at most that many Yjs items (`elementItemsOver`): one step renders one
+   * element whole, so a dearer one would hold the caller's thread that long.
+   */
+  measureSteps(section: LocatedSection, maxItems?: number): Generator<void, void, undefined>
   /**
    * `locateSection(fragment, sectionId)`, the same object again while the fragment is unchanged, so reads
    * of an unchanged document neither walk to the section's end again nor compare its blocks with the memo's.
@@ -203,10 +208,11 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
         return false
       return this.sectionTotal(section, true) !== undefined
     },
-    *measureSteps(section) {
+    *measureSteps(section, maxItems) {
       for (const element of elementsOf(section)) {
         // An element deleted since the section was located needs no length.
         if (lengths.has(element) || element._item?.deleted) continue
+        if (maxItems !== undefined && elementItemsOver(element, maxItems)) continue
         lengthOf(element)
         yield
       }

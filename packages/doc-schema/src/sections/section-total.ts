@@ -41,6 +41,24 @@ export function elementReadLength(element: Y.XmlElement, rendered?: () => void):
   return blockMarkdownPrefix(element, Number.MAX_SAFE_INTEGER, opts).text.length
 }
 
+/**
+ * Whether an element holds more than `max` Yjs items not deleted (its children, its texts' runs and their
+ * format marks, nested): what rendering it costs grows with them. Counts at most `max + 1`, so asking costs
+ * at most that many steps whatever the element holds.
+ */
+export function elementItemsOver(element: Y.XmlElement, max: number): boolean {
+  let count = 0
+  const types: Array<Pick<Y.AbstractType<unknown>, '_start'>> = [element]
+  for (let type = types.pop(); type !== undefined; type = types.pop()) {
+    for (let item = type._start; item !== null; item = item.right) {
+      if (item.deleted) continue
+      if (++count > max) return true
+      if (item.content instanceof Y.ContentType) types.push(item.content.type)
+    }
+  }
+  return false
+}
+
 const LIST_TYPES = new Set(['bulletList', 'orderedList', 'taskList'])
 const ITEM_TYPES = new Set(['listItem', 'taskItem'])
 

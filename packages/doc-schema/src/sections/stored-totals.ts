@@ -93,9 +93,17 @@ export function liveOutlineWithTotals(fragment: Y.XmlFragment): StoredOutlineNod
  * are located at the start; a caller pauses between steps as it likes (an element deleted meanwhile is
  * skipped).
  */
-export function* outlineMeasureSteps(fragment: Y.XmlFragment): Generator<void, void, undefined> {
+export function* outlineMeasureSteps(
+  fragment: Y.XmlFragment,
+  /**
+   * Only elements of at most this many Yjs items are measured (`elementItemsOver`): the event loop's
+   * measuring after each store leaves a dear block (a paragraph of 10,000 marks renders in ~150 ms, in
+   * one step) to whoever needs its total; a section read renders it then.
+   */
+  maxItems?: number,
+): Generator<void, void, undefined> {
   for (const section of locateSections(fragment)) {
-    if (!memoTotalKnown(fragment, section)) yield* memoMeasureSteps(fragment, section)
+    if (!memoTotalKnown(fragment, section)) yield* memoMeasureSteps(fragment, section, maxItems)
   }
 }
 

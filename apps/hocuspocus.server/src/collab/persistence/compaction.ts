@@ -37,6 +37,15 @@ import type { LoadedDocuments, Stored } from './loaded.ts'
  */
 const MEASURE_SLICE_MS = 10
 
+/**
+ * Blocks of at most this many Yjs items are measured on the event loop after a store (`outlineMeasureSteps`);
+ * a dearer block is one step that cannot be sliced (a block renders whole): the red team's paragraph of
+ * 10,000 marks (~30,000 items) held the loop 100-800 ms after every edit of it (load 3-11 on 2 cores),
+ * others' keystrokes with it. Its section's total is measured when a read needs it, and by the
+ * compaction on the documents' worker. At this many items a render is a few ms.
+ */
+const MEASURE_MAX_ITEMS = 2_000
+
 export class Compaction {
   constructor(
     private readonly loaded: LoadedDocuments,
@@ -134,12 +143,13 @@ export class Compaction {
    * after a load, those edited since the stored outline; later, the blocks an edit touched), one heading
    * or block per step, letting other work run every MEASURE_SLICE_MS, so the compaction's outline carries
    * every section's exact total (stored-totals.ts in doc-schema) and no read has to render a section to
-   * name it. Stops early, storing fewer totals, when the document closes meanwhile; a failure only leaves
+   * name it; a block of more than MEASURE_MAX_ITEMS is left to the read that needs it (one step renders a
+   * block whole, and cannot be sliced). Stops early, storing fewer totals, when the document closes meanwhile; a failure only leaves
    * totals out.
    */
   private async measure(document: Document): Promise<void> {
     try {
-      const steps = outlineMeasureSteps(document.getXmlFragment(FRAGMENT_NAME))
+      const steps = outlineMeasureSteps(document.getXmlFragment(FRAGMENT_NAME), MEASURE_MAX_ITEMS)
       let sliceStart = performance.now()
       for (let step = steps.next(); !step.done; step = steps.next()) {
         if (performance.now() - sliceStart < MEASURE_SLICE_MS) continue
