@@ -47,6 +47,10 @@ function stretches(text: Y.XmlText, ranges: readonly InsertedText[]): Range[] {
     if (item.deleted) continue
     const content = item.content
     if (content instanceof Y.ContentFormat) {
+      // Most format items are other marks (a paragraph of 10,000 marks: 20,000 of them, walked on every
+      // keystroke in it): their name is told apart before the key's pattern is run.
+      const dash = content.key.indexOf('--')
+      if (!SUGGESTION_MARKS.includes(dash < 0 ? content.key : content.key.slice(0, dash))) continue
       const name = MARK_KEY.exec(content.key)?.[1]
       if (!name || !SUGGESTION_MARKS.includes(name)) continue
       if (content.value === null) open.delete(content.key)
@@ -54,7 +58,7 @@ function stretches(text: Y.XmlText, ranges: readonly InsertedText[]): Range[] {
       continue
     }
     if (!item.countable) continue
-    if (content instanceof Y.ContentString && inserted(ranges, item.id)) {
+    if (open.size > 0 && content instanceof Y.ContentString && inserted(ranges, item.id)) {
       for (const [key, opener] of open) {
         if (inserted(ranges, opener.id)) continue
         const last = out.at(-1)
