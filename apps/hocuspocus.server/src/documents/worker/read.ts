@@ -17,11 +17,15 @@ import {
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { MAX_LIVE_COPIES, MAX_LIVE_COPY_STRUCTS } from '../../limits.ts'
-import { applyStored, type StoredParts } from '../stored-parts.ts'
+import { bytesOfBase64 } from '../sliced-read.ts'
+import { applyStored } from '../stored-parts.ts'
 
 export type ReadInput = {
-  /** The content: a stored snapshot and log, or a live document's state as the snapshot. */
-  stored: Pick<StoredParts, 'snapshot' | 'updates'>
+  /**
+   * The content: a stored snapshot (its bytes, or a large one's base64 text as read in slices, decoded
+   * here) and log.
+   */
+  stored: { snapshot: Uint8Array | string | null; updates: Uint8Array[] }
   /** At least this many characters of Markdown, unless it is all of it (documentMarkdownPrefix). */
   minChars: number
   opts: SerializeOptions
@@ -31,7 +35,8 @@ export type ReadInput = {
 export function renderReadPrefix(input: ReadInput): MarkdownPrefix {
   const doc = new Y.Doc()
   try {
-    applyStored(doc, input.stored)
+    const { snapshot, updates } = input.stored
+    applyStored(doc, { snapshot: typeof snapshot === 'string' ? bytesOfBase64(snapshot) : snapshot, updates })
     return documentMarkdownPrefix(doc.getXmlFragment(FRAGMENT_NAME), input.minChars, input.opts, true)
   } finally {
     doc.destroy()

@@ -6,6 +6,8 @@
  * state again), and each answer is exactly what rendering the live document here gives, for seeded random
  * edits (text with and without marks, deletions, a mark removed from a range, paragraphs added and removed).
  * On the old code every read encoded and sent the whole state (and the service had no such count): fails.
+ * A stored document whose snapshot is larger than one slice (STATE_SLICE_BYTES) is read in slices as base64
+ * text and decoded on the worker: its whole read is the same text as decoding it here.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
@@ -13,6 +15,8 @@ import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { userWithToken, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import * as Y from 'yjs'
+import { STATE_SLICE_BYTES } from '../../../documents/sliced-read.ts'
+import { applyStored } from '../../../documents/stored-parts.ts'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { readWholeDocument } from '../render/whole-read.ts'
@@ -21,12 +25,14 @@ import { createDocument, frameLines } from './setup.ts'
 let server: RunningServer
 let client: Client
 let ownerId: string
+let ownerToken: string
 useTestServer((s) => {
   server = s
 })
 beforeAll(async () => {
   const owner = await userWithToken(server, 'copy-reader')
   ownerId = owner.user.id
+  ownerToken = owner.token
   client = await connectClient(mcpUrlOf(server), owner.token)
 }, 60_000)
 
@@ -123,3 +129,26 @@ describe("whole reads of a changing live document, on its copy on the documents'
     }
   }, 120_000)
 })
+
+test('a stored document whose snapshot is larger than one slice: read in slices, decoded on the worker, the same text', async () => {
+  const sentence = 'The quick brown fox jumps over the **lazy** dog while the server keeps every edit. '
+  const parts = ['# Big manual\n']
+  for (let i = 0; i < 1_100; i++) parts.push(`\n## Part ${i}\n\n${sentence.repeat(10)}\n`)
+  const response = await fetch(`${server.url}/api/documents`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${ownerToken}`, 'content-type': 'text/markdown' },
+    body: parts.join(''),
+  })
+  expect(response.status, await response.clone().text()).toBe(201)
+  const created = (await response.json()) as { room: string; slug: string }
+  expect(server.collab.hocuspocus.documents.get(created.room)).toBeUndefined()
+  const stored = await server.services.documents.loadStored(created.room)
+  expect(stored!.snapshot!.byteLength).toBeGreaterThan(STATE_SLICE_BYTES)
+  const doc = new Y.Doc()
+  applyStored(doc, stored!)
+  const expected = readWholeDocument(doc.getXmlFragment(FRAGMENT_NAME), MAX_READ_CHARS).text
+  doc.destroy()
+  const read = await callText(client, 'read_document', { slug: created.slug })
+  expect(read.isError, read.text.slice(0, 300)).toBeFalsy()
+  expect(frameLines(read.text).body.join('\n')).toBe(expected)
+}, 120_000)

@@ -16,7 +16,8 @@ import {
 import type { Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import type { DocumentsService } from '../../../documents/service.ts'
-import { applyStored, type StoredParts } from '../../../documents/stored-parts.ts'
+import { applyStored } from '../../../documents/stored-parts.ts'
+import type { ReadInput } from '../../../documents/worker/read.ts'
 import { INLINE_READ_BYTES, INLINE_READ_STRUCTS, MAX_KEPT_WHOLE_READS } from '../limits.ts'
 import { WHOLE_READ_OPTIONS, type WholeRead, wholeReadChars, wholeReadOf } from '../render/whole-read.ts'
 import { stopIfCancelled } from './cancel.ts'
@@ -68,7 +69,7 @@ export function createDocumentReader(deps: {
   hocuspocus: Pick<Hocuspocus, 'documents'>
   documents: Pick<
     DocumentsService,
-    'loadStored' | 'loadOutline' | 'readPrefixOf' | 'readLivePrefixOf' | 'storedRevision'
+    'loadStored' | 'loadForLoad' | 'loadOutline' | 'readPrefixOf' | 'readLivePrefixOf' | 'storedRevision'
   >
   /** Told where each whole read was made (the metric mcp_whole_reads_total). */
   onWholeRead?: (where: WholeReadWhere) => void
@@ -84,7 +85,7 @@ export function createDocumentReader(deps: {
    */
   async function onWorker(
     user: string,
-    content: { stored: Pick<StoredParts, 'snapshot' | 'updates'> } | { live: Y.Doc },
+    content: { stored: ReadInput['stored'] } | { live: Y.Doc },
     max: number,
     keep: (read: WholeRead) => void,
   ): Promise<Result<WholeRead>> {
@@ -136,20 +137,23 @@ export function createDocumentReader(deps: {
       if (!revision) return null
       const known = kept.stored(room, revision.revision, max)
       if (known) return told('kept', known)
-      const stored = await deps.documents.loadStored(room)
-      if (!stored) return null
+      // A snapshot larger than one slice comes as base64 text read in slices (sliced-read.ts), decoded on
+      // the worker: read whole, its text was parsed and decoded here in one piece.
+      const loaded = await deps.documents.loadForLoad(room)
+      if (!loaded) return null
       await call.beforeDecode?.()
       stopIfCancelled(signal)
-      const bytes = (stored.snapshot?.byteLength ?? 0) + stored.updateBytes
-      if (bytes <= INLINE_READ_BYTES) {
+      const bytes = (loaded.snapshot?.byteLength ?? loaded.snapshotBytes ?? 0) + loaded.updateBytes
+      if (bytes <= INLINE_READ_BYTES && !loaded.snapshotText) {
         const doc = new Y.Doc()
         try {
-          applyStored(doc, stored)
+          applyStored(doc, loaded)
           return told('inline', readInline(doc.getXmlFragment(FRAGMENT_NAME), max))
         } finally {
           doc.destroy()
         }
       }
+      const stored = { snapshot: loaded.snapshotText ?? loaded.snapshot, updates: loaded.updates }
       // Kept under the revision read before loading: if the content moved on meanwhile, that revision
       // never comes back (times and log ids only grow), so the read is never served for other content.
       return onWorker(user, { stored }, max, (read) => kept.keepStored(room, revision.revision, max, read))
