@@ -2,12 +2,13 @@
  * The CLI's document commands as people run them: real processes, real database, exit codes and output
  * streams, on a terminal and off it. Users, tokens and help are in cli.test.ts.
  *
- * A server holds the database while they run, as on an operator's machine where it is up: with the
- * embedded database each command is then handed to it through the admin socket (cli/admin-channel.ts)
- * instead of opening PGlite itself (~3 s of CPU a process: this file's 14 commands took ~45 s of a test
- * run that way). What the tests check is the same either way: the command runs the same `run` over the
- * same services, and the CLI process reads the files, writes --out and escapes what reaches a terminal.
- * The document commands opening the database themselves are import-export.test.ts's.
+ * On the embedded database a server holds it while they run, as on an operator's machine where it is up:
+ * each command is then handed to it through the admin socket (cli/admin-channel.ts) instead of opening
+ * PGlite itself (~3 s of CPU a process: this file's 14 commands took ~45 s of a test run that way). On
+ * PostgreSQL a command connects itself whether a server runs or not, so none is started. What the tests
+ * check is the same either way: the command runs the same `run` over the same services, and the CLI
+ * process reads the files, writes --out and escapes what reaches a terminal. The document commands
+ * opening the embedded database themselves are import-export.test.ts's.
  */
 import { describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -29,7 +30,7 @@ describe(`CLI documents (${DATABASE_KIND})`, () => {
   // users, and the document with control characters in its title and text, owned by mallory (its slug);
   // then the server that holds the database while the commands run.
   const run = useCliDatabase({
-    server: true,
+    server: DATABASE_KIND === 'pglite',
     prepare: async (services) => {
       const users = await addUsers(services, [
         'dora',
