@@ -7,10 +7,10 @@
  * in, on the document its link names. axe-core finds nothing serious with each dialog open.
  */
 
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
-import { eventually, useTestServer } from '@collab/test-support/server'
+import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
+import { eventually } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
 import {
   caretAtEnd as caretAtEndOf,
@@ -19,6 +19,7 @@ import {
   person,
   seriousViolations,
   signedIn,
+  useServerAndBrowser,
 } from './web-support.ts'
 
 const connected = (page: Page) =>
@@ -46,14 +47,12 @@ describe.skipIf(!CHROMIUM)('tables, links and shortcuts in the editor; an invite
   let server: RunningServer
   let browser: Browser
   let owner: Awaited<ReturnType<typeof person>>
-  useTestServer((s) => {
-    server = s
+  useServerAndBrowser((given) => {
+    ;({ server, browser } = given)
   })
   beforeAll(async () => {
-    browser = await launchChromium()
     owner = await person(server, 'tara')
   }, 60_000)
-  afterAll(() => browser?.close())
 
   async function documentOf(title: string, markdown: string): Promise<string> {
     const made = await server.services.documents.create(owner.user.id, { title, markdown })

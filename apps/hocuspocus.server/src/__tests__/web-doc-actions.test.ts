@@ -5,11 +5,11 @@
  * (usable from the keyboard, passing axe-core), a member sees no Delete; anyone who may read it gets a
  * copy of their own holding the same text; found documents show the text around the match, as text.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
-import { eventually, useTestServer } from '@collab/test-support/server'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
+import { eventually } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
-import { openDocument, person, seriousViolations, signedIn } from './web-support.ts'
+import { openDocument, person, seriousViolations, signedIn, useServerAndBrowser } from './web-support.ts'
 
 /** The page's editor text (ProseMirror's DOM), as the person sees it. */
 const editorText = (page: Page) => page.$eval('.ProseMirror', (element) => element.textContent ?? '')
@@ -30,15 +30,13 @@ describe.skipIf(!CHROMIUM)('delete and duplicate a document', () => {
   let browser: Browser
   let owner: Awaited<ReturnType<typeof person>>
   let member: Awaited<ReturnType<typeof person>>
-  useTestServer((s) => {
-    server = s
+  useServerAndBrowser((given) => {
+    ;({ server, browser } = given)
   })
   beforeAll(async () => {
-    browser = await launchChromium()
     owner = await person(server, 'olga')
     member = await person(server, 'mika')
   }, 60_000)
-  afterAll(() => browser?.close())
 
   async function documentOf(title: string, markdown: string): Promise<string> {
     const made = await server.services.documents.create(owner.user.id, { title, markdown })

@@ -6,20 +6,20 @@
  *
  * `WEB_SCREENSHOT=docs/web-editor.png bun test web-editor` also saves the page as the README's picture.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { createTestDatabase, DATABASE_KIND } from '@collab/test-support/database'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { outlineId } from '@collab/test-support/outline'
 import { spawnServer } from '@collab/test-support/process'
-import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
+import { eventually, userWithToken } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { MAX_API_CHAT_MESSAGES } from '../http/api.ts'
 import type { RunningServer } from '../server.ts'
-import { caretAtEnd } from './web-support.ts'
+import { caretAtEnd, useServerAndBrowser } from './web-support.ts'
 
 const PASSWORD = 'correct horse battery staple'
 
@@ -56,13 +56,9 @@ async function sectionOf(agent: Client, slug: string, heading: string) {
 describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () => {
   let server: RunningServer
   let browser: Browser
-  useTestServer((s) => {
-    server = s
+  useServerAndBrowser((given) => {
+    ;({ server, browser } = given)
   })
-  beforeAll(async () => {
-    browser = await launchChromium()
-  }, 60_000)
-  afterAll(() => browser?.close())
 
   async function person(handle: string) {
     const made = await userWithToken(server, handle)

@@ -6,14 +6,13 @@
  * the docs". Now each is a page saying what happened and what to do, the import lists what it adapted,
  * and the pages pass axe-core without serious or critical violations.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
-import { useTestServer } from '@collab/test-support/server'
+import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
 import type { RunningServer } from '../server.ts'
-import { person, seriousViolations, signedIn } from './web-support.ts'
+import { person, seriousViolations, signedIn, useServerAndBrowser } from './web-support.ts'
 
 const CALLBACK = 'http://127.0.0.1:33418/callback'
 
@@ -21,11 +20,10 @@ describe.skipIf(!CHROMIUM)('error pages and the icon', () => {
   let server: RunningServer
   let browser: Browser
   let clientId: string
-  useTestServer((s) => {
-    server = s
+  useServerAndBrowser((given) => {
+    ;({ server, browser } = given)
   })
   beforeAll(async () => {
-    browser = await launchChromium()
     await person(server, 'tess')
     // An app registered as MCP apps do (dynamic registration).
     const registered = await fetch(`${server.url}/auth/oauth2/register`, {
@@ -42,7 +40,6 @@ describe.skipIf(!CHROMIUM)('error pages and the icon', () => {
     expect(registered.status).toBe(201)
     clientId = ((await registered.json()) as { client_id: string }).client_id
   }, 60_000)
-  afterAll(() => browser?.close())
 
   const authorizeUrl = (client: string, resource: string) =>
     `${server.url}/auth/oauth2/authorize?${new URLSearchParams({

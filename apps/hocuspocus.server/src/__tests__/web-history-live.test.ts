@@ -10,13 +10,19 @@
  * axe-core finds no serious or critical violation with the notice shown.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText } from '@collab/test-support/mcp'
-import { eventually, useTestServer } from '@collab/test-support/server'
+import { eventually } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
-import { openDocument, ownerWithAgent, seriousViolations, signedIn } from './web-support.ts'
+import {
+  openDocument,
+  ownerWithAgent,
+  seriousViolations,
+  signedIn,
+  useServerAndBrowser,
+} from './web-support.ts'
 
 const connected = (page: Page) =>
   page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'Connected')
@@ -31,15 +37,14 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
   let slug: string
   let ownerToken: string
   // Versions as soon as asked: no interval between automatic ones.
-  useTestServer(
-    (s) => {
-      server = s
+  useServerAndBrowser(
+    (given) => {
+      ;({ server, browser } = given)
     },
     { versionMinIntervalMs: 0, versionPauseMs: 150 },
   )
 
   beforeAll(async () => {
-    browser = await launchChromium()
     let owner: { token: string }
     ;({ agent, slug, owner } = await ownerWithAgent(
       server,
@@ -51,7 +56,6 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
   }, 60_000)
   afterAll(async () => {
     await agent?.close()
-    await browser?.close()
   })
 
   /** Versions of the document, newest first, as the server lists them. */

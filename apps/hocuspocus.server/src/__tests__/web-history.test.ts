@@ -12,11 +12,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText } from '@collab/test-support/mcp'
 import { outlineId } from '@collab/test-support/outline'
-import { eventually, useTestServer } from '@collab/test-support/server'
+import { eventually } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
 import {
@@ -27,6 +27,7 @@ import {
   person,
   seriousViolations,
   signedIn,
+  useServerAndBrowser,
 } from './web-support.ts'
 
 const editorText = (page: Page) => page.$eval('.ProseMirror', (element) => element.textContent ?? '')
@@ -49,15 +50,14 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
   let agent: Client
   let slug: string
   // Versions as soon as asked: no interval between automatic ones.
-  useTestServer(
-    (s) => {
-      server = s
+  useServerAndBrowser(
+    (given) => {
+      ;({ server, browser } = given)
     },
     { versionMinIntervalMs: 0, versionPauseMs: 150 },
   )
 
   beforeAll(async () => {
-    browser = await launchChromium()
     ;({ agent, slug } = await ownerWithAgent(
       server,
       'hana',
@@ -67,7 +67,6 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
   }, 60_000)
   afterAll(async () => {
     await agent?.close()
-    await browser?.close()
   })
 
   /** Waits until the newest version is an agent's whose summary names exactly `section`. */

@@ -10,15 +10,15 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
-import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { createLargeDocument } from '@collab/test-support/documents'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
-import { eventually, useTestServer } from '@collab/test-support/server'
+import { eventually } from '@collab/test-support/server'
 import type * as Y from 'yjs'
 import { EXPORT_INLINE_BYTES } from '../documents/export-markdown.ts'
 import { FIRST_SCREEN_BLOCKS } from '../limits.ts'
 import type { RunningServer } from '../server.ts'
-import { person, seriousViolations, signedIn } from './web-support.ts'
+import { person, seriousViolations, signedIn, useServerAndBrowser } from './web-support.ts'
 
 const FIRST = 'The first paragraph, readable at once.'
 /** Enough paragraphs that the first screen leaves some out. */
@@ -64,11 +64,10 @@ describe.skipIf(!CHROMIUM)('opening a document', () => {
   let room: string
   let owner: Awaited<ReturnType<typeof person>>
   const providers: TestProvider[] = []
-  useTestServer((s) => {
-    server = s
+  useServerAndBrowser((given) => {
+    ;({ server, browser } = given)
   })
   beforeAll(async () => {
-    browser = await launchChromium()
     owner = await person(server, 'flora')
     const viv = await person(server, 'viv')
     await person(server, 'otto')
@@ -83,7 +82,6 @@ describe.skipIf(!CHROMIUM)('opening a document', () => {
   }, 60_000)
   afterAll(() => {
     for (const p of providers) p.destroy()
-    return browser?.close()
   })
 
   test('the first screen is readable before the script runs, takes no typing, and the live editor replaces it', async () => {

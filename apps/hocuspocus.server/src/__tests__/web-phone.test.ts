@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
-import { type Browser, CHROMIUM, launchChromium } from '@collab/test-support/chromium'
+import { type Browser, CHROMIUM } from '@collab/test-support/chromium'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
-import { eventually, useTestServer } from '@collab/test-support/server'
+import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
 import {
@@ -19,6 +19,7 @@ import {
   person,
   seriousViolations,
   signedIn,
+  useServerAndBrowser,
 } from './web-support.ts'
 
 const PHONE = { width: PHONE_WIDTH, height: 740, isMobile: true, hasTouch: true }
@@ -31,11 +32,10 @@ describe.skipIf(!CHROMIUM)('the page at 360 px', () => {
   let slug: string
   let room: string
   let sam: Awaited<ReturnType<typeof person>>
-  useTestServer((s) => {
-    server = s
+  useServerAndBrowser((given) => {
+    ;({ server, browser } = given)
   })
   beforeAll(async () => {
-    browser = await launchChromium()
     const rosa = await person(server, 'rosa')
     sam = await person(server, 'sam')
     const created = await server.services.documents.create(rosa.user.id, {
@@ -50,7 +50,6 @@ describe.skipIf(!CHROMIUM)('the page at 360 px', () => {
   const providers: TestProvider[] = []
   afterAll(() => {
     for (const p of providers) p.destroy()
-    return browser?.close()
   })
 
   test('a document with a long URL and an unbroken word: nothing wider than the screen, every toolbar button on it, at 360 px and up', async () => {

@@ -6,13 +6,14 @@
  * only as "✦ mallory's agent" inside the presence list, the highlight without a colour, and the page never
  * requests the tracking URL (it points at the test server, so a fetch would be seen).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { createDocumentUpdate, FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
-import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
-import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
+import { eventually, userWithToken } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
+import { useServerAndBrowser } from './web-support.ts'
 
 const PASSWORD = 'correct horse battery staple'
 
@@ -20,15 +21,11 @@ describe.skipIf(!CHROMIUM)('presence and colours in the page', () => {
   let server: RunningServer
   let browser: Browser
   const providers: TestProvider[] = []
-  useTestServer((s) => {
-    server = s
+  useServerAndBrowser((given) => {
+    ;({ server, browser } = given)
   })
-  beforeAll(async () => {
-    browser = await launchChromium()
-  }, 60_000)
   afterAll(async () => {
     for (const p of providers) p.destroy()
-    await browser?.close()
   })
 
   async function signedIn(handle: string): Promise<Page> {

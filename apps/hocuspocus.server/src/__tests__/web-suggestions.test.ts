@@ -8,14 +8,20 @@
 
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText } from '@collab/test-support/mcp'
 import { outlineId } from '@collab/test-support/outline'
-import { eventually, useTestServer } from '@collab/test-support/server'
+import { eventually } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
-import { openDocument, ownerWithAgent, seriousViolations, signedIn } from './web-support.ts'
+import {
+  openDocument,
+  ownerWithAgent,
+  seriousViolations,
+  signedIn,
+  useServerAndBrowser,
+} from './web-support.ts'
 
 const listed = (page: Page) =>
   page.$$eval('.suggestions li', (items) => items.map((item) => item.textContent ?? ''))
@@ -33,12 +39,11 @@ describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
   let agent: Client
   let slug: string
   let ownerToken: string
-  useTestServer((s) => {
-    server = s
+  useServerAndBrowser((given) => {
+    ;({ server, browser } = given)
   })
 
   beforeAll(async () => {
-    browser = await launchChromium()
     const made = await ownerWithAgent(
       server,
       'nora',
@@ -51,7 +56,6 @@ describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
   }, 60_000)
   afterAll(async () => {
     await agent?.close()
-    await browser?.close()
   })
 
   async function section() {

@@ -3,15 +3,38 @@
  * form, the page's layout checks at a width, and axe-core run inside the page (serious and critical
  * violations only: those are what the tests refuse).
  */
+import { afterAll, beforeAll } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import type { Browser, Page } from '@collab/test-support/chromium'
+import { type Browser, launchChromium, type Page } from '@collab/test-support/chromium'
 import { connectClient, mcpUrlOf } from '@collab/test-support/mcp'
-import { userWithToken } from '@collab/test-support/server'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Config } from '../config.ts'
 import type { RunningServer } from '../server.ts'
 
 export const PASSWORD = 'correct horse battery staple'
+
+/**
+ * A page test's server and browser: a server of the file's own (`useTestServer`, with `overrides`) and the
+ * file's share of its process's Chromium (`launchChromium`), handed to `use` before the file's tests (a
+ * later beforeAll can seed what they need); the browser's contexts are closed after them.
+ */
+export function useServerAndBrowser(
+  use: (given: { server: RunningServer; browser: Browser }) => void,
+  overrides: Partial<Config> = {},
+): void {
+  let server: RunningServer
+  let browser: Browser | undefined
+  useTestServer((s) => {
+    server = s
+  }, overrides)
+  beforeAll(async () => {
+    browser = await launchChromium()
+    use({ server, browser })
+  }, 60_000)
+  afterAll(() => browser?.close())
+}
 
 /** A phone's width in CSS pixels (the narrowest the page is made for). */
 export const PHONE_WIDTH = 360

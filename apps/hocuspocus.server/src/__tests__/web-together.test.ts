@@ -6,13 +6,13 @@
  * until reload; a removed member read "could not be opened"
  * under a status still saying "Connected".
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { contrastRatio, FRAGMENT_NAME, PRESENCE_COLORS } from '@collab/doc-schema'
-import { type Browser, CHROMIUM, launchChromium, type Page } from '@collab/test-support/chromium'
+import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
-import { eventually, useTestServer } from '@collab/test-support/server'
+import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
 import {
@@ -23,6 +23,7 @@ import {
   rgbToHex,
   seriousViolations,
   signedIn,
+  useServerAndBrowser,
 } from './web-support.ts'
 
 /** What one page shows of the others: each remote caret's colours and label, each entry of the list. */
@@ -50,16 +51,12 @@ async function seen(page: Page) {
 describe.skipIf(!CHROMIUM)('together in the web editor', () => {
   let server: RunningServer
   let browser: Browser
-  useTestServer((s) => {
-    server = s
+  useServerAndBrowser((given) => {
+    ;({ server, browser } = given)
   })
-  beforeAll(async () => {
-    browser = await launchChromium()
-  }, 60_000)
   const providers: TestProvider[] = []
   afterAll(() => {
     for (const p of providers) p.destroy()
-    return browser?.close()
   })
 
   test("two people see each other's carets and names in distinct, opaque, readable colours; the list tells them from an agent", async () => {
