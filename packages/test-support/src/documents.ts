@@ -45,6 +45,17 @@ export function appendParagraph(doc: Y.Doc, text: string): void {
 
 export const textOf = (doc: Y.Doc): string => readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
 
+/** A document `ownerId` makes through the documents service (title, Markdown…); a refusal throws. */
+export async function createDocument(
+  server: RunningServer,
+  ownerId: string,
+  input: Parameters<RunningServer['services']['documents']['create']>[1],
+) {
+  const created = await server.services.documents.create(ownerId, input)
+  if (created.kind === 'error') throw new Error(created.message)
+  return created.value
+}
+
 /** The plain text of the document as stored in the database ('' when nothing is stored). */
 export async function storedText(server: RunningServer, room: string): Promise<string> {
   const loaded = await server.services.documents.loadState(room)

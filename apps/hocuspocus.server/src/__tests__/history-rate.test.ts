@@ -5,6 +5,7 @@
  * still show in changes_since (their authors wait in the snapshot for the next version).
  */
 import { describe, expect, test } from 'bun:test'
+import { createDocument } from '@collab/test-support/documents'
 import { callText, useMcpClients } from '@collab/test-support/mcp'
 import { eventually, useTestServer } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
@@ -21,12 +22,10 @@ const mcp = useMcpClients(() => server)
 describe('the version rate', () => {
   test('a named version is taken on request within the interval, and changes_since starts from it', async () => {
     const { user, client } = await mcp.user('nina')
-    const created = await server.services.documents.create(user.id, {
+    const { slug } = await createDocument(server, user.id, {
       title: 'Named',
       markdown: '## A\n\nText.',
     })
-    if (created.kind === 'error') throw new Error(created.message)
-    const slug = created.value.slug
     await callText(client, 'append_to_document', { slug, markdown: 'Before the checkpoint.' })
     const saved = await callText(client, 'save_version', { slug, version_name: 'Before the rewrite' })
     expect(saved.text).toMatch(/^version: \d+$/)
@@ -42,12 +41,10 @@ describe('the version rate', () => {
 
   test('three writes to a cold document in a burst are one agent version; changes_since shows all three', async () => {
     const { user, client } = await mcp.user('rita')
-    const created = await server.services.documents.create(user.id, {
+    const { slug } = await createDocument(server, user.id, {
       title: 'Burst',
       markdown: '## One\n\nFirst.',
     })
-    if (created.kind === 'error') throw new Error(created.message)
-    const slug = created.value.slug
     for (const n of [1, 2, 3]) {
       const wrote = await callText(client, 'append_to_document', { slug, markdown: `Write ${n}.` })
       expect(wrote.isError).toBe(false)

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { createTestDatabase, DATABASE_KIND } from '@collab/test-support/database'
+import { createDocument } from '@collab/test-support/documents'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { outlineId } from '@collab/test-support/outline'
 import { spawnServer } from '@collab/test-support/process'
@@ -84,12 +85,10 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
   test('a person types while an agent edits the same paragraph: both land, and a second person sees both', async () => {
     const alice = await person('alice')
     const bob = await person('bob')
-    const created = await server.services.documents.create(alice.user.id, {
+    const { slug } = await createDocument(server, alice.user.id, {
       title: 'Launch plan',
       markdown: '## Goals\n\nShip the editor.\n\n## Risks\n\nNone known.\n',
     })
-    if (created.kind === 'error') throw new Error(created.message)
-    const slug = created.value.slug
     expect((await server.services.documents.share(slug, bob.user.id, 'editor')).kind).toBe('ok')
 
     const page = await signedIn('alice')
@@ -389,12 +388,10 @@ describe.skipIf(!CHROMIUM)(`the web editor in Chromium (${DATABASE_KIND})`, () =
 
   test("a person's caret stays in their paragraph while an agent restructures the section above it", async () => {
     const owner = await person('dora')
-    const created = await server.services.documents.create(owner.user.id, {
+    const { slug } = await createDocument(server, owner.user.id, {
       title: 'Structure',
       markdown: '## Intro\n\nFirst.\n\nSecond.\n\n## Body\n\nTyping here.\n',
     })
-    if (created.kind === 'error') throw new Error(created.message)
-    const slug = created.value.slug
     const page = await signedIn('dora')
     await page.goto(`${server.url}/d/${slug}`)
     await page.waitForFunction(() =>

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { contrastRatio, FRAGMENT_NAME, PRESENCE_COLORS } from '@collab/doc-schema'
 import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
+import { createDocument } from '@collab/test-support/documents'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
@@ -63,13 +64,11 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
     // erin and ivan: the old hash of their handles gave both hue 250.
     const erin = await person(server, 'erin')
     const ivan = await person(server, 'ivan')
-    const created = await server.services.documents.create(erin.user.id, {
+    const { slug, room } = await createDocument(server, erin.user.id, {
       title: 'Together',
       markdown:
         '## Notes\n\nFirst paragraph here.\n\nSecond paragraph here.\n\n## Tasks\n\n- [ ] Check the caret colours\n- [x] Share with ivan\n',
     })
-    if (created.kind === 'error') throw new Error(created.message)
-    const slug = created.value.slug
     expect((await server.services.documents.share(slug, ivan.user.id, 'editor')).kind).toBe('ok')
 
     const a = await signedIn(browser, server, 'erin')
@@ -108,7 +107,7 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
 
     // A program of erin's (an editor connected with her API token) with its caret in the text: listed
     // apart from the people, marked as her agent, in a colour of its own.
-    const program = connectProvider(server.url, created.value.room, erin.token)
+    const program = connectProvider(server.url, room, erin.token)
     providers.push(program)
     await program.ready
     const second = (program.doc.getXmlFragment(FRAGMENT_NAME).get(3) as Y.XmlElement).get(0) as Y.XmlText
@@ -146,12 +145,10 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
       label: 'Claude Desktop',
     })
     if (issued.kind === 'error') throw new Error(issued.message)
-    const created = await server.services.documents.create(olga.user.id, {
+    const { slug } = await createDocument(server, olga.user.id, {
       title: 'Chat labels',
       markdown: '## Plan\n\nText.\n',
     })
-    if (created.kind === 'error') throw new Error(created.message)
-    const slug = created.value.slug
     const page = await signedIn(browser, server, 'olga')
     await openDocument(page, server, slug)
     await page.click('.ProseMirror p')
@@ -203,12 +200,10 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
   test('a role dropped to viewer takes the formatting bar and the chat box away at once, a raise gives them back, removal says so in the status', async () => {
     const owner = await person(server, 'pia')
     const quinn = await person(server, 'quinn')
-    const created = await server.services.documents.create(owner.user.id, {
+    const { slug } = await createDocument(server, owner.user.id, {
       title: 'Roles',
       markdown: '## Part\n\nWords.\n',
     })
-    if (created.kind === 'error') throw new Error(created.message)
-    const slug = created.value.slug
     expect((await server.services.documents.share(slug, quinn.user.id, 'editor')).kind).toBe('ok')
     const page = await signedIn(browser, server, 'quinn')
     await openDocument(page, server, slug)
