@@ -14,6 +14,7 @@ import { eventually } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
 import {
   caretAtEnd as caretAtEndOf,
+  connected,
   openDocument,
   PASSWORD,
   person,
@@ -22,8 +23,6 @@ import {
   useServerAndBrowser,
 } from './web-support.ts'
 
-const connected = (page: Page) =>
-  page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'Connected')
 const status = (page: Page) => page.$eval('[data-testid=status]', (e) => e.textContent)
 
 /** Puts the caret at the end of the editor element `selector` whose text starts with `prefix`. */

@@ -9,12 +9,17 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { eventually } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
-import { openDocument, person, seriousViolations, signedIn, useServerAndBrowser } from './web-support.ts'
+import {
+  connected,
+  openDocument,
+  person,
+  seriousViolations,
+  signedIn,
+  useServerAndBrowser,
+} from './web-support.ts'
 
 /** The page's editor text (ProseMirror's DOM), as the person sees it. */
 const editorText = (page: Page) => page.$eval('.ProseMirror', (element) => element.textContent ?? '')
-const connected = (page: Page) =>
-  page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'Connected')
 /** Clicks (with the mouse) the header's button whose text is exactly `text`. */
 async function clickHeader(page: Page, text: string): Promise<void> {
   const buttons = await page.$$('.doc-actions button')

@@ -17,15 +17,13 @@ import { eventually } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
 import {
+  connected,
   openDocument,
   ownerWithAgent,
   seriousViolations,
   signedIn,
   useServerAndBrowser,
 } from './web-support.ts'
-
-const connected = (page: Page) =>
-  page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'Connected')
 
 /** The page has read what changed since the last look (and marked what it saw, when it had no notice). */
 const looked = (page: Page) => page.waitForFunction(() => document.querySelector('.since-look[data-checked]'))

@@ -20,6 +20,7 @@ import { eventually } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
 import {
+  connected,
   horizontalOverflow,
   openDocument,
   ownerWithAgent,
@@ -31,8 +32,6 @@ import {
 } from './web-support.ts'
 
 const editorText = (page: Page) => page.$eval('.ProseMirror', (element) => element.textContent ?? '')
-const connected = (page: Page) =>
-  page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'Connected')
 
 /** Opens the panel with the header's History button and waits for its list. */
 async function openHistory(page: Page): Promise<void> {

@@ -82,6 +82,10 @@ export async function signedIn(
   return page
 }
 
+/** Waits until the page's status says its editor is connected. */
+export const connected = (page: Page) =>
+  page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'Connected')
+
 /** Opens `/d/<slug>` and waits for the editor to hold the document. */
 export async function openDocument(page: Page, server: RunningServer, slug: string): Promise<void> {
   await page.goto(`${server.url}/d/${slug}`)
