@@ -9,7 +9,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { DATABASE_KIND, TEST_DATABASE_URL, type TestDatabase } from '@collab/test-support/database'
-import { appendParagraph, textOf } from '@collab/test-support/documents'
+import { appendParagraph, createDocument, textOf } from '@collab/test-support/documents'
 import { runCli } from '@collab/test-support/process'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import {
@@ -80,9 +80,8 @@ async function twoEditors(
 ): Promise<Editors> {
   const owner = await userWithToken(server, `${name}-owner`)
   const bob = await userWithToken(server, `${name}-bob`)
-  const created = await server.services.documents.create(owner.user.id, { title: `Access ${name}` })
-  if (created.kind === 'error') throw new Error(created.message)
-  const { slug, room, id: documentId } = created.value
+  const created = await createDocument(server, owner.user.id, { title: `Access ${name}` })
+  const { slug, room, id: documentId } = created
   const shared = await server.services.documents.share(slug, bob.user.id, 'editor')
   if (shared.kind === 'error') throw new Error(shared.message)
   const ownerClient = connectProvider(server.url, room, owner.token)
@@ -224,12 +223,11 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
   test('doc set --private closes a reader of the public document who is not a member', async () => {
     const owner = await userWithToken(server, 'private-owner')
     const carol = await userWithToken(server, 'private-carol')
-    const created = await server.services.documents.create(owner.user.id, {
+    const created = await createDocument(server, owner.user.id, {
       title: 'Public',
       isPrivate: false,
     })
-    if (created.kind === 'error') throw new Error(created.message)
-    const { room, slug } = created.value
+    const { room, slug } = created
     const ownerClient = connectProvider(server.url, room, owner.token)
     const carolClient = connectProvider(server.url, room, carol.token)
     await Promise.all([ownerClient.ready, carolClient.ready])
@@ -238,7 +236,7 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
     await eventually(() => expect(connectionsOf(server, room, carol.user.id)).toHaveLength(0))
     appendParagraph(ownerClient.doc, 'owner after private')
     await eventually(async () =>
-      expect(await storedText(server, created.value.id)).toContain('owner after private'),
+      expect(await storedText(server, created.id)).toContain('owner after private'),
     )
     await Bun.sleep(GRACE_MS)
     expect(textOf(carolClient.doc)).not.toContain('owner after private') // no longer reads either
@@ -280,9 +278,8 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
 
   test('the periodic pass runs on its own (ACCESS_RECHECK_MS) and closes an expired token’s socket', async () => {
     const owner = await userWithToken(server, 'expiry-owner')
-    const created = await server.services.documents.create(owner.user.id, { title: 'Expiry' })
-    if (created.kind === 'error') throw new Error(created.message)
-    const client = connectProvider(server.url, created.value.room, owner.token)
+    const created = await createDocument(server, owner.user.id, { title: 'Expiry' })
+    const client = connectProvider(server.url, created.room, owner.token)
     await client.ready
     // The token expires now (no event exists for that); a watch with a short period finds it.
     await server.services.db.prisma.apiToken.update({
@@ -296,7 +293,7 @@ describe(`access follows changes on open WebSockets (${DATABASE_KIND})`, () => {
     })
     await watch.onConfigure({ instance: server.collab.hocuspocus })
     try {
-      await eventually(() => expect(connectionsOf(server, created.value.room)).toHaveLength(0))
+      await eventually(() => expect(connectionsOf(server, created.room)).toHaveLength(0))
     } finally {
       await watch.onDestroy()
       client.destroy()

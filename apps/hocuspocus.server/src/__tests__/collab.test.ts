@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
-import { appendParagraph, storedText } from '@collab/test-support/documents'
+import { appendParagraph, createDocument, storedText } from '@collab/test-support/documents'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually, startTestServer, userWithToken } from '@collab/test-support/server'
 import type * as Y from 'yjs'
@@ -26,9 +26,8 @@ describe(`collaboration over WebSocket (${DATABASE_KIND})`, () => {
 
   test('an edit from a provider is stored and is there after a server restart', async () => {
     const alice = await userWithToken(server, 'alice')
-    const created = await server.services.documents.create(alice.user.id, { title: 'Restart me' })
-    if (created.kind === 'error') throw new Error(created.message)
-    const room = created.value.room
+    const created = await createDocument(server, alice.user.id, { title: 'Restart me' })
+    const room = created.room
 
     const client = connectProvider(server.url, room, alice.token)
     await client.ready
@@ -47,9 +46,8 @@ describe(`collaboration over WebSocket (${DATABASE_KIND})`, () => {
 
   test('the stored title and content time follow the document', async () => {
     const owner = await userWithToken(server, 'tina')
-    const created = await server.services.documents.create(owner.user.id, { title: 'Old title' })
-    if (created.kind === 'error') throw new Error(created.message)
-    const client = connectProvider(server.url, created.value.room, owner.token)
+    const created = await createDocument(server, owner.user.id, { title: 'Old title' })
+    const client = connectProvider(server.url, created.room, owner.token)
     await client.ready
     const heading = client.doc.getXmlFragment(FRAGMENT_NAME).get(0) as Y.XmlElement
     const text = heading.get(0) as Y.XmlText
@@ -57,21 +55,20 @@ describe(`collaboration over WebSocket (${DATABASE_KIND})`, () => {
     text.insert(0, 'New title')
     await eventually(async () => {
       const row = await server.services.db.prisma.document.findUniqueOrThrow({
-        where: { id: created.value.id },
+        where: { id: created.id },
       })
       expect(row.title).toBe('New title')
-      expect(row.contentUpdatedAt.getTime()).toBeGreaterThanOrEqual(created.value.contentUpdatedAt.getTime())
+      expect(row.contentUpdatedAt.getTime()).toBeGreaterThanOrEqual(created.contentUpdatedAt.getTime())
     })
     client.destroy()
   })
 
   test('a bad token is refused', async () => {
     const owner = await userWithToken(server, 'carol')
-    const created = await server.services.documents.create(owner.user.id, { title: 'Guarded' })
-    if (created.kind === 'error') throw new Error(created.message)
+    const created = await createDocument(server, owner.user.id, { title: 'Guarded' })
     const client = connectProvider(
       server.url,
-      created.value.room,
+      created.room,
       'ctk_notarealtoken_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
     )
     await expect(client.ready).rejects.toThrow('authentication failed')
@@ -81,14 +78,13 @@ describe(`collaboration over WebSocket (${DATABASE_KIND})`, () => {
   test('a revoked token and a stranger on a private document are refused', async () => {
     const owner = await userWithToken(server, 'dave')
     const stranger = await userWithToken(server, 'eve')
-    const created = await server.services.documents.create(owner.user.id, { title: 'Private' })
-    if (created.kind === 'error') throw new Error(created.message)
-    const strangerClient = connectProvider(server.url, created.value.room, stranger.token)
+    const created = await createDocument(server, owner.user.id, { title: 'Private' })
+    const strangerClient = connectProvider(server.url, created.room, stranger.token)
     await expect(strangerClient.ready).rejects.toThrow('authentication failed')
     strangerClient.destroy()
 
     await server.services.tokens.revoke(owner.tokenId)
-    const revoked = connectProvider(server.url, created.value.room, owner.token)
+    const revoked = connectProvider(server.url, created.room, owner.token)
     await expect(revoked.ready).rejects.toThrow('authentication failed')
     revoked.destroy()
   })
@@ -96,12 +92,11 @@ describe(`collaboration over WebSocket (${DATABASE_KIND})`, () => {
   test('a viewer gets a read-only connection: their edits never reach the document', async () => {
     const owner = await userWithToken(server, 'frank')
     const viewer = await userWithToken(server, 'grace')
-    const created = await server.services.documents.create(owner.user.id, { title: 'Look, do not touch' })
-    if (created.kind === 'error') throw new Error(created.message)
-    await server.services.documents.share(created.value.slug, viewer.user.id, 'viewer')
+    const created = await createDocument(server, owner.user.id, { title: 'Look, do not touch' })
+    await server.services.documents.share(created.slug, viewer.user.id, 'viewer')
 
-    const viewerClient = connectProvider(server.url, created.value.room, viewer.token)
-    const ownerClient = connectProvider(server.url, created.value.room, owner.token)
+    const viewerClient = connectProvider(server.url, created.room, viewer.token)
+    const ownerClient = connectProvider(server.url, created.room, owner.token)
     await Promise.all([viewerClient.ready, ownerClient.ready])
     appendParagraph(viewerClient.doc, 'viewer scribble')
     appendParagraph(ownerClient.doc, 'owner line')
@@ -109,32 +104,31 @@ describe(`collaboration over WebSocket (${DATABASE_KIND})`, () => {
     await eventually(() =>
       expect(readPlainText(viewerClient.doc.getXmlFragment(FRAGMENT_NAME))).toContain('owner line'),
     )
-    await eventually(async () => expect(await storedText(server, created.value.room)).toContain('owner line'))
+    await eventually(async () => expect(await storedText(server, created.room)).toContain('owner line'))
     expect(readPlainText(ownerClient.doc.getXmlFragment(FRAGMENT_NAME))).not.toContain('viewer scribble')
-    expect(await storedText(server, created.value.room)).not.toContain('viewer scribble')
+    expect(await storedText(server, created.room)).not.toContain('viewer scribble')
     viewerClient.destroy()
     ownerClient.destroy()
   })
 
   test('a read-only token gets a read-only connection even for the owner', async () => {
     const owner = await userWithToken(server, 'heidi', ['read'])
-    const created = await server.services.documents.create(owner.user.id, { title: 'Owner, read token' })
-    if (created.kind === 'error') throw new Error(created.message)
+    const created = await createDocument(server, owner.user.id, { title: 'Owner, read token' })
     const writer = await server.services.tokens.issue(owner.user.id, { scopes: ['read', 'write'] })
     if (writer.kind === 'error') throw new Error(writer.message)
 
-    const readClient = connectProvider(server.url, created.value.room, owner.token)
-    const writeClient = connectProvider(server.url, created.value.room, writer.value.token)
+    const readClient = connectProvider(server.url, created.room, owner.token)
+    const writeClient = connectProvider(server.url, created.room, writer.value.token)
     await Promise.all([readClient.ready, writeClient.ready])
     appendParagraph(readClient.doc, 'from the read token')
     appendParagraph(writeClient.doc, 'from the write token')
     await eventually(async () =>
-      expect(await storedText(server, created.value.room)).toContain('from the write token'),
+      expect(await storedText(server, created.room)).toContain('from the write token'),
     )
     await eventually(() =>
       expect(readPlainText(readClient.doc.getXmlFragment(FRAGMENT_NAME))).toContain('from the write token'),
     )
-    expect(await storedText(server, created.value.room)).not.toContain('from the read token')
+    expect(await storedText(server, created.room)).not.toContain('from the read token')
     readClient.destroy()
     writeClient.destroy()
   })
