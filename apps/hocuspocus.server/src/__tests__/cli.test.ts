@@ -1,7 +1,9 @@
 /**
  * The CLI as people run it: real processes, real database, exit codes and output streams. Users, tokens,
  * help and the database's commands here; the documents' commands in cli-documents.test.ts (two files, so
- * their processes run beside each other).
+ * their processes run beside each other). No server runs here: each command opens the database itself,
+ * as when the operator's server is down (~3 s of CPU a command on PGlite); cli-documents.test.ts hands its
+ * commands to a server.
  */
 import { describe, expect, test } from 'bun:test'
 import { useCliDatabase } from '@collab/test-support/cli'
