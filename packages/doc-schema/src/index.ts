@@ -38,6 +38,7 @@ export {
 export { extensions, schema } from './extensions.ts'
 export { type FirstScreen, firstScreenHtml } from './first-screen.ts'
 export { isHeadingId, newHeadingId } from './heading-id.ts'
+export { importedStateInParts } from './import-state.ts'
 export {
   DEFAULT_SECTION_CHARS,
   FRAGMENT_NAME,
@@ -83,6 +84,7 @@ export {
   refuse,
   refuseFor,
 } from './result.ts'
+export { type DerivedStream, derivedStream } from './sections/derived-stream.ts'
 export {
   findInSections,
   type SectionMatch,

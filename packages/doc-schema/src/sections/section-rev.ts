@@ -29,11 +29,40 @@ export function sectionRev(heading: Y.XmlElement, blocks: readonly Y.XmlElement[
 
 /** The rev and the size of a section, from one walk. */
 export function sectionStats(heading: Y.XmlElement, blocks: readonly Y.XmlElement[]): SectionStats {
+  const stream = sectionStatsStream(heading)
+  for (const block of blocks) stream.block(block)
+  return stream.done()
+}
+
+/**
+ * `sectionStats` fed a block at a time, for a builder that lets go of each block once it is hashed (the
+ * import worker): the same walk, so the same rev and size. A long list may be fed in parts: `listOpen` with
+ * its name and attributes, its items in order (`listItem`), then `listClose`.
+ */
+export function sectionStatsStream(heading: Y.XmlElement): {
+  block(block: Y.XmlElement): void
+  listOpen(nodeName: string, attrs: Record<string, unknown>): void
+  listItem(item: Y.XmlElement): void
+  listClose(): void
+  done(): SectionStats
+} {
   const hash = new ContentHash()
   const size = { chars: 0 }
   hashElement(hash, size, heading, true)
-  for (const block of blocks) hashElement(hash, size, block, false)
-  return { rev: hash.digest().slice(0, REV_LENGTH), size: size.chars }
+  return {
+    block: (block) => hashElement(hash, size, block, false),
+    listOpen(nodeName, attrs) {
+      // hashElement's opening of a top-level element that has children, its attributes sorted.
+      hash.update('<').update(nodeName)
+      for (const key of Object.keys(attrs).sort())
+        hash.update(' ').update(key).update('=').update(stableJSON(attrs[key]))
+      hash.update('>')
+      size.chars += SIZE_COSTS.topLevelBlock
+    },
+    listItem: (item) => hashElement(hash, size, item, false, true),
+    listClose: () => hash.update('</>'),
+    done: () => ({ rev: hash.digest().slice(0, REV_LENGTH), size: size.chars }),
+  }
 }
 
 /**
@@ -64,6 +93,8 @@ function hashElement(
   size: { chars: number },
   element: Y.XmlElement,
   isSectionHeading: boolean,
+  /** `element` is a child of a top-level block (a long list's item fed on its own), not a block. */
+  nested = false,
 ) {
   const stack: Array<YChild | typeof CLOSE> = [element]
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
@@ -79,7 +110,7 @@ function hashElement(
       hash.update('>')
       stack.push(CLOSE)
       const children = node.toArray() as YChild[]
-      size.chars += elementCost(node, node === element, children.length, attrs)
+      size.chars += elementCost(node, node === element && !nested, children.length, attrs)
       for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!)
     }
   }

@@ -86,18 +86,36 @@ export function listReadLength(
     return undefined
   if (yElementTooDeep(list)) return undefined
   const attrs = list.getAttributes() as Record<string, unknown>
-  const start = Number(attrs.start ?? 1)
   let total = 0
   for (let from = 0; from < children.length; from += perRender) {
-    const items = children.slice(from, from + perRender).map((item) => yElementToJSON(item as Y.XmlElement))
-    const chunk: DocNode =
-      list.nodeName === 'orderedList'
-        ? { type: list.nodeName, attrs: { ...attrs, start: start + from }, content: items }
-        : { type: list.nodeName, ...(Object.keys(attrs).length > 0 ? { attrs } : {}), content: items }
-    total += (from === 0 ? 0 : 1) + blocksToMarkdown([chunk], BLOCK_OPTIONS).length
+    total += listPartReadLength(
+      list.nodeName,
+      attrs,
+      children.slice(from, from + perRender) as Y.XmlElement[],
+      from,
+    )
     rendered?.()
   }
   return total
+}
+
+/**
+ * What items `from`… of a long list (`items`, rendered together) add to its read length (`listReadLength`
+ * sums these over its parts); `attrs` the list's attributes. For a builder that measures a list a part at
+ * a time as it builds it (the import worker).
+ */
+export function listPartReadLength(
+  nodeName: string,
+  attrs: Record<string, unknown>,
+  items: readonly Y.XmlElement[],
+  from: number,
+): number {
+  const content = items.map((item) => yElementToJSON(item))
+  const chunk: DocNode =
+    nodeName === 'orderedList'
+      ? { type: nodeName, attrs: { ...attrs, start: Number(attrs.start ?? 1) + from }, content }
+      : { type: nodeName, ...(Object.keys(attrs).length > 0 ? { attrs } : {}), content }
+  return (from === 0 ? 0 : 1) + blocksToMarkdown([chunk], BLOCK_OPTIONS).length
 }
 
 /**
@@ -110,12 +128,13 @@ export function sectionReadLength(
   lengthOf: (element: Y.XmlElement) => number = elementReadLength,
 ): number {
   let total = lengthOf(heading)
-  for (let i = 0; i < blocks.length; i++) {
-    const markdown = lengthOf(blocks[i]!)
-    total += 2 + `[${i + 1}]`.length + (markdown === 0 ? 0 : 1 + markdown)
-  }
+  for (let i = 0; i < blocks.length; i++) total += blockReadCost(i + 1, lengthOf(blocks[i]!))
   return total
 }
+
+/** What block `n` (from 1) of a section, of `markdown` characters, adds to the section read whole. */
+export const blockReadCost = (n: number, markdown: number) =>
+  2 + `[${n}]`.length + (markdown === 0 ? 0 : 1 + markdown)
 
 /**
  * Section totals kept by revision, for every fragment of the process: a rev is a hash of the section's

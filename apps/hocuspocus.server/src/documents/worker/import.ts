@@ -4,13 +4,12 @@
  * holds the event loop that serves everyone; the service then stores the result in one transaction.
  */
 import {
-  importedPartsUpdate,
+  derivedStream,
+  importedStateInParts,
   importMarkdownParts,
   type OutlineNode,
   ok,
   type Result,
-  readOutlineWithTotals,
-  readPlainText,
   refuse,
 } from '@collab/doc-schema'
 import { storableText } from '../../db/storable-text.ts'
@@ -54,41 +53,33 @@ export function buildImport(
   const tooLong = titleTooLong(title, ' (give a shorter --title)')
   if (tooLong) return tooLong
   collect() // markdown-it's inline state and what the parse left behind
-  // The body is built into the document one top-level block at a time, each block's tokens and JSON let
-  // go as it is built. The search text and outline (with each section's total, measured here so no read
-  // renders a section to name it) are read off the document just built, not off its state decoded once more.
-  let derived: { text: string; outline: OutlineNode[] } | undefined
+  // The body is built into the document one top-level block at a time (a long list a batch of items at a
+  // time), each block's tokens and JSON let go as it is built; each block is measured for the outline (with
+  // each section's total, so no read renders a section to name it) and the search text as it is built,
+  // then written out and dropped from the document (import-state.ts): neither the whole document nor its
+  // items are ever held beside the parse.
   let nextCollection = COLLECT_EVERY_BLOCKS
   let renders = 0
-  const built = importedPartsUpdate(
-    imported.value,
-    (fragment) => {
-      collect()
-      // Each section is rendered to measure it: a 20 MiB file's ~30,000 renders left ~200 MB of garbage
-      // between two collections, so one is made every COLLECT_EVERY_SECTIONS sections.
-      const outline = readOutlineWithTotals(
-        fragment,
-        (sections) => {
-          if (sections % COLLECT_EVERY_SECTIONS === 0) collectYoung()
-        },
-        () => {
-          // every 4,000 items of a long list rendered to measure it
-          if (++renders % 4 === 0) collectYoung()
-        },
-      )
-      collect() // the renders' garbage: a list of 75,000 items left ~100 MB of it
-      derived = { text: readPlainText(fragment, maxTextChars), outline }
-      collect() // the text's, before the encoding
+  const derived = derivedStream(
+    maxTextChars,
+    // Each section is rendered to measure it: a 20 MiB file's ~30,000 renders left ~200 MB of garbage
+    // between two collections, so one is made every COLLECT_EVERY_SECTIONS sections.
+    (sections) => {
+      if (sections % COLLECT_EVERY_SECTIONS === 0) collectYoung()
     },
-    (blocks) => {
-      if (blocks >= nextCollection) {
-        nextCollection = blocks + COLLECT_EVERY_BLOCKS
-        collectYoung()
-      }
+    () => {
+      // every 4,000 items of a long list rendered to measure it
+      if (++renders % 4 === 0) collectYoung()
     },
   )
+  const built = importedStateInParts(imported.value, derived, (blocks) => {
+    if (blocks >= nextCollection) {
+      nextCollection = blocks + COLLECT_EVERY_BLOCKS
+      collectYoung()
+    }
+  })
   if (built.kind === 'error') return refuse('invalid_input', built.message, built.field)
-  if (!derived) throw new Error('import: the built document was not read')
+  const { text, outline } = derived.finish()
   collect()
-  return ok({ title, state: built.value, text: derived.text, outline: derived.outline, changes })
+  return ok({ title, state: built.value, text, outline, changes })
 }
