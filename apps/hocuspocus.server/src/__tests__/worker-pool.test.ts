@@ -141,10 +141,12 @@ describe('the documents worker pool', () => {
       () => collections++,
     )
     if (built.kind === 'error') throw new Error(built.message)
-    expect({ text: built.value.text, outline: built.value.outline }).toEqual(
-      derivedOf(built.value.state, MAX_FIND_TEXT_CHARS, true),
+    const derived = derivedOf(built.value.state, MAX_FIND_TEXT_CHARS, true)
+    expect({ text: built.value.text, outline: JSON.parse(built.value.outlineJson) }).toEqual(
+      JSON.parse(JSON.stringify(derived)),
     )
-    expect(collections).toBeGreaterThanOrEqual(3) // after the parse, before the outline, at the end
+    // after the parse and at the end (the outline is measured as the document is built, not after)
+    expect(collections).toBeGreaterThanOrEqual(2)
   })
 
   test('a first screen is made only by an idle worker: refused at once while another job runs, never queued behind it', async () => {

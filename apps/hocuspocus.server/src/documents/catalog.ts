@@ -35,10 +35,13 @@ export function createCatalog(
     title: string,
     state: Uint8Array,
     flags: { isPrivate?: boolean; readOnly?: boolean },
-    derived: { text: string; outline: OutlineNode[] } = derivedOf(state, MAX_FIND_TEXT_CHARS),
+    derived: { text: string; outline?: OutlineNode[]; outlineJson?: string } = derivedOf(
+      state,
+      MAX_FIND_TEXT_CHARS,
+    ),
     via: 'create' | 'import' = 'create',
   ): Promise<Result<DocumentRow>> {
-    const { text, outline } = derived
+    const { text, outline, outlineJson } = derived
     const base = slugBase(title)
     for (let attempt = 0; attempt < 5; attempt++) {
       const slug = slugWithTail(base) // always a tail: the slug says nothing about other documents
@@ -61,7 +64,7 @@ export function createCatalog(
           await storeContent(
             tx,
             created.id,
-            { state, title, text, outline, authors: [author] },
+            { state, title, text, outline, outlineJson, authors: [author] },
             { version: { reason: via === 'create' ? 'created' : 'import' } },
           )
           return created
@@ -110,8 +113,8 @@ export function createCatalog(
     ): Promise<Result<{ document: DocumentRow; changes: string[] }>> {
       const built = await jobs.build(ownerId, input, MAX_FIND_TEXT_CHARS)
       if (built.kind === 'error') return built
-      const { title, state, text, outline, changes } = built.value
-      const document = await insertDocument(ownerId, title, state, input, { text, outline }, 'import')
+      const { title, state, text, outlineJson, changes } = built.value
+      const document = await insertDocument(ownerId, title, state, input, { text, outlineJson }, 'import')
       if (document.kind === 'error') return document
       return ok({ document: document.value, changes })
     },

@@ -34,6 +34,12 @@ export type StoredContent = {
    * section totals measured (StoredOutlineNode: adopted by whoever decodes the state). Unknown: omit.
    */
   outline?: OutlineNode[]
+  /**
+   * The same outline as JSON already made (storableJSON), in place of `outline`: the import worker makes it,
+   * since a 20 MiB file's outline of ~12,000 sections took the event loop hundreds of ms to receive as
+   * objects from the worker (structured clone) and to serialise again, where a string crosses as a copy.
+   */
+  outlineJson?: string
   /** Y.encodeStateVector of the document `state` was encoded from (to judge a merged outline). */
   vector?: Uint8Array
   /** Compaction: when the content last changed (the content-updated time); others write now. */
@@ -135,7 +141,7 @@ export async function storeContent(
   options: StoreOptions = {},
 ): Promise<{ bytes: number; versionId?: bigint }> {
   let state = content.state
-  let outline = content.outline ?? null
+  let outline: OutlineNode[] | string | null = content.outlineJson ?? content.outline ?? null
   let merged: bigint[] = []
   // Authors of the changes since the newest version: the snapshot's, the merged log rows', the caller's.
   let authors = unionAuthors(content.authors)
@@ -172,7 +178,7 @@ export async function storeContent(
   }
   if (options.stateOnly) outline = null
   const version = await versionToTake(tx, documentId, options.version)
-  const outlineJson = outline === null ? null : storableJSON(outline)
+  const outlineJson = outline === null ? null : typeof outline === 'string' ? outline : storableJSON(outline)
   await writeStateRow(tx, documentId, state, outlineJson, version ? [] : authors)
   await deleteMerged(tx, merged)
   // One update of the documents row (each one re-indexes its search columns): a new state is new
