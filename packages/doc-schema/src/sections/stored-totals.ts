@@ -7,7 +7,7 @@
  * section's rev and block count match: an edited section has a new rev, so its stored total is never used.
  *
  * Where the totals are measured: the import worker measures every section of the new document as it
- * builds its outline (`readOutlineWithTotals`: the content is decoded there already, off the event loop);
+ * builds its outline (`derivedStream`, block by block as it builds the document, off the event loop);
  * on a live document, the sections whose total is not known (edited since the store step) are
  * measured in slices after each store and before each compaction takes the document's lock
  * (`outlineMeasureSteps`), and compaction stores the memo's totals (`liveOutlineWithTotals`): an edited
