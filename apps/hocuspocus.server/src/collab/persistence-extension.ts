@@ -208,11 +208,17 @@ export class PersistenceExtension implements Extension {
   }
 
   /**
-   * Calls `listener` with the state vector each successful store of the document covered, until the
-   * returned function is called. Writers use it to know their change is durable without reading it back.
+   * Calls `listener` with the state vector each successful store of the document covered and its batch's
+   * number, until the returned function is called. Writers use it to know their change is durable
+   * without reading it back (log-append.ts).
    */
-  onStored(documentName: string, listener: (vector: Map<number, number>) => void): () => void {
+  onStored(documentName: string, listener: (vector: Map<number, number>, batch: number) => void): () => void {
     return this.append.onStored(documentName, listener)
+  }
+
+  /** The number of the last store batch taken: a store numbered above it holds every change made before. */
+  batchesTaken(): number {
+    return this.append.batchesTaken()
   }
 
   /**

@@ -19,7 +19,12 @@ import type { TitleSearchRefresh } from './title-search.ts'
 import type { VersionPolicy } from './versions.ts'
 
 export class LogAppend {
-  private readonly storedListeners = new Map<string, Set<(vector: Map<number, number>) => void>>()
+  private readonly storedListeners = new Map<
+    string,
+    Set<(vector: Map<number, number>, batch: number) => void>
+  >()
+  /** Batches taken so far, all documents together: each store's batch is numbered in order. */
+  private batches = 0
 
   constructor(
     private readonly loaded: LoadedDocuments,
@@ -37,10 +42,12 @@ export class LogAppend {
   ) {}
 
   /**
-   * Calls `listener` with the state vector each successful store of the document covered, until the
-   * returned function is called. Writers use it to know their change is durable without reading it back.
+   * Calls `listener` with the state vector each successful store of the document covered and its batch's
+   * number (batchesTaken), until the returned function is called. Writers use it to know their change is
+   * durable without reading it back: a store whose batch was taken after their change holds all of it,
+   * deletions included, which a state vector does not show.
    */
-  onStored(documentName: string, listener: (vector: Map<number, number>) => void): () => void {
+  onStored(documentName: string, listener: (vector: Map<number, number>, batch: number) => void): () => void {
     let set = this.storedListeners.get(documentName)
     if (!set) {
       set = new Set()
@@ -52,6 +59,14 @@ export class LogAppend {
       if (set.size === 0 && this.storedListeners.get(documentName) === set)
         this.storedListeners.delete(documentName)
     }
+  }
+
+  /**
+   * The number of the last store batch taken (0: none yet). Updates are queued synchronously, so a store
+   * whose batch is numbered above this value read now holds every update made before now.
+   */
+  batchesTaken(): number {
+    return this.batches
   }
 
   /**
@@ -76,6 +91,7 @@ export class LogAppend {
     entry.pending = []
     entry.authors = new Map()
     entry.writing = true
+    const batchNumber = ++this.batches
     const vector = Y.encodeStateVector(document) // covers the batch: updates are queued synchronously
     let update: Uint8Array
     try {
@@ -105,7 +121,7 @@ export class LogAppend {
     const listeners = this.storedListeners.get(name)
     if (listeners?.size) {
       const covered = Y.decodeStateVector(vector)
-      for (const listener of listeners) listener(covered)
+      for (const listener of listeners) listener(covered, batchNumber)
     }
     metrics.stores.inc()
     metrics.storeLatency.observe({}, (performance.now() - started) / 1000)
