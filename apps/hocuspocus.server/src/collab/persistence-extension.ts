@@ -32,7 +32,6 @@ import * as Y from 'yjs'
 import { isDatabaseUnavailable } from '../db/errors.ts'
 import { rawAuthorKey, rawAuthorOf } from '../documents/history-authors.ts'
 import type { DocumentsService } from '../documents/service.ts'
-import { bytesOfBase64 } from '../documents/sliced-read.ts'
 import type { LoadedParts } from '../documents/stored-content.ts'
 import { adoptStoredOutline, applyStored } from '../documents/stored-parts.ts'
 import type { Logger } from '../logger.ts'
@@ -127,7 +126,7 @@ export class PersistenceExtension implements Extension {
   private async applyLoaded(document: Document, read: LoadedParts): Promise<LoadedParts> {
     const snapshotBytes = read.snapshot?.byteLength ?? read.snapshotBytes ?? 0
     const bytes = snapshotBytes + read.updateBytes
-    const snapshot = read.snapshotText ?? read.snapshot
+    const snapshot = read.largeSnapshot ?? read.snapshot
     const parts =
       bytes >= LOAD_IN_PARTS_BYTES && !this.loaded.closing
         ? await this.deps.documents
@@ -135,12 +134,11 @@ export class PersistenceExtension implements Extension {
             .catch(() => null)
         : null
     // What the rest of the load knows of it (its sizes, its outline): the bytes stay unread when split.
-    const loaded: LoadedParts = { ...read, snapshotText: null, snapshotBytes }
+    const loaded: LoadedParts = { ...read, largeSnapshot: null, snapshotBytes }
     if (parts?.kind !== 'ok') {
       // Refused (the queue is full, the deadline passed): decoded and applied here, at once, as before.
-      const whole = typeof snapshot === 'string' ? bytesOfBase64(snapshot) : snapshot
-      applyStored(document, { ...loaded, snapshot: whole })
-      return { ...loaded, snapshot: whole }
+      applyStored(document, { ...loaded, snapshot })
+      return { ...loaded, snapshot }
     }
     const empty = document.store.clients.size === 0
     for (const [i, part] of parts.value.entries()) {

@@ -54,7 +54,7 @@ export function createStoredCompaction(
       versionBase: request.version ? request.version.base : undefined,
     })
     if (merged.kind === 'error') throw new Error(`the documents' worker did not merge it: ${merged.message}`)
-    const { state, bytes, title, text, outline, summary } = merged.value
+    const { state, title, text, outline, summary } = merged.value
     const version = request.version && { ...request.version.request, summary: summary ?? null }
     const written = await prisma.$transaction(
       (tx) =>
@@ -62,7 +62,7 @@ export function createStoredCompaction(
           tx,
           documentId,
           read,
-          { state: { base64: state, bytes }, title, text, outline, changedAt: request.changedAt },
+          { state, title, text, outline, changedAt: request.changedAt },
           { keepDerived: request.maxTextChars === 0, version },
         ),
       CONTENT_TRANSACTION,

@@ -46,7 +46,7 @@ export type HistoryActionDeps = {
       since: Parameters<History['versionsAfter']>[1],
       limit: number,
     ): Promise<Array<VersionInfo & { state: Uint8Array | string }>>
-    /** The version a lookup names, its state as bytes or base64 text (history.ts findVersionText). */
+    /** The version a lookup names, its state as bytes or base64 text (history.ts findVersionState: bytes). */
     findVersion(
       documentId: string,
       lookup: Parameters<History['findVersion']>[1],

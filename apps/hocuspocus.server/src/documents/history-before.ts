@@ -3,15 +3,16 @@
  * stored content, merged on the documents' worker (worker/compact.ts, with its summary against the newest
  * version and its outline) and written as a named version the way a compaction on the worker is
  * (store.ts `storeCompacted`: the snapshot in STATE_SLICE_BYTES slices, the log rows read deleted by id,
- * only while the snapshot is still the one read). The event loop passes base64 text along and serialises
- * the statements; nothing is decoded, merged or encoded here. The caller stores what the live document
+ * only while the snapshot is still the one read). The event loop decodes and encodes a slice of base64 at
+ * a time and serialises the statements; the states go to the worker and back as transfers, and nothing
+ * is merged here. The caller stores what the live document
  * has unstored first (the writer's `storePending`), so the stored content is the document as it is.
  */
 import { ok, type Result, refuse } from '@collab/doc-schema'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
 import { HISTORY_INLINE_BYTES } from '../limits.ts'
-import { newestVersionText } from './history-store.ts'
+import { newestVersionState } from './history-store.ts'
 import { readForCompaction, storeCompacted } from './store.ts'
 import type { WorkerPool } from './worker/pool.ts'
 import { type BeforeInput, beforeVersionOf } from './worker/worker-jobs.ts'
@@ -38,7 +39,7 @@ export function createBeforeVersions(prisma: PrismaClient, deps: { jobs: WorkerP
         const read = await readForCompaction(prisma, document.id)
         if (read.snapshot === null && read.ids.length === 0)
           return refuse('not_found', `slug: "${document.slug}" is gone (deleted meanwhile).`, 'slug')
-        const newest = await newestVersionText(prisma, document.id)
+        const newest = await newestVersionState(prisma, document.id)
         const input: BeforeInput = {
           snapshot: read.snapshot,
           updates: read.updates,
@@ -51,26 +52,26 @@ export function createBeforeVersions(prisma: PrismaClient, deps: { jobs: WorkerP
         // As planUndo: small states are merged here (less than the worker's round trip, and two small
         // restores of one user both go through); the rest on the worker with the user's share.
         const inputBytes =
-          ((read.snapshot?.length ?? 0) * 3) / 4 + read.updateBytes + ((newest?.state.length ?? 0) * 3) / 4
+          (read.snapshot?.byteLength ?? 0) + read.updateBytes + (newest?.state.byteLength ?? 0)
         const merged =
           inputBytes <= HISTORY_INLINE_BYTES ? beforeVersionOf(input) : await deps.jobs.before(user, input)
         if (merged.kind === 'error') return merged
-        const { state, bytes, outline, summary, raw } = merged.value
+        const { state, outline, summary } = merged.value
         const written = await prisma.$transaction(
           (tx) =>
             storeCompacted(
               tx,
               document.id,
               read,
-              { state: { base64: state, bytes }, title: '', text: '', outline },
+              { state, title: '', text: '', outline },
               { keepDerived: true, version: { reason: 'named', name, summary: summary ?? null } },
             ),
           CONTENT_TRANSACTION,
         )
         if (!written) continue // another write replaced the snapshot meanwhile: read it again
-        if (written.versionId === undefined || !raw)
+        if (written.versionId === undefined)
           return refuse('internal', `slug: the version of "${document.slug}" was not taken.`, 'slug')
-        return ok({ id: written.versionId, state: raw })
+        return ok({ id: written.versionId, state })
       }
       return refuse(
         'unavailable',

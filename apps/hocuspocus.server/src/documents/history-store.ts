@@ -16,7 +16,7 @@ import {
 } from '../limits.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
 import { type ChangeSummary, mergeSummaries } from './history-diff.ts'
-import { readVersionText } from './sliced-read.ts'
+import { readVersionState } from './sliced-read.ts'
 
 export type VersionReason = 'agent' | 'pause' | 'interval' | 'named' | 'created' | 'import' | 'unload'
 
@@ -252,14 +252,14 @@ export async function findVersion(
 }
 
 /**
- * The version a lookup names with its state as base64 text, read in slices (sliced-read.ts) for the
- * documents' worker to decode: a restore's or revert's versions, which may be megabytes.
+ * The version a lookup names with its state, read in slices (sliced-read.ts) for the documents' worker:
+ * a restore's or revert's versions, which may be megabytes.
  */
-export async function findVersionText(
+export async function findVersionState(
   db: Db,
   documentId: string,
   lookup: VersionLookup,
-): Promise<(VersionInfo & { state: string }) | null> {
+): Promise<(VersionInfo & { state: Uint8Array }) | null> {
   // The row as findVersion reads it, its state left out (a NULL), then read in slices.
   const rows = await db.$queryRaw<VersionInfo[]>`
     SELECT id, created_at AS "createdAt", reason, name, authors, summary, byte_size AS "byteSize", NULL AS state
@@ -267,7 +267,7 @@ export async function findVersionText(
   const row = rows[0]
   if (!row) return null
   const id = BigInt(row.id)
-  return { ...row, id, state: await readVersionText(db, id) }
+  return { ...row, id, state: await readVersionState(db, id) }
 }
 
 /**
@@ -279,22 +279,23 @@ export async function versionsAfter(
   documentId: string,
   since: { afterId: bigint } | { from: Date },
   limit: number,
-): Promise<Array<VersionInfo & { state: string }>> {
+): Promise<Array<VersionInfo & { state: Uint8Array }>> {
   const where =
     'afterId' in since ? Prisma.sql`AND id > ${since.afterId}` : Prisma.sql`AND created_at >= ${since.from}`
-  // The rows first, then each state as base64 text in slices (sliced-read.ts), decoded on the documents'
-  // worker: read whole, MAX_REVERT_VERSIONS states of megabytes were parsed and decoded here at once.
+  // The rows first, then each state in slices (sliced-read.ts): read whole, MAX_REVERT_VERSIONS states of
+  // megabytes were parsed and decoded here at once.
   const rows = await db.$queryRaw<VersionInfo[]>`
     SELECT id, created_at AS "createdAt", reason, name, authors, summary, byte_size AS "byteSize"
       FROM document_versions
      WHERE document_id = ${documentId}::uuid ${where}
      ORDER BY id
      LIMIT ${limit}`
-  const versions: Array<VersionInfo & { state: string }> = []
+  const versions: Array<VersionInfo & { state: Uint8Array }> = []
   for (const row of rows) {
     const id = BigInt(row.id)
     // A state past MAX_HISTORY_STATE_BYTES is refused by its size (the caller's tooLarge), never read.
-    const state = Number(row.byteSize) <= MAX_HISTORY_STATE_BYTES ? await readVersionText(db, id) : ''
+    const state =
+      Number(row.byteSize) <= MAX_HISTORY_STATE_BYTES ? await readVersionState(db, id) : new Uint8Array()
     versions.push({ ...row, id, state })
   }
   return versions
@@ -318,17 +319,17 @@ export async function newestVersion(
     : null
 }
 
-/** The newest version's state as base64 text (read in slices, for the documents' worker), time and why. */
-export async function newestVersionText(
+/** The newest version's state (read in slices, for the documents' worker), time and why. */
+export async function newestVersionState(
   db: Db,
   documentId: string,
-): Promise<{ state: string; createdAt: Date; reason: VersionReason } | null> {
+): Promise<{ state: Uint8Array; createdAt: Date; reason: VersionReason } | null> {
   const rows = await db.$queryRaw<Array<{ id: bigint; createdAt: Date; reason: VersionReason }>>`
     SELECT id, created_at AS "createdAt", reason FROM document_versions
      WHERE document_id = ${documentId}::uuid ORDER BY id DESC LIMIT 1`
   const row = rows[0]
   if (!row) return null
-  return { state: await readVersionText(db, BigInt(row.id)), createdAt: row.createdAt, reason: row.reason }
+  return { state: await readVersionState(db, BigInt(row.id)), createdAt: row.createdAt, reason: row.reason }
 }
 
 /**

@@ -14,10 +14,10 @@ import {
   authorsAfter,
   countVersions,
   findVersion,
-  findVersionText,
+  findVersionState,
   listVersions,
   newestVersion,
-  newestVersionText,
+  newestVersionState,
   type VersionInfo,
   type VersionLookup,
   versionsAfter,
@@ -95,13 +95,13 @@ export function createHistory(prisma: PrismaClient, stored: StoredAccess) {
     newestVersion(documentId: string) {
       return newestVersion(prisma, documentId)
     },
-    /** The version a lookup names, its state as base64 text read in slices (for the documents' worker). */
-    findVersionText(documentId: string, lookup: VersionLookup) {
-      return findVersionText(prisma, documentId, lookup)
+    /** The version a lookup names, its state read in slices (for the documents' worker). */
+    findVersionState(documentId: string, lookup: VersionLookup) {
+      return findVersionState(prisma, documentId, lookup)
     },
-    /** The newest version, its state as base64 text read in slices (for the documents' worker). */
-    newestVersionText(documentId: string) {
-      return newestVersionText(prisma, documentId)
+    /** The newest version, its state read in slices (for the documents' worker). */
+    newestVersionState(documentId: string) {
+      return newestVersionState(prisma, documentId)
     },
   }
 }

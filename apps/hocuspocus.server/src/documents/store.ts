@@ -15,7 +15,7 @@ import { storableJSON, storableText } from '../db/storable-text.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
 import { AUTOMATIC_REASONS, insertVersion, type VersionReason, type VersionRequest } from './history-store.ts'
 import { searchColumnsSql } from './search.ts'
-import { readSnapshotText, STATE_SLICE_BYTES } from './sliced-read.ts'
+import { readSnapshotState, STATE_SLICE_BYTES } from './sliced-read.ts'
 
 export { STATE_SLICE_BYTES }
 
@@ -220,8 +220,8 @@ async function versionToTake(
 }
 
 /**
- * Writes the snapshot row: `state` as bytes, or as its base64 text already made (the documents' worker
- * makes it for a compaction). Raw SQL, not Prisma's upsert: that returns the row, which reads the whole
+ * Writes the snapshot row: `state` as bytes (the documents' worker's merge comes back as a transfer),
+ * base64-encoded a slice at a time. Raw SQL, not Prisma's upsert: that returns the row, which reads the whole
  * state back. The state goes as base64 text decoded by the database: PGlite's bytea parameter encoding
  * took ~210 ms per MiB, base64 text ~35 ms (measured on this machine; PostgreSQL is not slower either
  * way). A large state goes in slices (STATE_SLICE_BYTES) with a turn of the event loop between them:
@@ -271,13 +271,13 @@ async function deleteMerged(tx: Prisma.TransactionClient, ids: readonly bigint[]
 }
 
 /**
- * What a compaction read of the stored content, to merge on the documents' worker: the snapshot (base64)
- * with its stored outline and the row version (`xmin`) it was read at, and the log rows after it in
+ * What a compaction read of the stored content, to merge on the documents' worker: the snapshot (read in
+ * slices) with its stored outline and the row version (`xmin`) it was read at, and the log rows after it in
  * order (ids, base64, bytes, authors). `readForCompaction` reads it; `storeCompacted` writes the merge.
  */
 export type CompactionRead = {
   rowVersion: string | null
-  snapshot: string | null
+  snapshot: Uint8Array | null
   outline: StoredOutlineNode[] | null
   ids: bigint[]
   updates: string[]
@@ -290,7 +290,7 @@ export async function readForCompaction(
   documentId: string,
 ): Promise<CompactionRead> {
   // In slices (sliced-read.ts): the event loop parses a slice at a time, never the whole state's text.
-  const snapshot = await readSnapshotText(db, documentId)
+  const snapshot = await readSnapshotState(db, documentId)
   const log = await db.$queryRaw<Array<{ id: bigint; update: string; bytes: number; authors: Author[] }>>`
     SELECT id, encode("update", 'base64') AS "update", byte_size AS bytes, authors
       FROM document_updates WHERE document_id = ${documentId}::uuid ORDER BY id`
@@ -307,7 +307,8 @@ export async function readForCompaction(
 
 /** The merge of a CompactionRead, made on the documents' worker (worker/compact.ts). */
 export type CompactedContent = {
-  state: { base64: string; bytes: number }
+  /** The merged state's bytes (base64-encoded a slice at a time as they are written). */
+  state: Uint8Array
   title: string
   text: string
   outline: StoredOutlineNode[]
@@ -339,7 +340,7 @@ export async function storeCompacted(
   await deleteMerged(tx, read.ids)
   if (!options.keepDerived) await writeDerived(tx, documentId, content)
   const versionId = version ? await insertVersion(tx, documentId, version, authors, outlineJson) : undefined
-  return { bytes: content.state.bytes, versionId }
+  return { bytes: content.state.byteLength, versionId }
 }
 
 /**

@@ -11,7 +11,7 @@ import type { PrismaClient } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
 import type { Author } from './history-authors.ts'
-import { bytesOfBase64, readSnapshotText, STATE_SLICE_BYTES } from './sliced-read.ts'
+import { bytesOfBase64, readSnapshotState, STATE_SLICE_BYTES } from './sliced-read.ts'
 import {
   appendUpdate,
   type DerivedContent,
@@ -23,10 +23,10 @@ import {
 import type { StoredParts } from './stored-parts.ts'
 
 /**
- * Stored content for a load (loadForLoad): a large snapshot as base64 text (`snapshotText`, `snapshot`
+ * Stored content for a load (loadForLoad): a large snapshot read in slices (`largeSnapshot`, `snapshot`
  * null) with its size, to be decoded off the event loop.
  */
-export type LoadedParts = StoredParts & { snapshotText?: string | null; snapshotBytes?: number }
+export type LoadedParts = StoredParts & { largeSnapshot?: Uint8Array | null; snapshotBytes?: number }
 
 export function createStoredContent(
   prisma: PrismaClient,
@@ -77,7 +77,7 @@ export function createStoredContent(
 
   /**
    * The stored content for a load into a live document: as loadStored, except that a snapshot larger than
-   * one slice (STATE_SLICE_BYTES) comes as base64 text read in slices (sliced-read.ts), to be decoded on
+   * one slice (STATE_SLICE_BYTES) is read in slices (sliced-read.ts, `largeSnapshot`), to be decoded on
    * the documents' worker with the split of the load (collab/persistence-extension.ts): read whole, an
    * 8 MiB snapshot's 11 MB of text was parsed by the driver and decoded here in one piece (~0.1-0.25 s of
    * CPU). The log is read first: a compaction between the two reads only makes the snapshot newer, and
@@ -97,12 +97,12 @@ export function createStoredContent(
     if (!row || row.deleted) return null
     if (Number(row.bytes ?? 0) <= STATE_SLICE_BYTES) return loadStored(room)
     const updates = (row.updates ?? []).map(bytesOfBase64)
-    const read = await readSnapshotText(prisma, row.id)
+    const read = await readSnapshotState(prisma, row.id)
     const outline = Array.isArray(read.outline) ? (read.outline as StoredOutlineNode[]) : null
     return {
       documentId: row.id,
       snapshot: null,
-      snapshotText: read.snapshot,
+      largeSnapshot: read.snapshot,
       snapshotBytes: read.bytes,
       updates,
       updateBytes: updates.reduce((sum, update) => sum + update.byteLength, 0),

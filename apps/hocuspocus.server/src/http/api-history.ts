@@ -308,7 +308,7 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
     return {
       history: {
         // Read in slices, decoded on the documents' worker (documents/sliced-read.ts).
-        findVersion: (documentId, lookup) => documents.findVersionText(documentId, lookup),
+        findVersion: (documentId, lookup) => documents.findVersionState(documentId, lookup),
         versionsAfter: (documentId, since, limit) => documents.versionsAfter(documentId, since, limit),
       },
       write,

@@ -22,7 +22,6 @@ import { isDatabaseUnavailable } from '../../db/errors.ts'
 import { diffFragments, fragmentOfState, summarize } from '../../documents/history-diff.ts'
 import { AUTOMATIC_REASONS, type VersionRequest } from '../../documents/history-store.ts'
 import type { DocumentsService } from '../../documents/service.ts'
-import { bytesOfBase64 } from '../../documents/sliced-read.ts'
 import { VERSION_INTERVAL_MS } from '../../documents/store.ts'
 import { MAX_FIND_TEXT_CHARS, MIN_VERSION_INTERVAL_MS } from '../../limits.ts'
 import type { Logger } from '../../logger.ts'
@@ -53,7 +52,7 @@ export class Compaction {
     private readonly deps: {
       documents: Pick<
         DocumentsService,
-        'storeState' | 'compactStored' | 'newestVersionText' | 'resolveAuthors'
+        'storeState' | 'compactStored' | 'newestVersionState' | 'resolveAuthors'
       >
       logger: Logger
       metrics: Metrics
@@ -166,9 +165,9 @@ export class Compaction {
    * What the live document changed since the newest version; null when it cannot be told (a summary never
    * fails a compaction: the version is taken without one).
    */
-  private summaryOf(document: Document, newest: string | null) {
+  private summaryOf(document: Document, newest: Uint8Array | null) {
     try {
-      const before = fragmentOfState(newest === null ? null : bytesOfBase64(newest))
+      const before = fragmentOfState(newest)
       try {
         return summarize(diffFragments(before, document.getXmlFragment(FRAGMENT_NAME)))
       } finally {
@@ -188,7 +187,7 @@ export class Compaction {
   private async versionToTake(
     entry: Stored,
     asked: VersionRequest | undefined,
-  ): Promise<{ version?: VersionRequest; base: string | null } | null> {
+  ): Promise<{ version?: VersionRequest; base: Uint8Array | null } | null> {
     let version: VersionRequest | undefined =
       asked && entry.unversioned
         ? { minIntervalMs: this.deps.minVersionIntervalMs ?? MIN_VERSION_INTERVAL_MS, ...asked }
@@ -196,7 +195,7 @@ export class Compaction {
           ? { reason: 'interval' }
           : undefined
     if (!version) return { base: null }
-    const newest = await this.deps.documents.newestVersionText(entry.documentId).catch(() => null)
+    const newest = await this.deps.documents.newestVersionState(entry.documentId).catch(() => null)
     // Only automatic versions space the next one (a document created a moment ago still gets one).
     const at = newest && AUTOMATIC_REASONS.has(newest.reason) ? newest.createdAt.getTime() : 0
     if (version.minIntervalMs && Date.now() - at < version.minIntervalMs) {

@@ -22,8 +22,8 @@ import * as Y from 'yjs'
 import { diffFragments, fragmentOfState, summarize } from '../history-diff.ts'
 
 export type CompactInput = {
-  /** The snapshot and the log rows read, in order, as base64 (how they come from the database). */
-  snapshot: string | null
+  /** The snapshot (bytes, or base64) and the log rows read, in order, as base64. */
+  snapshot: Uint8Array | string | null
   updates: string[]
   /**
    * The snapshot's stored outline: its section totals are adopted, so only the sections changed since it
@@ -34,31 +34,30 @@ export type CompactInput = {
   maxTextChars: number
   /** A version is taken: the newest version's state to summarise the changes against (null: none yet). */
   versionBase?: Uint8Array | string | null
-  /** The merged state's bytes are wanted too (`raw`: a restore's or revert's edit is worked out on it). */
-  keepState?: boolean
 }
 
 export type Compacted = {
-  /** The merged state as base64 text, and its size in bytes. */
-  state: string
-  bytes: number
+  /**
+   * The merged state's bytes, posted back as a transfer: as base64 text (11 MB for 8 MiB) the structured
+   * clone copied it on the event loop, which then sliced it to write it.
+   */
+  state: Uint8Array
   vector: Uint8Array
   title: string
   text: string
   outline: StoredOutlineNode[]
   /** What changed since `versionBase` (undefined: no version asked; null: it could not be told). */
   summary?: ReturnType<typeof summarize> | null
-  /** The merged state as bytes, when `keepState` asked for it. */
-  raw?: Uint8Array
 }
 
 const fromBase64 = (b64: string) => new Uint8Array(Buffer.from(b64, 'base64'))
+const bytesOf = (state: Uint8Array | string) => (typeof state === 'string' ? fromBase64(state) : state)
 
 export function compactStored(input: CompactInput): Compacted {
   const doc = new Y.Doc()
   try {
     Y.transact(doc, () => {
-      if (input.snapshot) Y.applyUpdate(doc, fromBase64(input.snapshot))
+      if (input.snapshot) Y.applyUpdate(doc, bytesOf(input.snapshot))
       for (const update of input.updates) Y.applyUpdate(doc, fromBase64(update))
     })
     const fragment = doc.getXmlFragment(FRAGMENT_NAME)
@@ -67,15 +66,13 @@ export function compactStored(input: CompactInput): Compacted {
     for (const steps = outlineMeasureSteps(fragment); !steps.next().done; );
     const state = Y.encodeStateAsUpdate(doc)
     const compacted: Compacted = {
-      state: Buffer.from(state.buffer, state.byteOffset, state.byteLength).toString('base64'),
-      bytes: state.byteLength,
+      state,
       vector: Y.encodeStateVector(doc),
       title: input.maxTextChars > 0 ? readTitle(fragment) : '',
       text: input.maxTextChars > 0 ? readPlainText(fragment, input.maxTextChars) : '',
       outline: liveOutlineWithTotals(fragment),
     }
     if (input.versionBase !== undefined) compacted.summary = summaryOf(fragment, input.versionBase)
-    if (input.keepState) compacted.raw = state
     return compacted
   } finally {
     doc.destroy()
@@ -85,7 +82,7 @@ export function compactStored(input: CompactInput): Compacted {
 /** What `fragment` changed since `base`; null when it cannot be told (the version is taken without one). */
 function summaryOf(fragment: Y.XmlFragment, base: Uint8Array | string | null) {
   try {
-    const before = fragmentOfState(typeof base === 'string' ? fromBase64(base) : base)
+    const before = fragmentOfState(base === null ? null : bytesOf(base))
     try {
       return summarize(diffFragments(before, fragment))
     } finally {

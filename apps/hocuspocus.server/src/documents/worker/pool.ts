@@ -326,11 +326,12 @@ export class WorkerPool {
     }, deadlineMs)
     // Measured before it is posted: an export's buffers are transferred, and empty here after.
     this.running = { ...waiting, timer, large: jobBytes(waiting.job) >= LARGE_JOB_BYTES }
-    // An export's, first screen's or whole read's bytes were read (or encoded) for the job, and an undo's
-    // live state (the "before" version's) is read by nobody after it: theirs go as they are. A split's are
-    // applied here if it fails.
+    // An export's, first screen's, whole read's (stored or live), compaction's or "before" version's bytes
+    // were read (or encoded) for the job, and an undo's states are read by nobody after it: theirs go as
+    // they are (a copy of a state of 8 MiB is 8 MiB more held while the job runs). A split's are applied
+    // here if it fails.
     const kind = waiting.job.kind
-    const own = ['export', 'first-screen', 'read', 'read-live', 'undo'].includes(kind)
+    const own = ['export', 'first-screen', 'read', 'read-live', 'undo', 'before', 'compact'].includes(kind)
     const posted = transferable(waiting.job, own)
     worker.postMessage(posted.job, posted.transfer)
   }

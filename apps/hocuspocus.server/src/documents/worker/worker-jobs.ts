@@ -9,8 +9,8 @@ import { type Compacted, type CompactInput, compactStored } from './compact.ts'
 /** A "before" version's merge: the stored content (compact.ts), refused past MAX_HISTORY_STATE_BYTES. */
 export type BeforeInput = CompactInput & { field: string; what: string }
 
-/** Merges a restore's or revert's "before" version, with the state's bytes in `raw` (history-before.ts). */
+/** Merges a restore's or revert's "before" version (history-before.ts). */
 export function beforeVersionOf(input: BeforeInput): Result<Compacted> {
-  const compacted = compactStored({ ...input, keepState: true })
-  return tooLarge(compacted.bytes, input.field, input.what) ?? ok(compacted)
+  const compacted = compactStored(input)
+  return tooLarge(compacted.state.byteLength, input.field, input.what) ?? ok(compacted)
 }

@@ -65,7 +65,7 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
       reply = { id: job.id, result }
     } else if (job.kind === 'compact') {
       const compacted = compactStored(job.input)
-      transfer.push(compacted.vector.buffer as ArrayBuffer)
+      transfer.push(compacted.state.buffer as ArrayBuffer, compacted.vector.buffer as ArrayBuffer)
       reply = { id: job.id, result: ok(compacted) }
     } else if (job.kind === 'undo') {
       const result = planUndo(job.input)
@@ -77,10 +77,8 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
       reply = { id: job.id, result }
     } else if (job.kind === 'before') {
       const result = beforeVersionOf(job.input)
-      if (result.kind === 'ok') {
-        if (result.value.raw) transfer.push(result.value.raw.buffer as ArrayBuffer)
-        transfer.push(result.value.vector.buffer as ArrayBuffer)
-      }
+      if (result.kind === 'ok')
+        transfer.push(result.value.state.buffer as ArrayBuffer, result.value.vector.buffer as ArrayBuffer)
       reply = { id: job.id, result }
     } else if (job.kind === 'split') {
       const parts = splitStored(job.input)

@@ -19,7 +19,7 @@ export type ToolDeps = {
     | 'listVersions'
     | 'countVersions'
     | 'findVersion'
-    | 'findVersionText'
+    | 'findVersionState'
     | 'authorsAfter'
     | 'saveNamedVersion'
     | 'versionsAfter'

@@ -11,7 +11,7 @@ export function actionDeps(ctx: ToolContext): HistoryActionDeps {
   return {
     history: {
       // Read in slices, decoded on the documents' worker (documents/sliced-read.ts).
-      findVersion: (documentId, lookup) => ctx.documents.findVersionText(documentId, lookup),
+      findVersion: (documentId, lookup) => ctx.documents.findVersionState(documentId, lookup),
       versionsAfter: (documentId, since, limit) => ctx.documents.versionsAfter(documentId, since, limit),
     },
     write: (room, context, edit, rest) => ctx.writer.write(room, context, edit, { signal: ctx.signal, rest }),

@@ -1,0 +1,85 @@
+/**
+ * A revert in a document larger than one read slice (STATE_SLICE_BYTES): the states go to the documents'
+ * worker and back as bytes, never as base64 text. As text, an 8 MiB state was joined from its slices
+ * (60-170 ms) and copied by the structured clone of each post (110-290 ms), on the event loop, in one piece
+ * each (red-team-history's profile); the worker's merged "before" state came back as text too. Bytes are
+ * decoded a slice at a time as they are read and posted as transfers. Real server (PGlite, or PostgreSQL
+ * with TEST_DATABASE_URL), real MCP SDK clients, the real documents' worker.
+ */
+import { afterEach, describe, expect, spyOn, test } from 'bun:test'
+import { buildDocument, paragraph } from '@collab/test-support/documents'
+import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
+import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
+import { WorkerPool } from '../documents/worker/pool.ts'
+import type { RunningServer } from '../server.ts'
+
+let server: RunningServer
+useTestServer(
+  (s) => {
+    server = s
+  },
+  { versionMinIntervalMs: 0, versionPauseMs: 150 },
+)
+
+const spies: Array<{ mockRestore(): void }> = []
+afterEach(() => {
+  for (const spy of spies.splice(0)) spy.mockRestore()
+})
+
+/** The strings in a posted job longer than `chars` (where a state could hide as text), by path. */
+function longTexts(value: unknown, chars: number, path = 'job'): string[] {
+  if (typeof value === 'string') return value.length > chars ? [path] : []
+  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return []
+  return Object.entries(value).flatMap(([key, item]) => longTexts(item, chars, `${path}.${key}`))
+}
+
+describe('a revert in a document larger than a read slice', () => {
+  test('sends its states to the worker and back as bytes, never as text', async () => {
+    const { user, token } = await userWithToken(server, 'bytes')
+    const sentence = 'A long paragraph of an ordinary manual, repeated to make the document large. '
+    const created = await buildDocument(server, user.id, { title: 'Large' }, (fragment) => {
+      fragment.push(
+        Array.from({ length: Math.ceil((STATE_SLICE_BYTES * 1.5) / (sentence.length * 10)) }, (_, i) =>
+          paragraph(`${i}: ${sentence.repeat(10)}`),
+        ),
+      )
+    })
+    const agent = await connectClient(mcpUrlOf(server), token)
+    const written = await callText(agent, 'append_to_document', {
+      slug: created.slug,
+      markdown: 'The agent was here.',
+    })
+    expect(written.isError, written.text).toBeFalsy()
+    const version = await eventually(async () => {
+      const listed = await callText(agent, 'list_versions', { slug: created.slug })
+      const id = /version (\d+) [^\n]*after an agent's write/.exec(listed.text)?.[1]
+      expect(id).toBeDefined()
+      return Number(id)
+    }, 40_000)
+    // What the event loop posts to the worker, and what the "before" merge answers.
+    const posted: unknown[] = []
+    const original = Worker.prototype.postMessage
+    const capture = spyOn(Worker.prototype, 'postMessage').mockImplementation(function (
+      this: Worker,
+      message: unknown,
+      transfer?: unknown,
+    ) {
+      posted.push(message)
+      return original.call(this, message, transfer as StructuredSerializeOptions)
+    })
+    spies.push(capture)
+    const before = spyOn(WorkerPool.prototype, 'before')
+    spies.push(before)
+    const reverted = await callText(agent, 'revert_changes', { slug: created.slug, version_id: version })
+    expect(reverted.isError, reverted.text).toBeFalsy()
+    const kinds = posted.map((job) => (job as { kind?: string }).kind)
+    expect(kinds).toContain('before')
+    expect(kinds).toContain('undo')
+    for (const job of posted) expect(longTexts(job, 64 * 1024)).toEqual([])
+    const merged = (await before.mock.results[0]?.value) as Awaited<ReturnType<WorkerPool['before']>>
+    expect(merged.kind).toBe('ok')
+    if (merged.kind === 'ok') expect(merged.value.state).toBeInstanceOf(Uint8Array)
+    await agent.close()
+  }, 120_000)
+})
