@@ -4,12 +4,14 @@
  * (60-170 ms) and copied by the structured clone of each post (110-290 ms), on the event loop, in one piece
  * each (red-team-history's profile); the worker's merged "before" state came back as text too. Bytes are
  * decoded a slice at a time as they are read and posted as transfers. Real server (PGlite, or PostgreSQL
- * with TEST_DATABASE_URL), real MCP SDK clients, the real documents' worker.
+ * with TEST_DATABASE_URL), real MCP SDK clients, the real documents' worker. And the newest version, whose
+ * state the "before" version's summary compares with, is not read again when the revert read it already.
  */
 import { afterEach, describe, expect, spyOn, test } from 'bun:test'
 import { buildDocument, paragraph } from '@collab/test-support/documents'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
+import * as slicedRead from '../documents/sliced-read.ts'
 import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
 import { WorkerPool } from '../documents/worker/pool.ts'
 import type { RunningServer } from '../server.ts'
@@ -35,7 +37,7 @@ function longTexts(value: unknown, chars: number, path = 'job'): string[] {
 }
 
 describe('a revert in a document larger than a read slice', () => {
-  test('sends its states to the worker and back as bytes, never as text', async () => {
+  test('sends its states to the worker and back as bytes, never as text, and reads the newest version once', async () => {
     const { user, token } = await userWithToken(server, 'bytes')
     const sentence = 'A long paragraph of an ordinary manual, repeated to make the document large. '
     const created = await buildDocument(server, user.id, { title: 'Large' }, (fragment) => {
@@ -71,6 +73,8 @@ describe('a revert in a document larger than a read slice', () => {
     spies.push(capture)
     const before = spyOn(WorkerPool.prototype, 'before')
     spies.push(before)
+    const reads = spyOn(slicedRead, 'readVersionState')
+    spies.push(reads)
     const reverted = await callText(agent, 'revert_changes', { slug: created.slug, version_id: version })
     expect(reverted.isError, reverted.text).toBeFalsy()
     const kinds = posted.map((job) => (job as { kind?: string }).kind)
@@ -80,6 +84,9 @@ describe('a revert in a document larger than a read slice', () => {
     const merged = (await before.mock.results[0]?.value) as Awaited<ReturnType<WorkerPool['before']>>
     expect(merged.kind).toBe('ok')
     if (merged.kind === 'ok') expect(merged.value.state).toBeInstanceOf(Uint8Array)
+    // The reverted version is the newest, whose state the "before" summary compares with: read once.
+    const readIds = reads.mock.calls.map(([, id]) => id)
+    expect(readIds.filter((id) => id === BigInt(version))).toHaveLength(1)
     await agent.close()
   }, 120_000)
 })

@@ -15,7 +15,7 @@ import { MAX_REVERT_VERSIONS } from '../limits.ts'
 import type { History } from './history.ts'
 import { type Author, describeAuthor } from './history-authors.ts'
 import type { BeforeVersion } from './history-before.ts'
-import type { VersionInfo } from './history-store.ts'
+import type { KnownVersion, VersionInfo } from './history-store.ts'
 import {
   applyUndoPlan,
   tooLarge,
@@ -59,7 +59,12 @@ export type HistoryActionDeps = {
    * (history-before.ts), with `user`'s share of the documents' worker. Its state is what the edit is
    * worked out against.
    */
-  saveBefore(user: string, document: DocumentRow, name: string): Promise<Result<BeforeVersion>>
+  saveBefore(
+    user: string,
+    document: DocumentRow,
+    name: string,
+    known?: KnownVersion,
+  ): Promise<Result<BeforeVersion>>
   /** Works out the edit off the event loop (the documents' worker), with `user`'s share of it. */
   planUndo(user: string, input: UndoInput): Promise<Result<UndoPlan>>
 }
@@ -91,14 +96,19 @@ function withAction(actor: Actor, action: 'restore' | 'revert'): Record<string, 
 
 type Before = BeforeVersion
 
-/** The "before" version (history-before.ts): the document as it is now, as a named version. */
+/**
+ * The "before" version (history-before.ts): the document as it is now, as a named version. `read`: the
+ * newest version the action read already (its summary is against the newest), not read again.
+ */
 function beforeVersion(
   deps: HistoryActionDeps,
   document: DocumentRow,
   name: string,
   actor: Actor,
+  read?: { id: bigint; state: Uint8Array | string },
 ): Promise<Result<Before>> {
-  return deps.saveBefore(actor.user, document, name)
+  const known = read && read.state instanceof Uint8Array ? { id: read.id, state: read.state } : undefined
+  return deps.saveBefore(actor.user, document, name, known)
 }
 
 /** Works out the edit against the "before" state on the worker, then applies it if it is still right. */
@@ -141,7 +151,7 @@ export async function restoreVersion(
   if (!version) return versionNotFound(document.slug, versionId, field)
   const large = tooLarge(version.byteSize, field, `version ${versionId}`)
   if (large) return large
-  const before = await beforeVersion(deps, document, `Before restore of version ${versionId}`, actor)
+  const before = await beforeVersion(deps, document, `Before restore of version ${versionId}`, actor, version)
   if (before.kind === 'error') return before
   const applied = await undoOnLive(deps, document, actor, 'restore', before.value, {
     base: version.state,
@@ -175,7 +185,7 @@ export async function revertVersion(
     const large = tooLarge(byteSize, field, `version ${id}`)
     if (large) return large
   }
-  const before = await beforeVersion(deps, document, `Before revert of version ${versionId}`, actor)
+  const before = await beforeVersion(deps, document, `Before revert of version ${versionId}`, actor, version)
   if (before.kind === 'error') return before
   // The "before" version (and any taken since) follow the reverted one: others' changes, not undone.
   const applied = await undoOnLive(deps, document, actor, 'revert', before.value, {
@@ -299,7 +309,16 @@ export async function revertAuthor(
   if (kept.kind === 'error') return kept
   // The document as it is now becomes a version, so the author's latest changes are in the walk: only
   // what follows the kept versions is read again.
-  const before = await beforeVersion(deps, document, `Before revert of ${filterText(filter)} changes`, actor)
+  // The newest version read: the last kept one, or the since version itself.
+  const last = kept.value.steps.at(-1)
+  const read = last ? { id: kept.value.lastId, state: last.state } : base
+  const before = await beforeVersion(
+    deps,
+    document,
+    `Before revert of ${filterText(filter)} changes`,
+    actor,
+    read,
+  )
   if (before.kind === 'error') return before
   const fresh = await walkAuthor(
     deps,

@@ -12,7 +12,7 @@ import { ok, type Result, refuse } from '@collab/doc-schema'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
 import { HISTORY_INLINE_BYTES } from '../limits.ts'
-import { newestVersionState } from './history-store.ts'
+import { type KnownVersion, newestVersionState } from './history-store.ts'
 import { readForCompaction, storeCompacted } from './store.ts'
 import type { WorkerPool } from './worker/pool.ts'
 import { type BeforeInput, beforeVersionOf } from './worker/worker-jobs.ts'
@@ -27,19 +27,21 @@ export function createBeforeVersions(prisma: PrismaClient, deps: { jobs: WorkerP
   return {
     /**
      * Takes the named version `name` of document `documentId` as stored (`slug` names it in refusals),
-     * with `user`'s share of the worker. Refused when the document is gone, its state is over
+     * with `user`'s share of the worker; `known`: a version whose state the caller holds (not read again
+     * when it is the newest). Refused when the document is gone, its state is over
      * MAX_HISTORY_STATE_BYTES, or other writes replaced its snapshot BEFORE_ATTEMPTS times meanwhile.
      */
     async saveBeforeVersion(
       user: string,
       document: { id: string; slug: string },
       name: string,
+      known?: KnownVersion,
     ): Promise<Result<BeforeVersion>> {
       for (let attempt = 1; attempt <= BEFORE_ATTEMPTS; attempt++) {
         const read = await readForCompaction(prisma, document.id)
         if (read.snapshot === null && read.ids.length === 0)
           return refuse('not_found', `slug: "${document.slug}" is gone (deleted meanwhile).`, 'slug')
-        const newest = await newestVersionState(prisma, document.id)
+        const newest = await newestVersionState(prisma, document.id, known)
         const input: BeforeInput = {
           snapshot: read.snapshot,
           updates: read.updates,

@@ -313,9 +313,9 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
       },
       write,
       planUndo: (user, input) => documents.planUndo(user, input),
-      async saveBefore(user, document, name) {
+      async saveBefore(user, document, name, known) {
         await deps.storePending?.(document.room)
-        return documents.saveBeforeVersion(user, document, name)
+        return documents.saveBeforeVersion(user, document, name, known)
       },
     }
   }

@@ -16,9 +16,9 @@ export function actionDeps(ctx: ToolContext): HistoryActionDeps {
     },
     write: (room, context, edit, rest) => ctx.writer.write(room, context, edit, { signal: ctx.signal, rest }),
     planUndo: (user, input) => ctx.documents.planUndo(user, input),
-    async saveBefore(user, document, name) {
+    async saveBefore(user, document, name, known) {
       await ctx.writer.storePending(document.room)
-      return ctx.documents.saveBeforeVersion(user, document, name)
+      return ctx.documents.saveBeforeVersion(user, document, name, known)
     },
   }
 }
