@@ -62,7 +62,11 @@ export {
   MIN_SECTION_CHARS,
 } from './limits.ts'
 export type { MediaStyle, SerializeOptions } from './markdown/blocks-to-mdast.ts'
-export { documentMarkdownPrefix, documentToMarkdown } from './markdown/document-to-markdown.ts'
+export {
+  documentMarkdownPieces,
+  documentMarkdownPrefix,
+  documentToMarkdown,
+} from './markdown/document-to-markdown.ts'
 export {
   type ImportedMarkdown,
   type ImportedMarkdownParts,

@@ -5,13 +5,40 @@ import { topLevelElements } from '../yjs/read-y.ts'
 import { exactBefore, markedBlockPrefix, PREFIX_SLACK_CHARS, type RenderWork } from './block-prefix.ts'
 import type { SerializeOptions } from './blocks-to-mdast.ts'
 import { yBlockForRender } from './render-depth.ts'
-import { blocksToMarkdown, blocksToMarkdownPrefix, type MarkdownPrefix } from './serialize-markdown.ts'
+import {
+  blocksToMarkdown,
+  blocksToMarkdownPieces,
+  blocksToMarkdownPrefix,
+  type MarkdownPrefix,
+} from './serialize-markdown.ts'
 
 /** The whole document as Markdown, deterministic for the same content. Accepts a fragment or doc JSON. */
 export function documentToMarkdown(source: Y.XmlFragment | DocNode, opts: SerializeOptions = {}): string {
   if (source instanceof Y.XmlFragment)
     return blocksToMarkdown(topLevelElements(source).map(yBlockForRender), opts)
   return blocksToMarkdown(source.type === 'doc' ? (source.content ?? []) : [source], opts)
+}
+
+/**
+ * `documentToMarkdown(source, opts)` given to `write` in pieces of about `pieceChars` characters, in order
+ * (joined, the same characters): each top-level block is read from the fragment as it is written and let
+ * go after, so a large document's Markdown, its JSON and its syntax tree are never held whole (an export
+ * of a large document: worker/export.ts).
+ */
+export function documentMarkdownPieces(
+  source: Y.XmlFragment | DocNode,
+  write: (piece: string) => void,
+  pieceChars: number,
+  opts: SerializeOptions = {},
+): void {
+  if (!(source instanceof Y.XmlFragment)) {
+    blocksToMarkdownPieces(source.type === 'doc' ? (source.content ?? []) : [source], write, pieceChars, opts)
+    return
+  }
+  function* blocks(): Generator<DocNode> {
+    for (const element of topLevelElements(source as Y.XmlFragment)) yield yBlockForRender(element)
+  }
+  blocksToMarkdownPieces(blocks(), write, pieceChars, opts)
 }
 
 /**

@@ -88,35 +88,103 @@ export type MarkdownPrefix = {
  * The start of `blocksToMarkdown(blocks, opts)`, character for character, serialising blocks one at a time
  * (and reading them from the iterable only as needed) until at least `minChars` characters are known.
  * The cost follows `minChars` (plus the one block that crosses it), not the number of blocks.
- *
- * Same bytes because it is the same serialisation: one `toMarkdown` call whose root handler is the library's
- * `containerFlow` loop (state carried from block to block: the bullet alternation of adjacent lists, the
- * join between siblings), only fed lazily and stopped early. Trailing newlines are trimmed as there.
  */
 export function blocksToMarkdownPrefix(
   blocks: Iterable<DocNode>,
   minChars: number,
   opts: SerializeOptions = {},
 ): MarkdownPrefix {
+  const results: string[] = []
+  let length = 0
+  /** Characters written so far up to the last one that is not a newline (what trimming would keep). */
+  let shown = 0
+  const complete = writeFlow(blocks, opts, {
+    push(value) {
+      results.push(value)
+      const end = withoutTrailingNewlines(value)
+      if (end > 0) shown = length + end
+      length += value.length
+    },
+    enough: () => shown >= minChars,
+  })
+  return { text: results.join('').replace(/\n+$/, ''), complete }
+}
+
+/**
+ * `blocksToMarkdown(blocks, opts)` given to `write` in pieces of about `pieceChars` characters (a piece ends
+ * where a block's Markdown does, so one block larger than that is a piece of its own), in order: joined,
+ * exactly the same characters. Blocks are read from the iterable one ahead of the one written, and each is
+ * let go once written, so a large document's Markdown is never held whole, nor its syntax tree (an export:
+ * each piece is sent on as it is made).
+ */
+export function blocksToMarkdownPieces(
+  blocks: Iterable<DocNode>,
+  write: (piece: string) => void,
+  pieceChars: number,
+  opts: SerializeOptions = {},
+): void {
+  let pending: string[] = []
+  let pendingChars = 0
+  /** Newlines written last: kept back until more follows (the whole's trailing newlines are trimmed). */
+  let newlines = ''
+  writeFlow(
+    blocks,
+    opts,
+    {
+      push(value) {
+        const end = withoutTrailingNewlines(value)
+        if (end === 0) {
+          newlines += value
+          return
+        }
+        pending.push(newlines, end === value.length ? value : value.slice(0, end))
+        pendingChars += newlines.length + end
+        newlines = value.slice(end)
+        if (pendingChars < pieceChars) return
+        write(pending.join(''))
+        pending = []
+        pendingChars = 0
+      },
+      enough: () => false,
+    },
+    true,
+  )
+  if (pendingChars > 0) write(pending.join(''))
+}
+
+/** The length of `value` without the newlines it ends with. */
+function withoutTrailingNewlines(value: string): number {
+  let end = value.length
+  while (end > 0 && value.charCodeAt(end - 1) === 10) end--
+  return end
+}
+
+/** A placeholder for a written block let go (`release`): nothing reads a root's earlier children again. */
+const RELEASED: RootContent = Object.freeze({ type: 'html', value: '' }) as RootContent
+
+/**
+ * Serialises blocks one at a time, giving each written part (a block's Markdown, the join after it) to
+ * `out.push`, until they end (true) or `out.enough()` says stop after a block (false). Same characters as
+ * `blocksToMarkdown` because it is the same serialisation: one `toMarkdown` call whose root handler is the
+ * library's `containerFlow` loop (state carried from block to block: the bullet alternation of adjacent
+ * lists, the join between siblings), only fed lazily and stopped early; the caller trims the trailing
+ * newlines as blocksToMarkdown does. `release`: each block's syntax tree is let go once it is written and
+ * joined to the next (the root's earlier children are read by no handler: they only read their own node,
+ * the one after it and their own children).
+ */
+function writeFlow(
+  blocks: Iterable<DocNode>,
+  opts: SerializeOptions,
+  out: { push(value: string): void; enough(): boolean },
+  release = false,
+): boolean {
   const source = flowToMdast(blocks, opts)
   let complete = true
-  let text = ''
   /** `containerFlow` (mdast-util-to-markdown/lib/util/container-flow.js) over the lazily built children. */
   const root: Handle = (node, _parent, state, info) => {
     const parent = node as Root
     if (opts.phrasing !== 'library') usePhrasingWriter(state, opts.phrasing?.fallbacks)
     const tracker = state.createTracker(info)
-    const results: string[] = []
-    let length = 0
-    /** Characters written so far up to the last one that is not a newline (what trimming would keep). */
-    let shown = 0
-    const push = (value: string) => {
-      results.push(value)
-      let end = value.length
-      while (end > 0 && value.charCodeAt(end - 1) === 10) end--
-      if (end > 0) shown = length + end
-      length += value.length
-    }
     // Children are appended as they are read, one ahead of the one being written, as `between` needs.
     let next = source.next()
     if (!next.done) parent.children.push(next.value)
@@ -126,26 +194,26 @@ export function blocksToMarkdownPrefix(
       next = source.next()
       if (!next.done) parent.children.push(next.value)
       state.indexStack[state.indexStack.length - 1] = index
-      push(
+      out.push(
         tracker.move(state.handle(child, parent, state, { before: '\n', after: '\n', ...tracker.current() })),
       )
       if (child.type !== 'list') state.bulletLastUsed = undefined
       if (next.done) break
-      if (shown >= minChars) {
+      if (out.enough()) {
         complete = false
         break
       }
-      push(tracker.move(between(child, next.value, parent, state)))
+      out.push(tracker.move(between(child, next.value, parent, state)))
+      if (release) parent.children[index] = RELEASED
     }
     state.indexStack.pop()
-    text = results.join('')
-    return text
+    return ''
   }
   toMarkdown(
     { type: 'root', children: [] },
     { ...TO_MARKDOWN_OPTIONS, handlers: { ...TO_MARKDOWN_OPTIONS.handlers, root } },
   )
-  return { text: text.replace(/\n+$/, ''), complete }
+  return complete
 }
 
 /** The library's `between` (container-flow.js): the last join rule with an answer decides. */
