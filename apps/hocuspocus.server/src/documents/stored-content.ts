@@ -43,7 +43,11 @@ export function createStoredContent(
    * The stored content as it is kept: the snapshot and the update log after it, in order (apply the
    * snapshot, then each update), with the section totals of the snapshot's outline. Null when the
    * document is gone. One query; bytes travel as base64 text: reading a bytea through PGlite cost ~140 ms
-   * per MiB, base64 ~15 ms (the store step does the same).
+   * per MiB, base64 ~15 ms (the store step does the same). A snapshot larger than one slice
+   * (STATE_SLICE_BYTES) is read after the log in slices, each decoded as it comes (readSnapshotState): read
+   * whole, a 22 MB state's text held the event loop ~0.4 s in one piece (the driver's parse, the decoding).
+   * The log first, as loadForLoad: a compaction between the reads only makes the snapshot newer, and
+   * applying a log row the snapshot already holds changes nothing.
    */
   async function loadStored(room: string): Promise<StoredParts | null> {
     if (storableText(room) !== room) return null // no room is named so (see resolveRoom)
@@ -51,12 +55,15 @@ export function createStoredContent(
       Array<{
         id: string
         deleted: boolean
+        bytes: number | null
         state: string | null
         updates: string[] | null
         outline: StoredOutlineNode[] | null
       }>
     >`
-      SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, encode(s.state, 'base64') AS state,
+      SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, octet_length(s.state) AS bytes,
+             CASE WHEN octet_length(s.state) <= ${STATE_SLICE_BYTES}::int
+                  THEN encode(s.state, 'base64') END AS state,
              (SELECT array_agg(encode(u."update", 'base64') ORDER BY u.id)
                 FROM document_updates u WHERE u.document_id = d.id) AS updates,
              s.outline
@@ -64,16 +71,26 @@ export function createStoredContent(
        WHERE d.room = ${room}`
     const row = rows[0]
     if (!row || row.deleted) return null
-    const updates = (row.updates ?? []).map((b64) => new Uint8Array(Buffer.from(b64, 'base64')))
+    const updates = (row.updates ?? []).map(bytesOfBase64)
+    let snapshot = row.state === null ? null : bytesOfBase64(row.state)
+    let outline: unknown = row.outline
+    if (Number(row.bytes ?? 0) > STATE_SLICE_BYTES) {
+      const read = await readSnapshotState(prisma, row.id)
+      snapshot = read.snapshot
+      outline = read.outline
+    }
     return {
       documentId: row.id,
-      snapshot: row.state === null ? null : new Uint8Array(Buffer.from(row.state, 'base64')),
+      snapshot,
       updates,
       updateBytes: updates.reduce((sum, update) => sum + update.byteLength, 0),
       // Keyed by rev: valid for the sections the log did not change, whatever it changed elsewhere.
-      totals: Array.isArray(row.outline) ? storedTotals(row.outline) : undefined,
+      totals: Array.isArray(outline) ? storedTotals(outline as StoredOutlineNode[]) : undefined,
       // The outline describes the snapshot: with nothing logged after it, the content exactly.
-      revs: Array.isArray(row.outline) && updates.length === 0 ? storedRevs(row.outline) : undefined,
+      revs:
+        Array.isArray(outline) && updates.length === 0
+          ? storedRevs(outline as StoredOutlineNode[])
+          : undefined,
     }
   }
 

@@ -49,7 +49,10 @@ export const documentCommands: Record<string, Command> = {
     options: { out: { type: 'string' } },
     positionals: ['SLUG'],
     async run({ args, services, io }) {
-      io.out(unwrap(await services.documents.markdownForAdmin(args[0]!)))
+      // Piece by piece (each decodes alone: pieces end where a block's Markdown does).
+      const decoder = new TextDecoder()
+      for (const piece of unwrap(await services.documents.markdownForAdmin(args[0]!)).pieces)
+        io.out(decoder.decode(piece))
       return EXIT_OK
     },
   },

@@ -26,6 +26,7 @@ import {
 import type { UndoInput, UndoPlan } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import type { Compacted, CompactInput } from './compact.ts'
+import type { MarkdownFile } from './export.ts'
 import type { FirstScreenLimits } from './first-screen.ts'
 import type { BuiltImport, ImportInput } from './import.ts'
 import type { LiveReadInput, LiveReadReply, ReadInput } from './read.ts'
@@ -186,9 +187,9 @@ export class WorkerPool {
     return this.run(user, { kind: 'import', input, maxTextChars }) as Promise<Result<BuiltImport>>
   }
 
-  /** Renders stored content as Markdown on the worker for `user` (an export). */
-  render(user: string, stored: Pick<StoredParts, 'snapshot' | 'updates'>): Promise<Result<string>> {
-    return this.run(user, { kind: 'export', stored }) as Promise<Result<string>>
+  /** Renders stored content as Markdown on the worker for `user` (an export), in pieces (export.ts). */
+  render(user: string, stored: Pick<StoredParts, 'snapshot' | 'updates'>): Promise<Result<MarkdownFile>> {
+    return this.run(user, { kind: 'export', stored }) as Promise<Result<MarkdownFile>>
   }
 
   /**

@@ -1,7 +1,7 @@
 /**
  * The documents' worker thread (a Bun Worker, started by pool.ts): one heavy job at a time, posted back with
  * large buffers transferred rather than copied. Jobs: `import` builds a Markdown file (import.ts); `export`
- * renders stored content as Markdown (export.ts); `compact` merges stored content for a compaction (compact.ts);
+ * renders stored content as Markdown, in pieces (export.ts); `compact` merges stored content for a compaction (compact.ts);
  * `undo` works out a restore's or revert's edit (../history-undo.ts planUndo); `before` merges the stored
  * content into its "before" version (compact.ts, with the summary, outline and the state's bytes); `split`
  * cuts a large stored document into parts the event loop loads one at a time (split.ts); `first-screen` the
@@ -88,7 +88,11 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
     else if (job.kind === 'read-live') reply = { id: job.id, result: ok(renderLivePrefix(job.input)) }
     else if (job.kind === 'first-screen')
       reply = { id: job.id, result: ok(renderFirstScreen(job.stored, job.limits)) }
-    else reply = { id: job.id, result: ok(renderExport(job.stored)) }
+    else {
+      const file = renderExport(job.stored)
+      transfer.push(...file.pieces.map((piece) => piece.buffer as ArrayBuffer))
+      reply = { id: job.id, result: ok(file) }
+    }
   } catch (error) {
     reply = { id: job.id, crashed: error instanceof Error ? error.message : String(error) }
   }
