@@ -3,7 +3,9 @@
  * the usual case for the web editor's chat), else the stored content's. Headings are top-level blocks
  * (the flat document model), so only the fragment's children are looked at. For a document nobody has
  * open, its stored outline answers without decoding the state whenever it is current (`loadOutline` gives
- * none when updates were logged after the snapshot); only then is the stored content decoded.
+ * none when updates were logged after the snapshot); only then is the stored content decoded: here when
+ * small, on the documents' worker when large (deriveStored), and here after all when the worker refuses
+ * (its queue is full), as a compaction does: the answer is needed.
  */
 
 import { FRAGMENT_NAME, HEADING_ID_ATTR, isHeadingId, type OutlineNode } from '@collab/doc-schema'
@@ -44,6 +46,8 @@ export async function headingExists(
   if (listed.outline) return listsHeading(listed.outline, sectionId)
   const stored = await services.documents.loadStored(room)
   if (!stored) return false
+  const derived = await services.documents.deriveStored(stored, { what: 'headings' })
+  if (derived.kind === 'ok') return (derived.value as string[]).includes(sectionId)
   const doc = new Y.Doc()
   try {
     applyStored(doc, stored)

@@ -5,17 +5,17 @@
  * never edited again would lack them for ever. At start, each such document is read as a cold read is (the snapshot,
  * then the update log) and its title and search columns written, one at a time with a pause between, so
  * a large backlog never holds the server (on PGlite, its only thread) for long (the loop: paced-pass.ts).
- * Documents loaded by Hocuspocus are read live.
+ * Documents loaded by Hocuspocus are read live; a large stored one is decoded on the documents' worker
+ * (deriveStored), and skipped when the worker refuses (its queue is full; the next start fills it).
  */
 import { FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
-import * as Y from 'yjs'
+import type * as Y from 'yjs'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { MAX_FIND_TEXT_CHARS } from '../limits.ts'
 import type { Logger } from '../logger.ts'
 import { type PacedPass, startPacedPass } from './paced-pass.ts'
 import type { DocumentsService } from './service.ts'
 import { writeDerived } from './store.ts'
-import { applyStored } from './stored-parts.ts'
 
 /** Documents asked for per query while filling. */
 export const SEARCH_BACKFILL_BATCH = 20
@@ -26,25 +26,16 @@ export type SearchBackfill = PacedPass
 
 export function startSearchBackfill(deps: {
   prisma: PrismaClient
-  documents: Pick<DocumentsService, 'loadStored'>
+  documents: Pick<DocumentsService, 'loadStored' | 'deriveStored'>
   /** A loaded document's live content, when Hocuspocus holds it. */
   live: (room: string) => Y.Doc | undefined
   logger: Logger
 }): SearchBackfill {
   const fill = async (row: { id: string; room: string }): Promise<boolean> => {
-    const live = deps.live(row.room)
-    const doc = live ?? new Y.Doc()
     try {
-      if (!live) {
-        const stored = await deps.documents.loadStored(row.room)
-        if (!stored) return false
-        applyStored(doc, stored)
-      }
-      const fragment = doc.getXmlFragment(FRAGMENT_NAME)
-      await writeDerived(deps.prisma, row.id, {
-        title: readTitle(fragment),
-        text: readPlainText(fragment, MAX_FIND_TEXT_CHARS),
-      })
+      const derived = await derivedFor(row.room)
+      if (!derived) return false
+      await writeDerived(deps.prisma, row.id, derived)
       return true
     } catch (error) {
       // Logged by id and reason only (never text); the document keeps the older word search.
@@ -53,9 +44,24 @@ export function startSearchBackfill(deps: {
         'search backfill: document skipped',
       )
       return false
-    } finally {
-      if (!live) doc.destroy()
     }
+  }
+
+  /** The title and search text: the live document's, or the stored one's (decoded where its size says). */
+  const derivedFor = async (room: string): Promise<{ title: string; text: string } | null> => {
+    const live = deps.live(room)
+    if (live) {
+      const fragment = live.getXmlFragment(FRAGMENT_NAME)
+      return { title: readTitle(fragment), text: readPlainText(fragment, MAX_FIND_TEXT_CHARS) }
+    }
+    const stored = await deps.documents.loadStored(room)
+    if (!stored) return null
+    const derived = await deps.documents.deriveStored(stored, {
+      what: 'search',
+      maxTextChars: MAX_FIND_TEXT_CHARS,
+    })
+    if (derived.kind === 'error') throw new Error(derived.message)
+    return derived.value as { title: string; text: string }
   }
 
   return startPacedPass({

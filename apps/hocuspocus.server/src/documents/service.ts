@@ -20,10 +20,14 @@ import { planUndo, type UndoInput, type UndoPlan } from './history-undo.ts'
 import { createResolver } from './resolve.ts'
 import { createStoredContent } from './stored-content.ts'
 import type { StoredParts } from './stored-parts.ts'
+import { type DeriveInput, deriveStored, type HeadingIds, type SearchText } from './worker/derive.ts'
 import { type FirstScreenLimits, renderFirstScreen } from './worker/first-screen.ts'
 import { LiveCopies } from './worker/live-copies.ts'
 import { WorkerPool } from './worker/pool.ts'
 import type { ReadInput } from './worker/read.ts'
+
+/** What deriveStored is asked: heading ids, or the title and search text (at most `maxTextChars`). */
+type DeriveRequest = { what: 'headings' } | { what: 'search'; maxTextChars: number }
 
 /** `changes`: told of every share, unshare, flag change and delete, so open connections follow them. */
 export function createDocumentsService(prisma: PrismaClient, changes?: AccessChanges) {
@@ -79,6 +83,17 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
       return bytes <= EXPORT_INLINE_BYTES
         ? ok(renderFirstScreen(stored, limits))
         : jobs.firstScreen(user, stored, limits)
+    },
+
+    /**
+     * A stored document's top-level heading ids or title and search text (worker/derive.ts), read by the
+     * server for itself: decoded here when small (EXPORT_INLINE_BYTES), else on the worker as the server's
+     * own job; refused when its queue is full or the job too slow (the caller says what then).
+     */
+    async deriveStored(stored: StoredParts, input: DeriveRequest): Promise<Result<HeadingIds | SearchText>> {
+      const bytes = (stored.snapshot?.byteLength ?? 0) + stored.updateBytes
+      const job = { ...input, stored } as DeriveInput
+      return bytes <= EXPORT_INLINE_BYTES ? ok(deriveStored(job)) : jobs.derive(stored.documentId, job)
     },
 
     /**

@@ -26,11 +26,13 @@ import {
 import type { UndoInput, UndoPlan } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import type { Compacted, CompactInput } from './compact.ts'
+import type { DeriveInput, HeadingIds, SearchText } from './derive.ts'
 import type { MarkdownFile } from './export.ts'
 import type { FirstScreenLimits } from './first-screen.ts'
 import type { BuiltImport, ImportInput } from './import.ts'
 import type { LiveReadInput, LiveReadReply, ReadInput } from './read.ts'
 import type { SplitInput } from './split.ts'
+import { transferable } from './transfer.ts'
 import type { Job, WorkerJob, WorkerReply } from './worker.ts'
 import type { BeforeInput } from './worker-jobs.ts'
 
@@ -66,6 +68,7 @@ export function jobBytes(job: Job): number {
     case 'first-screen':
       return sum([job.stored.snapshot, ...job.stored.updates])
     case 'read':
+    case 'derive':
       return sum([job.input.stored.snapshot, ...job.input.stored.updates])
     // Kept on purpose (a live document's copy, bounded by MAX_LIVE_COPY_STRUCTS): never ends the worker.
     case 'read-live':
@@ -73,33 +76,7 @@ export function jobBytes(job: Job): number {
   }
 }
 
-/** Plain objects and arrays of a job's input walked this deep for its bytes (its deepest is 2). */
-const MAX_JOB_DEPTH = 4
-
-/**
- * A job as posted, with every Uint8Array of its input in a buffer the post transfers: posted as they are,
- * Bun's structured clone copied typed arrays on the event loop at ~50 ms per MiB (an 8 MiB state ~0.4 s
- * in one piece, measured), where a copy of our own is a memcpy and a transfer costs nothing. `own`: the
- * caller gives its arrays away (an export's, read for the job alone), so those owning their buffer whole
- * are transferred as they are (and empty for the caller after); any other array is copied first, as the
- * caller may still read it.
- */
-export function transferable(job: WorkerJob, own: boolean): { job: WorkerJob; transfer: ArrayBuffer[] } {
-  const transfer = new Set<ArrayBuffer>()
-  const walk = (value: unknown, depth: number): unknown => {
-    if (value instanceof Uint8Array) {
-      const whole = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength
-      const bytes = own && whole && !transfer.has(value.buffer as ArrayBuffer) ? value : value.slice()
-      transfer.add(bytes.buffer as ArrayBuffer)
-      return bytes
-    }
-    if (depth >= MAX_JOB_DEPTH || value === null || typeof value !== 'object') return value
-    if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1))
-    if (Object.getPrototypeOf(value) !== Object.prototype) return value
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item, depth + 1)]))
-  }
-  return { job: walk(job, 0) as WorkerJob, transfer: [...transfer] }
-}
+export { transferable } from './transfer.ts'
 
 /**
  * A worker keeps the process alive only while it works: the CLI exits when its command is done, and a
@@ -155,6 +132,12 @@ const WORDING: Record<Kind, { field: string; busy: string; slow: string }> = {
   },
   get 'read-live'() {
     return WORDING.read
+  },
+  // The server's own job, like compact: a refusal is handled by its caller (derive.ts says which).
+  derive: {
+    field: 'document',
+    busy: 'document: it is already being read.', // never said: no share applies
+    slow: 'it is read again later',
   },
   undo: {
     field: 'slug',
@@ -241,6 +224,11 @@ export class WorkerPool {
     return answer.finally(() => {
       if (--mine.count === 0 && this.reads.get(user) === mine) this.reads.delete(user)
     })
+  }
+
+  /** A stored document's heading ids or title and search text (derive.ts); the server's own job. */
+  derive(documentId: string, input: DeriveInput): Promise<Result<HeadingIds | SearchText>> {
+    return this.run(`${documentId}#${this.nextId}`, { kind: 'derive', input }) as Promise<Result<never>>
   }
 
   /** Whether a worker thread is up (working, or idle until WORKER_IDLE_MS). */
@@ -332,7 +320,16 @@ export class WorkerPool {
     // they are (a copy of a state of 8 MiB is 8 MiB more held while the job runs). A split's are applied
     // here if it fails.
     const kind = waiting.job.kind
-    const own = ['export', 'first-screen', 'read', 'read-live', 'undo', 'before', 'compact'].includes(kind)
+    const own = [
+      'export',
+      'first-screen',
+      'read',
+      'read-live',
+      'undo',
+      'before',
+      'compact',
+      'derive',
+    ].includes(kind)
     const posted = transferable(waiting.job, own)
     worker.postMessage(posted.job, posted.transfer)
   }

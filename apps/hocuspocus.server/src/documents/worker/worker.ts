@@ -7,12 +7,14 @@
  * cuts a large stored document into parts the event loop loads one at a time (split.ts); `first-screen` the
  * first blocks of a large stored document as HTML for its web page (first-screen.ts); `read` the start of a
  * document's Markdown for a whole read whose render is dear (read.ts); `read-live` the same for a live
- * document, on a copy kept here between reads and sent only what changed (read.ts renderLivePrefix).
+ * document, on a copy kept here between reads and sent only what changed (read.ts renderLivePrefix); `derive` a stored
+ * document's heading ids or title and search text (derive.ts).
  */
 import { ok, type Result } from '@collab/doc-schema'
 import { planUndo, type UndoInput } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import { type CompactInput, compactStored } from './compact.ts'
+import { type DeriveInput, deriveStored } from './derive.ts'
 import { renderExport } from './export.ts'
 import { type FirstScreenLimits, renderFirstScreen } from './first-screen.ts'
 import { buildImport, type ImportInput } from './import.ts'
@@ -41,6 +43,7 @@ export type Job =
   | { kind: 'first-screen'; stored: Pick<StoredParts, 'snapshot' | 'updates'>; limits: FirstScreenLimits }
   | { kind: 'read'; input: ReadInput }
   | { kind: 'read-live'; input: LiveReadInput }
+  | { kind: 'derive'; input: DeriveInput }
 export type WorkerJob = Job & { id: number }
 
 /** A job's Result (an import's built document or refusal, an export's Markdown), or how it crashed. */
@@ -84,7 +87,8 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
       const parts = splitStored(job.input)
       transfer.push(...new Set(parts.map((part) => part.buffer as ArrayBuffer)))
       reply = { id: job.id, result: ok(parts) }
-    } else if (job.kind === 'read') reply = { id: job.id, result: ok(renderReadPrefix(job.input)) }
+    } else if (job.kind === 'derive') reply = { id: job.id, result: ok(deriveStored(job.input)) }
+    else if (job.kind === 'read') reply = { id: job.id, result: ok(renderReadPrefix(job.input)) }
     else if (job.kind === 'read-live') reply = { id: job.id, result: ok(renderLivePrefix(job.input)) }
     else if (job.kind === 'first-screen')
       reply = { id: job.id, result: ok(renderFirstScreen(job.stored, job.limits)) }
