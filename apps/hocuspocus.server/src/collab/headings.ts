@@ -48,9 +48,12 @@ export async function headingExists(
   if (!stored) return false
   const derived = await services.documents.deriveStored(stored, { what: 'headings' })
   if (derived.kind === 'ok') return (derived.value as string[]).includes(sectionId)
+  // Read again: the bytes of a job the worker took are gone from here (transferred).
+  const again = await services.documents.loadStored(room)
+  if (!again) return false
   const doc = new Y.Doc()
   try {
-    applyStored(doc, stored)
+    applyStored(doc, again)
     return hasHeading(doc, sectionId)
   } finally {
     doc.destroy()
