@@ -21,6 +21,8 @@ const NEWLINE = new Uint8Array([10])
 export function renderExport(
   stored: Pick<StoredParts, 'snapshot' | 'updates'>,
   pieceChars = EXPORT_PIECE_CHARS,
+  /** Called after each piece (the worker collects garbage there for a large document). */
+  collect?: () => void,
 ): MarkdownFile {
   const doc = new Y.Doc()
   try {
@@ -32,6 +34,7 @@ export function renderExport(
       const encoded = encoder.encode(piece)
       pieces.push(encoded)
       bytes += encoded.byteLength
+      collect?.()
     }
     documentMarkdownPieces(doc.getXmlFragment(FRAGMENT_NAME), write, pieceChars, { media: 'source' })
     // The whole render ends without newlines (trimmed): a file ends with one.

@@ -18,6 +18,7 @@ import { type DeriveInput, deriveStored } from './derive.ts'
 import { renderExport } from './export.ts'
 import { type FirstScreenLimits, renderFirstScreen } from './first-screen.ts'
 import { buildImport, type ImportInput } from './import.ts'
+import { jobBytes, LARGE_JOB_BYTES } from './pool.ts'
 import { type LiveReadInput, type ReadInput, renderLivePrefix, renderReadPrefix } from './read.ts'
 import { type SplitInput, splitStored } from './split.ts'
 import { type BeforeInput, beforeVersionOf } from './worker-jobs.ts'
@@ -93,7 +94,10 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
     else if (job.kind === 'first-screen')
       reply = { id: job.id, result: ok(renderFirstScreen(job.stored, job.limits)) }
     else {
-      const file = renderExport(job.stored)
+      // A large document's blocks, written, are garbage: collected piece by piece, the worker's peak is
+      // the document and its pieces rather than also every block's JSON and syntax tree.
+      const large = jobBytes(job) >= LARGE_JOB_BYTES
+      const file = renderExport(job.stored, undefined, large ? () => Bun.gc(false) : undefined)
       transfer.push(...file.pieces.map((piece) => piece.buffer as ArrayBuffer))
       reply = { id: job.id, result: ok(file) }
     }
