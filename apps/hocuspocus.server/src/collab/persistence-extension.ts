@@ -126,7 +126,7 @@ export class PersistenceExtension implements Extension {
   private async applyLoaded(document: Document, read: LoadedParts): Promise<LoadedParts> {
     const snapshotBytes = read.snapshot?.byteLength ?? read.snapshotBytes ?? 0
     const bytes = snapshotBytes + read.updateBytes
-    const snapshot = read.snapshotText ?? read.snapshot
+    const snapshot = read.slicedSnapshot ?? read.snapshot
     const parts =
       bytes >= LOAD_IN_PARTS_BYTES && !this.loaded.closing
         ? await this.deps.documents
@@ -134,7 +134,7 @@ export class PersistenceExtension implements Extension {
             .catch(() => null)
         : null
     // What the rest of the load knows of it (its sizes, its outline): the bytes stay unread when split.
-    const loaded: LoadedParts = { ...read, snapshotText: null, snapshotBytes }
+    const loaded: LoadedParts = { ...read, slicedSnapshot: null, snapshotBytes }
     if (parts?.kind !== 'ok') {
       // Refused (the queue is full, the deadline passed): decoded and applied here, at once, as before.
       applyStored(document, { ...loaded, snapshot })

@@ -23,12 +23,11 @@ import {
 import type { StoredParts } from './stored-parts.ts'
 
 /**
- * Stored content for a load (loadForLoad): a large snapshot read in slices (`snapshotText`, `snapshot`
- * null) with its size, to be decoded off the event loop. `snapshotText` holds bytes, decoded a slice at
- * a time as read (sliced-read.ts); the name is kept from when it was base64 text, as readers elsewhere
- * (modules/mcp/infra/documents.ts) take it by that name.
+ * Stored content for a load (loadForLoad): a large snapshot read in slices (`slicedSnapshot`, `snapshot`
+ * null) with its size: bytes decoded from base64 a slice at a time as read (sliced-read.ts), to be
+ * handed to the documents' worker (transferred, not copied) and applied there, off the event loop.
  */
-export type LoadedParts = StoredParts & { snapshotText?: Uint8Array | null; snapshotBytes?: number }
+export type LoadedParts = StoredParts & { slicedSnapshot?: Uint8Array | null; snapshotBytes?: number }
 
 export function createStoredContent(
   prisma: PrismaClient,
@@ -96,7 +95,7 @@ export function createStoredContent(
 
   /**
    * The stored content for a load into a live document: as loadStored, except that a snapshot larger than
-   * one slice (STATE_SLICE_BYTES) is read in slices (sliced-read.ts, `snapshotText`), to be decoded on
+   * one slice (STATE_SLICE_BYTES) is read in slices (sliced-read.ts, `slicedSnapshot`), to be decoded on
    * the documents' worker with the split of the load (collab/persistence-extension.ts): read whole, an
    * 8 MiB snapshot's 11 MB of text was parsed by the driver and decoded here in one piece (~0.1-0.25 s of
    * CPU). The log is read first: a compaction between the two reads only makes the snapshot newer, and
@@ -121,7 +120,7 @@ export function createStoredContent(
     return {
       documentId: row.id,
       snapshot: null,
-      snapshotText: read.snapshot,
+      slicedSnapshot: read.snapshot,
       snapshotBytes: read.bytes,
       updates,
       updateBytes: updates.reduce((sum, update) => sum + update.byteLength, 0),

@@ -137,14 +137,14 @@ export function createDocumentReader(deps: {
       if (!revision) return null
       const known = kept.stored(room, revision.revision, max)
       if (known) return told('kept', known)
-      // A snapshot larger than one slice comes as base64 text read in slices (sliced-read.ts), decoded on
-      // the worker: read whole, its text was parsed and decoded here in one piece.
+      // A snapshot larger than one slice comes read in slices (sliced-read.ts) and is applied on the
+      // worker: read whole, its text was parsed and decoded here in one piece.
       const loaded = await deps.documents.loadForLoad(room)
       if (!loaded) return null
       await call.beforeDecode?.()
       stopIfCancelled(signal)
       const bytes = (loaded.snapshot?.byteLength ?? loaded.snapshotBytes ?? 0) + loaded.updateBytes
-      if (bytes <= INLINE_READ_BYTES && !loaded.snapshotText) {
+      if (bytes <= INLINE_READ_BYTES && !loaded.slicedSnapshot) {
         const doc = new Y.Doc()
         try {
           applyStored(doc, loaded)
@@ -153,7 +153,7 @@ export function createDocumentReader(deps: {
           doc.destroy()
         }
       }
-      const stored = { snapshot: loaded.snapshotText ?? loaded.snapshot, updates: loaded.updates }
+      const stored = { snapshot: loaded.slicedSnapshot ?? loaded.snapshot, updates: loaded.updates }
       // Kept under the revision read before loading: if the content moved on meanwhile, that revision
       // never comes back (times and log ids only grow), so the read is never served for other content.
       return onWorker(user, { stored }, max, (read) => kept.keepStored(room, revision.revision, max, read))
