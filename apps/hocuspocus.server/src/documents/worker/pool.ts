@@ -30,52 +30,17 @@ import type { DeriveInput, HeadingIds, SearchText } from './derive.ts'
 import type { MarkdownFile } from './export.ts'
 import type { FirstScreenLimits } from './first-screen.ts'
 import type { BuiltImport, ImportInput } from './import.ts'
+import { type Job, jobBytes, LARGE_JOB_BYTES, type WorkerJob, type WorkerReply } from './jobs.ts'
 import type { LiveReadInput, LiveReadReply, ReadInput } from './read.ts'
 import type { SplitInput } from './split.ts'
 import { transferable } from './transfer.ts'
-import type { Job, WorkerJob, WorkerReply } from './worker.ts'
 import type { BeforeInput } from './worker-jobs.ts'
 
 /** Longest one job may run: a 24 MiB file of prose builds in ~2-5 s on this project's 2-core machine. */
 export const JOB_DEADLINE_MS = 60_000
 /** A worker idle this long is ended (its heap held the last job's garbage). */
 export const WORKER_IDLE_MS = 30_000
-/**
- * A job whose input is at least this large (Markdown characters, state or log bytes) ends its worker as
- * soon as no job waits: its heap grew by hundreds of MB (a 20 MiB import ~300 MB at its peak, a file at
- * the element ceiling ~600 MB) and an ended worker's heap is returned whole, where a kept one held it for
- * WORKER_IDLE_MS. Starting the next worker (~0.1-0.3 s of module loading) is small beside such a job.
- */
-export const LARGE_JOB_BYTES = 1024 * 1024
-
-/** The size of a job's input, as LARGE_JOB_BYTES counts it. */
-export function jobBytes(job: Job): number {
-  const sum = (parts: ReadonlyArray<{ length: number } | null>) =>
-    parts.reduce((total, part) => total + (part?.length ?? 0), 0)
-  switch (job.kind) {
-    case 'import':
-      return job.input.markdown.length
-    case 'export':
-      return sum([job.stored.snapshot, ...job.stored.updates])
-    case 'compact':
-      return sum([job.input.snapshot, ...job.input.updates])
-    case 'undo':
-      return sum([job.input.base, job.input.live])
-    case 'before':
-      return sum([job.input.snapshot, ...job.input.updates])
-    case 'split':
-      return sum([job.input.snapshot, ...job.input.updates])
-    case 'first-screen':
-      return sum([job.stored.snapshot, ...job.stored.updates])
-    case 'read':
-    case 'derive':
-      return sum([job.input.stored.snapshot, ...job.input.stored.updates])
-    // Kept on purpose (a live document's copy, bounded by MAX_LIVE_COPY_STRUCTS): never ends the worker.
-    case 'read-live':
-      return 0
-  }
-}
-
+export { LARGE_JOB_BYTES } from './jobs.ts'
 export { transferable } from './transfer.ts'
 
 /**

@@ -1,5 +1,5 @@
 /** A job posted to the documents' worker with its bytes transferred, not cloned (pool.ts posts it). */
-import type { WorkerJob } from './worker.ts'
+import type { WorkerJob } from './jobs.ts'
 
 /** Plain objects and arrays of a job's input walked this deep for its bytes (its deepest is 2). */
 const MAX_JOB_DEPTH = 4

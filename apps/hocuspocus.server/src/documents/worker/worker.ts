@@ -10,18 +10,17 @@
  * document, on a copy kept here between reads and sent only what changed (read.ts renderLivePrefix); `derive` a stored
  * document's heading ids or title and search text (derive.ts).
  */
-import { ok, type Result } from '@collab/doc-schema'
-import { planUndo, type UndoInput } from '../history-undo.ts'
-import type { StoredParts } from '../stored-parts.ts'
-import { type CompactInput, compactStored } from './compact.ts'
-import { type DeriveInput, deriveStored } from './derive.ts'
+import { ok } from '@collab/doc-schema'
+import { planUndo } from '../history-undo.ts'
+import { compactStored } from './compact.ts'
+import { deriveStored } from './derive.ts'
 import { renderExport } from './export.ts'
-import { type FirstScreenLimits, renderFirstScreen } from './first-screen.ts'
-import { buildImport, type ImportInput } from './import.ts'
-import { jobBytes, LARGE_JOB_BYTES } from './pool.ts'
-import { type LiveReadInput, type ReadInput, renderLivePrefix, renderReadPrefix } from './read.ts'
-import { type SplitInput, splitStored } from './split.ts'
-import { type BeforeInput, beforeVersionOf } from './worker-jobs.ts'
+import { renderFirstScreen } from './first-screen.ts'
+import { buildImport } from './import.ts'
+import { jobBytes, LARGE_JOB_BYTES, type WorkerJob, type WorkerReply } from './jobs.ts'
+import { renderLivePrefix, renderReadPrefix } from './read.ts'
+import { splitStored } from './split.ts'
+import { beforeVersionOf } from './worker-jobs.ts'
 
 declare const self: Worker
 
@@ -33,22 +32,6 @@ declare const self: Worker
  * +522 MB without the collections and ~+400 MB with them.
  */
 const COLLECT_FROM_CHARS = 64 * 1024
-
-export type Job =
-  | { kind: 'import'; input: ImportInput; maxTextChars: number }
-  | { kind: 'export'; stored: Pick<StoredParts, 'snapshot' | 'updates'> }
-  | { kind: 'compact'; input: CompactInput }
-  | { kind: 'undo'; input: UndoInput }
-  | { kind: 'before'; input: BeforeInput }
-  | { kind: 'split'; input: SplitInput }
-  | { kind: 'first-screen'; stored: Pick<StoredParts, 'snapshot' | 'updates'>; limits: FirstScreenLimits }
-  | { kind: 'read'; input: ReadInput }
-  | { kind: 'read-live'; input: LiveReadInput }
-  | { kind: 'derive'; input: DeriveInput }
-export type WorkerJob = Job & { id: number }
-
-/** A job's Result (an import's built document or refusal, an export's Markdown), or how it crashed. */
-export type WorkerReply = { id: number; result: Result<unknown> } | { id: number; crashed: string }
 
 self.onmessage = (event: MessageEvent<WorkerJob>) => {
   const job = event.data
