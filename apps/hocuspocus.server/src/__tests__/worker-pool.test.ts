@@ -98,6 +98,24 @@ describe('the documents worker pool', () => {
     expect((await importing).kind).toBe('ok')
   }, 60_000)
 
+  test('a job that cannot be posted (a buffer given away before) is refused at once; the next runs', async () => {
+    const jobs = pool()
+    const built = await jobs.build(
+      'ann',
+      { markdown: '# Source\n\nhello', fallbackTitle: 'S' },
+      MAX_FIND_TEXT_CHARS,
+    )
+    if (built.kind === 'error') throw new Error(built.message)
+    const given = built.value.state.slice()
+    structuredClone(given.buffer, { transfer: [given.buffer] }) // detached, as after an earlier transfer
+    // Before, the failed post left the job running: this answer, and every job after it, waited 60 s.
+    const refused = await jobs.render('ann', { snapshot: given, updates: [] })
+    expect(refused).toMatchObject({ kind: 'error', code: 'invalid_input' })
+    if (refused.kind === 'error') expect(refused.message).toContain('could not be handed to the worker')
+    const next = await jobs.render('bob', { snapshot: built.value.state, updates: [] })
+    expect(next.kind === 'ok' && markdownText(next.value)).toBe('# Source\n\nhello\n')
+  }, 30_000)
+
   test('a job past the deadline is stopped (its worker ended) and refused with what to do', async () => {
     const jobs = pool({ deadlineMs: 1 })
     const slow = await jobs.build(

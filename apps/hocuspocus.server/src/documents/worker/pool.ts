@@ -285,12 +285,23 @@ export class WorkerPool {
     // 8 MiB is 8 MiB more held while the job runs). A split's are applied here if it fails. A compaction's
     // and a "before" version's are copied: given away too, restores and agents' writes on PostgreSQL
     // hung until the job's deadline (~1 in 3 runs of history-undo.test.ts three at a time, and 20 writes
-    // over 10 s in a clean-clone soak); copied, none in 12 such runs. Which caller still reads them after
-    // the post is not yet found.
+    // over 10 s in a clean-clone soak); copied, none in 12 such runs. One caller that posts them again:
+    // compact-stored.ts's retry (another instance wrote first) posts the same version base, detached by
+    // the first post; its post threw and the job stayed running (now refused at once, below).
     const kind = waiting.job.kind
     const own = ['export', 'first-screen', 'read', 'read-live', 'undo', 'derive'].includes(kind)
-    const posted = transferable(waiting.job, own)
-    worker.postMessage(posted.job, posted.transfer)
+    try {
+      const posted = transferable(waiting.job, own)
+      worker.postMessage(posted.job, posted.transfer)
+    } catch (error) {
+      // A job that cannot be posted (a buffer given away before, so detached: the clone throws) is
+      // refused now; left running, it held the pool, and every job behind it, until its deadline.
+      const field = wording.field
+      const why = error instanceof Error ? error.message : String(error)
+      this.finish(
+        refuse('invalid_input', `${field}: the work could not be handed to the worker (${why}).`, field),
+      )
+    }
   }
 
   private startedWorker(): Worker {
