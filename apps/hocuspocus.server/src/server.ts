@@ -16,7 +16,7 @@ import type { Config } from './config.ts'
 import { startEmbeddedMaintenance } from './db/maintenance.ts'
 import { startOutlineBackfill } from './documents/outline-backfill.ts'
 import { startSearchBackfill } from './documents/search-backfill.ts'
-import { JOB_DEADLINE_MS } from './documents/worker/pool.ts'
+import { JOB_MAX_MS } from './documents/worker/pool.ts'
 import { createHttpApp } from './http/app.ts'
 import { createFirstScreen } from './http/first-screen.ts'
 import { createWebApp } from './http/web.ts'
@@ -184,9 +184,10 @@ export async function startServer(
     // Bun times a request out after 10 s by default when it came on a reused keep-alive connection, even
     // while its handler is still working, and Bun's fetch then sends the request again (tried here: the
     // handler ran twice). An export or import of a large document waits for the worker for up to
-    // JOB_DEADLINE_MS: under load the export's second request was refused as "an export of yours is still
-    // being written". A minute and a little more lets the worker's deadline, not the socket, end a job.
-    idleTimeout: Math.ceil(JOB_DEADLINE_MS / 1000) + 15,
+    // JOB_MAX_MS: under load the export's second request was refused as "an export of yours is still
+    // being written". That and a little more lets the worker's deadline, not the socket, end a job
+    // (Bun allows up to 255 s).
+    idleTimeout: Math.min(255, Math.ceil(JOB_MAX_MS / 1000) + 15),
     fetch(request, srv) {
       if (request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
         // Refused before the upgrade, as a plain 503: nginx's `proxy_next_upstream http_503` (and any

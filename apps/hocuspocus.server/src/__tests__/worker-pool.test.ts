@@ -29,7 +29,7 @@ function manual(bytes: number): string {
 }
 
 const pools: WorkerPool[] = []
-function pool(options?: { deadlineMs?: number }): WorkerPool {
+function pool(options?: ConstructorParameters<typeof WorkerPool>[0]): WorkerPool {
   const made = new WorkerPool(options)
   pools.push(made)
   return made
@@ -125,8 +125,40 @@ describe('the documents worker pool', () => {
     )
     expect(slow).toMatchObject({ kind: 'error', code: 'invalid_input', field: 'markdown' })
     if (slow.kind === 'error')
-      expect(slow.message).toContain('took longer than 0 s and was stopped; split the file')
+      expect(slow.message).toContain('went 0 s without progress and was stopped; split the file')
   }, 60_000)
+
+  test('a job that keeps reporting progress runs past the deadline without progress, not past its limit in all', async () => {
+    const markdown = manual(6 << 20)
+    const input = { markdown, fallbackTitle: 'A' }
+    // First, how long it runs and its longest stretch without progress (from its start to its answer).
+    let last = performance.now()
+    let longest = 0
+    const measured = pool({
+      onProgress: () => {
+        const now = performance.now()
+        longest = Math.max(longest, now - last)
+        last = now
+      },
+    })
+    const start = performance.now()
+    const first = await measured.build('ann', input, MAX_FIND_TEXT_CHARS)
+    expect(first.kind).toBe('ok')
+    const took = performance.now() - start
+    longest = Math.max(longest, performance.now() - last)
+    // Several reports, so a deadline between the longest stretch and the whole run exists.
+    expect(took / longest).toBeGreaterThan(2)
+    // Halfway between the two (geometric mean): under the whole run (a flat deadline stopped it, as the
+    // old pool did), over the longest stretch without progress.
+    const deadlineMs = Math.round(Math.sqrt(took * longest))
+    const again = await pool({ deadlineMs }).build('ann', input, MAX_FIND_TEXT_CHARS)
+    expect(again.kind === 'error' ? again.message : 'ok').toBe('ok')
+    // However steady, a job past its limit in all is stopped, and says so.
+    const capped = await pool({ maxJobMs: 1 }).build('ann', input, MAX_FIND_TEXT_CHARS)
+    expect(capped).toMatchObject({ kind: 'error', code: 'invalid_input', field: 'markdown' })
+    if (capped.kind === 'error')
+      expect(capped.message).toContain('took longer than 0 s in all and was stopped')
+  }, 120_000)
 
   test('a large job ends its worker once answered (its heap goes back); a small one keeps it for the next', async () => {
     const jobs = pool()

@@ -27,8 +27,14 @@ export type Job =
   | { kind: 'derive'; input: DeriveInput }
 export type WorkerJob = Job & { id: number }
 
-/** A job's Result (an import's built document or refusal, an export's Markdown), or how it crashed. */
-export type WorkerReply = { id: number; result: Result<unknown> } | { id: number; crashed: string }
+/**
+ * A job's Result (an import's built document or refusal, an export's Markdown), or how it crashed; or,
+ * before either, word that a long job is still getting on (its deadline without progress starts again).
+ */
+export type WorkerReply =
+  | { id: number; result: Result<unknown> }
+  | { id: number; crashed: string }
+  | { id: number; progress: true }
 
 /**
  * A job whose input is at least this large (Markdown characters, state or log bytes) ends its worker as

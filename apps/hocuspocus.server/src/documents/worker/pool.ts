@@ -36,8 +36,19 @@ import type { SplitInput } from './split.ts'
 import { transferable } from './transfer.ts'
 import type { BeforeInput } from './worker-jobs.ts'
 
-/** Longest one job may run: a 24 MiB file of prose builds in ~2-5 s on this project's 2-core machine. */
+/**
+ * Longest one job may run without a word of progress from the worker (an import every 2,000 blocks built,
+ * an export every piece written; other jobs send none, so for them it is the whole job's limit). A 20 MiB
+ * file of prose builds in ~7-8 s of the worker's CPU on this project's 2-core machine; two such imports
+ * side by side on a busy machine ran past a flat 60 s and were refused, though each was steadily building.
+ */
 export const JOB_DEADLINE_MS = 60_000
+/**
+ * Longest one job may run in all, however steadily it progresses: what its work may take is bounded by its
+ * input's limits (the element ceiling, MAX_IMPORT_BYTES), so this is reached only on a machine far busier
+ * than it should be, and the worker (held by this one job) is given back to the others' jobs.
+ */
+export const JOB_MAX_MS = 180_000
 /** A worker idle this long is ended (its heap held the last job's garbage). */
 export const WORKER_IDLE_MS = 30_000
 export { LARGE_JOB_BYTES } from './jobs.ts'
@@ -120,7 +131,17 @@ type Waiting = {
 export class WorkerPool {
   private worker: Worker | undefined
   private readonly waiting: Waiting[] = []
-  private running: (Waiting & { timer: ReturnType<typeof setTimeout>; large: boolean }) | undefined
+  private running:
+    | (Waiting & {
+        timer: ReturnType<typeof setTimeout>
+        large: boolean
+        /** When it is stopped whatever its progress (`totalMs`, JOB_MAX_MS, after it started). */
+        endsAt: number
+        totalMs: number
+        /** Without progress, it is stopped this long after its start or last progress. */
+        stallMs: number
+      })
+    | undefined
   private readonly perUser = new Map<string, number>()
   /** Per user, their whole reads not yet answered and the last of them (the next one waits for it). */
   private readonly reads = new Map<string, { count: number; last: Promise<unknown> }>()
@@ -128,7 +149,18 @@ export class WorkerPool {
   private nextId = 1
   private closed = false
 
-  constructor(private readonly options: { deadlineMs?: number; idleMs?: number } = {}) {}
+  /**
+   * `deadlineMs`: JOB_DEADLINE_MS (the longest without progress) for tests; `maxJobMs`: JOB_MAX_MS;
+   * `idleMs`: WORKER_IDLE_MS; `onProgress`: told each time the running job reports progress.
+   */
+  constructor(
+    private readonly options: {
+      deadlineMs?: number
+      maxJobMs?: number
+      idleMs?: number
+      onProgress?: (kind: Kind) => void
+    } = {},
+  ) {}
 
   /** Builds an imported file on the worker for `user`, or refuses at once when their share is used. */
   build(user: string, input: ImportInput, maxTextChars: number): Promise<Result<BuiltImport>> {
@@ -264,22 +296,21 @@ export class WorkerPool {
     clearTimeout(this.idleTimer)
     const worker = this.startedWorker()
     refWorker(worker, true)
-    const deadlineMs = Math.min(
+    const stallMs = Math.min(
       this.options.deadlineMs ?? JOB_DEADLINE_MS,
       waiting.job.kind === 'first-screen' ? FIRST_SCREEN_JOB_MS : JOB_DEADLINE_MS,
     )
-    const wording = WORDING[waiting.job.kind]
-    const timer = setTimeout(() => {
-      this.stopWorker(
-        refuse(
-          'invalid_input',
-          `${wording.field}: the work took longer than ${Math.round(deadlineMs / 1000)} s and was stopped; ${wording.slow}.`,
-          wording.field,
-        ),
-      )
-    }, deadlineMs)
+    const totalMs = waiting.job.kind === 'first-screen' ? stallMs : (this.options.maxJobMs ?? JOB_MAX_MS)
+    const endsAt = Date.now() + totalMs
     // Measured before it is posted: an export's buffers are transferred, and empty here after.
-    this.running = { ...waiting, timer, large: jobBytes(waiting.job) >= LARGE_JOB_BYTES }
+    this.running = {
+      ...waiting,
+      timer: this.deadline(waiting.job.kind, stallMs, endsAt, totalMs),
+      large: jobBytes(waiting.job) >= LARGE_JOB_BYTES,
+      endsAt,
+      totalMs,
+      stallMs,
+    }
     // An export's, first screen's or whole read's (stored or live) bytes were read (or encoded) for the
     // job, and an undo's states are read by nobody after it: theirs go as they are (a copy of a state of
     // 8 MiB is 8 MiB more held while the job runs). A split's are applied here if it fails. A compaction's
@@ -296,7 +327,7 @@ export class WorkerPool {
     } catch (error) {
       // A job that cannot be posted (a buffer given away before, so detached: the clone throws) is
       // refused now; left running, it held the pool, and every job behind it, until its deadline.
-      const field = wording.field
+      const field = WORDING[kind].field
       const why = error instanceof Error ? error.message : String(error)
       this.finish(
         refuse('invalid_input', `${field}: the work could not be handed to the worker (${why}).`, field),
@@ -310,6 +341,13 @@ export class WorkerPool {
     worker.onmessage = (event: MessageEvent<WorkerReply>) => {
       const running = this.running
       if (!running || running.id !== event.data.id) return
+      if ('progress' in event.data) {
+        // Still working: its time without progress starts again (never past its end).
+        clearTimeout(running.timer)
+        running.timer = this.deadline(running.job.kind, running.stallMs, running.endsAt, running.totalMs)
+        this.options.onProgress?.(running.job.kind)
+        return
+      }
       const field = WORDING[running.job.kind].field
       this.finish(
         'result' in event.data
@@ -334,6 +372,35 @@ export class WorkerPool {
     })
     this.worker = worker
     return worker
+  }
+
+  /**
+   * The timer that stops the running job: `stallMs` from now, or at `endsAt` if sooner. Its refusal says
+   * which of the two it was and what to do.
+   */
+  private deadline(
+    kind: Kind,
+    stallMs: number,
+    endsAt: number,
+    totalMs: number,
+  ): ReturnType<typeof setTimeout> {
+    const wording = WORDING[kind]
+    const left = endsAt - Date.now()
+    const why =
+      left <= stallMs
+        ? `the work took longer than ${Math.round(totalMs / 1000)} s in all`
+        : `the work went ${Math.round(stallMs / 1000)} s without progress`
+    return setTimeout(
+      () =>
+        this.stopWorker(
+          refuse(
+            'invalid_input',
+            `${wording.field}: ${why} and was stopped; ${wording.slow}.`,
+            wording.field,
+          ),
+        ),
+      Math.max(0, Math.min(stallMs, left)),
+    )
   }
 
   private finish(result: Result<unknown>): void {

@@ -37,6 +37,8 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
   const job = event.data
   let reply: WorkerReply
   const transfer: ArrayBuffer[] = []
+  // Word to the pool that this job is getting on (pool.ts: its deadline without progress starts again).
+  const progress = () => self.postMessage({ id: job.id, progress: true } satisfies WorkerReply)
   try {
     if (job.kind === 'import') {
       const large = job.input.markdown.length >= COLLECT_FROM_CHARS
@@ -44,7 +46,10 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
         ? buildImport(
             job.input,
             job.maxTextChars,
-            () => Bun.gc(true),
+            () => {
+              Bun.gc(true) // between phases, and every COLLECT_EVERY_BLOCKS blocks built
+              progress()
+            },
             () => Bun.gc(false),
           )
         : buildImport(job.input, job.maxTextChars)
@@ -80,7 +85,16 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
       // A large document's blocks, written, are garbage: collected piece by piece, the worker's peak is
       // the document and its pieces rather than also every block's JSON and syntax tree.
       const large = jobBytes(job) >= LARGE_JOB_BYTES
-      const file = renderExport(job.stored, undefined, large ? () => Bun.gc(false) : undefined)
+      const file = renderExport(
+        job.stored,
+        undefined,
+        large
+          ? () => {
+              Bun.gc(false)
+              progress()
+            }
+          : undefined,
+      )
       transfer.push(...file.pieces.map((piece) => piece.buffer as ArrayBuffer))
       reply = { id: job.id, result: ok(file) }
     }
