@@ -105,11 +105,12 @@ export function createCatalog(
 
     /**
      * A document from a person's Markdown file (importMarkdown's mapping: title, headings, front matter,
-     * HTML), built in memory and stored in one transaction: a refusal leaves nothing behind.
+     * HTML), built in memory and stored in one transaction: a refusal leaves nothing behind. Bytes (a
+     * request's body, UTF-8) are given to the worker, not copied: the caller must not read them after.
      */
     async importMarkdown(
       ownerId: string,
-      input: { markdown: string; title?: string; fallbackTitle: string; isPrivate?: boolean },
+      input: { markdown: string | Uint8Array; title?: string; fallbackTitle: string; isPrivate?: boolean },
     ): Promise<Result<{ document: DocumentRow; changes: string[] }>> {
       const built = await jobs.build(ownerId, input, MAX_FIND_TEXT_CHARS)
       if (built.kind === 'error') return built

@@ -367,9 +367,12 @@ const importSchema = z.object({
 })
 
 /** The body of POST /documents: JSON {title?, markdown, private?}, or the Markdown itself (text/markdown). */
-async function importInput(request: Request): Promise<z.infer<typeof importSchema>> {
+async function importInput(
+  request: Request,
+): Promise<Omit<z.infer<typeof importSchema>, 'markdown'> & { markdown: string | Uint8Array }> {
   const type = request.headers.get('content-type') ?? ''
-  if (/^text\/(markdown|plain)\b/i.test(type)) return { markdown: await request.text() }
+  // The bytes, decoded on the documents' worker (worker/import.ts), not here on the event loop.
+  if (/^text\/(markdown|plain)\b/i.test(type)) return { markdown: await request.bytes() }
   if (!/^application\/json\b/i.test(type)) {
     throw httpRefusal(
       'invalid_input',

@@ -320,7 +320,8 @@ export class WorkerPool {
     // compact-stored.ts's retry (another instance wrote first) posts the same version base, detached by
     // the first post; its post threw and the job stayed running (now refused at once, below).
     const kind = waiting.job.kind
-    const own = ['export', 'first-screen', 'read', 'read-live', 'undo', 'derive'].includes(kind)
+    // An import's bytes (a request's body) are read for the job alone too.
+    const own = ['export', 'first-screen', 'read', 'read-live', 'undo', 'derive', 'import'].includes(kind)
     try {
       const posted = transferable(waiting.job, own)
       worker.postMessage(posted.job, posted.transfer)
