@@ -19,6 +19,17 @@ import { readSnapshotState, STATE_SLICE_BYTES } from './sliced-read.ts'
 
 export { STATE_SLICE_BYTES }
 
+/**
+ * Bytes of a state written per statement (writeStateRow; reads take STATE_SLICE_BYTES). Small because Prisma
+ * keeps its last 100 debug messages whether or not debugging is on (the client runtime's copy of
+ * @prisma/debug), and a raw statement's messages hold its parameters: after the 29 statements of a 22 MB
+ * state in 768 KiB slices, ~105 MB of the event loop's heap stayed held after a full collection (found in
+ * a heap snapshot; the same on PostgreSQL), 256 KiB ~75 MB, and held only until later statements push
+ * them out. Smaller slices also spare PGlite's thread: pglite-socket joins a message's chunks with one
+ * Buffer.concat per chunk, so a 1 MiB message cost it ~8 MB of copies, a 256 KiB one ~0.6 MB.
+ */
+export const STATE_WRITE_SLICE_BYTES = 256 * 1024
+
 /** Compaction takes a version when the newest one is older than this, whatever else asked for one. */
 export const VERSION_INTERVAL_MS = 10 * 60_000
 /** Stored when a document's first heading is empty, so listings never show a blank title. */
@@ -226,37 +237,38 @@ async function versionToTake(
  * took ~210 ms per MiB, base64 text ~35 ms (measured on this machine; PostgreSQL is not slower either
  * way). A large state goes in slices (STATE_SLICE_BYTES) with a turn of the event loop between them:
  * encoding it and Prisma's serialising of a statement's parameters run on the event loop, and a 22 MB
- * state's 30 MB of base64 in one statement held it ~1 s. The slices wait in a temporary table of this
- * transaction and the database joins them once.
+ * state's 30 MB of base64 in one statement held it ~1 s. Each slice is decoded as it arrives and waits as
+ * bytes in a temporary table of this transaction; the database joins the bytes once. (Kept as base64 text
+ * and joined and decoded whole, PGlite's thread compressed and decompressed each 1 MiB of text in the table,
+ * then built the 30 MB text and decoded it: the 22 MB state's write took it 14 s where bytes take 6 s, in
+ * PGlite alone at load ~13 on 2 cores.)
  */
 async function writeStateRow(
   tx: Prisma.TransactionClient,
   documentId: string,
-  state: Uint8Array | { base64: string; bytes: number },
+  state: Uint8Array,
   outlineJson: string | null,
   authors: readonly Author[],
 ): Promise<void> {
-  const bytes = state instanceof Uint8Array ? state.byteLength : state.bytes
-  /** Slice `n` of the state as base64 (STATE_SLICE_BYTES of bytes: 4/3 as many characters). */
+  const bytes = state.byteLength
+  /** Slice `n` of the state as base64 (STATE_WRITE_SLICE_BYTES of bytes: 4/3 as many characters). */
   const slice = (n: number) =>
-    state instanceof Uint8Array
-      ? base64Of(state.subarray(n * STATE_SLICE_BYTES, (n + 1) * STATE_SLICE_BYTES))
-      : state.base64.slice((n * STATE_SLICE_BYTES * 4) / 3, ((n + 1) * STATE_SLICE_BYTES * 4) / 3)
-  const sliced = bytes > STATE_SLICE_BYTES
+    base64Of(state.subarray(n * STATE_WRITE_SLICE_BYTES, (n + 1) * STATE_WRITE_SLICE_BYTES))
+  const sliced = bytes > STATE_WRITE_SLICE_BYTES
   if (sliced) {
-    await tx.$executeRaw`CREATE TEMP TABLE IF NOT EXISTS state_slices (n int, data text) ON COMMIT DELETE ROWS`
-    for (let n = 0; n * STATE_SLICE_BYTES < bytes; n++)
-      await tx.$executeRaw`INSERT INTO state_slices VALUES (${n}, ${slice(n)})`
+    await tx.$executeRaw`CREATE TEMP TABLE IF NOT EXISTS state_parts (n int, data bytea) ON COMMIT DELETE ROWS`
+    for (let n = 0; n * STATE_WRITE_SLICE_BYTES < bytes; n++)
+      await tx.$executeRaw`INSERT INTO state_parts VALUES (${n}, decode(${slice(n)}, 'base64'))`
   }
   await tx.$executeRaw`
     INSERT INTO document_states (document_id, state, byte_size, outline, unversioned_authors, updated_at)
     VALUES (${documentId}::uuid,
-            decode(${sliced ? Prisma.sql`(SELECT string_agg(data, '' ORDER BY n) FROM state_slices)` : Prisma.sql`${slice(0)}`}, 'base64'),
+            ${sliced ? Prisma.sql`(SELECT string_agg(data, ''::bytea ORDER BY n) FROM state_parts)` : Prisma.sql`decode(${slice(0)}, 'base64')`},
             ${bytes}, ${outlineJson}::jsonb, ${storableJSON(authors)}::jsonb, now())
     ON CONFLICT (document_id)
     DO UPDATE SET state = EXCLUDED.state, byte_size = EXCLUDED.byte_size, outline = EXCLUDED.outline,
                   unversioned_authors = EXCLUDED.unversioned_authors, updated_at = EXCLUDED.updated_at`
-  if (sliced) await tx.$executeRaw`DELETE FROM state_slices`
+  if (sliced) await tx.$executeRaw`DELETE FROM state_parts`
 }
 
 /**
