@@ -56,6 +56,27 @@ describe(`REST import and export (${DATABASE_KIND})`, () => {
     expect(await second.text()).toBe(first)
   })
 
+  test('a text/markdown body is the same document whether it comes whole or in chunks split inside a character', async () => {
+    // The body is gathered chunk by chunk and decoded on the documents' worker (api.ts bodyBytes): a
+    // character split between two chunks, a BOM and a chunked body (no content-length) decode as text() did.
+    const markdown = `# Größe ✦\n\n${'Grüße aus Köln, 𝄞. '.repeat(4000)}\n`
+    const bytes = new TextEncoder().encode(`\uFEFF${markdown}`)
+    const inChunks = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let at = 0; at < bytes.byteLength; at += 1001) controller.enqueue(bytes.slice(at, at + 1001))
+        controller.close()
+      },
+    })
+    const exported = async (res: Response) => {
+      expect(res.status).toBe(201)
+      return (await getMarkdown(((await res.json()) as { slug: string }).slug, owner.token)).text()
+    }
+    const whole = await exported(await post(owner.token, bytes, 'text/markdown'))
+    expect(whole).toStartWith('# Größe ✦\n\nGrüße aus Köln, 𝄞.')
+    expect(await exported(await post(owner.token, inChunks, 'text/markdown'))).toBe(whole)
+    expect(await exported(await post(owner.token, markdown, 'text/markdown; charset=utf-8'))).toBe(whole)
+  })
+
   test('export: a stranger and a missing slug get the same 404; a public document is readable', async () => {
     const res = await post(
       owner.token,
