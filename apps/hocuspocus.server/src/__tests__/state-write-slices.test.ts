@@ -84,7 +84,7 @@ describe(`a large state is written in small slices (${DATABASE_KIND})`, () => {
     const exported = await services.documents.markdownOf(imported.value.document, 'ann')
     if (exported.kind === 'error') throw new Error(exported.message)
     const text = markdownText(exported.value)
-    const parts = prose(2 << 20).match(/## Part \d+/g) ?? []
+    const parts = prose(2 << 20).match(/## Part \d+/g)
     expect(text.match(/## Part \d+/g)).toEqual(parts)
     expect(
       text.endsWith(
