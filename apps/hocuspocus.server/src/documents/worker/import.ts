@@ -64,7 +64,8 @@ export function buildImport(
   collect: () => void = () => {},
   collectYoung: () => void = () => {},
 ): Result<BuiltImport> {
-  const markdown = typeof input.markdown === 'string' ? input.markdown : new TextDecoder().decode(input.markdown)
+  const markdown =
+    typeof input.markdown === 'string' ? input.markdown : new TextDecoder().decode(input.markdown)
   const imported = importMarkdownParts(storableText(markdown), {
     title: input.title === undefined ? undefined : storableText(input.title),
     fallbackTitle: storableText(input.fallbackTitle),
