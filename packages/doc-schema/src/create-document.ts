@@ -3,10 +3,11 @@ import * as Y from 'yjs'
 import type { DocNode } from './doc-json.ts'
 import { schema } from './extensions.ts'
 import { newHeadingId } from './heading-id.ts'
+import { blockInserter, insertParts } from './insert-blocks.ts'
 import { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_DOCUMENT_BYTES, MAX_TITLE_CHARS } from './limits.ts'
 import { checkNodes, type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
 import { ok, type Result, refuseFor } from './result.ts'
-import { blocksToY, nodeToY } from './yjs/build-y.ts'
+import { blocksToY } from './yjs/build-y.ts'
 
 /** The title as stored: whitespace runs (newlines included) collapse to one space. */
 export function normaliseTitle(title: string): Result<string> {
@@ -115,15 +116,10 @@ export function importedPartsUpdate(
   return update
 }
 
-/** Children of one block built into Yjs between two calls of `built` (a long list, a long quote). */
-const BUILD_BATCH_CHILDREN = 1_000
-
 /**
  * Writes the title heading and then each part's blocks into an empty Y.Doc's `default` fragment, in one
- * transaction, each block inserted after the one before as it is built. Yjs gives an element inserted
- * after the last one the same id, origins and clocks as it would in one insert of them all (items are
- * integrated one after another either way, each child right after its parent), so the update is the same.
- * A part's refusal ends it (the document is then thrown away).
+ * transaction, each block inserted after the one before as it is built (`blockInserter`), so the update is
+ * the same as one insert of them all. A part's refusal ends it (the document is then thrown away).
  */
 export function writeImportedParts(
   doc: Y.Doc,
@@ -137,53 +133,8 @@ export function writeImportedParts(
   if (fragment.length > 0) {
     return refuseFor('not_empty', 'doc: it already has content; write a new document into an empty Y.Doc.')
   }
-  let refused: Result<void> | undefined
-  doc.transact(() => {
-    let last: Y.XmlElement | null = null
-    let count = 0
-    const insert = (blocks: PMNode[]) => {
-      for (let i = 0; i < blocks.length; i++) {
-        const node = blocks[i]!
-        ;(blocks as (PMNode | undefined)[])[i] = undefined
-        if (node.inlineContent || node.childCount <= BUILD_BATCH_CHILDREN) {
-          const element = nodeToY(node)
-          fragment.insertAfter(last, [element])
-          last = element
-          count++
-          built?.(count)
-          continue
-        }
-        // A block of many children (a list of 75,000 items): the element first, then its children in
-        // batches, then its attributes, the order in which Yjs integrates a detached element (its content,
-        // then its attributes), so the same ids; the batches' detached copies go between two batches.
-        const element = new Y.XmlElement(node.type.name)
-        fragment.insertAfter(last, [element])
-        last = element
-        let child: Y.XmlElement | null = null
-        for (let from = 0; from < node.childCount; from += BUILD_BATCH_CHILDREN) {
-          const batch: Y.XmlElement[] = []
-          const to = Math.min(node.childCount, from + BUILD_BATCH_CHILDREN)
-          for (let c = from; c < to; c++) batch.push(nodeToY(node.child(c)))
-          element.insertAfter(child, batch)
-          child = batch.at(-1)!
-          count += batch.length
-          built?.(count)
-        }
-        for (const [key, value] of Object.entries(node.attrs)) {
-          if (value !== null && value !== undefined) element.setAttribute(key, value as string)
-        }
-      }
-    }
-    insert(heading.value.map((block) => schema.nodeFromJSON(block)))
-    for (const part of parts) {
-      if (part.kind === 'error') {
-        refused = part
-        return
-      }
-      insert(part.value)
-    }
-  })
-  return refused ?? ok(undefined)
+  const first = heading.value.map((block) => schema.nodeFromJSON(block))
+  return doc.transact(() => insertParts(blockInserter(fragment, built), first, parts))
 }
 
 function encodeNew(write: (doc: Y.Doc) => Result<void>): Result<Uint8Array> {

@@ -14,14 +14,11 @@ import type { Node as PMNode } from '@tiptap/pm/model'
 import * as Y from 'yjs'
 import { buildDocumentBlocks } from './create-document.ts'
 import { schema } from './extensions.ts'
+import { blockInserter, insertParts } from './insert-blocks.ts'
 import { FRAGMENT_NAME, MAX_DOCUMENT_BYTES, MAX_NESTING_DEPTH } from './limits.ts'
 import { ok, type Result, refuseFor } from './result.ts'
 import type { DerivedStream } from './sections/derived-stream.ts'
-import { LIST_ITEMS_PER_RENDER } from './sections/section-total.ts'
-import { nodeToY } from './yjs/build-y.ts'
 
-/** Children of one block built into Yjs between two calls of `built` (a long list, a long quote). */
-const BUILD_BATCH_CHILDREN = LIST_ITEMS_PER_RENDER
 /** Structs built before they are written out and let go (a part; a long list's batch is always one). */
 const PART_STRUCTS = 2_048
 
@@ -46,62 +43,36 @@ export function importedStateInParts(
   if (clientID !== undefined) doc.clientID = clientID
   const writer = partWriter(doc)
   const fragment = doc.getXmlFragment(FRAGMENT_NAME)
-  let last: Y.XmlElement | null = null
-  let count = 0
-  const insert = (blocks: PMNode[]) => {
-    for (let i = 0; i < blocks.length; i++) {
-      const node = blocks[i]!
-      ;(blocks as (PMNode | undefined)[])[i] = undefined
-      if (node.inlineContent || node.childCount <= BUILD_BATCH_CHILDREN) {
-        const element = nodeToY(node)
-        fragment.insertAfter(last, [element])
-        last = element
-        derived.block(element)
-        count++
-        built?.(count)
-        if (writer.structs() >= PART_STRUCTS) writer.release(fragment, element)
-        continue
-      }
-      // A block of many children: the element first, then its children in batches, then its attributes
-      // (Yjs's order for a detached element, as writeImportedParts). A long list is measured and let go a
-      // batch at a time; another such block (rare: a quote of 1,000 paragraphs) is measured whole.
-      const element = new Y.XmlElement(node.type.name)
-      fragment.insertAfter(last, [element])
-      last = element
-      const attrs: Record<string, unknown> = {}
-      for (const [key, value] of Object.entries(node.attrs))
-        if (value !== null && value !== undefined) attrs[key] = value
+  const title = heading.value.map((block) => schema.nodeFromJSON(block))
+  const insert = blockInserter(fragment, built, {
+    block(element) {
+      derived.block(element)
+      if (writer.structs() >= PART_STRUCTS) writer.release(fragment, element)
+    },
+    // A long list is measured and let go a batch at a time; another such block (rare: a quote of 1,000
+    // paragraphs) is measured whole.
+    long(node, element, attrs) {
       const inParts = measuredInParts(node)
       if (inParts) derived.listOpen(node.type.name, attrs)
-      let child: Y.XmlElement | null = null
-      for (let from = 0; from < node.childCount; from += BUILD_BATCH_CHILDREN) {
-        const batch: Y.XmlElement[] = []
-        const to = Math.min(node.childCount, from + BUILD_BATCH_CHILDREN)
-        for (let c = from; c < to; c++) batch.push(nodeToY(node.child(c)))
-        element.insertAfter(child, batch)
-        child = batch.at(-1)!
-        count += batch.length
-        built?.(count)
-        if (inParts) {
-          derived.listItems(batch, from)
-          writer.release(fragment, element, child)
-        }
+      return {
+        batch: inParts
+          ? (children, from) => {
+              derived.listItems(children, from)
+              writer.release(fragment, element, children.at(-1))
+            }
+          : undefined,
+        close() {
+          if (inParts) derived.listClose()
+          else derived.block(element)
+          writer.release(fragment, element)
+        },
       }
-      doc.transact(() => {
-        for (const [key, value] of Object.entries(attrs)) element.setAttribute(key, value as string)
-      })
-      if (inParts) derived.listClose()
-      else derived.block(element)
-      writer.release(fragment, element)
-    }
-  }
-  insert(heading.value.map((block) => schema.nodeFromJSON(block)))
-  for (const part of imported.parts) {
-    if (part.kind === 'error') {
-      doc.destroy()
-      return part
-    }
-    insert(part.value)
+    },
+  })
+  const inserted = insertParts(insert, title, imported.parts)
+  if (inserted.kind === 'error') {
+    doc.destroy()
+    return inserted
   }
   const state = writer.finish()
   doc.destroy()
