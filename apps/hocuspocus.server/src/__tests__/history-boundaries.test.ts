@@ -6,51 +6,38 @@
  * typing too. Real server (PGlite, or PostgreSQL with TEST_DATABASE_URL), a real provider typing, real MCP
  * SDK clients; the pause is long, so only the boundary at the agent's write can split the two.
  */
-import { beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
 import { callText } from '@collab/test-support/mcp'
 import { connectProvider } from '@collab/test-support/provider'
-import { eventually, useTestServer } from '@collab/test-support/server'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
-import type { RunningServer } from '../server.ts'
-import { planWithAgent, userWithLabelledToken } from './history-support.ts'
+import { useHistoryPlan, userWithLabelledToken } from './history-support.ts'
 
-let server: RunningServer
-useTestServer(
-  (s) => {
-    server = s
-  },
-  { versionPauseMs: 30_000 },
-)
-
-let owner: { user: { id: string }; token: string }
-let agentClient: Client
-let slug: string
-let room: string
-
-beforeAll(async () => {
-  ;({ owner, agentClient, slug, room } = await planWithAgent(server))
-}, 60_000)
+const plan = useHistoryPlan({ versionPauseMs: 30_000 })
 
 type Version = { id: string; reason: string; authors: Array<{ kind: string; name: string; app?: string }> }
 
 async function api(path: string, init: RequestInit = {}) {
-  const response = await fetch(`${server.url}/api${path}`, {
+  const response = await fetch(`${plan.server.url}/api${path}`, {
     ...init,
-    headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json', ...init.headers },
+    headers: {
+      authorization: `Bearer ${plan.owner.token}`,
+      'content-type': 'application/json',
+      ...init.headers,
+    },
   })
   return { status: response.status, body: (await response.json()) as Record<string, any> }
 }
 
 const liveMarkdown = () =>
-  documentToMarkdown(server.collab.hocuspocus.documents.get(room)!.getXmlFragment(FRAGMENT_NAME))
+  documentToMarkdown(plan.server.collab.hocuspocus.documents.get(plan.room)!.getXmlFragment(FRAGMENT_NAME))
 
 describe("version boundaries at an agent's write", () => {
   test("a person's typing just before is in the version before; the agent's holds only its write, and reverting it keeps the typing", async () => {
-    const pat = await userWithLabelledToken(server, 'pat', 'pat laptop')
-    await server.services.documents.share(slug, pat.user.id, 'editor')
-    const provider = connectProvider(server.url, room, pat.token)
+    const pat = await userWithLabelledToken(plan.server, 'pat', 'pat laptop')
+    await plan.server.services.documents.share(plan.slug, pat.user.id, 'editor')
+    const provider = connectProvider(plan.server.url, plan.room, pat.token)
     try {
       await provider.ready
       const intro = provider.doc
@@ -62,10 +49,13 @@ describe("version boundaries at an agent's write", () => {
       ;(intro.get(0) as Y.XmlText).insert(12, ' Pat typed this.')
       await eventually(() => expect(liveMarkdown()).toContain('Hello there. Pat typed this.'))
       // The agent writes right after, well within the person's pause.
-      const wrote = await callText(agentClient, 'append_to_document', { slug, markdown: 'Agent paragraph.' })
+      const wrote = await callText(plan.agentClient, 'append_to_document', {
+        slug: plan.slug,
+        markdown: 'Agent paragraph.',
+      })
       expect(wrote.isError, wrote.text).toBeFalsy()
       const [agentVersion, before] = await eventually(async () => {
-        const versions = (await api(`/documents/${slug}/versions`)).body.versions as Version[]
+        const versions = (await api(`/documents/${plan.slug}/versions`)).body.versions as Version[]
         expect(versions[0]?.reason).toBe('agent')
         return versions
       })
@@ -75,14 +65,14 @@ describe("version boundaries at an agent's write", () => {
       ])
       expect(before!.authors).toEqual([expect.objectContaining({ kind: 'person', name: 'pat' })])
       const markdownOf = async (id: string) =>
-        (await api(`/documents/${slug}/versions/${id}`)).body.markdown as string
+        (await api(`/documents/${plan.slug}/versions/${id}`)).body.markdown as string
       const beforeMarkdown = await markdownOf(before!.id)
       expect(beforeMarkdown).toContain('Hello there. Pat typed this.')
       expect(beforeMarkdown).not.toContain('Agent paragraph.')
       // Exactly the agent's change between the two.
       expect((await markdownOf(agentVersion!.id)).replace('\n\nAgent paragraph.', '')).toBe(beforeMarkdown)
       // Reverting the agent's version takes out only the agent's text.
-      const reverted = await api(`/documents/${slug}/revert`, {
+      const reverted = await api(`/documents/${plan.slug}/revert`, {
         method: 'POST',
         body: JSON.stringify({ versionId: agentVersion!.id }),
       })

@@ -6,36 +6,18 @@
  * (collab/persistence/log-append.ts): a store of a batch taken after the edit holds all of it. Real server
  * (PGlite, or PostgreSQL with TEST_DATABASE_URL), real MCP SDK clients with named API tokens.
  */
-import { afterEach, beforeAll, describe, expect, spyOn, test } from 'bun:test'
+import { afterEach, describe, expect, spyOn, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
 import { callText } from '@collab/test-support/mcp'
-import { eventually, useTestServer } from '@collab/test-support/server'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
-import type { RunningServer } from '../server.ts'
-import { planWithAgent } from './history-support.ts'
+import { useHistoryPlan } from './history-support.ts'
 
-let server: RunningServer
-useTestServer(
-  (s) => {
-    server = s
-  },
-  { versionMinIntervalMs: 0, versionPauseMs: 150 },
-)
-
-let owner: { user: { id: string }; token: string }
-let ownerClient: Client
-let agentClient: Client
-let slug: string
-let room: string
-
-beforeAll(async () => {
-  ;({ owner, ownerClient, agentClient, slug, room } = await planWithAgent(server))
-}, 60_000)
+const plan = useHistoryPlan()
 
 /** The document's text as stored (snapshot and log), read from the database. */
 async function storedText(): Promise<string> {
-  const loaded = await server.services.documents.loadState(room)
+  const loaded = await plan.server.services.documents.loadState(plan.room)
   const doc = new Y.Doc()
   if (loaded?.state) Y.applyUpdate(doc, loaded.state)
   return readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
@@ -44,7 +26,7 @@ async function storedText(): Promise<string> {
 /** The agent appends `text`; the version of its write, once taken. */
 async function agentVersion(text: string): Promise<number> {
   const before = await versionIds()
-  const written = await callText(agentClient, 'append_to_document', { slug, markdown: text })
+  const written = await callText(plan.agentClient, 'append_to_document', { slug: plan.slug, markdown: text })
   expect(written.isError, written.text).toBeFalsy()
   return eventually(async () => {
     const fresh = (await versionIds()).filter((id) => !before.includes(id))
@@ -54,8 +36,8 @@ async function agentVersion(text: string): Promise<number> {
 }
 
 async function versionIds(): Promise<number[]> {
-  const response = await fetch(`${server.url}/api/documents/${slug}/versions`, {
-    headers: { authorization: `Bearer ${owner.token}` },
+  const response = await fetch(`${plan.server.url}/api/documents/${plan.slug}/versions`, {
+    headers: { authorization: `Bearer ${plan.owner.token}` },
   })
   const body = (await response.json()) as { versions: Array<{ id: string; reason: string }> }
   return body.versions.filter((v) => v.reason === 'agent').map((v) => Number(v.id))
@@ -69,9 +51,12 @@ afterEach(() => {
 describe('a revert that only deletes', () => {
   test('is confirmed by the store that follows it, without reading the stored content back', async () => {
     const version = await agentVersion('Taken out again by the owner.')
-    const readBack = spyOn(server.services.documents, 'loadState')
+    const readBack = spyOn(plan.server.services.documents, 'loadState')
     spies.push(readBack)
-    const reverted = await callText(ownerClient, 'revert_changes', { slug, version_id: version })
+    const reverted = await callText(plan.ownerClient, 'revert_changes', {
+      slug: plan.slug,
+      version_id: version,
+    })
     expect(reverted.isError, reverted.text).toBeFalsy()
     expect(reverted.text).toContain(`reverted: the changes of version ${version}`)
     expect(readBack).not.toHaveBeenCalled()
@@ -81,12 +66,15 @@ describe('a revert that only deletes', () => {
 
   test('is answered as not confirmed when the database refuses its store; the retry stores it later', async () => {
     const version = await agentVersion('Refused when taken out.')
-    const { prisma } = server.services.db
+    const { prisma } = plan.server.services.db
     await prisma.$executeRawUnsafe(
       'ALTER TABLE document_updates ADD CONSTRAINT refuse_revert_stores CHECK (byte_size < 0) NOT VALID',
     )
     try {
-      const reverted = await callText(ownerClient, 'revert_changes', { slug, version_id: version })
+      const reverted = await callText(plan.ownerClient, 'revert_changes', {
+        slug: plan.slug,
+        version_id: version,
+      })
       expect(reverted.isError, reverted.text).toBe(true)
       expect(reverted.text).toContain('storing it was not confirmed')
     } finally {

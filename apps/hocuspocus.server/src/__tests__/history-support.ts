@@ -1,6 +1,12 @@
-/** What the history tests share: a user with an API token whose label names the app in history. */
+/**
+ * What the history tests share: a user with an API token whose label names the app in history, the plan
+ * document with its owner's and her agent's clients, a file's server with that plan.
+ */
+import { beforeAll } from 'bun:test'
 import { connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Config } from '../config.ts'
 import type { RunningServer } from '../server.ts'
 
 /** A new user and a read+write API token labelled `label` (the app history names for its changes). */
@@ -12,17 +18,19 @@ export async function userWithLabelledToken(server: RunningServer, handle: strin
   return { user: user.value, token: issued.value.token }
 }
 
-/**
- * The history tests' document: olive owns "Plan" (two sections); `ownerClient` is her MCP client with her
- * token "olive laptop", `agentClient` her agent's with a second token of hers, labelled "ci-bot".
- */
-export async function planWithAgent(server: RunningServer): Promise<{
+export interface Plan {
   owner: { user: { id: string }; token: string }
   ownerClient: Client
   agentClient: Client
   slug: string
   room: string
-}> {
+}
+
+/**
+ * The history tests' document: olive owns "Plan" (two sections); `ownerClient` is her MCP client with her
+ * token "olive laptop", `agentClient` her agent's with a second token of hers, labelled "ci-bot".
+ */
+export async function planWithAgent(server: RunningServer): Promise<Plan> {
   const owner = await userWithLabelledToken(server, 'olive', 'olive laptop')
   const agentToken = await server.services.tokens.issue(owner.user.id, {
     scopes: ['read', 'write'],
@@ -37,4 +45,24 @@ export async function planWithAgent(server: RunningServer): Promise<{
   })
   if (created.kind === 'error') throw new Error(created.message)
   return { owner, ownerClient, agentClient, slug: created.value.slug, room: created.value.room }
+}
+
+/** Versions as soon as asked: no interval between automatic ones, a short pause after people's typing. */
+const VERSIONS_AT_ONCE: Partial<Config> = { versionMinIntervalMs: 0, versionPauseMs: 150 }
+
+/**
+ * A history test file's server (on `overrides`, versions as soon as asked unless they say otherwise) and
+ * its plan (`planWithAgent`): the object returned is filled in before the file's tests.
+ */
+export function useHistoryPlan(
+  overrides: Partial<Config> = VERSIONS_AT_ONCE,
+): Plan & { server: RunningServer } {
+  const plan = {} as Plan & { server: RunningServer }
+  useTestServer((server) => {
+    plan.server = server
+  }, overrides)
+  beforeAll(async () => {
+    Object.assign(plan, await planWithAgent(plan.server))
+  }, 60_000)
+  return plan
 }

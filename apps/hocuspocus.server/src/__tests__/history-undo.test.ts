@@ -3,7 +3,7 @@
  * and reverting changes (documents/history-undo.ts) through MCP and REST. Real server (PGlite, or
  * PostgreSQL with TEST_DATABASE_URL), real MCP SDK clients with named API tokens, a real provider typing.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import {
   appendMarkdown,
   createDocumentUpdate,
@@ -14,48 +14,33 @@ import {
 } from '@collab/doc-schema'
 import { callText } from '@collab/test-support/mcp'
 import { connectProvider } from '@collab/test-support/provider'
-import { eventually, useTestServer } from '@collab/test-support/server'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import { type HistoryActionDeps, revertAuthor, revertVersion } from '../documents/history-actions.ts'
 import type { Author } from '../documents/history-authors.ts'
 import { tooLarge, type UndoInput } from '../documents/history-undo.ts'
 import { WorkerPool } from '../documents/worker/pool.ts'
 import { MAX_HISTORY_STATE_BYTES } from '../limits.ts'
-import type { RunningServer } from '../server.ts'
-import { planWithAgent, userWithLabelledToken } from './history-support.ts'
+import { useHistoryPlan, userWithLabelledToken } from './history-support.ts'
 
-let server: RunningServer
-useTestServer(
-  (s) => {
-    server = s
-  },
-  { versionMinIntervalMs: 0, versionPauseMs: 150 },
-)
+const plan = useHistoryPlan()
 
 async function api(path: string, token: string, init: RequestInit = {}) {
-  const response = await fetch(`${server.url}/api${path}`, {
+  const response = await fetch(`${plan.server.url}/api${path}`, {
     ...init,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers },
   })
   return { status: response.status, body: (await response.json()) as Record<string, any> }
 }
 
-let owner: { user: { id: string }; token: string }
-let ownerClient: Client
-let agentClient: Client
-let slug: string
-let room: string
-
-beforeAll(async () => {
-  ;({ owner, ownerClient, agentClient, slug, room } = await planWithAgent(server))
-}, 60_000)
-
 describe('REST for the history panel: reads', () => {
   test('versions list names the agent and its app, newest first, paged by cursor', async () => {
-    await callText(agentClient, 'append_to_document', { slug, markdown: '## Notes\n\nAdded by the agent.' })
+    await callText(plan.agentClient, 'append_to_document', {
+      slug: plan.slug,
+      markdown: '## Notes\n\nAdded by the agent.',
+    })
     const listed = await eventually(async () => {
-      const got = await api(`/documents/${slug}/versions`, owner.token)
+      const got = await api(`/documents/${plan.slug}/versions`, plan.owner.token)
       expect(got.status).toBe(200)
       expect(got.body.versions[0].reason).toBe('agent')
       return got.body
@@ -73,8 +58,8 @@ describe('REST for the history panel: reads', () => {
     let cursor: string | null = null
     do {
       const page: { body: Record<string, any> } = await api(
-        `/documents/${slug}/versions?limit=1${cursor ? `&cursor=${cursor}` : ''}`,
-        owner.token,
+        `/documents/${plan.slug}/versions?limit=1${cursor ? `&cursor=${cursor}` : ''}`,
+        plan.owner.token,
       )
       ids.push(...page.body.versions.map((v: { id: string }) => v.id))
       cursor = page.body.nextCursor
@@ -84,14 +69,14 @@ describe('REST for the history panel: reads', () => {
   })
 
   test('a version preview is its Markdown; changes from it to now name the section and blocks', async () => {
-    const listed = await api(`/documents/${slug}/versions`, owner.token)
+    const listed = await api(`/documents/${plan.slug}/versions`, plan.owner.token)
     const first = listed.body.versions.at(-1)
-    const preview = await api(`/documents/${slug}/versions/${first.id}`, owner.token)
+    const preview = await api(`/documents/${plan.slug}/versions/${first.id}`, plan.owner.token)
     expect(preview.status).toBe(200)
     expect(preview.body.complete).toBe(true)
     expect(preview.body.markdown).toContain('Hello there.')
     expect(preview.body.markdown).not.toContain('Added by the agent.')
-    const changes = await api(`/documents/${slug}/versions/${first.id}/changes`, owner.token)
+    const changes = await api(`/documents/${plan.slug}/versions/${first.id}/changes`, plan.owner.token)
     expect(changes.status).toBe(200)
     expect(changes.body.counts).toMatchObject({ added: 1, removed: 0, changed: 0 })
     expect(changes.body.sections[0]).toMatchObject({ kind: 'added', title: 'Notes', compared: true })
@@ -100,14 +85,14 @@ describe('REST for the history panel: reads', () => {
   })
 
   test('unknown versions, bad ids and other people are refused, naming what is wrong', async () => {
-    const missing = await api(`/documents/${slug}/versions/999999`, owner.token)
+    const missing = await api(`/documents/${plan.slug}/versions/999999`, plan.owner.token)
     expect(missing.status).toBe(404)
     expect(missing.body.message).toContain('no version 999999')
-    const bad = await api(`/documents/${slug}/versions?cursor=abc`, owner.token)
+    const bad = await api(`/documents/${plan.slug}/versions?cursor=abc`, plan.owner.token)
     expect(bad.status).toBe(400)
     expect(bad.body.field).toBe('cursor')
-    const stranger = await userWithLabelledToken(server, 'sam', 'sam laptop')
-    const hidden = await api(`/documents/${slug}/versions`, stranger.token)
+    const stranger = await userWithLabelledToken(plan.server, 'sam', 'sam laptop')
+    const hidden = await api(`/documents/${plan.slug}/versions`, stranger.token)
     expect(hidden.status).toBe(404)
   })
 })
@@ -116,7 +101,7 @@ describe('REST for the history panel: reads', () => {
 /** The newest version taken for `reason` after version `after`. */
 async function newestVersion(reason: string, after = 0): Promise<Record<string, any>> {
   return eventually(async () => {
-    const got = await api(`/documents/${slug}/versions`, owner.token)
+    const got = await api(`/documents/${plan.slug}/versions`, plan.owner.token)
     const found = got.body.versions.find((v: { reason: string }) => v.reason === reason)
     expect(found).toBeDefined()
     expect(Number(found.id)).toBeGreaterThan(after)
@@ -133,7 +118,7 @@ async function versionWithChangesBy(app: string, after: number): Promise<Record<
   // Versions are taken by a compaction on the documents' worker, which may first start a worker (seconds,
   // cold, on a loaded machine): a generous wait, where 10 s timed out once in a clean-clone PostgreSQL run.
   return eventually(async () => {
-    const got = await api(`/documents/${slug}/versions`, owner.token)
+    const got = await api(`/documents/${plan.slug}/versions`, plan.owner.token)
     const found = got.body.versions.find(
       (v: { id: string; authors: Array<{ app?: string }>; summary: { charsIn: number } | null }) =>
         Number(v.id) > after && v.authors.some((a) => a.app === app) && (v.summary?.charsIn ?? 0) > 0,
@@ -154,31 +139,34 @@ function paragraphWith(doc: Y.Doc, text: string): Y.XmlText {
 
 /** The document now: the live one when loaded, else the stored content (the export), trimmed. */
 async function liveMarkdown(): Promise<string> {
-  const live = server.collab.hocuspocus.documents.get(room)
+  const live = plan.server.collab.hocuspocus.documents.get(plan.room)
   if (live) return documentToMarkdown(live.getXmlFragment(FRAGMENT_NAME)).trim()
-  const exported = await fetch(`${server.url}/api/documents/${slug}/markdown`, {
-    headers: { authorization: `Bearer ${owner.token}` },
+  const exported = await fetch(`${plan.server.url}/api/documents/${plan.slug}/markdown`, {
+    headers: { authorization: `Bearer ${plan.owner.token}` },
   })
   return (await exported.text()).trim()
 }
 
 describe('revert and restore', () => {
   test("the owner reverts an agent's version while a person types; the person's text stays", async () => {
-    const person = await userWithLabelledToken(server, 'pat', 'pat desktop')
-    const shared = await server.services.documents.share(slug, person.user.id, 'editor')
+    const person = await userWithLabelledToken(plan.server, 'pat', 'pat desktop')
+    const shared = await plan.server.services.documents.share(plan.slug, person.user.id, 'editor')
     if (shared.kind === 'error') throw new Error(shared.message)
-    const provider = connectProvider(server.url, room, person.token)
+    const provider = connectProvider(plan.server.url, plan.room, person.token)
     try {
       await provider.ready
       const before = await newestVersion('agent')
       // The agent's change: a new paragraph in Body, and a word into its first paragraph.
-      await callText(agentClient, 'append_to_document', { slug, markdown: 'Agent paragraph.' })
+      await callText(plan.agentClient, 'append_to_document', {
+        slug: plan.slug,
+        markdown: 'Agent paragraph.',
+      })
       const agentVersion = await versionWithChangesBy('ci-bot', Number(before.id))
       expect(agentVersion.authors).toEqual([
         expect.objectContaining({ kind: 'agent', name: 'olive', app: 'ci-bot' }),
       ])
       // Who and which app, as the owner's agent reads it.
-      const listed = (await callText(ownerClient, 'list_versions', { slug })).text
+      const listed = (await callText(plan.ownerClient, 'list_versions', { slug: plan.slug })).text
       expect(listed).toContain(`version ${agentVersion.id} `)
       expect(listed).toContain(`olive's agent via API token "ci-bot"`)
       // The person types into Intro while the revert runs.
@@ -192,8 +180,8 @@ describe('revert and restore', () => {
           await Bun.sleep(15)
         }
       })()
-      const reverted = await callText(ownerClient, 'revert_changes', {
-        slug,
+      const reverted = await callText(plan.ownerClient, 'revert_changes', {
+        slug: plan.slug,
         version_id: Number(agentVersion.id),
       })
       await typing
@@ -211,10 +199,10 @@ describe('revert and restore', () => {
       // Earlier changes by the agent (the Notes section) were not part of that version: they stay.
       expect(await liveMarkdown()).toContain('Added by the agent.')
       // History names the revert and its author.
-      const after = (await callText(ownerClient, 'list_versions', { slug })).text
+      const after = (await callText(plan.ownerClient, 'list_versions', { slug: plan.slug })).text
       expect(after).toContain(`"Before revert of version ${agentVersion.id}"`)
       await eventually(async () => {
-        const text = (await callText(ownerClient, 'list_versions', { slug })).text
+        const text = (await callText(plan.ownerClient, 'list_versions', { slug: plan.slug })).text
         expect(text).toContain('olive\'s agent via API token "olive laptop", reverting changes')
       })
     } finally {
@@ -224,16 +212,19 @@ describe('revert and restore', () => {
 
   test('a revert where someone changed the same block since is refused, naming the block', async () => {
     const before = await newestVersion('agent')
-    await callText(agentClient, 'append_to_document', { slug, markdown: 'Agent draft sentence.' })
+    await callText(plan.agentClient, 'append_to_document', {
+      slug: plan.slug,
+      markdown: 'Agent draft sentence.',
+    })
     const agentVersion = await versionWithChangesBy('ci-bot', Number(before.id))
-    const pat = await server.services.users.byHandle('pat')
+    const pat = await plan.server.services.users.byHandle('pat')
     if (pat.kind === 'error') throw new Error(pat.message)
-    const person = await server.services.tokens.issue(pat.value.id, {
+    const person = await plan.server.services.tokens.issue(pat.value.id, {
       scopes: ['read', 'write'],
       label: 'pat laptop',
     })
     if (person.kind === 'error') throw new Error(person.message)
-    const provider = connectProvider(server.url, room, person.value.token)
+    const provider = connectProvider(plan.server.url, plan.room, person.value.token)
     try {
       await provider.ready
       paragraphWith(provider.doc, 'Agent draft sentence.').insert(5, ' (edited by Pat)')
@@ -241,8 +232,8 @@ describe('revert and restore', () => {
         expect(await liveMarkdown()).toContain('Agent (edited by Pat) draft sentence.'),
       )
       const markdown = await liveMarkdown()
-      const refused = await callText(ownerClient, 'revert_changes', {
-        slug,
+      const refused = await callText(plan.ownerClient, 'revert_changes', {
+        slug: plan.slug,
         version_id: Number(agentVersion.id),
       })
       expect(refused.isError, refused.text).toBe(true)
@@ -260,23 +251,26 @@ describe('revert and restore', () => {
   })
 
   test("restoring a version makes the content its Markdown, and restoring the 'before' version undoes it", async () => {
-    const listed = await api(`/documents/${slug}/versions`, owner.token)
+    const listed = await api(`/documents/${plan.slug}/versions`, plan.owner.token)
     const first = listed.body.versions.at(-1)
-    const preview = await api(`/documents/${slug}/versions/${first.id}`, owner.token)
+    const preview = await api(`/documents/${plan.slug}/versions/${first.id}`, plan.owner.token)
     const now = await liveMarkdown()
-    const restored = await callText(ownerClient, 'restore_version', { slug, version_id: Number(first.id) })
+    const restored = await callText(plan.ownerClient, 'restore_version', {
+      slug: plan.slug,
+      version_id: Number(first.id),
+    })
     expect(restored.isError).toBeFalsy()
     const beforeId = Number(/^before_version: (\d+)/m.exec(restored.text)![1])
     await eventually(async () => expect(await liveMarkdown()).toBe(preview.body.markdown.trim()))
     // Stored too: the export reads the stored content.
     await eventually(async () => {
-      const exported = await fetch(`${server.url}/api/documents/${slug}/markdown`, {
-        headers: { authorization: `Bearer ${owner.token}` },
+      const exported = await fetch(`${plan.server.url}/api/documents/${plan.slug}/markdown`, {
+        headers: { authorization: `Bearer ${plan.owner.token}` },
       })
       expect((await exported.text()).trim()).toBe(preview.body.markdown.trim())
     })
     // Undo the restore through REST.
-    const undone = await api(`/documents/${slug}/versions/${beforeId}/restore`, owner.token, {
+    const undone = await api(`/documents/${plan.slug}/versions/${beforeId}/restore`, plan.owner.token, {
       method: 'POST',
     })
     expect(undone.status).toBe(200)
@@ -286,10 +280,13 @@ describe('revert and restore', () => {
 
   test("reverting one agent's changes since a version, through REST; refusals name what is wrong", async () => {
     const start = await newestVersion('named')
-    await callText(agentClient, 'append_to_document', { slug, markdown: '## Agent section\n\nBy the bot.' })
+    await callText(plan.agentClient, 'append_to_document', {
+      slug: plan.slug,
+      markdown: '## Agent section\n\nBy the bot.',
+    })
     await newestVersion('agent', Number(start.id))
     expect(await liveMarkdown()).toContain('By the bot.')
-    const reverted = await api(`/documents/${slug}/revert`, owner.token, {
+    const reverted = await api(`/documents/${plan.slug}/revert`, plan.owner.token, {
       method: 'POST',
       body: JSON.stringify({ versionId: start.id, author: 'olive', app: 'ci-bot' }),
     })
@@ -298,16 +295,19 @@ describe('revert and restore', () => {
     expect(reverted.body.reverted.length).toBeGreaterThan(0)
     await eventually(async () => expect(await liveMarkdown()).not.toContain('By the bot.'))
     // Refusals: no such version, no write access, a bad body.
-    const missing = await callText(ownerClient, 'restore_version', { slug, version_id: 999999 })
+    const missing = await callText(plan.ownerClient, 'restore_version', {
+      slug: plan.slug,
+      version_id: 999999,
+    })
     expect(missing.isError).toBe(true)
     expect(missing.text).toContain('version_id: no version 999999')
-    const viewer = await userWithLabelledToken(server, 'vera', 'vera laptop')
-    await server.services.documents.share(slug, viewer.user.id, 'viewer')
-    const forbidden = await api(`/documents/${slug}/versions/${start.id}/restore`, viewer.token, {
+    const viewer = await userWithLabelledToken(plan.server, 'vera', 'vera laptop')
+    await plan.server.services.documents.share(plan.slug, viewer.user.id, 'viewer')
+    const forbidden = await api(`/documents/${plan.slug}/versions/${start.id}/restore`, viewer.token, {
       method: 'POST',
     })
     expect(forbidden.status).toBe(403)
-    const bad = await api(`/documents/${slug}/revert`, owner.token, {
+    const bad = await api(`/documents/${plan.slug}/revert`, plan.owner.token, {
       method: 'POST',
       body: JSON.stringify({ versionId: start.id, app: 'ci-bot' }),
     })
@@ -321,13 +321,13 @@ describe("an author's revert since a time", () => {
     const start = await newestVersion('named')
     await Bun.sleep(20)
     const since = new Date().toISOString()
-    await callText(agentClient, 'append_to_document', {
-      slug,
+    await callText(plan.agentClient, 'append_to_document', {
+      slug: plan.slug,
       markdown: '## Timed\n\nWritten after the time.',
     })
     await versionWithChangesBy('ci-bot', Number(start.id))
-    const reverted = await callText(ownerClient, 'revert_changes', {
-      slug,
+    const reverted = await callText(plan.ownerClient, 'revert_changes', {
+      slug: plan.slug,
       author: 'olive',
       app: 'ci-bot',
       since_time: since,
@@ -339,7 +339,7 @@ describe("an author's revert since a time", () => {
 
   test('since_time is refused without author, beside version_id, when not a time; one of the two is needed', async () => {
     const refusal = async (args: Record<string, unknown>) => {
-      const answer = await callText(ownerClient, 'revert_changes', { slug, ...args })
+      const answer = await callText(plan.ownerClient, 'revert_changes', { slug: plan.slug, ...args })
       expect(answer.isError).toBe(true)
       return answer.text
     }
@@ -354,13 +354,13 @@ describe("an author's revert since a time", () => {
       'since_time: "yesterday" is not an ISO 8601 time; pass one such as 2026-12-01T09:30:00Z',
     )
     // REST: the same rules, in its field names.
-    const rest = await api(`/documents/${slug}/revert`, owner.token, {
+    const rest = await api(`/documents/${plan.slug}/revert`, plan.owner.token, {
       method: 'POST',
       body: JSON.stringify({ sinceTime: at }),
     })
     expect(rest.status).toBe(400)
     expect(rest.body.field).toBe('sinceTime')
-    const badTime = await api(`/documents/${slug}/revert`, owner.token, {
+    const badTime = await api(`/documents/${plan.slug}/revert`, plan.owner.token, {
       method: 'POST',
       body: JSON.stringify({ author: 'olive', sinceTime: 'soon' }),
     })
@@ -430,9 +430,9 @@ describe("an author's revert, on the documents' own path (versions in memory, a 
         return ok({ id: 1000n, state: Y.encodeStateAsUpdate(live) })
       },
       planUndo: async (user: string, input: UndoInput) => {
-        const plan = await pool.undo(user, input)
+        const planned = await pool.undo(user, input)
         meanwhile()
-        return plan
+        return planned
       },
     }
     const document = { id: 'd1', slug: 'plan', room: 'r1' } as never

@@ -3,12 +3,12 @@
  * and agents read them through list_versions and changes_since. Real server (PGlite, or PostgreSQL with
  * TEST_DATABASE_URL), real MCP SDK clients over HTTP with named API tokens, a real provider typing.
  */
-import { beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { createDocumentUpdate, FRAGMENT_NAME } from '@collab/doc-schema'
 import { Browser, signInAndConsent, TestOAuthProvider } from '@collab/test-support/browser'
 import { callText, mcpUrlOf } from '@collab/test-support/mcp'
 import { connectProvider } from '@collab/test-support/provider'
-import { eventually, useTestServer } from '@collab/test-support/server'
+import { eventually } from '@collab/test-support/server'
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -16,17 +16,9 @@ import * as Y from 'yjs'
 import { diffFragments, fragmentOfState, summarize } from '../documents/history-diff.ts'
 import { applyRetention } from '../documents/history-store.ts'
 import { MAX_NAMED_VERSIONS, VERSION_RETENTION } from '../limits.ts'
-import type { RunningServer } from '../server.ts'
-import { planWithAgent, userWithLabelledToken } from './history-support.ts'
+import { useHistoryPlan, userWithLabelledToken } from './history-support.ts'
 
-let server: RunningServer
-// Versions as soon as asked: no interval between automatic ones, a short pause after people's typing.
-useTestServer(
-  (s) => {
-    server = s
-  },
-  { versionMinIntervalMs: 0, versionPauseMs: 150 },
-)
+const plan = useHistoryPlan()
 
 async function textOf(client: Client, name: string, args: Record<string, unknown>): Promise<string> {
   return (await callText(client, name, args)).text
@@ -43,21 +35,14 @@ function cursorOf(text: string): string | undefined {
   return /cursor: "([^"]+)"/.exec(text.split('⟦end of data⟧')[1] ?? '')?.[1]
 }
 
-let owner: { user: { id: string }; token: string }
-let ownerClient: Client
-let agentClient: Client
-let slug: string
-let room: string
-
-beforeAll(async () => {
-  ;({ owner, ownerClient, agentClient, slug, room } = await planWithAgent(server))
-}, 60_000)
-
 describe('attribution and versions', () => {
   test("an agent's write becomes a version naming the user and the token's app", async () => {
-    await textOf(agentClient, 'append_to_document', { slug, markdown: '## Notes\n\nAdded by the agent.' })
+    await textOf(plan.agentClient, 'append_to_document', {
+      slug: plan.slug,
+      markdown: '## Notes\n\nAdded by the agent.',
+    })
     const listed = await eventually(async () => {
-      const text = await textOf(ownerClient, 'list_versions', { slug })
+      const text = await textOf(plan.ownerClient, 'list_versions', { slug: plan.slug })
       expect(text).toContain("after an agent's write")
       return text
     })
@@ -70,10 +55,10 @@ describe('attribution and versions', () => {
   })
 
   test('a person typing through a provider is attributed, after a pause', async () => {
-    const person = await userWithLabelledToken(server, 'pat', 'pat desktop')
-    const shared = await server.services.documents.share(slug, person.user.id, 'editor')
+    const person = await userWithLabelledToken(plan.server, 'pat', 'pat desktop')
+    const shared = await plan.server.services.documents.share(plan.slug, person.user.id, 'editor')
     if (shared.kind === 'error') throw new Error(shared.message)
-    const provider = connectProvider(server.url, room, person.token)
+    const provider = connectProvider(plan.server.url, plan.room, person.token)
     try {
       await provider.ready
       const fragment = provider.doc.getXmlFragment(FRAGMENT_NAME)
@@ -89,7 +74,7 @@ describe('attribution and versions', () => {
         await Bun.sleep(30)
       }
       const listed = await eventually(async () => {
-        const answer = await textOf(ownerClient, 'list_versions', { slug })
+        const answer = await textOf(plan.ownerClient, 'list_versions', { slug: plan.slug })
         expect(answer).toContain('after a pause in editing')
         return answer
       })
@@ -100,21 +85,21 @@ describe('attribution and versions', () => {
       provider.destroy()
     }
     // Stored per append with its authors, not per keystroke.
-    const rows = await server.services.db.prisma.$queryRaw<Array<{ authors: unknown }>>`
+    const rows = await plan.server.services.db.prisma.$queryRaw<Array<{ authors: unknown }>>`
       SELECT v.authors FROM document_versions v JOIN documents d ON d.id = v.document_id
-       WHERE d.room = ${room} AND v.reason = 'pause'`
+       WHERE d.room = ${plan.room} AND v.reason = 'pause'`
     expect(rows.length).toBeGreaterThan(0)
   })
 
   test('list_versions paged to the end shows every version once, newest first', async () => {
-    const whole = await textOf(ownerClient, 'list_versions', { slug })
+    const whole = await textOf(plan.ownerClient, 'list_versions', { slug: plan.slug })
     const total = Number(/^versions: (\d+)$/m.exec(whole)![1])
     expect(total).toBeGreaterThanOrEqual(3)
     const ids: number[] = []
     let cursor: string | undefined
     for (let page = 0; page < total + 1; page++) {
-      const text = await textOf(ownerClient, 'list_versions', {
-        slug,
+      const text = await textOf(plan.ownerClient, 'list_versions', {
+        slug: plan.slug,
         limit: 1,
         ...(cursor ? { cursor } : {}),
       })
@@ -131,9 +116,9 @@ describe('attribution and versions', () => {
   })
 
   test('changes_since paged by a small max_chars shows every change line once', async () => {
-    const listed = await textOf(ownerClient, 'list_versions', { slug })
+    const listed = await textOf(plan.ownerClient, 'list_versions', { slug: plan.slug })
     const first = Number(/^version (\d+)/.exec(bodyOf(listed).at(-1)!)![1])
-    const whole = await textOf(ownerClient, 'changes_since', { slug, since_version: first })
+    const whole = await textOf(plan.ownerClient, 'changes_since', { slug: plan.slug, since_version: first })
     expect(whole).toContain('changes: 1 sections added, 0 removed, 1 changed')
     const wholeBody = bodyOf(whole)
     expect(wholeBody[0]).toContain(`olive's agent via API token "ci-bot"`)
@@ -145,8 +130,8 @@ describe('attribution and versions', () => {
     let cursor: string | undefined
     let calls = 0
     do {
-      const text = await textOf(ownerClient, 'changes_since', {
-        slug,
+      const text = await textOf(plan.ownerClient, 'changes_since', {
+        slug: plan.slug,
         max_chars: 40,
         ...(cursor ? { cursor } : { since_version: first }),
       })
@@ -162,31 +147,43 @@ describe('attribution and versions', () => {
   })
 
   test('changes_since by time and by a section rev finds the version to start from', async () => {
-    const byTime = await textOf(ownerClient, 'changes_since', { slug, since_time: new Date().toISOString() })
+    const byTime = await textOf(plan.ownerClient, 'changes_since', {
+      slug: plan.slug,
+      since_time: new Date().toISOString(),
+    })
     expect(byTime).toMatch(/^since: version \d+/)
-    const tooEarly = await textOf(ownerClient, 'changes_since', { slug, since_time: '2000-01-01T00:00:00Z' })
+    const tooEarly = await textOf(plan.ownerClient, 'changes_since', {
+      slug: plan.slug,
+      since_time: '2000-01-01T00:00:00Z',
+    })
     expect(tooEarly).toContain('since_time: no version of')
     // The rev an agent's write answered is in the version taken after it: changes since then are none.
-    const wrote = await textOf(agentClient, 'append_to_document', { slug, markdown: '## Later\n\nMore.' })
+    const wrote = await textOf(plan.agentClient, 'append_to_document', {
+      slug: plan.slug,
+      markdown: '## Later\n\nMore.',
+    })
     const rev = /^rev: (\S+)$/m.exec(wrote)![1]!
     const sinceRev = await eventually(async () => {
-      const text = await textOf(ownerClient, 'changes_since', { slug, since_rev: rev })
+      const text = await textOf(plan.ownerClient, 'changes_since', { slug: plan.slug, since_rev: rev })
       expect(text).toMatch(/^since: version \d+/)
       return text
     })
     const newestId = /^version (\d+)/.exec(
-      bodyOf(await textOf(ownerClient, 'list_versions', { slug }))[0]!,
+      bodyOf(await textOf(plan.ownerClient, 'list_versions', { slug: plan.slug }))[0]!,
     )![1]
     expect(sinceRev).toContain(`since: version ${newestId} `)
     expect(sinceRev).toContain('No changes since')
-    const unknownRev = await textOf(ownerClient, 'changes_since', { slug, since_rev: 'ffffffffffffffff' })
+    const unknownRev = await textOf(plan.ownerClient, 'changes_since', {
+      slug: plan.slug,
+      since_rev: 'ffffffffffffffff',
+    })
     expect(unknownRev).toContain('since_rev: no kept version')
-    const newest = await textOf(ownerClient, 'changes_since', { slug })
+    const newest = await textOf(plan.ownerClient, 'changes_since', { slug: plan.slug })
     expect(newest).toContain(
-      `since: version ${/^version (\d+)/m.exec(bodyOf(await textOf(ownerClient, 'list_versions', { slug }))[0]!)![1]} `,
+      `since: version ${/^version (\d+)/m.exec(bodyOf(await textOf(plan.ownerClient, 'list_versions', { slug: plan.slug }))[0]!)![1]} `,
     )
-    const two = await textOf(ownerClient, 'changes_since', {
-      slug,
+    const two = await textOf(plan.ownerClient, 'changes_since', {
+      slug: plan.slug,
       since_version: 1,
       since_time: '2026-01-01T00:00:00Z',
     })
@@ -199,16 +196,16 @@ describe('attribution and versions', () => {
 describe('attribution through OAuth', () => {
   test("an OAuth app's write names the app as the person registered it", async () => {
     const password = 'correct horse battery staple'
-    const set = await server.auth.accounts.setPassword(owner.user.id, password)
+    const set = await plan.server.auth.accounts.setPassword(plan.owner.user.id, password)
     if (set.kind === 'error') throw new Error(set.message)
-    const url = new URL(mcpUrlOf(server))
+    const url = new URL(mcpUrlOf(plan.server))
     const provider = new TestOAuthProvider('http://127.0.0.1:33418/callback', 'Notes Helper')
     const first = new Client({ name: 'history-test', version: '1.0.0' })
     await expect(
       first.connect(new StreamableHTTPClientTransport(url, { authProvider: provider })),
     ).rejects.toThrow(UnauthorizedError)
     const back = await signInAndConsent(
-      new Browser(server.url),
+      new Browser(plan.server.url),
       provider.authorizationUrl!,
       { handle: 'olive', password },
       { access: 'read write' },
@@ -219,9 +216,9 @@ describe('attribution through OAuth', () => {
     const app = new Client({ name: 'history-test', version: '1.0.0' })
     await app.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }))
     try {
-      await textOf(app, 'append_to_document', { slug, markdown: 'Written through OAuth.' })
+      await textOf(app, 'append_to_document', { slug: plan.slug, markdown: 'Written through OAuth.' })
       const listed = await eventually(async () => {
-        const text = await textOf(ownerClient, 'list_versions', { slug })
+        const text = await textOf(plan.ownerClient, 'list_versions', { slug: plan.slug })
         expect(bodyOf(text)[0]).toContain(`olive's agent via OAuth app "Notes Helper"`)
         return text
       })
@@ -234,10 +231,10 @@ describe('attribution through OAuth', () => {
 
 describe('retention', () => {
   test('thins 40 days of versions to the tiers, keeps named ones, and hands dropped authors on', async () => {
-    const created = await server.services.documents.create(owner.user.id, { title: 'Thinned' })
+    const created = await plan.server.services.documents.create(plan.owner.user.id, { title: 'Thinned' })
     if (created.kind === 'error') throw new Error(created.message)
     const id = created.value.id
-    const prisma = server.services.db.prisma
+    const prisma = plan.server.services.db.prisma
     const now = Math.floor(Date.now() / 1000) * 1000
     // A version every 10 minutes for 40 days (5760), each by author "a<n>"; every 500th is named.
     await prisma.$executeRaw`
