@@ -7,35 +7,24 @@
  * reference links defined after their use, footnotes, lists nested, mixed and long, code fences, tables,
  * HTML blocks, quotes); and the token stream let go while it is read gives the blocks of the one kept.
  */
-import { afterAll, describe, expect, spyOn, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import MarkdownIt from 'markdown-it'
 import * as Y from 'yjs'
 import { buildDocumentBlocks, writeImportedParts } from '../create-document.ts'
 import { FRAGMENT_NAME } from '../limits.ts'
 import { footnoteDefinitions } from '../markdown/footnotes.ts'
-import { importMarkdown, importMarkdownParts } from '../markdown/import-markdown.ts'
+import { importMarkdown } from '../markdown/import-markdown.ts'
 import { checkNodes } from '../markdown/parse-markdown.ts'
 import { tokensToBlocks } from '../markdown/tokens-to-blocks.ts'
 import { refuseFor } from '../result.ts'
 import { blocksToY } from '../yjs/build-y.ts'
 import { corpusFiles } from './corpus-files.ts'
+import { builtInParts, CLIENT, zeroRandomDraws } from './import-builds.ts'
 import { randomDocument } from './import-random.ts'
 import { seededRandom } from './seeded-random.ts'
 
-/**
- * Heading ids come from crypto.getRandomValues, drawn in another order by each side (the title's first or
- * last): here every draw is zeros, so every heading id is the same on both sides (the client id is set).
- */
-const random = spyOn(crypto, 'getRandomValues').mockImplementation(
-  <T extends ArrayBufferView | null>(array: T): T => {
-    new Uint8Array(array!.buffer, array!.byteOffset, array!.byteLength).fill(0)
-    return array
-  },
-)
-afterAll(() => random.mockRestore())
-
-const CLIENT = 4_242
+const random = zeroRandomDraws()
 
 /** The build before parts: the whole body converted, then one insert of every block's Yjs element. */
 function wholeUpdate(markdown: string): Uint8Array | string {
@@ -52,13 +41,8 @@ function wholeUpdate(markdown: string): Uint8Array | string {
 
 /** The build in parts, as the import worker runs it. */
 function partsUpdate(markdown: string): Uint8Array | string {
-  const imported = importMarkdownParts(markdown, { fallbackTitle: 'file' })
-  if (imported.kind === 'error') return imported.message
-  const doc = new Y.Doc()
-  doc.clientID = CLIENT
-  const written = writeImportedParts(doc, imported.value.title, imported.value.parts)
-  if (written.kind === 'error') return written.message
-  return Y.encodeStateAsUpdate(doc)
+  const doc = builtInParts(markdown)
+  return typeof doc === 'string' ? doc : Y.encodeStateAsUpdate(doc)
 }
 
 function expectSame(markdown: string) {

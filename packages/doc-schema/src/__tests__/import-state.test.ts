@@ -6,10 +6,9 @@
  * time (bullet, ordered from 7, task, nested items) and long blocks measured whole; and the state loads
  * with nothing pending. That the parts are let go is import-memory.slow.test.ts's (the worker's peak).
  */
-import { afterAll, describe, expect, spyOn, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import * as Y from 'yjs'
-import { writeImportedParts } from '../create-document.ts'
 import { importedStateInParts } from '../import-state.ts'
 import { FRAGMENT_NAME } from '../limits.ts'
 import { importMarkdownParts } from '../markdown/import-markdown.ts'
@@ -17,28 +16,17 @@ import { readPlainText } from '../read-document.ts'
 import { derivedStream } from '../sections/derived-stream.ts'
 import { readOutlineWithTotals } from '../sections/stored-totals.ts'
 import { corpusFiles } from './corpus-files.ts'
+import { builtInParts, CLIENT, zeroRandomDraws } from './import-builds.ts'
 import { randomDocument } from './import-random.ts'
 import { seededRandom } from './seeded-random.ts'
 
-// Heading ids drawn as zeros on both sides (import-parts.test.ts), the client id set.
-const random = spyOn(crypto, 'getRandomValues').mockImplementation(
-  <T extends ArrayBufferView | null>(array: T): T => {
-    new Uint8Array(array!.buffer, array!.byteOffset, array!.byteLength).fill(0)
-    return array
-  },
-)
-afterAll(() => random.mockRestore())
-
-const CLIENT = 4_242
+// Heading ids drawn as zeros on both sides, the client id set.
+zeroRandomDraws()
 
 /** The build before (importedPartsUpdate's): the whole document, read, then encoded. */
 function whole(markdown: string, maxText: number) {
-  const imported = importMarkdownParts(markdown, { fallbackTitle: 'file' })
-  if (imported.kind === 'error') return imported.message
-  const doc = new Y.Doc()
-  doc.clientID = CLIENT
-  const written = writeImportedParts(doc, imported.value.title, imported.value.parts)
-  if (written.kind === 'error') return written.message
+  const doc = builtInParts(markdown)
+  if (typeof doc === 'string') return doc
   const fragment = doc.getXmlFragment(FRAGMENT_NAME)
   const derived = { text: readPlainText(fragment, maxText), outline: readOutlineWithTotals(fragment) }
   return { state: Y.encodeStateAsUpdate(doc), derived }
