@@ -116,29 +116,66 @@ export function useTestServer(
   afterAll(() => fresh?.close(), 60_000)
 }
 
+/** A test file's two instances and their database, once started (read them inside tests and hooks). */
+export interface ServerPair {
+  readonly a: RunningServer
+  readonly b: RunningServer
+  readonly db: TestDatabase
+}
+
 /**
- * Two instances on one PostgreSQL database, sharing live documents through Redis (TEST_REDIS_URL), as
- * several instances run in production; A applies the migrations, B starts on the migrated database.
- * Use inside `describe.skipIf(!TWO_INSTANCES)`.
+ * Two instances on one fresh database, stopped and removed after the file's tests: A applies the
+ * migrations, B starts on the migrated database. `configs` gives each one's settings once the database
+ * exists; `use` (when given) is handed both before the file's tests.
  */
-export function useTwoTestServers(
-  use: (a: RunningServer, b: RunningServer, db: TestDatabase) => void,
-  overrides: Partial<Config> = {},
-): void {
+export function useServerPair(
+  configs: () => [Partial<Config>, Partial<Config>],
+  use?: (a: RunningServer, b: RunningServer, db: TestDatabase) => void,
+): ServerPair {
   let db: TestDatabase | undefined
   let a: RunningServer | undefined
   let b: RunningServer | undefined
   beforeAll(async () => {
     db = await createTestDatabase()
-    a = await startTestServer(db, { redisUrl: TEST_REDIS_URL, ...overrides })
-    b = await startTestServer(db, { redisUrl: TEST_REDIS_URL, ...overrides, migrateOnStart: false })
-    use(a, b, db)
+    const [forA, forB] = configs()
+    a = await startTestServer(db, forA)
+    b = await startTestServer(db, { ...forB, migrateOnStart: false })
+    use?.(a, b, db)
   }, 60_000)
   afterAll(async () => {
     await a?.stop()
     await b?.stop()
     await db?.cleanup()
   }, 60_000)
+  return {
+    get a() {
+      return started(a)
+    },
+    get b() {
+      return started(b)
+    },
+    get db() {
+      return started(db)
+    },
+  }
+}
+
+/**
+ * Two instances on one PostgreSQL database, sharing live documents through Redis (TEST_REDIS_URL), as
+ * several instances run in production (`useServerPair`, both on `overrides`). Use inside
+ * `describe.skipIf(!TWO_INSTANCES)`.
+ */
+export function useTwoTestServers(
+  overrides: Partial<Config> = {},
+  use?: (a: RunningServer, b: RunningServer, db: TestDatabase) => void,
+): ServerPair {
+  const config = { redisUrl: TEST_REDIS_URL, ...overrides }
+  return useServerPair(() => [config, config], use)
+}
+
+function started<T>(value: T | undefined): T {
+  if (value === undefined) throw new Error('the server is not started (use it inside tests)')
+  return value
 }
 
 /**
@@ -161,10 +198,6 @@ export function useRestartableServer(ownerHandle: string) {
     await server?.stop()
     await db?.cleanup()
   }, 60_000)
-  const started = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error('the server is not started (use it inside tests)')
-    return value
-  }
   return {
     get server(): RunningServer {
       return started(server)

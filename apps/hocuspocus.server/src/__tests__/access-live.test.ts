@@ -333,54 +333,50 @@ describe(`token revoke from a real CLI process (${DATABASE_KIND})`, () => {
 })
 
 describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => {
-  let a: RunningServer
-  let b: RunningServer
-  useTwoTestServers((first, second) => {
-    a = first
-    b = second
+  const pair = useTwoTestServers({}, (a, b) => {
     // Only the Redis message can close anything on B.
     watchOf(a).stopPeriodicRecheck()
     watchOf(b).stopPeriodicRecheck()
   })
 
   test('a revoke through instance A closes the socket open on instance B and clears B’s token cache', async () => {
-    const s = await twoEditors(a, 'redis-revoke', b)
-    expect(await b.services.tokens.verify(s.bob.token)).not.toBeNull() // cached on B
-    const revoked = await a.services.tokens.revoke(s.bob.tokenId)
+    const s = await twoEditors(pair.a, 'redis-revoke', pair.b)
+    expect(await pair.b.services.tokens.verify(s.bob.token)).not.toBeNull() // cached on B
+    const revoked = await pair.a.services.tokens.revoke(s.bob.tokenId)
     expect(revoked.kind).toBe('ok')
-    await eventually(() => expect(connectionsOf(b, s.room, s.bob.user.id)).toHaveLength(0))
-    expect(await b.services.tokens.verify(s.bob.token)).toBeNull()
-    await expectBobsTypingGoesNowhere(a, s, 'bob on B after revoke')
+    await eventually(() => expect(connectionsOf(pair.b, s.room, s.bob.user.id)).toHaveLength(0))
+    expect(await pair.b.services.tokens.verify(s.bob.token)).toBeNull()
+    await expectBobsTypingGoesNowhere(pair.a, s, 'bob on B after revoke')
     closeBoth(s)
   })
 
   test('a revoke through instance A: B refuses the token at once for requests too (no socket on B)', async () => {
-    const carol = await userWithToken(a, 'redis-cache-carol')
-    expect(await b.services.tokens.verify(carol.token)).not.toBeNull() // cached on B for 10 s
+    const carol = await userWithToken(pair.a, 'redis-cache-carol')
+    expect(await pair.b.services.tokens.verify(carol.token)).not.toBeNull() // cached on B for 10 s
     const heard = new Promise<void>((resolve) => {
-      b.services.accessChanges.on((change, source) => {
+      pair.b.services.accessChanges.on((change, source) => {
         if (source === 'remote' && change.kind === 'token' && change.tokenId === carol.tokenId) resolve()
       })
     })
-    await a.services.tokens.revoke(carol.tokenId)
+    await pair.a.services.tokens.revoke(carol.tokenId)
     await heard // B heard it through Redis; its cache entry went before this listener ran
-    expect(await b.services.tokens.verify(carol.token)).toBeNull()
+    expect(await pair.b.services.tokens.verify(carol.token)).toBeNull()
   })
 
   test('an unshare through instance A closes the member’s socket on instance B', async () => {
-    const s = await twoEditors(a, 'redis-unshare', b)
-    const unshared = await a.services.documents.unshare(s.slug, s.bob.user.id)
+    const s = await twoEditors(pair.a, 'redis-unshare', pair.b)
+    const unshared = await pair.a.services.documents.unshare(s.slug, s.bob.user.id)
     expect(unshared.kind).toBe('ok')
-    await eventually(() => expect(connectionsOf(b, s.room, s.bob.user.id)).toHaveLength(0))
-    await expectBobsTypingGoesNowhere(a, s, 'bob on B after unshare')
+    await eventually(() => expect(connectionsOf(pair.b, s.room, s.bob.user.id)).toHaveLength(0))
+    await expectBobsTypingGoesNowhere(pair.a, s, 'bob on B after unshare')
     closeBoth(s)
   })
 
   test('viewer and back to editor through instance A: the socket on instance B is read-only, then writes', async () => {
-    const s = await twoEditors(a, 'redis-raise', b)
-    await a.services.documents.share(s.slug, s.bob.user.id, 'viewer')
-    await eventually(() => expect(connectionsOf(b, s.room, s.bob.user.id)[0]?.readOnly).toBe(true))
-    await a.services.documents.share(s.slug, s.bob.user.id, 'editor')
+    const s = await twoEditors(pair.a, 'redis-raise', pair.b)
+    await pair.a.services.documents.share(s.slug, s.bob.user.id, 'viewer')
+    await eventually(() => expect(connectionsOf(pair.b, s.room, s.bob.user.id)[0]?.readOnly).toBe(true))
+    await pair.a.services.documents.share(s.slug, s.bob.user.id, 'editor')
     await eventually(() => expect(s.bobClient.provider.authorizedScope).toBe('read-write'))
     appendParagraph(s.bobClient.doc, 'bob on B, editor again')
     await eventually(() => expect(textOf(s.ownerClient.doc)).toContain('bob on B, editor again'))
@@ -388,10 +384,10 @@ describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => 
   })
 
   test('read-only through instance A makes the member read-only on instance B', async () => {
-    const s = await twoEditors(a, 'redis-readonly', b)
-    await a.services.documents.setFlags(s.slug, { readOnly: true })
-    await eventually(() => expect(connectionsOf(b, s.room, s.bob.user.id)[0]?.readOnly).toBe(true))
-    await expectBobsTypingGoesNowhere(a, s, 'bob on B after read-only')
+    const s = await twoEditors(pair.a, 'redis-readonly', pair.b)
+    await pair.a.services.documents.setFlags(s.slug, { readOnly: true })
+    await eventually(() => expect(connectionsOf(pair.b, s.room, s.bob.user.id)[0]?.readOnly).toBe(true))
+    await expectBobsTypingGoesNowhere(pair.a, s, 'bob on B after read-only')
     closeBoth(s)
   })
 })

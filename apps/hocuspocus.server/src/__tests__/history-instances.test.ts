@@ -8,26 +8,20 @@ import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { editorsOnBoth, eventually, TWO_INSTANCES, useTwoTestServers } from '@collab/test-support/server'
 import * as Y from 'yjs'
-import type { RunningServer } from '../server.ts'
 
 describe.skipIf(!TWO_INSTANCES)('attribution with two instances (postgres, Redis)', () => {
-  let a: RunningServer
-  let b: RunningServer
-  useTwoTestServers(
-    (first, second) => {
-      a = first
-      b = second
-    },
-    { versionMinIntervalMs: 0, versionPauseMs: 150 },
-  )
+  const pair = useTwoTestServers({ versionMinIntervalMs: 0, versionPauseMs: 150 })
 
   test('a person typing on B and an agent writing on A are each named once, by their own instance', async () => {
-    const { owner, room, onA, onB } = await editorsOnBoth(a, b, 'ivan', 'Shared')
+    const { owner, room, onA, onB } = await editorsOnBoth(pair.a, pair.b, 'ivan', 'Shared')
     try {
-      const bot = await a.services.tokens.issue(owner.user.id, { scopes: ['read', 'write'], label: 'bot' })
+      const bot = await pair.a.services.tokens.issue(owner.user.id, {
+        scopes: ['read', 'write'],
+        label: 'bot',
+      })
       if (bot.kind === 'error') throw new Error(bot.message)
-      const agent = await connectClient(mcpUrlOf(a), bot.value.token)
-      const slug = (await a.services.db.prisma.document.findUniqueOrThrow({ where: { room } })).slug
+      const agent = await connectClient(mcpUrlOf(pair.a), bot.value.token)
+      const slug = (await pair.a.services.db.prisma.document.findUniqueOrThrow({ where: { room } })).slug
       try {
         const fragment = onB.doc.getXmlFragment(FRAGMENT_NAME)
         const paragraph = new Y.XmlElement('paragraph')

@@ -7,18 +7,12 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { editorsOnBoth, eventually, TWO_INSTANCES, useTwoTestServers } from '@collab/test-support/server'
-import type { RunningServer } from '../server.ts'
 
 describe.skipIf(!TWO_INSTANCES)('presence across instances (postgres)', () => {
-  let a: RunningServer
-  let b: RunningServer
-  useTwoTestServers((first, second) => {
-    a = first
-    b = second
-  })
+  const pair = useTwoTestServers()
 
   test('a person leaving on A, by a null state or by closing, is gone on B', async () => {
-    const { onA, onB } = await editorsOnBoth(a, b, 'pat', 'Presence across')
+    const { onA, onB } = await editorsOnBoth(pair.a, pair.b, 'pat', 'Presence across')
     const seenOnB = () => onB.provider.awareness!.getStates().has(onA.doc.clientID)
     onA.provider.setAwarenessField('cursor', { at: 1 })
     await eventually(() => expect(seenOnB()).toBe(true))

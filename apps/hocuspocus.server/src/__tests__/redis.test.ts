@@ -9,18 +9,12 @@ import { appendParagraph } from '@collab/test-support/documents'
 import { connectProvider } from '@collab/test-support/provider'
 import { editorsOnBoth, eventually, TWO_INSTANCES, useTwoTestServers } from '@collab/test-support/server'
 import * as Y from 'yjs'
-import type { RunningServer } from '../server.ts'
 
 describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => {
-  let a: RunningServer
-  let b: RunningServer
-  useTwoTestServers((first, second) => {
-    a = first
-    b = second
-  })
+  const pair = useTwoTestServers()
 
   test('an edit through instance A reaches a provider on instance B, and back', async () => {
-    const { onA, onB } = await editorsOnBoth(a, b, 'alice', 'Shared across instances')
+    const { onA, onB } = await editorsOnBoth(pair.a, pair.b, 'alice', 'Shared across instances')
 
     appendParagraph(onA.doc, 'written on A')
     await eventually(() =>
@@ -41,7 +35,7 @@ describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => 
       room,
       onA: attacker,
       onB,
-    } = await editorsOnBoth(a, b, 'alice2', 'Boundary across instances')
+    } = await editorsOnBoth(pair.a, pair.b, 'alice2', 'Boundary across instances')
     const reasons: string[] = []
     attacker.provider.on('close', ({ event }: { event: { reason: string } }) => reasons.push(event.reason))
     const fragment = attacker.doc.getXmlFragment(FRAGMENT_NAME)
@@ -63,7 +57,7 @@ describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => 
     attacker.doc.transact(() => fragment.push([deep]))
     await eventually(() => expect(reasons.join('\n')).toContain('nested deeper'))
     // A later edit on A reaches B; Redis keeps A's order, so anything A had applied would be there too.
-    const witness = connectProvider(a.url, room, alice.token)
+    const witness = connectProvider(pair.a.url, room, alice.token)
     await witness.ready
     appendParagraph(witness.doc, 'after the refusal')
     const onBFragment = onB.doc.getXmlFragment(FRAGMENT_NAME)

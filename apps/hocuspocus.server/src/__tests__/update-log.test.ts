@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readOutlineWithTotals } from '@collab/doc-schema'
-import { DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { DATABASE_KIND } from '@collab/test-support/database'
 import { appendOrThrow, buildDocument, element, paragraph, storedText } from '@collab/test-support/documents'
 import { call, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import type { TestProvider } from '@collab/test-support/provider'
@@ -222,30 +222,20 @@ describe(`the update log (${DATABASE_KIND})`, () => {
 })
 
 describe.skipIf(!TWO_INSTANCES)('the update log with two instances (postgres, Redis)', () => {
-  let a: RunningServer | undefined
-  let b: RunningServer | undefined
-  let shared: TestDatabase
   const editors: TestProvider[] = []
   afterAll(() => {
     for (const editor of editors) editor.destroy()
   })
-  useTwoTestServers(
-    (first, second, database) => {
-      a = first
-      b = second
-      shared = database
-    },
-    { storeCompactAfterUpdates: 4 },
-  )
+  const pair = useTwoTestServers({ storeCompactAfterUpdates: 4 })
 
   test('each instance logs its editors’ changes; a compaction on either keeps what the other logged', async () => {
-    const { room, onA, onB } = await editorsOnBoth(a!, b!, 'pair', 'Two logs')
+    const { room, onA, onB } = await editorsOnBoth(pair.a, pair.b, 'pair', 'Two logs')
     editors.push(onA, onB)
     const typed: string[] = []
     for (let i = 1; i <= 6; i++) {
       for (const [name, editor, server] of [
-        ['A', onA, a!],
-        ['B', onB, b!],
+        ['A', onA, pair.a],
+        ['B', onB, pair.b],
       ] as const) {
         const text = `from ${name} ${i}`
         typed.push(text)
@@ -256,14 +246,15 @@ describe.skipIf(!TWO_INSTANCES)('the update log with two instances (postgres, Re
     }
     // Both compacted at least once (4 rows each), each merging the rows the other had logged.
     await eventually(
-      () => expect(a!.metrics.compactions.get() + b!.metrics.compactions.get()).toBeGreaterThanOrEqual(2),
+      () =>
+        expect(pair.a.metrics.compactions.get() + pair.b.metrics.compactions.get()).toBeGreaterThanOrEqual(2),
       10_000,
       'compactions',
     )
     for (const editor of editors.splice(0)) editor.destroy()
-    expect((await b!.stop()).unstored).toEqual([])
-    expect((await a!.stop()).unstored).toEqual([])
-    const reader = await startTestServer(shared, { migrateOnStart: false })
+    expect((await pair.b.stop()).unstored).toEqual([])
+    expect((await pair.a.stop()).unstored).toEqual([])
+    const reader = await startTestServer(pair.db, { migrateOnStart: false })
     try {
       const text = await storedText(reader, room)
       for (const line of typed) expect(text).toContain(line)

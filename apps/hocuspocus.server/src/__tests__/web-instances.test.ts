@@ -60,40 +60,35 @@ async function seen(page: Page) {
 }
 
 describe.skipIf(!TWO_INSTANCES || !CHROMIUM)('presence colours across two instances', () => {
-  let a: RunningServer
-  let b: RunningServer
   let browser: Browser
-  useTwoTestServers((first, second) => {
-    a = first
-    b = second
-  })
+  const pair = useTwoTestServers()
   beforeAll(async () => {
     browser = await launchChromium()
   }, 60_000)
   afterAll(() => browser?.close())
 
   test("two people given one colour by two instances see each other's carets and names in distinct colours, each shown to themselves as the other sees them", async () => {
-    const [first, second] = await twins(a)
-    const created = await a.services.documents.create(first.user.id, {
+    const [first, second] = await twins(pair.a)
+    const created = await pair.a.services.documents.create(first.user.id, {
       title: 'Two instances',
       markdown: '## Notes\n\nFirst paragraph here.\n\nSecond paragraph here.\n',
     })
     if (created.kind === 'error') throw new Error(created.message)
     const { slug, room } = created.value
-    expect((await a.services.documents.share(slug, second.user.id, 'editor')).kind).toBe('ok')
+    expect((await pair.a.services.documents.share(slug, second.user.id, 'editor')).kind).toBe('ok')
     const shared = colorOf(first.user.id)
 
     // The second person holds their colour on B with no state anyone sees.
-    const pageB = await signedIn(browser, b, second.user.handle)
+    const pageB = await signedIn(browser, pair.b, second.user.handle)
     const cookie = (await pageB.cookies()).map((c) => `${c.name}=${c.value}`).join('; ')
-    const holder = connectProvider(b.url, room, 'session', {
-      headers: { cookie, origin: new URL(b.url).origin },
+    const holder = connectProvider(pair.b.url, room, 'session', {
+      headers: { cookie, origin: new URL(pair.b.url).origin },
     })
     try {
       await holder.ready
       holder.provider.setAwarenessField('user', {})
       const held = await eventually(() => {
-        const user = serverPresence(b, room).get(holder.doc.clientID)
+        const user = serverPresence(pair.b, room).get(holder.doc.clientID)
         expect(user?.color).toBe(shared)
         return user!
       })
@@ -101,20 +96,20 @@ describe.skipIf(!TWO_INSTANCES || !CHROMIUM)('presence colours across two instan
       // socket stays; the holder renews nothing more.
       holder.provider.awareness!.setLocalState(null)
       removeAwarenessStates(
-        b.collab.hocuspocus.documents.get(room)!.awareness,
+        pair.b.collab.hocuspocus.documents.get(room)!.awareness,
         [holder.doc.clientID],
         'timeout',
       )
-      await eventually(() => expect(serverPresence(b, room).has(holder.doc.clientID)).toBe(false))
+      await eventually(() => expect(serverPresence(pair.b, room).has(holder.doc.clientID)).toBe(false))
 
-      const pageA = await signedIn(browser, a, first.user.handle)
-      await openDocument(pageA, a, slug)
-      await openDocument(pageB, b, slug)
+      const pageA = await signedIn(browser, pair.a, first.user.handle)
+      await openDocument(pageA, pair.a, slug)
+      await openDocument(pageB, pair.b, slug)
       await caretsPlaced(pageA, pageB)
 
       // Both servers handed out one colour twice: what the pages draw is theirs to settle.
       await eventually(() => {
-        const users = [...serverPresence(a, room).values()]
+        const users = [...serverPresence(pair.a, room).values()]
         expect(users.map((u) => u.color)).toEqual([shared, shared])
         expect(users.map((u) => u.key)).toContain(held.key)
       }, 15_000)
@@ -136,7 +131,7 @@ describe.skipIf(!TWO_INSTANCES || !CHROMIUM)('presence colours across two instan
         expect(PRESENCE_COLORS).toContain(caret.color)
       }
       // The smallest presence key kept the colour both were given.
-      const keys = [...serverPresence(a, room).values()].map((u) => u.key!)
+      const keys = [...serverPresence(pair.a, room).values()].map((u) => u.key!)
       const firstKey = keys.find((key) => key !== held.key)!
       expect([ofFirst.color, ofSecond.color]).toContain(shared)
       expect(firstKey < held.key! ? ofFirst.color : ofSecond.color).toBe(shared)

@@ -11,7 +11,7 @@
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
-import { DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { DATABASE_KIND } from '@collab/test-support/database'
 import { paragraph, storedText } from '@collab/test-support/documents'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import {
@@ -28,7 +28,6 @@ import { STORE_FAULT_MAX_RETRIES } from '../../collab/persistence/retry.ts'
 import type { Config } from '../../config.ts'
 import { storableJSON } from '../../db/storable-text.ts'
 import type { Logger } from '../../logger.ts'
-import type { RunningServer } from '../../server.ts'
 import { firstRunToken, readStored, spawnOn, useProcessRun } from './faults-support.ts'
 
 /** Paragraphs the owner types after the hostile content, each acknowledged by the server. */
@@ -253,21 +252,14 @@ describe(`stores that content cannot break (${DATABASE_KIND})`, () => {
 })
 
 describe.skipIf(!TWO_INSTANCES)('a NUL travelling between two instances through Redis (postgres)', () => {
-  let db: TestDatabase
-  let a: RunningServer | undefined
-  let b: RunningServer | undefined
   const editors: TestProvider[] = []
   afterAll(() => {
     for (const editor of editors) editor.destroy()
   })
-  useTwoTestServers((first, second, database) => {
-    a = first
-    b = second
-    db = database
-  })
+  const pair = useTwoTestServers()
 
   test('both instances keep storing: 20 paragraphs typed on B after a NUL typed on A survive', async () => {
-    const { room, onA, onB } = await editorsOnBoth(a!, b!, 'owner', 'Spreading')
+    const { room, onA, onB } = await editorsOnBoth(pair.a, pair.b, 'owner', 'Spreading')
     editors.push(onA, onB)
     const title = (onA.doc.getXmlFragment(FRAGMENT_NAME).get(0) as Y.XmlElement).get(0) as Y.XmlText
     title.insert(0, 'nul\u0000 ')
@@ -277,21 +269,22 @@ describe.skipIf(!TWO_INSTANCES)('a NUL travelling between two instances through 
       'the NUL reaching B',
     )
     await typeParagraphs(onB, 'instance B')
-    await eventually(() => expect(b!.collab.persistence.pendingCount()).toBe(0), 20_000, 'B stored')
+    await eventually(() => expect(pair.b.collab.persistence.pendingCount()).toBe(0), 20_000, 'B stored')
     for (const editor of editors.splice(0)) editor.destroy()
     // Both instances unload the document (and compact it, writing the outline checked below) before they
     // stop: a stop flushes what is unstored but does not compact, and on a loaded machine the unload came
     // after the stop, leaving the outline of the creation behind the logged updates.
     await eventually(
-      () => expect([a!, b!].map((s) => s.collab.hocuspocus.documents.has(room))).toEqual([false, false]),
+      () =>
+        expect([pair.a, pair.b].map((s) => s.collab.hocuspocus.documents.has(room))).toEqual([false, false]),
       20_000,
       'the document unloaded on both instances',
     )
-    expect((await b!.stop()).unstored).toEqual([])
-    expect((await a!.stop()).unstored).toEqual([])
+    expect((await pair.b.stop()).unstored).toEqual([])
+    expect((await pair.a.stop()).unstored).toEqual([])
     // Every store on both was whole (title, search text, outline), none fell back to the state alone.
-    expect(a!.metrics.storeFaults.get() + b!.metrics.storeFaults.get()).toBe(0)
-    const reader = await startTestServer(db, { migrateOnStart: false })
+    expect(pair.a.metrics.storeFaults.get() + pair.b.metrics.storeFaults.get()).toBe(0)
+    const reader = await startTestServer(pair.db, { migrateOnStart: false })
     try {
       expectAllParagraphs(await storedText(reader, room), 'instance B')
       const outline = await reader.services.documents.loadOutline(room)
