@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { derivedOf } from '../documents/stored-parts.ts'
 import { markdownText } from '../documents/worker/export.ts'
-import { buildImport } from '../documents/worker/import.ts'
+import { type BuiltImport, buildImport } from '../documents/worker/import.ts'
 import { LARGE_JOB_BYTES, transferable, WorkerPool } from '../documents/worker/pool.ts'
 import {
   FIRST_SCREEN_BLOCKS,
@@ -38,34 +38,39 @@ afterEach(() => {
   for (const p of pools.splice(0)) p.close()
 })
 
+/** `markdown` imported on `jobs` by `user` (`title` its title when it has no heading of its own). */
+function imported(jobs: WorkerPool, user: string, markdown: string, title: string) {
+  return jobs.build(user, { markdown, fallbackTitle: title }, MAX_FIND_TEXT_CHARS)
+}
+
+/** What a test of the jobs after an import starts from: ann's import of `markdown`, built. */
+async function importedSource(jobs: WorkerPool, markdown: string, title: string): Promise<BuiltImport> {
+  const done = await imported(jobs, 'ann', markdown, title)
+  if (done.kind === 'error') throw new Error(done.message)
+  return done.value
+}
+
 describe('the documents worker pool', () => {
   test('a second import of the same user while the first builds is refused at once; another user waits its turn', async () => {
     const jobs = pool()
-    const first = jobs.build('ann', { markdown: manual(1 << 20), fallbackTitle: 'A' }, MAX_FIND_TEXT_CHARS)
-    const second = await jobs.build('ann', { markdown: '# B\n\nb', fallbackTitle: 'B' }, MAX_FIND_TEXT_CHARS)
+    const first = imported(jobs, 'ann', manual(1 << 20), 'A')
+    const second = await imported(jobs, 'ann', '# B\n\nb', 'B')
     expect(second).toMatchObject({ kind: 'error', code: 'rate_limited', field: 'markdown' })
     if (second.kind === 'error') expect(second.message).toContain('an import of yours is still being built')
-    const other = jobs.build('bea', { markdown: '# C\n\nc', fallbackTitle: 'C' }, MAX_FIND_TEXT_CHARS)
+    const other = imported(jobs, 'bea', '# C\n\nc', 'C')
     const [a, c] = await Promise.all([first, other])
     expect(a.kind).toBe('ok')
     expect(c).toMatchObject({ kind: 'ok', value: { title: 'C' } })
     // Once the first has its answer, the same user may import again.
-    expect(
-      (await jobs.build('ann', { markdown: '# D\n\nd', fallbackTitle: 'D' }, MAX_FIND_TEXT_CHARS)).kind,
-    ).toBe('ok')
+    expect((await imported(jobs, 'ann', '# D\n\nd', 'D')).kind).toBe('ok')
   }, 60_000)
 
   test("a user's parallel whole reads wait their turn and are all answered; one past those waiting is refused", async () => {
     const jobs = pool()
-    const built = await jobs.build(
-      'ann',
-      { markdown: manual(64 << 10), fallbackTitle: 'R' },
-      MAX_FIND_TEXT_CHARS,
-    )
-    if (built.kind === 'error') throw new Error(built.message)
+    const source = await importedSource(jobs, manual(64 << 10), 'R')
     const read = () =>
       jobs.readPrefix('ann', {
-        stored: { snapshot: built.value.state.slice(), updates: [] },
+        stored: { snapshot: source.state.slice(), updates: [] },
         minChars: 1_000,
         opts: {},
       })
@@ -115,47 +120,29 @@ describe('the documents worker pool', () => {
 
   test('an import and an export of the same user run side by side (one of each kind)', async () => {
     const jobs = pool()
-    const built = await jobs.build(
-      'ann',
-      { markdown: '# Source\n\nhello', fallbackTitle: 'S' },
-      MAX_FIND_TEXT_CHARS,
-    )
-    if (built.kind === 'error') throw new Error(built.message)
-    const importing = jobs.build(
-      'ann',
-      { markdown: manual(1 << 20), fallbackTitle: 'A' },
-      MAX_FIND_TEXT_CHARS,
-    )
-    const exported = await jobs.render('ann', { snapshot: built.value.state, updates: [] })
+    const source = await importedSource(jobs, '# Source\n\nhello', 'S')
+    const importing = imported(jobs, 'ann', manual(1 << 20), 'A')
+    const exported = await jobs.render('ann', { snapshot: source.state, updates: [] })
     expect(exported.kind === 'ok' && markdownText(exported.value)).toBe('# Source\n\nhello\n')
     expect((await importing).kind).toBe('ok')
   }, 60_000)
 
   test('a job that cannot be posted (a buffer given away before) is refused at once; the next runs', async () => {
     const jobs = pool()
-    const built = await jobs.build(
-      'ann',
-      { markdown: '# Source\n\nhello', fallbackTitle: 'S' },
-      MAX_FIND_TEXT_CHARS,
-    )
-    if (built.kind === 'error') throw new Error(built.message)
-    const given = built.value.state.slice()
+    const source = await importedSource(jobs, '# Source\n\nhello', 'S')
+    const given = source.state.slice()
     structuredClone(given.buffer, { transfer: [given.buffer] }) // detached, as after an earlier transfer
     // Before, the failed post left the job running: this answer, and every job after it, waited 60 s.
     const refused = await jobs.render('ann', { snapshot: given, updates: [] })
     expect(refused).toMatchObject({ kind: 'error', code: 'invalid_input' })
     if (refused.kind === 'error') expect(refused.message).toContain('could not be handed to the worker')
-    const next = await jobs.render('bob', { snapshot: built.value.state, updates: [] })
+    const next = await jobs.render('bob', { snapshot: source.state, updates: [] })
     expect(next.kind === 'ok' && markdownText(next.value)).toBe('# Source\n\nhello\n')
   }, 30_000)
 
   test('a job past the deadline is stopped (its worker ended) and refused with what to do', async () => {
     const jobs = pool({ deadlineMs: 1 })
-    const slow = await jobs.build(
-      'ann',
-      { markdown: manual(4 << 20), fallbackTitle: 'A' },
-      MAX_FIND_TEXT_CHARS,
-    )
+    const slow = await imported(jobs, 'ann', manual(4 << 20), 'A')
     expect(slow).toMatchObject({ kind: 'error', code: 'invalid_input', field: 'markdown' })
     if (slow.kind === 'error')
       expect(slow.message).toContain('went 0 s without progress and was stopped; split the file')
@@ -195,15 +182,11 @@ describe('the documents worker pool', () => {
 
   test('a large job ends its worker once answered (its heap goes back); a small one keeps it for the next', async () => {
     const jobs = pool()
-    const small = await jobs.build('ann', { markdown: '# S\n\ns', fallbackTitle: 'S' }, MAX_FIND_TEXT_CHARS)
+    const small = await imported(jobs, 'ann', '# S\n\ns', 'S')
     expect(small.kind).toBe('ok')
     expect(jobs.hasWorker).toBe(true)
     // Before, the worker stayed up WORKER_IDLE_MS (30 s) with the heap a 20 MiB import had grown (~500 MB).
-    const large = await jobs.build(
-      'ann',
-      { markdown: manual(LARGE_JOB_BYTES), fallbackTitle: 'L' },
-      MAX_FIND_TEXT_CHARS,
-    )
+    const large = await imported(jobs, 'ann', manual(LARGE_JOB_BYTES), 'L')
     expect(large.kind).toBe('ok')
     expect(jobs.hasWorker).toBe(false)
     // The next job starts a worker of its own.
@@ -235,22 +218,13 @@ describe('the documents worker pool', () => {
 
   test('a first screen is made only by an idle worker: refused at once while another job runs, never queued behind it', async () => {
     const jobs = pool()
-    const built = await jobs.build(
-      'ann',
-      { markdown: '# Notes\n\n## Day\n\nText.', fallbackTitle: 'N' },
-      MAX_FIND_TEXT_CHARS,
-    )
-    if (built.kind === 'error') throw new Error(built.message)
+    const source = await importedSource(jobs, '# Notes\n\n## Day\n\nText.', 'N')
     const limits = { maxBlocks: FIRST_SCREEN_BLOCKS, maxWork: FIRST_SCREEN_WORK }
-    const stored = () => ({ snapshot: built.value.state.slice(), updates: [] })
+    const stored = () => ({ snapshot: source.state.slice(), updates: [] })
     const screen = await jobs.firstScreen('bea', stored(), limits)
     expect(screen).toMatchObject({ kind: 'ok', value: { blocks: 3, more: false } }) // the title, the heading, the paragraph
     if (screen.kind === 'ok') expect(screen.value.html).toContain('Day')
-    const importing = jobs.build(
-      'ann',
-      { markdown: manual(1 << 20), fallbackTitle: 'A' },
-      MAX_FIND_TEXT_CHARS,
-    )
+    const importing = imported(jobs, 'ann', manual(1 << 20), 'A')
     expect(await jobs.firstScreen('bea', stored(), limits)).toMatchObject({
       kind: 'error',
       code: 'unavailable',
@@ -260,14 +234,12 @@ describe('the documents worker pool', () => {
 
   test('closing refuses what is waiting and running', async () => {
     const jobs = pool()
-    const running = jobs.build('ann', { markdown: manual(2 << 20), fallbackTitle: 'A' }, MAX_FIND_TEXT_CHARS)
-    const waiting = jobs.build('bea', { markdown: '# B\n\nb', fallbackTitle: 'B' }, MAX_FIND_TEXT_CHARS)
+    const running = imported(jobs, 'ann', manual(2 << 20), 'A')
+    const waiting = imported(jobs, 'bea', '# B\n\nb', 'B')
     jobs.close()
     expect(await running).toMatchObject({ kind: 'error', code: 'unavailable' })
     expect(await waiting).toMatchObject({ kind: 'error', code: 'unavailable' })
-    expect(
-      await jobs.build('cem', { markdown: '# C', fallbackTitle: 'C' }, MAX_FIND_TEXT_CHARS),
-    ).toMatchObject({
+    expect(await imported(jobs, 'cem', '# C', 'C')).toMatchObject({
       kind: 'error',
       code: 'unavailable',
     })
