@@ -8,11 +8,10 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
-import { callText } from '@collab/test-support/mcp'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
-import { useHistoryPlan, userWithLabelledToken } from './history-support.ts'
+import { agentAppends, useHistoryPlan, userWithLabelledToken } from './history-support.ts'
 
 const plan = useHistoryPlan({ versionPauseMs: 30_000 })
 
@@ -49,10 +48,7 @@ describe("version boundaries at an agent's write", () => {
       ;(intro.get(0) as Y.XmlText).insert(12, ' Pat typed this.')
       await eventually(() => expect(liveMarkdown()).toContain('Hello there. Pat typed this.'))
       // The agent writes right after, well within the person's pause.
-      const wrote = await callText(plan.agentClient, 'append_to_document', {
-        slug: plan.slug,
-        markdown: 'Agent paragraph.',
-      })
+      const wrote = await agentAppends(plan, 'Agent paragraph.')
       expect(wrote.isError, wrote.text).toBeFalsy()
       const [agentVersion, before] = await eventually(async () => {
         const versions = (await api(`/documents/${plan.slug}/versions`)).body.versions as Version[]

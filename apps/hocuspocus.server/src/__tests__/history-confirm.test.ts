@@ -11,7 +11,7 @@ import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
 import { callText } from '@collab/test-support/mcp'
 import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
-import { useHistoryPlan } from './history-support.ts'
+import { agentAppends, useHistoryPlan } from './history-support.ts'
 
 const plan = useHistoryPlan()
 
@@ -26,7 +26,7 @@ async function storedText(): Promise<string> {
 /** The agent appends `text`; the version of its write, once taken. */
 async function agentVersion(text: string): Promise<number> {
   const before = await versionIds()
-  const written = await callText(plan.agentClient, 'append_to_document', { slug: plan.slug, markdown: text })
+  const written = await agentAppends(plan, text)
   expect(written.isError, written.text).toBeFalsy()
   return eventually(async () => {
     const fresh = (await versionIds()).filter((id) => !before.includes(id))

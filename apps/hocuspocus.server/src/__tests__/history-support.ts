@@ -3,7 +3,7 @@
  * document with its owner's and her agent's clients, a file's server with that plan.
  */
 import { beforeAll } from 'bun:test'
-import { connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Config } from '../config.ts'
@@ -45,6 +45,11 @@ export async function planWithAgent(server: RunningServer): Promise<Plan> {
   })
   if (created.kind === 'error') throw new Error(created.message)
   return { owner, ownerClient, agentClient, slug: created.value.slug, room: created.value.room }
+}
+
+/** The agent's append_to_document of `markdown` to the plan: the tool's answer. */
+export function agentAppends(plan: Plan, markdown: string) {
+  return callText(plan.agentClient, 'append_to_document', { slug: plan.slug, markdown })
 }
 
 /** Versions as soon as asked: no interval between automatic ones, a short pause after people's typing. */

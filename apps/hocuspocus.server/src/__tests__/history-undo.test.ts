@@ -21,7 +21,7 @@ import type { Author } from '../documents/history-authors.ts'
 import { tooLarge, type UndoInput } from '../documents/history-undo.ts'
 import { WorkerPool } from '../documents/worker/pool.ts'
 import { MAX_HISTORY_STATE_BYTES } from '../limits.ts'
-import { useHistoryPlan, userWithLabelledToken } from './history-support.ts'
+import { agentAppends, useHistoryPlan, userWithLabelledToken } from './history-support.ts'
 
 const plan = useHistoryPlan()
 
@@ -35,10 +35,7 @@ async function api(path: string, token: string, init: RequestInit = {}) {
 
 describe('REST for the history panel: reads', () => {
   test('versions list names the agent and its app, newest first, paged by cursor', async () => {
-    await callText(plan.agentClient, 'append_to_document', {
-      slug: plan.slug,
-      markdown: '## Notes\n\nAdded by the agent.',
-    })
+    await agentAppends(plan, '## Notes\n\nAdded by the agent.')
     const listed = await eventually(async () => {
       const got = await api(`/documents/${plan.slug}/versions`, plan.owner.token)
       expect(got.status).toBe(200)
@@ -157,10 +154,7 @@ describe('revert and restore', () => {
       await provider.ready
       const before = await newestVersion('agent')
       // The agent's change: a new paragraph in Body, and a word into its first paragraph.
-      await callText(plan.agentClient, 'append_to_document', {
-        slug: plan.slug,
-        markdown: 'Agent paragraph.',
-      })
+      await agentAppends(plan, 'Agent paragraph.')
       const agentVersion = await versionWithChangesBy('ci-bot', Number(before.id))
       expect(agentVersion.authors).toEqual([
         expect.objectContaining({ kind: 'agent', name: 'olive', app: 'ci-bot' }),
@@ -212,10 +206,7 @@ describe('revert and restore', () => {
 
   test('a revert where someone changed the same block since is refused, naming the block', async () => {
     const before = await newestVersion('agent')
-    await callText(plan.agentClient, 'append_to_document', {
-      slug: plan.slug,
-      markdown: 'Agent draft sentence.',
-    })
+    await agentAppends(plan, 'Agent draft sentence.')
     const agentVersion = await versionWithChangesBy('ci-bot', Number(before.id))
     const pat = await plan.server.services.users.byHandle('pat')
     if (pat.kind === 'error') throw new Error(pat.message)
@@ -280,10 +271,7 @@ describe('revert and restore', () => {
 
   test("reverting one agent's changes since a version, through REST; refusals name what is wrong", async () => {
     const start = await newestVersion('named')
-    await callText(plan.agentClient, 'append_to_document', {
-      slug: plan.slug,
-      markdown: '## Agent section\n\nBy the bot.',
-    })
+    await agentAppends(plan, '## Agent section\n\nBy the bot.')
     await newestVersion('agent', Number(start.id))
     expect(await liveMarkdown()).toContain('By the bot.')
     const reverted = await api(`/documents/${plan.slug}/revert`, plan.owner.token, {
@@ -321,10 +309,7 @@ describe("an author's revert since a time", () => {
     const start = await newestVersion('named')
     await Bun.sleep(20)
     const since = new Date().toISOString()
-    await callText(plan.agentClient, 'append_to_document', {
-      slug: plan.slug,
-      markdown: '## Timed\n\nWritten after the time.',
-    })
+    await agentAppends(plan, '## Timed\n\nWritten after the time.')
     await versionWithChangesBy('ci-bot', Number(start.id))
     const reverted = await callText(plan.ownerClient, 'revert_changes', {
       slug: plan.slug,

@@ -16,7 +16,7 @@ import * as Y from 'yjs'
 import { diffFragments, fragmentOfState, summarize } from '../documents/history-diff.ts'
 import { applyRetention } from '../documents/history-store.ts'
 import { MAX_NAMED_VERSIONS, VERSION_RETENTION } from '../limits.ts'
-import { useHistoryPlan, userWithLabelledToken } from './history-support.ts'
+import { agentAppends, useHistoryPlan, userWithLabelledToken } from './history-support.ts'
 
 const plan = useHistoryPlan()
 
@@ -37,10 +37,7 @@ function cursorOf(text: string): string | undefined {
 
 describe('attribution and versions', () => {
   test("an agent's write becomes a version naming the user and the token's app", async () => {
-    await textOf(plan.agentClient, 'append_to_document', {
-      slug: plan.slug,
-      markdown: '## Notes\n\nAdded by the agent.',
-    })
+    await agentAppends(plan, '## Notes\n\nAdded by the agent.')
     const listed = await eventually(async () => {
       const text = await textOf(plan.ownerClient, 'list_versions', { slug: plan.slug })
       expect(text).toContain("after an agent's write")
@@ -158,10 +155,7 @@ describe('attribution and versions', () => {
     })
     expect(tooEarly).toContain('since_time: no version of')
     // The rev an agent's write answered is in the version taken after it: changes since then are none.
-    const wrote = await textOf(plan.agentClient, 'append_to_document', {
-      slug: plan.slug,
-      markdown: '## Later\n\nMore.',
-    })
+    const wrote = (await agentAppends(plan, '## Later\n\nMore.')).text
     const rev = /^rev: (\S+)$/m.exec(wrote)![1]!
     const sinceRev = await eventually(async () => {
       const text = await textOf(plan.ownerClient, 'changes_since', { slug: plan.slug, since_rev: rev })
