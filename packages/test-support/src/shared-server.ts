@@ -59,13 +59,23 @@ function removeWhenThisProcessEnds(db: TestDatabase): void {
 }
 
 /**
- * The file's share of the process's server, handed to `use` before the file's tests (a later beforeAll
- * can seed what they need). Each call is a new share: its handles are unique on the server.
+ * The file's share of the process's server, returned (its `server` read inside tests and hooks) and handed
+ * to `use` before the file's tests (a later beforeAll can seed what they need). Each call is a new share:
+ * its handles are unique on the server.
  */
-export function useSharedServer(use: (share: ServerShare) => void): void {
+export function useSharedServer(use?: (share: ServerShare) => void): ServerShare {
   const tag = `f${(files++).toString(36)}`
+  let server: RunningServer | undefined
+  const share: ServerShare = {
+    get server(): RunningServer {
+      if (server === undefined) throw new Error('the shared server is not started (use it inside tests)')
+      return server
+    },
+    handle: (base) => `${base}-${tag}`,
+  }
   beforeAll(async () => {
-    const server = await sharedServer()
-    use({ server, handle: (base) => `${base}-${tag}` })
+    server = await sharedServer()
+    use?.(share)
   }, 60_000)
+  return share
 }

@@ -18,9 +18,8 @@ import { storedText } from '@collab/test-support/documents'
 import { call, useMcpClients } from '@collab/test-support/mcp'
 import { outlineIds } from '@collab/test-support/outline'
 import { eventually } from '@collab/test-support/server'
-import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { RunningServer } from '../server.ts'
 
 /** Where the caret is, in characters into the paragraph whose text starts with `start`, and what follows it. */
 type Caret = { offset: number; after: string } | null
@@ -28,13 +27,8 @@ type Caret = { offset: number; after: string } | null
 describe.skipIf(!CHROMIUM)(
   `an agent edits the paragraph a person types in, in TipTap (${DATABASE_KIND})`,
   () => {
-    let server: RunningServer
-    let share: ServerShare
-    useSharedServer((given) => {
-      share = given
-      server = given.server
-    })
-    const mcp = useMcpClients(() => server)
+    const share = useSharedServer()
+    const mcp = useMcpClients(() => share.server)
     let owner: { user: { id: string }; token: string; client: Client }
     let browser: Browser
     let pages: Awaited<ReturnType<typeof serveStarterKitPage>>
@@ -52,7 +46,11 @@ describe.skipIf(!CHROMIUM)(
     /** The app open on `room`, synced, with the caret placed `offset` characters into the paragraph `start`. */
     async function openAt(room: string, start: string, offset: number): Promise<Page> {
       const page = await browser.newPage()
-      const query = new URLSearchParams({ ws: server.url.replace(/^http/, 'ws'), room, token: owner.token })
+      const query = new URLSearchParams({
+        ws: share.server.url.replace(/^http/, 'ws'),
+        room,
+        token: owner.token,
+      })
       await page.goto(`${pages.origin}/?${query}`)
       await eventually(
         async () => expect(await page.evaluate('window.fixture?.synced')).toBe(true),
@@ -128,7 +126,7 @@ describe.skipIf(!CHROMIUM)(
     ]
     for (const [tool, request] of cases) {
       test(`${tool}: the caret stays before "fox" and the person's next keystrokes land there`, async () => {
-        const created = await server.services.documents.create(owner.user.id, {
+        const created = await share.server.services.documents.create(owner.user.id, {
           title: `Typing ${tool}`,
           markdown: '## Part\n\nThe quick brown fox jumps.\n\nlast',
         })
@@ -146,7 +144,7 @@ describe.skipIf(!CHROMIUM)(
           expect(await caretOf(page, 'The ')).toEqual({ offset: 'The slow red '.length, after: 'fox' })
           await page.keyboard.type('grey ')
           await eventually(async () =>
-            expect(await storedText(server, doc.room)).toContain('The slow red grey fox jumps.'),
+            expect(await storedText(share.server, doc.room)).toContain('The slow red grey fox jumps.'),
           )
         } finally {
           await page.close()

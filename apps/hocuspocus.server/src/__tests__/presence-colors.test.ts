@@ -9,19 +9,13 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { colorOf, PRESENCE_COLORS } from '@collab/doc-schema'
 import type { TestProvider } from '@collab/test-support/provider'
 import { eventually, useProviders, userWithToken } from '@collab/test-support/server'
-import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import type { PresenceNotice } from '../collab/awareness-guard.ts'
-import type { RunningServer } from '../server.ts'
 
 type Made = Awaited<ReturnType<typeof userWithToken>>
 
-let server: RunningServer
-let share: ServerShare
-useSharedServer((given) => {
-  share = given
-  server = given.server
-})
-const provider = useProviders(() => server.url)
+const share = useSharedServer()
+const provider = useProviders(() => share.server.url)
 
 /** A provider that keeps the presence notices the server sends it. */
 async function open(room: string, token: string) {
@@ -44,11 +38,11 @@ describe('presence colours', () => {
   let owner: Made
   let room: string
   beforeAll(async () => {
-    owner = await userWithToken(server, share.handle('owner'))
+    owner = await userWithToken(share.server, share.handle('owner'))
     // Two users whose own colours are the same: made until the palette's hash puts two together.
     const seen = new Map<string, Made>()
     for (let i = 0; i < 40; i++) {
-      const made = await userWithToken(server, share.handle(`person${i}`))
+      const made = await userWithToken(share.server, share.handle(`person${i}`))
       const twin = seen.get(colorOf(made.user.id))
       if (twin) {
         first = twin
@@ -58,7 +52,7 @@ describe('presence colours', () => {
       seen.set(colorOf(made.user.id), made)
     }
     if (!second) throw new Error('no two users with the same colour in 40: the palette hash is not uniform?')
-    const created = await server.services.documents.create(owner.user.id, {
+    const created = await share.server.services.documents.create(owner.user.id, {
       title: 'Colours',
       isPrivate: false,
     })
@@ -95,7 +89,10 @@ describe('presence colours', () => {
   })
 
   test("one person's second connection gets the colour of their first", async () => {
-    const created = await server.services.documents.create(owner.user.id, { title: 'Tabs', isPrivate: false })
+    const created = await share.server.services.documents.create(owner.user.id, {
+      title: 'Tabs',
+      isPrivate: false,
+    })
     if (created.kind === 'error') throw new Error(created.message)
     const listener = await open(created.value.room, owner.token)
     const tab1 = await open(created.value.room, first.token)
@@ -109,7 +106,10 @@ describe('presence colours', () => {
     })
   })
   test("the presence key is the server's: what a client claims is not kept; one key per identity, its tabs share it", async () => {
-    const created = await server.services.documents.create(owner.user.id, { title: 'Keys', isPrivate: false })
+    const created = await share.server.services.documents.create(owner.user.id, {
+      title: 'Keys',
+      isPrivate: false,
+    })
     if (created.kind === 'error') throw new Error(created.message)
     const room = created.value.room
     const listener = await open(room, owner.token)

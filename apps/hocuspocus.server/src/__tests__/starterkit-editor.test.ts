@@ -26,11 +26,10 @@ import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '@collab/test-support/mcp'
 import { outlineId } from '@collab/test-support/outline'
 import { eventually, userWithToken } from '@collab/test-support/server'
-import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import { getSchema } from '@tiptap/core'
 import StarterKit from '@tiptap/starter-kit'
 import * as Y from 'yjs'
-import type { RunningServer } from '../server.ts'
 
 /** Debian's chromium (`apt-get install -y chromium`; .ci/run installs it). */
 
@@ -102,20 +101,15 @@ describe('StarterKit 3 is what an editor that declares nothing is taken to know'
 })
 
 describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KIND})`, () => {
-  let server: RunningServer
-  let share: ServerShare
-  useSharedServer((given) => {
-    share = given
-    server = given.server
-  })
+  const share = useSharedServer()
   let owner: Awaited<ReturnType<typeof userWithToken>>
   let agent: RecordingClient
   let browser: Browser
   let pages: Awaited<ReturnType<typeof serveStarterKitPage>>
 
   beforeAll(async () => {
-    owner = await userWithToken(server, share.handle('kit'))
-    agent = await connectRecording(mcpUrlOf(server), owner.token)
+    owner = await userWithToken(share.server, share.handle('kit'))
+    agent = await connectRecording(mcpUrlOf(share.server), owner.token)
     // The app is served from its own origin, as a third-party app would be.
     pages = await serveStarterKitPage()
     browser = await launchChromium()
@@ -127,7 +121,7 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
   }, 60_000)
 
   async function document(title: string, markdown: string) {
-    const created = await server.services.documents.create(owner.user.id, { title, markdown })
+    const created = await share.server.services.documents.create(owner.user.id, { title, markdown })
     if (created.kind === 'error') throw new Error(created.message)
     return created.value
   }
@@ -137,7 +131,11 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
     const page = await browser.newPage()
     const errors: string[] = []
     page.on('pageerror', (error) => errors.push(String(error)))
-    const query = new URLSearchParams({ ws: server.url.replace(/^http/, 'ws'), room, token: owner.token })
+    const query = new URLSearchParams({
+      ws: share.server.url.replace(/^http/, 'ws'),
+      room,
+      token: owner.token,
+    })
     await page.goto(`${pages.origin}/?${query}`)
     await eventually(
       async () => {
@@ -155,13 +153,13 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
 
   /** The document as the server holds it (live when loaded, else stored). */
   async function serverJSON(room: string): Promise<unknown> {
-    const live = server.collab.hocuspocus.documents.get(room)
+    const live = share.server.collab.hocuspocus.documents.get(room)
     if (live) return fragmentToJSON(live.getXmlFragment(FRAGMENT_NAME))
     return storedJSON(room)
   }
 
   async function storedJSON(room: string): Promise<unknown> {
-    const stored = await server.services.documents.loadState(room)
+    const stored = await share.server.services.documents.loadState(room)
     const doc = new Y.Doc()
     if (stored?.state) Y.applyUpdate(doc, stored.state)
     return fragmentToJSON(doc.getXmlFragment(FRAGMENT_NAME))
@@ -169,7 +167,7 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
 
   /** The server's live top-level heading whose text starts with `text`. */
   function liveHeading(room: string, text: string): Y.XmlElement | undefined {
-    const live = server.collab.hocuspocus.documents.get(room)
+    const live = share.server.collab.hocuspocus.documents.get(room)
     return live
       ?.getXmlFragment(FRAGMENT_NAME)
       .toArray()
@@ -196,7 +194,7 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
     })
     expect(await serverJSON(doc.room)).toEqual(stored)
     await page.close()
-    await eventually(() => expect(server.collab.hocuspocus.documents.has(doc.room)).toBe(false))
+    await eventually(() => expect(share.server.collab.hocuspocus.documents.has(doc.room)).toBe(false))
     expect(await storedJSON(doc.room)).toEqual(stored)
     expect((await callText(agent.client, 'read_document', { slug: doc.slug })).text).toBe(read.text)
   })
@@ -218,7 +216,7 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
     const page = await openApp(doc.room)
     const id = liveHeading(doc.room, 'Plans')?.getAttribute(HEADING_ID_ATTR) as string
     expect(isHeadingId(id)).toBe(true)
-    await server.services.chat.post(doc.id, id, owner.user.id, 'about the plans')
+    await share.server.services.chat.post(doc.id, id, owner.user.id, 'about the plans')
 
     // A person clicks into the heading and types at its end.
     await page.click('h2')
@@ -235,7 +233,7 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
     )
     const outline = await callText(agent.client, 'get_outline', { slug: doc.slug })
     expect(id).toStartWith(outlineId(outline.text, 'Plans ahead now'))
-    expect((await server.services.chat.findRoom(doc.id, id))?.messageCount).toBe(1)
+    expect((await share.server.services.chat.findRoom(doc.id, id))?.messageCount).toBe(1)
 
     // A new heading, typed with StarterKit's Markdown shortcut at the end of the document.
     await page.click('p:last-of-type')

@@ -7,28 +7,22 @@ import { describe, expect, test } from 'bun:test'
 import { appendMarkdown, FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { userWithToken } from '@collab/test-support/server'
-import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import * as Y from 'yjs'
-import type { RunningServer } from '../server.ts'
 
 describe(`storing with mergeWithStored (${DATABASE_KIND})`, () => {
-  let server: RunningServer
-  let share: ServerShare
-  useSharedServer((given) => {
-    share = given
-    server = given.server
-  })
+  const share = useSharedServer()
 
   /** Two copies of a new document, as two instances would hold it, and a way to store either. */
   async function twoCopies(title: string) {
-    const { user } = await userWithToken(server, share.handle(`merge-${title.toLowerCase()}`))
-    const created = await server.services.documents.create(user.id, {
+    const { user } = await userWithToken(share.server, share.handle(`merge-${title.toLowerCase()}`))
+    const created = await share.server.services.documents.create(user.id, {
       title,
       markdown: 'kept paragraph\n\nparagraph to delete',
     })
     if (created.kind === 'error') throw new Error(created.message)
     const { id, room } = created.value
-    const base = (await server.services.documents.loadState(room))!.state!
+    const base = (await share.server.services.documents.loadState(room))!.state!
     const copy = () => {
       const doc = new Y.Doc()
       Y.applyUpdate(doc, base)
@@ -36,7 +30,7 @@ describe(`storing with mergeWithStored (${DATABASE_KIND})`, () => {
     }
     const store = (doc: Y.Doc, mergeWithStored: boolean) => {
       const fragment = doc.getXmlFragment(FRAGMENT_NAME)
-      return server.services.documents.storeState(
+      return share.server.services.documents.storeState(
         id,
         { state: Y.encodeStateAsUpdate(doc), title: readTitle(fragment), text: readPlainText(fragment) },
         { mergeWithStored },
@@ -44,7 +38,7 @@ describe(`storing with mergeWithStored (${DATABASE_KIND})`, () => {
     }
     const storedText = async () => {
       const doc = new Y.Doc()
-      Y.applyUpdate(doc, (await server.services.documents.loadState(room))!.state!)
+      Y.applyUpdate(doc, (await share.server.services.documents.loadState(room))!.state!)
       return readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
     }
     return { a: copy(), b: copy(), store, storedText }

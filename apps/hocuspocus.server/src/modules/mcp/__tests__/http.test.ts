@@ -6,24 +6,18 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { userWithToken } from '@collab/test-support/server'
-import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
+import { useSharedServer } from '@collab/test-support/shared-server'
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { createLogger } from '../../../logger.ts'
-import type { RunningServer } from '../../../server.ts'
 import { init } from '../index.ts'
 import { MAX_BODY_BYTES } from '../limits.ts'
 
-let server: RunningServer
-let share: ServerShare
 let token: string
 
 // The process's shared server: its configuration is the default one, which this file checks.
-useSharedServer((given) => {
-  share = given
-  server = given.server
-})
+const share = useSharedServer()
 beforeAll(async () => {
-  token = (await userWithToken(server, share.handle('alice'))).token
+  token = (await userWithToken(share.server, share.handle('alice'))).token
 })
 
 const initialize = JSON.stringify({
@@ -36,7 +30,7 @@ const mcpHeaders = { 'content-type': 'application/json', accept: 'application/js
 
 describe('POST /mcp at the HTTP edge', () => {
   test('no token: 401 whose challenge points at the served protected-resource metadata', async () => {
-    const res = await server.mcp.router.request('http://127.0.0.1/mcp', {
+    const res = await share.server.mcp.router.request('http://127.0.0.1/mcp', {
       method: 'POST',
       headers: mcpHeaders,
       body: initialize,
@@ -47,7 +41,9 @@ describe('POST /mcp at the HTTP edge', () => {
     expect(challenge).toBe(
       'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp", scope="read write offline_access"',
     )
-    const meta = await server.mcp.router.request('http://127.0.0.1/.well-known/oauth-protected-resource/mcp')
+    const meta = await share.server.mcp.router.request(
+      'http://127.0.0.1/.well-known/oauth-protected-resource/mcp',
+    )
     expect(meta.status).toBe(200)
     const body = (await meta.json()) as {
       resource: string
@@ -56,11 +52,11 @@ describe('POST /mcp at the HTTP edge', () => {
     }
     expect(body.resource).toBe('http://127.0.0.1/mcp')
     expect(body.scopes_supported).toEqual(['read', 'write', 'suggest'])
-    expect(body.authorization_servers).toEqual([`${server.url}/auth`])
+    expect(body.authorization_servers).toEqual([`${share.server.url}/auth`])
   })
 
   test('a bad token is 401 too', async () => {
-    const res = await server.mcp.router.request('http://127.0.0.1/mcp', {
+    const res = await share.server.mcp.router.request('http://127.0.0.1/mcp', {
       method: 'POST',
       headers: { ...mcpHeaders, authorization: 'Bearer ctk_nope' },
       body: initialize,
@@ -71,8 +67,8 @@ describe('POST /mcp at the HTTP edge', () => {
   test('loopback Host + loopback Origin (any port) pass on the default configuration', async () => {
     // The conformance suite's dns-rebinding-protection "valid" case: it failed (403) before loopback
     // origins were accepted without MCP_ALLOWED_ORIGINS.
-    const own = new URL(server.url).host // 127.0.0.1:PORT
-    const port = new URL(server.url).port
+    const own = new URL(share.server.url).host // 127.0.0.1:PORT
+    const port = new URL(share.server.url).port
     for (const origin of [
       `http://${own}`,
       `http://localhost:${port}`,
@@ -80,7 +76,7 @@ describe('POST /mcp at the HTTP edge', () => {
       'http://localhost:6274',
       'http://127.0.0.1',
     ]) {
-      const res = await fetch(mcpUrlOf(server), {
+      const res = await fetch(mcpUrlOf(share.server), {
         method: 'POST',
         headers: { ...mcpHeaders, authorization: `Bearer ${token}`, origin },
         body: initialize,
@@ -98,7 +94,7 @@ describe('POST /mcp at the HTTP edge', () => {
       'null',
     ]) {
       // No token: the Origin check answers before authentication (it needs no principal).
-      const res = await fetch(mcpUrlOf(server), {
+      const res = await fetch(mcpUrlOf(share.server), {
         method: 'POST',
         headers: { ...mcpHeaders, origin },
         body: initialize,
@@ -110,9 +106,9 @@ describe('POST /mcp at the HTTP edge', () => {
   test('MCP_ALLOWED_ORIGINS adds origins; bound to a non-loopback interface, loopback origins need it', async () => {
     const moduleFor = (bindHost: string, allowedOrigins: string[]) =>
       init({
-        services: server.services,
-        chatPosting: server.chatPosting,
-        hocuspocus: server.collab.hocuspocus,
+        services: share.server.services,
+        chatPosting: share.server.chatPosting,
+        hocuspocus: share.server.collab.hocuspocus,
         logger: createLogger('silent'),
         config: { bindHost, allowedOrigins },
       }).router
@@ -133,7 +129,7 @@ describe('POST /mcp at the HTTP edge', () => {
   })
 
   test('a foreign Host while bound to loopback is 403', async () => {
-    const res = await fetch(mcpUrlOf(server), {
+    const res = await fetch(mcpUrlOf(share.server), {
       method: 'POST',
       headers: { ...mcpHeaders, authorization: `Bearer ${token}`, host: 'evil.example' },
       body: initialize,
@@ -143,7 +139,7 @@ describe('POST /mcp at the HTTP edge', () => {
 
   test('GET, DELETE and POST without a token: 401 with the challenge (before 405 or 413)', async () => {
     for (const method of ['GET', 'DELETE', 'POST']) {
-      const res = await fetch(mcpUrlOf(server), {
+      const res = await fetch(mcpUrlOf(share.server), {
         method,
         headers: mcpHeaders,
         body: method === 'POST' ? 'x'.repeat(MAX_BODY_BYTES + 1) : undefined,
@@ -155,7 +151,7 @@ describe('POST /mcp at the HTTP edge', () => {
 
   test('GET and DELETE with a token are 405 (stateless: no SSE stream, no session)', async () => {
     for (const method of ['GET', 'DELETE']) {
-      const res = await server.mcp.router.request('http://127.0.0.1/mcp', {
+      const res = await share.server.mcp.router.request('http://127.0.0.1/mcp', {
         method,
         headers: { authorization: `Bearer ${token}` },
       })
@@ -166,7 +162,7 @@ describe('POST /mcp at the HTTP edge', () => {
 
   test('initialize negotiates every protocol version the SDK supports; an unknown one gets the newest', async () => {
     const negotiated = async (protocolVersion: string) => {
-      const res = await fetch(mcpUrlOf(server), {
+      const res = await fetch(mcpUrlOf(share.server), {
         method: 'POST',
         headers: { ...mcpHeaders, authorization: `Bearer ${token}` },
         body: JSON.stringify({
@@ -185,7 +181,7 @@ describe('POST /mcp at the HTTP edge', () => {
   })
 
   test('logging/setLevel is answered (capability logging), not "method not found"', async () => {
-    const client = await connectClient(mcpUrlOf(server), token)
+    const client = await connectClient(mcpUrlOf(share.server), token)
     expect(client.getServerCapabilities()?.logging).toEqual({})
     expect(await client.setLoggingLevel('warning')).toEqual({})
     await client.close()
@@ -193,7 +189,7 @@ describe('POST /mcp at the HTTP edge', () => {
 
   test('every POST meets the same header rules, refused with the header at fault first', async () => {
     const post = async (body: string, headers: Record<string, string>) => {
-      const res = await server.mcp.router.request('http://127.0.0.1/mcp', {
+      const res = await share.server.mcp.router.request('http://127.0.0.1/mcp', {
         method: 'POST',
         headers: { ...mcpHeaders, authorization: `Bearer ${token}`, ...headers },
         body,
@@ -225,7 +221,7 @@ describe('POST /mcp at the HTTP edge', () => {
   })
 
   test('a body over the limit is 413 before parsing', async () => {
-    const res = await server.mcp.router.request('http://127.0.0.1/mcp', {
+    const res = await share.server.mcp.router.request('http://127.0.0.1/mcp', {
       method: 'POST',
       headers: { ...mcpHeaders, authorization: `Bearer ${token}` },
       body: 'x'.repeat(MAX_BODY_BYTES + 1),
@@ -234,7 +230,7 @@ describe('POST /mcp at the HTTP edge', () => {
   })
 
   test('initialize over real HTTP sends instructions and lists the read tools', async () => {
-    const client = await connectClient(mcpUrlOf(server), token)
+    const client = await connectClient(mcpUrlOf(share.server), token)
     expect(client.getInstructions()).toContain('get_outline')
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name)).toEqual(
@@ -255,14 +251,14 @@ describe('POST /mcp at the HTTP edge', () => {
   test('tools/list is built once per scope set: later answers equal the first, scopes never mix', async () => {
     // A module of its own, so the first answer of each scope set is the SDK's own build.
     const { router } = init({
-      services: server.services,
-      chatPosting: server.chatPosting,
-      hocuspocus: server.collab.hocuspocus,
+      services: share.server.services,
+      chatPosting: share.server.chatPosting,
+      hocuspocus: share.server.collab.hocuspocus,
       logger: createLogger('silent'),
       config: {},
     })
-    const reader = (await userWithToken(server, share.handle('lister-r'), ['read'])).token
-    const writer = (await userWithToken(server, share.handle('lister-w'), ['read', 'write'])).token
+    const reader = (await userWithToken(share.server, share.handle('lister-r'), ['read'])).token
+    const writer = (await userWithToken(share.server, share.handle('lister-w'), ['read', 'write'])).token
     const list = async (bearer: string) => {
       const res = await router.request('http://127.0.0.1/mcp', {
         method: 'POST',
