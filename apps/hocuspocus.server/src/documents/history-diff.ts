@@ -89,6 +89,19 @@ export function fragmentOfState(state: Uint8Array | null): Y.XmlFragment {
   return doc.getXmlFragment(FRAGMENT_NAME)
 }
 
+/**
+ * What changed from a stored state (null: an empty document) to `after`: the state decoded, compared with
+ * diffFragments, and let go whatever the comparison does.
+ */
+export function diffSinceState(state: Uint8Array | null, after: Y.XmlFragment): SectionChange[] {
+  const before = fragmentOfState(state)
+  try {
+    return diffFragments(before, after)
+  } finally {
+    before.doc?.destroy()
+  }
+}
+
 /** Characters of block Markdown one comparison renders at most (both states together): bounds its work. */
 export const MAX_DIFF_RENDER_CHARS = 400_000
 

@@ -66,7 +66,12 @@ import {
   sinceTimeOf,
 } from '../documents/history-actions.ts'
 import { type Author, describeAuthor } from '../documents/history-authors.ts'
-import { type ChangeSummary, diffFragments, fragmentOfState } from '../documents/history-diff.ts'
+import {
+  type ChangeSummary,
+  diffSinceState,
+  fragmentOfState,
+  type SectionChange,
+} from '../documents/history-diff.ts'
 import type { VersionInfo } from '../documents/history-store.ts'
 import type { Resolved } from '../documents/rows.ts'
 import { applyStored } from '../documents/stored-parts.ts'
@@ -240,12 +245,10 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
     const resolved = await readable(c.req.param('slug'), c.get('principal'))
     const version = await versionOf(resolved, versionIdOf(c.req.param('id')))
     const now = await nowFragment(resolved.document.room)
-    const before = fragmentOfState(version.state)
-    let changes: ReturnType<typeof diffFragments>
+    let changes: SectionChange[]
     try {
-      changes = diffFragments(before, now.fragment)
+      changes = diffSinceState(version.state, now.fragment)
     } finally {
-      before.doc?.destroy()
       now.release()
     }
     const authors = await documents.authorsAfter(resolved.document.id, version.id)

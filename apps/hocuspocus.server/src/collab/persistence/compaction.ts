@@ -19,7 +19,7 @@ import {
 import type { Document } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import { isDatabaseUnavailable } from '../../db/errors.ts'
-import { diffFragments, fragmentOfState, summarize } from '../../documents/history-diff.ts'
+import { diffSinceState, summarize } from '../../documents/history-diff.ts'
 import { AUTOMATIC_REASONS, type VersionRequest } from '../../documents/history-store.ts'
 import type { DocumentsService } from '../../documents/service.ts'
 import { VERSION_INTERVAL_MS } from '../../documents/store.ts'
@@ -167,12 +167,7 @@ export class Compaction {
    */
   private summaryOf(document: Document, newest: Uint8Array | null) {
     try {
-      const before = fragmentOfState(newest)
-      try {
-        return summarize(diffFragments(before, document.getXmlFragment(FRAGMENT_NAME)))
-      } finally {
-        before.doc?.destroy()
-      }
+      return summarize(diffSinceState(newest, document.getXmlFragment(FRAGMENT_NAME)))
     } catch {
       return null
     }

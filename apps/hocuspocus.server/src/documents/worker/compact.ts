@@ -19,7 +19,7 @@ import {
   storedTotals,
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
-import { diffFragments, fragmentOfState, summarize } from '../history-diff.ts'
+import { diffSinceState, summarize } from '../history-diff.ts'
 
 export type CompactInput = {
   /** The snapshot (bytes, or base64) and the log rows read, in order, as base64. */
@@ -82,12 +82,7 @@ export function compactStored(input: CompactInput): Compacted {
 /** What `fragment` changed since `base`; null when it cannot be told (the version is taken without one). */
 function summaryOf(fragment: Y.XmlFragment, base: Uint8Array | string | null) {
   try {
-    const before = fragmentOfState(base === null ? null : bytesOf(base))
-    try {
-      return summarize(diffFragments(before, fragment))
-    } finally {
-      before.doc?.destroy()
-    }
+    return summarize(diffSinceState(base === null ? null : bytesOf(base), fragment))
   } catch {
     return null
   }

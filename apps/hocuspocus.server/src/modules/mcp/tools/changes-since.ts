@@ -6,7 +6,7 @@
  */
 import { type Result, refuse } from '@collab/doc-schema'
 import { z } from 'zod'
-import { diffFragments, fragmentOfState } from '../../../documents/history-diff.ts'
+import { diffSinceState, type SectionChange } from '../../../documents/history-diff.ts'
 import type { VersionLookup } from '../../../documents/history-store.ts'
 import { stopIfCancelled } from '../infra/cancel.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
@@ -144,12 +144,10 @@ export const changesSince = defineTool({
     stopIfCancelled(ctx.signal)
     const content = await ctx.reader.open(document.room, readCall(ctx))
     if (!content) return goneRefusal(slug)
-    const before = fragmentOfState(base.state)
-    let changes: ReturnType<typeof diffFragments>
+    let changes: SectionChange[]
     try {
-      changes = diffFragments(before, content.fragment)
+      changes = diffSinceState(base.state, content.fragment)
     } finally {
-      before.doc?.destroy()
       content.release()
     }
     const since = `version ${base.id} (${base.createdAt.toISOString()})`
