@@ -95,8 +95,16 @@ export async function serveBundledPage(
 
 /**
  * The StarterKit fixture app (fixtures/starterkit-page.ts: TipTap's StarterKit bound with Collaboration to
- * a Hocuspocus provider). Its page reads `ws`, `room` and `token` from the query.
+ * a Hocuspocus provider). Its page reads `ws`, `room` and `token` from the query: `url` writes it for a
+ * server's WebSocket.
  */
-export function serveStarterKitPage(): Promise<{ origin: string; stop(): void }> {
-  return serveBundledPage(join(APP_DIR, 'src/__tests__/fixtures/starterkit-page.ts'))
+export async function serveStarterKitPage(): Promise<{
+  origin: string
+  url(serverUrl: string, room: string, token: string): string
+  stop(): void
+}> {
+  const pages = await serveBundledPage(join(APP_DIR, 'src/__tests__/fixtures/starterkit-page.ts'))
+  const url = (serverUrl: string, room: string, token: string) =>
+    `${pages.origin}/?${new URLSearchParams({ ws: serverUrl.replace(/^http/, 'ws'), room, token })}`
+  return { ...pages, url }
 }

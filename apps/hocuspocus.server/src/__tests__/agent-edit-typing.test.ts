@@ -46,12 +46,7 @@ describe.skipIf(!CHROMIUM)(
     /** The app open on `room`, synced, with the caret placed `offset` characters into the paragraph `start`. */
     async function openAt(room: string, start: string, offset: number): Promise<Page> {
       const page = await browser.newPage()
-      const query = new URLSearchParams({
-        ws: share.server.url.replace(/^http/, 'ws'),
-        room,
-        token: owner.token,
-      })
-      await page.goto(`${pages.origin}/?${query}`)
+      await page.goto(pages.url(share.server.url, room, owner.token))
       await eventually(
         async () => expect(await page.evaluate('window.fixture?.synced')).toBe(true),
         20_000,

@@ -131,12 +131,7 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
     const page = await browser.newPage()
     const errors: string[] = []
     page.on('pageerror', (error) => errors.push(String(error)))
-    const query = new URLSearchParams({
-      ws: share.server.url.replace(/^http/, 'ws'),
-      room,
-      token: owner.token,
-    })
-    await page.goto(`${pages.origin}/?${query}`)
+    await page.goto(pages.url(share.server.url, room, owner.token))
     await eventually(
       async () => {
         expect(errors).toEqual([])
