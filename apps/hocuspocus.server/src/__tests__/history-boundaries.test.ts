@@ -8,10 +8,9 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
-import { connectProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
-import { agentAppends, useHistoryPlan, userWithLabelledToken } from './history-support.ts'
+import { agentAppends, editorOnPlan, useHistoryPlan } from './history-support.ts'
 
 const plan = useHistoryPlan({ versionPauseMs: 30_000 })
 
@@ -34,9 +33,7 @@ const liveMarkdown = () =>
 
 describe("version boundaries at an agent's write", () => {
   test("a person's typing just before is in the version before; the agent's holds only its write, and reverting it keeps the typing", async () => {
-    const pat = await userWithLabelledToken(plan.server, 'pat', 'pat laptop')
-    await plan.server.services.documents.share(plan.slug, pat.user.id, 'editor')
-    const provider = connectProvider(plan.server.url, plan.room, pat.token)
+    const { provider } = await editorOnPlan(plan, 'pat', 'pat laptop')
     try {
       await provider.ready
       const intro = provider.doc

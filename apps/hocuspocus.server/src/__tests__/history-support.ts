@@ -4,6 +4,7 @@
  */
 import { beforeAll } from 'bun:test'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { connectProvider } from '@collab/test-support/provider'
 import { useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Config } from '../config.ts'
@@ -50,6 +51,14 @@ export async function planWithAgent(server: RunningServer): Promise<Plan> {
 /** The agent's append_to_document of `markdown` to the plan: the tool's answer. */
 export function agentAppends(plan: Plan, markdown: string) {
   return callText(plan.agentClient, 'append_to_document', { slug: plan.slug, markdown })
+}
+
+/** A person `handle` (a token labelled `label`) made an editor of the plan, and their provider on it. */
+export async function editorOnPlan(plan: Plan & { server: RunningServer }, handle: string, label: string) {
+  const person = await userWithLabelledToken(plan.server, handle, label)
+  const shared = await plan.server.services.documents.share(plan.slug, person.user.id, 'editor')
+  if (shared.kind === 'error') throw new Error(shared.message)
+  return { person, provider: connectProvider(plan.server.url, plan.room, person.token) }
 }
 
 /** Versions as soon as asked: no interval between automatic ones, a short pause after people's typing. */

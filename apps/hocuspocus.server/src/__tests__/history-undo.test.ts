@@ -21,7 +21,7 @@ import type { Author } from '../documents/history-authors.ts'
 import { tooLarge, type UndoInput } from '../documents/history-undo.ts'
 import { WorkerPool } from '../documents/worker/pool.ts'
 import { MAX_HISTORY_STATE_BYTES } from '../limits.ts'
-import { agentAppends, useHistoryPlan, userWithLabelledToken } from './history-support.ts'
+import { agentAppends, editorOnPlan, useHistoryPlan, userWithLabelledToken } from './history-support.ts'
 
 const plan = useHistoryPlan()
 
@@ -146,10 +146,7 @@ async function liveMarkdown(): Promise<string> {
 
 describe('revert and restore', () => {
   test("the owner reverts an agent's version while a person types; the person's text stays", async () => {
-    const person = await userWithLabelledToken(plan.server, 'pat', 'pat desktop')
-    const shared = await plan.server.services.documents.share(plan.slug, person.user.id, 'editor')
-    if (shared.kind === 'error') throw new Error(shared.message)
-    const provider = connectProvider(plan.server.url, plan.room, person.token)
+    const { provider } = await editorOnPlan(plan, 'pat', 'pat desktop')
     try {
       await provider.ready
       const before = await newestVersion('agent')

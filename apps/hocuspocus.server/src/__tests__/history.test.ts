@@ -7,7 +7,6 @@ import { describe, expect, test } from 'bun:test'
 import { createDocumentUpdate, FRAGMENT_NAME } from '@collab/doc-schema'
 import { Browser, signInAndConsent, TestOAuthProvider } from '@collab/test-support/browser'
 import { callText, mcpUrlOf } from '@collab/test-support/mcp'
-import { connectProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -16,7 +15,7 @@ import * as Y from 'yjs'
 import { diffFragments, fragmentOfState, summarize } from '../documents/history-diff.ts'
 import { applyRetention } from '../documents/history-store.ts'
 import { MAX_NAMED_VERSIONS, VERSION_RETENTION } from '../limits.ts'
-import { agentAppends, useHistoryPlan, userWithLabelledToken } from './history-support.ts'
+import { agentAppends, editorOnPlan, useHistoryPlan } from './history-support.ts'
 
 const plan = useHistoryPlan()
 
@@ -52,10 +51,7 @@ describe('attribution and versions', () => {
   })
 
   test('a person typing through a provider is attributed, after a pause', async () => {
-    const person = await userWithLabelledToken(plan.server, 'pat', 'pat desktop')
-    const shared = await plan.server.services.documents.share(plan.slug, person.user.id, 'editor')
-    if (shared.kind === 'error') throw new Error(shared.message)
-    const provider = connectProvider(plan.server.url, plan.room, person.token)
+    const { provider } = await editorOnPlan(plan, 'pat', 'pat desktop')
     try {
       await provider.ready
       const fragment = provider.doc.getXmlFragment(FRAGMENT_NAME)
