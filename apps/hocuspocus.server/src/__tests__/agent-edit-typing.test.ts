@@ -5,14 +5,8 @@
  * in place, so the person's caret stays before the word it was at and their next keystrokes land there.
  * Before, edit_blocks deleted the paragraph and inserted a new one: the caret left it.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import {
-  type Browser,
-  CHROMIUM,
-  launchChromium,
-  type Page,
-  serveStarterKitPage,
-} from '@collab/test-support/chromium'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { storedText } from '@collab/test-support/documents'
 import { call, useMcpClients } from '@collab/test-support/mcp'
@@ -20,6 +14,7 @@ import { outlineIds } from '@collab/test-support/outline'
 import { eventually } from '@collab/test-support/server'
 import { useSharedServer } from '@collab/test-support/shared-server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { useStarterKitApp } from './web-support.ts'
 
 /** Where the caret is, in characters into the paragraph whose text starts with `start`, and what follows it. */
 type Caret = { offset: number; after: string } | null
@@ -30,28 +25,15 @@ describe.skipIf(!CHROMIUM)(
     const share = useSharedServer()
     const mcp = useMcpClients(() => share.server)
     let owner: { user: { id: string }; token: string; client: Client }
-    let browser: Browser
-    let pages: Awaited<ReturnType<typeof serveStarterKitPage>>
+    const app = useStarterKitApp()
 
     beforeAll(async () => {
       owner = await mcp.user(share.handle('typist'))
-      pages = await serveStarterKitPage()
-      browser = await launchChromium()
-    }, 60_000)
-    afterAll(async () => {
-      await browser?.close()
-      pages?.stop()
     }, 60_000)
 
     /** The app open on `room`, synced, with the caret placed `offset` characters into the paragraph `start`. */
     async function openAt(room: string, start: string, offset: number): Promise<Page> {
-      const page = await browser.newPage()
-      await page.goto(pages.url(share.server.url, room, owner.token))
-      await eventually(
-        async () => expect(await page.evaluate('window.fixture?.synced')).toBe(true),
-        20_000,
-        'the page’s provider to sync',
-      )
+      const page = await app.open(share.server.url, room, owner.token)
       await page.evaluate(
         ([text, at]) => {
           const editor = (window as unknown as { editor: EditorLike }).editor

@@ -15,13 +15,7 @@ import {
   STARTER_KIT_TYPES,
   schema,
 } from '@collab/doc-schema'
-import {
-  type Browser,
-  CHROMIUM,
-  launchChromium,
-  type Page,
-  serveStarterKitPage,
-} from '@collab/test-support/chromium'
+import { CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '@collab/test-support/mcp'
 import { outlineId } from '@collab/test-support/outline'
@@ -30,6 +24,7 @@ import { useSharedServer } from '@collab/test-support/shared-server'
 import { getSchema } from '@tiptap/core'
 import StarterKit from '@tiptap/starter-kit'
 import * as Y from 'yjs'
+import { useStarterKitApp } from './web-support.ts'
 
 /** Debian's chromium (`apt-get install -y chromium`; .ci/run installs it). */
 
@@ -104,19 +99,13 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
   const share = useSharedServer()
   let owner: Awaited<ReturnType<typeof userWithToken>>
   let agent: RecordingClient
-  let browser: Browser
-  let pages: Awaited<ReturnType<typeof serveStarterKitPage>>
+  const app = useStarterKitApp()
 
   beforeAll(async () => {
     owner = await userWithToken(share.server, share.handle('kit'))
     agent = await connectRecording(mcpUrlOf(share.server), owner.token)
-    // The app is served from its own origin, as a third-party app would be.
-    pages = await serveStarterKitPage()
-    browser = await launchChromium()
   }, 60_000)
   afterAll(async () => {
-    await browser?.close()
-    pages?.stop()
     await agent?.close()
   }, 60_000)
 
@@ -127,21 +116,7 @@ describe.skipIf(!CHROMIUM)(`a StarterKit editor in a real browser (${DATABASE_KI
   }
 
   /** The page of the StarterKit app open on `room`, once its provider has synced. */
-  async function openApp(room: string): Promise<Page> {
-    const page = await browser.newPage()
-    const errors: string[] = []
-    page.on('pageerror', (error) => errors.push(String(error)))
-    await page.goto(pages.url(share.server.url, room, owner.token))
-    await eventually(
-      async () => {
-        expect(errors).toEqual([])
-        expect(await page.evaluate('window.fixture?.synced')).toBe(true)
-      },
-      20_000,
-      'the page’s provider to sync',
-    )
-    return page
-  }
+  const openApp = (room: string): Promise<Page> => app.open(share.server.url, room, owner.token)
 
   const closesOf = (page: Page) =>
     page.evaluate('window.fixture.closes') as Promise<Array<{ code: number; reason: string }>>

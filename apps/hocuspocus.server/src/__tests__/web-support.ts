@@ -3,12 +3,12 @@
  * form, the page's layout checks at a width, and axe-core run inside the page (serious and critical
  * violations only: those are what the tests refuse).
  */
-import { afterAll, beforeAll } from 'bun:test'
+import { afterAll, beforeAll, expect } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { type Browser, launchChromium, type Page } from '@collab/test-support/chromium'
+import { type Browser, launchChromium, type Page, serveStarterKitPage } from '@collab/test-support/chromium'
 import { connectClient, mcpUrlOf } from '@collab/test-support/mcp'
-import { userWithToken, useTestServer } from '@collab/test-support/server'
+import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Config } from '../config.ts'
 import type { RunningServer } from '../server.ts'
@@ -34,6 +34,43 @@ export function useServerAndBrowser(
     use({ server, browser })
   }, 60_000)
   afterAll(() => browser?.close())
+}
+
+/**
+ * The StarterKit fixture app for a file's tests (serveStarterKitPage, served from an origin of its own as a
+ * third-party app would be) and the file's share of Chromium, both ready before the tests and gone after.
+ * `open` opens the app on `room` of the server at `serverUrl` with `token` and waits until its provider has
+ * synced, with no page error on the way.
+ */
+export function useStarterKitApp() {
+  let pages: Awaited<ReturnType<typeof serveStarterKitPage>> | undefined
+  let browser: Browser | undefined
+  beforeAll(async () => {
+    pages = await serveStarterKitPage()
+    browser = await launchChromium()
+  }, 60_000)
+  afterAll(async () => {
+    await browser?.close()
+    pages?.stop()
+  }, 60_000)
+  return {
+    async open(serverUrl: string, room: string, token: string): Promise<Page> {
+      if (!browser || !pages) throw new Error('the StarterKit app is not served yet (open it inside tests)')
+      const page = await browser.newPage()
+      const errors: string[] = []
+      page.on('pageerror', (error) => errors.push(String(error)))
+      await page.goto(pages.url(serverUrl, room, token))
+      await eventually(
+        async () => {
+          expect(errors).toEqual([])
+          expect(await page.evaluate('window.fixture?.synced')).toBe(true)
+        },
+        20_000,
+        'the page’s provider to sync',
+      )
+      return page
+    },
+  }
 }
 
 /** A phone's width in CSS pixels (the narrowest the page is made for). */
