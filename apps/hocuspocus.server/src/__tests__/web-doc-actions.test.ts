@@ -11,6 +11,7 @@ import { eventually } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
 import {
   connected,
+  editorText,
   openDocument,
   person,
   seriousViolations,
@@ -18,8 +19,6 @@ import {
   useServerAndBrowser,
 } from './web-support.ts'
 
-/** The page's editor text (ProseMirror's DOM), as the person sees it. */
-const editorText = (page: Page) => page.$eval('.ProseMirror', (element) => element.textContent ?? '')
 /** Clicks (with the mouse) the header's button whose text is exactly `text`. */
 async function clickHeader(page: Page, text: string): Promise<void> {
   const buttons = await page.$$('.doc-actions button')

@@ -20,7 +20,7 @@ import { eventually, userWithToken } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { MAX_API_CHAT_MESSAGES } from '../http/api.ts'
 import type { RunningServer } from '../server.ts'
-import { caretAtEnd, useServerAndBrowser } from './web-support.ts'
+import { caretAtEnd, editorText, useServerAndBrowser } from './web-support.ts'
 
 const PASSWORD = 'correct horse battery staple'
 
@@ -38,9 +38,6 @@ async function sectionIdOf(
     await agent.close()
   }
 }
-/** The page's editor text (ProseMirror's DOM), as the person sees it. */
-const editorText = (page: Page) => page.$eval('.ProseMirror', (element) => element.textContent ?? '')
-
 /**
  * The whole section id of a heading and its rev, from a read of it with the start of its id that
  * get_outline prints.

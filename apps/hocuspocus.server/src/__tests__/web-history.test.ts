@@ -21,6 +21,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
 import {
   connected,
+  editorText,
   horizontalOverflow,
   openDocument,
   ownerWithAgent,
@@ -30,8 +31,6 @@ import {
   signedIn,
   useServerAndBrowser,
 } from './web-support.ts'
-
-const editorText = (page: Page) => page.$eval('.ProseMirror', (element) => element.textContent ?? '')
 
 /** Opens the panel with the header's History button and waits for its list. */
 async function openHistory(page: Page): Promise<void> {

@@ -73,6 +73,9 @@ export function useStarterKitApp() {
   }
 }
 
+/** The page's editor text (ProseMirror's DOM), as the person sees it. */
+export const editorText = (page: Page) => page.$eval('.ProseMirror', (element) => element.textContent ?? '')
+
 /** A phone's width in CSS pixels (the narrowest the page is made for). */
 export const PHONE_WIDTH = 360
 
