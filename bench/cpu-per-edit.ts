@@ -49,7 +49,10 @@ const prof = args.get('prof')?.[0]
 const peer = args.has('peer')
 const totals = args.has('totals')
 const extraEnv = Object.fromEntries(
-  (args.get('env') ?? []).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  (args.get('env') ?? []).map((pair) => [
+    pair.slice(0, pair.indexOf('=')),
+    pair.slice(pair.indexOf('=') + 1),
+  ]),
 )
 
 /** utime + stime of each thread of `pid` in clock ticks (100 a second), by thread name. */
@@ -91,7 +94,10 @@ const ours = peer
       const seededPeer = seedPeer(file, [fixture], [])
       return startPeer(file, seededPeer.rooms, [], debounce)
     })()
-  : await startOurs('ours', await seedOurs(db, [fixture], [], { totals }), debounce, { BUN_OPTIONS: options, ...extraEnv })
+  : await startOurs('ours', await seedOurs(db, [fixture], [], { totals }), debounce, {
+      BUN_OPTIONS: options,
+      ...extraEnv,
+    })
 const room = ours.rooms.get(fixture.name)!
 const inserter = await connectInserter(ours, room)
 const remote = await startRemoteEditor(ours.url, room, ours.token)
@@ -145,7 +151,9 @@ try {
   )
   for (const name of names)
     if ((busy.get(name) ?? 0) + (idle.get(name) ?? 0) > 0)
-      console.log(`  ${name.padEnd(28)} typing ${perEdit(busy.get(name) ?? 0)}  idle ${perEdit(idle.get(name) ?? 0)}`)
+      console.log(
+        `  ${name.padEnd(28)} typing ${perEdit(busy.get(name) ?? 0)}  idle ${perEdit(idle.get(name) ?? 0)}`,
+      )
 } finally {
   inserter.editor.destroy()
   await remote.stop()

@@ -89,6 +89,8 @@ export class PersistenceExtension implements Extension {
       mergeWithStored: deps.mergeWithStored,
       compactAfterUpdates: deps.compactAfterUpdates ?? COMPACT_AFTER_UPDATES,
       minVersionIntervalMs: deps.versionTiming?.minIntervalMs,
+      // Section totals follow the live document as often as its title and search text do.
+      measureIntervalMs: deps.searchRefreshMs ?? SEARCH_REFRESH_MS,
     })
     this.versions = new VersionPolicy(this.loaded, this.compaction, deps.versionTiming)
     this.append = new LogAppend(
@@ -158,7 +160,8 @@ export class PersistenceExtension implements Extension {
     try {
       await this.append.write(payload.document)
       this.retries.clear(payload.documentName)
-      // Section totals follow the edit (only changed blocks are rendered), off any read's path.
+      // Section totals follow the edit (only changed blocks are rendered), off any read's path, at most
+      // every `searchRefreshMs`.
       this.compaction.measureSoon(payload.document)
     } catch (error) {
       if (isDatabaseUnavailable(error)) this.retries.schedule(payload.document)
@@ -199,6 +202,7 @@ export class PersistenceExtension implements Extension {
       entry.detach()
       this.titleSearch.cancel(entry)
       this.versions.cancel(entry)
+      this.compaction.cancelMeasure(entry)
     }
     this.loaded.entries.delete(documentName)
     this.faults.clear(documentName)

@@ -9,7 +9,7 @@
  * Where the totals are measured: the import worker measures every section of the new document as it
  * builds its outline (`derivedStream`, block by block as it builds the document, off the event loop);
  * on a live document, the sections whose total is not known (edited since the store step) are
- * measured in slices after each store and before each compaction takes the document's lock
+ * measured in slices after a store (the server: at most every SEARCH_REFRESH_MS) and before each compaction takes the document's lock
  * (`outlineMeasureSteps`), and compaction stores the memo's totals (`liveOutlineWithTotals`): an edited
  * section is rendered whole once, then each edit re-measures only the blocks it touched.
  */

@@ -29,6 +29,9 @@ export type Stored = {
   /** How long the last refresh of the title and search text took (ms): its walk, its database write. */
   derivedCostMs: { walk: number; database: number }
   compacting: boolean
+  /** When section totals were last measured after a store (performance.now()), and the timer of the next. */
+  measuredAt: number
+  measureTimer: ReturnType<typeof setTimeout> | null
   /** Stored changes not yet in a version taken by this instance, and the version they wait for. */
   unversioned: boolean
   versionReason: VersionReason | undefined
@@ -75,6 +78,8 @@ export class LoadedDocuments {
       derivedTimer: null,
       derivedCostMs: { walk: 0, database: 0 },
       compacting: false,
+      measuredAt: Number.NEGATIVE_INFINITY,
+      measureTimer: null,
       unversioned: false,
       versionReason: undefined,
       versionAt: 0,
