@@ -154,12 +154,13 @@ export function listView(root: HTMLElement, boot: Boot): void {
     if (!chosen) return fail(new Error('file: choose a Markdown file first'))
     try {
       status.textContent = `Importing ${chosen.name}…`
-      const fallback = chosen.name.replace(/\.(md|markdown|txt)$/i, '')
-      const markdown = await chosen.text()
-      const doc = await api<DocumentInfo & { changes: string[] }>('/documents', {
-        method: 'POST',
-        json: { markdown, ...(/^\s*#\s/.test(markdown) ? {} : { title: fallback }) },
-      })
+      // The file as it is (the browser streams it; the server hands its bytes to its worker), its name
+      // the title when it has no heading.
+      const name = chosen.name.replace(/\.(md|markdown|txt)$/i, '')
+      const doc = await api<DocumentInfo & { changes: string[] }>(
+        `/documents?name=${encodeURIComponent(name)}`,
+        { method: 'POST', body: chosen, type: 'text/markdown; charset=utf-8' },
+      )
       // What was adapted, for the document's page to list (it reads and removes it).
       if (doc.changes.length)
         sessionStorage.setItem(

@@ -56,6 +56,30 @@ describe(`REST import and export (${DATABASE_KIND})`, () => {
     expect(await second.text()).toBe(first)
   })
 
+  test('a text/markdown body takes its title, fallback name and visibility from the query', async () => {
+    const postTo = (query: string, markdown: string) =>
+      fetch(`${server.url}/api/documents?${query}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${owner.token}`, 'content-type': 'text/markdown; charset=utf-8' },
+        body: markdown,
+      })
+    type Made = { title: string; private: boolean }
+    // No heading: the name is the title (the web page sends the file's name).
+    const named = await postTo('name=Trip%20notes&private=false', 'Just a paragraph.\n')
+    expect(named.status).toBe(201)
+    expect((await named.json()) as Made).toMatchObject({ title: 'Trip notes', private: false })
+    // A heading wins over the name; an explicit title over both.
+    const headed = await postTo('name=file', '# From the heading\n\nText.\n')
+    expect(((await headed.json()) as Made).title).toBe('From the heading')
+    const titled = await postTo('name=file&title=Chosen', '# From the heading\n\nText.\n')
+    expect((await titled.json()) as Made).toMatchObject({ title: 'Chosen', private: true })
+    const bad = await postTo('private=yes', 'Text.\n')
+    expect(bad.status).toBe(400)
+    expect(((await bad.json()) as { message: string }).message).toContain(
+      'private: "yes" is not true or false',
+    )
+  })
+
   test('a text/markdown body is the same document whether it comes whole or in chunks split inside a character', async () => {
     // The body is gathered chunk by chunk and decoded on the documents' worker (api.ts bodyBytes): a
     // character split between two chunks, a BOM and a chunked body (no content-length) decode as text() did.

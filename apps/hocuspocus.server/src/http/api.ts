@@ -186,7 +186,7 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
       const result = await services.documents.importMarkdown(principal.user.id, {
         markdown: input.markdown,
         title: input.title,
-        fallbackTitle: 'Untitled',
+        fallbackTitle: input.fallbackTitle ?? 'Untitled',
         isPrivate: input.private ?? true,
       })
       if (result.kind === 'error') throw refusalToHttp(result)
@@ -389,17 +389,38 @@ async function bodyBytes(request: Request): Promise<Uint8Array> {
   return size === into.byteLength ? into : into.slice(0, size)
 }
 
-/** The body of POST /documents: JSON {title?, markdown, private?}, or the Markdown itself (text/markdown). */
-async function importInput(
-  request: Request,
-): Promise<Omit<z.infer<typeof importSchema>, 'markdown'> & { markdown: string | Uint8Array }> {
+/**
+ * The body of POST /documents: JSON {title?, markdown, private?}, or the Markdown itself (text/markdown or
+ * text/plain) with `?title=` (the title, else the first heading's), `?name=` (the title when the file has
+ * no heading: the web page sends the file's name) and `?private=true|false` in the query. Sent as the file
+ * itself, a browser streams it without reading it into a string, and its bytes go to the documents' worker
+ * as they are (decoded there): as JSON, the server parses the whole text on the event loop first.
+ */
+async function importInput(request: Request): Promise<
+  Omit<z.infer<typeof importSchema>, 'markdown'> & {
+    markdown: string | Uint8Array
+    fallbackTitle?: string
+  }
+> {
   const type = request.headers.get('content-type') ?? ''
-  // The bytes, decoded on the documents' worker (worker/import.ts), not here on the event loop.
-  if (/^text\/(markdown|plain)\b/i.test(type)) return { markdown: await bodyBytes(request) }
+  if (/^text\/(markdown|plain)\b/i.test(type)) {
+    const query = new URL(request.url).searchParams
+    const flag = query.get('private')
+    if (flag !== null && flag !== 'true' && flag !== 'false')
+      throw httpRefusal('invalid_input', `private: "${flag.slice(0, 20)}" is not true or false`, {
+        field: 'private',
+      })
+    return {
+      markdown: await bodyBytes(request),
+      title: query.get('title') ?? undefined,
+      fallbackTitle: query.get('name') || undefined,
+      private: flag === null ? undefined : flag === 'true',
+    }
+  }
   if (!/^application\/json\b/i.test(type)) {
     throw httpRefusal(
       'invalid_input',
-      'content-type: send application/json {"title"?, "markdown", "private"?} or text/markdown',
+      'content-type: send application/json {"title"?, "markdown", "private"?} or text/markdown (?title=&name=&private=)',
       { field: 'content-type' },
     )
   }
