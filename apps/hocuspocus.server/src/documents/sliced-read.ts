@@ -37,6 +37,29 @@ function decodeSlice(state: Uint8Array, part: string, from: number): number {
   return Buffer.from(state.buffer, state.byteOffset, state.byteLength).write(part, from, 'base64')
 }
 
+/**
+ * Slice `from` (a byte offset) of a state as base64 text: of version `id`, or of the document's snapshot
+ * with the row version it was read at. Every read of a state's bytes over the database goes through it
+ * (history-passes.test.ts counts them).
+ */
+export async function readStateSlice(
+  db: Db,
+  of: { version: bigint } | { snapshot: string },
+  from: number,
+): Promise<{ part: string; rowVersion?: string }> {
+  if ('version' in of) {
+    const [row] = await db.$queryRaw<Array<{ part: string | null }>>`
+      SELECT encode(substring(state from ${from + 1}::int for ${STATE_SLICE_BYTES}::int), 'base64') AS part
+        FROM document_versions WHERE id = ${of.version}`
+    return { part: row?.part ?? '' }
+  }
+  const [row] = await db.$queryRaw<Array<{ rowVersion: string; part: string | null }>>`
+    SELECT xmin::text AS "rowVersion",
+           encode(substring(state from ${from + 1}::int for ${STATE_SLICE_BYTES}::int), 'base64') AS part
+      FROM document_states WHERE document_id = ${of.snapshot}::uuid`
+  return { part: row?.part ?? '', rowVersion: row?.rowVersion }
+}
+
 /** The state of version `id`, read in slices: versions never change, so any slices join. */
 export async function readVersionState(db: Db, id: bigint): Promise<Uint8Array> {
   const [head] = await db.$queryRaw<Array<{ bytes: number }>>`
@@ -46,10 +69,8 @@ export async function readVersionState(db: Db, id: bigint): Promise<Uint8Array> 
   let filled = 0
   for (let from = 0; from < bytes; from += STATE_SLICE_BYTES) {
     if (from > 0) await turn()
-    const [row] = await db.$queryRaw<Array<{ part: string | null }>>`
-      SELECT encode(substring(state from ${from + 1}::int for ${STATE_SLICE_BYTES}::int), 'base64') AS part
-        FROM document_versions WHERE id = ${id}`
-    filled += decodeSlice(state, row?.part ?? '', from)
+    const { part } = await readStateSlice(db, { version: id }, from)
+    filled += decodeSlice(state, part, from)
   }
   return filled === bytes ? state : state.subarray(0, filled)
 }
@@ -76,12 +97,9 @@ export async function readSnapshotState(
     let same = true
     for (let from = 0; from < bytes && same; from += STATE_SLICE_BYTES) {
       await turn()
-      const [row] = await db.$queryRaw<Array<{ rowVersion: string; part: string | null }>>`
-        SELECT xmin::text AS "rowVersion",
-               encode(substring(state from ${from + 1}::int for ${STATE_SLICE_BYTES}::int), 'base64') AS part
-          FROM document_states WHERE document_id = ${documentId}::uuid`
-      same = row?.rowVersion === head.rowVersion
-      if (same) filled += decodeSlice(state, row?.part ?? '', from)
+      const row = await readStateSlice(db, { snapshot: documentId }, from)
+      same = row.rowVersion === head.rowVersion
+      if (same) filled += decodeSlice(state, row.part, from)
     }
     if (same)
       return {
