@@ -9,6 +9,8 @@
 import type { PrismaClient } from '../db/generated/client.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
 import type { VersionRequest } from './history-store.ts'
+import { recentStatesOf } from './recent-states.ts'
+import { STATE_SLICE_BYTES } from './sliced-read.ts'
 import { readForCompaction, storeCompacted } from './store.ts'
 import type { WorkerPool } from './worker/pool.ts'
 
@@ -42,9 +44,10 @@ export function createStoredCompaction(
   prisma: PrismaClient,
   deps: { jobs: WorkerPool; forgetResolutions: (documentId: string) => void },
 ) {
+  const recent = recentStatesOf(prisma, STATE_SLICE_BYTES)
   /** One read, merge and write; null when the snapshot changed meanwhile (nothing written). */
   async function compactOnce(documentId: string, request: StoredCompaction): Promise<StoredCompactionDone> {
-    const read = await readForCompaction(prisma, documentId)
+    const read = await readForCompaction(prisma, documentId, recent)
     await request.afterRead?.()
     const merged = await deps.jobs.compact(documentId, {
       snapshot: read.snapshot,
@@ -68,6 +71,8 @@ export function createStoredCompaction(
       CONTENT_TRANSACTION,
     )
     if (!written) return null
+    // The load, the summary and the compaction that follow take these bytes instead of reading them back.
+    recent.written(documentId, written.rowVersion, state, written.versionId)
     deps.forgetResolutions(documentId) // the title may have changed
     return { ...written, mergedRows: read.ids.length, mergedBytes: read.updateBytes }
   }

@@ -13,6 +13,8 @@ import type { PrismaClient } from '../db/generated/client.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
 import { HISTORY_INLINE_BYTES } from '../limits.ts'
 import { type KnownVersion, newestVersionState } from './history-store.ts'
+import { recentStatesOf } from './recent-states.ts'
+import { STATE_SLICE_BYTES } from './sliced-read.ts'
 import { readForCompaction, storeCompacted } from './store.ts'
 import type { WorkerPool } from './worker/pool.ts'
 import { type BeforeInput, beforeVersionOf } from './worker/worker-jobs.ts'
@@ -24,6 +26,7 @@ const BEFORE_ATTEMPTS = 3
 export type BeforeVersion = { id: bigint; state: Uint8Array }
 
 export function createBeforeVersions(prisma: PrismaClient, deps: { jobs: WorkerPool }) {
+  const recent = recentStatesOf(prisma, STATE_SLICE_BYTES)
   return {
     /**
      * Takes the named version `name` of document `documentId` as stored (`slug` names it in refusals),
@@ -38,10 +41,10 @@ export function createBeforeVersions(prisma: PrismaClient, deps: { jobs: WorkerP
       known?: KnownVersion,
     ): Promise<Result<BeforeVersion>> {
       for (let attempt = 1; attempt <= BEFORE_ATTEMPTS; attempt++) {
-        const read = await readForCompaction(prisma, document.id)
+        const read = await readForCompaction(prisma, document.id, recent)
         if (read.snapshot === null && read.ids.length === 0)
           return refuse('not_found', `slug: "${document.slug}" is gone (deleted meanwhile).`, 'slug')
-        const newest = await newestVersionState(prisma, document.id, known)
+        const newest = await newestVersionState(prisma, document.id, known, recent)
         const input: BeforeInput = {
           snapshot: read.snapshot,
           updates: read.updates,
@@ -73,6 +76,9 @@ export function createBeforeVersions(prisma: PrismaClient, deps: { jobs: WorkerP
         if (!written) continue // another write replaced the snapshot meanwhile: read it again
         if (written.versionId === undefined)
           return refuse('internal', `slug: the version of "${document.slug}" was not taken.`, 'slug')
+        // Kept (a copy) before `state` goes to the worker with the edit: the load of the document for the
+        // edit, and the summary and compaction after it, take these bytes instead of reading them back.
+        recent.written(document.id, written.rowVersion, state, written.versionId)
         return ok({ id: written.versionId, state })
       }
       return refuse(

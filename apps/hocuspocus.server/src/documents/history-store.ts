@@ -16,6 +16,7 @@ import {
 } from '../limits.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
 import { type ChangeSummary, mergeSummaries } from './history-diff.ts'
+import type { RecentStates } from './recent-states.ts'
 import { readVersionState } from './sliced-read.ts'
 
 export type VersionReason = 'agent' | 'pause' | 'interval' | 'named' | 'created' | 'import' | 'unload'
@@ -332,6 +333,7 @@ export async function newestVersionState(
   db: Db,
   documentId: string,
   known?: KnownVersion,
+  recent?: RecentStates,
 ): Promise<{ state: Uint8Array; createdAt: Date; reason: VersionReason } | null> {
   const rows = await db.$queryRaw<Array<{ id: bigint; createdAt: Date; reason: VersionReason }>>`
     SELECT id, created_at AS "createdAt", reason FROM document_versions
@@ -339,7 +341,7 @@ export async function newestVersionState(
   const row = rows[0]
   if (!row) return null
   const id = BigInt(row.id)
-  const state = known && known.id === id ? known.state.slice() : await readVersionState(db, id)
+  const state = known && known.id === id ? known.state.slice() : await readVersionState(db, id, recent)
   return { state, createdAt: row.createdAt, reason: row.reason }
 }
 

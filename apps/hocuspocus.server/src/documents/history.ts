@@ -22,6 +22,8 @@ import {
   type VersionLookup,
   versionsAfter,
 } from './history-store.ts'
+import { recentStatesOf } from './recent-states.ts'
+import { STATE_SLICE_BYTES } from './sliced-read.ts'
 import type { StoredContent, StoreOptions } from './store.ts'
 
 /** What a named version needs of the stored content (stored-content.ts). */
@@ -36,6 +38,7 @@ type StoredAccess = {
 
 export function createHistory(prisma: PrismaClient, stored: StoredAccess) {
   const appNames = createAppNames(prisma)
+  const recent = recentStatesOf(prisma, STATE_SLICE_BYTES)
   return {
     /**
      * A version named on request, of the stored content (snapshot and log; what editors typed in the last
@@ -101,7 +104,7 @@ export function createHistory(prisma: PrismaClient, stored: StoredAccess) {
     },
     /** The newest version, its state read in slices (for the documents' worker). */
     newestVersionState(documentId: string) {
-      return newestVersionState(prisma, documentId)
+      return newestVersionState(prisma, documentId, undefined, recent)
     },
   }
 }

@@ -9,6 +9,7 @@
  * each. The mirror of store.ts's sliced writes.
  */
 import type { Prisma, PrismaClient } from '../db/generated/client.ts'
+import type { RecentStates } from './recent-states.ts'
 
 /**
  * Bytes of a state written or read in one statement (a multiple of 3, so the slices' base64 texts join into
@@ -60,8 +61,13 @@ export async function readStateSlice(
   return { part: row?.part ?? '', rowVersion: row?.rowVersion }
 }
 
-/** The state of version `id`, read in slices: versions never change, so any slices join. */
-export async function readVersionState(db: Db, id: bigint): Promise<Uint8Array> {
+/**
+ * The state of version `id`, read in slices: versions never change, so any slices join. `recent`: states
+ * this server wrote a moment ago (recent-states.ts), taken from there instead of read again.
+ */
+export async function readVersionState(db: Db, id: bigint, recent?: RecentStates): Promise<Uint8Array> {
+  const known = recent?.version(id)
+  if (known) return known
   const [head] = await db.$queryRaw<Array<{ bytes: number }>>`
     SELECT octet_length(state) AS bytes FROM document_versions WHERE id = ${id}`
   const bytes = Number(head?.bytes ?? 0)
@@ -82,6 +88,7 @@ export async function readVersionState(db: Db, id: bigint): Promise<Uint8Array> 
 export async function readSnapshotState(
   db: Db,
   documentId: string,
+  recent?: RecentStates,
 ): Promise<{ rowVersion: string | null; snapshot: Uint8Array | null; bytes: number; outline: unknown }> {
   for (let attempt = 1; ; attempt++) {
     const [head] = await db.$queryRaw<
@@ -92,6 +99,10 @@ export async function readSnapshotState(
     if (!head) return { rowVersion: null, snapshot: null, bytes: 0, outline: null }
     if (head.empty) return { rowVersion: head.rowVersion, snapshot: null, bytes: 0, outline: head.outline }
     const bytes = Number(head.bytes)
+    // Written by this server a moment ago (recent-states.ts): the same row version, the same bytes.
+    const known = recent?.snapshot(documentId, head.rowVersion)
+    if (known?.byteLength === bytes)
+      return { rowVersion: head.rowVersion, snapshot: known, bytes, outline: head.outline }
     const state = new Uint8Array(bytes)
     let filled = 0
     let same = true

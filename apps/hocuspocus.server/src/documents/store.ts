@@ -14,6 +14,7 @@ import { Prisma } from '../db/generated/client.ts'
 import { storableJSON, storableText } from '../db/storable-text.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
 import { AUTOMATIC_REASONS, insertVersion, type VersionReason, type VersionRequest } from './history-store.ts'
+import type { RecentStates } from './recent-states.ts'
 import { searchColumnsSql } from './search.ts'
 import { readSnapshotState, STATE_SLICE_BYTES } from './sliced-read.ts'
 
@@ -249,7 +250,7 @@ async function writeStateRow(
   state: Uint8Array,
   outlineJson: string | null,
   authors: readonly Author[],
-): Promise<void> {
+): Promise<string | null> {
   const bytes = state.byteLength
   /** Slice `n` of the state as base64 (STATE_WRITE_SLICE_BYTES of bytes: 4/3 as many characters). */
   const slice = (n: number) =>
@@ -260,15 +261,17 @@ async function writeStateRow(
     for (let n = 0; n * STATE_WRITE_SLICE_BYTES < bytes; n++)
       await tx.$executeRaw`INSERT INTO state_parts VALUES (${n}, decode(${slice(n)}, 'base64'))`
   }
-  await tx.$executeRaw`
+  const [written] = await tx.$queryRaw<Array<{ rowVersion: string }>>`
     INSERT INTO document_states (document_id, state, byte_size, outline, unversioned_authors, updated_at)
     VALUES (${documentId}::uuid,
             ${sliced ? Prisma.sql`(SELECT string_agg(data, ''::bytea ORDER BY n) FROM state_parts)` : Prisma.sql`decode(${slice(0)}, 'base64')`},
             ${bytes}, ${outlineJson}::jsonb, ${storableJSON(authors)}::jsonb, now())
     ON CONFLICT (document_id)
     DO UPDATE SET state = EXCLUDED.state, byte_size = EXCLUDED.byte_size, outline = EXCLUDED.outline,
-                  unversioned_authors = EXCLUDED.unversioned_authors, updated_at = EXCLUDED.updated_at`
+                  unversioned_authors = EXCLUDED.unversioned_authors, updated_at = EXCLUDED.updated_at
+    RETURNING xmin::text AS "rowVersion"`
   if (sliced) await tx.$executeRaw`DELETE FROM state_parts`
+  return written?.rowVersion ?? null
 }
 
 /**
@@ -300,9 +303,11 @@ export type CompactionRead = {
 export async function readForCompaction(
   db: Prisma.TransactionClient,
   documentId: string,
+  recent?: RecentStates,
 ): Promise<CompactionRead> {
-  // In slices (sliced-read.ts): the event loop parses a slice at a time, never the whole state's text.
-  const snapshot = await readSnapshotState(db, documentId)
+  // In slices (sliced-read.ts): the event loop parses a slice at a time, never the whole state's text;
+  // not at all when this server wrote it a moment ago (`recent`, recent-states.ts).
+  const snapshot = await readSnapshotState(db, documentId, recent)
   const log = await db.$queryRaw<Array<{ id: bigint; update: string; bytes: number; authors: Author[] }>>`
     SELECT id, encode("update", 'base64') AS "update", byte_size AS bytes, authors
       FROM document_updates WHERE document_id = ${documentId}::uuid ORDER BY id`
@@ -340,7 +345,7 @@ export async function storeCompacted(
   read: CompactionRead,
   content: CompactedContent,
   options: { keepDerived: boolean; version?: VersionRequest },
-): Promise<{ bytes: number; versionId?: bigint } | null> {
+): Promise<{ bytes: number; versionId?: bigint; rowVersion: string | null } | null> {
   const [row] = await tx.$queryRaw<Array<{ rowVersion: string; authors: Author[] }>>`
     SELECT xmin::text AS "rowVersion", unversioned_authors AS authors
       FROM document_states WHERE document_id = ${documentId}::uuid FOR UPDATE`
@@ -348,11 +353,12 @@ export async function storeCompacted(
   const authors = unionAuthors(row?.authors, ...read.authors)
   const version = await versionToTake(tx, documentId, options.version)
   const outlineJson = storableJSON(content.outline)
-  await writeStateRow(tx, documentId, content.state, outlineJson, version ? [] : authors)
+  const rowVersion = await writeStateRow(tx, documentId, content.state, outlineJson, version ? [] : authors)
   await deleteMerged(tx, read.ids)
   if (!options.keepDerived) await writeDerived(tx, documentId, content)
   const versionId = version ? await insertVersion(tx, documentId, version, authors, outlineJson) : undefined
-  return { bytes: content.state.byteLength, versionId }
+  // The row version the write committed at: its state need not be read back (recent-states.ts).
+  return { bytes: content.state.byteLength, versionId, rowVersion }
 }
 
 /**

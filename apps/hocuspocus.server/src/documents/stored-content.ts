@@ -11,6 +11,7 @@ import type { PrismaClient } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
 import type { Author } from './history-authors.ts'
+import { recentStatesOf } from './recent-states.ts'
 import { bytesOfBase64, readSnapshotState, STATE_SLICE_BYTES } from './sliced-read.ts'
 import {
   appendUpdate,
@@ -37,6 +38,8 @@ export function createStoredContent(
   },
 ) {
   const { forgetResolutions } = deps
+  /** Snapshots this server wrote a moment ago, not read back (recent-states.ts). */
+  const recent = recentStatesOf(prisma, STATE_SLICE_BYTES)
 
   /**
    * The stored content as it is kept: the snapshot and the update log after it, in order (apply the
@@ -74,7 +77,7 @@ export function createStoredContent(
     let snapshot = row.state === null ? null : bytesOfBase64(row.state)
     let outline: unknown = row.outline
     if (Number(row.bytes ?? 0) > STATE_SLICE_BYTES) {
-      const read = await readSnapshotState(prisma, row.id)
+      const read = await readSnapshotState(prisma, row.id, recent)
       snapshot = read.snapshot
       outline = read.outline
     }
@@ -115,7 +118,7 @@ export function createStoredContent(
     if (!row || row.deleted) return null
     if (Number(row.bytes ?? 0) <= STATE_SLICE_BYTES) return loadStored(room)
     const updates = (row.updates ?? []).map(bytesOfBase64)
-    const read = await readSnapshotState(prisma, row.id)
+    const read = await readSnapshotState(prisma, row.id, recent)
     const outline = Array.isArray(read.outline) ? (read.outline as StoredOutlineNode[]) : null
     return {
       documentId: row.id,

@@ -15,6 +15,7 @@ import { connectClient } from '@collab/test-support/mcp'
 import type { ServerProcess } from '@collab/test-support/process'
 import { eventually } from '@collab/test-support/server'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { RECENT_STATE_MS } from '../../documents/recent-states.ts'
 import { MAX_HISTORY_STATE_BYTES } from '../../limits.ts'
 import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
 import { MEASURED_SERVER_ENV, prose, startProbe, startTyping } from './red-team-support.ts'
@@ -99,6 +100,9 @@ describe(`red team: reverting in a document near MAX_HISTORY_STATE_BYTES (${DATA
     }, 120_000)
     expect(version.byteSize).toBeGreaterThan(MAX_HISTORY_STATE_BYTES * 0.8)
     expect(version.byteSize).toBeLessThanOrEqual(MAX_HISTORY_STATE_BYTES)
+    // The states the agent's version wrote are kept a while (documents/recent-states.ts): a revert right
+    // after would not read them. Waited out, so the revert reads what one minutes later reads.
+    await Bun.sleep(RECENT_STATE_MS)
     // The floor: the same probe and typing, nothing else running.
     const floor = await observed(() => Bun.sleep(3_000))
     const seen = await observed(() =>

@@ -1,0 +1,100 @@
+/**
+ * How many times a revert and a restore of a large document (a state of several read slices, the document
+ * not loaded) carry a state over the database connection (issue 27 with 24; docs/history.md "Bounds").
+ * Each read of a state of megabytes is the pg driver's work on the event loop, in slices (~0.1 s of CPU
+ * per MiB in red-team-history's profile), felt by every other client. What the server wrote a moment ago
+ * is not read back (documents/recent-states.ts): the "before" version's snapshot was read again to load
+ * the document for the edit and by the compaction after it, and the "before" version itself as the newest
+ * for the next version's summary. Now the snapshot is read at most once, and only the versions the action
+ * names. Real server (PGlite, or PostgreSQL with TEST_DATABASE_URL), real MCP SDK client, the real
+ * documents' worker.
+ */
+import { afterEach, describe, expect, spyOn, test } from 'bun:test'
+import { buildDocument, paragraph } from '@collab/test-support/documents'
+import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
+import * as slicedRead from '../documents/sliced-read.ts'
+import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
+import type { RunningServer } from '../server.ts'
+
+let server: RunningServer
+useTestServer(
+  (s) => {
+    server = s
+  },
+  { versionMinIntervalMs: 0, versionPauseMs: 150 },
+)
+
+const spies: Array<{ mockRestore(): void }> = []
+afterEach(() => {
+  for (const spy of spies.splice(0)) spy.mockRestore()
+})
+
+/** The slices read of each state while `work` runs and the document settles (unloaded, compacted). */
+async function slicesRead(room: string, work: () => Promise<void>) {
+  const reads = spyOn(slicedRead, 'readStateSlice')
+  spies.push(reads)
+  await work()
+  await eventually(async () => expect(server.collab.hocuspocus.documents.has(room)).toBe(false), 60_000)
+  await Bun.sleep(500) // a compaction scheduled as it unloaded
+  const snapshot = reads.mock.calls.filter(([, of]) => 'snapshot' in of).length
+  const versions = new Map<bigint, number>()
+  for (const [, of] of reads.mock.calls)
+    if ('version' in of) versions.set(of.version, (versions.get(of.version) ?? 0) + 1)
+  reads.mockRestore()
+  return { snapshot, versions }
+}
+
+const versionId = (text: string, pattern: RegExp) => {
+  const id = pattern.exec(text)?.[1]
+  expect(id, text).toBeDefined()
+  return Number(id)
+}
+
+describe('a revert and a restore of a document of several read slices', () => {
+  test('read the snapshot once at most and no version but those they name', async () => {
+    const { user, token } = await userWithToken(server, 'passes')
+    const sentence = 'A long paragraph of an ordinary manual, repeated to make the document large. '
+    const created = await buildDocument(server, user.id, { title: 'Large' }, (fragment) => {
+      fragment.push(
+        Array.from({ length: Math.ceil((STATE_SLICE_BYTES * 2.5) / (sentence.length * 10)) }, (_, i) =>
+          paragraph(`${i}: ${sentence.repeat(10)}`),
+        ),
+      )
+    })
+    const agent = await connectClient(mcpUrlOf(server), token)
+    try {
+      const saved = await callText(agent, 'save_version', { slug: created.slug, version_name: 'built' })
+      expect(saved.isError, saved.text).toBeFalsy()
+      const named = versionId(saved.text, /version:? (\d+)/)
+      const written = await callText(agent, 'append_to_document', {
+        slug: created.slug,
+        markdown: 'The agent was here.',
+      })
+      expect(written.isError, written.text).toBeFalsy()
+      const version = await eventually(async () => {
+        const listed = await callText(agent, 'list_versions', { slug: created.slug })
+        return versionId(listed.text, /version (\d+) [^\n]*after an agent's write/)
+      }, 40_000)
+      const slices = Math.ceil((STATE_SLICE_BYTES * 2.5) / STATE_SLICE_BYTES)
+      const reverted = await slicesRead(created.room, async () => {
+        const answer = await callText(agent, 'revert_changes', { slug: created.slug, version_id: version })
+        expect(answer.isError, answer.text).toBeFalsy()
+      })
+      // Read before this change: the snapshot three times (the "before" merge, the load for the edit, the
+      // compaction after it) and the "before" version as the next version's base.
+      expect(reverted.snapshot).toBeLessThanOrEqual(slices)
+      expect([...reverted.versions.keys()].sort()).toEqual([BigInt(named), BigInt(version)].sort())
+      for (const count of reverted.versions.values()) expect(count).toBeLessThanOrEqual(slices)
+      const restored = await slicesRead(created.room, async () => {
+        const answer = await callText(agent, 'restore_version', { slug: created.slug, version_id: named })
+        expect(answer.isError, answer.text).toBeFalsy()
+      })
+      expect(restored.snapshot).toBeLessThanOrEqual(slices)
+      expect([...restored.versions.keys()]).toEqual([BigInt(named)])
+      for (const count of restored.versions.values()) expect(count).toBeLessThanOrEqual(slices)
+    } finally {
+      await agent.close()
+    }
+  }, 180_000)
+})
