@@ -13,6 +13,7 @@ import { afterEach, describe, expect, spyOn, test } from 'bun:test'
 import { buildDocument, paragraph } from '@collab/test-support/documents'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
+import { findVersionState } from '../documents/history-store.ts'
 import * as slicedRead from '../documents/sliced-read.ts'
 import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
 import type { RunningServer } from '../server.ts'
@@ -97,4 +98,42 @@ describe('a revert and a restore of a document of several read slices', () => {
       await agent.close()
     }
   }, 180_000)
+
+  test('a snapshot equal to a version the caller holds is taken from it, not read (the database compares)', async () => {
+    const { user, token } = await userWithToken(server, 'same')
+    const sentence = 'Another long paragraph, repeated so the state takes several read slices. '
+    const created = await buildDocument(server, user.id, { title: 'Same' }, (fragment) => {
+      fragment.push(
+        Array.from({ length: Math.ceil((STATE_SLICE_BYTES * 1.5) / (sentence.length * 10)) }, (_, i) =>
+          paragraph(`${i}: ${sentence.repeat(10)}`),
+        ),
+      )
+    })
+    const agent = await connectClient(mcpUrlOf(server), token)
+    let named: number
+    try {
+      const saved = await callText(agent, 'save_version', { slug: created.slug, version_name: 'now' })
+      expect(saved.isError, saved.text).toBeFalsy()
+      named = versionId(saved.text, /version:? (\d+)/)
+    } finally {
+      await agent.close()
+    }
+    const prisma = server.services.db.prisma
+    const { documentId } = (await server.services.documents.loadState(created.room))!
+    const version = await findVersionState(prisma, documentId, { id: BigInt(named) })
+    const other = { id: BigInt(named), state: version!.state.slice(0, version!.state.byteLength - 1) }
+    const reads = spyOn(slicedRead, 'readStateSlice')
+    spies.push(reads)
+    // No recent states given: only the comparison can spare the read.
+    const same = await slicedRead.readSnapshotState(prisma, documentId, undefined, {
+      id: BigInt(named),
+      state: version!.state,
+    })
+    expect(reads).not.toHaveBeenCalled()
+    expect(same.snapshot).toEqual(version!.state)
+    expect(same.snapshot).not.toBe(version!.state) // a copy: the caller's goes to the worker
+    const read = await slicedRead.readSnapshotState(prisma, documentId, undefined, other)
+    expect(reads).toHaveBeenCalled()
+    expect(read.snapshot).toEqual(version!.state)
+  }, 120_000)
 })

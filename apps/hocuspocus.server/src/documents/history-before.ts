@@ -41,7 +41,9 @@ export function createBeforeVersions(prisma: PrismaClient, deps: { jobs: WorkerP
       known?: KnownVersion,
     ): Promise<Result<BeforeVersion>> {
       for (let attempt = 1; attempt <= BEFORE_ATTEMPTS; attempt++) {
-        const read = await readForCompaction(prisma, document.id, recent)
+        // The snapshot is often the version the action read (a revert of the newest version, nothing
+        // compacted since): the database compares them, and it is not read again.
+        const read = await readForCompaction(prisma, document.id, recent, known)
         if (read.snapshot === null && read.ids.length === 0)
           return refuse('not_found', `slug: "${document.slug}" is gone (deleted meanwhile).`, 'slug')
         const newest = await newestVersionState(prisma, document.id, known, recent)

@@ -8,7 +8,7 @@
  * profile) and the structured clone that posted it to the worker (110-290 ms) held the loop in one piece
  * each. The mirror of store.ts's sliced writes.
  */
-import type { Prisma, PrismaClient } from '../db/generated/client.ts'
+import { Prisma, type PrismaClient } from '../db/generated/client.ts'
 import type { RecentStates } from './recent-states.ts'
 
 /**
@@ -83,26 +83,36 @@ export async function readVersionState(db: Db, id: bigint, recent?: RecentStates
 
 /**
  * The document's snapshot with the row version (`xmin`) it was read at and its stored outline; all slices
- * of one row version (read again when a write replaced it between two).
+ * of one row version (read again when a write replaced it between two). Not read over the connection
+ * when this server wrote it a moment ago (`recent`, recent-states.ts), nor when it equals the state of
+ * `known`, a version whose bytes the caller holds (compared by the database: a revert's reverted version
+ * is the snapshot as long as nothing was compacted since it was taken).
  */
 export async function readSnapshotState(
   db: Db,
   documentId: string,
   recent?: RecentStates,
+  known?: { id: bigint; state: Uint8Array },
 ): Promise<{ rowVersion: string | null; snapshot: Uint8Array | null; bytes: number; outline: unknown }> {
+  const sameAsKnown = known
+    ? Prisma.sql`state = (SELECT v.state FROM document_versions v WHERE v.id = ${known.id})`
+    : Prisma.sql`false`
   for (let attempt = 1; ; attempt++) {
     const [head] = await db.$queryRaw<
-      Array<{ rowVersion: string; bytes: number; outline: unknown; empty: boolean }>
+      Array<{ rowVersion: string; bytes: number; outline: unknown; empty: boolean; same: boolean | null }>
     >`
-      SELECT xmin::text AS "rowVersion", octet_length(state) AS bytes, outline, state IS NULL AS empty
+      SELECT xmin::text AS "rowVersion", octet_length(state) AS bytes, outline, state IS NULL AS empty,
+             ${sameAsKnown} AS same
         FROM document_states WHERE document_id = ${documentId}::uuid`
     if (!head) return { rowVersion: null, snapshot: null, bytes: 0, outline: null }
     if (head.empty) return { rowVersion: head.rowVersion, snapshot: null, bytes: 0, outline: head.outline }
     const bytes = Number(head.bytes)
     // Written by this server a moment ago (recent-states.ts): the same row version, the same bytes.
-    const known = recent?.snapshot(documentId, head.rowVersion)
-    if (known?.byteLength === bytes)
-      return { rowVersion: head.rowVersion, snapshot: known, bytes, outline: head.outline }
+    const kept = recent?.snapshot(documentId, head.rowVersion)
+    if (kept?.byteLength === bytes)
+      return { rowVersion: head.rowVersion, snapshot: kept, bytes, outline: head.outline }
+    if (head.same === true && known?.state.byteLength === bytes)
+      return { rowVersion: head.rowVersion, snapshot: known.state.slice(), bytes, outline: head.outline }
     const state = new Uint8Array(bytes)
     let filled = 0
     let same = true

@@ -304,10 +304,12 @@ export async function readForCompaction(
   db: Prisma.TransactionClient,
   documentId: string,
   recent?: RecentStates,
+  known?: { id: bigint; state: Uint8Array },
 ): Promise<CompactionRead> {
   // In slices (sliced-read.ts): the event loop parses a slice at a time, never the whole state's text;
-  // not at all when this server wrote it a moment ago (`recent`, recent-states.ts).
-  const snapshot = await readSnapshotState(db, documentId, recent)
+  // not at all when this server wrote it a moment ago (`recent`, recent-states.ts) or it equals the
+  // state of `known`, a version the caller holds.
+  const snapshot = await readSnapshotState(db, documentId, recent, known)
   const log = await db.$queryRaw<Array<{ id: bigint; update: string; bytes: number; authors: Author[] }>>`
     SELECT id, encode("update", 'base64') AS "update", byte_size AS bytes, authors
       FROM document_updates WHERE document_id = ${documentId}::uuid ORDER BY id`
