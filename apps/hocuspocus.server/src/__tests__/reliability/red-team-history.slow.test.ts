@@ -9,7 +9,9 @@
  * others felt is reported as figures (`bun run reliability`), next to a floor measured the same way in the
  * same run with nothing running, never asserted.
  */
+
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
 import { connectClient } from '@collab/test-support/mcp'
 import type { ServerProcess } from '@collab/test-support/process'
@@ -35,16 +37,42 @@ async function api(path: string, init: RequestInit = {}) {
   return { status: response.status, body: (await response.json()) as Record<string, any> }
 }
 
+/**
+ * CPU time (ms) the server's main thread (its event loop: the task whose id is the process's) and the whole
+ * process have used, from /proc (Linux; 0 elsewhere): steadier than latencies on a loaded machine.
+ */
+function cpuMs(pid: number): { loop: number; all: number } {
+  const ticks = (path: string) => {
+    try {
+      const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? []
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+    } catch {
+      return 0
+    }
+  }
+  return { loop: ticks(`/proc/${pid}/task/${pid}/stat`), all: ticks(`/proc/${pid}/stat`) }
+}
+
 /** While `work` runs, what another client sees (red-team-support.ts's probe, a process of its own). */
 async function observed<T>(work: () => Promise<T>) {
   const typing = await startTyping(server.url, typingRoom, token)
   const probe = await startProbe(server.url, server.proc.pid)
   const started = performance.now()
+  const cpuBefore = cpuMs(server.proc.pid)
   const result = await work()
+  const cpuAfter = cpuMs(server.proc.pid)
   const ms = Math.round(performance.now() - started)
   const seen = await probe.stop()
   const typed = await typing.stop()
-  return { result, ms, seen, keystrokeP99Ms: typed.p99Ms }
+  const loopCpuMs = Math.round(cpuAfter.loop - cpuBefore.loop)
+  return {
+    result,
+    ms,
+    seen,
+    keystrokeP99Ms: typed.p99Ms,
+    loopCpuMs,
+    cpuMs: Math.round(cpuAfter.all - cpuBefore.all),
+  }
 }
 
 describe(`red team: reverting in a document near MAX_HISTORY_STATE_BYTES (${DATABASE_KIND})`, () => {
@@ -118,6 +146,8 @@ describe(`red team: reverting in a document near MAX_HISTORY_STATE_BYTES (${DATA
       p99Ms: seen.seen.p99Ms,
       keystrokeP99Ms: seen.keystrokeP99Ms,
       growthMiB: seen.seen.rssGrowth >> 20,
+      loopCpuMs: seen.loopCpuMs,
+      processCpuMs: seen.cpuMs,
       floorP99Ms: floor.seen.p99Ms,
       floorKeystrokeP99Ms: floor.keystrokeP99Ms,
       statuses: seen.seen.statuses,
