@@ -78,7 +78,7 @@ export const MAX_VERSION_NAME_CHARS = 100
 // (no joined text, no clone): the loop's CPU over a 7.7 MiB revert 7.6 -> 6.0 s in pieces under ~65 ms,
 // RSS +173-403 MiB, keystrokes still several times their floor at load 13-15: not yet raised. Then states
 // just written are not read back (documents/recent-states.ts; 2 reads of the state in a revert, not 6): the
-// loop's CPU 1.28 -> 0.96 s at 1.9 MiB, 3.9-4.1 -> 3.0-4.2 s at 7.8 MiB, keystrokes still 2-10x a floor of
+// loop's CPU 1.28 -> 0.96 s at 1.9 MiB, 3.1-4.1 -> 2.7-4.2 s at 7.8 MiB, keystrokes still 2-10x a floor of
 // 70-570 ms at load 7-22, RSS not lower: not yet raised.
 export const MAX_HISTORY_STATE_BYTES = 2 * 1024 * 1024
 
