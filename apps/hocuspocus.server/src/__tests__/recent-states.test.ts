@@ -52,4 +52,12 @@ describe('recent states', () => {
     expect(recent.snapshot('c', '1')?.byteLength).toBe(big)
     expect(recent.version(3n)?.byteLength).toBe(big)
   })
+  test('an idle server lets its kept states go once due, with no call to prune them', async () => {
+    const recent = new RecentStates(100, Date.now, 30)
+    recent.written('doc', '1', state(1000), 1n)
+    expect(recent.heldBytes).toBe(1000)
+    // Before, they were pruned only by the next write or read: an idle server held them for good.
+    for (let waited = 0; recent.heldBytes > 0 && waited < 2000; waited += 10) await Bun.sleep(10)
+    expect(recent.heldBytes).toBe(0)
+  })
 })

@@ -28,11 +28,15 @@ export class RecentStates {
   /** Versions' states by version id. */
   private readonly versions = new Map<bigint, Entry>()
   private bytes = 0
+  /** Prunes once the oldest entry is due, so an idle server does not hold states it will not read. */
+  private timer: ReturnType<typeof setTimeout> | undefined
 
   constructor(
     /** States of at most this many bytes are not kept (read in one statement anyway). */
     private readonly minBytes: number,
     private readonly now: () => number = Date.now,
+    /** How long a state is kept (RECENT_STATE_MS; a test's shorter). */
+    private readonly keepMs = RECENT_STATE_MS,
   ) {}
 
   /**
@@ -48,6 +52,11 @@ export class RecentStates {
     if (versionId !== undefined) this.versions.set(versionId, entry)
     this.bytes += entry.state.byteLength
     this.prune()
+  }
+
+  /** States held now, in bytes. */
+  get heldBytes(): number {
+    return this.bytes
   }
 
   /** A copy of the snapshot of `documentId` when this server wrote it at row version `rowVersion`. */
@@ -72,7 +81,7 @@ export class RecentStates {
   }
 
   private prune(): void {
-    const oldest = this.now() - RECENT_STATE_MS
+    const oldest = this.now() - this.keepMs
     const all = [...this.snapshots.entries()].map(([key, entry]) => ({ key, entry, snapshot: true }))
     const versions = [...this.versions.entries()].map(([key, entry]) => ({ key, entry, snapshot: false }))
     const ordered = [...all, ...versions].sort((a, b) => a.entry.at - b.entry.at)
@@ -81,6 +90,13 @@ export class RecentStates {
       if (snapshot) this.snapshots.delete(key as string)
       else this.versions.delete(key as bigint)
       this.drop(entry)
+    }
+    clearTimeout(this.timer)
+    this.timer = undefined
+    const next = Math.min(...[...this.snapshots.values(), ...this.versions.values()].map((e) => e.at))
+    if (Number.isFinite(next)) {
+      this.timer = setTimeout(() => this.prune(), Math.max(0, next + this.keepMs - this.now()) + 1)
+      this.timer.unref?.()
     }
   }
 }
