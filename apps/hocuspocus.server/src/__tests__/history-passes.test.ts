@@ -10,13 +10,13 @@
  * documents' worker.
  */
 import { afterEach, describe, expect, spyOn, test } from 'bun:test'
-import { buildDocument, paragraph } from '@collab/test-support/documents'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import { findVersionState } from '../documents/history-store.ts'
 import * as slicedRead from '../documents/sliced-read.ts'
 import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
 import type { RunningServer } from '../server.ts'
+import { sliceSizedDocument } from './history-support.ts'
 
 let server: RunningServer
 useTestServer(
@@ -55,14 +55,13 @@ const versionId = (text: string, pattern: RegExp) => {
 describe('a revert and a restore of a document of several read slices', () => {
   test('read the snapshot once at most and no version but those they name', async () => {
     const { user, token } = await userWithToken(server, 'passes')
-    const sentence = 'A long paragraph of an ordinary manual, repeated to make the document large. '
-    const created = await buildDocument(server, user.id, { title: 'Large' }, (fragment) => {
-      fragment.push(
-        Array.from({ length: Math.ceil((STATE_SLICE_BYTES * 2.5) / (sentence.length * 10)) }, (_, i) =>
-          paragraph(`${i}: ${sentence.repeat(10)}`),
-        ),
-      )
-    })
+    const created = await sliceSizedDocument(
+      server,
+      user.id,
+      'Large',
+      2.5,
+      'A long paragraph of an ordinary manual, repeated to make the document large. ',
+    )
     const agent = await connectClient(mcpUrlOf(server), token)
     try {
       const saved = await callText(agent, 'save_version', { slug: created.slug, version_name: 'built' })
@@ -101,14 +100,13 @@ describe('a revert and a restore of a document of several read slices', () => {
 
   test('a snapshot equal to a version the caller holds is taken from it, not read (the database compares)', async () => {
     const { user, token } = await userWithToken(server, 'same')
-    const sentence = 'Another long paragraph, repeated so the state takes several read slices. '
-    const created = await buildDocument(server, user.id, { title: 'Same' }, (fragment) => {
-      fragment.push(
-        Array.from({ length: Math.ceil((STATE_SLICE_BYTES * 1.5) / (sentence.length * 10)) }, (_, i) =>
-          paragraph(`${i}: ${sentence.repeat(10)}`),
-        ),
-      )
-    })
+    const created = await sliceSizedDocument(
+      server,
+      user.id,
+      'Same',
+      1.5,
+      'Another long paragraph, repeated so the state takes several read slices. ',
+    )
     const agent = await connectClient(mcpUrlOf(server), token)
     let named: number
     try {

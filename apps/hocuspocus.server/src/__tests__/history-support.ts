@@ -3,11 +3,13 @@
  * document with its owner's and her agent's clients, a file's server with that plan.
  */
 import { beforeAll } from 'bun:test'
+import { buildDocument, paragraph } from '@collab/test-support/documents'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { connectProvider } from '@collab/test-support/provider'
 import { useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Config } from '../config.ts'
+import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
 import type { RunningServer } from '../server.ts'
 
 /** A new user and a read+write API token labelled `label` (the app history names for its changes). */
@@ -79,4 +81,24 @@ export function useHistoryPlan(
     Object.assign(plan, await planWithAgent(plan.server))
   }, 60_000)
   return plan
+}
+
+/**
+ * A document of about `slices` read slices (STATE_SLICE_BYTES) of state, owned by `userId`: paragraphs of
+ * `sentence` repeated, so a restore or revert of it reads and writes its states slice by slice.
+ */
+export function sliceSizedDocument(
+  server: RunningServer,
+  userId: string,
+  title: string,
+  slices: number,
+  sentence: string,
+) {
+  return buildDocument(server, userId, { title }, (fragment) => {
+    fragment.push(
+      Array.from({ length: Math.ceil((STATE_SLICE_BYTES * slices) / (sentence.length * 10)) }, (_, i) =>
+        paragraph(`${i}: ${sentence.repeat(10)}`),
+      ),
+    )
+  })
 }

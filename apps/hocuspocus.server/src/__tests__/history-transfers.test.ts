@@ -8,13 +8,12 @@
  * state the "before" version's summary compares with, is not read again when the revert read it already.
  */
 import { afterEach, describe, expect, spyOn, test } from 'bun:test'
-import { buildDocument, paragraph } from '@collab/test-support/documents'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as slicedRead from '../documents/sliced-read.ts'
-import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
 import { WorkerPool } from '../documents/worker/pool.ts'
 import type { RunningServer } from '../server.ts'
+import { sliceSizedDocument } from './history-support.ts'
 
 let server: RunningServer
 useTestServer(
@@ -39,14 +38,13 @@ function longTexts(value: unknown, chars: number, path = 'job'): string[] {
 describe('a revert in a document larger than a read slice', () => {
   test('sends its states to the worker and back as bytes, never as text, and reads the newest version once', async () => {
     const { user, token } = await userWithToken(server, 'bytes')
-    const sentence = 'A long paragraph of an ordinary manual, repeated to make the document large. '
-    const created = await buildDocument(server, user.id, { title: 'Large' }, (fragment) => {
-      fragment.push(
-        Array.from({ length: Math.ceil((STATE_SLICE_BYTES * 1.5) / (sentence.length * 10)) }, (_, i) =>
-          paragraph(`${i}: ${sentence.repeat(10)}`),
-        ),
-      )
-    })
+    const created = await sliceSizedDocument(
+      server,
+      user.id,
+      'Large',
+      1.5,
+      'A long paragraph of an ordinary manual, repeated to make the document large. ',
+    )
     const agent = await connectClient(mcpUrlOf(server), token)
     const written = await callText(agent, 'append_to_document', {
       slug: created.slug,
