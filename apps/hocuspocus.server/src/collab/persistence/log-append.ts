@@ -126,8 +126,13 @@ export class LogAppend {
     metrics.stores.inc()
     metrics.storeLatency.observe({}, (performance.now() - started) / 1000)
     logger.debug({ documentId: entry.documentId, bytes: update.byteLength }, 'document stored')
-    await titleSearch.afterStore(document, entry)
-    versions.afterStore(document, entry, kindsOf(authors.values()))
+    entry.settling = true
+    try {
+      await titleSearch.afterStore(document, entry)
+      versions.afterStore(document, entry, kindsOf(authors.values()))
+    } finally {
+      entry.settling = false
+    }
     if (compaction.due(entry)) compaction.schedule(document)
   }
 }
