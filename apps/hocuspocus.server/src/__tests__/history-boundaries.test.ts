@@ -81,4 +81,77 @@ describe("version boundaries at an agent's write", () => {
       provider.destroy()
     }
   })
+
+  test("a person's typing stored just before is in the version before, even while the store that holds it is still refreshing the title and search text", async () => {
+    // A document of its own, so the versions listed are this test's.
+    const created = await plan.server.services.documents.create(plan.owner.user.id, {
+      title: 'Window',
+      markdown: '## Intro\n\nHello there.\n',
+    })
+    if (created.kind === 'error') throw new Error(created.message)
+    const own = { ...plan, slug: created.value.slug, room: created.value.room }
+    const persistence = plan.server.collab.persistence
+    const documents = plan.server.services.documents
+    // Deterministic window: the store of the person's typing has appended it to the log and is held in its
+    // title and search refresh until the agent's write has reached the writer's boundary (beforeWrite).
+    const refreshDerived = documents.refreshDerived
+    const beforeWrite = persistence.beforeWrite
+    let held = false
+    let entered!: () => void
+    const inRefresh = new Promise<void>((resolve) => {
+      entered = resolve
+    })
+    let release!: () => void
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let reached!: () => void
+    const atBoundary = new Promise<void>((resolve) => {
+      reached = resolve
+    })
+    const { provider } = await editorOnPlan(own, 'quinn', 'quinn laptop')
+    try {
+      await provider.ready
+      await eventually(() => expect(persistence.pendingCount()).toBe(0), 10_000, 'stored')
+      documents.refreshDerived = async (...args) => {
+        if (!held) {
+          held = true
+          entered()
+          await released
+        }
+        return refreshDerived.apply(documents, args)
+      }
+      persistence.beforeWrite = async (...args) => {
+        reached()
+        return beforeWrite.apply(persistence, args)
+      }
+      const intro = provider.doc
+        .getXmlFragment(FRAGMENT_NAME)
+        .toArray()
+        .find(
+          (node) => node instanceof Y.XmlElement && node.toString().includes('Hello there.'),
+        ) as Y.XmlElement
+      ;(intro.get(0) as Y.XmlText).insert(12, ' Quinn typed this.')
+      await inRefresh // the typing is in the log; its store has not finished
+      const writing = agentAppends(own, 'Agent paragraph.')
+      await atBoundary
+      release()
+      const wrote = await writing
+      expect(wrote.isError, wrote.text).toBeFalsy()
+      const [agentVersion, before] = await eventually(async () => {
+        const versions = (await api(`/documents/${own.slug}/versions`)).body.versions as Version[]
+        expect(versions[0]?.reason).toBe('agent')
+        return versions
+      })
+      expect(agentVersion!.authors).toEqual([
+        expect.objectContaining({ kind: 'agent', name: 'olive', app: 'ci-bot' }),
+      ])
+      expect(before!.authors).toEqual([expect.objectContaining({ kind: 'person', name: 'quinn' })])
+    } finally {
+      release()
+      documents.refreshDerived = refreshDerived
+      persistence.beforeWrite = beforeWrite
+      provider.destroy()
+    }
+  })
 })

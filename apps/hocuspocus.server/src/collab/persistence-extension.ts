@@ -233,11 +233,7 @@ export class PersistenceExtension implements Extension {
     if (!entry || this.loaded.closing) return
     const author = rawAuthorOf({ source: 'local', context })
     try {
-      // A store that has written but not yet marked its changes unversioned (it awaits the title and
-      // search refresh first) is waited for too: read then, the person's typing it stored was not yet
-      // "unversioned", no version was taken before the write, and the agent's version held both (seen
-      // in history-boundaries.test about once in three clean-clone CI runs).
-      if (unstored(entry) || entry.settling)
+      if (unstored(entry))
         await document.saveMutex.runExclusive(() => this.append.write(document))
       await this.versions.beforeAgentWrite(document, entry, author ? rawAuthorKey(author) : '')
     } catch (error) {

@@ -16,11 +16,6 @@ export type Stored = {
   authors: Map<string, RawAuthor>
   /** A batch is being written (its updates are no longer in `pending`). */
   writing: boolean
-  /**
-   * A store has written its batch and is still telling its followers (title and search, then versions,
-   * log-append.ts) under the save lock: a writer's boundary waits for it (persistence-extension.ts).
-   */
-  settling: boolean
   /** Bytes of the stored snapshot, and rows and bytes of the log after it. */
   snapshotBytes: number
   logRows: number
@@ -74,7 +69,6 @@ export class LoadedDocuments {
       pending: [],
       authors: new Map(),
       writing: false,
-      settling: false,
       snapshotBytes: loaded.snapshot?.byteLength ?? loaded.snapshotBytes ?? 0,
       logRows: loaded.updates.length,
       logBytes: loaded.updateBytes,

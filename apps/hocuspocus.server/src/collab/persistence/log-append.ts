@@ -126,13 +126,13 @@ export class LogAppend {
     metrics.stores.inc()
     metrics.storeLatency.observe({}, (performance.now() - started) / 1000)
     logger.debug({ documentId: entry.documentId, bytes: update.byteLength }, 'document stored')
-    entry.settling = true
-    try {
-      await titleSearch.afterStore(document, entry)
-      versions.afterStore(document, entry, kindsOf(authors.values()))
-    } finally {
-      entry.settling = false
-    }
+    // Versions first, before anything is awaited: from here the batch counts as stored, so it must count
+    // as unversioned too. A writer arriving while the title and search refresh runs (persistence-
+    // extension.ts beforeWrite) then finds it and takes the version before its write; marked after the
+    // refresh, the batch looked versioned in that window and the person's typing went into the agent's
+    // version (history-boundaries.test, "while the store that holds it is still refreshing").
+    versions.afterStore(document, entry, kindsOf(authors.values()))
+    await titleSearch.afterStore(document, entry)
     if (compaction.due(entry)) compaction.schedule(document)
   }
 }
