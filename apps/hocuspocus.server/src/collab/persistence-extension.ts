@@ -233,8 +233,7 @@ export class PersistenceExtension implements Extension {
     if (!entry || this.loaded.closing) return
     const author = rawAuthorOf({ source: 'local', context })
     try {
-      if (unstored(entry))
-        await document.saveMutex.runExclusive(() => this.append.write(document))
+      if (unstored(entry)) await document.saveMutex.runExclusive(() => this.append.write(document))
       await this.versions.beforeAgentWrite(document, entry, author ? rawAuthorKey(author) : '')
     } catch (error) {
       this.deps.logger.warn({ err: error, documentId: entry.documentId }, 'version before a write failed')
