@@ -6,12 +6,12 @@
  * (collab/persistence/log-append.ts): a store of a batch taken after the edit holds all of it. Real server
  * (PGlite, or PostgreSQL with TEST_DATABASE_URL), real MCP SDK clients with named API tokens.
  */
-import { afterEach, describe, expect, spyOn, test } from 'bun:test'
+import { describe, expect, spyOn, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
 import { callText } from '@collab/test-support/mcp'
 import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
-import { agentAppends, useHistoryPlan } from './history-support.ts'
+import { agentAppends, useHistoryPlan, useRestoredSpies } from './history-support.ts'
 
 const plan = useHistoryPlan()
 
@@ -43,16 +43,12 @@ async function versionIds(): Promise<number[]> {
   return body.versions.filter((v) => v.reason === 'agent').map((v) => Number(v.id))
 }
 
-const spies: Array<{ mockRestore(): void }> = []
-afterEach(() => {
-  for (const spy of spies.splice(0)) spy.mockRestore()
-})
+const track = useRestoredSpies()
 
 describe('a revert that only deletes', () => {
   test('is confirmed by the store that follows it, without reading the stored content back', async () => {
     const version = await agentVersion('Taken out again by the owner.')
-    const readBack = spyOn(plan.server.services.documents, 'loadState')
-    spies.push(readBack)
+    const readBack = track(spyOn(plan.server.services.documents, 'loadState'))
     const reverted = await callText(plan.ownerClient, 'revert_changes', {
       slug: plan.slug,
       version_id: version,

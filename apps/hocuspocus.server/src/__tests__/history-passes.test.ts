@@ -9,34 +9,31 @@
  * names. Real server (PGlite, or PostgreSQL with TEST_DATABASE_URL), real MCP SDK client, the real
  * documents' worker.
  */
-import { afterEach, describe, expect, spyOn, test } from 'bun:test'
-import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
-import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
+import { describe, expect, spyOn, test } from 'bun:test'
+import { callText } from '@collab/test-support/mcp'
+import { eventually } from '@collab/test-support/server'
 import { findVersionState } from '../documents/history-store.ts'
 import * as slicedRead from '../documents/sliced-read.ts'
 import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
-import type { RunningServer } from '../server.ts'
-import { sliceSizedDocument } from './history-support.ts'
+import {
+  sliceSizedWithAgent,
+  useHistoryServer,
+  useRestoredSpies,
+  versionId,
+  versionOfAgentWrite,
+} from './history-support.ts'
 
-let server: RunningServer
-useTestServer(
-  (s) => {
-    server = s
-  },
-  { versionMinIntervalMs: 0, versionPauseMs: 150 },
-)
-
-const spies: Array<{ mockRestore(): void }> = []
-afterEach(() => {
-  for (const spy of spies.splice(0)) spy.mockRestore()
-})
+const history = useHistoryServer()
+const track = useRestoredSpies()
 
 /** The slices read of each state while `work` runs and the document settles (unloaded, compacted). */
 async function slicesRead(room: string, work: () => Promise<void>) {
-  const reads = spyOn(slicedRead, 'readStateSlice')
-  spies.push(reads)
+  const reads = track(spyOn(slicedRead, 'readStateSlice'))
   await work()
-  await eventually(async () => expect(server.collab.hocuspocus.documents.has(room)).toBe(false), 60_000)
+  await eventually(
+    async () => expect(history.server.collab.hocuspocus.documents.has(room)).toBe(false),
+    60_000,
+  )
   await Bun.sleep(500) // a compaction scheduled as it unloaded
   const snapshot = reads.mock.calls.filter(([, of]) => 'snapshot' in of).length
   const versions = new Map<bigint, number>()
@@ -46,36 +43,14 @@ async function slicesRead(room: string, work: () => Promise<void>) {
   return { snapshot, versions }
 }
 
-const versionId = (text: string, pattern: RegExp) => {
-  const id = pattern.exec(text)?.[1]
-  expect(id, text).toBeDefined()
-  return Number(id)
-}
-
 describe('a revert and a restore of a document of several read slices', () => {
   test('read the snapshot once at most and no version but those they name', async () => {
-    const { user, token } = await userWithToken(server, 'passes')
-    const created = await sliceSizedDocument(
-      server,
-      user.id,
-      'Large',
-      2.5,
-      'A long paragraph of an ordinary manual, repeated to make the document large. ',
-    )
-    const agent = await connectClient(mcpUrlOf(server), token)
+    const { created, agent } = await sliceSizedWithAgent(history.server, 'passes', 'Large', 2.5)
     try {
       const saved = await callText(agent, 'save_version', { slug: created.slug, version_name: 'built' })
       expect(saved.isError, saved.text).toBeFalsy()
       const named = versionId(saved.text, /version:? (\d+)/)
-      const written = await callText(agent, 'append_to_document', {
-        slug: created.slug,
-        markdown: 'The agent was here.',
-      })
-      expect(written.isError, written.text).toBeFalsy()
-      const version = await eventually(async () => {
-        const listed = await callText(agent, 'list_versions', { slug: created.slug })
-        return versionId(listed.text, /version (\d+) [^\n]*after an agent's write/)
-      }, 40_000)
+      const version = await versionOfAgentWrite(agent, created.slug)
       const slices = Math.ceil((STATE_SLICE_BYTES * 2.5) / STATE_SLICE_BYTES)
       const reverted = await slicesRead(created.room, async () => {
         const answer = await callText(agent, 'revert_changes', { slug: created.slug, version_id: version })
@@ -99,15 +74,13 @@ describe('a revert and a restore of a document of several read slices', () => {
   }, 180_000)
 
   test('a snapshot equal to a version the caller holds is taken from it, not read (the database compares)', async () => {
-    const { user, token } = await userWithToken(server, 'same')
-    const created = await sliceSizedDocument(
-      server,
-      user.id,
+    const { created, agent } = await sliceSizedWithAgent(
+      history.server,
+      'same',
       'Same',
       1.5,
       'Another long paragraph, repeated so the state takes several read slices. ',
     )
-    const agent = await connectClient(mcpUrlOf(server), token)
     let named: number
     try {
       const saved = await callText(agent, 'save_version', { slug: created.slug, version_name: 'now' })
@@ -116,12 +89,11 @@ describe('a revert and a restore of a document of several read slices', () => {
     } finally {
       await agent.close()
     }
-    const prisma = server.services.db.prisma
-    const { documentId } = (await server.services.documents.loadState(created.room))!
+    const prisma = history.server.services.db.prisma
+    const { documentId } = (await history.server.services.documents.loadState(created.room))!
     const version = await findVersionState(prisma, documentId, { id: BigInt(named) })
     const other = { id: BigInt(named), state: version!.state.slice(0, version!.state.byteLength - 1) }
-    const reads = spyOn(slicedRead, 'readStateSlice')
-    spies.push(reads)
+    const reads = track(spyOn(slicedRead, 'readStateSlice'))
     // No recent states given: only the comparison can spare the read.
     const same = await slicedRead.readSnapshotState(prisma, documentId, undefined, {
       id: BigInt(named),

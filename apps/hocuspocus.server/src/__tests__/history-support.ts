@@ -1,12 +1,13 @@
 /**
  * What the history tests share: a user with an API token whose label names the app in history, the plan
- * document with its owner's and her agent's clients, a file's server with that plan.
+ * document with its owner's and her agent's clients, a file's server (with that plan), documents of several
+ * read slices with an agent's client, the version of an agent's write, spies restored after each test.
  */
-import { beforeAll } from 'bun:test'
+import { afterEach, beforeAll, expect } from 'bun:test'
 import { buildDocument, paragraph } from '@collab/test-support/documents'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { connectProvider } from '@collab/test-support/provider'
-import { useTestServer } from '@collab/test-support/server'
+import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Config } from '../config.ts'
 import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
@@ -67,16 +68,25 @@ export async function editorOnPlan(plan: Plan & { server: RunningServer }, handl
 const VERSIONS_AT_ONCE: Partial<Config> = { versionMinIntervalMs: 0, versionPauseMs: 150 }
 
 /**
- * A history test file's server (on `overrides`, versions as soon as asked unless they say otherwise) and
- * its plan (`planWithAgent`): the object returned is filled in before the file's tests.
+ * A history test file's server, on `overrides` (versions as soon as asked unless they say otherwise): the
+ * object returned holds it from before the file's tests.
+ */
+export function useHistoryServer(overrides: Partial<Config> = VERSIONS_AT_ONCE): { server: RunningServer } {
+  const held = {} as { server: RunningServer }
+  useTestServer((server) => {
+    held.server = server
+  }, overrides)
+  return held
+}
+
+/**
+ * A history test file's server (`useHistoryServer`) and its plan (`planWithAgent`): the object returned is
+ * filled in before the file's tests.
  */
 export function useHistoryPlan(
   overrides: Partial<Config> = VERSIONS_AT_ONCE,
 ): Plan & { server: RunningServer } {
-  const plan = {} as Plan & { server: RunningServer }
-  useTestServer((server) => {
-    plan.server = server
-  }, overrides)
+  const plan = useHistoryServer(overrides) as Plan & { server: RunningServer }
   beforeAll(async () => {
     Object.assign(plan, await planWithAgent(plan.server))
   }, 60_000)
@@ -101,4 +111,53 @@ export function sliceSizedDocument(
       ),
     )
   })
+}
+
+/** The sentence a large test document repeats unless its test says another. */
+const MANUAL_SENTENCE = 'A long paragraph of an ordinary manual, repeated to make the document large. '
+
+/**
+ * A new user `handle`'s document of about `slices` read slices (`sliceSizedDocument`, titled `title`) and
+ * an MCP client with her token, for a test to close.
+ */
+export async function sliceSizedWithAgent(
+  server: RunningServer,
+  handle: string,
+  title: string,
+  slices: number,
+  sentence = MANUAL_SENTENCE,
+) {
+  const { user, token } = await userWithToken(server, handle)
+  const created = await sliceSizedDocument(server, user.id, title, slices, sentence)
+  const agent = await connectClient(mcpUrlOf(server), token)
+  return { created, agent }
+}
+
+/** The number `pattern`'s first group finds in a tool's answer `text` (a version id); fails without one. */
+export function versionId(text: string, pattern: RegExp): number {
+  const id = pattern.exec(text)?.[1]
+  expect(id, text).toBeDefined()
+  return Number(id)
+}
+
+/** `agent` appends a line to the document `slug`; the id of the version taken after that write. */
+export async function versionOfAgentWrite(agent: Client, slug: string): Promise<number> {
+  const written = await callText(agent, 'append_to_document', { slug, markdown: 'The agent was here.' })
+  expect(written.isError, written.text).toBeFalsy()
+  return eventually(async () => {
+    const listed = await callText(agent, 'list_versions', { slug })
+    return versionId(listed.text, /version (\d+) [^\n]*after an agent's write/)
+  }, 40_000)
+}
+
+/** Spies of a test file, each restored after the test that made it: `track(spyOn(…))` returns the spy. */
+export function useRestoredSpies() {
+  const spies: Array<{ mockRestore(): void }> = []
+  afterEach(() => {
+    for (const spy of spies.splice(0)) spy.mockRestore()
+  })
+  return <Spy extends { mockRestore(): void }>(spy: Spy): Spy => {
+    spies.push(spy)
+    return spy
+  }
 }

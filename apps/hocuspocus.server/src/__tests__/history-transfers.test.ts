@@ -7,26 +7,19 @@
  * with TEST_DATABASE_URL), real MCP SDK clients, the real documents' worker. And the newest version, whose
  * state the "before" version's summary compares with, is not read again when the revert read it already.
  */
-import { afterEach, describe, expect, spyOn, test } from 'bun:test'
-import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
-import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
+import { describe, expect, spyOn, test } from 'bun:test'
+import { callText } from '@collab/test-support/mcp'
 import * as slicedRead from '../documents/sliced-read.ts'
 import { WorkerPool } from '../documents/worker/pool.ts'
-import type { RunningServer } from '../server.ts'
-import { sliceSizedDocument } from './history-support.ts'
+import {
+  sliceSizedWithAgent,
+  useHistoryServer,
+  useRestoredSpies,
+  versionOfAgentWrite,
+} from './history-support.ts'
 
-let server: RunningServer
-useTestServer(
-  (s) => {
-    server = s
-  },
-  { versionMinIntervalMs: 0, versionPauseMs: 150 },
-)
-
-const spies: Array<{ mockRestore(): void }> = []
-afterEach(() => {
-  for (const spy of spies.splice(0)) spy.mockRestore()
-})
+const history = useHistoryServer()
+const track = useRestoredSpies()
 
 /** The strings in a posted job longer than `chars` (where a state could hide as text), by path. */
 function longTexts(value: unknown, chars: number, path = 'job'): string[] {
@@ -37,42 +30,23 @@ function longTexts(value: unknown, chars: number, path = 'job'): string[] {
 
 describe('a revert in a document larger than a read slice', () => {
   test('sends its states to the worker and back as bytes, never as text, and reads the newest version once', async () => {
-    const { user, token } = await userWithToken(server, 'bytes')
-    const created = await sliceSizedDocument(
-      server,
-      user.id,
-      'Large',
-      1.5,
-      'A long paragraph of an ordinary manual, repeated to make the document large. ',
-    )
-    const agent = await connectClient(mcpUrlOf(server), token)
-    const written = await callText(agent, 'append_to_document', {
-      slug: created.slug,
-      markdown: 'The agent was here.',
-    })
-    expect(written.isError, written.text).toBeFalsy()
-    const version = await eventually(async () => {
-      const listed = await callText(agent, 'list_versions', { slug: created.slug })
-      const id = /version (\d+) [^\n]*after an agent's write/.exec(listed.text)?.[1]
-      expect(id).toBeDefined()
-      return Number(id)
-    }, 40_000)
+    const { created, agent } = await sliceSizedWithAgent(history.server, 'bytes', 'Large', 1.5)
+    const version = await versionOfAgentWrite(agent, created.slug)
     // What the event loop posts to the worker, and what the "before" merge answers.
     const posted: unknown[] = []
     const original = Worker.prototype.postMessage
-    const capture = spyOn(Worker.prototype, 'postMessage').mockImplementation(function (
-      this: Worker,
-      message: unknown,
-      transfer?: unknown,
-    ) {
-      posted.push(message)
-      return original.call(this, message, transfer as StructuredSerializeOptions)
-    })
-    spies.push(capture)
-    const before = spyOn(WorkerPool.prototype, 'before')
-    spies.push(before)
-    const reads = spyOn(slicedRead, 'readVersionState')
-    spies.push(reads)
+    track(
+      spyOn(Worker.prototype, 'postMessage').mockImplementation(function (
+        this: Worker,
+        message: unknown,
+        transfer?: unknown,
+      ) {
+        posted.push(message)
+        return original.call(this, message, transfer as StructuredSerializeOptions)
+      }),
+    )
+    const before = track(spyOn(WorkerPool.prototype, 'before'))
+    const reads = track(spyOn(slicedRead, 'readVersionState'))
     const reverted = await callText(agent, 'revert_changes', { slug: created.slug, version_id: version })
     expect(reverted.isError, reverted.text).toBeFalsy()
     const kinds = posted.map((job) => (job as { kind?: string }).kind)
