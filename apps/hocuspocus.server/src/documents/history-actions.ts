@@ -139,16 +139,37 @@ function versionNotFound(slug: string, id: bigint, field: string) {
   )
 }
 
+type FoundVersion = VersionInfo & { state: Uint8Array | string }
+
+/**
+ * An action on one kept version of a document (a restore, a revert): called with the version's id, it finds
+ * the version (a not_found refusal naming `field` when it is not kept) and runs `act` on it.
+ */
+function onKeptVersion(
+  act: (
+    deps: HistoryActionDeps,
+    document: DocumentRow,
+    versionId: bigint,
+    version: FoundVersion,
+    actor: Actor,
+    field: string,
+  ) => Promise<Result<ActionOutcome>>,
+) {
+  return async (
+    deps: HistoryActionDeps,
+    document: DocumentRow,
+    versionId: bigint,
+    actor: Actor,
+    field = 'version_id',
+  ): Promise<Result<ActionOutcome>> => {
+    const version = await deps.history.findVersion(document.id, { id: versionId })
+    if (!version) return versionNotFound(document.slug, versionId, field)
+    return act(deps, document, versionId, version, actor, field)
+  }
+}
+
 /** Makes the document's content equal version `versionId`'s, as one edit. */
-export async function restoreVersion(
-  deps: HistoryActionDeps,
-  document: DocumentRow,
-  versionId: bigint,
-  actor: Actor,
-  field = 'version_id',
-): Promise<Result<ActionOutcome>> {
-  const version = await deps.history.findVersion(document.id, { id: versionId })
-  if (!version) return versionNotFound(document.slug, versionId, field)
+export const restoreVersion = onKeptVersion(async (deps, document, versionId, version, actor, field) => {
   const large = tooLarge(version.byteSize, field, `version ${versionId}`)
   if (large) return large
   const before = await beforeVersion(deps, document, `Before restore of version ${versionId}`, actor, version)
@@ -162,18 +183,10 @@ export async function restoreVersion(
   })
   if (applied.kind === 'error') return applied
   return ok({ beforeVersionId: before.value.id, changed: applied.value.changed, reverted: [versionId] })
-}
+})
 
 /** Undoes what version `versionId` changed (since the version before it), keeping later changes. */
-export async function revertVersion(
-  deps: HistoryActionDeps,
-  document: DocumentRow,
-  versionId: bigint,
-  actor: Actor,
-  field = 'version_id',
-): Promise<Result<ActionOutcome>> {
-  const version = await deps.history.findVersion(document.id, { id: versionId })
-  if (!version) return versionNotFound(document.slug, versionId, field)
+export const revertVersion = onKeptVersion(async (deps, document, versionId, version, actor, field) => {
   const base = await deps.history.findVersion(document.id, { before: versionId })
   if (!base)
     return refuse(
@@ -196,7 +209,7 @@ export async function revertVersion(
   })
   if (applied.kind === 'error') return applied
   return ok({ beforeVersionId: before.value.id, changed: applied.value.changed, reverted: [versionId] })
-}
+})
 
 /** Longest `since_time` accepted (an ISO 8601 time with fractions and an offset is ~30 characters). */
 export const MAX_SINCE_TIME_CHARS = 40
