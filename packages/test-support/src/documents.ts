@@ -8,35 +8,11 @@ import {
   readPlainText,
   readTitle,
 } from '@collab/doc-schema'
+import { paragraph } from '@collab/doc-schema/test-builders'
 import type { RunningServer } from '@collab/hocuspocus.server/src/server.ts'
 import * as Y from 'yjs'
 
-/** A Yjs element with attributes and children, as an editor would insert it. */
-export function element(
-  name: string,
-  attrs: Record<string, unknown> = {},
-  children: Array<Y.XmlElement | Y.XmlText> = [],
-): Y.XmlElement {
-  const el = new Y.XmlElement(name)
-  for (const [key, value] of Object.entries(attrs)) el.setAttribute(key, value as string)
-  el.insert(0, children)
-  return el
-}
-
-export const paragraph = (text: string): Y.XmlElement => element('paragraph', {}, [new Y.XmlText(text)])
-
-/** A bullet list nested `depth` levels deep, each item a paragraph "level N" and the next list. */
-export function nestedList(depth: number): Y.XmlElement {
-  let inner: Y.XmlElement | undefined
-  for (let level = depth; level >= 1; level--) {
-    const item = new Y.XmlElement('listItem')
-    item.insert(0, inner ? [paragraph(`level ${level}`), inner] : [paragraph(`level ${level}`)])
-    const list = new Y.XmlElement('bulletList')
-    list.insert(0, [item])
-    inner = list
-  }
-  return inner!
-}
+export { element, nestedList, paragraph } from '@collab/doc-schema/test-builders'
 
 /** Appends one paragraph to the document, as a person typing would. */
 export function appendParagraph(doc: Y.Doc, text: string): void {

@@ -11,6 +11,7 @@ import {
 } from '../index.ts'
 import { listSections } from '../sections/section-index.ts'
 import { changeOf, cloneDocument, loadDocument } from './fixtures.ts'
+import { element, paragraph } from './yjs-builders.ts'
 
 /** A server copy of a document and an editor's copy synced with it. */
 function pair(markdown = 'First paragraph.\n\n## Section\n\nBody text.') {
@@ -18,19 +19,6 @@ function pair(markdown = 'First paragraph.\n\n## Section\n\nBody text.') {
   const { doc: editor, fragment } = cloneDocument(server)
   return { server, editor, fragment }
 }
-
-function element(
-  name: string,
-  attrs: Record<string, unknown> = {},
-  children: Array<Y.XmlElement | Y.XmlText> = [],
-) {
-  const el = new Y.XmlElement(name)
-  for (const [key, value] of Object.entries(attrs)) el.setAttribute(key, value as string)
-  el.insert(0, children)
-  return el
-}
-
-const paragraph = (text: string) => element('paragraph', {}, [new Y.XmlText(text)])
 
 /** `levels` blockquotes, one inside the other, around a paragraph: the paragraph is at depth levels + 1. */
 function nested(levels: number): Y.XmlElement {

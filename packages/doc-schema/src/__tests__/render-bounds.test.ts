@@ -18,25 +18,7 @@ import { listSections, locateSection } from '../sections/section-index.ts'
 import { fragmentToJSON, topLevelElements, yElementToJSON } from '../yjs/read-y.ts'
 import { expectOk, loadDocument, UNICODE_WORDS } from './fixtures.ts'
 import { runs } from './property-runs.ts'
-
-function paragraph(text: string): Y.XmlElement {
-  const p = new Y.XmlElement('paragraph')
-  p.insert(0, [new Y.XmlText(text)])
-  return p
-}
-
-/** `lists` bullet lists nested in each other; the deepest paragraph sits at element level 2 × lists + 1. */
-function nestedList(lists: number): Y.XmlElement {
-  let inner: Y.XmlElement | undefined
-  for (let level = lists; level >= 1; level--) {
-    const item = new Y.XmlElement('listItem')
-    item.insert(0, inner ? [paragraph(`level ${level}`), inner] : [paragraph(`level ${level}`)])
-    const list = new Y.XmlElement('bulletList')
-    list.insert(0, [item])
-    inner = list
-  }
-  return inner!
-}
+import { nestedList, paragraph } from './yjs-builders.ts'
 
 /** A document `# Doc`, `## Deep`, then the given blocks, and the section id of `## Deep`. */
 function deepDocument(blocks: () => Y.XmlElement[]) {
