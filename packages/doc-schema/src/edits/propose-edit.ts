@@ -15,7 +15,7 @@
  */
 import * as Y from 'yjs'
 import { schema } from '../extensions.ts'
-import { type Result, refuseFor } from '../result.ts'
+import { ok, type Result, refuseFor } from '../result.ts'
 import { locateSection } from '../sections/section-index.ts'
 import { sectionRev, stableJSON } from '../sections/section-rev.ts'
 import {
@@ -193,6 +193,35 @@ function sameAttributes(a: Y.XmlElement, b: Y.XmlElement): boolean {
   return stableJSON(a.getAttributes()) === stableJSON(b.getAttributes())
 }
 
+/** What a refusal says of a block or text that cannot be removed or added as a suggestion. */
+const NOT_PROPOSABLE = {
+  removed: {
+    hook: 'this block cannot be changed in suggest mode',
+    element: (name: string) =>
+      `removing a ${name} that holds no text (or holds code or media) cannot be proposed`,
+    text: 'removing this text cannot be proposed',
+  },
+  added: {
+    hook: 'this block cannot be added in suggest mode',
+    element: (name: string) => `a new ${name} that holds no text (or holds code or media) cannot be proposed`,
+    text: 'this text cannot be proposed here',
+  },
+}
+
+/**
+ * `child`, a child one document holds and the other not, when its removal or addition can be proposed;
+ * otherwise the refusal that says why.
+ */
+function proposableChild(
+  child: Child,
+  change: keyof typeof NOT_PROPOSABLE,
+): Result<Y.XmlElement | Y.XmlText> {
+  const says = NOT_PROPOSABLE[change]
+  if (child instanceof Y.XmlHook) return refusal(says.hook)
+  if (proposable(child)) return ok(child)
+  return refusal(child instanceof Y.XmlElement ? says.element(child.nodeName) : says.text)
+}
+
 /** Plans the changes under one container that exists in both documents. */
 function planContainer(
   live: Y.XmlElement | Y.XmlFragment,
@@ -206,15 +235,10 @@ function planContainer(
   const liveByKey = new Map(liveChildren.map((child, index) => [keyOf(child), { child, index }]))
   for (const child of liveChildren) {
     if (afterKeys.has(keyOf(child))) continue
-    if (child instanceof Y.XmlHook) return refusal('this block cannot be changed in suggest mode')
-    if (!proposable(child))
-      return refusal(
-        child instanceof Y.XmlElement
-          ? `removing a ${child.nodeName} that holds no text (or holds code or media) cannot be proposed`
-          : 'removing this text cannot be proposed',
-      )
+    const removed = proposableChild(child, 'removed')
+    if (removed.kind === 'error') return removed
     steps.push(() => {
-      for (const text of textsIn(child))
+      for (const text of textsIn(removed.value))
         if (text.length > 0) text.format(0, text.length, { [SUGGESTION_DELETE]: { ...mark } })
     })
   }
@@ -224,13 +248,8 @@ function planContainer(
   for (const child of afterChildren) {
     const kept = liveByKey.get(keyOf(child))
     if (!kept) {
-      if (child instanceof Y.XmlHook) return refusal('this block cannot be added in suggest mode')
-      if (!proposable(child))
-        return refusal(
-          child instanceof Y.XmlElement
-            ? `a new ${child.nodeName} that holds no text (or holds code or media) cannot be proposed`
-            : 'this text cannot be proposed here',
-        )
+      const added = proposableChild(child, 'added')
+      if (added.kind === 'error') return added
       pending.push(child)
       continue
     }
