@@ -9,7 +9,7 @@ import { MAX_COUNTED_CHARS } from '@collab/hocuspocus.server/src/modules/mcp/lim
 import { Y, type YXmlFragment } from '../deps.ts'
 import type { Fixture } from './fixtures.ts'
 import { timeSideBySide } from './stats.ts'
-import type { Row } from './types.ts'
+import { medianRatioRow, type Row } from './types.ts'
 
 type Frag = Parameters<typeof documentMarkdownPrefix>[0]
 
@@ -46,12 +46,7 @@ function row(measure: string, size: string, fragment: YXmlFragment, runs: number
     ours: { run: () => wholeRead(fragment) },
     library: { run: () => wholeRead(fragment, 'library') },
   })
-  return {
-    measure,
-    size,
-    variants: timed,
-    ratios: { 'library / ours': timed.library.median / timed.ours.median },
-  }
+  return medianRatioRow({ measure, size }, timed, { over: 'library', under: 'ours' })
 }
 
 export function measureDenseMarks(ordinary: Fixture, runs: number): Row[] {

@@ -14,7 +14,7 @@ import {
 } from '@collab/doc-schema'
 import { asFrag, Y, type YXmlFragment } from '../deps.ts'
 import { timeSideBySide } from './stats.ts'
-import type { Row } from './types.ts'
+import { medianRatioRow, type Row } from './types.ts'
 
 export const IN_BLOCK_ITEMS = { large: 1_000, small: 10 } as const
 
@@ -91,11 +91,12 @@ export function measureInBlockEdit(runs: number): Row {
   }
   large.doc.destroy()
   small.doc.destroy()
-  const ratio = timed['1,000 items'].median / timed['10 items'].median
-  return {
-    measure: 'in_block edit of one item (item 900 / item 9), after a read, by list length',
-    size: '1,000 / 10 items',
-    variants: timed,
-    ratios: { '1,000 items / 10 items': ratio },
-  }
+  return medianRatioRow(
+    {
+      measure: 'in_block edit of one item (item 900 / item 9), after a read, by list length',
+      size: '1,000 / 10 items',
+    },
+    timed,
+    { over: '1,000 items', under: '10 items' },
+  )
 }

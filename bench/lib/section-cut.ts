@@ -21,7 +21,7 @@ import {
 } from '@collab/doc-schema'
 import { asFrag, Y, type YXmlFragment } from '../deps.ts'
 import { timeSideBySide } from './stats.ts'
-import type { Row } from './types.ts'
+import { medianRatioRow, type Row } from './types.ts'
 
 export const CUT_READ_BLOCKS = { large: 100_000, small: 10 } as const
 const CUT_READ_MAX_CHARS = 2_000
@@ -92,18 +92,18 @@ export function measureCutSectionRead(runs: number): Row {
   })
   large.doc.destroy()
   small.doc.destroy()
-  const ratio = timed['100,000 blocks'].median / timed['10 blocks'].median
-  return {
-    measure: 'cut section read (max_chars 2,000), warm, by section size',
-    size: '100,000 / 10 blocks',
-    variants: timed,
-    ratios: { '100,000 blocks / 10 blocks': ratio },
-    extra: {
-      'section chars (total)': `${first.total} / ${smallFirst.total}`,
-      'chars shown': `${first.shownChars} / ${smallFirst.shownChars}`,
-      'first cut read of the 100,000-block revision (measures it), ms': Math.round(firstMs),
+  return medianRatioRow(
+    { measure: 'cut section read (max_chars 2,000), warm, by section size', size: '100,000 / 10 blocks' },
+    timed,
+    { over: '100,000 blocks', under: '10 blocks' },
+    {
+      extra: {
+        'section chars (total)': `${first.total} / ${smallFirst.total}`,
+        'chars shown': `${first.shownChars} / ${smallFirst.shownChars}`,
+        'first cut read of the 100,000-block revision (measures it), ms': Math.round(firstMs),
+      },
     },
-  }
+  )
 }
 
 /**
@@ -157,11 +157,13 @@ export function measureFirstCutRead(runs: number): Row {
   const rendered = measuredElements() - measuredBefore
   large.free()
   small.free()
-  return {
-    measure: 'first cut read (max_chars 2,000) of a stored section, totals stored beside the outline',
-    size: '100,000 / 10 blocks',
-    variants: timed,
-    ratios: { '100,000 blocks / 10 blocks': timed['100,000 blocks'].median / timed['10 blocks'].median },
-    extra: { 'blocks rendered to measure totals, all runs': rendered },
-  }
+  return medianRatioRow(
+    {
+      measure: 'first cut read (max_chars 2,000) of a stored section, totals stored beside the outline',
+      size: '100,000 / 10 blocks',
+    },
+    timed,
+    { over: '100,000 blocks', under: '10 blocks' },
+    { extra: { 'blocks rendered to measure totals, all runs': rendered } },
+  )
 }
