@@ -8,6 +8,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
+import type { TestProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import { agentAppends, editorOnPlan, useHistoryPlan } from './history-support.ts'
@@ -31,43 +32,56 @@ async function api(path: string, init: RequestInit = {}) {
 const liveMarkdown = () =>
   documentToMarkdown(plan.server.collab.hocuspocus.documents.get(plan.room)!.getXmlFragment(FRAGMENT_NAME))
 
+/** Types `text` into the paragraph "Hello there." of the provider's copy, right after that sentence. */
+function typeAfterHello(provider: TestProvider, text: string): void {
+  const intro = provider.doc
+    .getXmlFragment(FRAGMENT_NAME)
+    .toArray()
+    .find((node) => node instanceof Y.XmlElement && node.toString().includes('Hello there.')) as Y.XmlElement
+  ;(intro.get(0) as Y.XmlText).insert(12, text)
+}
+
+/**
+ * Once the newest version of document `slug` is the agent's: it and the version before it, having checked
+ * that the agent's holds the agent alone (olive through her app ci-bot) and the one before the person
+ * `person` alone.
+ */
+async function agentVersionAndBefore(slug: string, person: string): Promise<[Version, Version]> {
+  const [agentVersion, before] = await eventually(async () => {
+    const versions = (await api(`/documents/${slug}/versions`)).body.versions as Version[]
+    expect(versions[0]?.reason).toBe('agent')
+    return versions
+  })
+  expect(agentVersion!.authors).toEqual([
+    expect.objectContaining({ kind: 'agent', name: 'olive', app: 'ci-bot' }),
+  ])
+  expect(before!.authors).toEqual([expect.objectContaining({ kind: 'person', name: person })])
+  return [agentVersion!, before!]
+}
+
 describe("version boundaries at an agent's write", () => {
   test("a person's typing just before is in the version before; the agent's holds only its write, and reverting it keeps the typing", async () => {
     const { provider } = await editorOnPlan(plan, 'pat', 'pat laptop')
     try {
       await provider.ready
-      const intro = provider.doc
-        .getXmlFragment(FRAGMENT_NAME)
-        .toArray()
-        .find(
-          (node) => node instanceof Y.XmlElement && node.toString().includes('Hello there.'),
-        ) as Y.XmlElement
-      ;(intro.get(0) as Y.XmlText).insert(12, ' Pat typed this.')
+      typeAfterHello(provider, ' Pat typed this.')
       await eventually(() => expect(liveMarkdown()).toContain('Hello there. Pat typed this.'))
       // The agent writes right after, well within the person's pause.
       const wrote = await agentAppends(plan, 'Agent paragraph.')
       expect(wrote.isError, wrote.text).toBeFalsy()
-      const [agentVersion, before] = await eventually(async () => {
-        const versions = (await api(`/documents/${plan.slug}/versions`)).body.versions as Version[]
-        expect(versions[0]?.reason).toBe('agent')
-        return versions
-      })
       // The agent's version: the agent alone, through its app; the one before: the person's typing.
-      expect(agentVersion!.authors).toEqual([
-        expect.objectContaining({ kind: 'agent', name: 'olive', app: 'ci-bot' }),
-      ])
-      expect(before!.authors).toEqual([expect.objectContaining({ kind: 'person', name: 'pat' })])
+      const [agentVersion, before] = await agentVersionAndBefore(plan.slug, 'pat')
       const markdownOf = async (id: string) =>
         (await api(`/documents/${plan.slug}/versions/${id}`)).body.markdown as string
-      const beforeMarkdown = await markdownOf(before!.id)
+      const beforeMarkdown = await markdownOf(before.id)
       expect(beforeMarkdown).toContain('Hello there. Pat typed this.')
       expect(beforeMarkdown).not.toContain('Agent paragraph.')
       // Exactly the agent's change between the two.
-      expect((await markdownOf(agentVersion!.id)).replace('\n\nAgent paragraph.', '')).toBe(beforeMarkdown)
+      expect((await markdownOf(agentVersion.id)).replace('\n\nAgent paragraph.', '')).toBe(beforeMarkdown)
       // Reverting the agent's version takes out only the agent's text.
       const reverted = await api(`/documents/${plan.slug}/revert`, {
         method: 'POST',
-        body: JSON.stringify({ versionId: agentVersion!.id }),
+        body: JSON.stringify({ versionId: agentVersion.id }),
       })
       expect(reverted.status, JSON.stringify(reverted.body)).toBe(200)
       expect(reverted.body.changed).toBe(true)
@@ -125,28 +139,14 @@ describe("version boundaries at an agent's write", () => {
         reached()
         return beforeWrite.apply(persistence, args)
       }
-      const intro = provider.doc
-        .getXmlFragment(FRAGMENT_NAME)
-        .toArray()
-        .find(
-          (node) => node instanceof Y.XmlElement && node.toString().includes('Hello there.'),
-        ) as Y.XmlElement
-      ;(intro.get(0) as Y.XmlText).insert(12, ' Quinn typed this.')
+      typeAfterHello(provider, ' Quinn typed this.')
       await inRefresh // the typing is in the log; its store has not finished
       const writing = agentAppends(own, 'Agent paragraph.')
       await atBoundary
       release()
       const wrote = await writing
       expect(wrote.isError, wrote.text).toBeFalsy()
-      const [agentVersion, before] = await eventually(async () => {
-        const versions = (await api(`/documents/${own.slug}/versions`)).body.versions as Version[]
-        expect(versions[0]?.reason).toBe('agent')
-        return versions
-      })
-      expect(agentVersion!.authors).toEqual([
-        expect.objectContaining({ kind: 'agent', name: 'olive', app: 'ci-bot' }),
-      ])
-      expect(before!.authors).toEqual([expect.objectContaining({ kind: 'person', name: 'quinn' })])
+      await agentVersionAndBefore(own.slug, 'quinn')
     } finally {
       release()
       documents.refreshDerived = refreshDerived
