@@ -16,6 +16,8 @@ export {
   writeNewDocument,
 } from './create-document.ts'
 export type { DocMark, DocNode } from './doc-json.ts'
+// Everything the browser editor's entry has (editor.ts): its suggestions' reads and decisions among it.
+export * from './editor.ts'
 export {
   ALL_EDITOR_TYPES,
   EDITOR_TYPES_PARAM,
@@ -29,12 +31,6 @@ export { type EditBlocksInput, editBlocks } from './edits/edit-blocks.ts'
 export { proposeEdit } from './edits/propose-edit.ts'
 export { reassignDuplicateIds, repairHeadingIds } from './edits/reassign-ids.ts'
 export { type ReplaceTextOptions, replaceText } from './edits/replace-text.ts'
-export {
-  type Decision,
-  decideSuggestions,
-  listSuggestions,
-  type PendingSuggestion,
-} from './edits/suggestions.ts'
 export { extensions, schema } from './extensions.ts'
 export { type FirstScreen, firstScreenHtml } from './first-screen.ts'
 export { isHeadingId, newHeadingId } from './heading-id.ts'
