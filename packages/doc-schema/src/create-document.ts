@@ -1,9 +1,8 @@
-import type { Node as PMNode } from '@tiptap/pm/model'
 import * as Y from 'yjs'
 import type { DocNode } from './doc-json.ts'
 import { schema } from './extensions.ts'
 import { newHeadingId } from './heading-id.ts'
-import { blockInserter, insertParts } from './insert-blocks.ts'
+import { blockInserter, type ImportPart, insertParts } from './insert-blocks.ts'
 import { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_DOCUMENT_BYTES, MAX_TITLE_CHARS } from './limits.ts'
 import { checkNodes, type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
 import { ok, type Result, refuseFor } from './result.ts'
@@ -96,7 +95,7 @@ export function importedDocumentUpdate(
  * building every block first and inserting them at once (`writeImportedParts`).
  */
 export function importedPartsUpdate(
-  imported: { title: string; parts: Iterable<Result<PMNode[]>> },
+  imported: { title: string; parts: Iterable<Result<ImportPart>> },
   inspect?: (fragment: Y.XmlFragment) => void,
   /** Called as blocks (or a long block's children) are built, with how many are (the worker collects its garbage). */
   built?: (blocks: number) => void,
@@ -124,7 +123,7 @@ export function importedPartsUpdate(
 export function writeImportedParts(
   doc: Y.Doc,
   title: string,
-  parts: Iterable<Result<PMNode[]>>,
+  parts: Iterable<Result<ImportPart>>,
   built?: (blocks: number) => void,
 ): Result<void> {
   const heading = buildDocumentBlocks(title)

@@ -14,7 +14,7 @@ import type { Node as PMNode } from '@tiptap/pm/model'
 import * as Y from 'yjs'
 import { buildDocumentBlocks } from './create-document.ts'
 import { schema } from './extensions.ts'
-import { blockInserter, insertParts } from './insert-blocks.ts'
+import { blockInserter, type ImportPart, insertParts } from './insert-blocks.ts'
 import { FRAGMENT_NAME, MAX_DOCUMENT_BYTES, MAX_NESTING_DEPTH } from './limits.ts'
 import { ok, type Result, refuseFor } from './result.ts'
 import type { DerivedStream } from './sections/derived-stream.ts'
@@ -30,7 +30,7 @@ const ITEM_TYPES = new Set(['listItem', 'taskItem'])
  * `derived` before it is let go. A part's refusal ends it; so does a state over MAX_DOCUMENT_BYTES.
  */
 export function importedStateInParts(
-  imported: { title: string; parts: Iterable<Result<PMNode[]>> },
+  imported: { title: string; parts: Iterable<Result<ImportPart>> },
   derived: DerivedStream,
   /** Called as blocks (or a long block's children) are built, with how many are (the worker collects its garbage). */
   built?: (blocks: number) => void,
@@ -51,9 +51,10 @@ export function importedStateInParts(
     },
     // A long list is measured and let go a batch at a time; another such block (rare: a quote of 1,000
     // paragraphs) is measured whole.
-    long(node, element, attrs) {
-      const inParts = measuredInParts(node)
-      if (inParts) derived.listOpen(node.type.name, attrs)
+    long(name, element, attrs, whole) {
+      // A list in pieces is always measured in parts (the import reads in slices only such lists).
+      const inParts = whole === null || measuredInParts(whole)
+      if (inParts) derived.listOpen(name, attrs)
       return {
         batch: inParts
           ? (children, from) => {

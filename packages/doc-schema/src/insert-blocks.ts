@@ -17,18 +17,33 @@ import { nodeToY } from './yjs/build-y.ts'
  */
 export const BUILD_BATCH_CHILDREN = LIST_ITEMS_PER_RENDER
 
+/**
+ * A piece of a long list read a slice at a time (import-markdown.ts): `list` is a node of the list's type
+ * and attributes (holding its first item), `from` the index of the piece's first item in the list, `last`
+ * true on the list's last piece. The pieces of one list come one after another, every piece but the last
+ * BUILD_BATCH_CHILDREN items (the last may hold none), and only for a list of more than that: the same
+ * items, batches and order as the list built whole.
+ */
+export type ListPiece = { list: PMNode; from: number; items: PMNode[]; last: boolean }
+
+/** What a part of an import holds: whole blocks, or a piece of a long list. */
+export type ImportPart = PMNode[] | ListPiece
+
 /** What a caller does as the blocks go in (the build in parts measures and lets go of them). */
 export interface InsertHooks {
   /** A block built whole, once it is inserted and counted. */
   block?(element: Y.XmlElement): void
   /**
    * A block of many children, its element inserted before them: what to do after each batch of children
-   * (`from` the index of the batch's first) and once its attributes are set.
+   * (`from` the index of the batch's first) and once its attributes are set. `whole` is the block when it
+   * came whole, null for a long list that comes in pieces (its items all list items, within the nesting
+   * the import allows a list measured in parts).
    */
   long?(
-    node: PMNode,
+    name: string,
     element: Y.XmlElement,
     attrs: Record<string, unknown>,
+    whole: PMNode | null,
   ): { batch?(children: Y.XmlElement[], from: number): void; close?(): void }
 }
 
@@ -41,10 +56,55 @@ export function blockInserter(
   fragment: Y.XmlFragment,
   built?: (blocks: number) => void,
   hooks: InsertHooks = {},
-): (blocks: PMNode[]) => void {
+): (part: ImportPart) => void {
   let last: Y.XmlElement | null = null
   let count = 0
-  return (blocks) => {
+  type Open = {
+    element: Y.XmlElement
+    attrs: Record<string, unknown>
+    child: Y.XmlElement | null
+    long: ReturnType<NonNullable<InsertHooks['long']>> | undefined
+  }
+  let open: Open | null = null
+  // A block of many children (a list of 75,000 items): the element first, then its children in batches,
+  // then its attributes, the order in which Yjs integrates a detached element (its content, then its
+  // attributes), so the same ids; the batches' detached copies go between two batches.
+  const openLong = (node: PMNode, whole: PMNode | null): Open => {
+    const element = new Y.XmlElement(node.type.name)
+    fragment.insertAfter(last, [element])
+    last = element
+    const attrs: Record<string, unknown> = {}
+    for (const [key, value] of Object.entries(node.attrs))
+      if (value !== null && value !== undefined) attrs[key] = value
+    return { element, attrs, child: null, long: hooks.long?.(node.type.name, element, attrs, whole) }
+  }
+  const batch = (state: Open, children: PMNode[], from: number) => {
+    if (children.length === 0) return
+    const elements = children.map((child) => nodeToY(child))
+    state.element.insertAfter(state.child, elements)
+    state.child = elements.at(-1)!
+    count += elements.length
+    built?.(count)
+    state.long?.batch?.(elements, from)
+  }
+  const closeLong = (state: Open) => {
+    fragment.doc!.transact(() => {
+      for (const [key, value] of Object.entries(state.attrs)) state.element.setAttribute(key, value as string)
+    })
+    state.long?.close?.()
+  }
+  return (part) => {
+    if (!Array.isArray(part)) {
+      if (part.from === 0) open = openLong(part.list, null)
+      batch(open!, part.items, part.from)
+      part.items = []
+      if (part.last) {
+        closeLong(open!)
+        open = null
+      }
+      return
+    }
+    const blocks = part
     for (let i = 0; i < blocks.length; i++) {
       const node = blocks[i]!
       ;(blocks as (PMNode | undefined)[])[i] = undefined
@@ -57,41 +117,23 @@ export function blockInserter(
         hooks.block?.(element)
         continue
       }
-      // A block of many children (a list of 75,000 items): the element first, then its children in
-      // batches, then its attributes, the order in which Yjs integrates a detached element (its content,
-      // then its attributes), so the same ids; the batches' detached copies go between two batches.
-      const element = new Y.XmlElement(node.type.name)
-      fragment.insertAfter(last, [element])
-      last = element
-      const attrs: Record<string, unknown> = {}
-      for (const [key, value] of Object.entries(node.attrs))
-        if (value !== null && value !== undefined) attrs[key] = value
-      const long = hooks.long?.(node, element, attrs)
-      let child: Y.XmlElement | null = null
+      const state = openLong(node, node)
       for (let from = 0; from < node.childCount; from += BUILD_BATCH_CHILDREN) {
-        const batch: Y.XmlElement[] = []
+        const children: PMNode[] = []
         const to = Math.min(node.childCount, from + BUILD_BATCH_CHILDREN)
-        for (let c = from; c < to; c++) batch.push(nodeToY(node.child(c)))
-        element.insertAfter(child, batch)
-        child = batch.at(-1)!
-        count += batch.length
-        built?.(count)
-        long?.batch?.(batch, from)
+        for (let c = from; c < to; c++) children.push(node.child(c))
+        batch(state, children, from)
       }
-      const doc = fragment.doc!
-      doc.transact(() => {
-        for (const [key, value] of Object.entries(attrs)) element.setAttribute(key, value as string)
-      })
-      long?.close?.()
+      closeLong(state)
     }
   }
 }
 
 /** Inserts the title's blocks, then each part's as it comes; a part's refusal ends it and is returned. */
 export function insertParts(
-  insert: (blocks: PMNode[]) => void,
+  insert: (part: ImportPart) => void,
   title: PMNode[],
-  parts: Iterable<Result<PMNode[]>>,
+  parts: Iterable<Result<ImportPart>>,
 ): Result<void> {
   insert(title)
   for (const part of parts) {

@@ -26,9 +26,12 @@ import { seededRandom } from './seeded-random.ts'
 
 const random = zeroRandomDraws()
 
-/** The build before parts: the whole body converted, then one insert of every block's Yjs element. */
+/**
+ * The build before parts: the whole file parsed at once, the whole body converted, then one insert of every
+ * block's Yjs element.
+ */
 function wholeUpdate(markdown: string): Uint8Array | string {
-  const imported = importMarkdown(markdown, { fallbackTitle: 'file' })
+  const imported = importMarkdown(markdown, { fallbackTitle: 'file', parse: 'whole' })
   if (imported.kind === 'error') return imported.message
   const heading = buildDocumentBlocks(imported.value.title)
   if (heading.kind === 'error') return heading.message

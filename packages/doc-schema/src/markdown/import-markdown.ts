@@ -17,27 +17,23 @@
  * - Bare URLs become links; link targets are kept as written (see the parser below).
  * - A bullet list mixing task and plain items becomes consecutive lists, one per kind (tokens-to-blocks.ts).
  */
-import type { Node as PMNode } from '@tiptap/pm/model'
-import MarkdownIt from 'markdown-it'
+import { Fragment, type Node as PMNode } from '@tiptap/pm/model'
+import type MarkdownIt from 'markdown-it'
 import type Token from 'markdown-it/lib/token.mjs'
 import type { DocNode } from '../doc-json.ts'
+import { schema } from '../extensions.ts'
 import { newHeadingId } from '../heading-id.ts'
+import { BUILD_BATCH_CHILDREN, type ImportPart } from '../insert-blocks.ts'
 import { HEADING_ID_ATTR, MAX_IMPORT_BYTES, MAX_IMPORT_ELEMENTS } from '../limits.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
-import { footnoteDefinitions } from './footnotes.ts'
+import { importParser, scanBlocks } from './import-blocks.ts'
 import { convertInline } from './inline-tokens.ts'
-import { countTokens, parseCounted } from './markdown-work.ts'
+import { MarkdownTooComplex, MarkdownWork, parseCounted } from './markdown-work.ts'
 import { checkNodes } from './parse-markdown.ts'
-import { tokensToBlocks } from './tokens-to-blocks.ts'
+import { listItemsOfTokens, tokensToBlocks } from './tokens-to-blocks.ts'
 
-// linkify: a bare `https://…` or `mailto:` URL in a file is a link (a GFM autolink), written back as
-// `<https://…>`; fuzzy forms (`example.com`, `a@b.c`) stay text. Link targets are kept as written (markdown-it
-// would percent-encode `^` or `–`); validateLink still refuses `javascript:` and other unsafe schemes.
-const markdownIt = new MarkdownIt('default', { html: true, linkify: true, typographer: false })
-markdownIt.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false })
-markdownIt.normalizeLink = (url) => url
-markdownIt.use(footnoteDefinitions)
-countTokens(markdownIt)
+/** The one parse of a whole file (`parse: 'whole'`: the reading before blocks were read apart). */
+let wholeParser: MarkdownIt | undefined
 
 export type ImportedMarkdown = {
   title: string
@@ -97,14 +93,22 @@ const inlineText = (tokens: Token[]) =>
  */
 export function importMarkdown(
   markdown: string,
-  opts: { title?: string; fallbackTitle: string },
+  opts: { title?: string; fallbackTitle: string; parse?: 'scan' | 'whole' },
 ): Result<ImportedMarkdown> {
   const imported = importMarkdownParts(markdown, opts)
   if (imported.kind === 'error') return imported
   const blocks: DocNode[] = []
+  let items: PMNode[] = []
   for (const part of imported.value.parts) {
     if (part.kind === 'error') return part
-    for (const node of part.value) blocks.push(node.toJSON() as DocNode)
+    if (Array.isArray(part.value)) {
+      for (const node of part.value) blocks.push(node.toJSON() as DocNode)
+      continue
+    }
+    items.push(...part.value.items)
+    if (!part.value.last) continue
+    blocks.push(part.value.list.copy(Fragment.fromArray(items)).toJSON() as DocNode)
+    items = []
   }
   return ok({ title: imported.value.title, blocks, changes: imported.value.changes })
 }
@@ -113,21 +117,26 @@ export function importMarkdown(
 export type ImportedMarkdownParts = Omit<ImportedMarkdown, 'blocks'> & {
   /**
    * The body's checked blocks as ProseMirror nodes (their JSON is `blocks`), one top-level Markdown block
-   * at a time (a front matter, a list, a heading…), each heading with a fresh id; an `invalid_content`
-   * refusal ends it. Read once: each block's tokens are let go as soon as it is converted, so a caller that
-   * builds each part into the document (and lets go of it) never holds the whole file's tokens, blocks and
-   * Yjs at once.
+   * at a time (a front matter, a list, a heading…), a list of more than BUILD_BATCH_CHILDREN items read in
+   * slices comes as pieces of BUILD_BATCH_CHILDREN items (`ListPiece`), each heading with a fresh id; an
+   * `invalid_content` or `too_complex` refusal ends it. Read once: each block is read (tokenised) only
+   * when it is its turn and its tokens are let go as soon as it is converted, so a caller that builds each
+   * part into the document (and lets go of it) never holds the whole file's tokens, blocks and Yjs at once.
    */
-  parts: Iterable<Result<PMNode[]>>
+  parts: Iterable<Result<ImportPart>>
 }
 
 /**
- * `importMarkdown` with the body converted lazily. The parse, the title, the heading shift and every ceiling
- * are decided here, before any part is converted; the changes are complete at once.
+ * `importMarkdown` with the body converted lazily. The file is scanned first (import-blocks.ts): its
+ * top-level blocks and every block-level ceiling (elements, table cells) are decided here, and the title,
+ * the heading shift and the changes, before any part is converted; each block's inline content is read (and
+ * counted: elements, link expansion) when the block's turn comes, so a ceiling crossed there ends the parts
+ * with its refusal, at the same count as one parse of the file. `parse: 'whole'` reads the file in one
+ * markdown-it parse, as before the scan (the tests' reference; the same parts, byte for byte).
  */
 export function importMarkdownParts(
   markdown: string,
-  opts: { title?: string; fallbackTitle: string },
+  opts: { title?: string; fallbackTitle: string; parse?: 'scan' | 'whole' },
 ): Result<ImportedMarkdownParts> {
   const bytes = Buffer.byteLength(markdown, 'utf8')
   if (bytes > MAX_IMPORT_BYTES) {
@@ -140,82 +149,240 @@ export function importMarkdownParts(
   const text = markdown.replace(/^\uFEFF/, '')
   const { frontMatter, rest, lineOffset } = splitFrontMatter(text)
   const changes: string[] = []
-  const tokens = parseCounted(markdownIt, rest, { elements: MAX_IMPORT_ELEMENTS, scope: 'one import' })
-  if (tokens.kind === 'error') return tokens
-  // The groups are copies of their tokens' slices: the whole stream is let go here, each group once converted.
-  const groups: ({ tokens: Token[]; line: number } | undefined)[] = topLevelGroups(tokens.value)
-  tokens.value = []
+  const read = opts.parse === 'whole' ? wholeBody(rest) : scannedBody(rest)
+  if (read.kind === 'error') return read
+  const body = read.value
+  const { blocks } = body
 
-  const isH1 = (group: { tokens: Token[] } | undefined) =>
-    group?.tokens[0]?.type === 'heading_open' && group.tokens[0].tag === 'h1'
-  const firstH1 = groups.findIndex(isH1)
+  const isH1 = (block: BodyBlock | undefined) => block?.type === 'heading_open' && block.tag === 'h1'
+  const firstH1 = blocks.findIndex(isH1)
+  let titleTokens: Token[] | undefined
+  if (firstH1 !== -1) {
+    const tokens = body.tokens(firstH1)
+    if (tokens.kind === 'error') return tokens
+    titleTokens = tokens.value
+  }
   let title = opts.title?.replace(/\s+/g, ' ').trim() ?? ''
   let dropped = -1
   if (title) {
-    if (firstH1 !== -1 && inlineText(groups[firstH1]!.tokens) === title) dropped = firstH1
-  } else if (firstH1 !== -1 && inlineText(groups[firstH1]!.tokens) !== '') {
-    title = inlineText(groups[firstH1]!.tokens)
+    if (titleTokens && inlineText(titleTokens) === title) dropped = firstH1
+  } else if (titleTokens && inlineText(titleTokens) !== '') {
+    title = inlineText(titleTokens)
     dropped = firstH1
   } else {
     title = opts.fallbackTitle.replace(/\s+/g, ' ').trim()
   }
   if (!title) return refuseFor('empty_title', 'title: the file has no `# ` heading; give --title.', 'title')
-  if (dropped !== -1) groups[dropped] = undefined
 
-  const shift = groups.some(isH1)
+  const shift = blocks.some((block, index) => index !== dropped && isH1(block))
   if (shift) {
     let capped = 0
-    for (const group of groups) {
-      const open = group?.tokens[0]
-      if (open?.type !== 'heading_open') continue
-      const level = Number(open.tag.slice(1))
-      if (level === 6) capped++
-      const next = `h${Math.min(6, level + 1)}`
-      open.tag = next
-      group!.tokens.at(-1)!.tag = next
-    }
+    for (const [index, block] of blocks.entries())
+      if (index !== dropped && block.type === 'heading_open' && block.tag === 'h6') capped++
     changes.push(
       `headings: the body holds level-1 headings, so every body heading moved one level deeper (# → ##, …, ##### → ######)${capped ? `; ${capped} level-6 heading(s) stayed at level 6` : ''}`,
     )
   }
 
   if (frontMatter) changes.push(`front matter: kept as a \`${frontMatter.language}\` code block at the top`)
-  const htmlBlocks = groups.filter((group) => group?.tokens[0]?.type === 'html_block').length
+  const htmlBlocks = blocks.filter((block) => block.type === 'html_block').length
   if (htmlBlocks) changes.push(`HTML: ${htmlBlocks} HTML block(s) kept verbatim as \`html\` code blocks`)
-  return ok({ title, changes, parts: convertGroups(groups, frontMatter, lineOffset) })
+  const first = dropped === -1 && titleTokens ? { index: firstH1, tokens: titleTokens } : undefined
+  return ok({
+    title,
+    changes,
+    parts: convertBody(body, { dropped, shift, first }, frontMatter, lineOffset),
+  })
 }
 
-/** The body's groups converted and checked one at a time, each let go once converted. */
-function* convertGroups(
-  groups: ({ tokens: Token[]; line: number } | undefined)[],
+/** A top-level block of the body: its first line (1-based) and its first token's type and tag. */
+type BodyBlock = { line: number; type: string; tag: string }
+
+/** A file's body read block by block: a block's tokens (read now) and a long list's slices. */
+type Body = {
+  blocks: BodyBlock[]
+  /** A block's tokens, inline ones included; `too_complex` when a ceiling is crossed reading them. */
+  tokens(index: number): Result<Token[]>
+  /** How many slices a long list is read in (0: the block is read whole). */
+  slices(index: number): number
+  sliceTokens(index: number, slice: number): Result<Token[]>
+}
+
+/** A read that may cross a ceiling, as a refusal. */
+function counted<T>(read: () => T): Result<T> {
+  try {
+    return ok(read())
+  } catch (error) {
+    if (error instanceof MarkdownTooComplex) return refuseFor('too_complex', error.message, 'markdown')
+    throw error
+  }
+}
+
+/** The body scanned, each block read when asked (import-blocks.ts). */
+function scannedBody(source: string): Result<Body> {
+  const env = {
+    work: new MarkdownWork({ elements: MAX_IMPORT_ELEMENTS, scope: 'one import' }, source.length),
+  }
+  const scanned = counted(() => scanBlocks(source, env))
+  if (scanned.kind === 'error') return scanned
+  const scan = scanned.value
+  return ok({
+    blocks: scan.blocks.map((block) => ({ line: block.start + 1, type: block.type, tag: block.tag })),
+    tokens: (index) => counted(() => scan.tokens(scan.blocks[index]!)),
+    slices: (index) => scan.blocks[index]!.slices?.length ?? 0,
+    sliceTokens: (index, slice) => counted(() => scan.sliceTokens(scan.blocks[index]!, slice)),
+  })
+}
+
+/** The body parsed whole in one markdown-it parse (`parse: 'whole'`), its groups let go as they are read. */
+function wholeBody(source: string): Result<Body> {
+  wholeParser ??= importParser()
+  const tokens = parseCounted(wholeParser, source, { elements: MAX_IMPORT_ELEMENTS, scope: 'one import' })
+  if (tokens.kind === 'error') return tokens
+  const groups: ({ tokens: Token[]; line: number } | undefined)[] = topLevelGroups(tokens.value)
+  tokens.value = []
+  return ok({
+    blocks: groups.map((group) => ({
+      line: group!.line,
+      type: group!.tokens[0]!.type,
+      tag: group!.tokens[0]!.tag,
+    })),
+    tokens(index) {
+      const group = groups[index]!
+      groups[index] = undefined
+      return ok(group.tokens)
+    },
+    slices: () => 0,
+    sliceTokens: () => ok([]),
+  })
+}
+
+/** The body's blocks converted and checked one at a time, each let go once converted. */
+function* convertBody(
+  body: Body,
+  how: { dropped: number; shift: boolean; first: { index: number; tokens: Token[] } | undefined },
   frontMatter: { language: string; content: string } | null,
   lineOffset: number,
-): Generator<Result<PMNode[]>, void, undefined> {
+): Generator<Result<ImportPart>, void, undefined> {
   if (frontMatter) yield checkNodes([codeBlock(frontMatter.language, frontMatter.content)])
-  for (let i = 0; i < groups.length; i++) {
-    const group = groups[i]
-    if (!group) continue
-    groups[i] = undefined
-    const line = group.line + lineOffset
-    const open = group.tokens[0]!
+  let first = how.first
+  for (let i = 0; i < body.blocks.length; i++) {
+    if (i === how.dropped) continue
+    const block = body.blocks[i]!
+    const line = block.line + lineOffset
+    if (body.slices(i) > 0) {
+      if (!(yield* listPieces(body, i, line))) return
+      continue
+    }
+    let tokens: Token[]
+    if (first?.index === i) {
+      tokens = first.tokens
+      first = undefined
+    } else {
+      const read = body.tokens(i)
+      if (read.kind === 'error') {
+        yield read
+        return
+      }
+      tokens = read.value
+    }
+    const open = tokens[0]!
+    if (how.shift && open.type === 'heading_open') {
+      const next = `h${Math.min(6, Number(open.tag.slice(1)) + 1)}`
+      open.tag = next
+      tokens.at(-1)!.tag = next
+    }
     const converted =
       open.type === 'html_block'
         ? [codeBlock('html', open.content.replace(/\n+$/, ''))]
-        : tokensToBlocks(group.tokens, { splitMixedLists: true, release: true })
-    for (const block of converted) {
-      if (block.type === 'heading') block.attrs = { ...block.attrs, [HEADING_ID_ATTR]: newHeadingId() }
+        : tokensToBlocks(tokens, { splitMixedLists: true, release: true })
+    for (const node of converted) {
+      if (node.type === 'heading') node.attrs = { ...node.attrs, [HEADING_ID_ATTR]: newHeadingId() }
     }
     const checked = checkNodes(converted)
     if (checked.kind === 'error') {
-      yield refuseFor(
-        'invalid_content',
-        `markdown: line ${line}: ${checked.message.replace(/^markdown: /, '')}`,
-        'markdown',
-      )
+      yield invalidAt(line, checked.message)
       return
     }
     yield checked
   }
+}
+
+function invalidAt(line: number, message: string) {
+  return refuseFor(
+    'invalid_content',
+    `markdown: line ${line}: ${message.replace(/^markdown: /, '')}`,
+    'markdown',
+  )
+}
+
+/**
+ * A long list read a slice at a time, as the document lists it makes (a bullet list's runs of task and
+ * plain items are lists of their own): a run of up to BUILD_BATCH_CHILDREN items comes whole (one block, as
+ * built whole), a longer one in pieces of BUILD_BATCH_CHILDREN items (`ListPiece`), so at most a slice's
+ * tokens and two batches' nodes are held. Each item is checked as the whole list's check would check it.
+ */
+function* listPieces(body: Body, index: number, line: number): Generator<Result<ImportPart>, boolean> {
+  type Run = { type: string; items: PMNode[]; from: number; list: PMNode | null }
+  let run: Run | null = null
+  let attrs: Record<string, unknown> | undefined
+  const listOf = (type: string, items: PMNode[]) =>
+    schema
+      .nodeFromJSON(attrs && type === 'orderedList' ? { type, attrs } : { type })
+      .copy(Fragment.fromArray(items))
+  function* end(ended: Run): Generator<Result<ImportPart>, boolean> {
+    if (ended.list) {
+      yield ok({ list: ended.list, from: ended.from, items: ended.items, last: true })
+      return true
+    }
+    const list = listOf(ended.type, ended.items)
+    ended.items = []
+    const checked = checkNodes([list.toJSON() as DocNode])
+    if (checked.kind === 'error') {
+      yield invalidAt(line, checked.message)
+      return false
+    }
+    yield checked
+    return true
+  }
+  for (let slice = 0; slice < body.slices(index); slice++) {
+    const read = body.sliceTokens(index, slice)
+    if (read.kind === 'error') {
+      yield read
+      return false
+    }
+    if (slice === 0 && read.value[0]!.type === 'ordered_list_open')
+      attrs = { start: Number(read.value[0]!.attrGet('start') ?? 1) }
+    for (const { list, item } of listItemsOfTokens(read.value)) {
+      let node: PMNode
+      try {
+        node = schema.nodeFromJSON(item)
+        node.check()
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error)
+        yield invalidAt(line, `a ${list} block is not valid here (${reason}); rewrite it.`)
+        return false
+      }
+      if (run && run.type !== list) {
+        if (!(yield* end(run))) return false
+        run = null
+      }
+      run ??= { type: list, items: [], from: 0, list: null }
+      run.items.push(node)
+      if (!run.list && run.items.length > BUILD_BATCH_CHILDREN) {
+        run.list = listOf(list, [run.items[0]!])
+        run.list.check()
+        yield ok({ list: run.list, from: 0, items: run.items.slice(0, BUILD_BATCH_CHILDREN), last: false })
+        run.items = run.items.slice(BUILD_BATCH_CHILDREN)
+        run.from = BUILD_BATCH_CHILDREN
+      } else if (run.list && run.items.length === BUILD_BATCH_CHILDREN) {
+        yield ok({ list: run.list, from: run.from, items: run.items, last: false })
+        run.from += BUILD_BATCH_CHILDREN
+        run.items = []
+      }
+    }
+  }
+  return run ? yield* end(run) : true
 }
 
 function codeBlock(language: string, text: string): DocNode {

@@ -33,6 +33,24 @@ export function tokensToBlocks(
   return readBlocks(tokens, cursor, null, false)
 }
 
+/**
+ * The items of one list's tokens (`…_list_open`, its items, `…_list_close`), each with the type of the
+ * document list it goes in, as an import converts them (`splitMixedLists`): a bullet list's task items are
+ * task items of a task list, its other items a bullet list's. A long list read a slice at a time
+ * (import-blocks.ts) is converted with this; the tokens are let go as they are read.
+ */
+export function listItemsOfTokens(tokens: Token[]): { list: string; item: DocNode }[] {
+  const ordered = tokens[0]?.type === 'ordered_list_open'
+  const cursor: Cursor = { index: 1, splitMixedLists: true, release: true }
+  const items = readItems(tokens, cursor, ordered ? 'ordered_list_close' : 'bullet_list_close')
+  release(tokens, cursor, 0)
+  return items.map((item) => {
+    if (ordered) return { list: 'orderedList', item }
+    const match = taskPrefix(item)
+    return match ? { list: 'taskList', item: taskItem(item, match) } : { list: 'bulletList', item }
+  })
+}
+
 /** Lets go of the tokens from `start` up to the cursor (converted), when the conversion releases them. */
 function release(tokens: Token[], cursor: Cursor, start: number): void {
   if (!cursor.release) return
