@@ -8,8 +8,12 @@
  * collections between: +395-425 MB (418 MB twice under load ~14 on 2 cores), the finished Yjs document
  * alone ~145 MB of it. Now each batch is measured as it is built, written out and let go
  * (import-state.ts), so the document is never whole, with a full collection every 2,000 items: +305 MB in
- * the same runs. The bound sits between the two (memory, never time, is asserted); what is left is the
- * parse (~100 MB of tokens live at once, the list's JSON and ProseMirror nodes after it).
+ * the same runs. Then the file is read block by block and the list 1,000 items at a time
+ * (markdown/import-blocks.ts), its document list coming to the build in pieces of one batch: the parse's
+ * ~100 MB of tokens and the list's JSON and ProseMirror nodes are never whole. +308-309 MB → +69-76 MB
+ * (old and new interleaved, three runs each, load ~12-14 on 2 cores; the process's CPU 6.9-7.7 s →
+ * 5.5-6.8 s). The bound sits between the two, under issue 24's 200 MB (memory, never time, is asserted;
+ * the CPU is reported).
  *
  * Slow tier: the file at the ceiling is the point (a smaller one would not tell the old build from the new
  * one), and building it takes the worker 10-30 s on a loaded machine.
@@ -20,7 +24,7 @@ import { WorkerPool } from '../documents/worker/pool.ts'
 import { MAX_FIND_TEXT_CHARS } from '../limits.ts'
 
 /** The most the worker may grow the process over its idle RSS while it builds the ceiling file. */
-const PEAK_BOUND_MB = 360
+const PEAK_BOUND_MB = 150
 
 const pool = new WorkerPool({ deadlineMs: 600_000 })
 afterAll(() => pool.close())
@@ -41,14 +45,16 @@ describe('an import at the element ceiling on the documents worker', () => {
     const sampler = setInterval(() => {
       peak = Math.max(peak, process.memoryUsage().rss)
     }, 5)
+    const cpu = process.cpuUsage()
     const built = await pool.build('ann', { markdown, fallbackTitle: 'C' }, MAX_FIND_TEXT_CHARS)
+    const { user, system } = process.cpuUsage(cpu)
     clearInterval(sampler)
     peak = Math.max(peak, process.memoryUsage().rss)
     if (built.kind === 'error') throw new Error(built.message)
     expect(JSON.parse(built.value.outlineJson)).toHaveLength(1) // the title's section, the list its one block
     const grewMB = (peak - idle) / 1024 / 1024
     console.log(
-      `import at the element ceiling: the worker grew the process by ${grewMB.toFixed(0)} MB at its peak`,
+      `import at the element ceiling: the worker grew the process by ${grewMB.toFixed(0)} MB at its peak; the process's CPU ${((user + system) / 1e6).toFixed(1)} s`,
     )
     expect(grewMB).toBeLessThan(PEAK_BOUND_MB)
   }, 300_000)

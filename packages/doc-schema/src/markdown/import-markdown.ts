@@ -117,8 +117,9 @@ export function importMarkdown(
 export type ImportedMarkdownParts = Omit<ImportedMarkdown, 'blocks'> & {
   /**
    * The body's checked blocks as ProseMirror nodes (their JSON is `blocks`), one top-level Markdown block
-   * at a time (a front matter, a list, a heading…), a list of more than BUILD_BATCH_CHILDREN items read in
-   * slices comes as pieces of BUILD_BATCH_CHILDREN items (`ListPiece`), each heading with a fresh id; an
+   * at a time (a front matter, a list, a heading…), each heading with a fresh id; a list of more than
+   * LIST_SLICE_ITEMS items is read in slices, and each of its document lists of more than
+   * BUILD_BATCH_CHILDREN items comes as pieces of BUILD_BATCH_CHILDREN items (`ListPiece`); an
    * `invalid_content` or `too_complex` refusal ends it. Read once: each block is read (tokenised) only
    * when it is its turn and its tokens are let go as soon as it is converted, so a caller that builds each
    * part into the document (and lets go of it) never holds the whole file's tokens, blocks and Yjs at once.
