@@ -64,8 +64,9 @@ export const MAX_WRITE_ELEMENTS = 8_000
 /**
  * One imported file (MAX_IMPORT_BYTES, built on the import worker, off the event loop): a 20 MiB manual with
  * headings, lists, links and code is ~265,000 elements. Building costs ~30 µs and ~2.3 KiB of transient
- * memory per element (a flat list of 60,000 items, 240,000 elements: 8.7 s, +500 MB), so a file at the
- * ceiling holds the worker ~10 s and ~700 MB while it builds; past it, nothing is built.
+ * memory per element when built whole (a flat list of 60,000 items, 240,000 elements: 8.7 s, +500 MB); read
+ * block by block and built in parts, a flat list at the ceiling holds the worker ~6 s and ~70 MB; past it,
+ * nothing is built.
  */
 export const MAX_IMPORT_ELEMENTS = 300_000
 
