@@ -8,11 +8,16 @@
  * worker's memory stays bounded, import-memory.slow.test.ts's.
  */
 import { describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import type Token from 'markdown-it/lib/token.mjs'
 import { BUILD_BATCH_CHILDREN, type ImportPart } from '../insert-blocks.ts'
 import { MAX_IMPORT_ELEMENTS, MAX_TABLE_CELLS } from '../limits.ts'
-import { LIST_SLICE_ITEMS, scanBlocks } from '../markdown/import-blocks.ts'
+import { importParser, LIST_SLICE_ITEMS, scanBlocks } from '../markdown/import-blocks.ts'
 import { importMarkdown, importMarkdownParts } from '../markdown/import-markdown.ts'
 import { MarkdownWork } from '../markdown/markdown-work.ts'
+import { corpusFiles } from './corpus-files.ts'
+import { randomDocument } from './import-random.ts'
+import { seededRandom } from './seeded-random.ts'
 
 const ceilings = { elements: MAX_IMPORT_ELEMENTS, scope: 'one import' }
 
@@ -47,6 +52,68 @@ function sliceItems(markdown: string): number[][] {
       ),
     )
 }
+
+/** A token as the conversion may read it (all but `hidden`: a list's tightness, which it never reads). */
+function plain(token: Token, list = false): unknown {
+  return {
+    type: token.type,
+    tag: token.tag,
+    nesting: token.nesting,
+    level: token.level,
+    content: token.content,
+    markup: token.markup,
+    info: token.info,
+    attrs: token.attrs,
+    meta: token.meta,
+    block: token.block,
+    // A list cut in slices: its first slice's opening token spans that slice's lines only.
+    map: list ? token.map?.[0] : token.map,
+    children: token.children?.map((child) => plain(child)) ?? null,
+  }
+}
+
+/** A file's tokens as the import reads them: block by block, each list of more than `every` items in slices. */
+function readApart(markdown: string, every: number): unknown[] {
+  const scan = scanBlocks(markdown, { work: new MarkdownWork(ceilings, markdown.length) }, every)
+  const tokens: unknown[] = []
+  for (const block of scan.blocks) {
+    if (!block.slices) {
+      tokens.push(...scan.tokens(block).map((token) => plain(token, isList(token))))
+      continue
+    }
+    block.slices.forEach((_, index) => {
+      const slice = scan.sliceTokens(block, index)
+      if (index === 0) tokens.push(plain(slice[0]!, true))
+      tokens.push(...slice.slice(1, -1).map((token) => plain(token)))
+      if (index === block.slices!.length - 1) tokens.push(plain(slice.at(-1)!))
+    })
+  }
+  return tokens
+}
+
+/** The same file in one markdown-it parse. */
+function readWhole(markdown: string): unknown[] {
+  const tokens = importParser().parse(markdown, {})
+  return tokens.map((token) => plain(token, isList(token)))
+}
+
+const isList = (token: Token) => token.level === 0 && token.type.endsWith('_list_open')
+
+describe('a file read block by block', () => {
+  test('makes the tokens of one parse, its lists cut after every item or two (corpus, random files)', () => {
+    const rng = seededRandom(20_261_203)
+    const sources = corpusFiles().map((file) => readFileSync(file, 'utf8'))
+    for (let run = 0; run < 80; run++) sources.push(randomDocument(rng, 1 + Math.floor(rng() * 40)))
+    sources.push(
+      `- a\n  - b\n\n- c\nlazy\n- d\n\n      code\n- e | f\n  |-|-|\n* g\n+ h\n1. i\n2) j\n3) k\n\n[r]: /x\n`,
+      `1. a\n1. b\n10. c\n- [ ] t\n- [x] u\n-\n- \n\n  foo\n- > q\n  > r\n- \`\`\`\n  f\n  \`\`\`\n\n# h\n`,
+    )
+    for (const source of sources) {
+      const whole = readWhole(source)
+      for (const every of [1, 2]) expect(readApart(source, every)).toEqual(whole)
+    }
+  })
+})
 
 describe('a long list read in slices', () => {
   test('comes to the build as pieces of one batch of items, its short runs as whole lists', () => {

@@ -100,7 +100,12 @@ class ScanState extends (blockParser.block.State as typeof StateBlock) {
  * counted into `env.work` (a ceiling crossed throws `MarkdownTooComplex` as one parse does). `tokens(block)`
  * then gives a block's tokens, `sliceTokens` a slice of a long list's.
  */
-export function scanBlocks(source: string, env: Env) {
+export function scanBlocks(
+  source: string,
+  env: Env,
+  /** Items a slice holds (a test cuts lists finer to try every cut). */
+  sliceItems = LIST_SLICE_ITEMS,
+) {
   const src = source.replace(/\r\n?|\n/g, '\n').replace(/\0/g, '\uFFFD')
   const state = new ScanState(src, blockParser, env, [])
   const blocks: ScannedBlock[] = []
@@ -120,7 +125,7 @@ export function scanBlocks(source: string, env: Env) {
       const shallow =
         deepest + 2 <= MAX_NESTING_DEPTH &&
         deepest + 2 < ((blockParser.options as { maxNesting?: number }).maxNesting ?? 100)
-      if (items.length > LIST_SLICE_ITEMS && shallow) block.items = items
+      if (items.length > sliceItems && shallow) block.items = items
       blocks.push(block)
       open = null
       items = []
@@ -148,7 +153,7 @@ export function scanBlocks(source: string, env: Env) {
     try {
       for (const block of blocks) {
         if (!block.items) continue
-        block.slices = sliceStarts(state, block.items)
+        block.slices = sliceStarts(state, block.items, sliceItems)
         block.items = undefined
       }
     } finally {
@@ -197,12 +202,12 @@ export function scanBlocks(source: string, env: Env) {
   }
 }
 
-/** Every LIST_SLICE_ITEMS-th item's line where a list may be cut (its first line starts the list at the top). */
-function sliceStarts(state: StateBlock, items: number[]): number[] {
+/** Every `every`-th item's line where a list may be cut (its first line starts the list at the top). */
+function sliceStarts(state: StateBlock, items: number[], every: number): number[] {
   const starts = [items[0]!]
   let since = 0
   for (let i = 1; i < items.length; i++) {
-    if (++since < LIST_SLICE_ITEMS) continue
+    if (++since < every) continue
     const line = items[i]!
     if (beforeList.some((rule) => rule(state, line, state.lineMax, true))) continue
     starts.push(line)
