@@ -10,8 +10,8 @@
  * (import-state.ts), so the document is never whole, with a full collection every 2,000 items: +305 MB in
  * the same runs. Then the file is read block by block and the list 1,000 items at a time
  * (markdown/import-blocks.ts), its document list coming to the build in pieces of one batch: the parse's
- * ~100 MB of tokens and the list's JSON and ProseMirror nodes are never whole. +308-309 MB → +69-76 MB
- * (old and new interleaved, three runs each, load ~12-14 on 2 cores; the process's CPU 6.9-7.7 s →
+ * ~100 MB of tokens and the list's JSON and ProseMirror nodes are never whole. +308-312 MB → +67-76 MB
+ * (old and new interleaved, five runs each, load 9-14 on 2 cores; the process's CPU 6.9-7.9 s →
  * 5.5-6.8 s). The bound sits between the two, under issue 24's 200 MB (memory, never time, is asserted;
  * the CPU is reported).
  *
