@@ -1,8 +1,9 @@
 import { afterAll, beforeAll } from 'bun:test'
 import { cpSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { databaseTarget, openDatabase } from '@collab/hocuspocus.server/src/db/client.ts'
+import { type Database, databaseTarget, openDatabase } from '@collab/hocuspocus.server/src/db/client.ts'
 import { acquireDataDirLock } from '@collab/hocuspocus.server/src/db/data-dir-lock.ts'
+import type { PrismaClient } from '@collab/hocuspocus.server/src/db/generated/client.ts'
 import { applyMigrations } from '@collab/hocuspocus.server/src/db/migrations.ts'
 import { templateKey } from '@collab/hocuspocus.server/src/db/pglite-template.ts'
 import { createServices, type Services } from '@collab/hocuspocus.server/src/services.ts'
@@ -91,6 +92,64 @@ export async function withServices<T>(db: TestDatabase, use: (services: Services
   } finally {
     lock?.release()
   }
+}
+
+/** A raw statement a watched client ran (useWatchedServices): its operation, SQL, values and answer. */
+export type WatchedStatement = { operation: string; sql: string; values: unknown[]; answer: unknown }
+
+/**
+ * A fresh database opened in this process, with the services (`createServices`) on its real Prisma client,
+ * watched: `watch` sees every raw statement they run (in transactions too) with its SQL (the template's
+ * parts joined by `?`), its values and its answer. For the tests of what the store path sends and reads.
+ * Made before the file's tests and closed after; the function returned gives it inside a test or hook.
+ */
+export function useWatchedServices(
+  watch: (statement: WatchedStatement) => void,
+): () => { db: Database; services: Services } {
+  let testDb: TestDatabase | undefined
+  let opened: { db: Database; services: Services } | undefined
+  beforeAll(async () => {
+    testDb = await createTestDatabase()
+    const db = await openDatabase(
+      databaseTarget({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl }),
+    )
+    const prisma = db.prisma.$extends({
+      query: {
+        async $allOperations({ operation, args, query }) {
+          const answer = await query(args)
+          if (operation.includes('Raw')) {
+            // A tagged template's Sql, or an unsafe call's [sql, ...values].
+            const raw = args as { strings?: string[]; values?: unknown[] } | unknown[]
+            const [sql, values] = Array.isArray(raw)
+              ? [String(raw[0]), raw.slice(1)]
+              : [raw.strings?.join('?') ?? '', raw.values ?? []]
+            watch({ operation, sql, values, answer })
+          }
+          return answer
+        },
+      },
+    }) as unknown as PrismaClient
+    opened = { db, services: createServices({ ...db, prisma }) }
+  }, 60_000)
+  afterAll(async () => {
+    opened?.services.documents.close()
+    await opened?.db.close()
+    await testDb?.cleanup()
+  }, 60_000)
+  return () => {
+    if (!opened)
+      throw new Error(
+        'useWatchedServices: the services are made in beforeAll; read them inside a test or hook',
+      )
+    return opened
+  }
+}
+
+/** The length of the longest string anywhere in `value` (arrays and objects walked). */
+export function longestString(value: unknown): number {
+  if (typeof value === 'string') return value.length
+  const items = Array.isArray(value) ? value : value && typeof value === 'object' ? Object.values(value) : []
+  return items.reduce((max: number, item) => Math.max(max, longestString(item)), 0)
 }
 
 /** Adds users (handle, or [handle, name]) through the users service, in order; throws on a refusal. */

@@ -9,15 +9,21 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import {
+  createTestDatabase,
+  DATABASE_KIND,
+  longestString,
+  type TestDatabase,
+  useWatchedServices,
+} from '@collab/test-support/database'
 import { startTestServer, userWithToken } from '@collab/test-support/server'
 import * as Y from 'yjs'
-import { type Database, databaseTarget, openDatabase } from '../db/client.ts'
+import type { Database } from '../db/client.ts'
 import { EXPORT_INLINE_BYTES } from '../documents/export-markdown.ts'
 import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
 import { EXPORT_PIECE_CHARS, markdownText } from '../documents/worker/export.ts'
 import type { RunningServer } from '../server.ts'
-import { createServices, type Services } from '../services.ts'
+import type { Services } from '../services.ts'
 
 /** Prose of about `bytes` characters: sections of a heading, a long paragraph with marks, sometimes a list. */
 function prose(bytes: number, seed: string): string {
@@ -67,43 +73,15 @@ async function typeAfterTheSnapshot(services: Services, room: string, text: stri
 }
 
 describe(`exports in pieces, the state read in slices (${DATABASE_KIND})`, () => {
-  let testDb: TestDatabase
-  let db: Database
-  let services: Services
   /** The longest text any statement of the documents service answered with, since the last reset. */
   let longestText = 0
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase()
-    db = await openDatabase(databaseTarget({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl }))
-    // The real client, watched: every statement's answer is measured for its longest text.
-    const longest = (value: unknown): number =>
-      typeof value === 'string'
-        ? value.length
-        : Array.isArray(value)
-          ? value.reduce((max: number, item) => Math.max(max, longest(item)), 0)
-          : value && typeof value === 'object'
-            ? Object.values(value).reduce((max: number, item) => Math.max(max, longest(item)), 0)
-            : 0
-    const prisma = new Proxy(db.prisma, {
-      get(target, key, receiver) {
-        if (key !== '$queryRaw') return Reflect.get(target, key, receiver)
-        return (...args: Parameters<typeof target.$queryRaw>) =>
-          target.$queryRaw(...args).then((rows) => {
-            longestText = Math.max(longestText, longest(rows))
-            return rows
-          })
-      },
-    })
-    services = createServices({ ...db, prisma })
-  }, 60_000)
-  afterAll(async () => {
-    services?.documents.close()
-    await db?.close()
-    await testDb?.cleanup()
-  }, 60_000)
+  // The real client, watched: every statement's answer is measured for its longest text.
+  const opened = useWatchedServices(({ operation, answer }) => {
+    if (operation === '$queryRaw') longestText = Math.max(longestText, longestString(answer))
+  })
 
   test('each export is the bytes of the whole render as before; a large one comes in pieces, its state in slices', async () => {
+    const { db, services } = opened()
     const owner = await services.users.add('ann')
     if (owner.kind === 'error') throw new Error(owner.message)
     for (const { name, markdown } of CORPUS) {

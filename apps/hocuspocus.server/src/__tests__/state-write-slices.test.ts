@@ -6,14 +6,11 @@
  * an import's state carries a parameter longer than one write slice's base64, and the state joined from
  * the slices is the document imported.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
-import { type Database, databaseTarget, openDatabase } from '../db/client.ts'
-import type { PrismaClient } from '../db/generated/client.ts'
+import { describe, expect, test } from 'bun:test'
+import { DATABASE_KIND, longestString, useWatchedServices } from '@collab/test-support/database'
 import { readSnapshotState } from '../documents/sliced-read.ts'
 import { STATE_WRITE_SLICE_BYTES } from '../documents/store.ts'
 import { markdownText } from '../documents/worker/export.ts'
-import { createServices, type Services } from '../services.ts'
 
 /** Prose of about `bytes` characters in sections (its state is about as large). */
 function prose(bytes: number): string {
@@ -27,46 +24,17 @@ function prose(bytes: number): string {
   return parts.join('')
 }
 
-/** The longest string anywhere in a statement's arguments. */
-const longest = (value: unknown): number =>
-  typeof value === 'string'
-    ? value.length
-    : Array.isArray(value)
-      ? value.reduce((max: number, item) => Math.max(max, longest(item)), 0)
-      : value && typeof value === 'object'
-        ? Object.values(value).reduce((max: number, item) => Math.max(max, longest(item)), 0)
-        : 0
-
 describe(`a large state is written in small slices (${DATABASE_KIND})`, () => {
-  let testDb: TestDatabase
-  let db: Database
-  let services: Services
   let longestParameter = 0
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase()
-    db = await openDatabase(databaseTarget({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl }))
-    // The real client, watched: every raw statement's arguments are measured (transactions' too).
-    const prisma = db.prisma.$extends({
-      query: {
-        async $allOperations({ operation, args, query }) {
-          const sql = (args as { strings?: string[] }).strings?.join('?') ?? ''
-          // The statements of the state's slices (its search text and outline go whole in theirs).
-          if (operation === '$executeRaw' && /INSERT INTO state_\w+ VALUES/.test(sql))
-            longestParameter = Math.max(longestParameter, longest((args as { values: unknown[] }).values))
-          return query(args)
-        },
-      },
-    }) as unknown as PrismaClient
-    services = createServices({ ...db, prisma })
-  }, 60_000)
-  afterAll(async () => {
-    services?.documents.close()
-    await db?.close()
-    await testDb?.cleanup()
-  }, 60_000)
+  // The real client, watched: every raw statement's arguments are measured (transactions' too).
+  const opened = useWatchedServices(({ operation, sql, values }) => {
+    // The statements of the state's slices (its search text and outline go whole in theirs).
+    if (operation === '$executeRaw' && /INSERT INTO state_\w+ VALUES/.test(sql))
+      longestParameter = Math.max(longestParameter, longestString(values))
+  })
 
   test('no statement carries more than one write slice; the state read back is the one built', async () => {
+    const { db, services } = opened()
     const owner = await services.users.add('ann')
     if (owner.kind === 'error') throw new Error(owner.message)
     longestParameter = 0
