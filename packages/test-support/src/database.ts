@@ -101,17 +101,19 @@ export type WatchedStatement = { operation: string; sql: string; values: unknown
  * A fresh database opened in this process, with the services (`createServices`) on its real Prisma client,
  * watched: `watch` sees every raw statement they run (in transactions too) with its SQL (the template's
  * parts joined by `?`), its values and its answer. For the tests of what the store path sends and reads.
+ * `pgliteThread`: the embedded database on its own thread (the default) or on this one (PGLITE_THREAD).
  * Made before the file's tests and closed after; the function returned gives it inside a test or hook.
  */
 export function useWatchedServices(
   watch: (statement: WatchedStatement) => void,
+  options: { pgliteThread?: 'worker' | 'main' } = {},
 ): () => { db: Database; services: Services } {
   let testDb: TestDatabase | undefined
   let opened: { db: Database; services: Services } | undefined
   beforeAll(async () => {
     testDb = await createTestDatabase()
     const db = await openDatabase(
-      databaseTarget({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl }),
+      databaseTarget({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl, ...options }),
     )
     const prisma = db.prisma.$extends({
       query: {

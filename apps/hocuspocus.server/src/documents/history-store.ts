@@ -5,6 +5,7 @@
  * A thinned version's authors and summary go to the version after it, so nobody's change loses its name.
  */
 import { Prisma, type PrismaClient } from '../db/generated/client.ts'
+import { forgetLargeParameters } from '../db/statement-history.ts'
 import { storableJSON, storableText } from '../db/storable-text.ts'
 import {
   MAX_HISTORY_STATE_BYTES,
@@ -56,6 +57,8 @@ export async function insertVersion(
            ${request.summary ? storableJSON(request.summary) : null}::jsonb, ${outlineJson}::jsonb
       FROM document_states WHERE document_id = ${documentId}::uuid
     RETURNING id`
+  // The outline's JSON would stay held by Prisma's debug histories (db/statement-history.ts).
+  forgetLargeParameters(outlineJson?.length ?? 0)
   await applyRetention(tx, documentId, Date.now())
   return BigInt(rows[0]?.id ?? 0)
 }

@@ -11,6 +11,7 @@
 import { cutText, MAX_TITLE_CHARS, type OutlineNode, type StoredOutlineNode } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { Prisma } from '../db/generated/client.ts'
+import { forgetLargeParameters } from '../db/statement-history.ts'
 import { storableJSON, storableText } from '../db/storable-text.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
 import { AUTOMATIC_REASONS, insertVersion, type VersionReason, type VersionRequest } from './history-store.ts'
@@ -21,13 +22,13 @@ import { readSnapshotState, STATE_SLICE_BYTES } from './sliced-read.ts'
 export { STATE_SLICE_BYTES }
 
 /**
- * Bytes of a state written per statement (writeStateRow; reads take STATE_SLICE_BYTES). Small because Prisma
- * keeps its last 100 debug messages whether or not debugging is on (the client runtime's copy of
- * @prisma/debug), and a raw statement's messages hold its parameters: after the 29 statements of a 22 MB
- * state in 768 KiB slices, ~105 MB of the event loop's heap stayed held after a full collection (found in
- * a heap snapshot; the same on PostgreSQL), 256 KiB ~75 MB, and held only until later statements push
- * them out. Smaller slices also spare PGlite's thread: pglite-socket joins a message's chunks with one
- * Buffer.concat per chunk, so a 1 MiB message cost it ~8 MB of copies, a 256 KiB one ~0.6 MB.
+ * Bytes of a state written per statement (writeStateRow; reads take STATE_SLICE_BYTES). Prisma keeps its
+ * last 100 debug messages whether or not debugging is on, and a raw statement's messages hold its
+ * parameters: after the 29 statements of a 22 MB state in 768 KiB slices, ~105 MB of the event loop's heap
+ * stayed held after a full collection (a heap snapshot; the same on PostgreSQL), in 256 KiB slices ~75 MB;
+ * now those histories are emptied after each slice (db/statement-history.ts), so a slice's size no longer
+ * sets what stays held. Small slices still spare PGlite's thread: pglite-socket joins a message's chunks
+ * with one Buffer.concat per chunk, so a 1 MiB message cost it ~8 MB of copies, a 256 KiB one ~0.6 MB.
  */
 export const STATE_WRITE_SLICE_BYTES = 256 * 1024
 
@@ -119,6 +120,8 @@ export async function appendUpdate(
     INSERT INTO document_updates (document_id, "update", byte_size, authors)
     VALUES (${documentId}::uuid, decode(${base64Of(update)}, 'base64'), ${update.byteLength},
             ${storableJSON(authors)}::jsonb)`
+  // A large update's base64 would stay held by Prisma's debug histories (db/statement-history.ts).
+  forgetLargeParameters((update.byteLength / 3) * 4)
 }
 
 /**
@@ -144,6 +147,8 @@ export async function writeDerived(
   await tx.$executeRaw`
     UPDATE documents SET title = ${title}, ${searchColumnsSql(title, content.text)}${changed}
      WHERE id = ${documentId}::uuid`
+  // The search text (up to MAX_FIND_TEXT_CHARS) would stay held by Prisma's debug histories.
+  forgetLargeParameters(content.text.length)
 }
 
 export async function storeContent(
@@ -258,8 +263,11 @@ async function writeStateRow(
   const sliced = bytes > STATE_WRITE_SLICE_BYTES
   if (sliced) {
     await tx.$executeRaw`CREATE TEMP TABLE IF NOT EXISTS state_parts (n int, data bytea) ON COMMIT DELETE ROWS`
-    for (let n = 0; n * STATE_WRITE_SLICE_BYTES < bytes; n++)
+    for (let n = 0; n * STATE_WRITE_SLICE_BYTES < bytes; n++) {
       await tx.$executeRaw`INSERT INTO state_parts VALUES (${n}, decode(${slice(n)}, 'base64'))`
+      // Each slice's base64 let go at once, not held by Prisma's debug histories (db/statement-history.ts).
+      forgetLargeParameters((STATE_WRITE_SLICE_BYTES / 3) * 4)
+    }
   }
   const [written] = await tx.$queryRaw<Array<{ rowVersion: string }>>`
     INSERT INTO document_states (document_id, state, byte_size, outline, unversioned_authors, updated_at)
@@ -270,6 +278,8 @@ async function writeStateRow(
     DO UPDATE SET state = EXCLUDED.state, byte_size = EXCLUDED.byte_size, outline = EXCLUDED.outline,
                   unversioned_authors = EXCLUDED.unversioned_authors, updated_at = EXCLUDED.updated_at
     RETURNING xmin::text AS "rowVersion"`
+  // An unsliced state's base64 and the outline's JSON.
+  forgetLargeParameters((sliced ? 0 : (bytes / 3) * 4) + (outlineJson?.length ?? 0))
   if (sliced) await tx.$executeRaw`DELETE FROM state_parts`
   return written?.rowVersion ?? null
 }
@@ -375,8 +385,10 @@ export async function writeStoredOutline(
   outline: OutlineNode[],
   stateStoredAt: Date,
 ): Promise<boolean> {
+  const json = storableJSON(outline)
   const written = await tx.$executeRaw`
-    UPDATE document_states SET outline = ${storableJSON(outline)}::jsonb
+    UPDATE document_states SET outline = ${json}::jsonb
      WHERE document_id = ${documentId}::uuid AND updated_at = ${stateStoredAt}`
+  forgetLargeParameters(json.length)
   return written > 0
 }
