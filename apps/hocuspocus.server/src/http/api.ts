@@ -374,6 +374,12 @@ const importSchema = z.object({
  */
 async function bodyBytes(request: Request): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array(0)
+  // Allocating the declared length up front is bounded only by the body limit in front of the one route
+  // that reads a body this way (POST /documents, `bodyLimit` with MAX_API_IMPORT_BODY_BYTES): it refuses a
+  // declared length over the limit before the body is read. Checked against Bun's server: it answers 400 to
+  // any Content-Length that is not plain digits (`1e9`, `0x10`, `+3`, `3.0`, two of them) and to one sent
+  // with Transfer-Encoding, so the limit's parseInt and this Number read the same value; a chunked body has
+  // no length here (the limit counted and gathered it). Another caller needs such a limit first.
   const declared = Number(request.headers.get('content-length') ?? Number.NaN)
   let into = new Uint8Array(Number.isSafeInteger(declared) && declared >= 0 ? declared : 64 * 1024)
   let size = 0
