@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
 import { startTestServer, userWithToken } from '@collab/test-support/server'
-import { MAX_API_IMPORT_BODY_BYTES } from '../http/api.ts'
+import { MAX_API_IMPORT_BODY_BYTES } from '../http/request-body.ts'
 import type { RunningServer } from '../server.ts'
 
 describe(`REST import and export (${DATABASE_KIND})`, () => {
