@@ -1,10 +1,10 @@
 import * as Y from 'yjs'
-import { blockPlainText } from './yjs/plain-text.ts'
+import { searchBlockText } from './yjs/plain-text.ts'
 
 /** Text of the first heading (the title), '' when the document has none. */
 export function readTitle(fragment: Y.XmlFragment): string {
   for (const child of fragment.toArray()) {
-    if (child instanceof Y.XmlElement && child.nodeName === 'heading') return blockPlainText(child)
+    if (child instanceof Y.XmlElement && child.nodeName === 'heading') return searchBlockText(child)
   }
   return ''
 }
@@ -34,7 +34,7 @@ export function* plainTextWalk(
     if (item.deleted || !(item.content instanceof Y.ContentType)) continue
     const element = item.content.type
     if (!(element instanceof Y.XmlElement)) continue
-    const text = blockPlainText(element)
+    const text = searchBlockText(element)
     if (text !== '') {
       lines.push(text)
       chars += text.length + 1

@@ -81,6 +81,23 @@ export function blockPlainText(element: Y.XmlElement): string {
   return lines.join('\n')
 }
 
+/** Top-level blocks read for a title or search text (`searchBlockText`) since the process started. */
+let blocksRead = 0
+
+/**
+ * `blockPlainText` of a top-level block read for a document's title or search text (read-document.ts's
+ * walks, plain-text-memo.ts), counted: `plainTextBlocksRead` tells a test what a refresh read again.
+ */
+export function searchBlockText(element: Y.XmlElement): string {
+  blocksRead++
+  return blockPlainText(element)
+}
+
+/** How many top-level blocks were read for a title or search text since the process started (tests). */
+export function plainTextBlocksRead(): number {
+  return blocksRead
+}
+
 /** Pushes `items` so that popping the stack visits them in their order. */
 function pushReversed<T>(stack: T[], items: readonly T[]): void {
   for (let i = items.length - 1; i >= 0; i--) stack.push(items[i]!)

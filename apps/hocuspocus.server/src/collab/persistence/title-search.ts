@@ -4,9 +4,8 @@
  * timer catches the last change, so search lags the content by at most that long (longer for a very
  * large document: see SEARCH_REFRESH_DUTY). Compaction writes them too when they are behind.
  */
-import { FRAGMENT_NAME, plainTextWalk, readTitle } from '@collab/doc-schema'
+import { FRAGMENT_NAME, livePlainText, type PlainTextMemo } from '@collab/doc-schema'
 import type { Document } from '@hocuspocus/server'
-import type * as Y from 'yjs'
 import { isDatabaseUnavailable } from '../../db/errors.ts'
 import type { DocumentsService } from '../../documents/service.ts'
 import { MAX_FIND_TEXT_CHARS } from '../../limits.ts'
@@ -15,16 +14,15 @@ import type { StoreFaults } from './faults.ts'
 import type { LoadedDocuments, Stored } from './loaded.ts'
 
 /**
- * The live document's search text (its first MAX_FIND_TEXT_CHARS characters), read in pieces of at most
- * SEARCH_WALK_SLICE_MS with a turn of the event loop between them; `walkMs`: the time spent reading, not
- * waiting (what the refresh's duty counts). A change typed meanwhile is stored, which marks the derived
- * text stale again, so a later refresh reads it.
+ * The live document's search text (its first MAX_FIND_TEXT_CHARS characters) through its plain-text memo,
+ * which reads again only the blocks changed since the last refresh (a large document's whole walk, every
+ * refresh, was CPU in proportion to its size); what it reads, in pieces of at most SEARCH_WALK_SLICE_MS with
+ * a turn of the event loop between them. `walkMs`: the time spent reading, not waiting (what the refresh's
+ * duty counts). A change typed meanwhile is stored, which marks the derived text stale again, so a later
+ * refresh reads it.
  */
-async function walkInSlices(
-  fragment: Y.XmlFragment,
-  started: number,
-): Promise<{ text: string; walkMs: number }> {
-  const walk = plainTextWalk(fragment, MAX_FIND_TEXT_CHARS)
+async function walkInSlices(memo: PlainTextMemo, started: number): Promise<{ text: string; walkMs: number }> {
+  const walk = memo.walk(MAX_FIND_TEXT_CHARS)
   let walkMs = 0
   let sliceStart = started
   for (;;) {
@@ -84,10 +82,10 @@ export class TitleSearchRefresh {
     this.cancel(entry)
     entry.derivedAt = Date.now()
     entry.derivedStale = false
-    const fragment = document.getXmlFragment(FRAGMENT_NAME)
+    const memo = livePlainText(document.getXmlFragment(FRAGMENT_NAME))
     const started = performance.now()
-    const title = readTitle(fragment)
-    const { text, walkMs } = await walkInSlices(fragment, started)
+    const title = memo.title()
+    const { text, walkMs } = await walkInSlices(memo, started)
     const walked = performance.now()
     try {
       await this.documents.refreshDerived(entry.documentId, { title, text, changedAt: entry.changedAt })
