@@ -99,6 +99,12 @@ const ours = peer
       ...extraEnv,
     })
 const room = ours.rooms.get(fixture.name)!
+/** Ours: title and search refreshes so far (collab_search_refresh_duration_seconds_count); the peer has none. */
+async function refreshCount(): Promise<number> {
+  if (peer) return 0
+  const text = await (await fetch(`${ours.url}/metrics`)).text()
+  return Number(/^collab_search_refresh_duration_seconds_count(?:\{[^}]*\})? (\S+)$/m.exec(text)?.[1] ?? 0)
+}
 const inserter = await connectInserter(ours, room)
 const remote = await startRemoteEditor(ours.url, room, ours.token)
 let n = 0
@@ -117,6 +123,7 @@ try {
   let busyTotal = 0
   let idleTotal = 0
   let stores = 0
+  const refreshesBefore = await refreshCount()
   for (let round = 0; round < rounds; round++) {
     // Idle: the same window with nothing typed (what the process spends anyway: timers, collections).
     let before = threadTicks(ours.pid)
@@ -138,10 +145,11 @@ try {
     busyTotal += processTicks(ours.pid) - total
     stores += (await ours.storeCount(room)) - storesBefore
   }
+  const refreshes = (await refreshCount()) - refreshesBefore
   const perEdit = (ticks: number) => ((ticks * 10) / (edits * rounds)).toFixed(2)
   console.log(
     `${fixture.name} (${fixture.state.length} B), ${rounds} rounds of ${edits} paragraphs ${paceMs} ms apart, ` +
-      `window ${windowMs} ms, ${stores} stores; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+      `window ${windowMs} ms, ${stores} stores, ${refreshes} title and search refreshes; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   )
   // The refresh of the title and search text runs by a timer, so it lands in a typing window or in the
   // idle one after it: typing + idle counts all the work the edits set going, wherever it fell.

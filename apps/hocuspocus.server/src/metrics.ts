@@ -116,6 +116,10 @@ export function createMetrics() {
       'Document stores that failed (each is retried).',
     ),
     storeLatency: new Histogram('collab_document_store_duration_seconds', 'Time to store one document.'),
+    searchRefreshLatency: new Histogram(
+      'collab_search_refresh_duration_seconds',
+      "Refreshes of a live document's title and search text: reading the changed blocks and writing them.",
+    ),
     compactions: new Counter(
       'collab_document_compactions_total',
       'Update logs merged into their document snapshot.',
@@ -168,6 +172,7 @@ export function createMetrics() {
         metrics.stores,
         metrics.storeFailures,
         metrics.storeLatency,
+        metrics.searchRefreshLatency,
         metrics.compactions,
         metrics.storeFaults,
         metrics.editorRefusals,

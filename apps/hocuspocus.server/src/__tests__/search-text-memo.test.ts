@@ -88,6 +88,12 @@ describe(`title and search text through the plain-text memo (${DATABASE_KIND})`,
     await eventually(async () => expect(await stored(room)).toEqual(expected(room)), 10_000, 'refreshed')
   }
 
+  /** Refreshes of a title and search text so far, as /metrics shows them. */
+  function refreshes(): number {
+    const count = /^collab_search_refresh_duration_seconds_count (\S+)$/m.exec(server.metrics.render())
+    return Number(count?.[1] ?? 0)
+  }
+
   /** What a full walk of the server's live document gives, as writeDerived stores it. */
   function expected(room: string): { title: string; searchText: string } {
     const fragment = server.collab.hocuspocus.documents.get(room)!.getXmlFragment(FRAGMENT_NAME)
@@ -156,6 +162,7 @@ describe(`title and search text through the plain-text memo (${DATABASE_KIND})`,
       const blocks = fragment.length
       expect(blocks).toBeGreaterThan(10)
       const before = plainTextBlocksRead()
+      const refreshesBefore = refreshes()
       const target = textsUnder(fragment.get(blocks - 1) as Y.XmlElement)[0]!
       target.insert(0, 'zebu ')
       await acknowledgedAndStored(editor)
@@ -166,6 +173,9 @@ describe(`title and search text through the plain-text memo (${DATABASE_KIND})`,
       )
       // Counted before the full walk below (which reads every block itself).
       expect(plainTextBlocksRead() - before).toBe(1)
+      // One refresh did it, and /metrics counts it (collab_search_refresh_duration_seconds) once its write
+      // has returned (the row may be read a moment before).
+      await eventually(() => expect(refreshes() - refreshesBefore).toBe(1), 10_000, 'counted')
       await refreshedAsWalked(doc.room)
     } finally {
       editor.destroy()

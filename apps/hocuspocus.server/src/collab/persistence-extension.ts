@@ -81,6 +81,7 @@ export class PersistenceExtension implements Extension {
       this.faults,
       documents,
       deps.searchRefreshMs ?? SEARCH_REFRESH_MS,
+      metrics,
     )
     this.compaction = new Compaction(this.loaded, this.faults, {
       documents,

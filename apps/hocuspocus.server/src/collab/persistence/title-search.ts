@@ -9,6 +9,7 @@ import type { Document } from '@hocuspocus/server'
 import { isDatabaseUnavailable } from '../../db/errors.ts'
 import type { DocumentsService } from '../../documents/service.ts'
 import { MAX_FIND_TEXT_CHARS } from '../../limits.ts'
+import type { Metrics } from '../../metrics.ts'
 import { SEARCH_REFRESH_DB_DUTY, SEARCH_REFRESH_DUTY, SEARCH_WALK_SLICE_MS } from '../store-policy.ts'
 import type { StoreFaults } from './faults.ts'
 import type { LoadedDocuments, Stored } from './loaded.ts'
@@ -43,6 +44,7 @@ export class TitleSearchRefresh {
     private readonly documents: Pick<DocumentsService, 'refreshDerived'>,
     /** 0 refreshes the title and search text at every store. */
     private readonly searchRefreshMs: number,
+    private readonly metrics: Pick<Metrics, 'searchRefreshLatency'>,
   ) {}
 
   /**
@@ -90,6 +92,7 @@ export class TitleSearchRefresh {
     try {
       await this.documents.refreshDerived(entry.documentId, { title, text, changedAt: entry.changedAt })
       entry.derivedCostMs = { walk: walkMs, database: performance.now() - walked }
+      this.metrics.searchRefreshLatency.observe({}, (performance.now() - started) / 1000)
       this.faults.clear(document.name, 'derived')
     } catch (error) {
       entry.derivedStale = true
