@@ -4,14 +4,16 @@
  * event loop applies one a turn. Applied in order, the parts give the same document as the stored content
  * (content, state vector and deletions), each part integrating whole (nothing left pending between
  * parts); a document past LOAD_IN_PARTS_BYTES opened by an editor loads so and takes edits as any other.
- * Its states read in slices (documents/sliced-read.ts) join into the same bytes.
+ * Its states read in slices (documents/sliced-read.ts) join into the same bytes, and its parts are applied
+ * without the document's update listeners (none of them encoded again as an update).
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, spyOn, test } from 'bun:test'
 import { appendMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { buildDocument, paragraph } from '@collab/test-support/documents'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
+import { Document } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import { LOAD_IN_PARTS_BYTES } from '../collab/store-policy.ts'
 import { EDIT_IN_PARTS_BYTES, planUndo, undoRest } from '../documents/history-undo.ts'
@@ -154,6 +156,11 @@ describe("a restore's large edit is applied in parts", () => {
   })
 })
 
+/** Hocuspocus's update listener (private), bound when a document is made. */
+type Heard = { handleUpdate(this: Document, update: Uint8Array, origin: unknown): Document }
+const documentPrototype = Document.prototype as unknown as Heard
+const handleUpdate = documentPrototype.handleUpdate
+
 describe(`a large document opened by an editor loads in parts (${DATABASE_KIND})`, () => {
   let server: RunningServer
   useTestServer((s) => {
@@ -202,6 +209,42 @@ describe(`a large document opened by an editor loads in parts (${DATABASE_KIND})
         expect(back.getXmlFragment(FRAGMENT_NAME).toString()).toContain('typed after the load')
       }, 10_000)
     } finally {
+      editor.destroy()
+    }
+  })
+
+  test("its parts are applied without the document's update listeners, so no part is encoded again", async () => {
+    const { user, token } = await userWithToken(server, 'unheard')
+    const sentence = 'Another long paragraph of a manual, repeated to make the document large enough. '
+    const created = await buildDocument(server, user.id, { title: 'Unheard' }, (fragment) => {
+      fragment.push(
+        Array.from({ length: Math.ceil((LOAD_IN_PARTS_BYTES * 1.2) / (sentence.length * 10)) }, (_, i) =>
+          paragraph(`${i}: ${sentence.repeat(10)}`),
+        ),
+      )
+    })
+    // Hocuspocus's listener, bound when the document is made: what Yjs encodes each applied part for.
+    const heard: number[] = []
+    const spy = spyOn(documentPrototype, 'handleUpdate').mockImplementation(function (
+      this: Document,
+      update: Uint8Array,
+      origin: unknown,
+    ) {
+      heard.push(update.byteLength)
+      return handleUpdate.call(this, update, origin)
+    })
+    const inParts = server.metrics.documentLoadsInParts.get()
+    const editor = connectProvider(server.url, created.room, token)
+    try {
+      await editor.ready
+      expect(server.metrics.documentLoadsInParts.get()).toBe(inParts + 1)
+      // Before: every part (up to SPLIT_PART_BYTES of structs) came back here encoded as an update.
+      expect(heard.filter((bytes) => bytes > 16 * 1024)).toEqual([])
+      await eventually(() =>
+        expect(editor.doc.getXmlFragment(FRAGMENT_NAME).toString()).toContain('0: Another'),
+      )
+    } finally {
+      spy.mockRestore()
       editor.destroy()
     }
   })
