@@ -9,24 +9,13 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, plainTextBlocksRead, readPlainText, readTitle } from '@collab/doc-schema'
+import { seededRandom } from '@collab/doc-schema/test-builders'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { appendOrThrow, buildDocument, paragraph } from '@collab/test-support/documents'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
-
-/** A small seeded generator, so a failure replays. */
-function seeded(seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** Every Y.XmlText under `node`, in document order. */
 function textsUnder(node: Y.XmlFragment | Y.XmlElement): Y.XmlText[] {
@@ -115,7 +104,7 @@ describe(`title and search text through the plain-text memo (${DATABASE_KIND})`,
     try {
       await editor.ready
       const fragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
-      const random = seeded(30)
+      const random = seededRandom(30)
       const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!
       // The first refresh reads every block (nothing kept yet); the comparisons below are exact.
       fragment.push([paragraph('warm')])

@@ -15,17 +15,7 @@ import {
   readTitle,
 } from '../index.ts'
 import { SUGGESTION_INSERT } from '../suggestion-marks.ts'
-
-function seeded(seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { seededRandom } from './seeded-random.ts'
 
 function walkAll(memo: PlainTextMemo, maxChars?: number): string {
   const walk = memo.walk(maxChars)
@@ -64,7 +54,7 @@ describe('the plain-text memo', () => {
     )
     const fragment = server.getXmlFragment(FRAGMENT_NAME)
     const memo = createPlainTextMemo(fragment)
-    const random = seeded(7)
+    const random = seededRandom(7)
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!
     const words = ['ant ', 'bee', ' cat', 'dog', '\u00e9l\u00e8ve', 'x']
     for (let round = 0; round < 400; round++) {

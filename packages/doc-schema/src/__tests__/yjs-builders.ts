@@ -5,6 +5,8 @@
  */
 import * as Y from 'yjs'
 
+export { type Rng, seededRandom } from './seeded-random.ts'
+
 /** A Yjs element with attributes and children, as an editor would insert it. */
 export function element(
   name: string,

@@ -11,6 +11,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { seededRandom } from '@collab/doc-schema/test-builders'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { userWithToken, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -36,16 +37,10 @@ beforeAll(async () => {
   client = await connectClient(mcpUrlOf(server), owner.token)
 }, 60_000)
 
-/** A small seeded generator (mulberry32): the same edits every run. */
+/** Whole numbers below `below`, from the tests' seeded generator: the same edits every run. */
 function seeded(seed: number): (below: number) => number {
-  let a = seed >>> 0
-  return (below) => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * below)
-  }
+  const random = seededRandom(seed)
+  return (below) => Math.floor(random() * below)
 }
 
 const MARKS = [{ bold: {} }, { italic: {} }, { code: {} }, {}]
