@@ -157,6 +157,10 @@ export function createMetrics() {
       'mcp_whole_reads_total',
       "Whole-document reads by where they were made: inline (small, on the event loop), worker (the documents' worker), kept (an unchanged document's earlier read).",
     ),
+    mcpSectionReads: new Counter(
+      'mcp_section_reads_total',
+      "Section and chapter reads (read_document with section_id) by where they were made: inline (cheap, on the event loop), worker (dense, the documents' worker), kept (an unchanged section's earlier read).",
+    ),
     /** Gauges read live values (connections, loaded documents) when scraped. */
     addGauge(name: string, help: string, read: () => number) {
       gauges.push(new Gauge(name, help, read))
@@ -183,6 +187,7 @@ export function createMetrics() {
         metrics.mcpToolCalls,
         metrics.mcpToolLatency,
         metrics.mcpWholeReads,
+        metrics.mcpSectionReads,
         ...gauges,
       ]
       return `${all.map((m) => m.render()).join('\n')}\n`

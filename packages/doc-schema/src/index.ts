@@ -99,6 +99,8 @@ export {
   type ChapterNext,
   type ChapterOptions,
   type ChapterRender,
+  keepSectionRead,
+  keptSectionRead,
   type RenderOptions,
   renderChapter,
   renderSection,
@@ -107,6 +109,7 @@ export {
   sectionMeasureSteps,
 } from './sections/render-section.ts'
 export { findSection, listSections, locateSections, type SectionInfo } from './sections/section-index.ts'
+export { type SectionReadAsk, sectionReadItems } from './sections/section-read-cost.ts'
 export { REV_LENGTH } from './sections/section-rev.ts'
 export {
   adoptRevs,

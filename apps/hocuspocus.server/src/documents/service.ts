@@ -25,6 +25,7 @@ import { type FirstScreenLimits, renderFirstScreen } from './worker/first-screen
 import { LiveCopies } from './worker/live-copies.ts'
 import { WorkerPool } from './worker/pool.ts'
 import type { ReadInput } from './worker/read.ts'
+import type { SectionAsk, SectionReadResult } from './worker/read-section.ts'
 
 /** What deriveStored is asked: heading ids, or the title and search text (at most `maxTextChars`). */
 type DeriveRequest = { what: 'headings' } | { what: 'search'; maxTextChars: number }
@@ -114,6 +115,20 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
       read: { minChars: number; opts: SerializeOptions },
     ): Promise<Result<MarkdownPrefix>> {
       return liveCopies.readPrefix(doc, read.minChars, read.opts, (input) => jobs.readPrefix(user, input))
+    },
+
+    /**
+     * A section read of `doc` rendered on the worker (worker/read-section.ts) with `user`'s share of whole
+     * reads: on a live document's copy there (`keep`), sent only what changed since; else (a cold read's
+     * decoded content) on a copy of its whole state for this read alone.
+     */
+    readSectionOf(
+      user: string,
+      doc: Y.Doc,
+      ask: SectionAsk,
+      keep: boolean,
+    ): Promise<Result<SectionReadResult>> {
+      return liveCopies.readSection(doc, ask, keep, (input) => jobs.readPrefix(user, input))
     },
 
     /** Bytes the live documents' whole reads sent to the worker: whole states and changes (tests). */

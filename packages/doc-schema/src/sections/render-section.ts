@@ -9,7 +9,7 @@ import {
   memoMeasureSteps,
   memoSectionTotal,
 } from './live-memo.ts'
-import { chapterSections } from './section-index.ts'
+import { chapterSections, type LocatedSection } from './section-index.ts'
 import {
   headingLine,
   type RenderOptions,
@@ -72,7 +72,7 @@ export function renderSection(
   // A read of an unchanged section is answered with the same (frozen) object as before: the memo keeps
   // it with the section's revision. Not inside a transaction, where the memo may not know of a change.
   const keep = observersCaughtUp(fragment)
-  const key = `${fromBlock}\n${blockOffset}\n${maxChars}`
+  const key = readKey(fromBlock, blockOffset, maxChars)
   const kept = keep ? memoKeptRead<SectionRender>(fragment, section, key) : undefined
   if (kept) return ok(kept)
   const work = renderWork()
@@ -94,6 +94,59 @@ export function renderSection(
   // Kept once complete: a read still waiting for its total is read again after measuring.
   if (keep && !read.totalUnknown) memoKeepRead(fragment, section, key, Object.freeze(read), text.length)
   return ok(read)
+}
+
+/**
+ * The read `renderSection` would answer from its memo (an unchanged section read with the same options
+ * before), without rendering anything: undefined when there is none, or when the read would be refused.
+ * A caller that renders elsewhere (the documents' worker) asks this first, so a warm read costs what it
+ * costs `renderSection`. Outside a transaction.
+ */
+export function keptSectionRead(
+  fragment: Y.XmlFragment,
+  sectionId: string,
+  opts: RenderOptions = {},
+): SectionRender | undefined {
+  const kept = keptReadKey(fragment, sectionId, opts)
+  return kept && memoKeptRead<SectionRender>(fragment, kept.section, kept.key)
+}
+
+/**
+ * Keeps `read`, made elsewhere from this fragment's content as it is now (`renderSection` of a copy of it on
+ * the documents' worker), as `renderSection` keeps its own: the next read of the unchanged section with
+ * the same options answers it (the same object, frozen here). A read still waiting for its total is not
+ * kept. Outside a transaction, and only while the fragment has not changed since the copy was taken.
+ */
+export function keepSectionRead(
+  fragment: Y.XmlFragment,
+  sectionId: string,
+  opts: RenderOptions,
+  read: SectionRender,
+): SectionRender {
+  const frozen = Object.freeze(read)
+  const kept = read.totalUnknown ? undefined : keptReadKey(fragment, sectionId, opts)
+  if (kept) memoKeepRead(fragment, kept.section, kept.key, frozen, read.text.length)
+  return frozen
+}
+
+/** Where `renderSection` keeps a read with these options: its section and key; undefined if none. */
+function keptReadKey(
+  fragment: Y.XmlFragment,
+  sectionId: string,
+  opts: RenderOptions,
+): { section: LocatedSection; key: string } | undefined {
+  if (!observersCaughtUp(fragment)) return undefined
+  const section = memoLocateSection(fragment, sectionId)
+  if (!section) return undefined
+  const start = readStart(section.blocks.length, opts)
+  if (start.kind === 'error') return undefined
+  const { fromBlock, blockOffset, maxChars } = start.value
+  return { section, key: readKey(fromBlock, blockOffset, maxChars) }
+}
+
+/** The memo's key of a read's options. */
+function readKey(fromBlock: number, blockOffset: number, maxChars: number): string {
+  return `${fromBlock}\n${blockOffset}\n${maxChars}`
 }
 
 /**

@@ -10,7 +10,8 @@ import type { MarkdownPrefix, Result, SerializeOptions } from '@collab/doc-schem
 import { ok } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { MAX_LIVE_COPIES } from '../../limits.ts'
-import type { LiveReadInput, LiveReadReply } from './read.ts'
+import type { LiveReadInput, LiveReadReply, PrefixAsk } from './read.ts'
+import type { SectionAsk, SectionReadResult } from './read-section.ts'
 
 type Copy = { key: string; vector: Uint8Array | null }
 
@@ -35,6 +36,35 @@ export class LiveCopies {
     opts: SerializeOptions,
     run: RunLiveRead,
   ): Promise<Result<MarkdownPrefix>> {
+    const reply = await this.read(doc, { minChars, opts }, run)
+    return reply.kind === 'error' ? reply : ok(reply.value.prefix as MarkdownPrefix)
+  }
+
+  /**
+   * A section read of the document on the worker (read-section.ts): on the live document's copy, as
+   * `readPrefix`; with `keep` false (a cold read's throwaway document) on a copy made from its whole state
+   * for this read alone.
+   */
+  async readSection(
+    doc: Y.Doc,
+    ask: SectionAsk,
+    keep: boolean,
+    run: RunLiveRead,
+  ): Promise<Result<SectionReadResult>> {
+    if (!keep) {
+      const reply = await run({ key: '', base: null, update: Y.encodeStateAsUpdate(doc), drop: [], ...ask })
+      return reply.kind === 'error' ? reply : ok(reply.value.section as SectionReadResult)
+    }
+    const reply = await this.read(doc, ask, run)
+    return reply.kind === 'error' ? reply : ok(reply.value.section as SectionReadResult)
+  }
+
+  /** The reply of `ask` on the document's copy: the copy brought up to date first (or made anew once). */
+  private async read(
+    doc: Y.Doc,
+    ask: PrefixAsk | SectionAsk,
+    run: RunLiveRead,
+  ): Promise<Result<LiveReadReply>> {
     const copy = this.copyOf(doc)
     for (let whole = copy.vector === null; ; whole = true) {
       // The update and the vector it brings the copy to, encoded together: nothing runs between the two.
@@ -50,8 +80,7 @@ export class LiveCopies {
         base: base ? base.slice() : null,
         update,
         drop,
-        minChars,
-        opts,
+        ...ask,
       })
       if (reply.kind === 'error') {
         this.dropped.push(...drop)
@@ -62,7 +91,7 @@ export class LiveCopies {
         continue
       }
       copy.vector = vector
-      return ok(reply.value.prefix)
+      return reply
     }
   }
 

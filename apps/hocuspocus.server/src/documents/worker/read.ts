@@ -19,6 +19,7 @@ import * as Y from 'yjs'
 import { MAX_LIVE_COPIES, MAX_LIVE_COPY_STRUCTS } from '../../limits.ts'
 import { bytesOfBase64 } from '../sliced-read.ts'
 import { applyStored } from '../stored-parts.ts'
+import { renderSectionJob, type SectionAsk, type SectionReadResult } from './read-section.ts'
 
 export type ReadInput = {
   /**
@@ -43,9 +44,18 @@ export function renderReadPrefix(input: ReadInput): MarkdownPrefix {
   }
 }
 
-/** A whole read of a live document through its copy on the worker (live-copies.ts makes it). */
+/** What a whole read asks of a copy: at least `minChars` of its Markdown (documentMarkdownPrefix). */
+export type PrefixAsk = { minChars: number; opts: SerializeOptions }
+
+/**
+ * A whole read (`minChars`, `opts`) or a section read (`section`, read-section.ts) of a live document
+ * through its copy on the worker (live-copies.ts makes it).
+ */
 export type LiveReadInput = {
-  /** The copy's name: one per live Y.Doc, never reused. */
+  /**
+   * The copy's name: one per live Y.Doc, never reused. '': a copy made for this read alone (a cold
+   * read's decoded content), not kept.
+   */
   key: string
   /**
    * The state vector `update` was encoded against: the copy must hold at least that much (else the reply
@@ -55,12 +65,13 @@ export type LiveReadInput = {
   update: Uint8Array
   /** Copies of documents unloaded since the last read: dropped first. */
   drop: string[]
-  minChars: number
-  opts: SerializeOptions
-}
+} & (PrefixAsk | SectionAsk)
 
 /** The read, or `stale`: the copy is gone (the worker restarted, evicted it) or behind `base`. */
-export type LiveReadReply = { prefix: MarkdownPrefix; stale?: never } | { stale: true; prefix?: never }
+export type LiveReadReply =
+  | { prefix: MarkdownPrefix; section?: never; stale?: never }
+  | { section: SectionReadResult; prefix?: never; stale?: never }
+  | { stale: true; prefix?: never; section?: never }
 
 /** The copies this worker holds, least recently read first, with their structs (what their heap grows with). */
 const copies = new Map<string, { doc: Y.Doc; structs: number }>()
@@ -88,9 +99,10 @@ function structsOf(doc: Y.Doc): number {
 }
 
 /**
- * The live document's whole read on its copy here: made from the whole state, or brought up to date with
- * what changed since `base`. Kept for the next read while the copies stay within MAX_LIVE_COPIES and
- * MAX_LIVE_COPY_STRUCTS (the least recently read go first; a document larger than all of them is not kept).
+ * The live document's whole read, or section read, on its copy here: made from the whole state, or brought
+ * up to date with what changed since `base`. Kept for the next read while the copies stay within
+ * MAX_LIVE_COPIES and MAX_LIVE_COPY_STRUCTS (the least recently read go first; a document larger than all
+ * of them, or a copy for one read (key ''), is not kept).
  */
 export function renderLivePrefix(input: LiveReadInput): LiveReadReply {
   for (const key of input.drop) forget(key)
@@ -107,11 +119,14 @@ export function renderLivePrefix(input: LiveReadInput): LiveReadReply {
   heldStructs -= copy.structs
   Y.applyUpdate(copy.doc, input.update)
   const fragment = copy.doc.getXmlFragment(FRAGMENT_NAME)
-  const prefix = documentMarkdownPrefix(fragment, input.minChars, input.opts, true)
+  const reply: LiveReadReply =
+    'section' in input
+      ? { section: renderSectionJob(fragment, input.section) }
+      : { prefix: documentMarkdownPrefix(fragment, input.minChars, input.opts, true) }
   copy.structs = structsOf(copy.doc)
-  if (copy.structs > MAX_LIVE_COPY_STRUCTS) {
+  if (copy.structs > MAX_LIVE_COPY_STRUCTS || input.key === '') {
     copy.doc.destroy()
-    return { prefix }
+    return reply
   }
   copies.set(input.key, copy)
   heldStructs += copy.structs
@@ -119,7 +134,7 @@ export function renderLivePrefix(input: LiveReadInput): LiveReadReply {
     if (copies.size <= MAX_LIVE_COPIES && heldStructs <= MAX_LIVE_COPY_STRUCTS) break
     forget(key)
   }
-  return { prefix }
+  return reply
 }
 
 /** The copies held and their structs (tests). */

@@ -31,6 +31,17 @@ export const INLINE_READ_STRUCTS = 1_000
  */
 export const INLINE_READ_BYTES = 32 * 1024
 
+/**
+ * A section or chapter read whose blocks, from its first up to its character budget, hold at most this
+ * many Yjs items (runs of text, format marks, elements; `sectionReadItems` stops counting past it) is
+ * rendered on the event loop (~5-20 µs an item quiet, so at most ~10-20 ms); a denser one on the
+ * documents' worker, on the live document's copy there: a section of one paragraph of 10,000 one-letter
+ * runs alternating bold and italic held the loop ~150-260 ms for a read of 2,000 characters and ~900 ms for
+ * its first (load ~13 on 2 cores), where plain text of the same length took 0.5-3 ms. Ordinary prose is a
+ * few items a paragraph, so its reads stay here (a round trip to the worker, and its queue, cost more).
+ */
+export const INLINE_SECTION_READ_ITEMS = 1_000
+
 /** Whole reads kept for unchanged documents: the last this many live documents and stored contents each. */
 export const MAX_KEPT_WHOLE_READS = 32
 

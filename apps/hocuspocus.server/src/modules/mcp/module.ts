@@ -63,7 +63,7 @@ export type McpDeps = {
   hocuspocus: Pick<Hocuspocus, 'documents' | 'openDirectConnection'>
   logger: Logger
   /** The app's metrics: per-tool calls by outcome and latency. Optional for tests of the router alone. */
-  metrics?: Pick<Metrics, 'mcpToolCalls' | 'mcpToolLatency' | 'mcpWholeReads'>
+  metrics?: Pick<Metrics, 'mcpToolCalls' | 'mcpToolLatency' | 'mcpWholeReads' | 'mcpSectionReads'>
   /** Store confirmations (the persistence extension); without them a write is confirmed by reading back. */
   confirmations?: StoreConfirmations
   config?: McpConfig
@@ -92,6 +92,7 @@ export function init(deps: McpDeps): McpModule {
     hocuspocus,
     documents: services.documents,
     onWholeRead: metrics && ((where) => metrics.mcpWholeReads.inc({ where })),
+    onSectionRead: metrics && ((where) => metrics.mcpSectionReads.inc({ where })),
   })
   const writer = createDocumentWriter({
     hocuspocus,

@@ -21,6 +21,7 @@ import type { ReadInput } from '../../../documents/worker/read.ts'
 import { INLINE_READ_BYTES, INLINE_READ_STRUCTS, MAX_KEPT_WHOLE_READS } from '../limits.ts'
 import { WHOLE_READ_OPTIONS, type WholeRead, wholeReadChars, wholeReadOf } from '../render/whole-read.ts'
 import { stopIfCancelled } from './cancel.ts'
+import { createSectionReads, type SectionReads, type SectionReadWhere } from './section-reads.ts'
 
 export type ReadableDocument = {
   fragment: Y.XmlFragment
@@ -60,6 +61,8 @@ export type DocumentReader = {
     max: number,
     call: { user: string; signal?: AbortSignal; beforeDecode?: () => Promise<void> },
   ): Promise<Result<WholeRead> | null>
+  /** Section and chapter reads: kept, made here, or on the documents' worker when dear (section-reads.ts). */
+  sections: SectionReads
 }
 
 /** Where a whole read was made: here, on the documents' worker, or kept from an earlier read. */
@@ -69,10 +72,18 @@ export function createDocumentReader(deps: {
   hocuspocus: Pick<Hocuspocus, 'documents'>
   documents: Pick<
     DocumentsService,
-    'loadStored' | 'loadForLoad' | 'loadOutline' | 'readPrefixOf' | 'readLivePrefixOf' | 'storedRevision'
+    | 'loadStored'
+    | 'loadForLoad'
+    | 'loadOutline'
+    | 'readPrefixOf'
+    | 'readLivePrefixOf'
+    | 'storedRevision'
+    | 'readSectionOf'
   >
   /** Told where each whole read was made (the metric mcp_whole_reads_total). */
   onWholeRead?: (where: WholeReadWhere) => void
+  /** Told where each section or chapter read was made (the metric mcp_section_reads_total). */
+  onSectionRead?: (where: SectionReadWhere) => void
 }): DocumentReader {
   const kept = new KeptWholeReads()
   const told = (where: WholeReadWhere, read: WholeRead): Result<WholeRead> => {
@@ -101,6 +112,7 @@ export function createDocumentReader(deps: {
     return told('worker', read)
   }
   const reader: DocumentReader = {
+    sections: createSectionReads(deps),
     async open(room, call = {}) {
       const { signal } = call
       stopIfCancelled(signal)

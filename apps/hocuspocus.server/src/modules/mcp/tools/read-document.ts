@@ -4,7 +4,9 @@
  */
 import {
   type ChapterRender,
+  ok,
   type Refusal,
+  type Result,
   refuse,
   renderChapter,
   renderSection,
@@ -108,6 +110,7 @@ export const readDocument = defineTool({
     const source = { kind: 'document', slug, whose: resolved.access.whose } as const
     const what = with_subsections ? 'the section and its subsections' : 'the section'
     ctx.report?.stage(`rendering ${what} (at most ${cap} characters)`)
+    const call = { user: ctx.principal.user.id, signal: ctx.signal }
     try {
       if (with_subsections) {
         const chapterOpts = {
@@ -116,11 +119,16 @@ export const readDocument = defineTool({
           blockOffset: block_offset,
           maxChars: cap,
         }
-        let chapter = renderChapter(content.fragment, section_id, { ...chapterOpts, keptTotalOnly: true })
-        if (chapter.kind === 'ok' && chapter.value.totalUnknown) {
-          // Cut, and its sections not all measured: measure them without holding the thread, then read again.
-          await measureInSlices(sectionMeasureSteps(content.fragment, section_id, true), ctx)
-          chapter = renderChapter(content.fragment, section_id, chapterOpts)
+        // Dense: rendered on the documents' worker, its total measured there; else here.
+        let chapter = await ctx.reader.sections.chapter(content, section_id, chapterOpts, call)
+        if (!chapter) {
+          ctx.reader.sections.told('inline')
+          chapter = renderChapter(content.fragment, section_id, { ...chapterOpts, keptTotalOnly: true })
+          if (chapter.kind === 'ok' && chapter.value.totalUnknown) {
+            // Cut, and its sections not all measured: measure them without holding the thread, then read again.
+            await measureInSlices(sectionMeasureSteps(content.fragment, section_id, true), ctx)
+            chapter = renderChapter(content.fragment, section_id, chapterOpts)
+          }
         }
         if (chapter.kind === 'error') return withNextStep(chapter)
         return renderOutput({
@@ -131,11 +139,19 @@ export const readDocument = defineTool({
         })
       }
       const sectionOpts = { fromBlock: from_block, blockOffset: block_offset, maxChars: cap }
-      let rendered = renderSection(content.fragment, section_id, { ...sectionOpts, keptTotalOnly: true })
-      if (rendered.kind === 'ok' && rendered.value.totalUnknown) {
-        // Cut, and the section not measured yet: measure it without holding the thread, then read again.
-        await measureInSlices(sectionMeasureSteps(content.fragment, section_id), ctx)
-        rendered = renderSection(content.fragment, section_id, sectionOpts)
+      // An unchanged section read before is answered first, before any count; a dense one is rendered on
+      // the documents' worker (its total measured there), a cheap one here.
+      const keptRead = ctx.reader.sections.kept(content, section_id, sectionOpts)
+      let rendered: Result<SectionRender> | undefined = keptRead && ok(keptRead)
+      rendered ??= await ctx.reader.sections.section(content, section_id, sectionOpts, call)
+      if (!rendered) {
+        ctx.reader.sections.told('inline')
+        rendered = renderSection(content.fragment, section_id, { ...sectionOpts, keptTotalOnly: true })
+        if (rendered.kind === 'ok' && rendered.value.totalUnknown) {
+          // Cut, and the section not measured yet: measure it without holding the thread, then read again.
+          await measureInSlices(sectionMeasureSteps(content.fragment, section_id), ctx)
+          rendered = renderSection(content.fragment, section_id, sectionOpts)
+        }
       }
       if (rendered.kind === 'error') return withNextStep(rendered)
       const section = rendered.value
