@@ -64,9 +64,15 @@ export type OutlineMemo = {
   /**
    * A read of this section kept under `key` (the caller's: what else the read depends on) with the
    * section's current revision, or undefined: a read kept with an earlier revision is never answered.
+   * Never hashes the section: a section changed since its read was kept has no read (a dense section's
+   * hash held the event loop 100-230 ms after each edit, load ~15, before its read went to the worker).
    */
   keptRead<T>(section: LocatedSection, key: string): T | undefined
-  /** Keeps a read of this section's current revision under `key`, `chars` long (MAX_KEPT_READ_CHARS). */
+  /**
+   * Keeps a read of this section as it is now under `key`, `chars` long (MAX_KEPT_READ_CHARS): with the
+   * section's revision when it is described and unchanged since, else (a read made on the documents'
+   * worker after an edit) with the fragment as it is now, so keeping it hashes nothing here.
+   */
   keepRead(section: LocatedSection, key: string, read: unknown, chars: number): void
   destroy(): void
 }
@@ -116,7 +122,7 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
   /** Where the top-level elements sit; dropped when the list of children or a heading itself changes. */
   let positions: Positions | undefined
   /** Reads kept per section revision (`keptRead`), oldest first, and the characters they hold. */
-  const reads = new Map<string, { entry: Entry; read: unknown; chars: number }>()
+  const reads = new Map<string, { entry: Entry | undefined; version: number; read: unknown; chars: number }>()
   let readChars = 0
   const observer = (events: Array<Y.YEvent<Y.AbstractType<unknown>>>) => {
     changed = true
@@ -139,6 +145,16 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
     }
   }
   fragment.observeDeep(observer)
+
+  /** The section's entry when it is unchanged since it was described; undefined (never hashed) otherwise. */
+  const currentEntry = (section: LocatedSection): Entry | undefined => {
+    const described = describedAt.get(section)
+    if (described && described.version === version) return described.entry
+    const entry = entries.get(section.heading)
+    if (!entry || dirty.has(section.heading) || !sameBlocks(entry.blocks, section.blocks, dirty))
+      return undefined
+    return entry
+  }
 
   const describe = (section: LocatedSection): Entry => {
     const described = describedAt.get(section)
@@ -236,7 +252,9 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
       const id = `${section.sectionId}\n${key}`
       const kept = reads.get(id)
       if (!kept) return undefined
-      if (kept.entry !== describe(section)) {
+      const current =
+        kept.version === version || (kept.entry !== undefined && kept.entry === currentEntry(section))
+      if (!current) {
         reads.delete(id)
         readChars -= kept.chars
         return undefined
@@ -259,7 +277,7 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
         reads.delete(oldest)
         readChars -= kept.chars
       }
-      reads.set(id, { entry: describe(section), read, chars })
+      reads.set(id, { entry: currentEntry(section), version, read, chars })
       readChars += chars
     },
     destroy() {
