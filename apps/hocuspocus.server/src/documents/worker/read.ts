@@ -7,7 +7,8 @@
  *
  * A live document read again keeps its copy here (`renderLivePrefix`): the event loop sends only what
  * changed since the copy's state vector (live-copies.ts), where encoding the whole state for each read held
- * the loop ~1/10 of the render (68 ms of 675, load 17) for a document edited between reads.
+ * the loop ~1/10 of the render (68 ms of 675, load 17) for a document edited between reads. A dear section
+ * read is rendered on the same copy (read-section.ts).
  */
 import {
   documentMarkdownPrefix,

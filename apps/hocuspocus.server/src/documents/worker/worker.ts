@@ -7,7 +7,8 @@
  * cuts a large stored document into parts the event loop loads one at a time (split.ts); `first-screen` the
  * first blocks of a large stored document as HTML for its web page (first-screen.ts); `read` the start of a
  * document's Markdown for a whole read whose render is dear (read.ts); `read-live` the same for a live
- * document, on a copy kept here between reads and sent only what changed (read.ts renderLivePrefix); `derive` a stored
+ * document, on a copy kept here between reads and sent only what changed (read.ts renderLivePrefix), or a
+ * section read on that copy (read-section.ts); `derive` a stored
  * document's heading ids or title and search text (derive.ts).
  */
 import { ok } from '@collab/doc-schema'
