@@ -154,14 +154,17 @@ function readKey(fromBlock: number, blockOffset: number, maxChars: number): stri
  * has not measured yet, one heading or block per step, so a caller can pause between steps (a large
  * section is measured without holding the thread for all of it). The sections are located at the start;
  * an element deleted meanwhile is skipped, and a read after the last step measures what changed since.
+ * With `maxItems`, a block of more than that many Yjs items is left out (one step would render it whole):
+ * the total then stays unknown, for a caller that measures it elsewhere (the documents' worker).
  */
 export function* sectionMeasureSteps(
   fragment: Y.XmlFragment,
   sectionId: string,
   withSubsections = false,
+  maxItems?: number,
 ): Generator<void, void, undefined> {
   const sections = withSubsections
     ? [...chapterSections(fragment, sectionId)]
     : [memoLocateSection(fragment, sectionId)].filter((section) => section !== undefined)
-  for (const section of sections) yield* memoMeasureSteps(fragment, section)
+  for (const section of sections) yield* memoMeasureSteps(fragment, section, maxItems)
 }

@@ -9,7 +9,9 @@
  * - a small section's read is made inline; a second read of the unchanged dense section is kept; after an
  *   edit it is made anew on the worker and shows the edit;
  * - a chapter read (with_subsections) of the dense section and a cold read of the stored document go to
- *   the worker too, with the same text as here.
+ *   the worker too, with the same text as here;
+ * - a cheap read cut before a dense block, whose total needs that block measured (one step of the loop
+ *   for all of it), goes to the worker for it, with the same answer as here.
  * On the old code every section read rendered on the event loop and no count says otherwise: these fail.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
@@ -205,5 +207,34 @@ describe('section reads of dense sections on the documents worker', () => {
     expect({ before, body, after }).toEqual(expectedAnswer(expected))
     expect(await movedSince(start)).toEqual({ inline: 0, worker: 1, kept: 0 })
     expect(server.collab.hocuspocus.documents.get(doc.room)).toBeUndefined()
+  }, 120_000)
+
+  test('a cheap cut read whose total needs a dense block measured: made on the worker, the same answer as here', async () => {
+    const doc = await denseDocument('Dense later', 3_000)
+    try {
+      // A plain block longer than the budget before the dense paragraph: the read shows only part of it.
+      await doc.conn.transact((ydoc) => {
+        const fragment = ydoc.getXmlFragment(FRAGMENT_NAME)
+        const paragraph = new Y.XmlElement('paragraph')
+        paragraph.insert(0, [new Y.XmlText('plain '.repeat(600))])
+        fragment.insert(denseAt(fragment), [paragraph])
+      })
+      const start = await sectionReads()
+      const read = await callText(client, 'read_document', {
+        slug: doc.slug,
+        section_id: doc.dense,
+        max_chars: 2_000,
+      })
+      expect(read.isError, read.text.slice(0, 300)).toBeFalsy()
+      // Made after the read: a total measured here is kept by revision in this process, the server's too.
+      const expected = onCopy(doc.room, (f) => ok(renderSection(f, doc.dense, { maxChars: 2_000 })))
+      expect(expected.lastBlock).toBe(1)
+      expect(expected.text).not.toContain('**a**')
+      const { before, body, after } = frameLines(read.text)
+      expect({ before, body, after }).toEqual(expectedAnswer(expected))
+      expect(await movedSince(start)).toEqual({ inline: 0, worker: 1, kept: 0 })
+    } finally {
+      await doc.conn.disconnect()
+    }
   }, 120_000)
 })

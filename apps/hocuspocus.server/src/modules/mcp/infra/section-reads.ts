@@ -31,7 +31,8 @@ export type SectionReads = {
   /** The kept read of an unchanged section with these options (counted `kept`), or undefined. */
   kept(content: ReadableDocument, sectionId: string, opts: RenderOptions): SectionRender | undefined
   /**
-   * The section read made on the worker when its render is dear; undefined when it is cheap (the caller
+   * The section read made on the worker when its render is dear, or with `dear` (a cut read whose total
+   * needs a block too dense to measure here) whatever it costs; undefined when it is cheap (the caller
    * renders it here and says so with `told('inline')`).
    */
   section(
@@ -39,6 +40,7 @@ export type SectionReads = {
     sectionId: string,
     opts: RenderOptions,
     call: { user: string; signal?: AbortSignal },
+    dear?: boolean,
   ): Promise<Result<SectionRender> | undefined>
   /** The same for a chapter read (with_subsections); never kept. */
   chapter(
@@ -46,6 +48,7 @@ export type SectionReads = {
     sectionId: string,
     opts: ChapterOptions,
     call: { user: string; signal?: AbortSignal },
+    dear?: boolean,
   ): Promise<Result<ChapterRender> | undefined>
   told(where: SectionReadWhere): void
 }
@@ -63,11 +66,13 @@ export function createSectionReads(deps: {
     withSubsections: boolean,
     opts: ChapterOptions,
     call: { user: string; signal?: AbortSignal },
+    dear: boolean,
   ): Promise<Refusal | { read: SectionReadResult; unchanged: boolean } | undefined> {
     const ask = { ...opts, withSubsections }
     if (
+      !dear &&
       sectionReadItems(content.fragment, sectionId, ask, INLINE_SECTION_READ_ITEMS) <=
-      INLINE_SECTION_READ_ITEMS
+        INLINE_SECTION_READ_ITEMS
     )
       return undefined
     const doc = content.fragment.doc
@@ -91,8 +96,8 @@ export function createSectionReads(deps: {
       if (kept) told('kept')
       return kept
     },
-    async section(content, sectionId, opts, call) {
-      const made = await onWorker(content, sectionId, false, opts, call)
+    async section(content, sectionId, opts, call, dear = false) {
+      const made = await onWorker(content, sectionId, false, opts, call, dear)
       if (!made || !('read' in made)) return made
       const read = made.read as Result<SectionRender>
       // Kept for the next read only while it is the document's content as it is now.
@@ -100,8 +105,8 @@ export function createSectionReads(deps: {
         return { ...read, value: keepSectionRead(content.fragment, sectionId, opts, read.value) }
       return read
     },
-    async chapter(content, sectionId, opts, call) {
-      const made = await onWorker(content, sectionId, true, opts, call)
+    async chapter(content, sectionId, opts, call, dear = false) {
+      const made = await onWorker(content, sectionId, true, opts, call, dear)
       if (!made || !('read' in made)) return made
       return made.read as Result<ChapterRender>
     },

@@ -16,7 +16,7 @@ import {
 } from '@collab/doc-schema'
 import { z } from 'zod'
 import { stopIfCancelled } from '../infra/cancel.ts'
-import { MAX_READ_CHARS } from '../limits.ts'
+import { INLINE_SECTION_READ_ITEMS, MAX_READ_CHARS } from '../limits.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
 import { notes, type ShownBlocks } from '../render/notes.ts'
 import { readCall, type ToolContext } from './context.ts'
@@ -122,13 +122,20 @@ export const readDocument = defineTool({
         // Dense: rendered on the documents' worker, its total measured there; else here.
         let chapter = await ctx.reader.sections.chapter(content, section_id, chapterOpts, call)
         if (!chapter) {
-          ctx.reader.sections.told('inline')
-          chapter = renderChapter(content.fragment, section_id, { ...chapterOpts, keptTotalOnly: true })
+          const kept = { ...chapterOpts, keptTotalOnly: true }
+          chapter = renderChapter(content.fragment, section_id, kept)
           if (chapter.kind === 'ok' && chapter.value.totalUnknown) {
-            // Cut, and its sections not all measured: measure them without holding the thread, then read again.
-            await measureInSlices(sectionMeasureSteps(content.fragment, section_id, true), ctx)
-            chapter = renderChapter(content.fragment, section_id, chapterOpts)
-          }
+            // Cut, and its sections not all measured: measure them without holding the thread (a block too
+            // dense for one step is left out), then read again; still unknown, it is read on the worker.
+            const steps = sectionMeasureSteps(content.fragment, section_id, true, INLINE_SECTION_READ_ITEMS)
+            await measureInSlices(steps, ctx)
+            chapter = renderChapter(content.fragment, section_id, kept)
+            if (chapter.kind === 'ok' && chapter.value.totalUnknown) {
+              chapter =
+                (await ctx.reader.sections.chapter(content, section_id, chapterOpts, call, true)) ??
+                renderChapter(content.fragment, section_id, chapterOpts)
+            } else ctx.reader.sections.told('inline')
+          } else ctx.reader.sections.told('inline')
         }
         if (chapter.kind === 'error') return withNextStep(chapter)
         return renderOutput({
@@ -145,13 +152,20 @@ export const readDocument = defineTool({
       let rendered: Result<SectionRender> | undefined = keptRead && ok(keptRead)
       rendered ??= await ctx.reader.sections.section(content, section_id, sectionOpts, call)
       if (!rendered) {
-        ctx.reader.sections.told('inline')
-        rendered = renderSection(content.fragment, section_id, { ...sectionOpts, keptTotalOnly: true })
+        const kept = { ...sectionOpts, keptTotalOnly: true }
+        rendered = renderSection(content.fragment, section_id, kept)
         if (rendered.kind === 'ok' && rendered.value.totalUnknown) {
-          // Cut, and the section not measured yet: measure it without holding the thread, then read again.
-          await measureInSlices(sectionMeasureSteps(content.fragment, section_id), ctx)
-          rendered = renderSection(content.fragment, section_id, sectionOpts)
-        }
+          // Cut, and the section not measured yet: measure it without holding the thread (a block too dense
+          // for one step is left out), then read again; still unknown, it is read on the worker.
+          const steps = sectionMeasureSteps(content.fragment, section_id, false, INLINE_SECTION_READ_ITEMS)
+          await measureInSlices(steps, ctx)
+          rendered = renderSection(content.fragment, section_id, kept)
+          if (rendered.kind === 'ok' && rendered.value.totalUnknown) {
+            rendered =
+              (await ctx.reader.sections.section(content, section_id, sectionOpts, call, true)) ??
+              renderSection(content.fragment, section_id, sectionOpts)
+          } else ctx.reader.sections.told('inline')
+        } else ctx.reader.sections.told('inline')
       }
       if (rendered.kind === 'error') return withNextStep(rendered)
       const section = rendered.value
