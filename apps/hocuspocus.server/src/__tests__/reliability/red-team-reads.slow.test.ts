@@ -5,7 +5,8 @@
  * another document and a probe process asks /health. Each whole read renders up to MAX_RENDER_WORK units,
  * which this paragraph reaches; its inline content is written by our phrasing writer (phrasing-writer.ts).
  * A second round changes one letter of the paragraph before each read, so no read is the one before it
- * (kept answers are for unchanged documents). Asserted: every read answers (text or a refusal by the user's share of server time, never an error),
+ * (kept answers are for unchanged documents); a third reads the paragraph's section 2,000 characters at
+ * a time (read_document with section_id), an edit before each. Asserted: every read answers (text or a refusal by the user's share of server time, never an error),
  * /health answers 200 throughout, keystrokes arrive; what others felt (their p99) is reported next to a
  * floor measured the same way with nothing running, never asserted.
  * The slow tier (`bun run test:slow`): the reads are paced at the red team's 74 a minute in two rounds
@@ -13,7 +14,7 @@
  * server-time tests check the same limits quickly.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { FRAGMENT_NAME, listSections } from '@collab/doc-schema'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
 import { callText, connectClient } from '@collab/test-support/mcp'
 import { runCli, type ServerProcess } from '@collab/test-support/process'
@@ -111,13 +112,16 @@ describe(`red team: whole reads of a paragraph of ${RUNS.toLocaleString('en-US')
       const floor = await observed(typingRoom, () => Bun.sleep(3_000))
       const interval = 60_000 / READS_PER_MINUTE
       /** READS whole reads at the red team's rate; `between` runs before each (an edit, or nothing). */
-      const attack = (between: (i: number) => Promise<void>) =>
+      const attack = (
+        between: (i: number) => Promise<void>,
+        args: Record<string, unknown> = { slug: dense.slug },
+      ) =>
         observed(typingRoom, async () => {
           const answers: Array<{ isError: boolean; text: string; cpuMs: number }> = []
           for (let i = 0; i < READS; i++) {
             await between(i)
             const started = performance.now()
-            const read = await callText(agent, 'read_document', { slug: dense.slug })
+            const read = await callText(agent, 'read_document', args)
             answers.push({ ...read, isError: Boolean(read.isError), cpuMs: performance.now() - started })
             await Bun.sleep(Math.max(0, interval - (performance.now() - started)))
           }
@@ -128,7 +132,7 @@ describe(`red team: whole reads of a paragraph of ${RUNS.toLocaleString('en-US')
         // A refusal is the user's share of server time running out, which says when to come back.
         for (const answer of refused) expect(answer.text).toMatch(/server time|try again/i)
         const figures = {
-          attack: `${READS} whole reads of ${RUNS} marks at ${READS_PER_MINUTE}/min${what}`,
+          attack: `${READS} reads of ${RUNS} marks at ${READS_PER_MINUTE}/min${what}`,
           answered: READS - refused.length,
           refused: refused.length,
           readMedianMs: Math.round(seen.result.map((a) => a.cpuMs).sort((a, b) => a - b)[READS >> 1]!),
@@ -159,6 +163,20 @@ describe(`red team: whole reads of a paragraph of ${RUNS.toLocaleString('en-US')
           again.doc.transact(() => runs.insert(0, String.fromCharCode(65 + (i % 26))))
           await eventually(() => expect(again.provider.unsyncedChanges).toBe(0), 30_000, 'the edit')
         }),
+      )
+      // The same, as section reads of the paragraph's section (2,000 characters each, as an agent paging
+      // through it would), an edit before each: rendered on the event loop before issue 24's section work.
+      const [section] = listSections(fragment)
+      report(
+        'red-team-section-reads',
+        ', section reads of 2,000 characters, an edit before each',
+        await attack(
+          async (i) => {
+            again.doc.transact(() => runs.insert(0, String.fromCharCode(97 + (i % 26))))
+            await eventually(() => expect(again.provider.unsyncedChanges).toBe(0), 30_000, 'the edit')
+          },
+          { slug: dense.slug, section_id: section!.sectionId, max_chars: 2_000 },
+        ),
       )
       again.destroy()
     } finally {
