@@ -21,15 +21,10 @@ import type { ReadInput } from '../../../documents/worker/read.ts'
 import { INLINE_READ_BYTES, INLINE_READ_STRUCTS, MAX_KEPT_WHOLE_READS } from '../limits.ts'
 import { WHOLE_READ_OPTIONS, type WholeRead, wholeReadChars, wholeReadOf } from '../render/whole-read.ts'
 import { stopIfCancelled } from './cancel.ts'
+import type { ReadableDocument } from './readable.ts'
 import { createSectionReads, type SectionReads, type SectionReadWhere } from './section-reads.ts'
 
-export type ReadableDocument = {
-  fragment: Y.XmlFragment
-  /** Where the content came from; logged, never shown to the model. */
-  source: 'live' | 'stored'
-  /** Frees the throwaway doc of a stored read; a no-op for a live one. */
-  release(): void
-}
+export type { ReadableDocument } from './readable.ts'
 
 export type DocumentReader = {
   /**

@@ -22,7 +22,7 @@ import type { DocumentsService } from '../../../documents/service.ts'
 import type { SectionReadResult } from '../../../documents/worker/read-section.ts'
 import { INLINE_SECTION_READ_ITEMS } from '../limits.ts'
 import { stopIfCancelled } from './cancel.ts'
-import type { ReadableDocument } from './documents.ts'
+import type { ReadableDocument } from './readable.ts'
 
 /** Where a section or chapter read was made: here, on the documents' worker, or kept from an earlier read. */
 export type SectionReadWhere = 'inline' | 'worker' | 'kept'
