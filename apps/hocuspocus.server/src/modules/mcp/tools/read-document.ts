@@ -120,23 +120,13 @@ export const readDocument = defineTool({
           maxChars: cap,
         }
         // Dense: rendered on the documents' worker, its total measured there; else here.
-        let chapter = await ctx.reader.sections.chapter(content, section_id, chapterOpts, call)
-        if (!chapter) {
-          const kept = { ...chapterOpts, keptTotalOnly: true }
-          chapter = renderChapter(content.fragment, section_id, kept)
-          if (chapter.kind === 'ok' && chapter.value.totalUnknown) {
-            // Cut, and its sections not all measured: measure them without holding the thread (a block too
-            // dense for one step is left out), then read again; still unknown, it is read on the worker.
-            const steps = sectionMeasureSteps(content.fragment, section_id, true, INLINE_SECTION_READ_ITEMS)
-            await measureInSlices(steps, ctx)
-            chapter = renderChapter(content.fragment, section_id, kept)
-            if (chapter.kind === 'ok' && chapter.value.totalUnknown) {
-              chapter =
-                (await ctx.reader.sections.chapter(content, section_id, chapterOpts, call, true)) ??
-                renderChapter(content.fragment, section_id, chapterOpts)
-            } else ctx.reader.sections.told('inline')
-          } else ctx.reader.sections.told('inline')
-        }
+        const chapter = await readPart(ctx, {
+          onWorker: (dear) => ctx.reader.sections.chapter(content, section_id, chapterOpts, call, dear),
+          here: (keptTotalOnly) =>
+            renderChapter(content.fragment, section_id, { ...chapterOpts, keptTotalOnly }),
+          measureSteps: () =>
+            sectionMeasureSteps(content.fragment, section_id, true, INLINE_SECTION_READ_ITEMS),
+        })
         if (chapter.kind === 'error') return withNextStep(chapter)
         return renderOutput({
           before: chapterLines(chapter.value),
@@ -149,24 +139,15 @@ export const readDocument = defineTool({
       // An unchanged section read before is answered first, before any count; a dense one is rendered on
       // the documents' worker (its total measured there), a cheap one here.
       const keptRead = ctx.reader.sections.kept(content, section_id, sectionOpts)
-      let rendered: Result<SectionRender> | undefined = keptRead && ok(keptRead)
-      rendered ??= await ctx.reader.sections.section(content, section_id, sectionOpts, call)
-      if (!rendered) {
-        const kept = { ...sectionOpts, keptTotalOnly: true }
-        rendered = renderSection(content.fragment, section_id, kept)
-        if (rendered.kind === 'ok' && rendered.value.totalUnknown) {
-          // Cut, and the section not measured yet: measure it without holding the thread (a block too dense
-          // for one step is left out), then read again; still unknown, it is read on the worker.
-          const steps = sectionMeasureSteps(content.fragment, section_id, false, INLINE_SECTION_READ_ITEMS)
-          await measureInSlices(steps, ctx)
-          rendered = renderSection(content.fragment, section_id, kept)
-          if (rendered.kind === 'ok' && rendered.value.totalUnknown) {
-            rendered =
-              (await ctx.reader.sections.section(content, section_id, sectionOpts, call, true)) ??
-              renderSection(content.fragment, section_id, sectionOpts)
-          } else ctx.reader.sections.told('inline')
-        } else ctx.reader.sections.told('inline')
-      }
+      const rendered = keptRead
+        ? ok(keptRead)
+        : await readPart(ctx, {
+            onWorker: (dear) => ctx.reader.sections.section(content, section_id, sectionOpts, call, dear),
+            here: (keptTotalOnly) =>
+              renderSection(content.fragment, section_id, { ...sectionOpts, keptTotalOnly }),
+            measureSteps: () =>
+              sectionMeasureSteps(content.fragment, section_id, false, INLINE_SECTION_READ_ITEMS),
+          })
       if (rendered.kind === 'error') return withNextStep(rendered)
       const section = rendered.value
       // The whole answer is kept with the read (the same object while the section is unchanged), per
@@ -257,6 +238,32 @@ function chapterLines({ sections }: ChapterRender): string[] {
       ({ sectionId, rev }) => `subsection: ${sectionId === '' ? '(none)' : sectionId}, rev: ${rev}`,
     ),
   ]
+}
+
+/**
+ * A section or chapter read not kept: on the documents' worker when its render is dear (`onWorker` answers
+ * undefined when it is cheap), else here; a cut read whose total is not measured yet measures it without
+ * holding the thread (a block too dense for one step is left out) and reads again, and one still without
+ * its total is read on the worker, which measures it there.
+ */
+async function readPart<R extends { totalUnknown?: boolean }>(
+  ctx: ToolContext,
+  part: {
+    onWorker(dear: boolean): Promise<Result<R> | undefined>
+    here(keptTotalOnly: boolean): Result<R>
+    measureSteps(): Iterator<void>
+  },
+): Promise<Result<R>> {
+  const onWorker = await part.onWorker(false)
+  if (onWorker) return onWorker
+  let read = part.here(true)
+  if (read.kind === 'ok' && read.value.totalUnknown) {
+    await measureInSlices(part.measureSteps(), ctx)
+    read = part.here(true)
+    if (read.kind === 'ok' && read.value.totalUnknown) return (await part.onWorker(true)) ?? part.here(false)
+  }
+  ctx.reader.sections.told('inline')
+  return read
 }
 
 /**
