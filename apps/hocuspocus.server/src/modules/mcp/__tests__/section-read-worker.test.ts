@@ -30,7 +30,7 @@ import * as Y from 'yjs'
 import { applyStored } from '../../../documents/stored-parts.ts'
 import type { RunningServer } from '../../../server.ts'
 import { notes } from '../render/notes.ts'
-import { createDocument, frameLines } from './setup.ts'
+import { createDocument, frameLines, type ReadWhere, readsByWhere } from './setup.ts'
 
 let server: RunningServer
 let client: Client
@@ -44,15 +44,10 @@ beforeAll(async () => {
   client = await connectClient(mcpUrlOf(server), owner.token)
 }, 60_000)
 
-type Where = 'inline' | 'worker' | 'kept'
+type Where = ReadWhere
 
-/** The server's count of section reads by where they were made (its /metrics, over loopback). */
-async function sectionReads(): Promise<Record<Where, number>> {
-  const text = await (await fetch(`${server.url}/metrics`)).text()
-  const count = (where: string) =>
-    Number(new RegExp(`^mcp_section_reads_total\\{where="${where}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
-  return { inline: count('inline'), worker: count('worker'), kept: count('kept') }
-}
+/** The server's count of section reads by where they were made. */
+const sectionReads = () => readsByWhere(server, 'mcp_section_reads_total')
 
 /** How the counts moved since `start`. */
 async function movedSince(start: Record<Where, number>): Promise<Record<Where, number>> {

@@ -141,3 +141,20 @@ export async function toolCallCount(server: RunningServer, tool: string, outcome
     .find((l) => l.startsWith(`mcp_tool_calls_total{tool="${tool}",outcome="${outcome}"}`))
   return Number(line?.split(' ').at(-1) ?? 0)
 }
+
+/** Where a read was made, as the read metrics label it. */
+export type ReadWhere = 'inline' | 'worker' | 'kept'
+
+/**
+ * The server's count of reads by where they were made, from one of its `{where}` read metrics on /metrics
+ * (mcp_whole_reads_total, mcp_section_reads_total); 0 before the first.
+ */
+export async function readsByWhere(
+  server: RunningServer,
+  metric: string,
+): Promise<Record<ReadWhere, number>> {
+  const text = await (await fetch(`${server.url}/metrics`)).text()
+  const count = (where: ReadWhere) =>
+    Number(new RegExp(`^${metric}\\{where="${where}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
+  return { inline: count('inline'), worker: count('worker'), kept: count('kept') }
+}

@@ -21,7 +21,7 @@ import type { RunningServer } from '../../../server.ts'
 import { INLINE_READ_STRUCTS, MAX_READ_CHARS } from '../limits.ts'
 import { notes } from '../render/notes.ts'
 import { readWholeDocument } from '../render/whole-read.ts'
-import { createDocument, frameLines } from './setup.ts'
+import { createDocument, frameLines, readsByWhere } from './setup.ts'
 
 let server: RunningServer
 let client: Client
@@ -35,13 +35,8 @@ beforeAll(async () => {
   client = await connectClient(mcpUrlOf(server), owner.token)
 }, 60_000)
 
-/** The server's count of whole reads by where they were made (its /metrics, over loopback). */
-async function wholeReads(): Promise<Record<'inline' | 'worker' | 'kept', number>> {
-  const text = await (await fetch(`${server.url}/metrics`)).text()
-  const count = (where: string) =>
-    Number(new RegExp(`^mcp_whole_reads_total\\{where="${where}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
-  return { inline: count('inline'), worker: count('worker'), kept: count('kept') }
-}
+/** The server's count of whole reads by where they were made. */
+const wholeReads = () => readsByWhere(server, 'mcp_whole_reads_total')
 
 /** A paragraph of `runs` one-letter runs alternating bold and italic, written into the live document. */
 async function denseDocument(title: string, runs: number) {
