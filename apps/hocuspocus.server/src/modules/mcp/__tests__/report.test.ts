@@ -8,8 +8,13 @@
 import { describe, expect, test } from 'bun:test'
 import { eventually } from '@collab/test-support/server'
 import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js'
-import { PROGRESS_INTERVAL_MS } from '../limits.ts'
 import { type CallExtra, callReport, createLogLevel } from '../tools/report.ts'
+
+/**
+ * The heartbeat's period here: the timer is the same whatever its period, and at PROGRESS_INTERVAL_MS
+ * (1 s) the waits below (three beats, then periods of silence) cost every run ~5 s of waiting.
+ */
+const INTERVAL_MS = 50
 
 function recordingExtra(progressToken?: string) {
   const sent: ServerNotification[] = []
@@ -31,16 +36,16 @@ function recordingExtra(progressToken?: string) {
 describe('a call’s report', () => {
   test('a long stage sends "still …" heartbeats with increasing progress, and none after the answer', async () => {
     const { extra, progress } = recordingExtra('t-1')
-    const report = callReport('read_document', extra, createLogLevel())
+    const report = callReport('read_document', extra, createLogLevel(), INTERVAL_MS)
     report.stage('opening the document')
-    await eventually(() => expect(progress().length).toBeGreaterThanOrEqual(3), 10 * PROGRESS_INTERVAL_MS)
+    await eventually(() => expect(progress().length).toBeGreaterThanOrEqual(3), 40 * INTERVAL_MS)
     report.end()
     const heard = progress()
     expect(heard[0]).toEqual({ progress: 1, message: 'opening the document' })
     expect(heard.slice(1).every((p) => p.message === 'still opening the document')).toBe(true)
     expect(heard.map((p) => p.progress)).toEqual(heard.map((_, i) => i + 1))
-    // That no heartbeat follows the answer can only be watched for: two intervals, when one would be due.
-    await Bun.sleep(2 * PROGRESS_INTERVAL_MS)
+    // That no heartbeat follows the answer can only be watched for: four periods, when one would be due.
+    await Bun.sleep(4 * INTERVAL_MS)
     expect(progress().length).toBe(heard.length)
     report.stage('after the answer')
     expect(progress().length).toBe(heard.length)
@@ -48,8 +53,8 @@ describe('a call’s report', () => {
 
   test('a call that names no stage is heard too ("still working"), until its answer', async () => {
     const { extra, progress } = recordingExtra('t-2')
-    const report = callReport('edit_blocks', extra, createLogLevel())
-    await eventually(() => expect(progress().length).toBeGreaterThanOrEqual(1), 10 * PROGRESS_INTERVAL_MS)
+    const report = callReport('edit_blocks', extra, createLogLevel(), INTERVAL_MS)
+    await eventually(() => expect(progress().length).toBeGreaterThanOrEqual(1), 40 * INTERVAL_MS)
     report.end()
     expect(progress()[0]).toEqual({ progress: 1, message: 'still working' })
   }, 30_000)

@@ -97,11 +97,13 @@ export type CallReport = {
 /**
  * The report of one call as `tool`. Without `extra` (a direct call in a test) it reports nothing.
  * Notifications that cannot be sent (the caller went away) are dropped: they never fail the call.
+ * `intervalMs`: the heartbeat's period, PROGRESS_INTERVAL_MS but in a test of the heartbeat itself.
  */
 export function callReport(
   tool: string,
   extra: CallExtra | undefined,
   level: LogLevel | undefined,
+  intervalMs = PROGRESS_INTERVAL_MS,
 ): CallReport {
   if (!extra) return { stage() {}, log() {}, end() {} }
   const token: ProgressToken | undefined = extra._meta?.progressToken
@@ -126,7 +128,7 @@ export function callReport(
   }
   // From the call's start, so a tool that names no stage (an edit waiting for its store) is heard too.
   if (token !== undefined) {
-    timer = setInterval(() => tick(`still ${current}`), PROGRESS_INTERVAL_MS)
+    timer = setInterval(() => tick(`still ${current}`), intervalMs)
     timer.unref?.()
   }
   return {
