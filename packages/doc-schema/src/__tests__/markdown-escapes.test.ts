@@ -6,12 +6,16 @@
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import MarkdownIt from 'markdown-it'
-import * as Y from 'yjs'
 import type { DocNode } from '../doc-json.ts'
-import { documentMarkdownPrefix, documentToMarkdown } from '../markdown/document-to-markdown.ts'
+import { documentToMarkdown } from '../markdown/document-to-markdown.ts'
 import { importMarkdown } from '../markdown/import-markdown.ts'
 import { checkBlocks, parseMarkdown } from '../markdown/parse-markdown.ts'
-import { blocksToY } from '../yjs/build-y.ts'
+import {
+  BOUNDED_READ_SAMPLE,
+  boundedReadsWriteTheWholeStart,
+  inBlock,
+  run,
+} from './markdown-escapes-cases.ts'
 import { firstInline, runsOf } from './markdown-trips.ts'
 import { runs } from './property-runs.ts'
 
@@ -129,90 +133,6 @@ describe('export escapes only what CommonMark needs', () => {
   })
 })
 
-/** Pieces built from the characters whose escaping was relaxed, with what they could combine into. */
-const piece = fc.constantFrom(
-  'word',
-  ' ',
-  '*',
-  '**',
-  ' * ',
-  '_',
-  ' _ ',
-  '__',
-  '~',
-  '~~',
-  '@',
-  'a@b.co',
-  'qs@6.14.0',
-  '@~6',
-  'www.x.org',
-  '[',
-  ']',
-  '[a]',
-  ']:',
-  '[x]',
-  '[ ] ',
-  ': ',
-  '(',
-  ')',
-  '<',
-  '>',
-  '<T>',
-  '</T>',
-  '<b>',
-  '</b>',
-  '<a href="#x">',
-  'Map<K, V>',
-  '<=>',
-  '<a@b.co>',
-  '<https://x.org>',
-  '<div>',
-  '#',
-  '- ',
-  '1. ',
-  '\\',
-  '.',
-  '"',
-)
-const MARKS: DocNode['marks'][] = [
-  undefined,
-  [{ type: 'bold' }],
-  [{ type: 'italic' }],
-  [{ type: 'link', attrs: { href: 'https://x.org' } }],
-  [{ type: 'link', attrs: { href: 'https://x.org/a_(b)' } }],
-  [{ type: 'link', attrs: { href: 'https://x.org/a)b(' } }],
-  [{ type: 'code' }],
-]
-const run = fc
-  .tuple(fc.array(piece, { minLength: 1, maxLength: 7 }), fc.nat(MARKS.length - 1))
-  .map(([parts, mark]) => ({ text: parts.join(''), marks: MARKS[mark] }))
-  .filter((r) => r.text.trim() === r.text && r.text !== '')
-
-function inBlock(kind: string, content: DocNode[]): DocNode {
-  const para: DocNode = { type: 'paragraph', content }
-  if (kind === 'heading') return { type: 'heading', attrs: { level: 2 }, content }
-  if (kind === 'taskList')
-    return { type: 'taskList', content: [{ type: 'taskItem', attrs: { checked: false }, content: [para] }] }
-  if (kind === 'bulletList') return { type: 'bulletList', content: [{ type: 'listItem', content: [para] }] }
-  if (kind === 'blockquote') return { type: 'blockquote', content: [para] }
-  if (kind === 'cellBlocks') {
-    // A cell of several paragraphs, written on one line joined by `<br>` (one per hard break here).
-    const paragraphs: DocNode[] = [{ type: 'paragraph', content: [] }]
-    for (const node of content) {
-      if (node.type === 'hardBreak') paragraphs.push({ type: 'paragraph', content: [] })
-      else paragraphs.at(-1)!.content!.push(node)
-    }
-    const cell: DocNode = { type: 'tableHeader', content: paragraphs }
-    return { type: 'table', content: [{ type: 'tableRow', content: [cell] }] }
-  }
-  if (kind === 'table')
-    return {
-      type: 'table',
-      content: [{ type: 'tableRow', content: [{ type: 'tableHeader', content: [para] }] }],
-    }
-  return para
-}
-
 describe('the relaxed escapes stay safe', () => {
   test('text of the relaxed characters reads back as the same text in every block kind, through both parsers', () => {
     // Fails if a relaxed position lets markup form: `*a*` as italic, `[a]: x` as a definition, `- [ ]` as
@@ -306,42 +226,7 @@ describe('the relaxed escapes stay safe', () => {
     )
   })
   test('a bounded read of a long block writes its start exactly as the whole block is written', () => {
-    // Fails if an escape depends on what follows it in the block (a later partner of a `*`, a later `[`):
-    // a read cut short would write the start differently from the whole read (block-prefix.ts).
-    fc.assert(
-      fc.property(
-        fc.array(run, { minLength: 1, maxLength: 6 }),
-        fc.constantFrom('paragraph', 'heading', 'table'),
-        fc.array(fc.nat({ max: 3_000 }), { minLength: 1, maxLength: 4 }),
-        (parts, kind, budgets) => {
-          const content: DocNode[] = []
-          // Long enough to be cut (past the budget and the prefix slack of 4,096 characters).
-          for (let copy = 0; content.reduce((n, node) => n + (node.text?.length ?? 0), 0) < 9_000; copy++) {
-            for (const part of parts) {
-              content.push({
-                type: 'text',
-                text: `${part.text} `,
-                ...(part.marks ? { marks: part.marks } : {}),
-              })
-              if (kind !== 'heading' && copy % 7 === 3) content.push({ type: 'hardBreak' })
-            }
-          }
-          const doc = new Y.Doc()
-          const fragment = doc.getXmlFragment('default')
-          fragment.insert(0, blocksToY([inBlock(kind, content)]))
-          const full = documentToMarkdown(fragment)
-          for (const n of budgets) {
-            const prefix = documentMarkdownPrefix(fragment, n)
-            expect({ n, prefix: prefix.text, same: full.startsWith(prefix.text) }).toEqual({
-              n,
-              prefix: prefix.text,
-              same: true,
-            })
-          }
-          doc.destroy()
-        },
-      ),
-      runs(150),
-    )
+    // BOUNDED_READ_SAMPLE random blocks here; markdown-escapes-prefix.slow.test.ts tries more.
+    boundedReadsWriteTheWholeStart(BOUNDED_READ_SAMPLE)
   })
 })
