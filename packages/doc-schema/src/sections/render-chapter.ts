@@ -4,13 +4,13 @@ import { ok, type Result, refuseFor } from '../result.ts'
 import { memoSectionTotal } from './live-memo.ts'
 import { chapterSections, type LocatedSection } from './section-index.ts'
 import {
-  headingLine,
   type RenderOptions,
   readStart,
   type ShownSection,
   sectionNotFound,
   shownPart,
   walkBlocks,
+  walkFirstSection,
 } from './section-walk.ts'
 
 export type ChapterOptions = RenderOptions & {
@@ -96,15 +96,7 @@ export function renderChapter(
   if (start.kind === 'error') return start
   const { fromBlock, blockOffset, maxChars } = start.value
   const work = renderWork()
-  const firstWalk = walkBlocks(
-    first.blocks,
-    headingLine(first.heading, maxChars, work),
-    fromBlock,
-    blockOffset,
-    maxChars,
-    true,
-    work,
-  )
+  const firstWalk = walkFirstSection(first, start.value, work)
   if (firstWalk.kind === 'error') return firstWalk
   let { text } = firstWalk.value
   const sections = [shownPart(fragment, first, firstWalk.value, fromBlock, blockOffset)]

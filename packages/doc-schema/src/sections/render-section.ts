@@ -11,13 +11,12 @@ import {
 } from './live-memo.ts'
 import { chapterSections, type LocatedSection } from './section-index.ts'
 import {
-  headingLine,
   type RenderOptions,
   readStart,
   type ShownSection,
   sectionNotFound,
   shownPart,
-  walkBlocks,
+  walkFirstSection,
 } from './section-walk.ts'
 
 export {
@@ -75,9 +74,7 @@ export function renderSection(
   const key = readKey(fromBlock, blockOffset, maxChars)
   const kept = keep ? memoKeptRead<SectionRender>(fragment, section, key) : undefined
   if (kept) return ok(kept)
-  const work = renderWork()
-  const heading = headingLine(section.heading, maxChars, work)
-  const walk = walkBlocks(section.blocks, heading, fromBlock, blockOffset, maxChars, true, work)
+  const walk = walkFirstSection(section, start.value, renderWork())
   if (walk.kind === 'error') return walk
   const { text } = walk.value
   const read: SectionRender = {

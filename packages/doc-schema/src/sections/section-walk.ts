@@ -78,7 +78,7 @@ export const cutMarker = (number: number, end: number) =>
  * The heading's Markdown line. A heading is text an editor chose, so it can be longer than the budget:
  * past half of it, only its start is shown, ending with a line that says so.
  */
-export function headingLine(heading: Y.XmlElement, maxChars: number, work: RenderWork): string {
+function headingLine(heading: Y.XmlElement, maxChars: number, work: RenderWork): string {
   const room = Math.floor(maxChars / 2)
   const line = blockMarkdownPrefix(heading, room + 1, HEADING_OPTIONS, work)
   if (line.complete && line.text.length <= room) return line.text
@@ -86,11 +86,11 @@ export function headingLine(heading: Y.XmlElement, maxChars: number, work: Rende
   return line.text.slice(0, safeCut(line.text, room - marker.length)) + marker
 }
 
+/** Where a read starts in its first section, and its budget (readStart). */
+export type ReadStart = { fromBlock: number; blockOffset: number; maxChars: number }
+
 /** Where a read starts and its budget, from its options; a start outside a section of `blockCount` blocks is refused. */
-export function readStart(
-  blockCount: number,
-  opts: RenderOptions,
-): Result<{ fromBlock: number; blockOffset: number; maxChars: number }> {
+export function readStart(blockCount: number, opts: RenderOptions): Result<ReadStart> {
   const fromBlock = opts.fromBlock ?? 1
   const blockOffset = opts.blockOffset ?? 0
   if (!Number.isInteger(fromBlock) || fromBlock < 1 || fromBlock > Math.max(1, blockCount)) {
@@ -207,6 +207,21 @@ export function walkBlocks(
   if (truncatedBlock !== undefined) walk.truncatedBlock = truncatedBlock
   if (byWork && nextBlock !== undefined) walk.byWork = true
   return ok(walk)
+}
+
+/**
+ * The walk of a read's first section (a section read's only one): its heading line, then its numbered
+ * blocks from where the read starts; a first block that does not fit is shown in part, so every read
+ * progresses.
+ */
+export function walkFirstSection(
+  section: LocatedSection,
+  start: ReadStart,
+  work: RenderWork,
+): Result<BlockWalk> {
+  const { fromBlock, blockOffset, maxChars } = start
+  const heading = headingLine(section.heading, maxChars, work)
+  return walkBlocks(section.blocks, heading, fromBlock, blockOffset, maxChars, true, work)
 }
 
 export const sectionNotFound = (sectionId: string) =>
