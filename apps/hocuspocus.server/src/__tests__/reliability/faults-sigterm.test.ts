@@ -7,18 +7,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { DATABASE_KIND } from '@collab/test-support/database'
-import { callText, connectRecording } from '@collab/test-support/mcp'
-import { connectProvider } from '@collab/test-support/provider'
-import {
-  type AckTracker,
-  firstRunToken,
-  linePerEditor,
-  readStored,
-  spawnOn,
-  trackAcknowledgements,
-  typeContinuously,
-  useProcessRun,
-} from './faults-support.ts'
+import { readStored, spawnOn, typeTracked, useProcessRun } from './faults-support.ts'
 import { FULL, reportFigure } from './support.ts'
 
 const EDITORS = 50
@@ -33,35 +22,19 @@ describe(`SIGTERM while ${EDITORS} editors type (${DATABASE_KIND})`, () => {
 
   test('exits 0 and every acknowledged update is stored', async () => {
     run.server = await spawnOn(run.db, { STORE_DEBOUNCE_MS: '500', STORE_MAX_DEBOUNCE_MS: '2000' })
-    const token = firstRunToken(run.db.dataDir)
-    const mcp = await connectRecording(`${run.server.url}/mcp`, token)
-    for (let d = 0; d < DOCUMENTS; d++) {
-      const created = await callText(mcp.client, 'create_document', { title: `Typing room ${d}` })
-      expect(created.isError).toBe(false)
-    }
-    await mcp.close()
-    const listed = (await (
-      await fetch(`${run.server.url}/api/documents`, { headers: { Authorization: `Bearer ${token}` } })
-    ).json()) as { documents: Array<{ room: string; title: string }> }
-    const rooms = listed.documents.filter((d) => d.title.startsWith('Typing room')).map((d) => d.room)
-    expect(rooms.length).toBe(DOCUMENTS)
-
-    for (let i = 0; i < EDITORS; i++)
-      run.editors.push(connectProvider(run.server.url, rooms[i % DOCUMENTS]!, token))
-    await Promise.all(run.editors.map((e) => e.ready))
     // Each editor types into a paragraph of its own; the baseline is once every paragraph is acknowledged.
-    const lines = await linePerEditor(run.editors)
-    const trackers: AckTracker[] = run.editors.map((e) => trackAcknowledgements(e))
-    const typing = typeContinuously(run.editors, lines, KEYSTROKE_MS, (n) =>
+    const titles = Array.from({ length: DOCUMENTS }, (_, d) => `Typing room ${d}`)
+    const typing = await typeTracked(run, titles, EDITORS, KEYSTROKE_MS, (n) =>
       String.fromCharCode(97 + (n % 26)),
     )
+    const { rooms, trackers } = typing
+    expect(rooms.length).toBe(DOCUMENTS)
     await Bun.sleep(TYPING_BEFORE_SIGNAL_MS)
     const running = run.server
     running.proc.kill('SIGTERM')
     const exitCode = await running.proc.exited // editors keep typing until the process is gone
     await typing.stop()
     run.server = undefined
-    for (const t of trackers) t.stop()
 
     expect(exitCode).toBe(0)
     const stored = await readStored(run.db, rooms)

@@ -12,8 +12,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
 import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
+import { callText, connectRecording } from '@collab/test-support/mcp'
 import { type ServerProcess, spawnServer } from '@collab/test-support/process'
-import type { TestProvider } from '@collab/test-support/provider'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import { openDatabase } from '../../db/client.ts'
@@ -382,4 +383,71 @@ export function typeContinuously(
       await Promise.all(typists)
     },
   }
+}
+
+/** Editors typing on a server process into documents of their own, each change's acknowledgement tracked. */
+export type TrackedTyping = {
+  /** The documents' rooms, in the order of their titles. */
+  rooms: string[]
+  /** Each editor's tracker, in the order of `run.editors`. */
+  trackers: AckTracker[]
+  /** Stops the typists, then the trackers. */
+  stop(): Promise<void>
+}
+
+/**
+ * The typing the fault suites cut short: the first-run user makes a document per title over MCP on the
+ * run's server process, and `editors` providers of that user connect into `run.editors` (the i-th on the
+ * (i mod titles)-th document); once every one is synced and its own line acknowledged (linePerEditor, the
+ * baseline), each one's acknowledgements are tracked and it types `typed(n)` every `everyMs`
+ * (typeContinuously) until `stop()`.
+ */
+export async function typeTracked(
+  run: ProcessRun,
+  titles: string[],
+  editors: number,
+  everyMs: number,
+  typed: (n: number) => string,
+): Promise<TrackedTyping> {
+  if (!run.server) throw new Error("start the run's server process first")
+  const { url } = run.server
+  const token = firstRunToken(run.db.dataDir)
+  const rooms = await createRooms(url, token, titles)
+  run.editors = Array.from({ length: editors }, (_, i) =>
+    connectProvider(url, rooms[i % rooms.length]!, token),
+  )
+  await Promise.all(run.editors.map((e) => e.ready))
+  const lines = await linePerEditor(run.editors)
+  const trackers = run.editors.map((e) => trackAcknowledgements(e))
+  const typing = typeContinuously(run.editors, lines, everyMs, typed)
+  return {
+    rooms,
+    trackers,
+    async stop() {
+      await typing.stop()
+      for (const t of trackers) t.stop()
+    },
+  }
+}
+
+/** A document made over MCP per title; their rooms in the same order (MCP names a document by its slug). */
+async function createRooms(url: string, token: string, titles: string[]): Promise<string[]> {
+  const mcp = await connectRecording(`${url}/mcp`, token)
+  const slugs: string[] = []
+  try {
+    for (const title of titles) {
+      const created = await callText(mcp.client, 'create_document', { title })
+      expect(created.isError).toBe(false)
+      slugs.push(/slug: (\S+)/.exec(created.text)?.[1] ?? '')
+    }
+  } finally {
+    await mcp.close()
+  }
+  const headers = { Authorization: `Bearer ${token}` }
+  return Promise.all(
+    slugs.map(async (slug) => {
+      const response = await fetch(`${url}/api/documents/${slug}`, { headers })
+      return ((await response.json()) as { room: string }).room
+    }),
+  )
 }

@@ -8,18 +8,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { DATABASE_KIND } from '@collab/test-support/database'
-import { callText, connectRecording } from '@collab/test-support/mcp'
-import { connectProvider } from '@collab/test-support/provider'
-import {
-  type AckTracker,
-  firstRunToken,
-  linePerEditor,
-  readStored,
-  spawnOn,
-  trackAcknowledgements,
-  typeContinuously,
-  useProcessRun,
-} from './faults-support.ts'
+import { readStored, spawnOn, typeTracked, useProcessRun } from './faults-support.ts'
 import { FULL, reportFigure } from './support.ts'
 
 /** The promise: acknowledged typing older than this survives kill -9 (docs/server.md, Durability). */
@@ -42,30 +31,15 @@ describe(`kill -9 while editors type, default store settings (${DATABASE_KIND})`
     for (let kill = 0; kill < KILLS; kill++) {
       // The server's own defaults: the test's usual short settings are taken away.
       run.server = await spawnOn(run.db, { STORE_DEBOUNCE_MS: undefined, STORE_MAX_DEBOUNCE_MS: undefined })
-      const token = firstRunToken(run.db.dataDir)
-      const mcp = await connectRecording(`${run.server.url}/mcp`, token)
-      const created = await callText(mcp.client, 'create_document', { title: `Typing ${kill}` })
-      await mcp.close()
-      const slug = /slug: (\S+)/.exec(created.text)?.[1]
-      const listed = (await (
-        await fetch(`${run.server.url}/api/documents/${slug}`, {
-          headers: { Authorization: `Bearer ${token}` },
-        })
-      ).json()) as { room: string }
-      const room = listed.room
-
-      run.editors = Array.from({ length: EDITORS }, () => connectProvider(run.server!.url, room, token))
-      await Promise.all(run.editors.map((e) => e.ready))
-      const lines = await linePerEditor(run.editors)
-      const trackers: AckTracker[] = run.editors.map((e) => trackAcknowledgements(e))
-      const typing = typeContinuously(run.editors, lines, WORD_MS, (n) => ` w${n}`)
+      const typing = await typeTracked(run, [`Typing ${kill}`], EDITORS, WORD_MS, (n) => ` w${n}`)
+      const { trackers } = typing
+      const room = typing.rooms[0]!
       // 1.5-3.5 s of typing: the kill lands anywhere in the store window.
       await Bun.sleep(1_500 + Math.random() * 2_000)
       const killedAt = performance.now()
       run.server.proc.kill('SIGKILL')
       await run.server.proc.exited
       await typing.stop()
-      for (const t of trackers) t.stop()
       for (const e of run.editors) e.destroy()
       run.editors = []
       expect(run.server.proc.signalCode).toBe('SIGKILL')
