@@ -1,5 +1,5 @@
 /** Starts the real server (real port, real database) in this process, with test-friendly timings. */
-import { afterAll, beforeAll } from 'bun:test'
+import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Config } from '@collab/hocuspocus.server/src/config.ts'
 import { createLogger, type Logger } from '@collab/hocuspocus.server/src/logger.ts'
 import { type RunningServer, startServer } from '@collab/hocuspocus.server/src/server.ts'
@@ -242,6 +242,25 @@ export async function editorsOnBoth(a: RunningServer, b: RunningServer, handle: 
   const onB = connectProvider(b.url, room, owner.token)
   await Promise.all([onA.ready, onB.ready])
   return { owner, room, onA, onB }
+}
+
+/**
+ * What a later start finds stored after both instances stop: B, then A, each stopped (the SIGTERM path)
+ * with nothing left unstored, then a new server on their database (no migrations: they ran) handed to
+ * `read`, and stopped after it.
+ */
+export async function readAfterBothStop<T>(
+  pair: ServerPair,
+  read: (reader: RunningServer) => Promise<T>,
+): Promise<T> {
+  expect((await pair.b.stop()).unstored).toEqual([])
+  expect((await pair.a.stop()).unstored).toEqual([])
+  const reader = await startTestServer(pair.db, { migrateOnStart: false })
+  try {
+    return await read(reader)
+  } finally {
+    await reader.stop()
+  }
 }
 
 /** A user with a token of the given scopes. */

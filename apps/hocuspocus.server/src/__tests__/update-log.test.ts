@@ -13,7 +13,7 @@ import type { TestProvider } from '@collab/test-support/provider'
 import {
   editorsOnBoth,
   eventually,
-  startTestServer,
+  readAfterBothStop,
   TWO_INSTANCES,
   useRestartableServer,
   useTwoTestServers,
@@ -252,14 +252,7 @@ describe.skipIf(!TWO_INSTANCES)('the update log with two instances (postgres, Re
       'compactions',
     )
     for (const editor of editors.splice(0)) editor.destroy()
-    expect((await pair.b.stop()).unstored).toEqual([])
-    expect((await pair.a.stop()).unstored).toEqual([])
-    const reader = await startTestServer(pair.db, { migrateOnStart: false })
-    try {
-      const text = await storedText(reader, room)
-      for (const line of typed) expect(text).toContain(line)
-    } finally {
-      await reader.stop()
-    }
+    const text = await readAfterBothStop(pair, (reader) => storedText(reader, room))
+    for (const line of typed) expect(text).toContain(line)
   }, 60_000)
 })
