@@ -14,7 +14,7 @@
  *   for all of it), goes to the worker for it, with the same answer as here.
  * On the old code every section read rendered on the event loop and no count says otherwise: these fail.
  */
-import { beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import {
   type ChapterRender,
   FRAGMENT_NAME,
@@ -23,26 +23,22 @@ import {
   renderSection,
   type SectionRender,
 } from '@collab/doc-schema'
-import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
-import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
+import { callText } from '@collab/test-support/mcp'
+import { eventually } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import * as Y from 'yjs'
 import { applyStored } from '../../../documents/stored-parts.ts'
 import type { RunningServer } from '../../../server.ts'
 import { notes } from '../render/notes.ts'
-import { createDocument, frameLines, type ReadWhere, readsByWhere } from './setup.ts'
+import { createDocument, frameLines, type ReadWhere, readsByWhere, useOwnServerUser } from './setup.ts'
 
 let server: RunningServer
 let client: Client
 let ownerId: string
-useTestServer((s) => {
-  server = s
+useOwnServerUser('sections', (made) => {
+  ;({ server, client } = made)
+  ownerId = made.user.id
 })
-beforeAll(async () => {
-  const owner = await userWithToken(server, 'sections')
-  ownerId = owner.user.id
-  client = await connectClient(mcpUrlOf(server), owner.token)
-}, 60_000)
 
 type Where = ReadWhere
 
@@ -125,6 +121,22 @@ function expectedAnswer(read: SectionRender) {
   return { before: [`section_id: ${read.sectionId}`, `rev: ${read.rev}`], body: read.text.split('\n'), after }
 }
 
+/**
+ * The dense section read over MCP as these tests ask for it (2,000 characters; `more` adds arguments),
+ * refused by nothing: its text and its frame's lines.
+ */
+async function readDense(doc: { slug: string; dense: string }, more: Record<string, unknown> = {}) {
+  const read = await callText(client, 'read_document', {
+    slug: doc.slug,
+    section_id: doc.dense,
+    max_chars: 2_000,
+    ...more,
+  })
+  expect(read.isError, read.text.slice(0, 300)).toBeFalsy()
+  const { before, body, after } = frameLines(read.text)
+  return { text: read.text, lines: { before, body, after } }
+}
+
 describe('section reads of dense sections on the documents worker', () => {
   test('a dense section: made on the worker, the same answer as here; kept while unchanged; an edit read anew; a small section inline', async () => {
     const doc = await denseDocument('Dense sections', 3_000)
@@ -139,10 +151,8 @@ describe('section reads of dense sections on the documents worker', () => {
       const expected = onCopy(doc.room, (f) => ok(renderSection(f, doc.dense, { maxChars: 2_000 })))
       expect(expected.nextBlock).toBe(1) // cut inside the paragraph: the total and an offset are named
       expect(expected.total).toBeGreaterThan(3_000)
-      const first = await callText(client, 'read_document', asked)
-      expect(first.isError, first.text.slice(0, 300)).toBeFalsy()
-      const { before, body, after } = frameLines(first.text)
-      expect({ before, body, after }).toEqual(expectedAnswer(expected))
+      const first = await readDense(doc)
+      expect(first.lines).toEqual(expectedAnswer(expected))
       expect(await movedSince(start)).toEqual({ inline: 1, worker: 1, kept: 0 })
 
       // Unchanged: the same answer, kept (nothing rendered again, nothing counted first).
@@ -167,9 +177,8 @@ describe('section reads of dense sections on the documents worker', () => {
       const chapter: ChapterRender = onCopy(doc.room, (f) =>
         ok(renderChapter(f, doc.dense, { maxChars: 2_000 })),
       )
-      const read = await callText(client, 'read_document', { ...asked, with_subsections: true })
-      expect(read.isError, read.text.slice(0, 300)).toBeFalsy()
-      expect(frameLines(read.text).body.join('\n')).toBe(chapter.text)
+      const read = await readDense(doc, { with_subsections: true })
+      expect(read.lines.body.join('\n')).toBe(chapter.text)
       expect(read.text).toContain(`of ${chapter.total}`)
       expect(await movedSince(start)).toEqual({ inline: 1, worker: 3, kept: 1 })
     } finally {
@@ -192,14 +201,8 @@ describe('section reads of dense sections on the documents worker', () => {
     copy.destroy()
 
     const start = await sectionReads()
-    const read = await callText(client, 'read_document', {
-      slug: doc.slug,
-      section_id: doc.dense,
-      max_chars: 2_000,
-    })
-    expect(read.isError, read.text.slice(0, 300)).toBeFalsy()
-    const { before, body, after } = frameLines(read.text)
-    expect({ before, body, after }).toEqual(expectedAnswer(expected))
+    const read = await readDense(doc)
+    expect(read.lines).toEqual(expectedAnswer(expected))
     expect(await movedSince(start)).toEqual({ inline: 0, worker: 1, kept: 0 })
     expect(server.collab.hocuspocus.documents.get(doc.room)).toBeUndefined()
   }, 120_000)
@@ -215,18 +218,12 @@ describe('section reads of dense sections on the documents worker', () => {
         fragment.insert(denseAt(fragment), [paragraph])
       })
       const start = await sectionReads()
-      const read = await callText(client, 'read_document', {
-        slug: doc.slug,
-        section_id: doc.dense,
-        max_chars: 2_000,
-      })
-      expect(read.isError, read.text.slice(0, 300)).toBeFalsy()
+      const read = await readDense(doc)
       // Made after the read: a total measured here is kept by revision in this process, the server's too.
       const expected = onCopy(doc.room, (f) => ok(renderSection(f, doc.dense, { maxChars: 2_000 })))
       expect(expected.lastBlock).toBe(1)
       expect(expected.text).not.toContain('**a**')
-      const { before, body, after } = frameLines(read.text)
-      expect({ before, body, after }).toEqual(expectedAnswer(expected))
+      expect(read.lines).toEqual(expectedAnswer(expected))
       expect(await movedSince(start)).toEqual({ inline: 0, worker: 1, kept: 0 })
     } finally {
       await doc.conn.disconnect()

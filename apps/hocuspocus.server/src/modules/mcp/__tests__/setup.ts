@@ -1,10 +1,11 @@
 /**
- * What the MCP tool tests share: the process's shared test server with one user of the file's connected to it over MCP,
- * documents made through the service, and the lines of a framed answer.
+ * What the MCP tool tests share: the process's shared test server with one user of the file's connected to it over MCP
+ * (or a server of the file's own, with its user), documents made through the service, and the lines of a framed answer.
  */
 import { afterAll, beforeAll } from 'bun:test'
 import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
-import { useMcpClients } from '@collab/test-support/mcp'
+import { connectClient, mcpUrlOf, useMcpClients } from '@collab/test-support/mcp'
+import { userWithToken, useTestServer } from '@collab/test-support/server'
 import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../../../server.ts'
@@ -72,6 +73,22 @@ export function useOwnServer(
     await db?.cleanup()
   }, 60_000)
   return clients
+}
+
+/**
+ * A server of the file's own (`useTestServer`: a fresh database, for a file that counts server-wide things
+ * such as the server's metrics) with one user `handle` connected to it over MCP before the file's tests;
+ * `ready` gets both. Stopped, with its connections, after them.
+ */
+export function useOwnServerUser(handle: string, ready: (made: Omit<McpUser, 'handle'>) => void): void {
+  let server: RunningServer
+  useTestServer((s) => {
+    server = s
+  })
+  beforeAll(async () => {
+    const { user, token } = await userWithToken(server, handle)
+    ready({ server, user, token, client: await connectClient(mcpUrlOf(server), token) })
+  }, 60_000)
 }
 
 /** A new document of `ownerId`'s, made through the service (a refusal throws). */

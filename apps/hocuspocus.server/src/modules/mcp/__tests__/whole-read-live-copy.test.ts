@@ -9,11 +9,10 @@
  * A stored document whose snapshot is larger than one slice (STATE_SLICE_BYTES) is read in slices as base64
  * text and decoded on the worker: its whole read is the same text as decoding it here.
  */
-import { beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { seededRandom } from '@collab/doc-schema/test-builders'
-import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
-import { userWithToken, useTestServer } from '@collab/test-support/server'
+import { callText } from '@collab/test-support/mcp'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import * as Y from 'yjs'
 import { STATE_SLICE_BYTES } from '../../../documents/sliced-read.ts'
@@ -21,21 +20,16 @@ import { applyStored } from '../../../documents/stored-parts.ts'
 import type { RunningServer } from '../../../server.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
 import { readWholeDocument } from '../render/whole-read.ts'
-import { createDocument, frameLines } from './setup.ts'
+import { createDocument, frameLines, useOwnServerUser } from './setup.ts'
 
 let server: RunningServer
 let client: Client
 let ownerId: string
 let ownerToken: string
-useTestServer((s) => {
-  server = s
+useOwnServerUser('copy-reader', (made) => {
+  ;({ server, client, token: ownerToken } = made)
+  ownerId = made.user.id
 })
-beforeAll(async () => {
-  const owner = await userWithToken(server, 'copy-reader')
-  ownerId = owner.user.id
-  ownerToken = owner.token
-  client = await connectClient(mcpUrlOf(server), owner.token)
-}, 60_000)
 
 /** Whole numbers below `below`, from the tests' seeded generator: the same edits every run. */
 function seeded(seed: number): (below: number) => number {
