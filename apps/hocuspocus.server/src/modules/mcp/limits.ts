@@ -138,6 +138,18 @@ export const MAX_CHAT_PAGE = 50
 /** Chat: the largest `before_seq` accepted; message seqs are PostgreSQL integers. */
 export const MAX_CHAT_SEQ = 2_147_483_647
 
+/** Suggestions: pending suggestions `list_suggestions` returns by default. */
+export const DEFAULT_SUGGESTIONS_LIMIT = 20
+
+/** Suggestions: the most pending suggestions one `list_suggestions` call returns (a note says when there are more). */
+export const MAX_SUGGESTIONS_LIMIT = 100
+
+/** Suggestions: characters of a suggestion's proposed (or deleted) text a line shows; the read of its section shows all. */
+export const MAX_SUGGESTION_TEXT_CHARS = 300
+
+/** Suggestions: the most ids one `decide_suggestions` call accepts or rejects. */
+export const MAX_DECIDED_IDS = 100
+
 /**
  * get_outline prints each section id by its shortest start that no other id of the document shares, and
  * never shorter than this; any tool taking a section_id accepts such a start. 6 of the 64 URL-safe

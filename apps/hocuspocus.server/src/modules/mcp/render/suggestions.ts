@@ -2,9 +2,6 @@
 import type { PendingSuggestion } from '@collab/doc-schema'
 import { escapeFrameContent } from './frame.ts'
 
-/** Characters of a suggestion's proposed (or deleted) text a line shows; the read of its section shows all. */
-export const MAX_SUGGESTION_TEXT_CHARS = 300
-
 /** One suggestion as a line inside the data frame: its id, who, when, where, and its text. */
 export function suggestionLine(s: PendingSuggestion): string {
   const quote = (text: string, chars: number) =>

@@ -1,12 +1,10 @@
 /** decide_suggestions: accept or reject pending suggestions, by id or all at once (scope write). */
 import { decideSuggestions as decide, refuse } from '@collab/doc-schema'
 import { z } from 'zod'
+import { MAX_DECIDED_IDS } from '../limits.ts'
 import { slugField } from './fields.ts'
 import { defineTool } from './tool.ts'
 import { resolveForWrite, suggestsIn } from './write-path.ts'
-
-/** Ids one call decides at most. */
-export const MAX_DECIDED_IDS = 100
 
 export const decideSuggestions = defineTool({
   name: 'decide_suggestions',

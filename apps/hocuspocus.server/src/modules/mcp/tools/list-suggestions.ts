@@ -1,17 +1,18 @@
 /** list_suggestions: a document's pending suggestions (proposed insertions and deletions), by id. */
 import { listSuggestions as pendingSuggestions } from '@collab/doc-schema'
-import { MAX_READ_CHARS } from '../limits.ts'
+import {
+  DEFAULT_SUGGESTIONS_LIMIT,
+  MAX_READ_CHARS,
+  MAX_SUGGESTION_TEXT_CHARS,
+  MAX_SUGGESTIONS_LIMIT,
+} from '../limits.ts'
 import { walkLines } from '../render/budget.ts'
 import { renderOutput } from '../render/frame.ts'
-import { MAX_SUGGESTION_TEXT_CHARS, suggestionLine, suggestionNotes } from '../render/suggestions.ts'
+import { suggestionLine, suggestionNotes } from '../render/suggestions.ts'
 import { readCall } from './context.ts'
 import { listLimitField, slugField } from './fields.ts'
 import { goneRefusal, resolveForAgent } from './open-document.ts'
 import { defineTool } from './tool.ts'
-
-/** Suggestions one call shows by default, and at most. */
-export const DEFAULT_SUGGESTIONS_LIMIT = 20
-export const MAX_SUGGESTIONS_LIMIT = 100
 
 export const listSuggestions = defineTool({
   name: 'list_suggestions',
