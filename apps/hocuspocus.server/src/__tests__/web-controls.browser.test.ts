@@ -15,11 +15,10 @@ import type { RunningServer } from '../server.ts'
 import {
   caretAtEnd as caretAtEndOf,
   connected,
-  openDocument,
+  openedBy,
   PASSWORD,
   person,
   seriousViolations,
-  signedIn,
   useServerAndBrowser,
 } from './web-support.ts'
 
@@ -69,8 +68,7 @@ describe.skipIf(!CHROMIUM)('tables, links and shortcuts in the editor; an invite
 
   test('the toolbar inserts a table the server accepts; its rows and columns are added and removed', async () => {
     const slug = await documentOf('Budget', '## Costs\n\nThe table below.')
-    const page = await signedIn(browser, server, 'tara')
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'tara', slug)
     await connected(page)
 
     // In the title the button is disabled: a table there would push the title down.
@@ -156,8 +154,7 @@ describe.skipIf(!CHROMIUM)('tables, links and shortcuts in the editor; an invite
 
   test('a link is added, refused when unsafe, opened and removed in a dialog in the page (Ctrl+K)', async () => {
     const slug = await documentOf('Links', '## Where\n\nRead the guide')
-    const page = await signedIn(browser, server, 'tara')
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'tara', slug)
     await connected(page)
     expect(
       await page.$eval('.toolbar button[aria-label^="Link"]', (b) => b.getAttribute('aria-label')),
@@ -251,8 +248,7 @@ describe.skipIf(!CHROMIUM)('tables, links and shortcuts in the editor; an invite
 
   test('Ctrl+/ lists the shortcuts in a dialog that Escape closes; the buttons name their keys', async () => {
     const slug = await documentOf('Keys', '## Start\n\nSome text')
-    const page = await signedIn(browser, server, 'tara')
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'tara', slug)
     await connected(page)
     const labels = await page.$$eval('.toolbar button', (buttons) =>
       buttons.map((b) => b.getAttribute('aria-label') ?? ''),

@@ -12,7 +12,7 @@ import type { RunningServer } from '../server.ts'
 import {
   connected,
   editorText,
-  openDocument,
+  openedBy,
   person,
   seriousViolations,
   signedIn,
@@ -52,8 +52,7 @@ describe.skipIf(!CHROMIUM)('delete and duplicate a document', () => {
 
   test('the owner deletes after a dialog naming the document; its URL then says it is gone', async () => {
     const slug = await documentOf('Quarterly plan', '## Goals\n\nShip the thing.')
-    const other = await signedIn(browser, server, 'mika')
-    await openDocument(other, server, slug)
+    const other = await openedBy(browser, server, 'mika', slug)
     expect(await headerButtons(other)).not.toContain('Delete') // an editor, not the owner
     const refused = await fetch(`${server.url}/api/documents/${slug}`, {
       method: 'DELETE',
@@ -62,8 +61,7 @@ describe.skipIf(!CHROMIUM)('delete and duplicate a document', () => {
     expect(refused.status).toBe(403)
     expect(((await refused.json()) as { message: string }).message).toContain('only its owner may delete it')
 
-    const page = await signedIn(browser, server, 'olga')
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'olga', slug)
     await connected(page) // the header settles (it reflows while connecting)
     expect(await headerButtons(page)).toContain('Delete')
     await clickHeader(page, 'Delete')
@@ -103,8 +101,7 @@ describe.skipIf(!CHROMIUM)('delete and duplicate a document', () => {
 
   test('duplicate opens a copy of the same text, owned by the person, its title marked as a copy', async () => {
     const slug = await documentOf('Field notes', '## Monday\n\nRain all day.\n\n- boots\n- coffee')
-    const page = await signedIn(browser, server, 'mika') // a member: the copy is theirs
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'mika', slug) // a member: the copy is theirs
     const original = await editorText(page)
     await Promise.all([page.waitForNavigation(), clickHeader(page, 'Duplicate')])
     const copySlug = decodeURIComponent(new URL(page.url()).pathname.replace(/^\/d\//, ''))
@@ -132,8 +129,7 @@ describe.skipIf(!CHROMIUM)('delete and duplicate a document', () => {
   }, 60_000)
   test('Rename sets the first heading; the list then shows the new name', async () => {
     const slug = await documentOf('Draft name', '## Body\n\nText.')
-    const page = await signedIn(browser, server, 'olga')
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'olga', slug)
     await connected(page)
     await clickHeader(page, 'Rename')
     await page.waitForSelector('dialog[open]')

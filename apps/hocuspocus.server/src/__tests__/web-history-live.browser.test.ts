@@ -9,7 +9,7 @@
  *   reload.
  * axe-core finds no serious or critical violation with the notice shown.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText } from '@collab/test-support/mcp'
@@ -19,10 +19,10 @@ import type { RunningServer } from '../server.ts'
 import {
   connected,
   openDocument,
-  ownerWithAgent,
+  openedBy,
   seriousViolations,
   signedIn,
-  useServerAndBrowser,
+  useOwnerWithAgent,
 } from './web-support.ts'
 
 /** The page has read what changed since the last look (and marked what it saw, when it had no notice). */
@@ -35,26 +35,16 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
   let slug: string
   let ownerToken: string
   // Versions as soon as asked: no interval between automatic ones.
-  useServerAndBrowser(
+  useOwnerWithAgent(
+    'ines',
+    { scopes: ['read', 'write'], label: 'Recipe Bot' },
+    { title: 'Recipes', markdown: '## Soup\n\nLeeks and potatoes.' },
     (given) => {
-      ;({ server, browser } = given)
+      ;({ server, browser, agent, slug } = given)
+      ownerToken = given.owner.token
     },
     { versionMinIntervalMs: 0, versionPauseMs: 150 },
   )
-
-  beforeAll(async () => {
-    let owner: { token: string }
-    ;({ agent, slug, owner } = await ownerWithAgent(
-      server,
-      'ines',
-      { scopes: ['read', 'write'], label: 'Recipe Bot' },
-      { title: 'Recipes', markdown: '## Soup\n\nLeeks and potatoes.' },
-    ))
-    ownerToken = owner.token
-  }, 60_000)
-  afterAll(async () => {
-    await agent?.close()
-  })
 
   /** Versions of the document, newest first, as the server lists them. */
   async function versions() {
@@ -129,8 +119,7 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
   }
 
   test("the mark is the person's, not the browser's: a change seen on one device is not news on another", async () => {
-    const laptop = await signedIn(browser, server, 'ines')
-    await openDocument(laptop, server, slug)
+    const laptop = await openedBy(browser, server, 'ines', slug)
     await connected(laptop)
     await looked(laptop)
     const [seen] = await versions()
@@ -144,8 +133,7 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
     await agentAppends('Salad', 'Leaves and lemon.')
 
     // Another browser (its own storage), the same person: the notice shows there.
-    const phone = await signedIn(browser, server, 'ines')
-    await openDocument(phone, server, slug)
+    const phone = await openedBy(browser, server, 'ines', slug)
     await phone.waitForSelector('.since-look:not([hidden])')
     expect(await phone.$eval('.since-look', (e) => e.textContent ?? '')).toContain('Recipe Bot')
     await phone.click('.since-look button:last-of-type') // Dismiss
@@ -156,8 +144,7 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
     await phone.close()
 
     // Dismissed on the phone: a third browser has nothing to say.
-    const desktop = await signedIn(browser, server, 'ines')
-    await openDocument(desktop, server, slug)
+    const desktop = await openedBy(browser, server, 'ines', slug)
     await connected(desktop)
     await looked(desktop)
     expect(await desktop.$eval('.since-look', (e) => (e as HTMLElement).hidden)).toBe(true)
@@ -176,14 +163,12 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
   })
 
   test("people's own typing raises no notice", async () => {
-    const page = await signedIn(browser, server, 'ines')
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'ines', slug)
     await connected(page)
     await looked(page)
     await page.goto('about:blank')
     // Someone types (the owner, through the editor in another page) while this page is away.
-    const other = await signedIn(browser, server, 'ines')
-    await openDocument(other, server, slug)
+    const other = await openedBy(browser, server, 'ines', slug)
     await connected(other)
     const before = (await versions())[0]?.id
     await other.click('.ProseMirror p')
@@ -203,8 +188,7 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
   })
 
   test('an open history panel lists an agent write as it lands, without a reload', async () => {
-    const page = await signedIn(browser, server, 'ines')
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'ines', slug)
     await connected(page)
     await page.click('button[aria-controls=history-panel]')
     await page.waitForSelector('#history-panel button.version')

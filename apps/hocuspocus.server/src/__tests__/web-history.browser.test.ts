@@ -10,7 +10,7 @@
  *
  * `WEB_SCREENSHOTS=docs bun test web-history` saves the panel as docs/history.md's picture.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
@@ -23,13 +23,11 @@ import {
   connected,
   editorText,
   horizontalOverflow,
-  openDocument,
-  ownerWithAgent,
+  openedBy,
   PHONE_WIDTH,
   person,
   seriousViolations,
-  signedIn,
-  useServerAndBrowser,
+  useOwnerWithAgent,
 } from './web-support.ts'
 
 /** Opens the panel with the header's History button and waits for its list. */
@@ -48,24 +46,15 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
   let agent: Client
   let slug: string
   // Versions as soon as asked: no interval between automatic ones.
-  useServerAndBrowser(
+  useOwnerWithAgent(
+    'hana',
+    { scopes: ['read', 'write'], label: 'Trip Planner' },
+    { title: 'Trip', markdown: '## Days\n\nMonday: the museum.\n\nTuesday: a long hike.' },
     (given) => {
-      ;({ server, browser } = given)
+      ;({ server, browser, agent, slug } = given)
     },
     { versionMinIntervalMs: 0, versionPauseMs: 150 },
   )
-
-  beforeAll(async () => {
-    ;({ agent, slug } = await ownerWithAgent(
-      server,
-      'hana',
-      { scopes: ['read', 'write'], label: 'Trip Planner' },
-      { title: 'Trip', markdown: '## Days\n\nMonday: the museum.\n\nTuesday: a long hike.' },
-    ))
-  }, 60_000)
-  afterAll(async () => {
-    await agent?.close()
-  })
 
   /** Waits until the newest version is an agent's whose summary names exactly `section`. */
   async function versionNaming(section: string): Promise<void> {
@@ -104,8 +93,7 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
     expect(appended.isError).toBeFalsy()
     await versionNaming('Packing')
 
-    const page = await signedIn(browser, server, 'hana')
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'hana', slug)
     await connected(page)
     expect(await editorText(page)).toContain('Tuesday: the lake by train.')
     await openHistory(page)
@@ -229,8 +217,7 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
     const viewer = await person(server, 'vera')
     const shared = await server.services.documents.share(slug, viewer.user.id, 'viewer')
     if (shared.kind === 'error') throw new Error(shared.message)
-    const page = await signedIn(browser, server, 'vera')
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'vera', slug)
     await connected(page)
     await openHistory(page)
     await page.click('#history-panel li:last-child button.version')
@@ -250,8 +237,7 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
   }, 60_000)
 
   test('on a 360 px phone the panel takes the whole width and nothing overflows', async () => {
-    const page = await signedIn(browser, server, 'hana', { width: PHONE_WIDTH, height: 740 })
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'hana', slug, { width: PHONE_WIDTH, height: 740 })
     await connected(page)
     await openHistory(page)
     const box = await page.$eval('#history-panel', (e) => {

@@ -18,7 +18,7 @@ import { connectProvider } from '@collab/test-support/provider'
 import { eventually, TWO_INSTANCES, useTwoTestServers } from '@collab/test-support/server'
 import { removeAwarenessStates } from 'y-protocols/awareness'
 import type { RunningServer } from '../server.ts'
-import { caretsPlaced, openDocument, person, rgbToHex, signedIn } from './web-support.ts'
+import { caretsPlaced, openDocument, openedBy, person, rgbToHex, signedIn } from './web-support.ts'
 
 type Person = Awaited<ReturnType<typeof person>>
 
@@ -102,8 +102,7 @@ describe.skipIf(!TWO_INSTANCES || !CHROMIUM)('presence colours across two instan
       )
       await eventually(() => expect(serverPresence(pair.b, room).has(holder.doc.clientID)).toBe(false))
 
-      const pageA = await signedIn(browser, pair.a, first.user.handle)
-      await openDocument(pageA, pair.a, slug)
+      const pageA = await openedBy(browser, pair.a, first.user.handle, slug)
       await openDocument(pageB, pair.b, slug)
       await caretsPlaced(pageA, pageB)
 

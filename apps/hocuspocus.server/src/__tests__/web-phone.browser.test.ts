@@ -14,7 +14,7 @@ import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
 import {
   horizontalOverflow,
-  openDocument,
+  openedBy,
   PHONE_WIDTH,
   person,
   seriousViolations,
@@ -53,8 +53,7 @@ describe.skipIf(!CHROMIUM)('the page at 360 px', () => {
   })
 
   test('a document with a long URL and an unbroken word: nothing wider than the screen, every toolbar button on it, at 360 px and up', async () => {
-    const page = await signedIn(browser, server, 'rosa', PHONE)
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'rosa', slug, PHONE)
     await page.waitForSelector('.toolbar')
     // Another person's caret at the end of the long line: its name label must not widen the page either.
     const other = connectProvider(server.url, room, sam.token)
@@ -94,8 +93,7 @@ describe.skipIf(!CHROMIUM)('the page at 360 px', () => {
   })
 
   test("the owner's share dialog and the account page fit the screen and pass axe-core", async () => {
-    const page = await signedIn(browser, server, 'rosa', PHONE)
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'rosa', slug, PHONE)
     // The header settles as the editor replaces the first screen and the toolbar wraps on a phone: click
     // the button once it is laid out (a click during that once found it without a box).
     await page.waitForSelector('.doc-actions button', { visible: true })
@@ -114,8 +112,7 @@ describe.skipIf(!CHROMIUM)('the page at 360 px', () => {
   })
 
   test("the task list's checkbox sits on the first line of its text", async () => {
-    const page = await signedIn(browser, server, 'rosa', { width: 1280, height: 800 })
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'rosa', slug, { width: 1280, height: 800 })
     const items = await eventually(async () => {
       const found = await page.$$eval('.ProseMirror li[data-checked]', (lis) =>
         lis.map((li) => {

@@ -6,7 +6,7 @@
  * no serious or critical violation with the suggestions shown.
  */
 
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
@@ -15,13 +15,7 @@ import { outlineId } from '@collab/test-support/outline'
 import { eventually } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { RunningServer } from '../server.ts'
-import {
-  openDocument,
-  ownerWithAgent,
-  seriousViolations,
-  signedIn,
-  useServerAndBrowser,
-} from './web-support.ts'
+import { openedBy, seriousViolations, useOwnerWithAgent } from './web-support.ts'
 
 const listed = (page: Page) =>
   page.$$eval('.suggestions li', (items) => items.map((item) => item.textContent ?? ''))
@@ -39,24 +33,15 @@ describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
   let agent: Client
   let slug: string
   let ownerToken: string
-  useServerAndBrowser((given) => {
-    ;({ server, browser } = given)
-  })
-
-  beforeAll(async () => {
-    const made = await ownerWithAgent(
-      server,
-      'nora',
-      { scopes: ['read', 'suggest'], label: 'Copy Editor' },
-      { title: 'Trip', markdown: '## Days\n\nMonday: the museum.\n\nTuesday: a long hike.' },
-    )
-    ownerToken = made.owner.token
-    agent = made.agent
-    slug = made.slug
-  }, 60_000)
-  afterAll(async () => {
-    await agent?.close()
-  })
+  useOwnerWithAgent(
+    'nora',
+    { scopes: ['read', 'suggest'], label: 'Copy Editor' },
+    { title: 'Trip', markdown: '## Days\n\nMonday: the museum.\n\nTuesday: a long hike.' },
+    (given) => {
+      ;({ server, browser, agent, slug } = given)
+      ownerToken = given.owner.token
+    },
+  )
 
   async function section() {
     const sectionId = outlineId((await callText(agent, 'get_outline', { slug })).text, 'Days')
@@ -75,8 +60,7 @@ describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
     const appended = await callText(agent, 'append_to_document', { slug, markdown: 'Wednesday: rest.' })
     expect(appended.text).toContain('suggestion: ')
 
-    const page = await signedIn(browser, server, 'nora')
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'nora', slug)
     await page.waitForFunction(() => document.querySelectorAll('.suggestions li').length === 3)
     // Drawn as marked text, not by colour alone: <ins> is underlined, <del> struck through.
     const decorations = await page.$$eval('.ProseMirror ins, .ProseMirror del', (elements) =>
@@ -119,8 +103,7 @@ describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
       new_text: 'a boat trip on the lake',
     })
     expect(proposed.text).toContain('suggestion: ')
-    const page = await signedIn(browser, server, 'nora')
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'nora', slug)
     const inserted = await page.waitForSelector('xpath/.//ins[contains(., "boat trip")]')
     const proposedText = () => page.$$eval('.ProseMirror ins', (e) => e.map((x) => x.textContent).join(''))
     const before = await proposedText()

@@ -86,11 +86,49 @@ export async function person(server: RunningServer, handle: string) {
   return made
 }
 
+/** What a page test of a person and their agent starts from (useOwnerWithAgent). */
+export type OwnerWithAgent = {
+  server: RunningServer
+  browser: Browser
+  owner: Awaited<ReturnType<typeof person>>
+  /** The agent's MCP client. */
+  agent: Client
+  /** The person's document. */
+  slug: string
+}
+
+/**
+ * A page test's server and browser (`useServerAndBrowser`, with `overrides`) and, before the file's tests,
+ * a person `handle` with their agent and a document of theirs (`ownerWithAgent`), all handed to `use`; the
+ * agent's client is closed after them.
+ */
+export function useOwnerWithAgent(
+  handle: string,
+  agent: { scopes: Array<'read' | 'write' | 'suggest'>; label: string },
+  document: { title: string; markdown: string },
+  use: (given: OwnerWithAgent) => void,
+  overrides: Partial<Config> = {},
+): void {
+  let given: { server: RunningServer; browser: Browser }
+  let client: Client | undefined
+  useServerAndBrowser((g) => {
+    given = g
+  }, overrides)
+  beforeAll(async () => {
+    const made = await ownerWithAgent(given.server, handle, agent, document)
+    client = made.agent
+    use({ ...given, ...made })
+  }, 60_000)
+  afterAll(async () => {
+    await client?.close()
+  })
+}
+
 /**
  * A person (`person`), their agent connected over MCP with an API token of `agent.scopes` labelled
  * `agent.label` (the app's name people see), and a document of theirs made from `markdown`.
  */
-export async function ownerWithAgent(
+async function ownerWithAgent(
   server: RunningServer,
   handle: string,
   agent: { scopes: Array<'read' | 'write' | 'suggest'>; label: string },
@@ -119,6 +157,19 @@ export async function signedIn(
   await page.type('#handle', handle)
   await page.type('#password', PASSWORD)
   await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')])
+  return page
+}
+
+/** A fresh browser context signed in as `handle` (`signedIn`, at `viewport`) with `/d/<slug>` open (`openDocument`). */
+export async function openedBy(
+  browser: Browser,
+  server: RunningServer,
+  handle: string,
+  slug: string,
+  viewport?: { width: number; height: number },
+): Promise<Page> {
+  const page = await signedIn(browser, server, handle, viewport)
+  await openDocument(page, server, slug)
   return page
 }
 

@@ -19,6 +19,7 @@ import type { RunningServer } from '../server.ts'
 import {
   caretsPlaced,
   openDocument,
+  openedBy,
   parseRgb,
   person,
   rgbToHex,
@@ -149,8 +150,7 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
       title: 'Chat labels',
       markdown: '## Plan\n\nText.\n',
     })
-    const page = await signedIn(browser, server, 'olga')
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'olga', slug)
     await page.click('.ProseMirror p')
     await eventually(async () =>
       expect(await page.$eval('.chat h2', (e) => e.textContent)).toBe('Chat: Plan'),
@@ -205,8 +205,7 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
       markdown: '## Part\n\nWords.\n',
     })
     expect((await server.services.documents.share(slug, quinn.user.id, 'editor')).kind).toBe('ok')
-    const page = await signedIn(browser, server, 'quinn')
-    await openDocument(page, server, slug)
+    const page = await openedBy(browser, server, 'quinn', slug)
     const state = () =>
       page.evaluate(() => ({
         editable: document.querySelector('.ProseMirror')?.getAttribute('contenteditable'),
@@ -234,8 +233,7 @@ describe.skipIf(!CHROMIUM)('together in the web editor', () => {
 
     // The owner, in their own page, makes quinn an editor again through the share API: quinn's open page
     // gets the bar and the chat box back without a reload, and what quinn types reaches the owner's page.
-    const ownerPage = await signedIn(browser, server, 'pia')
-    await openDocument(ownerPage, server, slug)
+    const ownerPage = await openedBy(browser, server, 'pia', slug)
     const raised = await ownerPage.evaluate(
       async (path) =>
         (
