@@ -27,9 +27,13 @@ export type ServerShare = {
   server: RunningServer
   /** `base` made this file's own (`alice` -> `alice-f3`): a user handle no other file on the server takes. */
   handle(base: string): string
+  /** Where the server's database is: for a CLI process run on it (`@collab/test-support/cli` useSharedCliServer). */
+  database: Pick<TestDatabase, 'dataDir' | 'databaseUrl'>
 }
 
 let running: Promise<RunningServer> | undefined
+/** The shared server's database, once started. */
+let runningDb: TestDatabase | undefined
 let files = 0
 
 /** This process's shared server, started at the first call (a failed start is tried again by the next). */
@@ -44,7 +48,9 @@ export function sharedServer(): Promise<RunningServer> {
 async function start(): Promise<RunningServer> {
   const db = await createTestDatabase()
   removeWhenThisProcessEnds(db)
-  return startTestServer(db)
+  const server = await startTestServer(db)
+  runningDb = db
+  return server
 }
 
 /**
@@ -72,6 +78,11 @@ export function useSharedServer(use?: (share: ServerShare) => void): ServerShare
       return server
     },
     handle: (base) => `${base}-${tag}`,
+    get database() {
+      if (server === undefined || runningDb === undefined)
+        throw new Error('the shared server is not started (use it inside tests)')
+      return { dataDir: runningDb.dataDir, databaseUrl: runningDb.databaseUrl }
+    },
   }
   beforeAll(async () => {
     server = await sharedServer()

@@ -1,29 +1,31 @@
 /**
  * The CLI while a server runs on the same data: with the embedded database the command is handed to the
  * server through its admin socket (the folder is never opened twice); with PostgreSQL it connects itself.
- * Either way the running server sees the result at once.
+ * Either way the running server sees the result at once. The server is the process's shared one
+ * (`useSharedCliServer`): the admin socket is every server's, and this file's users are its own.
  */
 import { describe, expect, test } from 'bun:test'
 import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { useCliDatabase } from '@collab/test-support/cli'
+import { useSharedCliServer } from '@collab/test-support/cli'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { REPO_DIR } from '@collab/test-support/process'
 import { MAX_ADMIN_ARG_CHARS, MAX_ADMIN_ARGS, MAX_ADMIN_REQUEST_BYTES } from '../cli/admin-channel.ts'
 
 describe(`CLI while the server runs (${DATABASE_KIND})`, () => {
-  const run = useCliDatabase({ server: true })
+  const run = useSharedCliServer()
   const { cli } = run
 
   test('a user and token made by the CLI work against the running server', async () => {
-    expect((await cli('user', 'add', 'walt')).exitCode).toBe(0)
-    const issued = await cli('token', 'issue', 'walt')
+    const walt = run.share.handle('walt')
+    expect((await cli('user', 'add', walt)).exitCode).toBe(0)
+    const issued = await cli('token', 'issue', walt)
     expect(issued.exitCode).toBe(0)
-    const res = await fetch(`${run.server!.url}/api/documents`, {
+    const res = await fetch(`${run.share.server.url}/api/documents`, {
       headers: { Authorization: `Bearer ${issued.stdout.trim()}` },
     })
     expect(res.status).toBe(200)
-    const bad = await cli('user', 'add', 'walt')
+    const bad = await cli('user', 'add', walt)
     expect(bad.exitCode).toBe(2) // errors keep their exit code through the admin channel
     expect(bad.stderr).toContain('already exists')
   })
@@ -33,7 +35,7 @@ describe(`CLI while the server runs (${DATABASE_KIND})`, () => {
     const res = await fetch('http://localhost/run', {
       method,
       body: method === 'POST' ? body : undefined,
-      unix: join(run.db.dataDir, 'admin.sock'),
+      unix: join(run.share.database.dataDir, 'admin.sock'),
     } as RequestInit)
     return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() }
   }
@@ -69,13 +71,13 @@ describe(`CLI while the server runs (${DATABASE_KIND})`, () => {
       // The server is unharmed and the CLI still runs commands through the socket.
       const listed = await cli('user', 'list')
       expect(listed.exitCode).toBe(0)
-      expect(run.server!.proc.exitCode).toBeNull()
+      expect((await fetch(`${run.share.server.url}/health`)).status).toBe(200)
     },
     60_000,
   )
 
   test.skipIf(DATABASE_KIND !== 'pglite')('the admin socket is private to this machine user', () => {
-    const socket = join(run.db.dataDir, 'admin.sock')
+    const socket = join(run.share.database.dataDir, 'admin.sock')
     expect(existsSync(socket)).toBe(true)
     expect(statSync(socket).mode & 0o077).toBe(0)
   })
