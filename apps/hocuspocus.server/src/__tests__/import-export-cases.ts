@@ -3,6 +3,14 @@
  * (issue 12): `doc import` while the server runs and while it does not, refusals that name the line and
  * leave nothing behind, `doc export` and import → export → import stability. A 20 MiB file in one command
  * is the slow tier's (`bun run test:slow`): import-large.slow.test.ts and import-large-server.slow.test.ts.
+ *
+ * Both ways run the one command code (run.ts `runCommand` over the same services); what differs is the
+ * process around it: without a server the CLI process locks the folder, opens the database, starts the
+ * import worker and closes them (~2.5 s of CPU a command on PGlite), with one the command and the file's
+ * text cross the admin socket (its size bound: a file past the import limit is refused by the import,
+ * not by the socket). So a real file's import and export run both ways, and what checks only the
+ * command's own rules (the import → export → import stability, --title, refusals) runs once, while the
+ * server runs.
  */
 import { describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -55,14 +63,17 @@ function largeMarkdown(bytes: number): string {
 }
 
 /**
- * The file's tests, once with the CLI opening the database itself (import-export.test.ts) and once while a
- * server holds it, so each command runs inside the server (import-export-server.test.ts): two files, so the
- * two run beside each other.
+ * The file's tests, once with the CLI opening the database itself (import-export.test.ts: a real file in
+ * and out) and once while a server holds it, so each command runs inside the server (import-export-server.test.ts:
+ * every case; the server in the test process): two files, so the two run beside each other.
  */
 export function describeImportExport(withServer: boolean): void {
   describe(`doc import and export, ${withServer ? 'while the server runs' : 'without a server'} (${DATABASE_KIND})`, () => {
     // The only user (imports without --owner go to it), added before the server holds the database.
-    const run = useCliDatabase({ prepare: (services) => addUsers(services, ['ann']), server: withServer })
+    const run = useCliDatabase({
+      prepare: (services) => addUsers(services, ['ann']),
+      server: withServer ? 'in-process' : false,
+    })
     const { cli } = run
 
     test('a file with HTML at the top, front matter and several # headings imports in one command', async () => {
@@ -85,13 +96,18 @@ export function describeImportExport(withServer: boolean): void {
       expect(first).toContain('\n## Changelog\n\n### v2\n')
       expect(first).toContain('- [x] done')
 
-      // Import → export → import: the second export equals the first.
+      // Import → export → import: the second export equals the first (the Markdown both ways, the same
+      // code either way: checked while the server runs).
+      if (!withServer) return
       const again = await cli('doc', 'import', out)
       expect(again.exitCode).toBe(0)
       const second = await cli('doc', 'export', again.stdout.trim())
       expect(second.exitCode).toBe(0)
       expect(second.stdout).toBe(first)
     })
+
+    // The cases of the command's own rules: the same code both ways, so run once, while the server runs.
+    if (!withServer) return
 
     test('--title: a leading # line with the same text is not repeated', async () => {
       const file = join(run.db.dataDir, 'titled.md')
