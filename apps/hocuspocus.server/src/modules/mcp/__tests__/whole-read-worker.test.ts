@@ -38,7 +38,11 @@ beforeAll(async () => {
 /** The server's count of whole reads by where they were made. */
 const wholeReads = () => readsByWhere(server, 'mcp_whole_reads_total')
 
-/** A paragraph of `runs` one-letter runs alternating bold and italic, written into the live document. */
+/**
+ * A paragraph of `runs` one-letter runs alternating bold and italic, written into the live document. As one
+ * delta: the same structs as inserting the runs one by one at the text's end (36,002 for 12,000 runs either
+ * way, and the same state's size), without the walk to the end per insert that took 12,000 runs ~4 s.
+ */
 async function denseDocument(title: string, runs: number) {
   const created = await createDocument(server, ownerId, { title, markdown: 'hello', isPrivate: true })
   const conn = await server.collab.hocuspocus.openDirectConnection(created.room, {})
@@ -47,8 +51,12 @@ async function denseDocument(title: string, runs: number) {
     const paragraph = new Y.XmlElement('paragraph')
     paragraph.insert(0, [text])
     doc.getXmlFragment(FRAGMENT_NAME).push([paragraph])
-    for (let i = 0; i < runs; i++)
-      text.insert(text.length, String.fromCharCode(97 + (i % 26)), i % 2 ? { italic: {} } : { bold: {} })
+    text.applyDelta(
+      Array.from({ length: runs }, (_, i) => ({
+        insert: String.fromCharCode(97 + (i % 26)),
+        attributes: i % 2 ? { italic: {} } : { bold: {} },
+      })),
+    )
   })
   return { ...created, conn }
 }
