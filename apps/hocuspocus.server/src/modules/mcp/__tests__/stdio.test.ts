@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
+import { createTestDatabase, type TestDatabase, withServices } from '@collab/test-support/database'
 import { call, connectClient } from '@collab/test-support/mcp'
-import { APP_DIR, REPO_DIR, runCli } from '@collab/test-support/process'
+import { APP_DIR, REPO_DIR } from '@collab/test-support/process'
 import { eventually } from '@collab/test-support/server'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -31,10 +31,15 @@ describe('MCP over stdio (bun run mcp:stdio)', () => {
       PORT: '0',
       LOG_LEVEL: 'info',
     }
-    expect((await runCli(['user', 'add', 'alice'], env)).exitCode).toBe(0)
-    const issued = await runCli(['token', 'issue', 'alice'], env)
-    expect(issued.exitCode).toBe(0)
-    token = issued.stdout.trim()
+    // Alice and her token, as `user add` and `token issue` make them, in one opening of the database
+    // (two CLI processes opened it anew each).
+    token = await withServices(db, async (services) => {
+      const alice = await services.users.add('alice')
+      if (alice.kind === 'error') throw new Error(alice.message)
+      const issued = await services.tokens.issue(alice.value.id, { scopes: ['read', 'write'] })
+      if (issued.kind === 'error') throw new Error(issued.message)
+      return issued.value.token
+    })
   }, 60_000)
   afterAll(() => db?.cleanup())
 
