@@ -43,9 +43,25 @@ async function slicesRead(room: string, work: () => Promise<void>) {
   return { snapshot, versions }
 }
 
+/**
+ * A paragraph's sentence ten times longer than the helper's own (paragraphs of ~7.7 KB): the same state's
+ * size in a tenth of the blocks, where the history's work (the edit's undo, the "before" merge, the
+ * compactions' outlines) goes by blocks and what is counted here goes by the state's bytes.
+ */
+const SENTENCE = 'A long paragraph of an ordinary manual, repeated to make the document large. '
+const LONG_SENTENCE = SENTENCE.repeat(10)
+
 describe('a revert and a restore of a document of several read slices', () => {
   test('read the snapshot once at most and no version but those they name', async () => {
-    const { created, agent } = await sliceSizedWithAgent(history.server, 'passes', 'Large', 2.5)
+    const { created, agent } = await sliceSizedWithAgent(
+      history.server,
+      'passes',
+      'Large',
+      2.5,
+      LONG_SENTENCE,
+    )
+    const stored = await history.server.services.documents.loadStored(created.room)
+    expect(stored?.snapshot?.byteLength).toBeGreaterThan(2 * STATE_SLICE_BYTES) // three read slices
     try {
       const saved = await callText(agent, 'save_version', { slug: created.slug, version_name: 'built' })
       expect(saved.isError, saved.text).toBeFalsy()
@@ -79,7 +95,7 @@ describe('a revert and a restore of a document of several read slices', () => {
       'same',
       'Same',
       1.5,
-      'Another long paragraph, repeated so the state takes several read slices. ',
+      'Another long paragraph, repeated so the state takes several read slices. '.repeat(10),
     )
     let named: number
     try {
