@@ -16,12 +16,16 @@ import {
   MAX_WAITING_WHOLE_READS_PER_USER,
 } from '../limits.ts'
 
-/** Markdown that takes the worker a while to build (~1 MiB of prose with headings). */
-function manual(bytes: number): string {
+/**
+ * About `bytes` of prose in sections (a heading and a paragraph of `sentences` sentences). A build's work
+ * goes by blocks more than by bytes (and an import reports progress every 2,000 blocks): a test that needs
+ * only the bytes (a large job) takes long paragraphs.
+ */
+function manual(bytes: number, sentences = 10): string {
   const sentence = 'The quick brown fox jumps over the lazy dog while the server keeps every edit. '
   const parts = ['# Manual\n']
   for (let size = 0, i = 0; size < bytes; i++) {
-    const part = `\n## Part ${i}\n\n${sentence.repeat(10)}\n`
+    const part = `\n## Part ${i}\n\n${sentence.repeat(sentences)}\n`
     parts.push(part)
     size += part.length
   }
@@ -53,7 +57,8 @@ async function importedSource(jobs: WorkerPool, markdown: string, title: string)
 describe('the documents worker pool', () => {
   test('a second import of the same user while the first builds is refused at once; another user waits its turn', async () => {
     const jobs = pool()
-    const first = imported(jobs, 'ann', manual(1 << 20), 'A')
+    // Refused as soon as asked, whatever the first's size: it is still building (or waiting) then.
+    const first = imported(jobs, 'ann', manual(256 << 10), 'A')
     const second = await imported(jobs, 'ann', '# B\n\nb', 'B')
     expect(second).toMatchObject({ kind: 'error', code: 'rate_limited', field: 'markdown' })
     if (second.kind === 'error') expect(second.message).toContain('an import of yours is still being built')
@@ -121,7 +126,7 @@ describe('the documents worker pool', () => {
   test('an import and an export of the same user run side by side (one of each kind)', async () => {
     const jobs = pool()
     const source = await importedSource(jobs, '# Source\n\nhello', 'S')
-    const importing = imported(jobs, 'ann', manual(1 << 20), 'A')
+    const importing = imported(jobs, 'ann', manual(256 << 10), 'A')
     const exported = await jobs.render('ann', { snapshot: source.state, updates: [] })
     expect(exported.kind === 'ok' && markdownText(exported.value)).toBe('# Source\n\nhello\n')
     expect((await importing).kind).toBe('ok')
@@ -149,7 +154,9 @@ describe('the documents worker pool', () => {
   }, 60_000)
 
   test('a job that keeps reporting progress runs past the deadline without progress, not past its limit in all', async () => {
-    const markdown = manual(6 << 20)
+    // ~10,000 blocks: five reports of progress or so, and phases between them (measured: 6 MiB, nine
+    // reports, the whole run 4.8-5.6 times its longest stretch; 3 MiB, five, 3.6-3.7 times).
+    const markdown = manual(4 << 20)
     const input = { markdown, fallbackTitle: 'A' }
     // First, how long it runs and its longest stretch without progress (from its start to its answer).
     let last = performance.now()
@@ -186,7 +193,7 @@ describe('the documents worker pool', () => {
     expect(small.kind).toBe('ok')
     expect(jobs.hasWorker).toBe(true)
     // Before, the worker stayed up WORKER_IDLE_MS (30 s) with the heap a 20 MiB import had grown (~500 MB).
-    const large = await imported(jobs, 'ann', manual(LARGE_JOB_BYTES), 'L')
+    const large = await imported(jobs, 'ann', manual(LARGE_JOB_BYTES, 100), 'L')
     expect(large.kind).toBe('ok')
     expect(jobs.hasWorker).toBe(false)
     // The next job starts a worker of its own.
@@ -224,7 +231,7 @@ describe('the documents worker pool', () => {
     const screen = await jobs.firstScreen('bea', stored(), limits)
     expect(screen).toMatchObject({ kind: 'ok', value: { blocks: 3, more: false } }) // the title, the heading, the paragraph
     if (screen.kind === 'ok') expect(screen.value.html).toContain('Day')
-    const importing = imported(jobs, 'ann', manual(1 << 20), 'A')
+    const importing = imported(jobs, 'ann', manual(256 << 10), 'A')
     expect(await jobs.firstScreen('bea', stored(), limits)).toMatchObject({
       kind: 'error',
       code: 'unavailable',
