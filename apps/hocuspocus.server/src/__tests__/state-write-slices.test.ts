@@ -66,42 +66,17 @@ async function heldSince(before: number[], chars: number): Promise<number[]> {
   return held
 }
 
-describe(`a large state is written in small slices (${DATABASE_KIND})`, () => {
-  let longestParameter = 0
-  // The real client, watched: every raw statement's arguments are measured (transactions' too).
-  const opened = useWatchedServices(({ operation, sql, values }) => {
-    // The statements of the state's slices (its search text and outline go whole in theirs).
-    if (operation === '$executeRaw' && /INSERT INTO state_\w+ VALUES/.test(sql))
-      longestParameter = Math.max(longestParameter, longestString(values))
-  })
-
-  test('no statement carries more than one write slice; the state read back is the one built', async () => {
-    const { db, services } = opened()
-    const owner = await services.users.add('ann')
-    if (owner.kind === 'error') throw new Error(owner.message)
-    longestParameter = 0
-    const imported = await services.documents.importMarkdown(owner.value.id, {
-      markdown: prose(2 << 20),
-      fallbackTitle: 'Manual',
-    })
-    if (imported.kind === 'error') throw new Error(imported.message)
-    const stored = await readSnapshotState(db.prisma, imported.value.document.id)
-    expect(stored.snapshot!.byteLength).toBeGreaterThan(6 * STATE_WRITE_SLICE_BYTES)
-    expect(longestParameter).toBeGreaterThan(0) // the slices' statements were seen
-    // Its base64 (4/3 of its bytes); before, 768 KiB slices went as 1 MiB of text each.
-    expect(longestParameter).toBeLessThanOrEqual((STATE_WRITE_SLICE_BYTES / 3) * 4 + 4)
-    // The bytes joined in order: the state decodes to the document imported.
-    const exported = await services.documents.markdownOf(imported.value.document, 'ann')
-    if (exported.kind === 'error') throw new Error(exported.message)
-    const text = markdownText(exported.value)
-    const parts = prose(2 << 20).match(/## Part \d+/g)
-    expect(text.match(/## Part \d+/g)).toEqual(parts)
-    expect(
-      text.endsWith(
-        `${'Some words of a long manual, written out so that its state passes several write slices.'}\n`,
-      ),
-    ).toBe(true)
-  }, 120_000)
+let longestParameter = 0
+/**
+ * The file's database on the embedded database's own thread (the default) or PostgreSQL, opened once for
+ * the heap test on that thread and the slices' test after it (each its own user and document; the heap
+ * test first, so it starts from a client that has run nothing large, as on a database of its own): the
+ * real client, watched: every raw statement's arguments are measured (transactions' too).
+ */
+const opened = useWatchedServices(({ operation, sql, values }) => {
+  // The statements of the state's slices (its search text and outline go whole in theirs).
+  if (operation === '$executeRaw' && /INSERT INTO state_\w+ VALUES/.test(sql))
+    longestParameter = Math.max(longestParameter, longestString(values))
 })
 
 // PGlite on the server's thread talks through pglite-prisma-adapter, whose @prisma/debug is another copy.
@@ -109,7 +84,7 @@ const THREADS = DATABASE_KIND === 'pglite' ? (['worker', 'main'] as const) : (['
 
 for (const thread of THREADS)
   describe(`Prisma keeps none of a large write's parameters (${DATABASE_KIND}${DATABASE_KIND === 'pglite' ? `, ${thread} thread` : ''})`, () => {
-    const watched = useWatchedServices(() => {}, { pgliteThread: thread })
+    const watched = thread === 'worker' ? opened : useWatchedServices(() => {}, { pgliteThread: thread })
 
     test("after a large import and a large append, none of their statements' parameters stays held", async () => {
       const { db, services } = watched()
@@ -144,3 +119,33 @@ for (const thread of THREADS)
       expect(await heldSince(before, LARGE_PARAMETER_CHARS)).toEqual([])
     }, 120_000)
   })
+
+describe(`a large state is written in small slices (${DATABASE_KIND})`, () => {
+  test('no statement carries more than one write slice; the state read back is the one built', async () => {
+    const { db, services } = opened()
+    const owner = await services.users.add('ann')
+    if (owner.kind === 'error') throw new Error(owner.message)
+    longestParameter = 0
+    const imported = await services.documents.importMarkdown(owner.value.id, {
+      markdown: prose(2 << 20),
+      fallbackTitle: 'Manual',
+    })
+    if (imported.kind === 'error') throw new Error(imported.message)
+    const stored = await readSnapshotState(db.prisma, imported.value.document.id)
+    expect(stored.snapshot!.byteLength).toBeGreaterThan(6 * STATE_WRITE_SLICE_BYTES)
+    expect(longestParameter).toBeGreaterThan(0) // the slices' statements were seen
+    // Its base64 (4/3 of its bytes); before, 768 KiB slices went as 1 MiB of text each.
+    expect(longestParameter).toBeLessThanOrEqual((STATE_WRITE_SLICE_BYTES / 3) * 4 + 4)
+    // The bytes joined in order: the state decodes to the document imported.
+    const exported = await services.documents.markdownOf(imported.value.document, 'ann')
+    if (exported.kind === 'error') throw new Error(exported.message)
+    const text = markdownText(exported.value)
+    const parts = prose(2 << 20).match(/## Part \d+/g)
+    expect(text.match(/## Part \d+/g)).toEqual(parts)
+    expect(
+      text.endsWith(
+        `${'Some words of a long manual, written out so that its state passes several write slices.'}\n`,
+      ),
+    ).toBe(true)
+  }, 120_000)
+})
