@@ -11,7 +11,7 @@ import { callText, connectClient } from '@collab/test-support/mcp'
 import { spawnServer } from '@collab/test-support/process'
 import { connectProvider, editorSocketUrl } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
-import { firstRunToken, plainText, readStored } from './reliability/faults-support.ts'
+import { firstRunToken, plainText, readStored } from './faults-support.ts'
 
 describe(`drain on SIGTERM (${DATABASE_KIND})`, () => {
   const database = useTestDatabase()

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
 import { callText, connectRecording } from '@collab/test-support/mcp'
 import { spawnServer } from '@collab/test-support/process'
-import { type DatabaseTarget, databaseTarget, openDatabase } from '../db/client.ts'
+import { type DatabaseTarget, databaseTarget, openDatabase } from '../../db/client.ts'
 
 /** strace where it is installed (Debian's package); the process test needs it. */
 const STRACE = ['/usr/bin/strace', '/bin/strace'].find((path) => existsSync(path))

@@ -11,7 +11,7 @@ import { spawnServer } from '@collab/test-support/process'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
-import { openDatabase } from '../db/client.ts'
+import { openDatabase } from '../../db/client.ts'
 
 describe(`shutdown (${DATABASE_KIND})`, () => {
   const database = useTestDatabase()
