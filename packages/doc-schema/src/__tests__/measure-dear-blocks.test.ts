@@ -21,13 +21,18 @@ function paragraph(): Y.XmlElement {
   return element
 }
 
-/** `runs` one-letter runs, alternating bold and italic when `marked`. */
+/**
+ * `runs` one-letter runs, alternating bold and italic when `marked`: one delta, the same items as a run
+ * inserted at the end at a time (10,000 such inserts took ~5 s).
+ */
 function fill(element: Y.XmlElement, runs: number, marked: boolean): void {
   const text = element.get(0) as Y.XmlText
-  for (let i = 0; i < runs; i++) {
-    const marks = marked ? (i % 2 ? { italic: {} } : { bold: {} }) : {}
-    text.insert(text.length, String.fromCharCode(97 + (i % 26)), marks)
-  }
+  text.applyDelta(
+    Array.from({ length: runs }, (_, i) => ({
+      insert: String.fromCharCode(97 + (i % 26)),
+      ...(marked ? { attributes: i % 2 ? { italic: {} } : { bold: {} } } : {}),
+    })),
+  )
 }
 
 describe('measuring after a store leaves dear blocks out', () => {
