@@ -21,6 +21,18 @@ export function appendParagraph(doc: Y.Doc, text: string): void {
 
 export const textOf = (doc: Y.Doc): string => readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
 
+/**
+ * A dense paragraph's text: `runs` one-letter runs alternating bold and italic, as one delta for
+ * `Y.XmlText.applyDelta`. The same structs and state as inserting the runs one at a time at the text's end
+ * (36,002 for 12,000 runs either way), without the walk to the end per insert (12,000 runs took ~4 s).
+ */
+export function alternatingMarkRuns(runs: number): Array<{ insert: string; attributes: object }> {
+  return Array.from({ length: runs }, (_, i) => ({
+    insert: String.fromCharCode(97 + (i % 26)),
+    attributes: i % 2 ? { italic: {} } : { bold: {} },
+  }))
+}
+
 /** A document `ownerId` makes through the documents service (title, Markdown…); a refusal throws. */
 export async function createDocument(
   server: RunningServer,

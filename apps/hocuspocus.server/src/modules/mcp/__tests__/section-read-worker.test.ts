@@ -23,6 +23,7 @@ import {
   renderSection,
   type SectionRender,
 } from '@collab/doc-schema'
+import { alternatingMarkRuns } from '@collab/test-support/documents'
 import { callText } from '@collab/test-support/mcp'
 import { eventually } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -68,8 +69,7 @@ async function denseDocument(title: string, runs: number) {
     const paragraph = new Y.XmlElement('paragraph')
     paragraph.insert(0, [text])
     fragment.insert(denseAt(fragment), [paragraph])
-    for (let i = 0; i < runs; i++)
-      text.insert(text.length, String.fromCharCode(97 + (i % 26)), i % 2 ? { italic: {} } : { bold: {} })
+    text.applyDelta(alternatingMarkRuns(runs))
   })
   const live = server.collab.hocuspocus.documents.get(created.room)!
   // The first section is the document's title (its level-1 heading).

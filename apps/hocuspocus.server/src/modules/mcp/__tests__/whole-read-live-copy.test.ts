@@ -12,6 +12,7 @@
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { seededRandom } from '@collab/doc-schema/test-builders'
+import { alternatingMarkRuns } from '@collab/test-support/documents'
 import { callText } from '@collab/test-support/mcp'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import * as Y from 'yjs'
@@ -82,8 +83,7 @@ describe("whole reads of a changing live document, on its copy on the documents'
         const paragraph = new Y.XmlElement('paragraph')
         paragraph.insert(0, [text])
         doc.getXmlFragment(FRAGMENT_NAME).push([paragraph])
-        for (let i = 0; i < 3_000; i++)
-          text.insert(text.length, String.fromCharCode(97 + (i % 26)), i % 2 ? { italic: {} } : { bold: {} })
+        text.applyDelta(alternatingMarkRuns(3_000))
       })
       const live = server.collab.hocuspocus.documents.get(created.room)!
       const renderedHere = () => readWholeDocument(live.getXmlFragment(FRAGMENT_NAME), MAX_READ_CHARS).text

@@ -12,6 +12,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { alternatingMarkRuns } from '@collab/test-support/documents'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -39,9 +40,8 @@ beforeAll(async () => {
 const wholeReads = () => readsByWhere(server, 'mcp_whole_reads_total')
 
 /**
- * A paragraph of `runs` one-letter runs alternating bold and italic, written into the live document. As one
- * delta: the same structs as inserting the runs one by one at the text's end (36,002 for 12,000 runs either
- * way, and the same state's size), without the walk to the end per insert that took 12,000 runs ~4 s.
+ * A paragraph of `runs` one-letter runs alternating bold and italic, written into the live document as one
+ * delta (alternatingMarkRuns).
  */
 async function denseDocument(title: string, runs: number) {
   const created = await createDocument(server, ownerId, { title, markdown: 'hello', isPrivate: true })
@@ -51,12 +51,7 @@ async function denseDocument(title: string, runs: number) {
     const paragraph = new Y.XmlElement('paragraph')
     paragraph.insert(0, [text])
     doc.getXmlFragment(FRAGMENT_NAME).push([paragraph])
-    text.applyDelta(
-      Array.from({ length: runs }, (_, i) => ({
-        insert: String.fromCharCode(97 + (i % 26)),
-        attributes: i % 2 ? { italic: {} } : { bold: {} },
-      })),
-    )
+    text.applyDelta(alternatingMarkRuns(runs))
   })
   return { ...created, conn }
 }
