@@ -61,6 +61,15 @@ describe(`CLI with no server running: each command opens the database (${DATABAS
     const missing = await runCli(['token', 'issue'], unreachable)
     expect(missing.exitCode).toBe(2)
     expect(missing.stderr.trim()).toStartWith('HANDLE: missing (usage: token issue HANDLE')
+    // A token's scope and lifetime are the command's own rules, checked before a database is opened.
+    const badScope = await runCli(['token', 'issue', 'someone', '--scope', 'admin'], unreachable)
+    expect(badScope.exitCode).toBe(2)
+    expect(badScope.stderr.trim()).toBe(
+      '--scope: "admin" is not one of read, write, read,write, suggest, read,suggest',
+    )
+    const badDays = await runCli(['token', 'issue', 'someone', '--expires-days', 'soon'], unreachable)
+    expect(badDays.exitCode).toBe(2)
+    expect(badDays.stderr.trim()).toBe('--expires-days: "soon" is not a whole number of days')
     const unknownOption = await runCli(['user', 'list', '--colour'], unreachable)
     expect(unknownOption.exitCode).toBe(2)
     expect(unknownOption.stderr).toContain("'--colour'")

@@ -4,8 +4,8 @@
  * imported file's shape). Layers, lowest first:
  *
  * - base: the services' limits, logging, metrics, the database, loopback, the per-user shares, access-change events
- * - domain: documents/, chat/, the stores of auth/ (users, tokens, passwords, accounts) and services.ts,
- *   which builds them
+ * - domain: documents/, chat/, the stores of auth/ (users, tokens and their scopes, passwords, accounts)
+ *   and services.ts, which builds them
  * - edge: what serves them to the outside: collab/ (Hocuspocus), http/ (Hono), the rest of auth/ (sign-in
  *   pages, OAuth); each file of the edge may import the others at its level, never a module above it
  * - modules: modules/mcp
@@ -23,7 +23,7 @@ const LAYERS: ReadonlyArray<readonly [name: string, files: RegExp]> = [
   ['base', /^(limits|logger|metrics|loopback|user-shares|access-changes)\.ts$|^db\//],
   [
     'domain',
-    /^(documents|chat)\/|^services\.ts$|^auth\/(users|tokens|passwords|accounts|account-lock|shared-state)\.ts$/,
+    /^(documents|chat)\/|^services\.ts$|^auth\/(users|tokens|scopes|passwords|accounts|account-lock|shared-state)\.ts$/,
   ],
   ['edge', /^(collab|http|auth)\//],
   ['modules', /^modules\/mcp\//],

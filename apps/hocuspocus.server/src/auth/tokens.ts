@@ -8,9 +8,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { ok, type Result, refuse } from '@collab/doc-schema'
 import type { AccessChanges } from '../access-changes.ts'
 import type { PrismaClient } from '../db/generated/client.ts'
-import type { TokenScope } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
 import { MAX_EXPIRES_DAYS, MAX_LABEL_CHARS } from '../limits.ts'
+import { ALL_SCOPES, type Scope, scopesOf } from './scopes.ts'
 import type { UserRecord } from './users.ts'
 
 export const TOKEN_PREFIX = 'ctk'
@@ -32,8 +32,7 @@ export const PRINCIPAL_CACHE_TTL_MS = 10_000
 /** Verified tokens kept at most; the oldest entry goes first. */
 export const MAX_CACHED_PRINCIPALS = 10_000
 
-export type Scope = TokenScope
-export const ALL_SCOPES: readonly Scope[] = ['read', 'write', 'suggest']
+export { ALL_SCOPES, type Scope } from './scopes.ts'
 
 /** Whether a stored scope is one this server knows (a row may hold one from a newer version). */
 export const isScope = (s: string): s is Scope => (ALL_SCOPES as readonly string[]).includes(s)
@@ -75,27 +74,10 @@ const hashSecret = (secret: string) => createHash('sha256').update(secret).diges
 const isUsable = (row: { revokedAt: Date | null; expiresAt: Date | null }, at: Date) =>
   !row.revokedAt && !(row.expiresAt && row.expiresAt <= at)
 
+/** A `--scope` value as scopes (auth/scopes.ts's rule), or an invalid_input refusal naming `--scope`. */
 export function parseScopes(raw: string): Result<Scope[]> {
-  const parts = raw
-    .split(',')
-    .map((p) => p.trim().toLowerCase())
-    .filter(Boolean)
-  const bad = parts.find((p) => !(ALL_SCOPES as readonly string[]).includes(p))
-  if (bad !== undefined || parts.length === 0) {
-    return refuse(
-      'invalid_input',
-      `--scope: "${raw}" is not one of read, write, read,write, suggest, read,suggest`,
-      '--scope',
-    )
-  }
-  if (parts.includes('write') && parts.includes('suggest'))
-    return refuse(
-      'invalid_input',
-      `--scope: "${raw}" holds both write and suggest; pick one: write changes documents, suggest proposes changes a person accepts`,
-      '--scope',
-    )
-  // `write` without `read` would be a token that can change what it cannot see: always include read.
-  return ok(ALL_SCOPES.filter((s) => s === 'read' || parts.includes(s)))
+  const read = scopesOf(raw)
+  return 'wrong' in read ? refuse('invalid_input', read.wrong, '--scope') : ok(read.scopes)
 }
 
 type CachedPrincipal = {

@@ -114,12 +114,20 @@ export function prepareCommand(argv: string[], io: CommandIO): Prepared {
     )
     return { kind: 'answered', exitCode: EXIT_USAGE }
   }
+  const opts = parsed.values as Record<string, string | boolean | undefined>
+  try {
+    command.check?.(opts)
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error
+    io.err(`${error.message}\n`)
+    return { kind: 'answered', exitCode: EXIT_USAGE }
+  }
   return {
     kind: 'ready',
     key: found.key,
     command,
     args: parsed.positionals,
-    opts: parsed.values as Record<string, string | boolean | undefined>,
+    opts,
   }
 }
 

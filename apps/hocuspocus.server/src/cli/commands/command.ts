@@ -23,6 +23,11 @@ export type Command = {
   summary: string
   options: OptionSpec
   positionals: string[]
+  /**
+   * The command's own rules on its options that need no database (a scope's spelling, a number's form),
+   * checked with the usage errors before any database is opened: throws UsageError.
+   */
+  check?(opts: Record<string, string | boolean | undefined>): void
   run(ctx: {
     args: string[]
     opts: Record<string, string | boolean | undefined>

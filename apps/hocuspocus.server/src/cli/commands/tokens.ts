@@ -1,5 +1,17 @@
 /** CLI commands for API tokens: issue (the secret printed once), list, revoke. */
+import { scopesOf } from '../../auth/scopes.ts'
 import { type Command, EXIT_OK, table, UsageError, unwrap, when } from './command.ts'
+
+/** `token issue`'s --scope and --expires-days, read (a UsageError names what is wrong). */
+function issueOptions(opts: Record<string, string | boolean | undefined>) {
+  const read = scopesOf((opts.scope as string | undefined) ?? 'read,write')
+  if ('wrong' in read) throw new UsageError(read.wrong)
+  const daysRaw = opts['expires-days'] as string | undefined
+  if (daysRaw !== undefined && !/^\d+$/.test(daysRaw)) {
+    throw new UsageError(`--expires-days: "${daysRaw}" is not a whole number of days`)
+  }
+  return { scopes: read.scopes, daysRaw }
+}
 
 export const tokenCommands: Record<string, Command> = {
   'token issue': {
@@ -8,15 +20,12 @@ export const tokenCommands: Record<string, Command> = {
     summary: 'Issue an API token; prints it once on stdout (and nothing else).',
     options: { scope: { type: 'string' }, label: { type: 'string' }, 'expires-days': { type: 'string' } },
     positionals: ['HANDLE'],
+    check: (opts) => {
+      issueOptions(opts)
+    },
     async run({ args, opts, services, io }) {
       const user = unwrap(await services.users.byHandle(args[0]!))
-      // auth/tokens.ts imports the document schema (~0.4 s of CPU): only when a token is issued.
-      const { parseScopes } = await import('../../auth/tokens.ts')
-      const scopes = unwrap(parseScopes((opts.scope as string | undefined) ?? 'read,write'))
-      const daysRaw = opts['expires-days'] as string | undefined
-      if (daysRaw !== undefined && !/^\d+$/.test(daysRaw)) {
-        throw new UsageError(`--expires-days: "${daysRaw}" is not a whole number of days`)
-      }
+      const { scopes, daysRaw } = issueOptions(opts)
       const issued = unwrap(
         await services.tokens.issue(user.id, {
           scopes,
