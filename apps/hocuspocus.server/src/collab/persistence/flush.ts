@@ -32,6 +32,8 @@ export async function flushLoaded(
   for (const entry of loaded.entries.values()) titleSearch.cancel(entry)
   const end = Date.now() + deadlineMs
   const givenUp = new Set<string>()
+  /** Why each store tried here failed last (logged with a document left unstored). */
+  const lastErrors = new Map<string, unknown>()
   const unstoredNames = () =>
     [...loaded.entries]
       .filter(([name, entry]) => instance.documents.has(name) && unstored(entry))
@@ -45,9 +47,13 @@ export async function flushLoaded(
       if (!document) return
       await document.saveMutex
         .runExclusive(() => append.write(document))
-        .catch((error: unknown) => {
-          if (!isDatabaseUnavailable(error)) givenUp.add(name)
-        })
+        .then(
+          () => lastErrors.delete(name),
+          (error: unknown) => {
+            lastErrors.set(name, error)
+            if (!isDatabaseUnavailable(error)) givenUp.add(name)
+          },
+        )
     }
     await Promise.all(pending.filter((name) => !faults.has(name)).map(store))
     await Promise.all(pending.filter((name) => faults.has(name)).map(store))
@@ -65,8 +71,14 @@ export async function flushLoaded(
   const stillUnstored = unstoredNames()
   for (const name of stillUnstored) {
     const fault = faults.get(name)
+    const error = lastErrors.get(name)
     logger.error(
-      { documentId: loaded.get(name)?.documentId, code: fault?.code, reason: fault?.reason },
+      {
+        documentId: loaded.get(name)?.documentId,
+        code: fault?.code,
+        reason: fault?.reason,
+        ...(error === undefined ? {} : { error: error instanceof Error ? error.message : String(error) }),
+      },
       'shutdown: document not stored; its changes since the last store are lost',
     )
   }
