@@ -77,6 +77,10 @@ export async function flushLoaded(
         documentId: loaded.get(name)?.documentId,
         code: fault?.code,
         reason: fault?.reason,
+        // What still held it: updates queued, or a write that never ended (no error above: the store ran).
+        pendingUpdates: loaded.get(name)?.pending.length,
+        writing: loaded.get(name)?.writing,
+        msPastDeadline: Date.now() - end,
         ...(error === undefined ? {} : { error: error instanceof Error ? error.message : String(error) }),
       },
       'shutdown: document not stored; its changes since the last store are lost',
