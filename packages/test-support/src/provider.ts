@@ -22,12 +22,17 @@ export function editorSocketUrl(serverUrl: string, types: string | null = ALL_ED
  * A provider for `room`. `types` is what it declares it knows (docs/server.md, Editor input): by default
  * the project's whole schema, as the web editor does, so it may delete any content. `headers` go with the
  * WebSocket upgrade request (Bun's WebSocket takes them), as a browser sends its session cookie and Origin.
+ * `socket` replaces the WebSocket class (a test's view of, or hold on, what crosses the wire).
  */
 export function connectProvider(
   serverUrl: string,
   room: string,
   token: string,
-  { types = ALL_EDITOR_TYPES, headers }: { types?: string | null; headers?: Record<string, string> } = {},
+  {
+    types = ALL_EDITOR_TYPES,
+    headers,
+    socket: socketClass,
+  }: { types?: string | null; headers?: Record<string, string>; socket?: typeof WebSocket } = {},
 ): TestProvider {
   const doc = new Y.Doc()
   class WithHeaders extends WebSocket {
@@ -38,7 +43,7 @@ export function connectProvider(
   const socket = new HocuspocusProviderWebsocket({
     url: editorSocketUrl(serverUrl, types),
     maxAttempts: 1,
-    ...(headers ? { WebSocketPolyfill: WithHeaders } : {}),
+    ...(socketClass ? { WebSocketPolyfill: socketClass } : headers ? { WebSocketPolyfill: WithHeaders } : {}),
   })
   let resolve!: () => void
   let reject!: (e: Error) => void

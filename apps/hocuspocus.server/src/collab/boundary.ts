@@ -168,6 +168,10 @@ export class EditorBoundary implements Extension {
     // Hocuspocus answers a sync step 1 with its own, which the provider answers with a step 2.
     if (type === messageYjsSyncStep1) this.awaitingStep2.add(connection)
     if (type !== messageYjsSyncStep2 && type !== messageYjsUpdate) return
+    // Closed by Hocuspocus (shutdown, a revoke), its socket still brings what was queued behind a paced
+    // message or sent before the close reached the client: never applied nor acknowledged, so a stopping
+    // instance is not left holding typing it cannot store (reliability/balancer-restart.test.ts).
+    if (!document.hasConnection(connection)) connection.readOnly = true
     // Hocuspocus does not apply a read-only connection's changes (refused ones are read-only): no check.
     if (connection.readOnly) return
     // Behind an update already held, in order: its sender's acknowledgements stay in the order it sent.
