@@ -5,6 +5,13 @@
  * on a migrated database, asked what it has loaded (fixtures/loaded-modules.preload.ts, on SIGUSR2): after
  * its first /health none of it; then the first MCP call (a real SDK client) lists the tools and reads the
  * first run's document, and only then is the SDK loaded; the first web page (sign-in) is served after it.
+ *
+ * And what an idle server no longer keeps (issue 30, idle RSS): Prisma's query compiler used to be imported
+ * as a JavaScript module whose 4.6 MB base64 string (and the module's source) stayed in memory after the
+ * WebAssembly was compiled from it, and PGlite's 6 MB file bundle was read into memory on the server's
+ * thread to be handed to the database thread. Now scripts/prisma-generate.ts writes the compiler's binary
+ * beside the generated client, which reads it from that file, and the database thread is handed the
+ * bundle's file and reads it itself. RSS itself is measured by the bench (bench/notes.md), not asserted here.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
@@ -12,6 +19,7 @@ import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/te
 import { callText, connectClient } from '@collab/test-support/mcp'
 import { type ServerProcess, spawnServer } from '@collab/test-support/process'
 import { eventually } from '@collab/test-support/server'
+import { loadPgliteAssets } from '../db/pglite-thread.ts'
 import { firstRunToken, stopProcess } from './reliability/faults-support.ts'
 
 const PRELOAD = join(import.meta.dir, 'fixtures/loaded-modules.preload.ts')
@@ -33,7 +41,7 @@ const isServing = (path: string) => path.endsWith('/modules/mcp/serving.ts')
 const isPglite = (path: string) => path.includes('@electric-sql/pglite')
 const isIoredis = (path: string) => /node_modules\/(\.bun\/)?ioredis/.test(path)
 
-describe(`a lazy start (${DATABASE_KIND})`, () => {
+describe(`a lazy and lean start (${DATABASE_KIND})`, () => {
   let db: TestDatabase
   let server: ServerProcess | undefined
   beforeAll(async () => {
@@ -82,4 +90,23 @@ describe(`a lazy start (${DATABASE_KIND})`, () => {
     expect(page.status).toBe(200)
     expect(await page.text()).toContain('action="/sign-in"')
   }, 60_000)
+
+  test("Prisma's query compiler is loaded from its binary file, not from a base64 module kept in memory", async () => {
+    const running = server!
+    // /health answers 200 once its database probe did; that and the start's own queries went through
+    // Prisma's client, so its compiler is loaded.
+    expect((await fetch(`${running.url}/health`)).status).toBe(200)
+    const loaded = await loadedModules(running)
+    expect(loaded.some((path) => path.endsWith('/src/server.ts'))).toBe(true)
+    expect(loaded.some((path) => /@prisma\/client\/runtime\/query_compiler_\w+\.\w+\.m?js$/.test(path))).toBe(
+      true,
+    )
+    expect(loaded.filter((path) => path.includes('wasm-base64'))).toEqual([])
+  }, 60_000)
+
+  test("PGlite's file bundle is handed to the database thread as its file, not as bytes held by the server's thread", async () => {
+    const { fsBundle } = await loadPgliteAssets()
+    // A file-backed Blob (Bun.file) has the file's path as its name; bytes read into a Blob have none.
+    expect((fsBundle as Blob & { name?: string }).name ?? '').toEndWith('/pglite.data')
+  })
 })
