@@ -44,6 +44,7 @@ import { LogAppend } from './persistence/log-append.ts'
 import { StoreRetries } from './persistence/retry.ts'
 import { TitleSearchRefresh } from './persistence/title-search.ts'
 import { VersionPolicy } from './persistence/versions.ts'
+import { WriteGate } from './persistence/write-gate.ts'
 import { COMPACT_AFTER_UPDATES, LOAD_IN_PARTS_BYTES, SEARCH_REFRESH_MS } from './store-policy.ts'
 
 /**
@@ -74,6 +75,7 @@ export class PersistenceExtension implements Extension {
   private readonly compaction: Compaction
   private readonly append: LogAppend
   private readonly versions: VersionPolicy
+  private readonly writes = new WriteGate()
 
   constructor(
     private readonly deps: {
@@ -300,18 +302,34 @@ export class PersistenceExtension implements Extension {
    */
   beginClosing(): void {
     this.loaded.closing = true
+    this.writes.close()
+  }
+
+  /**
+   * Admits one of the server's own writes just before it applies its first change: the function to call
+   * once its direct connection is closed, or undefined once the stop has begun (the write must apply
+   * nothing and say so). The stop's last store waits for the writes admitted before it (write-gate.ts).
+   */
+  beginWrite(): (() => void) | undefined {
+    return this.writes.enter()
   }
 
   /**
    * Stores every loaded document that has unstored changes, retrying until all are stored or the
    * deadline passes. Returns the rooms still unstored (empty on success); see flush.ts.
    */
-  flush(deadlineMs: number): Promise<string[]> {
+  async flush(deadlineMs: number): Promise<string[]> {
     const { faults, retries, titleSearch, append } = this
+    const { logger } = this.deps
+    const started = Date.now()
+    // The writes under way first (half the deadline at most): what they apply after the last store is lost.
+    this.writes.close()
+    const writing = await this.writes.settled(deadlineMs / 2)
+    if (writing > 0) logger.warn({ writes: writing }, 'shutdown: writes still applying at the last store')
     return flushLoaded(
       this.loaded,
-      { faults, retries, titleSearch, append, logger: this.deps.logger },
-      deadlineMs,
+      { faults, retries, titleSearch, append, logger },
+      deadlineMs - (Date.now() - started),
     )
   }
 }

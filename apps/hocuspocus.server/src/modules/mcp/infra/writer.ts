@@ -13,6 +13,10 @@ import { stopIfCancelled } from './cancel.ts'
 /** The edit's value, or a refusal: of the edit (the document model's; nothing changed), or of a store that was not confirmed. */
 export type WriteOutcome<T> = Result<T>
 
+/** The instance is stopping: the write applied nothing, and another instance (or this one, restarted) takes it. */
+export const STOPPING_MESSAGE =
+  'slug: this server is restarting and applied nothing of this change; call again in a few seconds.'
+
 /** The change is in the live document but no store confirmed it: the caller should read before retrying. */
 export const UNSTORED_MESSAGE =
   'slug: the change reached the live document but storing it was not confirmed; the server keeps retrying. Call read_document to check before editing again.'
@@ -112,6 +116,11 @@ export type StoreConfirmations = {
   beforeWrite?(document: Document, context: Record<string, unknown>): Promise<void>
   /** Stores the document's unstored changes now (the persistence extension's `storePending`). */
   storePending?(document: Document): Promise<void>
+  /**
+   * Called just before the edit applies anything: the function to call once the write's direct connection
+   * is closed, or undefined when the server is stopping (nothing is applied: STOPPING_MESSAGE).
+   */
+  beginWrite?(): (() => void) | undefined
 }
 
 export function createDocumentWriter(deps: {
@@ -157,11 +166,15 @@ export function createDocumentWriter(deps: {
         throw error
       })
       let outcome: Result<unknown> | undefined
+      let leave: (() => void) | undefined
       try {
         if (connection.document) await deps.confirmations?.beforeWrite?.(connection.document, context)
         await options.beforeApply?.()
         // Loading the live document may have taken a while: a caller gone by now gets nothing applied.
         stopIfCancelled(signal)
+        // A stopping instance applies nothing new: its last store, which waits for this write, would not.
+        leave = deps.confirmations?.beginWrite ? deps.confirmations.beginWrite() : () => {}
+        if (!leave) return { kind: 'error', code: 'unavailable', field: 'slug', message: STOPPING_MESSAGE }
         let live: Document | undefined
         let before = 0
         let vectorBefore = new Map<number, number>()
@@ -197,7 +210,10 @@ export function createDocumentWriter(deps: {
         // thread), so let that flush go first: editors see the edit before it is stored, not after.
         await new Promise<void>((resolve) => setImmediate(resolve))
       } finally {
-        await connection.disconnect().finally(() => stopListening?.())
+        await connection.disconnect().finally(() => {
+          stopListening?.()
+          leave?.()
+        })
       }
       if (!outcome) throw new Error('direct connection transaction did not run')
       if (outcome.kind === 'error') return outcome
