@@ -39,34 +39,42 @@ export async function flushLoaded(
       .filter(([name, entry]) => instance.documents.has(name) && unstored(entry))
       .map(([name]) => name)
   let delay = STORE_RETRY_BASE_MS
-  for (;;) {
-    const pending = unstoredNames().filter((name) => !givenUp.has(name))
-    if (pending.length === 0) break
-    const store = async (name: string) => {
-      const document = instance.documents.get(name)
-      if (!document) return
-      await document.saveMutex
-        .runExclusive(() => append.write(document))
-        .then(
-          () => lastErrors.delete(name),
-          (error: unknown) => {
-            lastErrors.set(name, error)
-            if (!isDatabaseUnavailable(error)) givenUp.add(name)
-          },
-        )
+  /** Stores until nothing is left but what was given up (true), or the deadline comes (false). */
+  const storeRound = async (): Promise<boolean> => {
+    for (;;) {
+      const pending = unstoredNames().filter((name) => !givenUp.has(name))
+      if (pending.length === 0) return true
+      const store = async (name: string) => {
+        const document = instance.documents.get(name)
+        if (!document) return
+        await document.saveMutex
+          .runExclusive(() => append.write(document))
+          .then(
+            () => lastErrors.delete(name),
+            (error: unknown) => {
+              lastErrors.set(name, error)
+              if (!isDatabaseUnavailable(error)) givenUp.add(name)
+            },
+          )
+      }
+      await Promise.all(pending.filter((name) => !faults.has(name)).map(store))
+      await Promise.all(pending.filter((name) => faults.has(name)).map(store))
+      if (unstoredNames().every((name) => givenUp.has(name))) return true
+      if (Date.now() + delay > end) return false
+      await Bun.sleep(delay)
+      delay = Math.min(delay * 2, STORE_RETRY_MAX_MS)
     }
-    await Promise.all(pending.filter((name) => !faults.has(name)).map(store))
-    await Promise.all(pending.filter((name) => faults.has(name)).map(store))
-    if (unstoredNames().every((name) => givenUp.has(name))) break
-    if (Date.now() + delay > end) break
-    await Bun.sleep(delay)
-    delay = Math.min(delay * 2, STORE_RETRY_MAX_MS)
   }
-  // Titles and search text still behind the content are written once, within the same deadline.
-  for (const [name, entry] of loaded.entries) {
-    const document = instance.documents.get(name)
-    if (!document || !entry.derivedStale || unstored(entry) || Date.now() >= end) continue
-    await document.saveMutex.runExclusive(() => titleSearch.refresh(document, entry)).catch(() => {})
+  // Stores, then titles and search text still behind the content, once each, within the same deadline;
+  // stores again if a change arrived meanwhile (none should: the stop closes what could bring one first).
+  for (;;) {
+    const settled = await storeRound()
+    for (const [name, entry] of loaded.entries) {
+      const document = instance.documents.get(name)
+      if (!document || !entry.derivedStale || unstored(entry) || Date.now() >= end) continue
+      await document.saveMutex.runExclusive(() => titleSearch.refresh(document, entry)).catch(() => {})
+    }
+    if (!settled || Date.now() >= end || unstoredNames().every((name) => givenUp.has(name))) break
   }
   const stillUnstored = unstoredNames()
   for (const name of stillUnstored) {
