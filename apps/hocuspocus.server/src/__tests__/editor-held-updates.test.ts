@@ -5,14 +5,22 @@
  * passing its last changes on reconnects elsewhere and types during the handshake. It used to be refused,
  * closing the editor's connection to the document while its socket stayed open: it synced with no one.
  * What never comes is still refused, and nothing of it is applied.
+ *
+ * And what a connection's queue still holds once Hocuspocus has closed it (shutdown's closeConnections, a
+ * revoke): its socket stays open until the client reads the close, and messages queued behind one paced
+ * for the flood or user share go on being handled. None may be applied: applied and acknowledged on an
+ * instance that is stopping, they were typing it could no longer store, and a rolling restart exited 1 with
+ * "document not stored" (reliability/balancer-restart.test.ts). boundary.ts makes such a connection
+ * read-only for whatever comes after the close.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
-import { element, storedText } from '@collab/test-support/documents'
+import { element, paragraph, storedText } from '@collab/test-support/documents'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
-import { OutgoingMessage } from '@hocuspocus/server'
+import { IncomingMessage, MessageType, OutgoingMessage } from '@hocuspocus/server'
 import * as Y from 'yjs'
+import { EDITOR_MESSAGE_BURST } from '../collab/limits.ts'
 import type { RunningServer } from '../server.ts'
 
 let server: RunningServer
@@ -107,4 +115,74 @@ test('an update built on content that never comes is refused, and nothing of it 
   // The connection was its only one, so the document unloaded after storing what it held.
   const live = server.collab.hocuspocus.documents.get(room)
   expect(live ? serverText(room) : await storedText(server, room)).not.toContain('smuggled')
+})
+
+/**
+ * A WebSocket whose client never reads the server's close message (as if it were still on the wire), and
+ * that records the sync statuses the server answers after the close: true for an update applied, false
+ * for one not applied.
+ */
+function closeUnread() {
+  const seen = { closed: false, after: [] as boolean[] }
+  class Socket extends WebSocket {
+    override addEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: unknown) {
+      if (type !== 'message')
+        return super.addEventListener(type, listener, options as AddEventListenerOptions)
+      const wrapped = (event: Event) => {
+        const message = new IncomingMessage(new Uint8Array((event as MessageEvent).data as ArrayBuffer))
+        message.readVarString()
+        const kind = message.readVarUint()
+        if (kind === MessageType.CLOSE) {
+          seen.closed = true
+          return // never read
+        }
+        // A varint of 0 or 1 reads the same as a var uint.
+        if (seen.closed && kind === MessageType.SyncStatus) seen.after.push(message.readVarUint() === 1)
+        if (typeof listener === 'function') listener(event)
+        else listener.handleEvent(event)
+      }
+      super.addEventListener(type, wrapped, options as AddEventListenerOptions)
+    }
+  }
+  return { seen, Socket }
+}
+
+const plainTextOf = (document: Y.Doc) => readPlainText(document.getXmlFragment(FRAGMENT_NAME))
+
+test('after the server closed the connection, the messages queued behind a paced one are neither applied nor acknowledged', async () => {
+  const room = await newRoom('Closing')
+  const { seen, Socket } = closeUnread()
+  const editor = connectProvider(server.url, room, owner.token, { socket: Socket })
+  providers.push(editor)
+  await editor.ready
+  // Kept here: the document unloads once its last connection is closed.
+  const onServer = server.collab.hocuspocus.documents.get(room)!
+  const fragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
+  fragment.push([paragraph('')])
+  await eventually(() => expect(editor.provider.unsyncedChanges).toBe(0), 10_000, 'paragraph acknowledged')
+  // One keystroke a message, past the connection's burst of messages: the rest are paced, one each
+  // 1/EDITOR_MESSAGES_PER_SECOND, and wait in the connection's queue.
+  const keystrokes = EDITOR_MESSAGE_BURST + 300
+  const text = (fragment.get(0) as Y.XmlElement).get(0) as Y.XmlText
+  for (let i = 0; i < keystrokes; i++) text.insert(i, 'x')
+  await eventually(
+    () => expect(plainTextOf(onServer).length).toBeGreaterThan(EDITOR_MESSAGE_BURST),
+    10_000,
+    'pacing begun',
+  )
+  server.collab.hocuspocus.closeConnections(room)
+  const atClose = plainTextOf(onServer)
+  expect(atClose.length).toBeLessThan(keystrokes) // some were still queued
+  // Hocuspocus unloads the document once the connection's queue has been handled to its end.
+  await eventually(
+    () => expect(server.collab.hocuspocus.documents.has(room)).toBe(false),
+    20_000,
+    'queue handled, document unloaded',
+  )
+  // What came after the close was answered on the same socket, "not applied", and is not in the document.
+  expect(seen.closed).toBe(true)
+  expect(seen.after.length).toBeGreaterThan(0)
+  expect(seen.after.filter((applied) => applied)).toEqual([])
+  expect(plainTextOf(onServer)).toBe(atClose)
+  expect(editor.provider.unsyncedChanges).toBeGreaterThan(0) // still owed to the next server
 })
