@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
 import { startTestServer, userWithToken } from '@collab/test-support/server'
-import { MAX_API_IMPORT_BODY_BYTES } from '../http/request-body.ts'
+import { IMPORT_NOT_JSON } from '../documents/import-body.ts'
+import { importInput, MAX_API_IMPORT_BODY_BYTES } from '../http/request-body.ts'
 import type { RunningServer } from '../server.ts'
 
 describe(`REST import and export (${DATABASE_KIND})`, () => {
@@ -99,6 +100,46 @@ describe(`REST import and export (${DATABASE_KIND})`, () => {
     expect(whole).toStartWith('# Größe ✦\n\nGrüße aus Köln, 𝄞.')
     expect(await exported(await post(owner.token, inChunks, 'text/markdown'))).toBe(whole)
     expect(await exported(await post(owner.token, markdown, 'text/markdown; charset=utf-8'))).toBe(whole)
+  })
+
+  test("a JSON body is read on the documents' worker: its fields and refusals as before, never parsed on the event loop", async () => {
+    // Parsed on the event loop, a body at the import limit (~48 MB of JSON) held it for the parse and the
+    // copy of its Markdown string to the worker (documents/import-body.ts). importInput now only gathers it.
+    const notJson = await importInput(
+      new Request('http://x/api/documents', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"markdown": ',
+      }),
+    )
+    expect(notJson.json).toBe(true)
+    expect(new TextDecoder().decode(notJson.markdown)).toBe('{"markdown": ')
+
+    const json = JSON.stringify({ title: 'Chosen ✦', markdown: '# Größe\n\nGrüße, 𝄞.\n', private: false })
+    const bytes = new TextEncoder().encode(json)
+    const inChunks = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let at = 0; at < bytes.byteLength; at += 7) controller.enqueue(bytes.slice(at, at + 7))
+        controller.close()
+      },
+    })
+    const made = await post(owner.token, inChunks, 'application/json')
+    expect(made.status).toBe(201)
+    const { slug, ...fields } = (await made.json()) as { slug: string; title: string; private: boolean }
+    expect(fields).toMatchObject({ title: 'Chosen ✦', private: false })
+    expect(await (await getMarkdown(slug, owner.token)).text()).toBe('# Chosen ✦\n\n## Größe\n\nGrüße, 𝄞.\n')
+
+    const refused = async (body: string) => {
+      const res = await post(owner.token, body, 'application/json')
+      expect(res.status).toBe(400)
+      return (await res.json()) as { message: string; field?: string }
+    }
+    expect(await refused('{"markdown": ')).toMatchObject({ message: IMPORT_NOT_JSON })
+    const missing = await refused('{"title": "No file"}')
+    expect(missing.field).toBe('markdown')
+    expect(missing.message).toStartWith('markdown: ')
+    expect((await refused('{"markdown": "x", "private": "yes"}')).field).toBe('private')
+    expect((await refused('[1, 2]')).field).toBe('body')
   })
 
   test('export: a stranger and a missing slug get the same 404; a public document is readable', async () => {

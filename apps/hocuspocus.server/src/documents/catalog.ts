@@ -110,12 +110,20 @@ export function createCatalog(
      */
     async importMarkdown(
       ownerId: string,
-      input: { markdown: string | Uint8Array; title?: string; fallbackTitle: string; isPrivate?: boolean },
+      input: {
+        markdown: string | Uint8Array
+        title?: string
+        fallbackTitle: string
+        isPrivate?: boolean
+        /** `markdown` is a REST import's JSON body, read on the worker: its `private` wins when given. */
+        json?: true
+      },
     ): Promise<Result<{ document: DocumentRow; changes: string[] }>> {
       const built = await jobs.build(ownerId, input, MAX_FIND_TEXT_CHARS)
       if (built.kind === 'error') return built
-      const { title, state, text, outlineJson, changes } = built.value
-      const document = await insertDocument(ownerId, title, state, input, { text, outlineJson }, 'import')
+      const { title, state, text, outlineJson, changes, isPrivate } = built.value
+      const flags = { isPrivate: isPrivate ?? input.isPrivate }
+      const document = await insertDocument(ownerId, title, state, flags, { text, outlineJson }, 'import')
       if (document.kind === 'error') return document
       return ok({ document: document.value, changes })
     },

@@ -183,6 +183,7 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
         title: input.title,
         fallbackTitle: input.fallbackTitle ?? 'Untitled',
         isPrivate: input.private ?? true,
+        json: input.json,
       })
       if (result.kind === 'error') throw refusalToHttp(result)
       const { document, changes } = result.value

@@ -3,7 +3,8 @@
  * of POST /documents, an import, sent as JSON or as the Markdown file itself and gathered chunk by chunk.
  */
 import { MAX_IMPORT_BYTES } from '@collab/doc-schema'
-import { z } from 'zod'
+import type { z } from 'zod'
+import { firstIssue, type ImportBody } from '../documents/import-body.ts'
 import { httpRefusal } from './refusal.ts'
 
 /**
@@ -24,16 +25,9 @@ export async function jsonBody(request: Request): Promise<unknown> {
 }
 
 export function zodRefusal(error: z.ZodError) {
-  const issue = error.issues[0]
-  const field = issue?.path.map(String).join('.') || 'body'
-  return httpRefusal('invalid_input', `${field}: ${issue?.message ?? 'invalid'}`, { field })
+  const { field, message } = firstIssue(error)
+  return httpRefusal('invalid_input', message, { field })
 }
-
-const importSchema = z.object({
-  title: z.string().optional(),
-  markdown: z.string(),
-  private: z.boolean().optional(),
-})
 
 /**
  * A request's body as bytes, gathered chunk by chunk as they arrive into one buffer of its declared length:
@@ -67,16 +61,14 @@ async function bodyBytes(request: Request): Promise<Uint8Array> {
 /**
  * The body of POST /documents: JSON {title?, markdown, private?}, or the Markdown itself (text/markdown or
  * text/plain) with `?title=` (the title, else the first heading's), `?name=` (the title when the file has
- * no heading: the web page sends the file's name) and `?private=true|false` in the query. Sent as the file
- * itself, a browser streams it without reading it into a string, and its bytes go to the documents' worker
- * as they are (decoded there): as JSON, the server parses the whole text on the event loop first.
+ * no heading: the web page sends the file's name) and `?private=true|false` in the query. Either way its
+ * bytes go to the documents' worker as they came, transferred: a JSON body (`json`) is parsed and checked
+ * there (documents/import-body.ts), so a large one never holds the event loop for its parse nor for a copy
+ * of its Markdown string.
  */
-export async function importInput(request: Request): Promise<
-  Omit<z.infer<typeof importSchema>, 'markdown'> & {
-    markdown: string | Uint8Array
-    fallbackTitle?: string
-  }
-> {
+export async function importInput(
+  request: Request,
+): Promise<Omit<ImportBody, 'markdown'> & { markdown: Uint8Array; fallbackTitle?: string; json?: true }> {
   const type = request.headers.get('content-type') ?? ''
   if (/^text\/(markdown|plain)\b/i.test(type)) {
     const query = new URL(request.url).searchParams
@@ -99,13 +91,5 @@ export async function importInput(request: Request): Promise<
       { field: 'content-type' },
     )
   }
-  let json: unknown
-  try {
-    json = await request.json()
-  } catch {
-    throw httpRefusal('invalid_input', 'body: not JSON; send {"title"?, "markdown", "private"?}')
-  }
-  const parsed = importSchema.safeParse(json)
-  if (!parsed.success) throw zodRefusal(parsed.error)
-  return parsed.data
+  return { markdown: await bodyBytes(request), json: true }
 }

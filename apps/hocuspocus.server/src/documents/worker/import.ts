@@ -12,6 +12,7 @@ import {
   refuse,
 } from '@collab/doc-schema'
 import { storableJSON, storableText } from '../../db/storable-text.ts'
+import { readImportBody } from '../import-body.ts'
 import { titleTooLong } from '../title.ts'
 
 /** How many sections' renders an import measures between two collections of its young garbage. */
@@ -36,6 +37,11 @@ export type ImportInput = {
   markdown: string | Uint8Array
   title?: string
   fallbackTitle: string
+  /**
+   * `markdown` is a REST import's JSON body (`{"title"?, "markdown", "private"?}`, import-body.ts), read
+   * here: its title and privacy are the body's.
+   */
+  json?: true
 }
 
 export type BuiltImport = {
@@ -51,6 +57,8 @@ export type BuiltImport = {
   outlineJson: string
   /** One line per change the mapping made (importMarkdown), for the person importing. */
   changes: string[]
+  /** A JSON body's `private`, when it gave one. */
+  isPrivate?: boolean
 }
 
 /**
@@ -64,10 +72,19 @@ export function buildImport(
   collect: () => void = () => {},
   collectYoung: () => void = () => {},
 ): Result<BuiltImport> {
-  const markdown =
-    typeof input.markdown === 'string' ? input.markdown : new TextDecoder().decode(input.markdown)
+  let { title: givenTitle } = input
+  let isPrivate: boolean | undefined
+  let markdown: string
+  if (input.json) {
+    const body = readImportBody(
+      typeof input.markdown === 'string' ? new TextEncoder().encode(input.markdown) : input.markdown,
+    )
+    if (body.kind === 'error') return body
+    ;({ markdown, title: givenTitle, private: isPrivate } = body.value)
+  } else
+    markdown = typeof input.markdown === 'string' ? input.markdown : new TextDecoder().decode(input.markdown)
   const imported = importMarkdownParts(storableText(markdown), {
-    title: input.title === undefined ? undefined : storableText(input.title),
+    title: givenTitle === undefined ? undefined : storableText(givenTitle),
     fallbackTitle: storableText(input.fallbackTitle),
   })
   if (imported.kind === 'error') return refuse('invalid_input', imported.message, imported.field)
@@ -103,5 +120,5 @@ export function buildImport(
   if (built.kind === 'error') return refuse('invalid_input', built.message, built.field)
   const { text, outline } = derived.finish()
   collect()
-  return ok({ title, state: built.value, text, outlineJson: storableJSON(outline), changes })
+  return ok({ title, state: built.value, text, outlineJson: storableJSON(outline), changes, isPrivate })
 }
