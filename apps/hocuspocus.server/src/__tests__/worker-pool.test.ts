@@ -9,6 +9,7 @@ import { derivedOf } from '../documents/stored-parts.ts'
 import { markdownText } from '../documents/worker/export.ts'
 import { type BuiltImport, buildImport } from '../documents/worker/import.ts'
 import { LARGE_JOB_BYTES, transferable, WorkerPool } from '../documents/worker/pool.ts'
+import { SECTION_READS_BUSY } from '../documents/worker/wording.ts'
 import {
   FIRST_SCREEN_BLOCKS,
   FIRST_SCREEN_WORK,
@@ -84,6 +85,15 @@ describe('the documents worker pool', () => {
     const past = await read()
     expect(past).toMatchObject({ kind: 'error', code: 'rate_limited', field: 'slug' })
     if (past.kind === 'error') expect(past.message).toContain('whole reads of yours are waiting')
+    // A section read waits in the same line: refused too, and told so without the whole read's advice.
+    const section = await jobs.readPrefix('ann', {
+      key: '',
+      base: null,
+      update: new Uint8Array(),
+      drop: [],
+      section: { sectionId: 'x', opts: {}, withSubsections: false },
+    })
+    expect(section).toMatchObject({ kind: 'error', code: 'rate_limited', message: SECTION_READS_BUSY })
     const answers = await Promise.all(reads)
     expect(answers.map((a) => a.kind)).toEqual(reads.map(() => 'ok'))
     // All answered: the same user reads again at once.

@@ -34,7 +34,7 @@ import { type Job, jobBytes, LARGE_JOB_BYTES, type WorkerJob, type WorkerReply }
 import type { LiveReadInput, LiveReadReply, ReadInput } from './read.ts'
 import type { SplitInput } from './split.ts'
 import { transferable } from './transfer.ts'
-import { WORDING } from './wording.ts'
+import { SECTION_READS_BUSY, WORDING } from './wording.ts'
 import type { BeforeInput } from './worker-jobs.ts'
 
 /**
@@ -146,7 +146,8 @@ export class WorkerPool {
   }
 
   /**
-   * The start of a document's Markdown for `user`'s whole read (read.ts): one at a time per user in the
+   * The start of a document's Markdown for `user`'s whole read (read.ts), or a section read on a live
+   * document's copy (read-section.ts): one at a time per user in the
    * worker's queue, waiting behind other jobs like an export; a user's further reads wait for the one
    * before (at most MAX_WAITING_WHOLE_READS_PER_USER), so an agent's parallel reads are all answered
    * without one user holding more than one place in the queue.
@@ -156,8 +157,10 @@ export class WorkerPool {
   readPrefix(user: string, input: LiveReadInput): Promise<Result<LiveReadReply>>
   readPrefix(user: string, input: ReadInput | LiveReadInput): Promise<Result<unknown>> {
     const mine = this.reads.get(user) ?? { count: 0, last: Promise.resolve() }
-    if (mine.count > MAX_WAITING_WHOLE_READS_PER_USER)
-      return Promise.resolve(refuse('rate_limited', WORDING.read.busy, WORDING.read.field))
+    if (mine.count > MAX_WAITING_WHOLE_READS_PER_USER) {
+      const busy = 'section' in input ? SECTION_READS_BUSY : WORDING.read.busy
+      return Promise.resolve(refuse('rate_limited', busy, WORDING.read.field))
+    }
     mine.count++
     this.reads.set(user, mine)
     const job: Job = 'key' in input ? { kind: 'read-live', input } : { kind: 'read', input }

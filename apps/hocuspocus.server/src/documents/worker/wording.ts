@@ -63,3 +63,9 @@ export const WORDING: Record<Kind, { field: string; busy: string; slow: string }
     slow: 'restore a whole version (less work than a revert), or edit the document by sections',
   },
 }
+
+/**
+ * What a section read (rendered on the worker: read-section.ts) is told when refused: it waits in the same
+ * line as its user's whole reads, so the whole read's wording ("or read by sections") would mislead it.
+ */
+export const SECTION_READS_BUSY = `slug: ${MAX_WAITING_WHOLE_READS_PER_USER} reads of yours, whole or of sections, are waiting to be rendered; wait for their answers, then read again.`
