@@ -101,8 +101,8 @@ export const MAX_JOBS_PER_USER_AND_KIND = 1
 
 /**
  * Documents' worker: whole reads of one user (and section reads rendered there) that wait for their
- * earlier one (an agent's parallel tool calls), one at a time in the worker's queue; one more is refused. Reads of a few tens of KiB go there,
- * so refusing the second at once refused ordinary parallel reads.
+ * earlier one (an agent's parallel tool calls), one at a time in the worker's queue; one more is refused.
+ * Reads of a few tens of KiB go there, so refusing the second at once refused ordinary parallel reads.
  */
 export const MAX_WAITING_WHOLE_READS_PER_USER = 4
 

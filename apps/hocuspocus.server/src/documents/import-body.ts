@@ -8,7 +8,7 @@
 import { ok, type Result, refuse } from '@collab/doc-schema'
 import { z } from 'zod'
 
-export const importBodySchema = z.object({
+const importBodySchema = z.object({
   title: z.string().optional(),
   markdown: z.string(),
   private: z.boolean().optional(),
@@ -25,11 +25,11 @@ export function firstIssue(error: z.ZodError): { field: string; message: string 
   return { field, message: `${field}: ${issue?.message ?? 'invalid'}` }
 }
 
-/** An import's JSON body from its bytes (UTF-8, as `Request.json()` reads them), or why it is refused. */
-export function readImportBody(bytes: Uint8Array): Result<ImportBody> {
+/** An import's JSON body from its text or bytes (UTF-8, as `Request.json()` reads them), or its refusal. */
+export function readImportBody(body: string | Uint8Array): Result<ImportBody> {
   let json: unknown
   try {
-    json = JSON.parse(new TextDecoder().decode(bytes))
+    json = JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body))
   } catch {
     return refuse('invalid_input', IMPORT_NOT_JSON)
   }

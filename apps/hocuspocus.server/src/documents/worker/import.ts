@@ -76,9 +76,7 @@ export function buildImport(
   let isPrivate: boolean | undefined
   let markdown: string
   if (input.json) {
-    const body = readImportBody(
-      typeof input.markdown === 'string' ? new TextEncoder().encode(input.markdown) : input.markdown,
-    )
+    const body = readImportBody(input.markdown)
     if (body.kind === 'error') return body
     ;({ markdown, title: givenTitle, private: isPrivate } = body.value)
   } else
