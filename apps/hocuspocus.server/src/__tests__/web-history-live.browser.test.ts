@@ -10,12 +10,10 @@
  * axe-core finds no serious or critical violation with the notice shown.
  */
 import { describe, expect, test } from 'bun:test'
-import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
+import { CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText } from '@collab/test-support/mcp'
 import { eventually } from '@collab/test-support/server'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { RunningServer } from '../server.ts'
 import {
   connected,
   openDocument,
@@ -29,33 +27,27 @@ import {
 const looked = (page: Page) => page.waitForFunction(() => document.querySelector('.since-look[data-checked]'))
 
 describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${DATABASE_KIND})`, () => {
-  let server: RunningServer
-  let browser: Browser
-  let agent: Client
-  let slug: string
-  let ownerToken: string
   // Versions as soon as asked: no interval between automatic ones.
-  useOwnerWithAgent(
+  const world = useOwnerWithAgent(
     'ines',
     { scopes: ['read', 'write'], label: 'Recipe Bot' },
     { title: 'Recipes', markdown: '## Soup\n\nLeeks and potatoes.' },
-    (given) => {
-      ;({ server, browser, agent, slug } = given)
-      ownerToken = given.owner.token
-    },
     { versionMinIntervalMs: 0, versionPauseMs: 150 },
   )
 
   /** Versions of the document, newest first, as the server lists them. */
   async function versions() {
-    const found = await server.services.documents.bySlugForAdmin(slug)
+    const found = await world.server.services.documents.bySlugForAdmin(world.slug)
     if (found.kind === 'error') throw new Error(found.message)
-    return server.services.documents.listVersions(found.value.id, { limit: 5 })
+    return world.server.services.documents.listVersions(found.value.id, { limit: 5 })
   }
 
   /** The agent appends a section and waits for the version that holds it. */
   async function agentAppends(title: string, text: string) {
-    const appended = await callText(agent, 'append_to_document', { slug, markdown: `## ${title}\n\n${text}` })
+    const appended = await callText(world.agent, 'append_to_document', {
+      slug: world.slug,
+      markdown: `## ${title}\n\n${text}`,
+    })
     expect(appended.isError).toBeFalsy()
     await eventually(async () => {
       const [newest] = await versions()
@@ -65,9 +57,9 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
   }
 
   test('a notice names the agent and its app; Review shows what it added; reviewed, it is gone', async () => {
-    const page = await signedIn(browser, server, 'ines')
+    const page = await signedIn(world.browser, world.server, 'ines')
     // The first visit: nothing to tell, the page marks what it saw.
-    await openDocument(page, server, slug)
+    await openDocument(page, world.server, world.slug)
     await connected(page)
     await looked(page)
     expect(await page.$eval('.since-look', (e) => (e as HTMLElement).hidden)).toBe(true)
@@ -76,7 +68,7 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
     await page.goto('about:blank')
     await agentAppends('Bread', 'Flour, water, salt and <b>time</b>.')
 
-    await openDocument(page, server, slug)
+    await openDocument(page, world.server, world.slug)
     await connected(page)
     await page.waitForSelector('.since-look:not([hidden])')
     const notice = await page.$eval('.since-look', (e) => e.textContent ?? '')
@@ -101,7 +93,7 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
     ).toContain('Created')
 
     // Reviewed: the next visit has nothing to say.
-    await openDocument(page, server, slug)
+    await openDocument(page, world.server, world.slug)
     await connected(page)
     await looked(page)
     expect(await page.$eval('.since-look', (e) => (e as HTMLElement).hidden)).toBe(true)
@@ -110,16 +102,16 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
 
   /** The owner's last-look mark as the server keeps it (`PUT` with `body` first, when given). */
   async function lastLook(body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-    const response = await fetch(`${server.url}/api/documents/${slug}/last-look`, {
+    const response = await fetch(`${world.server.url}/api/documents/${world.slug}/last-look`, {
       method: body === undefined ? 'GET' : 'PUT',
-      headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${world.owner.token}`, 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     })
     return { status: response.status, json: (await response.json()) as Record<string, unknown> }
   }
 
   test("the mark is the person's, not the browser's: a change seen on one device is not news on another", async () => {
-    const laptop = await openedBy(browser, server, 'ines', slug)
+    const laptop = await openedBy(world.browser, world.server, 'ines', world.slug)
     await connected(laptop)
     await looked(laptop)
     const [seen] = await versions()
@@ -133,7 +125,7 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
     await agentAppends('Salad', 'Leaves and lemon.')
 
     // Another browser (its own storage), the same person: the notice shows there.
-    const phone = await openedBy(browser, server, 'ines', slug)
+    const phone = await openedBy(world.browser, world.server, 'ines', world.slug)
     await phone.waitForSelector('.since-look:not([hidden])')
     expect(await phone.$eval('.since-look', (e) => e.textContent ?? '')).toContain('Recipe Bot')
     await phone.click('.since-look button:last-of-type') // Dismiss
@@ -144,7 +136,7 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
     await phone.close()
 
     // Dismissed on the phone: a third browser has nothing to say.
-    const desktop = await openedBy(browser, server, 'ines', slug)
+    const desktop = await openedBy(world.browser, world.server, 'ines', world.slug)
     await connected(desktop)
     await looked(desktop)
     expect(await desktop.$eval('.since-look', (e) => (e as HTMLElement).hidden)).toBe(true)
@@ -163,12 +155,12 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
   })
 
   test("people's own typing raises no notice", async () => {
-    const page = await openedBy(browser, server, 'ines', slug)
+    const page = await openedBy(world.browser, world.server, 'ines', world.slug)
     await connected(page)
     await looked(page)
     await page.goto('about:blank')
     // Someone types (the owner, through the editor in another page) while this page is away.
-    const other = await openedBy(browser, server, 'ines', slug)
+    const other = await openedBy(world.browser, world.server, 'ines', world.slug)
     await connected(other)
     const before = (await versions())[0]?.id
     await other.click('.ProseMirror p')
@@ -180,7 +172,7 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
     })
     await other.close()
 
-    await openDocument(page, server, slug)
+    await openDocument(page, world.server, world.slug)
     await connected(page)
     await looked(page)
     expect(await page.$eval('.since-look', (e) => (e as HTMLElement).hidden)).toBe(true)
@@ -188,7 +180,7 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
   })
 
   test('an open history panel lists an agent write as it lands, without a reload', async () => {
-    const page = await openedBy(browser, server, 'ines', slug)
+    const page = await openedBy(world.browser, world.server, 'ines', world.slug)
     await connected(page)
     await page.click('button[aria-controls=history-panel]')
     await page.waitForSelector('#history-panel button.version')

@@ -12,13 +12,11 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
+import { CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText } from '@collab/test-support/mcp'
 import { outlineId } from '@collab/test-support/outline'
 import { eventually } from '@collab/test-support/server'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { RunningServer } from '../server.ts'
 import {
   connected,
   editorText,
@@ -41,27 +39,20 @@ const versionTexts = (page: Page) =>
   page.$$eval('#history-panel button.version', (buttons) => buttons.map((b) => b.textContent ?? ''))
 
 describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, () => {
-  let server: RunningServer
-  let browser: Browser
-  let agent: Client
-  let slug: string
   // Versions as soon as asked: no interval between automatic ones.
-  useOwnerWithAgent(
+  const world = useOwnerWithAgent(
     'hana',
     { scopes: ['read', 'write'], label: 'Trip Planner' },
     { title: 'Trip', markdown: '## Days\n\nMonday: the museum.\n\nTuesday: a long hike.' },
-    (given) => {
-      ;({ server, browser, agent, slug } = given)
-    },
     { versionMinIntervalMs: 0, versionPauseMs: 150 },
   )
 
   /** Waits until the newest version is an agent's whose summary names exactly `section`. */
   async function versionNaming(section: string): Promise<void> {
     await eventually(async () => {
-      const found = await server.services.documents.bySlugForAdmin(slug)
+      const found = await world.server.services.documents.bySlugForAdmin(world.slug)
       if (found.kind === 'error') throw new Error(found.message)
-      const [newest] = await server.services.documents.listVersions(found.value.id, { limit: 1 })
+      const [newest] = await world.server.services.documents.listVersions(found.value.id, { limit: 1 })
       expect(newest?.reason).toBe('agent')
       expect(newest?.summary?.sections.map((s) => s.t)).toEqual([section])
     })
@@ -69,15 +60,15 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
 
   test("the owner sees the agent's versions and app and what changed since, undoes one, restores another", async () => {
     // The agent rewrites a line and adds a section whose text looks like markup.
-    const { text: outline } = await callText(agent, 'get_outline', { slug })
-    const { text: read } = await callText(agent, 'read_document', {
-      slug,
+    const { text: outline } = await callText(world.agent, 'get_outline', { slug: world.slug })
+    const { text: read } = await callText(world.agent, 'read_document', {
+      slug: world.slug,
       section_id: outlineId(outline, 'Days'),
     })
     const sectionId = /^section_id: ([\w-]+)$/m.exec(read)![1]!
     const rev = /^rev: ([0-9a-f]+)$/m.exec(read)![1]!
-    const replaced = await callText(agent, 'replace_text', {
-      slug,
+    const replaced = await callText(world.agent, 'replace_text', {
+      slug: world.slug,
       section_id: sectionId,
       rev,
       old_text: 'Tuesday: a long hike.',
@@ -86,14 +77,14 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
     expect(replaced.isError).toBeFalsy()
     // Each write its own version (no interval between automatic ones): wait for the first before the next.
     await versionNaming('Days')
-    const appended = await callText(agent, 'append_to_document', {
-      slug,
+    const appended = await callText(world.agent, 'append_to_document', {
+      slug: world.slug,
       markdown: '## Packing\n\nBring <b>boots</b> and a map.',
     })
     expect(appended.isError).toBeFalsy()
     await versionNaming('Packing')
 
-    const page = await openedBy(browser, server, 'hana', slug)
+    const page = await openedBy(world.browser, world.server, 'hana', world.slug)
     await connected(page)
     expect(await editorText(page)).toContain('Tuesday: the lake by train.')
     await openHistory(page)
@@ -214,10 +205,10 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
   }, 90_000)
 
   test('a viewer reads the history but is offered no Restore, and the server refuses theirs', async () => {
-    const viewer = await person(server, 'vera')
-    const shared = await server.services.documents.share(slug, viewer.user.id, 'viewer')
+    const viewer = await person(world.server, 'vera')
+    const shared = await world.server.services.documents.share(world.slug, viewer.user.id, 'viewer')
     if (shared.kind === 'error') throw new Error(shared.message)
-    const page = await openedBy(browser, server, 'vera', slug)
+    const page = await openedBy(world.browser, world.server, 'vera', world.slug)
     await connected(page)
     await openHistory(page)
     await page.click('#history-panel li:last-child button.version')
@@ -230,14 +221,17 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
     const refused = await page.evaluate(async (path) => {
       const response = await fetch(path, { method: 'POST', credentials: 'same-origin' })
       return { status: response.status, message: ((await response.json()) as { message: string }).message }
-    }, `/api/documents/${slug}/versions/${id}/restore`)
+    }, `/api/documents/${world.slug}/versions/${id}/restore`)
     expect(refused.status).toBe(403)
     expect(refused.message).toContain('needs write access')
     await page.browserContext().close()
   }, 60_000)
 
   test('on a 360 px phone the panel takes the whole width and nothing overflows', async () => {
-    const page = await openedBy(browser, server, 'hana', slug, { width: PHONE_WIDTH, height: 740 })
+    const page = await openedBy(world.browser, world.server, 'hana', world.slug, {
+      width: PHONE_WIDTH,
+      height: 740,
+    })
     await connected(page)
     await openHistory(page)
     const box = await page.$eval('#history-panel', (e) => {

@@ -8,13 +8,11 @@
 
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
+import { CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText } from '@collab/test-support/mcp'
 import { outlineId } from '@collab/test-support/outline'
 import { eventually } from '@collab/test-support/server'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { RunningServer } from '../server.ts'
 import { openedBy, seriousViolations, useOwnerWithAgent } from './web-support.ts'
 
 const listed = (page: Page) =>
@@ -28,24 +26,18 @@ async function decide(page: Page, text: string, button: 'Accept' | 'Reject'): Pr
 }
 
 describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
-  let server: RunningServer
-  let browser: Browser
-  let agent: Client
-  let slug: string
-  let ownerToken: string
-  useOwnerWithAgent(
+  const world = useOwnerWithAgent(
     'nora',
     { scopes: ['read', 'suggest'], label: 'Copy Editor' },
     { title: 'Trip', markdown: '## Days\n\nMonday: the museum.\n\nTuesday: a long hike.' },
-    (given) => {
-      ;({ server, browser, agent, slug } = given)
-      ownerToken = given.owner.token
-    },
   )
 
   async function section() {
-    const sectionId = outlineId((await callText(agent, 'get_outline', { slug })).text, 'Days')
-    const read = await callText(agent, 'read_document', { slug, section_id: sectionId })
+    const sectionId = outlineId(
+      (await callText(world.agent, 'get_outline', { slug: world.slug })).text,
+      'Days',
+    )
+    const read = await callText(world.agent, 'read_document', { slug: world.slug, section_id: sectionId })
     return { section_id: sectionId, rev: /^rev: (\S+)$/m.exec(read.text)![1]! }
   }
 
@@ -54,13 +46,20 @@ describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
       { old_text: 'the museum', new_text: 'the old town' },
       { old_text: 'a long hike', new_text: 'a boat trip' },
     ]) {
-      const proposed = await callText(agent, 'replace_text', { slug, ...(await section()), ...change })
+      const proposed = await callText(world.agent, 'replace_text', {
+        slug: world.slug,
+        ...(await section()),
+        ...change,
+      })
       expect(proposed.text).toContain('suggestion: ')
     }
-    const appended = await callText(agent, 'append_to_document', { slug, markdown: 'Wednesday: rest.' })
+    const appended = await callText(world.agent, 'append_to_document', {
+      slug: world.slug,
+      markdown: 'Wednesday: rest.',
+    })
     expect(appended.text).toContain('suggestion: ')
 
-    const page = await openedBy(browser, server, 'nora', slug)
+    const page = await openedBy(world.browser, world.server, 'nora', world.slug)
     await page.waitForFunction(() => document.querySelectorAll('.suggestions li').length === 3)
     // Drawn as marked text, not by colour alone: <ins> is underlined, <del> struck through.
     const decorations = await page.$$eval('.ProseMirror ins, .ProseMirror del', (elements) =>
@@ -87,8 +86,8 @@ describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
     const expected = '# Trip\n\n## Days\n\nMonday: the old town.\n\nTuesday: a long hike.\n'
     // The decisions reach the server as the person's edits; the export reads the stored document.
     await eventually(async () => {
-      const response = await fetch(`${server.url}/api/documents/${slug}/markdown`, {
-        headers: { authorization: `Bearer ${ownerToken}` },
+      const response = await fetch(`${world.server.url}/api/documents/${world.slug}/markdown`, {
+        headers: { authorization: `Bearer ${world.owner.token}` },
       })
       expect(await response.text()).toBe(expected)
     })
@@ -96,14 +95,14 @@ describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
   })
 
   test("words a person types in the middle of an agent's proposal are theirs, not part of it", async () => {
-    const proposed = await callText(agent, 'replace_text', {
-      slug,
+    const proposed = await callText(world.agent, 'replace_text', {
+      slug: world.slug,
       ...(await section()),
       old_text: 'a long hike',
       new_text: 'a boat trip on the lake',
     })
     expect(proposed.text).toContain('suggestion: ')
-    const page = await openedBy(browser, server, 'nora', slug)
+    const page = await openedBy(world.browser, world.server, 'nora', world.slug)
     const inserted = await page.waitForSelector('xpath/.//ins[contains(., "boat trip")]')
     const proposedText = () => page.$$eval('.ProseMirror ins', (e) => e.map((x) => x.textContent).join(''))
     const before = await proposedText()
@@ -117,16 +116,16 @@ describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
 
     // On the server too: the proposal lists only the agent's words, and the person's are accepted content.
     await eventually(async () => {
-      const listed = (await callText(agent, 'list_suggestions', { slug })).text
+      const listed = (await callText(world.agent, 'list_suggestions', { slug: world.slug })).text
       expect(listed).toContain('the lake')
       expect(listed).not.toContain('MINE')
-      const response = await fetch(`${server.url}/api/documents/${slug}/markdown`, {
-        headers: { authorization: `Bearer ${ownerToken}` },
+      const response = await fetch(`${world.server.url}/api/documents/${world.slug}/markdown`, {
+        headers: { authorization: `Bearer ${world.owner.token}` },
       })
       expect(await response.text()).toContain('MINE')
     })
     // The page made its words its own; the server had nothing to repair (its repair is for other editors).
-    const metrics = await (await fetch(`${server.url}/metrics`)).text()
+    const metrics = await (await fetch(`${world.server.url}/metrics`)).text()
     expect(metrics).toMatch(/^collab_own_text_unmarked_total 0$/m)
   })
 })

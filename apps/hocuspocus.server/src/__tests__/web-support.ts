@@ -99,29 +99,27 @@ export type OwnerWithAgent = {
 
 /**
  * A page test's server and browser (`useServerAndBrowser`, with `overrides`) and, before the file's tests,
- * a person `handle` with their agent and a document of theirs (`ownerWithAgent`), all handed to `use`; the
+ * a person `handle` with their agent and a document of theirs (`ownerWithAgent`). The returned object is
+ * filled in before the file's tests run (read its fields inside them, not at the describe's top); the
  * agent's client is closed after them.
  */
 export function useOwnerWithAgent(
   handle: string,
   agent: { scopes: Array<'read' | 'write' | 'suggest'>; label: string },
   document: { title: string; markdown: string },
-  use: (given: OwnerWithAgent) => void,
   overrides: Partial<Config> = {},
-): void {
-  let given: { server: RunningServer; browser: Browser }
-  let client: Client | undefined
-  useServerAndBrowser((g) => {
-    given = g
+): OwnerWithAgent {
+  const world = {} as OwnerWithAgent
+  useServerAndBrowser((given) => {
+    Object.assign(world, given)
   }, overrides)
   beforeAll(async () => {
-    const made = await ownerWithAgent(given.server, handle, agent, document)
-    client = made.agent
-    use({ ...given, ...made })
+    Object.assign(world, await ownerWithAgent(world.server, handle, agent, document))
   }, 60_000)
   afterAll(async () => {
-    await client?.close()
+    await world.agent?.close()
   })
+  return world
 }
 
 /**

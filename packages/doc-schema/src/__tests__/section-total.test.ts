@@ -10,21 +10,28 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import * as Y from 'yjs'
-import { importedDocumentUpdate } from '../create-document.ts'
-import { FRAGMENT_NAME } from '../limits.ts'
-import { importMarkdown } from '../markdown/import-markdown.ts'
-import { liveOutline } from '../sections/live-memo.ts'
-import { renderChapter, renderSection, sectionMeasureSteps } from '../sections/render-section.ts'
-import { chapterSections, headingTitle, listSections, locateSections } from '../sections/section-index.ts'
-import { adoptRevs, adoptTotals, forgetKeptTotals, measuredElements } from '../sections/section-total.ts'
 import {
+  adoptRevs,
+  adoptTotals,
+  FRAGMENT_NAME,
+  forgetKeptTotals,
+  importedDocumentUpdate,
+  importMarkdown,
+  listSections,
+  liveOutline,
   liveOutlineWithTotals,
+  locateSections,
+  measuredElements,
   outlineMeasureSteps,
   readOutlineWithTotals,
+  renderChapter,
+  renderSection,
   type StoredOutlineNode,
+  sectionMeasureSteps,
   storedRevs,
   storedTotals,
-} from '../sections/stored-totals.ts'
+} from '../index.ts'
+import { chapterSections, headingTitle } from '../sections/section-index.ts'
 import { CORPUS_PACKAGES } from './corpus-files.ts'
 import { cloneDocument, expectOk, loadDocument, RealFiles } from './fixtures.ts'
 
