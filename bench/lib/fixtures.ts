@@ -57,7 +57,9 @@ function block(rng: Rng): string {
 }
 
 const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
-const headingId = (rng: Rng) => Array.from({ length: 16 }, () => ID_ALPHABET[Math.floor(rng() * 64)]).join('')
+/** A well-formed heading id (HEADING_ID_LENGTH characters of the id alphabet), from `rng`. */
+export const headingId = (rng: Rng) =>
+  Array.from({ length: 16 }, () => ID_ALPHABET[Math.floor(rng() * 64)]).join('')
 
 /** Markdown of `sections` sections (headings at levels 2–4, ~5 blocks each). */
 function chunkMarkdown(rng: Rng, sections: number, index: number): string {

@@ -14,7 +14,7 @@ import { connectProvider } from '@collab/test-support/provider'
 import { startTestServer, userWithToken } from '@collab/test-support/server'
 import { blocksToY } from '../../packages/doc-schema/src/yjs/build-y.ts'
 import { Y } from '../deps.ts'
-import type { Fixture } from './fixtures.ts'
+import { type Fixture, headingId } from './fixtures.ts'
 import { eachLine } from './lines.ts'
 import { createFixtureDocument } from './server.ts'
 import { between, type Rng, summarize } from './stats.ts'
@@ -61,8 +61,10 @@ export function smallState(rng: Rng, i: number): Uint8Array {
   }
   const parsed = parseMarkdown(parts.join('\n\n'), { allowTitle: true })
   if (parsed.kind === 'error') throw new Error(parsed.message)
+  // Well-formed ids: a malformed one is repaired when the document loads, a change and a store that the
+  // peer never makes (so every opened document was written to, and measured with its memos built).
   for (const node of parsed.value)
-    if (node.type === 'heading') node.attrs = { ...node.attrs, [HEADING_ID_ATTR]: `peer${i}s${rng()}` }
+    if (node.type === 'heading') node.attrs = { ...node.attrs, [HEADING_ID_ATTR]: headingId(rng) }
   const doc = new Y.Doc()
   doc.getXmlFragment(FRAGMENT_NAME).insert(0, blocksToY(parsed.value))
   const state = Y.encodeStateAsUpdate(doc)
