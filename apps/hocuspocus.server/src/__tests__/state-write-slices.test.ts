@@ -15,9 +15,9 @@ import { getLogs as adapterPgHistory } from '@prisma/debug'
 import { getLogs as pgliteAdapterHistory } from 'prisma-debug-pglite-adapter'
 import * as Y from 'yjs'
 import { LARGE_PARAMETER_CHARS } from '../db/statement-history.ts'
+import { bodyText } from '../documents/export-markdown.ts'
 import { readSnapshotState } from '../documents/sliced-read.ts'
 import { STATE_WRITE_SLICE_BYTES } from '../documents/store.ts'
-import { markdownText } from '../documents/worker/export.ts'
 
 /**
  * Prose of about `bytes` characters in sections (its state is about as large). Long sections (~18 KB):
@@ -139,7 +139,7 @@ describe(`a large state is written in small slices (${DATABASE_KIND})`, () => {
     // The bytes joined in order: the state decodes to the document imported.
     const exported = await services.documents.markdownOf(imported.value.document, 'ann')
     if (exported.kind === 'error') throw new Error(exported.message)
-    const text = markdownText(exported.value)
+    const text = await bodyText(exported.value)
     const parts = prose(2 << 20).match(/## Part \d+/g)
     expect(text.match(/## Part \d+/g)).toEqual(parts)
     expect(

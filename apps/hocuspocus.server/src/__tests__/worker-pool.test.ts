@@ -5,6 +5,8 @@
  * returned), and shutdown refusing what waits.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
+import { refuse } from '@collab/doc-schema'
+import { bodyText, createMarkdownExport } from '../documents/export-markdown.ts'
 import { derivedOf } from '../documents/stored-parts.ts'
 import { markdownText } from '../documents/worker/export.ts'
 import { type BuiltImport, buildImport } from '../documents/worker/import.ts'
@@ -141,6 +143,46 @@ describe('the documents worker pool', () => {
     expect(exported.kind === 'ok' && markdownText(exported.value)).toBe('# Source\n\nhello\n')
     expect((await importing).kind).toBe('ok')
   }, 60_000)
+
+  test('an export is answered with its first piece, while the worker renders the rest; stopped midway, its body fails', async () => {
+    const jobs = pool()
+    const source = await importedSource(jobs, manual(6 << 20), 'M') // ~24 pieces
+    const { markdownOf } = createMarkdownExport({
+      jobs,
+      loadStored: async () => ({
+        documentId: 'm',
+        snapshot: source.state.slice(),
+        updates: [],
+        updateBytes: 0,
+      }),
+      bySlugForAdmin: async () => refuse('not_found', 'unused'),
+    })
+    // Whole: the body holds the same bytes as the render kept in one file.
+    const whole = await jobs.render('ann', { snapshot: source.state.slice(), updates: [] })
+    if (whole.kind === 'error') throw new Error(whole.message)
+    expect(whole.value.pieces.length).toBeGreaterThan(10)
+    const streamed = await markdownOf({ room: 'm', slug: 'm' }, 'ann')
+    if (streamed.kind === 'error') throw new Error(streamed.message)
+    expect(await bodyText(streamed.value)).toBe(markdownText(whole.value))
+    // Stopped after its first piece: the render was still going (before, the answer waited for all of it,
+    // so nothing after it could cut the body), and the body ends in an error, not as a short file.
+    const cut = await markdownOf({ room: 'm', slug: 'm' }, 'ann')
+    if (cut.kind === 'error') throw new Error(cut.message)
+    const reader = cut.value.getReader()
+    const first = await reader.read()
+    expect(first.done).toBe(false)
+    jobs.close()
+    let pieces = 1
+    const failed = await (async () => {
+      for (;;) {
+        const next = await reader.read()
+        if (next.done) return null
+        pieces++
+      }
+    })().catch((error: Error) => error)
+    expect(failed?.message).toContain('shutting down')
+    expect(pieces).toBeLessThan(whole.value.pieces.length)
+  }, 120_000)
 
   test('a job that cannot be posted (a buffer given away before) is refused at once; the next runs', async () => {
     const jobs = pool()

@@ -1,7 +1,8 @@
 /**
  * A stored document as Markdown (an export): rendered on the event loop when small, on the documents'
  * worker when large. The state is read in slices when large (loadStored) and handed to the worker without
- * a copy; the Markdown comes back as UTF-8 pieces (worker/export.ts), sent on one at a time (http/api.ts).
+ * a copy; the Markdown comes back as UTF-8 pieces (worker/export.ts), each given to the response body as
+ * it arrives (http/api.ts, the CLI).
  */
 import { ok, type Result } from '@collab/doc-schema'
 import { type DocumentRow, notFound } from './rows.ts'
@@ -16,6 +17,9 @@ import type { WorkerPool } from './worker/pool.ts'
  */
 export const EXPORT_INLINE_BYTES = 256 * 1024
 
+/** An export's Markdown: its UTF-8 pieces in order, each ending where a block's Markdown does. */
+export type MarkdownBody = ReadableStream<Uint8Array>
+
 export function createMarkdownExport(deps: {
   jobs: WorkerPool
   loadStored: (room: string) => Promise<StoredParts | null>
@@ -25,25 +29,26 @@ export function createMarkdownExport(deps: {
 
   /**
    * The whole stored document as Markdown, its title first as `# ` (an export: a running server stores
-   * edits within its debounce, so the last seconds of typing may not be in it yet).
+   * edits within its debounce, so the last seconds of typing may not be in it yet). Answered once its
+   * first piece is rendered (streamedRender).
    */
   async function markdownOf(
     document: Pick<DocumentRow, 'room' | 'slug'>,
     /** Who asks (a user id; the CLI is 'admin'): their share of the worker for a large document. */
     requester = 'admin',
-  ): Promise<Result<MarkdownFile>> {
+  ): Promise<Result<MarkdownBody>> {
     const loaded = await loadStored(document.room)
     if (!loaded) return notFound(document.slug)
     const bytes = (loaded.snapshot?.byteLength ?? 0) + loaded.updateBytes
-    if (bytes <= EXPORT_INLINE_BYTES) return ok(renderExport(loaded))
-    return jobs.render(requester, loaded)
+    if (bytes <= EXPORT_INLINE_BYTES) return ok(markdownStream(renderExport(loaded)))
+    return streamedRender(jobs, requester, loaded)
   }
 
   return {
     markdownOf,
 
     /** markdownOf by slug, for the CLI (an administrator on the machine). */
-    async markdownForAdmin(slug: string): Promise<Result<MarkdownFile>> {
+    async markdownForAdmin(slug: string): Promise<Result<MarkdownBody>> {
       const document = await bySlugForAdmin(slug)
       if (document.kind === 'error') return document
       return markdownOf(document.value)
@@ -52,10 +57,51 @@ export function createMarkdownExport(deps: {
 }
 
 /**
- * An export's pieces as a response body: each piece is given to the stream when the connection asks for
- * more, and let go by this side once given (never joined into one buffer or string).
+ * The worker's render as a body that starts with its first piece: each piece is given to the stream as the
+ * worker makes it (transferred, and let go of here once read), so neither the worker nor the event loop
+ * holds the whole file; before, both did (a 20 MiB document's 21 MB of pieces, on top of its decoded
+ * state). A refusal before the first piece (the user's export already running, the queue full) is the
+ * answer; a failure after it ends the stream with an error, so the connection is cut and the client sees
+ * an unfinished body, never a short file that looks whole. The pieces wait here for a slow reader.
  */
-export function markdownStream(file: MarkdownFile): ReadableStream<Uint8Array> {
+async function streamedRender(
+  jobs: WorkerPool,
+  requester: string,
+  stored: StoredParts,
+): Promise<Result<MarkdownBody>> {
+  let body!: ReadableStreamDefaultController<Uint8Array>
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      body = controller
+    },
+  })
+  const answer = Promise.withResolvers<Result<MarkdownBody>>()
+  let begun = false
+  const begin = () => {
+    if (begun) return
+    begun = true
+    answer.resolve(ok(stream))
+  }
+  void jobs
+    .render(requester, stored, (piece) => {
+      body.enqueue(piece)
+      begin()
+    })
+    .then((result) => {
+      if (result.kind === 'ok') {
+        body.close()
+        begin()
+      } else if (begun) body.error(new Error(result.message))
+      else answer.resolve(result)
+    })
+  return answer.promise
+}
+
+/**
+ * Pieces rendered on the event loop as a response body: each given to the stream when the connection asks
+ * for more, and let go by this side once given (never joined into one buffer or string).
+ */
+function markdownStream(file: MarkdownFile): MarkdownBody {
   const pieces = file.pieces.slice()
   return new ReadableStream<Uint8Array>({
     pull(controller) {
@@ -64,4 +110,24 @@ export function markdownStream(file: MarkdownFile): ReadableStream<Uint8Array> {
       else controller.close()
     },
   })
+}
+
+/** Each piece of an export's body as it is read (the CLI, tests); throws when the render failed midway. */
+export async function eachPiece(body: MarkdownBody, take: (piece: Uint8Array) => void): Promise<void> {
+  const reader = body.getReader()
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) return
+    take(value)
+  }
+}
+
+/** An export's body as one text (small documents, tests): its pieces read to the end. */
+export async function bodyText(body: MarkdownBody): Promise<string> {
+  const decoder = new TextDecoder()
+  let text = ''
+  await eachPiece(body, (piece) => {
+    text += decoder.decode(piece, { stream: true })
+  })
+  return text + decoder.decode()
 }

@@ -12,7 +12,6 @@ import { z } from 'zod'
 import type { Principal } from '../auth/tokens.ts'
 import type { ChatPosting } from '../chat/posting.ts'
 import type { Whose } from '../documents/access.ts'
-import { markdownStream } from '../documents/export-markdown.ts'
 import type { DocumentListing, DocumentRow, Resolved } from '../documents/rows.ts'
 import { queryTerms } from '../documents/search.ts'
 import { MAX_CHAT_MESSAGE_CHARS, SEARCH_SNIPPET_CHARS } from '../limits.ts'
@@ -155,8 +154,8 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
     if (resolved.kind === 'error') throw refusalToHttp(resolved)
     const markdown = await services.documents.markdownOf(resolved.value.document, c.get('principal').user.id)
     if (markdown.kind === 'error') throw refusalToHttp(markdown)
-    // Sent piece by piece as the connection takes them (export-markdown.ts).
-    return c.body(markdownStream(markdown.value), 200, { 'content-type': 'text/markdown; charset=utf-8' })
+    // Sent piece by piece as they are rendered and the connection takes them (export-markdown.ts).
+    return c.body(markdown.value, 200, { 'content-type': 'text/markdown; charset=utf-8' })
   })
 
   // Import: a new document from Markdown, by the same rules as `doc import` (importMarkdown's mapping).

@@ -1,5 +1,6 @@
 /** CLI commands for documents: import and export Markdown, list, share and unshare, flags, delete. */
 import { basename, extname } from 'node:path'
+import { eachPiece } from '../../documents/export-markdown.ts'
 import type { Services } from '../../services.ts'
 import { type Command, EXIT_OK, table, UsageError, unwrap, when } from './command.ts'
 
@@ -49,10 +50,10 @@ export const documentCommands: Record<string, Command> = {
     options: { out: { type: 'string' } },
     positionals: ['SLUG'],
     async run({ args, services, io }) {
-      // Piece by piece (each decodes alone: pieces end where a block's Markdown does).
+      // Piece by piece as they are rendered (each decodes alone: pieces end where a block's Markdown does).
       const decoder = new TextDecoder()
-      for (const piece of unwrap(await services.documents.markdownForAdmin(args[0]!)).pieces)
-        io.out(decoder.decode(piece))
+      const body = unwrap(await services.documents.markdownForAdmin(args[0]!))
+      await eachPiece(body, (piece) => io.out(decoder.decode(piece)))
       return EXIT_OK
     },
   },

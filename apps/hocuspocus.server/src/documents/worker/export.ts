@@ -2,8 +2,9 @@
  * A stored document as the Markdown file people export (`doc export`, `GET /api/documents/:slug/markdown`):
  * pure work, run on the worker (worker.ts) for a large document, whose render takes as long as its content.
  * The Markdown is written in pieces (documentMarkdownPieces), each encoded as UTF-8 as it is made: the whole
- * text is never one string, and the pieces' buffers go back to the event loop transferred (a string would
- * be cloned there) and are sent on as they are (http/api.ts, the CLI).
+ * text is never one string. On the worker each piece is handed on as soon as it is made (`emit`: posted,
+ * its buffer transferred) and sent to the connection from there (export-markdown.ts), so neither thread
+ * holds the whole file; rendered here, the pieces are returned together.
  */
 import { documentMarkdownPieces, FRAGMENT_NAME } from '@collab/doc-schema'
 import * as Y from 'yjs'
@@ -12,7 +13,7 @@ import { applyStored, type StoredParts } from '../stored-parts.ts'
 /** Characters of Markdown in one piece of an export (a piece ends where a block does). */
 export const EXPORT_PIECE_CHARS = 256 * 1024
 
-/** An export: its Markdown as UTF-8 pieces in order, and their total size. */
+/** An export: its Markdown as UTF-8 pieces in order (none when they were emitted), and their total size. */
 export type MarkdownFile = { pieces: Uint8Array[]; bytes: number }
 
 const NEWLINE = new Uint8Array([10])
@@ -20,25 +21,42 @@ const NEWLINE = new Uint8Array([10])
 /** The Markdown of stored content in pieces, ending in a newline (a file does). */
 export function renderExport(
   stored: Pick<StoredParts, 'snapshot' | 'updates'>,
-  pieceChars = EXPORT_PIECE_CHARS,
-  /** Called after each piece (the worker collects garbage there for a large document). */
-  collect?: () => void,
+  options: {
+    pieceChars?: number
+    /** Called after each piece (the worker collects garbage there for a large document). */
+    collect?: () => void
+    /** Given each piece as it is made, instead of keeping it in the returned file. */
+    emit?: (piece: Uint8Array) => void
+    /**
+     * The caller gives the stored bytes up (the worker owns a job's): they are dropped from `stored` once
+     * applied, and this is called then (the worker collects them and the decoding's garbage before the
+     * render adds its own).
+     */
+    applied?: () => void
+  } = {},
 ): MarkdownFile {
+  const { pieceChars = EXPORT_PIECE_CHARS, collect, emit, applied } = options
   const doc = new Y.Doc()
   try {
     applyStored(doc, stored)
+    if (applied) {
+      stored.snapshot = null
+      stored.updates = []
+      applied()
+    }
     const encoder = new TextEncoder()
     const pieces: Uint8Array[] = []
+    const give = emit ?? ((piece: Uint8Array) => pieces.push(piece))
     let bytes = 0
     const write = (piece: string) => {
       const encoded = encoder.encode(piece)
-      pieces.push(encoded)
       bytes += encoded.byteLength
+      give(encoded)
       collect?.()
     }
     documentMarkdownPieces(doc.getXmlFragment(FRAGMENT_NAME), write, pieceChars, { media: 'source' })
     // The whole render ends without newlines (trimmed): a file ends with one.
-    pieces.push(NEWLINE.slice())
+    give(NEWLINE.slice())
     return { pieces, bytes: bytes + 1 }
   } finally {
     doc.destroy()

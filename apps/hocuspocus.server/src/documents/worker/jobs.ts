@@ -28,13 +28,15 @@ export type Job =
 export type WorkerJob = Job & { id: number }
 
 /**
- * A job's Result (an import's built document or refusal, an export's Markdown), or how it crashed; or,
- * before either, word that a long job is still getting on (its deadline without progress starts again).
+ * A job's Result (an import's built document or refusal, an export's size), or how it crashed; or, before
+ * either, word that a long job is still getting on (its deadline without progress starts again), or an
+ * export's next piece of Markdown (progress too; its buffer transferred).
  */
 export type WorkerReply =
   | { id: number; result: Result<unknown> }
   | { id: number; crashed: string }
   | { id: number; progress: true }
+  | { id: number; piece: Uint8Array }
 
 /**
  * A job whose input is at least this large (Markdown characters, state or log bytes) ends its worker as

@@ -16,7 +16,7 @@
  */
 
 import type { FirstScreen, MarkdownPrefix } from '@collab/doc-schema'
-import { type Result, refuse } from '@collab/doc-schema'
+import { ok, type Result, refuse } from '@collab/doc-schema'
 import {
   FIRST_SCREEN_JOB_MS,
   MAX_JOBS_PER_USER_AND_KIND,
@@ -71,6 +71,8 @@ type Waiting = {
   id: number
   job: WorkerJob
   resolve(result: Result<unknown>): void
+  /** An export's pieces as the worker makes them, before its result. */
+  onPiece?: (piece: Uint8Array) => void
 }
 
 export class WorkerPool {
@@ -112,9 +114,23 @@ export class WorkerPool {
     return this.run(user, { kind: 'import', input, maxTextChars }) as Promise<Result<BuiltImport>>
   }
 
-  /** Renders stored content as Markdown on the worker for `user` (an export), in pieces (export.ts). */
-  render(user: string, stored: Pick<StoredParts, 'snapshot' | 'updates'>): Promise<Result<MarkdownFile>> {
-    return this.run(user, { kind: 'export', stored }) as Promise<Result<MarkdownFile>>
+  /**
+   * Renders stored content as Markdown on the worker for `user` (an export), in pieces (export.ts): each
+   * given to `onPiece` as it arrives, before the result (whose `pieces` are then empty), or all in the
+   * result without it. Pieces may have arrived before a refusal (the work stopped at its deadline).
+   */
+  async render(
+    user: string,
+    stored: Pick<StoredParts, 'snapshot' | 'updates'>,
+    onPiece?: (piece: Uint8Array) => void,
+  ): Promise<Result<MarkdownFile>> {
+    const pieces: Uint8Array[] = []
+    const result = (await this.run(
+      user,
+      { kind: 'export', stored },
+      onPiece ?? ((piece) => pieces.push(piece)),
+    )) as Result<MarkdownFile>
+    return result.kind === 'ok' ? ok({ pieces, bytes: result.value.bytes }) : result
   }
 
   /**
@@ -203,7 +219,7 @@ export class WorkerPool {
     for (const waiting of this.waiting.splice(0)) waiting.resolve(refusal)
   }
 
-  private run(user: string, job: Job): Promise<Result<unknown>> {
+  private run(user: string, job: Job, onPiece?: (piece: Uint8Array) => void): Promise<Result<unknown>> {
     if (this.closed) return Promise.resolve(refuse('unavailable', 'server: it is shutting down; try again.'))
     const key = `${job.kind}:${user}`
     const wording = WORDING[job.kind]
@@ -227,6 +243,7 @@ export class WorkerPool {
       this.waiting.splice(at < 0 ? this.waiting.length : at, 0, {
         id,
         job: { ...job, id },
+        onPiece,
         resolve: (result) => {
           const left = (this.perUser.get(key) ?? 1) - 1
           if (left > 0) this.perUser.set(key, left)
@@ -290,7 +307,8 @@ export class WorkerPool {
     worker.onmessage = (event: MessageEvent<WorkerReply>) => {
       const running = this.running
       if (!running || running.id !== event.data.id) return
-      if ('progress' in event.data) {
+      if ('progress' in event.data || 'piece' in event.data) {
+        if ('piece' in event.data) running.onPiece?.(event.data.piece)
         // Still working: its time without progress starts again (never past its end).
         clearTimeout(running.timer)
         running.timer = this.deadline(running.job.kind, running.stallMs, running.endsAt, running.totalMs)

@@ -83,20 +83,17 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
     else if (job.kind === 'first-screen')
       reply = { id: job.id, result: ok(renderFirstScreen(job.stored, job.limits)) }
     else {
-      // A large document's blocks, written, are garbage: collected piece by piece, the worker's peak is
-      // the document and its pieces rather than also every block's JSON and syntax tree.
+      // Each piece goes to the pool as it is made (its buffer transferred; progress too), so this thread
+      // never holds the file. A large document's blocks, written, are garbage: collected piece by piece,
+      // the worker's peak is the document rather than also every block's JSON and syntax tree.
       const large = jobBytes(job) >= LARGE_JOB_BYTES
-      const file = renderExport(
-        job.stored,
-        undefined,
-        large
-          ? () => {
-              Bun.gc(false)
-              progress()
-            }
-          : undefined,
-      )
-      transfer.push(...file.pieces.map((piece) => piece.buffer as ArrayBuffer))
+      const file = renderExport(job.stored, {
+        // The state (transferred: this thread's alone) and its decoding's garbage go before the render.
+        applied: large ? () => Bun.gc(true) : undefined,
+        collect: large ? () => Bun.gc(false) : undefined,
+        emit: (piece) =>
+          self.postMessage({ id: job.id, piece } satisfies WorkerReply, [piece.buffer as ArrayBuffer]),
+      })
       reply = { id: job.id, result: ok(file) }
     }
   } catch (error) {
