@@ -164,6 +164,16 @@ describe('the documents worker pool', () => {
     const streamed = await markdownOf({ room: 'm', slug: 'm' }, 'ann')
     if (streamed.kind === 'error') throw new Error(streamed.message)
     expect(await bodyText(streamed.value)).toBe(markdownText(whole.value))
+    // A reader that goes away after the first piece (a client disconnecting) drops the rest; the render
+    // ends as usual (its user's slot with it) and the next export, waiting behind it, runs.
+    const dropped = await markdownOf({ room: 'm', slug: 'm' }, 'ann')
+    if (dropped.kind === 'error') throw new Error(dropped.message)
+    const leaving = dropped.value.getReader()
+    expect((await leaving.read()).done).toBe(false)
+    await leaving.cancel()
+    const after = await markdownOf({ room: 'm', slug: 'm' }, 'bob')
+    if (after.kind === 'error') throw new Error(after.message)
+    expect(await bodyText(after.value)).toBe(markdownText(whole.value))
     // Stopped after its first piece: the render was still going (before, the answer waited for all of it,
     // so nothing after it could cut the body), and the body ends in an error, not as a short file.
     const cut = await markdownOf({ room: 'm', slug: 'm' }, 'ann')

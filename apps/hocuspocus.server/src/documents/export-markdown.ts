@@ -70,9 +70,14 @@ async function streamedRender(
   stored: StoredParts,
 ): Promise<Result<MarkdownBody>> {
   let body!: ReadableStreamDefaultController<Uint8Array>
+  // The reader went away (the client disconnected): the render runs to its end, its pieces dropped.
+  let cancelled = false
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       body = controller
+    },
+    cancel() {
+      cancelled = true
     },
   })
   const answer = Promise.withResolvers<Result<MarkdownBody>>()
@@ -84,15 +89,14 @@ async function streamedRender(
   }
   void jobs
     .render(requester, stored, (piece) => {
-      body.enqueue(piece)
+      if (!cancelled) body.enqueue(piece)
       begin()
     })
     .then((result) => {
-      if (result.kind === 'ok') {
-        body.close()
-        begin()
-      } else if (begun) body.error(new Error(result.message))
-      else answer.resolve(result)
+      if (result.kind === 'error' && !begun) answer.resolve(result)
+      else if (!cancelled && result.kind === 'ok') body.close()
+      else if (!cancelled && result.kind === 'error') body.error(new Error(result.message))
+      begin()
     })
   return answer.promise
 }
