@@ -157,28 +157,26 @@ describe('the documents worker pool', () => {
       }),
       bySlugForAdmin: async () => refuse('not_found', 'unused'),
     })
+    /** `user`'s export of the document, as the route gets it. */
+    const exportBy = async (user: string) => {
+      const body = await markdownOf({ room: 'm', slug: 'm' }, user)
+      if (body.kind === 'error') throw new Error(body.message)
+      return body.value
+    }
     // Whole: the body holds the same bytes as the render kept in one file.
     const whole = await jobs.render('ann', { snapshot: source.state.slice(), updates: [] })
     if (whole.kind === 'error') throw new Error(whole.message)
     expect(whole.value.pieces.length).toBeGreaterThan(10)
-    const streamed = await markdownOf({ room: 'm', slug: 'm' }, 'ann')
-    if (streamed.kind === 'error') throw new Error(streamed.message)
-    expect(await bodyText(streamed.value)).toBe(markdownText(whole.value))
+    expect(await bodyText(await exportBy('ann'))).toBe(markdownText(whole.value))
     // A reader that goes away after the first piece (a client disconnecting) drops the rest; the render
     // ends as usual (its user's slot with it) and the next export, waiting behind it, runs.
-    const dropped = await markdownOf({ room: 'm', slug: 'm' }, 'ann')
-    if (dropped.kind === 'error') throw new Error(dropped.message)
-    const leaving = dropped.value.getReader()
+    const leaving = (await exportBy('ann')).getReader()
     expect((await leaving.read()).done).toBe(false)
     await leaving.cancel()
-    const after = await markdownOf({ room: 'm', slug: 'm' }, 'bob')
-    if (after.kind === 'error') throw new Error(after.message)
-    expect(await bodyText(after.value)).toBe(markdownText(whole.value))
+    expect(await bodyText(await exportBy('bob'))).toBe(markdownText(whole.value))
     // Stopped after its first piece: the render was still going (before, the answer waited for all of it,
     // so nothing after it could cut the body), and the body ends in an error, not as a short file.
-    const cut = await markdownOf({ room: 'm', slug: 'm' }, 'ann')
-    if (cut.kind === 'error') throw new Error(cut.message)
-    const reader = cut.value.getReader()
+    const reader = (await exportBy('ann')).getReader()
     const first = await reader.read()
     expect(first.done).toBe(false)
     jobs.close()

@@ -93,9 +93,8 @@ async function streamedRender(
       begin()
     })
     .then((result) => {
-      if (result.kind === 'error' && !begun) answer.resolve(result)
-      else if (!cancelled && result.kind === 'ok') body.close()
-      else if (!cancelled && result.kind === 'error') body.error(new Error(result.message))
+      if (result.kind === 'error' && !begun) return answer.resolve(result)
+      if (!cancelled) result.kind === 'ok' ? body.close() : body.error(new Error(result.message))
       begin()
     })
   return answer.promise
