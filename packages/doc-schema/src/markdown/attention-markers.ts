@@ -69,6 +69,31 @@ const NEITHER = { inside: false, outside: false }
 const OUTSIDE = { inside: false, outside: true }
 const INSIDE = { inside: true, outside: false }
 
+/** Characters that make delimiter runs, whose flanking depends on the characters beside them. */
+const isDelimiter = (code: number) => code === 42 || code === 95 || code === 126
+
+/**
+ * `value` with each unescaped `*`, `_` or `~` of the run at its start (`start`) or end escaped. The text's
+ * escaping was chosen beside the character a reference now replaces: a space or letter there made the run
+ * inert, and the reference's `;` or `&` (punctuation) can make it open or close. The library's writer leaves
+ * such a run as it is (`**&#x20;* a**` reads back as other emphasis); ours escapes it.
+ */
+function escapeRunAtEdge(value: string, start: boolean): string {
+  if (start) {
+    let end = 0
+    while (end < value.length && isDelimiter(value.charCodeAt(end))) end++
+    return end ? value.slice(0, end).replace(/[*_~]/g, '\\$&') + value.slice(end) : value
+  }
+  let begin = value.length
+  while (begin > 0 && isDelimiter(value.charCodeAt(begin - 1))) begin--
+  if (begin === value.length) return value
+  let escapes = 0
+  while (value.charCodeAt(begin - 1 - escapes) === 92) escapes++
+  // An odd count of backslashes already escapes the run's first character.
+  if (escapes % 2) begin++
+  return value.slice(0, begin) + value.slice(begin).replace(/[*_~]/g, '\\$&')
+}
+
 /** Encodes the first (`start`) or last character of the first or last token, when it is text. */
 function encodeEdge(tokens: Token[], start: boolean): void {
   const token = tokens[start ? 0 : tokens.length - 1]
@@ -76,10 +101,10 @@ function encodeEdge(tokens: Token[], start: boolean): void {
   const character = start ? firstCharacter(token.value) : lastCharacter(token.value)
   const ref = characterReference(character.codePointAt(0)!)
   if (start) {
-    token.value = ref + token.value.slice(character.length)
+    token.value = ref + escapeRunAtEdge(token.value.slice(character.length), true)
     return
   }
-  let value = token.value.slice(0, token.value.length - character.length)
+  let value = escapeRunAtEdge(token.value.slice(0, token.value.length - character.length), false)
   let escapes = 0
   while (value.charCodeAt(value.length - 1 - escapes) === 92) escapes++
   // A backslash left before the `&` would escape it.

@@ -80,8 +80,10 @@ const TEXT_UNSAFE: Unsafe[] = [
   // A bare URL in a link's text: markdown-it's linkify runs while it looks for the text's end, and a URL
   // ending in `\` takes the backslash of an escaped `]` (GFM's own `:` rule skips link text).
   { character: ':', before: '[ps]', after: '\\/', inConstruct: 'label' },
-  { character: '~', after: '~', inConstruct: 'phrasing' },
-  { character: '~', before: '~', inConstruct: 'phrasing' },
+  // Lookarounds, not the characters themselves: the library's expressions consume what they match, so in
+  // `~~~a` (a struck `~a`) `(~)~` and `~(?:~)` both pass over the third `~`, which then opened a code fence.
+  { character: '~', after: '(?=~)', inConstruct: 'phrasing' },
+  { character: '~', before: '(?<=~)', inConstruct: 'phrasing' },
 ]
 /**
  * A suggestion marker's braces, in text shown with suggestions (see above): only a brace that forms one
