@@ -6,6 +6,10 @@
  * delimiter runs; a wrong pair makes it try other markers, each trial writing and checking the whole
  * container again. Our content almost never needs that search: when the guess pairs as written, its text
  * is returned here; otherwise `undefined`, and the caller lets the library write the container.
+ *
+ * Two departures from the library, where its output reads back as other content: characters are
+ * classified by code point (`classify`), and a delimiter run that a reference comes to touch is escaped
+ * (`escapeRunAtEdge`).
  */
 
 /** A run of attention (emphasis, strong, strikethrough) and what it holds, as the library's items. */
@@ -36,15 +40,26 @@ const WHITESPACE = /\s/
 const PUNCTUATION = /\p{P}|\p{S}/u
 
 /**
- * micromark's classes of a UTF-16 code: 1 whitespace, 2 punctuation, undefined anything else. A missing
- * character (NaN) counts as neither, as there.
+ * CommonMark's classes of a code point: 1 whitespace, 2 punctuation (Unicode P or S), undefined anything
+ * else. A missing character (NaN, undefined) counts as neither. By code point, as markdown-it reads it: the
+ * library classifies UTF-16 units, so an emoji (a symbol, punctuation) beside a marker counted as a letter,
+ * and `b**😀b**` was written for strong text that reads back as none.
  */
-export function classify(code: number): 1 | 2 | undefined {
-  if (!(code > -1)) return undefined
+export function classify(code: number | undefined): 1 | 2 | undefined {
+  if (code === undefined || !(code > -1)) return undefined
   if (code === 32) return 1
-  const character = String.fromCharCode(code)
+  const character = String.fromCodePoint(code)
   if (WHITESPACE.test(character)) return 1
   return PUNCTUATION.test(character) ? 2 : undefined
+}
+
+/** The code point that ends `value` before `end` (its length by default; a surrogate pair whole), or undefined. */
+export function codeBefore(value: string, end = value.length): number | undefined {
+  if (end <= 0) return undefined
+  const low = value.charCodeAt(end - 1)
+  if ((low & 0xfc00) !== 0xdc00 || end < 2) return low
+  const high = value.charCodeAt(end - 2)
+  return (high & 0xfc00) === 0xd800 ? 0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00) : low
 }
 
 /** A character reference (`&#x20;`): how the library encodes a character that would stop attention forming. */
@@ -54,7 +69,11 @@ export const characterReference = (code: number) => `&#x${code.toString(16).toUp
  * Whether the character inside an attention marker and the one outside it must be encoded so the marker
  * still opens or closes (the library's `encodeInfo`): punctuation is never encoded.
  */
-function encodeSides(outside: number, inside: number, marker: string): { inside: boolean; outside: boolean } {
+function encodeSides(
+  outside: number | undefined,
+  inside: number | undefined,
+  marker: string,
+): { inside: boolean; outside: boolean } {
   const out = classify(outside)
   const inn = classify(inside)
   if (out === undefined) {
@@ -167,10 +186,10 @@ function render(items: PhrasingItem[], chosen: Map<AttentionItem, string>, befor
     )
     const inside = render(item.children, chosen, sequence, sequence)
     const head = inside[0]!.value
-    const open = encodeSides(outsideBefore.charCodeAt(outsideBefore.length - 1), head.charCodeAt(0), marker)
+    const open = encodeSides(codeBefore(outsideBefore), head.codePointAt(0), marker)
     if (open.inside) encodeEdge(inside, true)
     const tail = lastCharacter(inside[inside.length - 1]!.value)
-    const close = encodeSides(outsideAfter.charCodeAt(0), tail.charCodeAt(tail.length - 1), marker)
+    const close = encodeSides(outsideAfter.codePointAt(0), tail.codePointAt(0), marker)
     if (close.inside) encodeEdge(inside, false)
     if (open.outside && outsideBefore !== '\n' && outsideBefore !== '\r') encodeEdge(tokens, false)
     if (close.outside) encodeAfter = outsideAfter
@@ -211,8 +230,8 @@ function pairsAsWritten(tokens: Token[], before: string, after: string): boolean
     let end = index + 1
     while (end < tokens.length && tokens[end]!.attention && tokens[end]!.value.charAt(0) === marker) end++
     const head = index ? tokens[index - 1]!.value : before
-    const previous = classify(head.charCodeAt(head.length - 1))
-    const next = classify((end < tokens.length ? tokens[end]!.value : after).charCodeAt(0))
+    const previous = classify(codeBefore(head))
+    const next = classify((end < tokens.length ? tokens[end]!.value : after).codePointAt(0))
     const open = !next || (next === 2 && Boolean(previous))
     const close = !previous || (previous === 2 && Boolean(next))
     const strict = marker === '_'

@@ -9,7 +9,7 @@
  */
 import type { Nodes } from 'mdast'
 import type { SafeConfig, State, Unsafe } from 'mdast-util-to-markdown'
-import { characterReference, classify } from './attention-markers.ts'
+import { characterReference, classify, codeBefore } from './attention-markers.ts'
 
 /** The in-scope patterns of one list under one construct stack, by the character each acts on. */
 type Scoped = Array<[character: string, patterns: Unsafe[]]>
@@ -119,7 +119,7 @@ export function fastSafe(state: State, input: string | null | undefined, config:
     if (
       value.charAt(position) === '_' &&
       position > 0 &&
-      classify(value.charCodeAt(position - 1)) === undefined &&
+      classify(codeBefore(value, position)) === undefined &&
       !found.has(position - 1) &&
       !(position - 1 === offset && /[*_]/.test(value.charAt(offset - 1)))
     ) {
@@ -129,7 +129,7 @@ export function fastSafe(state: State, input: string | null | undefined, config:
       if (
         positions[index + skip] === runEnd - 1 &&
         runEnd < value.length &&
-        classify(value.charCodeAt(runEnd)) === undefined &&
+        classify(value.codePointAt(runEnd)) === undefined &&
         !found.has(runEnd) &&
         !(runEnd === end - 1 && /[*_]/.test(value.charAt(end)))
       ) {

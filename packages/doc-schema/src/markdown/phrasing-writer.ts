@@ -1,6 +1,7 @@
 /**
  * Our writer of phrasing content (a paragraph's, heading's, table cell's or link text's children), in place
- * of mdast-util-to-markdown 2.2's `containerPhrasing`, giving the same bytes in one pass. The library's
+ * of mdast-util-to-markdown 2.2's `containerPhrasing`, giving the same bytes in one pass (but where the
+ * library's read back as other content: attention-markers.ts). The library's
  * spends most of a densely marked paragraph's cost on bookkeeping the output does not show: a position
  * tracker moved over every piece, each attention's content serialised again for that tracker at every
  * level, and a check of the markers built from maps and copied arrays. This writer calls the same handlers
