@@ -189,10 +189,23 @@ function plainText(node: PhrasingContent): string {
       return '\n'
     case 'image':
       return node.alt ?? ''
+    case 'strong':
+    case 'emphasis':
+    case 'delete':
+      return `${ATTENTION_EDGE}${node.children.map(plainText).join('')}${ATTENTION_EDGE}`
     default:
       return 'children' in node ? (node.children as PhrasingContent[]).map(plainText).join('') : ''
   }
 }
+
+/**
+ * Where attention starts or ends, in `textAfter`'s text (a noncharacter: text holding one only escapes
+ * more). A space or tab beside it may be written as a
+ * character reference (`[a]:**&#x20;b**`: attention-markers.ts), which is no whitespace to the parser, so
+ * whitespace there counts as none: `[a]:` then `** b**` is a definition as written, and its `[` is escaped.
+ */
+const ATTENTION_EDGE = '\uFFFF'
+const WHITESPACE_AT_EDGE = /[ \t]*\uFFFF[ \t]*/g
 
 /**
  * Whether a `[` starting a paragraph's first text must be escaped: when a definition or, in a list item,
@@ -204,7 +217,9 @@ function openingBracketUnsafe(state: State, value: string, parent: Parents, inde
   const window = LABEL_LOOKAHEAD_CHARS
   const rest = (
     value.length >= window ? value : value + textAfter(parent.children as PhrasingContent[], index, window)
-  ).slice(0, window)
+  )
+    .slice(0, window)
+    .replace(WHITESPACE_AT_EDGE, 'x')
   if (!rest.includes(']')) return true
   if (DEFINITION_START.test(rest) && !NOT_A_DEFINITION.test(rest)) return true
   return state.stack.includes('listItem') && CHECKBOX_START.test(rest)
