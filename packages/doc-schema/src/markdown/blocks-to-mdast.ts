@@ -1,5 +1,6 @@
 import type { BlockContent, ListItem, PhrasingContent, RootContent, TableCell, TableRow } from 'mdast'
 import type { DocNode } from '../doc-json.ts'
+import { CHARACTER_REFERENCE } from './escape-links.ts'
 import { htmlBlockLines } from './html-in-text.ts'
 import { inlineToMdast } from './inline-to-mdast.ts'
 import { docNodeTooDeep, TOO_DEEP_NODE, tooDeepMdast } from './render-depth.ts'
@@ -182,6 +183,9 @@ function isBlank(block: DocNode): boolean {
   return (block.content ?? []).every((item) => (item.content ?? []).every(isBlank))
 }
 
+/** An `&` that reads as a character reference's start (escape-links.ts). */
+const CHARACTER_REFERENCE_START = new RegExp(`&(?=${CHARACTER_REFERENCE})`, 'g')
+
 /** Media as one inline node: a placeholder an agent can read and write back, or an image. */
 export function mediaInline(node: DocNode, opts: SerializeOptions): PhrasingContent {
   const src = String(node.attrs?.src ?? '')
@@ -201,7 +205,9 @@ export function mediaInline(node: DocNode, opts: SerializeOptions): PhrasingCont
     return { type: 'html', value: alt ? `[image: ${shown}]` : '[image]' }
   }
   const kind = node.type === 'mediaEmbed' && node.attrs?.kind === 'audio' ? 'audio' : 'video'
-  return { type: 'html', value: `[${kind}: ${src}]` }
+  // A source holding what reads as a character reference (`x&#x20;`, only from a file that escaped it)
+  // keeps it as text: the parsers decode it otherwise, and the placeholder would read back as other text.
+  return { type: 'html', value: `[${kind}: ${src.replace(CHARACTER_REFERENCE_START, '\\&')}]` }
 }
 
 function table(node: DocNode, opts: SerializeOptions) {
