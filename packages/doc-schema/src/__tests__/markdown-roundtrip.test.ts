@@ -88,6 +88,12 @@ describe('Markdown round trip', () => {
     }
   })
 
+  test('a rule after a nested list in a tight item keeps its blank line (not a table delimiter)', () => {
+    const once = exportOf('- 2) word\n | \n  ---\n')!
+    expect(once).toContain('\n\n  ---')
+    expect(exportOf(once)).toBe(once)
+  })
+
   test('Unicode text survives import and export unchanged', () => {
     fc.assert(
       fc.property(
@@ -437,6 +443,8 @@ describe('Markdown escaping beside emphasis, strong and strikethrough', () => {
           )
           fc.pre(content.every((node) => node.text === undefined || node.text.trim() !== '' || !node.marks))
           fc.pre(!((place === 'heading' || place === 'cell') && texts.includes('\n')))
+          // GFM reads `\|` in a cell as `|` even inside code: a code span holding `\|` cannot be written there.
+          fc.pre(!(place === 'cell' && texts.some((text) => text.includes('\\|'))))
           const got = readBack(content, place)
           expect(got).toEqual({ markdown: got.markdown, blocks: [PLACES[place]], runs: sortedRuns(content) })
         },

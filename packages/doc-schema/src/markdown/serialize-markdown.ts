@@ -21,6 +21,13 @@ import { usePhrasingWriter } from './phrasing-writer.ts'
  */
 const joinHtmlBlock: Join = (left, right) => (left.type === 'html' || right.type === 'html' ? 1 : undefined)
 
+/**
+ * A rule has a blank line before it. In a tight list item a nested list's last line would run into it
+ * (`- 2. word |` then `  ---`), and a line holding `|` above a `---` line is a one-column table's header to
+ * markdown-it.
+ */
+const joinRule: Join = (_, right) => (right.type === 'thematicBreak' ? 1 : undefined)
+
 // Every option spelled out: output must not change if a library default does.
 const TO_MARKDOWN_OPTIONS: Options = {
   // Unpadded tables: fewer characters for agents, same table.
@@ -38,7 +45,7 @@ const TO_MARKDOWN_OPTIONS: Options = {
   setext: false,
   closeAtx: false,
   resourceLink: false,
-  join: [joinHtmlBlock],
+  join: [joinHtmlBlock, joinRule],
   // Escapes only what would change the meaning; inline HTML tags as written (escape-text.ts).
   handlers: {
     text: textHandler,
