@@ -69,4 +69,80 @@ describe(`a failing store (${DATABASE_KIND})`, () => {
     await eventually(() => expect(server.collab.hocuspocus.documents.has(room)).toBe(false), 5_000, 'unload')
     expect(server.collab.persistence.pendingCount()).toBe(0)
   })
+
+  test('a change refused while the document unloads keeps it loaded, and is stored once the database takes it', async () => {
+    // Hocuspocus asks beforeUnloadDocument, then unloads when no connection and no store is left. The
+    // unload compacts the log first; an editor who came meanwhile, typed, failed to store and left was
+    // unloaded with the document. The compaction is held here until the editor has gone, so the order
+    // is certain.
+    const owner = await userWithToken(server, 'rita2')
+    const created = await server.services.documents.create(owner.user.id, {
+      title: 'Unloading',
+      markdown: 'first',
+    })
+    if (created.kind === 'error') throw new Error(created.message)
+    const room = created.value.room
+    const { prisma } = server.services.db
+    const paragraph = (doc: Y.Doc, text: string) => {
+      const p = new Y.XmlElement('paragraph')
+      p.insert(0, [new Y.XmlText(text)])
+      doc.getXmlFragment(FRAGMENT_NAME).push([p])
+    }
+    const stored = async () => {
+      const loaded = await server.services.documents.loadState(room)
+      const doc = new Y.Doc()
+      Y.applyUpdate(doc, loaded!.state!)
+      return readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
+    }
+    // A first editor's change is stored as a log row, so its leaving compacts.
+    const first = connectProvider(server.url, room, owner.token)
+    await first.ready
+    paragraph(first.doc, 'stored before')
+    await eventually(async () => expect(await stored()).toContain('stored before'), 10_000, 'the first store')
+    const compaction = (
+      server.collab.persistence as unknown as { compaction: { run: (...a: unknown[]) => Promise<unknown> } }
+    ).compaction
+    const run = compaction.run.bind(compaction)
+    let entered = false
+    let release = () => {}
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    compaction.run = async (...args: unknown[]) => {
+      entered = true
+      await gate
+      return run(...args)
+    }
+    try {
+      first.destroy()
+      await eventually(() => expect(entered).toBe(true), 10_000, 'the unload compacting')
+      await prisma.$executeRawUnsafe(
+        'ALTER TABLE document_updates ADD CONSTRAINT refuse_late_stores CHECK (byte_size < 0) NOT VALID',
+      )
+      const failures = server.metrics.storeFailures.get()
+      const late = connectProvider(server.url, room, owner.token)
+      await late.ready
+      paragraph(late.doc, 'typed while it unloads')
+      await eventually(
+        () => expect(server.metrics.storeFailures.get()).toBeGreaterThan(failures),
+        10_000,
+        'refused',
+      )
+      late.destroy()
+      await eventually(
+        () => expect(server.collab.hocuspocus.getConnectionsCount()).toBe(0),
+        10_000,
+        'the leave',
+      )
+    } finally {
+      compaction.run = run
+      release()
+    }
+    await prisma.$executeRawUnsafe('ALTER TABLE document_updates DROP CONSTRAINT refuse_late_stores')
+    await eventually(
+      async () => expect(await stored()).toContain('typed while it unloads'),
+      20_000,
+      'the retried store',
+    )
+  })
 })

@@ -201,19 +201,28 @@ export class PersistenceExtension implements Extension {
   async beforeUnloadDocument({ documentName, document }: beforeUnloadDocumentPayload): Promise<void> {
     const entry = this.loaded.get(documentName)
     if (!entry) return
-    if (unstored(entry)) {
-      // A stalled fault waits for the next change (or shutdown), in memory: never dropped.
-      if (!this.retries.isScheduled(documentName) && !this.faults.get(documentName)?.stalled)
-        this.retries.schedule(document)
-      throw new Error('unstored changes: kept in memory until stored')
-    }
+    this.keepUnstored(entry, document)
     // People's last changes become a version as they leave, when the interval allows one.
     const version =
       entry.unversioned && this.versions.allowed(entry)
         ? { reason: entry.versionReason ?? ('unload' as const) }
         : undefined
-    if ((entry.logRows > 0 || version) && !this.loaded.closing)
+    if ((entry.logRows > 0 || version) && !this.loaded.closing) {
       await this.compaction.run(document, version).catch(() => {})
+      // Asked again: while the compaction ran, an editor or a writer may have come, changed the document,
+      // failed to store and gone. Hocuspocus checks only connections and pending stores after this hook,
+      // so such a change was unloaded with the document (lost).
+      this.keepUnstored(entry, document)
+    }
+  }
+
+  /** Throws (so Hocuspocus keeps the document) while it holds changes not stored, and sees a store coming. */
+  private keepUnstored(entry: Parameters<typeof unstored>[0], document: Document): void {
+    if (!unstored(entry)) return
+    // A stalled fault waits for the next change (or shutdown), in memory: never dropped.
+    if (!this.retries.isScheduled(document.name) && !this.faults.get(document.name)?.stalled)
+      this.retries.schedule(document)
+    throw new Error('unstored changes: kept in memory until stored')
   }
 
   async afterUnloadDocument({ documentName }: { documentName: string }): Promise<void> {
