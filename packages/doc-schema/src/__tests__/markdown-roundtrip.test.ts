@@ -279,7 +279,6 @@ function paragraphOf(runs: [string | null, DocMark[] | undefined][]): DocNode[] 
 
 const sortedMarks = (marks?: DocMark[]) => marks && [...marks].sort((a, b) => (a.type < b.type ? -1 : 1))
 
-/** Where inline content is written from: a paragraph, a heading, a list item's paragraph. */
 /** Where inline content is written from, and the block the parser reads back there. */
 const PLACES = {
   paragraph: 'paragraph',
@@ -319,6 +318,21 @@ function sortedRuns(nodes: DocNode[]): [string, string][] {
   return runsOf(nodes.map((node) => ({ ...node, marks: sortedMarks(node.marks) })))
 }
 
+/**
+ * Whether inline content can read back as it is, by design: a block's own edges drop spaces, and marked text
+ * of spaces alone cannot form.
+ */
+function writable(content: DocNode[]): boolean {
+  // A hard break is a line's end: whitespace at an edge too.
+  const first = content[0]?.text ?? '\n'
+  const last = content.at(-1)?.text ?? '\n'
+  return (
+    !/^\s/.test(first) &&
+    !/\s$/.test(last) &&
+    content.every((node) => node.text === undefined || node.text.trim() !== '' || !node.marks)
+  )
+}
+
 /** The block written and read back by the agents' parser, as runs: what a reader of the export gets. */
 function readBack(content: DocNode[], place: Place = 'paragraph') {
   const markdown = documentToMarkdown(
@@ -336,8 +350,9 @@ function readBack(content: DocNode[], place: Place = 'paragraph') {
 
 describe('Markdown escaping beside emphasis, strong and strikethrough', () => {
   // Each failed before: a space at the edge of emphasis or strong becomes `&#x20;`, whose `;` let the `*`
-  // beside it open or close (`*&#x20;* word*`, `*word *&#x20;*`); a struck `~a` at a line start was
-  // written `~~~a~~`, a code fence that swallowed the rest of the document.
+  // beside it open or close (`*&#x20;* word*`, `*word *&#x20;*`); an emoji beside a marker counted as a
+  // letter; `[a]:x~~&#x20;y~~` is a definition; a struck `~a` at a line start was written `~~~a~~`, a code
+  // fence that swallowed the rest of the document.
   test.each([
     [
       'emphasis starting with a space and a star',
@@ -433,15 +448,13 @@ describe('Markdown escaping beside emphasis, strong and strikethrough', () => {
             }),
           )
           const texts = content.map((node) => node.text ?? '\n')
-          // By design: a block's own edges and a line's drop spaces, marked text of spaces alone cannot form,
-          // and a heading or a cell holds one line.
-          fc.pre(!/^\s/.test(texts[0]!) && !/\s$/.test(texts.at(-1)!))
+          fc.pre(writable(content))
+          // By design too: a line's edges drop spaces, and a heading or a cell holds one line.
           fc.pre(
             texts.every(
               (text, at) => text !== '\n' || (!/\s$/.test(texts[at - 1]!) && !/^\s/.test(texts[at + 1]!)),
             ),
           )
-          fc.pre(content.every((node) => node.text === undefined || node.text.trim() !== '' || !node.marks))
           fc.pre(!((place === 'heading' || place === 'cell') && texts.includes('\n')))
           // GFM reads `\|` in a cell as `|` even inside code: a code span holding `\|` cannot be written there.
           fc.pre(!(place === 'cell' && texts.some((text) => text.includes('\\|'))))
@@ -461,9 +474,7 @@ describe('Markdown escaping beside emphasis, strong and strikethrough', () => {
     fc.assert(
       fc.property(fc.array(run, { minLength: 1, maxLength: 4 }), (drawn) => {
         const content = paragraphOf(drawn.map(([text, mark]) => [text, ATTENTION[mark]]))
-        // A paragraph's own edges drop spaces, and attention holding only spaces cannot form: both by design.
-        fc.pre(!content[0]!.text!.startsWith(' ') && !content.at(-1)!.text!.endsWith(' '))
-        fc.pre(content.every((node) => node.text!.trim() !== '' || !node.marks))
+        fc.pre(writable(content))
         const got = readBack(content)
         expect(got).toEqual({ markdown: got.markdown, blocks: ['paragraph'], runs: sortedRuns(content) })
       }),

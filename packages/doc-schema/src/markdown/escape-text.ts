@@ -200,9 +200,9 @@ function plainText(node: PhrasingContent): string {
 
 /**
  * Where attention starts or ends, in `textAfter`'s text (a noncharacter: text holding one only escapes
- * more). A space or tab beside it may be written as a
- * character reference (`[a]:**&#x20;b**`: attention-markers.ts), which is no whitespace to the parser, so
- * whitespace there counts as none: `[a]:` then `** b**` is a definition as written, and its `[` is escaped.
+ * more). A space or tab beside it may be written as a character reference (`[a]:x~~&#x20;y~~`:
+ * attention-markers.ts), which is no whitespace to the parser, so whitespace there counts as none and the
+ * definition that forms as written has its `[` escaped.
  */
 const ATTENTION_EDGE = '\uFFFF'
 const WHITESPACE_AT_EDGE = /[ \t]*\uFFFF[ \t]*/g
