@@ -39,8 +39,14 @@ async function versionIds(): Promise<number[]> {
   const response = await fetch(`${plan.server.url}/api/documents/${plan.slug}/versions`, {
     headers: { authorization: `Bearer ${plan.owner.token}` },
   })
-  const body = (await response.json()) as { versions: Array<{ id: string; reason: string }> }
-  return body.versions.filter((v) => v.reason === 'agent').map((v) => Number(v.id))
+  const body = (await response.json()) as {
+    versions: Array<{ id: string; reason: string; authors: Array<{ app?: string }> }>
+  }
+  // The agent's own writes (its token is labelled "ci-bot"): a revert by the owner's token is an agent's
+  // version too, and it may be taken after the revert was answered (when the document unloads).
+  return body.versions
+    .filter((v) => v.reason === 'agent' && v.authors.some((a) => a.app === 'ci-bot'))
+    .map((v) => Number(v.id))
 }
 
 const track = useRestoredSpies()

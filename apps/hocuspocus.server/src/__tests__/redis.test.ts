@@ -6,8 +6,15 @@
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, HEADING_ID_ATTR, isHeadingId, readPlainText } from '@collab/doc-schema'
 import { appendParagraph } from '@collab/test-support/documents'
+import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { connectProvider } from '@collab/test-support/provider'
-import { editorsOnBoth, eventually, TWO_INSTANCES, useTwoTestServers } from '@collab/test-support/server'
+import {
+  editorsOnBoth,
+  eventually,
+  TWO_INSTANCES,
+  userWithToken,
+  useTwoTestServers,
+} from '@collab/test-support/server'
 import * as Y from 'yjs'
 
 describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => {
@@ -68,5 +75,38 @@ describe.skipIf(!TWO_INSTANCES)('two instances through Redis (postgres)', () => 
     )
     attacker.destroy()
     onB.destroy()
+  })
+  test('an agent write to a document nobody has open is answered once stored, not after the unload', async () => {
+    // With Redis the unload that follows a write waits a second (the extension's disconnectDelay) before
+    // it starts; the writer awaited the whole disconnect, so every such write took over a second.
+    const owner = await userWithToken(pair.a, 'agentwriter')
+    const created = await pair.a.services.documents.create(owner.user.id, {
+      title: 'Closed',
+      markdown: 'one',
+    })
+    if (created.kind === 'error') throw new Error(created.message)
+    const { room, slug } = created.value
+    const client = await connectClient(mcpUrlOf(pair.a), owner.token)
+    try {
+      const { hocuspocus } = pair.a.collab
+      expect(hocuspocus.documents.has(room)).toBe(false)
+      const written = await callText(client, 'append_to_document', { slug, markdown: 'written by the agent' })
+      expect(written.isError, written.text).toBeFalsy()
+      // Answered while the document is still on its way out: the answer did not wait for the unload.
+      expect(hocuspocus.documents.has(room)).toBe(true)
+      const stored = await pair.a.services.documents.loadState(room)
+      const doc = new Y.Doc()
+      Y.applyUpdate(doc, stored!.state!)
+      expect(readPlainText(doc.getXmlFragment(FRAGMENT_NAME))).toContain('written by the agent')
+      // The unload still happens, and a second write meanwhile is answered the same way.
+      const again = await callText(client, 'append_to_document', { slug, markdown: 'and again' })
+      expect(again.isError, again.text).toBeFalsy()
+      await eventually(() => expect(hocuspocus.documents.has(room)).toBe(false), 10_000, 'the unload')
+      const read = await callText(client, 'read_document', { slug })
+      expect(read.text).toContain('written by the agent')
+      expect(read.text).toContain('and again')
+    } finally {
+      await client.close()
+    }
   })
 })

@@ -158,8 +158,15 @@ export function createDocumentWriter(deps: {
         editBatch = deps.confirmations?.batchesTaken?.() ?? editBatch
         doc.on('update', onUpdate)
       }
+      /** Resolves when a store confirms the write (`confirmed` turns true). */
+      let onConfirmed = () => {}
+      const confirmation = new Promise<void>((resolve) => {
+        onConfirmed = resolve
+      })
       const stopListening = deps.confirmations?.onStored(room, (vector, batch) => {
-        if (covers(vector) || (batch !== undefined && batch > editBatch)) confirmed = true
+        if (!(covers(vector) || (batch !== undefined && batch > editBatch))) return
+        confirmed = true
+        onConfirmed()
       })
       const connection = await deps.hocuspocus.openDirectConnection(room, context).catch((error) => {
         stopListening?.()
@@ -210,10 +217,19 @@ export function createDocumentWriter(deps: {
         // thread), so let that flush go first: editors see the edit before it is stored, not after.
         await new Promise<void>((resolve) => setImmediate(resolve))
       } finally {
-        await connection.disconnect().finally(() => {
+        const closed = connection.disconnect().finally(() => {
           stopListening?.()
           leave?.()
         })
+        // The disconnect stores, then unloads the document when nobody else has it open, and the unload
+        // waits: the compaction of its log, and with Redis a whole second (the extension's
+        // disconnectDelay) before it starts. The caller's answer depends on the store only, so it goes
+        // once a store confirms the edit; the unload finishes on its own (a failure there loses nothing:
+        // the persistence extension keeps a document with unstored changes loaded).
+        if (outcome?.kind === 'ok' && changed && deps.confirmations) {
+          closed.catch(() => {})
+          await Promise.race([closed, confirmation])
+        } else await closed
       }
       if (!outcome) throw new Error('direct connection transaction did not run')
       if (outcome.kind === 'error') return outcome
