@@ -29,16 +29,23 @@ function seeded(doc: Y.Doc, parts = 8) {
 const headingsOf = (fragment: Y.XmlFragment) =>
   fragment.toArray().filter((c): c is Y.XmlElement => c instanceof Y.XmlElement && c.nodeName === 'heading')
 
-/** The parts of a located section that say where it is (elements by identity). */
-const whereIs = (section: LocatedSection | undefined) =>
-  section && {
+/**
+ * The parts of a located section that say where it is, its elements by identity: each named by where it
+ * is among the fragment's children now (-1: not there), so a failure prints a few numbers, not Yjs types.
+ */
+const whereIs = (section: LocatedSection | undefined) => {
+  if (!section) return section
+  const children = section.heading.parent ? (section.heading.parent as Y.XmlFragment).toArray() : []
+  const at = (element: Y.XmlElement) => children.indexOf(element)
+  return {
     sectionId: section.sectionId,
     level: section.level,
-    heading: section.heading,
+    heading: at(section.heading),
     headingIndex: section.headingIndex,
-    blocks: section.blocks,
+    blocks: section.blocks.map(at),
     blockIndexes: section.blockIndexes,
   }
+}
 
 /** One random change: typing, a heading's id or level, a block deleted or inserted anywhere, an edit. */
 function change(fragment: Y.XmlFragment, rng: () => number, step: number) {
@@ -109,8 +116,22 @@ describe('section reads through the outline memo', () => {
       const doc = new Y.Doc()
       const fragment = seeded(doc)
       const memo = createOutlineMemo(fragment)
+      // Another replica of the document: some changes are made there and arrive as one update.
+      const replica = new Y.Doc()
+      Y.applyUpdate(replica, Y.encodeStateAsUpdate(doc))
       for (let step = 0; step < 120; step++) {
-        change(fragment, rng, step)
+        const how = rng()
+        if (how < 0.2) {
+          // Several changes in one transaction: one event on the fragment for all of them.
+          doc.transact(() => {
+            for (let i = 0; i < 3; i++) change(fragment, rng, step)
+          })
+        } else if (how < 0.35) {
+          Y.applyUpdate(replica, Y.encodeStateAsUpdate(doc, Y.encodeStateVector(replica)))
+          const before = Y.encodeStateVector(replica)
+          change(replica.getXmlFragment(FRAGMENT_NAME), rng, step)
+          Y.applyUpdate(doc, Y.encodeStateAsUpdate(replica, before))
+        } else change(fragment, rng, step)
         // Sometimes several changes between reads, sometimes an outline between them.
         if (rng() < 0.3) continue
         if (rng() < 0.3) memo.outline()
@@ -120,6 +141,7 @@ describe('section reads through the outline memo', () => {
         }
       }
       memo.destroy()
+      replica.destroy()
       doc.destroy()
     }
   })

@@ -81,27 +81,122 @@ type Entry = { blocks: Y.XmlElement[]; rev: string; size: number; title: string;
 
 /**
  * Where the top-level elements sit: each one's index among the fragment's children (as `locateSections`
- * counts them) and the first heading of each id, from one walk of Yjs's item list.
+ * counts them), the elements in that order, and the first heading of each id, from one walk of Yjs's item
+ * list. `stale`: the first index a change since may have moved (Infinity: none); everything before it is
+ * still true, so `refreshed` walks again only from there (`positionsOf` from the start).
  */
-type Positions = { index: Map<Y.XmlElement, number>; headings: Map<string, Y.XmlElement> }
+type Positions = {
+  index: Map<Y.XmlElement, number>
+  order: Y.XmlElement[]
+  headings: Map<string, Y.XmlElement>
+  /** The id each heading in `headings` holds it under (a deleted heading's attributes read as none). */
+  headingIds: Map<Y.XmlElement, string>
+  stale: number
+}
 
 function positionsOf(fragment: Y.XmlFragment): Positions {
-  const index = new Map<Y.XmlElement, number>()
-  const headings = new Map<string, Y.XmlElement>()
-  let at = 0
-  for (let item = fragment._start; item; item = item.right) {
+  const positions: Positions = {
+    index: new Map(),
+    order: [],
+    headings: new Map(),
+    headingIds: new Map(),
+    stale: 0,
+  }
+  return refreshed(fragment, positions)
+}
+
+/**
+ * The positions made true again after changes from index `stale` on: the elements before it are kept
+ * (their index, their place in `order`, a heading there keeps its id's section), those from it on dropped
+ * and found again by a walk from the last element kept. An edit at the end of a long document (an agent's
+ * edit of its last section, a paragraph typed at the end) walks a few items, not every top-level block
+ * (the walk from the start was ~5 ms of each edit_blocks of a 1 MiB document at load, the bench's edit
+ * propagation row, before the edit could apply).
+ */
+function refreshed(fragment: Y.XmlFragment, positions: Positions): Positions {
+  const { index, order, headings, headingIds } = positions
+  // The last element before `stale` (order is by index): the walk starts right after it.
+  let low = 0
+  let high = order.length
+  while (low < high) {
+    const mid = (low + high) >>> 1
+    if (index.get(order[mid]!)! < positions.stale) low = mid + 1
+    else high = mid
+  }
+  for (const dropped of order.splice(low)) {
+    index.delete(dropped)
+    const id = headingIds.get(dropped)
+    if (id === undefined) continue
+    headingIds.delete(dropped)
+    headings.delete(id)
+  }
+  const kept = order.at(-1)
+  let at = kept ? index.get(kept)! + kept._item!.length : 0
+  for (let item = kept ? kept._item!.right : fragment._start; item; item = item.right) {
     if (item.deleted || !item.countable) continue
     const child = item.content instanceof Y.ContentType ? item.content.type : undefined
     if (child instanceof Y.XmlElement) {
       index.set(child, at)
+      order.push(child)
       if (child.nodeName === 'heading') {
         const id = child.getAttribute(HEADING_ID_ATTR)
-        if (isHeadingId(id) && !headings.has(id)) headings.set(id, child)
+        if (isHeadingId(id) && !headings.has(id)) {
+          headings.set(id, child)
+          headingIds.set(child, id)
+        }
       }
     }
     at += item.length
   }
-  return { index, headings }
+  positions.stale = Number.POSITIVE_INFINITY
+  return positions
+}
+
+/**
+ * The first index among the fragment's children that `transaction` may have moved (it changed the list of
+ * children), from the items it inserted into or deleted from the fragment, not by walking the list: an
+ * element known to the positions before it, nearest to the left of each such item, bounds it. Yjs's own
+ * delta of the change (`event.changes`) walks every top-level item, which a paragraph typed at the end of a
+ * long document would pay at every Enter.
+ */
+function firstMoved(transaction: Y.Transaction, fragment: Y.XmlFragment, positions: Positions): number {
+  let first = positions.stale
+  /** The index of the nearest element left of `item` that the positions knew (0 when none). */
+  const bound = (item: Y.Item): number => {
+    for (let left = item.left; left; left = left.left) {
+      const element = left.content instanceof Y.ContentType ? left.content.type : undefined
+      const known = element instanceof Y.XmlElement ? positions.index.get(element) : undefined
+      if (known !== undefined) return known
+    }
+    return 0
+  }
+  const visit = (struct: Y.Item | Y.GC) => {
+    if (!(struct instanceof Y.Item) || struct.parent !== fragment) return
+    const element = struct.content instanceof Y.ContentType ? struct.content.type : undefined
+    const known = element instanceof Y.XmlElement ? positions.index.get(element) : undefined
+    first = Math.min(first, known ?? bound(struct))
+  }
+  const { clients } = transaction.doc.store
+  for (const [client, after] of transaction.afterState) {
+    const before = transaction.beforeState.get(client) ?? 0
+    const structs = clients.get(client)
+    if (!structs || after <= before) continue
+    for (let i = Y.findIndexSS(structs, before); i < structs.length; i++) visit(structs[i]!)
+  }
+  for (const [client, ranges] of transaction.deleteSet.clients) {
+    const structs = clients.get(client)
+    if (!structs) continue
+    const end = structs.at(-1)!.id.clock + structs.at(-1)!.length
+    for (const range of ranges) {
+      if (range.clock >= end) break
+      for (let i = Y.findIndexSS(structs, range.clock); i < structs.length; i++) {
+        const struct = structs[i]!
+        if (struct.id.clock >= range.clock + range.len) break
+        visit(struct)
+      }
+    }
+  }
+  return first
 }
 
 export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
@@ -119,7 +214,10 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
   let locatedVersion = 0
   /** The entry each located section was described with, and at which `version`. */
   let describedAt = new WeakMap<LocatedSection, { version: number; entry: Entry }>()
-  /** Where the top-level elements sit; dropped when the list of children or a heading itself changes. */
+  /**
+   * Where the top-level elements sit; made true again from the first index a change to the list of children
+   * moved (`stale`), dropped when a top-level heading itself changes.
+   */
   let positions: Positions | undefined
   /** Reads kept per section revision (`keptRead`), oldest first, and the characters they hold. */
   const reads = new Map<string, { entry: Entry | undefined; version: number; read: unknown; chars: number }>()
@@ -130,7 +228,7 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
     for (const event of events) {
       let target: Y.AbstractType<unknown> | null = event.target
       if (target === fragment) {
-        positions = undefined
+        if (positions) positions.stale = firstMoved(event.transaction, fragment, positions)
         continue
       }
       // An attribute of a top-level heading (its id) or its own children: typing into a heading's text is
@@ -239,6 +337,8 @@ export function createOutlineMemo(fragment: Y.XmlFragment): OutlineMemo {
         locatedVersion = version
       }
       if (!locatedAt.has(sectionId)) {
+        if (positions && positions.stale !== Number.POSITIVE_INFINITY)
+          positions = refreshed(fragment, positions)
         let section = positions && sectionAt(positions, sectionId)
         if (section === null || positions === undefined) {
           positions = positionsOf(fragment)
