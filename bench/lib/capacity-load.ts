@@ -8,8 +8,8 @@
  *   bun bench/lib/capacity-load.ts <server url> <token>
  *
  * Keystroke timing: every editor notes, for each of its own typed keystrokes, its Yjs clock after the
- * keystroke and the wall time (`performance.timeOrigin + now()`, one clock for every process on the
- * machine); and for every remote transaction, each other client's clock and when it arrived. The
+ * keystroke and the time on the machine's monotonic clock (clock.ts: one clock for every process on
+ * the machine); and for every remote transaction, each other client's clock and when it arrived. The
  * orchestrator pairs them: a keystroke reached an editor when that editor first held its author's clock.
  */
 
@@ -17,6 +17,7 @@ import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { call, connectClient } from '@collab/test-support/mcp'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { Y } from '../deps.ts'
+import { machineNow } from './clock.ts'
 import { eachLine } from './lines.ts'
 
 const [url, token] = process.argv.slice(2)
@@ -25,7 +26,7 @@ if (!url || !token) {
   process.exit(2)
 }
 
-const now = () => performance.timeOrigin + performance.now()
+const now = machineNow
 
 type Editor = {
   group: string

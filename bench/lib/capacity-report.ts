@@ -109,7 +109,7 @@ export function renderCapacitySection(results: CapacityResult[] | null, machine:
     '(`bun src/main.ts`, production store timing) in a process of its own, its load from three load',
     'processes of real providers and a real MCP SDK client, a fourth asking `/health` every 20 ms. Through',
     'every step, probe typists (4 documents, 2 editors each, 5 keystrokes/s) type; each step is a window in',
-    "which every keystroke typed is timed to the other editor of its document (one clock: the machine's),",
+    "which every keystroke typed is timed to the other editor of its document (one clock: the machine's monotonic one),",
     "and the server's, the load processes', Redis's and the database's backends' CPU is read from /proc.",
     "Editors type one keystroke a second each (the paper estimate's average), two to a document; open",
     'documents are held by one idle editor each; MCP calls are offered at a fixed rate, open loop, 70% reads',

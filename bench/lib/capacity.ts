@@ -36,6 +36,7 @@ import {
 } from './capacity-figures.ts'
 import { gauge, type Load, postgresCounters, rssMB, spawnLoad, startRedis } from './capacity-rig.ts'
 import { seed } from './capacity-seed.ts'
+import { machineNow } from './clock.ts'
 import { cpuMs } from './peer-contenders.ts'
 import { percentile } from './stats.ts'
 
@@ -167,7 +168,7 @@ export async function measureCapacity(
       await Bun.sleep(1_000) // settle after the step's connections
       const cpu0 = await counters()
       await Promise.all(loads.map((l) => l.send({ cmd: 'record' })))
-      const from = performance.timeOrigin + performance.now()
+      const from = machineNow()
       const t0 = performance.now()
       const health = prober.send({ cmd: 'health', ms: plan.windowMs, everyMs: 20 })
       const mcp = extra.mcpRate
@@ -184,7 +185,7 @@ export async function measureCapacity(
           )
         : undefined
       await Bun.sleep(plan.windowMs)
-      const to = performance.timeOrigin + performance.now()
+      const to = machineNow()
       const seconds = (performance.now() - t0) / 1000
       const cpu1 = await counters()
       const rss = rssMB(server.proc.pid)

@@ -14,6 +14,7 @@ import { connectProvider } from '@collab/test-support/provider'
 import { startTestServer, userWithToken } from '@collab/test-support/server'
 import { blocksToY } from '../../packages/doc-schema/src/yjs/build-y.ts'
 import { Y } from '../deps.ts'
+import { machineNow } from './clock.ts'
 import { type Fixture, headingId } from './fixtures.ts'
 import { eachLine } from './lines.ts'
 import { createFixtureDocument } from './server.ts'
@@ -337,7 +338,7 @@ export async function connectInserter(contender: Contender, room: string) {
     insert(n: number): number {
       const paragraph = new Y.XmlElement('paragraph')
       paragraph.insert(0, [new Y.XmlText(`bench edit ${n} marker`)])
-      const at = performance.timeOrigin + performance.now()
+      const at = machineNow()
       fragment.push([paragraph])
       return at
     },

@@ -1,6 +1,6 @@
 /**
  * A connected editor in its own process, as a person's browser is: the bench's server and its database
- * work cannot delay this process's event loop. Prints `ready` once synced, then `seen <n> <epoch ms>` the
+ * work cannot delay this process's event loop. Prints `ready` once synced, then `seen <n> <ms>` (clock.ts) the
  * first time the document holds the text `bench edit <n> marker`.
  *
  *   bun bench/lib/remote-editor.ts <server url> <room> <token>
@@ -9,6 +9,7 @@
 import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { connectProvider } from '@collab/test-support/provider'
 import { Y } from '../deps.ts'
+import { machineNow } from './clock.ts'
 
 const [url, room, token] = process.argv.slice(2)
 if (!url || !room || !token) {
@@ -20,7 +21,7 @@ await editor.ready
 const fragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
 const seen = new Set<number>()
 fragment.observeDeep(() => {
-  const at = performance.timeOrigin + performance.now()
+  const at = machineNow()
   // Edits land at the end of the last section: only the last few blocks need looking at.
   for (let i = Math.max(0, fragment.length - 3); i < fragment.length; i++) {
     const block = fragment.get(i)
