@@ -9,7 +9,7 @@ import { statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
 import { eventually } from '@collab/test-support/server'
-import { openDatabase } from '../db/client.ts'
+import { openDatabase, prepareDatabase } from '../db/client.ts'
 import { Prisma } from '../db/generated/client.ts'
 
 describe.skipIf(DATABASE_KIND !== 'pglite')(
@@ -111,6 +111,32 @@ describe.skipIf(DATABASE_KIND !== 'pglite')(
         ).toBe(2)
       } finally {
         await reopened.close()
+      }
+    })
+
+    test('a thread a start prepared compiles PGlite itself; its successor after a crash is handed the module', async () => {
+      // boot.ts prepares the thread before the server's modules load: it compiles PGlite's WebAssembly on
+      // its own, so the open does not wait for the main thread to pass a module on. A thread started
+      // after it (a crash) is not prepared: the main thread compiles the module once and hands it over.
+      const target = { kind: 'pglite', dir: dir(), thread: 'worker' } as const
+      prepareDatabase(target)
+      const problems: string[] = []
+      const db = await openDatabase(target, { onThreadProblem: (message) => problems.push(message) })
+      try {
+        await db.prisma.user.create({ data: { handle: 'on-the-prepared-thread', name: 'Kept' } })
+        db.endThreadForFaultTest?.()
+        await eventually(
+          () => expect(problems).toContain("the embedded database's thread is running again"),
+          30_000,
+          'the restart',
+        )
+        const found = await db.prisma.user.findUnique({
+          where: { handle: 'on-the-prepared-thread' },
+          select: { name: true },
+        })
+        expect(found?.name).toBe('Kept')
+      } finally {
+        await db.close()
       }
     })
 

@@ -17,10 +17,11 @@ import {
   type DatabaseThread,
   loadInitdbAssets,
   loadPgliteAssets,
+  pgliteBundle,
   startThread,
   takeThread,
 } from './pglite-thread.ts'
-import type { WorkerOpen, WorkerWedge } from './pglite-worker.ts'
+import type { WorkerOpen, WorkerReply, WorkerWedge } from './pglite-worker.ts'
 import { CONTENT_TRANSACTION } from './transactions.ts'
 
 export type Database = {
@@ -202,8 +203,9 @@ async function openPgliteWorker(
   const fresh = !existsSync(join(dir, 'PG_VERSION'))
   const template = fresh ? findTemplate(templates) : undefined
   const loadDataDir = template ? await readTemplate(template).catch(() => undefined) : undefined
+  let { thread, compilesItself } = takeThread(dir)
   const [assets, initdbWasmModule] = await Promise.all([
-    loadPgliteAssets(),
+    compilesItself ? { fsBundle: pgliteBundle() } : loadPgliteAssets(),
     fresh && !loadDataDir ? loadInitdbAssets() : undefined,
   ])
   const open: WorkerOpen = {
@@ -216,13 +218,15 @@ async function openPgliteWorker(
     initdbWasmModule,
     loadDataDir,
   }
+  /** The open for a thread that is handed PGlite's module (any but the one prepared). */
+  const openWithModule = async (): Promise<WorkerOpen> =>
+    open.pgliteWasmModule ? open : Object.assign(open, await loadPgliteAssets())
   const removeFolder = () => {
     if (temporary) rmSync(folder, { recursive: true, force: true })
   }
   let closing = false
   /** From a thread's end until its successor is ready: no probe meanwhile (nothing is there to answer). */
   let restarting = false
-  let thread = takeThread(dir)
   let [opened] = await Promise.all([thread.ask(open, WORKER_OPEN_TIMEOUT_MS), compilerReady])
   if (opened.type !== 'ready' && template && loadDataDir) {
     // A template that does not load (damaged, or written by a PGlite that reads it otherwise) is removed,
@@ -237,7 +241,7 @@ async function openPgliteWorker(
     open.loadDataDir = undefined
     open.initdbWasmModule = await loadInitdbAssets()
     thread = startThread()
-    opened = await thread.ask(open, WORKER_OPEN_TIMEOUT_MS)
+    opened = await thread.ask(await openWithModule(), WORKER_OPEN_TIMEOUT_MS)
   }
   if (opened.type !== 'ready') {
     thread.worker.terminate()
@@ -265,7 +269,10 @@ async function openPgliteWorker(
         if (closing) return
         const next = startThread()
         thread = next
-        const reply = await next.ask(open, WORKER_OPEN_TIMEOUT_MS)
+        const reply = await openWithModule().then(
+          (message) => next.ask(message, WORKER_OPEN_TIMEOUT_MS),
+          (error: Error): WorkerReply => ({ type: 'failed', message: error.message ?? String(error) }),
+        )
         if (reply.type === 'ready') {
           delay = RESTART_DELAY_MS.first
           restarting = false

@@ -7,7 +7,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import type { WorkerDump, WorkerOpen, WorkerReply } from './pglite-worker.ts'
+import type { WorkerDump, WorkerOpen, WorkerPrepare, WorkerReply } from './pglite-worker.ts'
 
 /**
  * Where the embedded database runs: `worker` (default), its own thread, reached over a Unix socket with
@@ -46,24 +46,26 @@ export function databaseTarget(config: {
       }
 }
 
-/** PGlite's WebAssembly and file bundle, compiled once per process and shared with every worker. */
+/** PGlite's WebAssembly, compiled once per process and shared with every worker given it, and its file bundle. */
 let pgliteAssets: Promise<Pick<WorkerOpen, 'pgliteWasmModule' | 'fsBundle'>> | undefined
 /** initdb's WebAssembly: compiled only for a folder that has no database yet (a first start). */
 let initdbAssets: Promise<WebAssembly.Module> | undefined
 
 const pgliteDist = () => dirname(Bun.resolveSync('@electric-sql/pglite', import.meta.dir))
+const pgliteWasmPath = () => join(pgliteDist(), 'pglite.wasm')
+
+/**
+ * PGlite's file bundle: the file itself, not its bytes. The database thread reads it when PGlite unpacks
+ * it, so no thread holds the 6 MB bundle for the life of the process (a restarted thread reads the file
+ * again). Idle RSS on PGlite 248 -> 230 MiB with the file instead of its bytes (three starts each,
+ * interleaved; issue 30): more than the bundle, so the bytes handed over were likely held on both threads.
+ */
+export const pgliteBundle = () => Bun.file(join(pgliteDist(), 'pglite.data'))
 
 export function loadPgliteAssets() {
   pgliteAssets ??= (async () => {
-    const dist = pgliteDist()
-    const pgliteWasmModule = await WebAssembly.compile(
-      await Bun.file(join(dist, 'pglite.wasm')).arrayBuffer(),
-    )
-    // The file itself, not its bytes: the database thread reads it when PGlite unpacks it, so no thread
-    // holds the 6 MB bundle for the life of the process (a restarted thread reads the file again). Idle
-    // RSS on PGlite 248 -> 230 MiB with the file instead of its bytes (three starts each, interleaved;
-    // issue 30): more than the bundle, so the bytes handed over were likely held on both threads.
-    return { pgliteWasmModule, fsBundle: Bun.file(join(dist, 'pglite.data')) }
+    const pgliteWasmModule = await WebAssembly.compile(await Bun.file(pgliteWasmPath()).arrayBuffer())
+    return { pgliteWasmModule, fsBundle: pgliteBundle() }
   })()
   pgliteAssets.catch(() => {
     pgliteAssets = undefined
@@ -119,16 +121,17 @@ export function startThread(): DatabaseThread {
 let preparedThread: { dir: string; thread: DatabaseThread } | undefined
 
 /**
- * Starts what opening the embedded database waits for, before the caller imports anything heavy: the
- * engine compiles PGlite's WebAssembly (on its background threads) and a database thread starts loading
- * PGlite's modules (~0.7 s of a start before this, measured: the thread only started once the WebAssembly
- * was compiled, and that was after the server's modules had loaded). Nothing for PostgreSQL or PGlite on
- * the main thread; a failure is met again when the database is opened. The prepared thread does not keep
- * the process alive until it is taken.
+ * Starts what opening the embedded database waits for, before the caller imports anything heavy: a
+ * database thread that loads PGlite's modules and compiles PGlite's WebAssembly itself (the engine's
+ * compile threads do the work), while the server's modules load on the main thread. Before, the thread
+ * started only once the main thread had compiled the WebAssembly, after the server's modules (~0.7 s of a
+ * start, measured); then the main thread compiled it beside the thread, and the compiled module could
+ * only be handed over once the main thread was free, after those modules again (traced: compiled by
+ * ~0.5 s, handed over at ~0.8 s). Nothing for PostgreSQL or PGlite on the main thread; a failure is met
+ * again when the database is opened. The prepared thread does not keep the process alive until it is taken.
  */
 export function prepareDatabase(target: DatabaseTarget): void {
   if (target.kind !== 'pglite' || target.thread === 'main') return
-  loadPgliteAssets().catch(() => {})
   // A new folder needs initdb, unless a template is kept (a glance only: the template's exact name needs
   // the migrations read, and a start that finds none that fits compiles initdb when it opens).
   if (!existsSync(join(target.dir, 'PG_VERSION')) && !keepsTemplates(target.templates))
@@ -137,6 +140,7 @@ export function prepareDatabase(target: DatabaseTarget): void {
   preparedThread?.thread.worker.terminate()
   const thread = startThread()
   ;(thread.worker as unknown as Bun.Worker).unref()
+  thread.worker.postMessage({ type: 'prepare', wasmPath: pgliteWasmPath() } satisfies WorkerPrepare)
   preparedThread = { dir: target.dir, thread }
 }
 
@@ -155,14 +159,18 @@ function keepsTemplates(folder: string | undefined): boolean {
   }
 }
 
-/** The thread prepared for `dir` (prepareDatabase), else a new one. */
-export function takeThread(dir: string): DatabaseThread {
+/**
+ * The thread prepared for `dir` (prepareDatabase), which compiles PGlite's WebAssembly itself, else a new
+ * one, which is handed the module the main thread compiles (`loadPgliteAssets`, once per process: every
+ * database a test process opens, every restarted thread).
+ */
+export function takeThread(dir: string): { thread: DatabaseThread; compilesItself: boolean } {
   const prepared = preparedThread
   preparedThread = undefined
   if (prepared?.dir === dir) {
     ;(prepared.thread.worker as unknown as Bun.Worker).ref()
-    return prepared.thread
+    return { thread: prepared.thread, compilesItself: true }
   }
   prepared?.thread.worker.terminate()
-  return startThread()
+  return { thread: startThread(), compilesItself: false }
 }

@@ -29,14 +29,25 @@ export type WorkerOpen = {
   extraParams: string[]
   /** Open the folder through SyncedNodeFS (pglite-fsync.ts): PostgreSQL's fsync() reaches the disk. */
   fsync: boolean
-  /** Compiled once by the main thread and shared, so a worker does not compile PGlite again (~0.4 s). */
-  pgliteWasmModule: WebAssembly.Module
+  /**
+   * Compiled once by the main thread and shared, so a worker does not compile PGlite again (~0.4 s);
+   * absent when this thread was told to compile it (`prepare`).
+   */
+  pgliteWasmModule?: WebAssembly.Module
   /** Only for a folder without a database yet (initdb runs); PGlite loads it itself otherwise if needed. */
   initdbWasmModule?: WebAssembly.Module
   fsBundle: Blob
   /** Only for a folder without a database yet: a migrated template (pglite-template.ts) loaded instead of initdb. */
   loadDataDir?: Blob
 }
+
+/**
+ * Sent first to the thread a start prepares (pglite-thread.ts, prepareDatabase): compile PGlite's
+ * WebAssembly here, at once. Compiled by the main thread, the module reached this thread only when the main
+ * thread was free to pass it on, after the server's modules had loaded (~0.3 s after the compile was done,
+ * traced): this thread waited with it.
+ */
+export type WorkerPrepare = { type: 'prepare'; wasmPath: string }
 
 export type WorkerReply =
   | { type: 'ready' }
@@ -69,11 +80,22 @@ const MAX_CONNECTIONS = 8
 
 let db: PGlite | undefined
 let server: PGLiteSocketServer | undefined
+/** PGlite's WebAssembly as this thread compiles it (`prepare`). */
+let compiling: Promise<WebAssembly.Module> | undefined
 
 const reply = (message: WorkerReply) => self.postMessage(message)
 
-self.onmessage = async (event: MessageEvent<WorkerOpen | { type: 'close' } | WorkerWedge | WorkerDump>) => {
+self.onmessage = async (
+  event: MessageEvent<WorkerOpen | WorkerPrepare | { type: 'close' } | WorkerWedge | WorkerDump>,
+) => {
   const message = event.data
+  if (message.type === 'prepare') {
+    compiling = Bun.file(message.wasmPath)
+      .arrayBuffer()
+      .then((bytes) => WebAssembly.compile(bytes))
+    compiling.catch(() => {}) // met by the open that needs it
+    return
+  }
   if (message.type === 'dump') {
     try {
       if (!db) throw new Error('the embedded database is not open')
@@ -97,7 +119,7 @@ self.onmessage = async (event: MessageEvent<WorkerOpen | { type: 'close' } | Wor
         extensions: { pg_trgm },
         startParams: pgliteStartParams(message.fsync, message.extraParams),
         fs: message.fsync ? new SyncedNodeFS(message.dir) : undefined,
-        pgliteWasmModule: message.pgliteWasmModule,
+        pgliteWasmModule: message.pgliteWasmModule ?? (await compiling),
         initdbWasmModule: message.initdbWasmModule,
         fsBundle: message.fsBundle,
         loadDataDir: message.loadDataDir,
