@@ -4,7 +4,7 @@
  * (issue 13, Editing): text copied from a read is found, a heading that repeats in its section is
  * retitled, refusals say why, and a person's cursor in the block an agent edits stays where it was.
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, spyOn, test } from 'bun:test'
 import { FRAGMENT_NAME, fragmentToJSON, readPlainText, renderSection } from '@collab/doc-schema'
 import { storedText } from '@collab/test-support/documents'
 import { call } from '@collab/test-support/mcp'
@@ -106,6 +106,25 @@ describe('write tools', () => {
     expect(stale.isError).toBe(true)
     expect(stale.text).toStartWith('rev: ')
     expect(await storedText(server, doc.room)).toBe(before)
+  })
+
+  test('an edit resolves its document once (each resolution is a query of access)', async () => {
+    const doc = await create('Once', '## Part\n\nkeep me')
+    const { sectionId, rev } = await sectionOf(doc.slug, 1)
+    const resolve = spyOn(server.services.documents, 'resolve')
+    try {
+      const edited = await call(client, 'replace_text', {
+        slug: doc.slug,
+        section_id: sectionId,
+        rev,
+        old_text: 'keep me',
+        new_text: 'kept once',
+      })
+      expect(edited.isError, edited.text).toBe(false)
+      expect(resolve).toHaveBeenCalledTimes(1)
+    } finally {
+      resolve.mockRestore()
+    }
   })
 
   test('append_to_document answers the new end; create_document refuses bad Markdown and leaves no document', async () => {

@@ -14,9 +14,13 @@ import type { ToolAnswer } from './tool.ts'
 
 export async function resolveForWrite(ctx: ToolContext, slug: string): Promise<Result<Resolved>> {
   const resolved = await resolveForAgent(ctx, slug)
-  if (resolved.kind === 'error') return resolved
-  const { access, document } = resolved.value
-  if (access.canWrite) return resolved
+  return resolved.kind === 'error' ? resolved : writableOf(ctx, slug, resolved.value)
+}
+
+/** The resolved document when this caller may write it, else the refusal that says why not. */
+function writableOf(ctx: ToolContext, slug: string, resolved: Resolved): Result<Resolved> {
+  const { access, document } = resolved
+  if (access.canWrite) return { kind: 'ok', value: resolved }
   const why = ctx.principal.scopes.includes('suggest')
     ? 'this token has the suggest scope, which proposes edits (replace_text, edit_blocks, append_to_document) and changes nothing else; ask for a token with scope write'
     : !ctx.principal.scopes.includes('write')
@@ -49,7 +53,8 @@ async function resolveForEdit(
   const suggest = suggestsIn(ctx, resolved.value)
   if (suggest && resolved.value.access.canPropose)
     return { kind: 'ok', value: { resolved: resolved.value, suggest } }
-  const writable = await resolveForWrite(ctx, slug)
+  // The same resolution, not a second query (every edit resolved the document twice).
+  const writable = writableOf(ctx, slug, resolved.value)
   if (writable.kind === 'error') return writable
   return { kind: 'ok', value: { resolved: writable.value, suggest: false } }
 }
