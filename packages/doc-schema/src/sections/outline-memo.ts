@@ -170,11 +170,15 @@ function firstMoved(transaction: Y.Transaction, fragment: Y.XmlFragment, positio
     }
     return 0
   }
+  /** Made by this transaction: its left neighbour among them is bounded the same way, and visited too. */
+  const isNew = (item: Y.Item) => item.id.clock >= (transaction.beforeState.get(item.id.client) ?? 0)
   const visit = (struct: Y.Item | Y.GC) => {
     if (!(struct instanceof Y.Item) || struct.parent !== fragment) return
     const element = struct.content instanceof Y.ContentType ? struct.content.type : undefined
     const known = element instanceof Y.XmlElement ? positions.index.get(element) : undefined
-    first = Math.min(first, known ?? bound(struct))
+    if (known !== undefined) first = Math.min(first, known)
+    // Only the first of a run of new items walks left (a paste of n blocks walked n times over the run).
+    else if (!(struct.left && isNew(struct.left))) first = Math.min(first, bound(struct))
   }
   const { clients } = transaction.doc.store
   for (const [client, after] of transaction.afterState) {
