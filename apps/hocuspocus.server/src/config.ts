@@ -7,7 +7,7 @@
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import { COMPACT_AFTER_UPDATES, SEARCH_REFRESH_MS } from './collab/store-policy.ts'
-import { MIN_VERSION_INTERVAL_MS, VERSION_PAUSE_MS } from './limits.ts'
+import { AGENT_VERSION_PAUSE_MS, MIN_VERSION_INTERVAL_MS, VERSION_PAUSE_MS } from './limits.ts'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
@@ -104,6 +104,8 @@ const envSchema = z.object({
   VERSION_MIN_INTERVAL_MS: intFromEnv(0, 86_400_000).default(MIN_VERSION_INTERVAL_MS),
   /** People's edits become a version after this long without typing (ms; docs/history.md). */
   VERSION_PAUSE_MS: intFromEnv(0, 86_400_000).default(VERSION_PAUSE_MS),
+  /** With people in the document, an agent's writes become one version after this long without one (ms). */
+  VERSION_AGENT_PAUSE_MS: intFromEnv(0, 86_400_000).default(AGENT_VERSION_PAUSE_MS),
   /** How long shutdown waits for pending stores before giving up and exiting non-zero (ms). */
   SHUTDOWN_TIMEOUT_MS: intFromEnv(0, 600_000).default(30_000),
   /**
@@ -203,9 +205,10 @@ export type Config = {
   storeCompactAfterUpdates?: number
   /** Absent (test configs): SEARCH_REFRESH_MS. */
   searchRefreshMs?: number
-  /** Absent (test configs): MIN_VERSION_INTERVAL_MS and VERSION_PAUSE_MS (limits.ts). */
+  /** Absent (test configs): MIN_VERSION_INTERVAL_MS, VERSION_PAUSE_MS and AGENT_VERSION_PAUSE_MS (limits.ts). */
   versionMinIntervalMs?: number
   versionPauseMs?: number
+  versionAgentPauseMs?: number
   shutdownTimeoutMs: number
   /** Absent (test configs): 0, no drain. */
   drainGraceMs?: number
@@ -279,6 +282,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     searchRefreshMs: e.SEARCH_REFRESH_MS,
     versionMinIntervalMs: e.VERSION_MIN_INTERVAL_MS,
     versionPauseMs: e.VERSION_PAUSE_MS,
+    versionAgentPauseMs: e.VERSION_AGENT_PAUSE_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     drainGraceMs: e.DRAIN_GRACE_MS,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),

@@ -50,6 +50,17 @@ export const MIN_VERSION_INTERVAL_MS = 2 * 60_000
 /** People's edits become a version once nobody typed for this long (and MIN_VERSION_INTERVAL_MS allows). */
 export const VERSION_PAUSE_MS = 60_000
 
+/**
+ * With people in the document, an agent's writes become one version once that agent wrote nothing for
+ * this long, or at once when someone else's change is stored after them (the version is of the log up to
+ * the agent's last write, so that change is never in it). Before, every write asked for a version at once:
+ * through a burst the documents' worker merged the whole state back to back, one version per merge, and
+ * the burst's stores waited behind it. Short, so a person
+ * watching the history panel sees an agent's write there within seconds; a model's calls seconds apart
+ * are still a version each, a scripted burst is one.
+ */
+export const AGENT_VERSION_PAUSE_MS = 3_000
+
 /** Named versions kept per document (the oldest named one goes first) and for how long. */
 export const MAX_NAMED_VERSIONS = 20
 export const NAMED_VERSION_KEEP_MS = 365 * 86_400_000

@@ -95,7 +95,9 @@ describe(`compaction on the documents' worker (${DATABASE_KIND})`, () => {
     // Appended after the compaction read the log and before it writes: that row is not merged, so it stays.
     const done = await documents.compactStored(created.id, {
       maxTextChars: 0,
-      afterRead: () => documents.appendUpdate(created.id, change('appended meanwhile')),
+      afterRead: async () => {
+        await documents.appendUpdate(created.id, change('appended meanwhile'))
+      },
     })
     expect(done?.mergedRows).toBe(2)
     expect(await logRows(server, created.id)).toBe(1)

@@ -13,7 +13,9 @@ import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import { agentAppends, editorOnPlan, useHistoryPlan } from './history-support.ts'
 
-const plan = useHistoryPlan({ versionPauseMs: 30_000 })
+// The agent's pause is long enough for a test's quick writes to be one burst on a loaded machine, and
+// short enough for a version waiting on it to come within `eventually`.
+const plan = useHistoryPlan({ versionPauseMs: 30_000, versionAgentPauseMs: 4_000 })
 
 type Version = { id: string; reason: string; authors: Array<{ kind: string; name: string; app?: string }> }
 
@@ -29,8 +31,23 @@ async function api(path: string, init: RequestInit = {}) {
   return { status: response.status, body: (await response.json()) as Record<string, any> }
 }
 
-const liveMarkdown = () =>
-  documentToMarkdown(plan.server.collab.hocuspocus.documents.get(plan.room)!.getXmlFragment(FRAGMENT_NAME))
+const liveMarkdown = (room = plan.room) =>
+  documentToMarkdown(plan.server.collab.hocuspocus.documents.get(room)!.getXmlFragment(FRAGMENT_NAME))
+
+/** The versions of document `slug`, newest first. */
+async function versionsOf(slug: string): Promise<Version[]> {
+  return (await api(`/documents/${slug}/versions`)).body.versions as Version[]
+}
+
+/** A document of the test's own (olive's, as the plan), so the versions listed are that test's. */
+async function ownDocument(title: string) {
+  const created = await plan.server.services.documents.create(plan.owner.user.id, {
+    title,
+    markdown: '## Intro\n\nHello there.\n',
+  })
+  if (created.kind === 'error') throw new Error(created.message)
+  return { ...plan, slug: created.value.slug, room: created.value.room }
+}
 
 /** Types `text` into the paragraph "Hello there." of the provider's copy, right after that sentence. */
 function typeAfterHello(provider: TestProvider, text: string): void {
@@ -95,6 +112,76 @@ describe("version boundaries at an agent's write", () => {
       provider.destroy()
     }
   })
+
+  test("with a person in the document, an agent's burst of writes is one version of those writes alone, taken as soon as the person's next typing is stored", async () => {
+    const own = await ownDocument('Burst')
+    const persistence = plan.server.collab.persistence
+    const { provider } = await editorOnPlan(own, 'rhea', 'rhea laptop')
+    try {
+      await provider.ready
+      await eventually(() => expect(persistence.pendingCount()).toBe(0), 10_000, 'stored')
+      const before = await versionsOf(own.slug)
+      for (const text of ['Burst one.', 'Burst two.', 'Burst three.']) {
+        const wrote = await agentAppends(own, text)
+        expect(wrote.isError, wrote.text).toBeFalsy()
+      }
+      typeAfterHello(provider, ' Rhea typed after.')
+      const versions = await eventually(async () => {
+        const now = await versionsOf(own.slug)
+        expect(now.length).toBe(before.length + 1)
+        return now
+      })
+      const agentVersion = versions[0]!
+      expect(agentVersion.reason).toBe('agent')
+      expect(agentVersion.authors).toEqual([
+        expect.objectContaining({ kind: 'agent', name: 'olive', app: 'ci-bot' }),
+      ])
+      const markdown = (await api(`/documents/${own.slug}/versions/${agentVersion.id}`)).body
+        .markdown as string
+      expect(markdown).toContain('Burst one.\n\nBurst two.\n\nBurst three.')
+      expect(markdown).not.toContain('Rhea typed after.')
+      // The typing after it is stored and waits for a version of its own (the person's pause).
+      expect(liveMarkdown(own.room)).toContain('Hello there. Rhea typed after.')
+    } finally {
+      provider.destroy()
+    }
+  })
+
+  test("a person's typing between two writes of one agent ends the first write's version: three versions, each holding one author's change", async () => {
+    const own = await ownDocument('Between')
+    const persistence = plan.server.collab.persistence
+    const { provider } = await editorOnPlan(own, 'saul', 'saul laptop')
+    try {
+      await provider.ready
+      await eventually(() => expect(persistence.pendingCount()).toBe(0), 10_000, 'stored')
+      const before = await versionsOf(own.slug)
+      expect((await agentAppends(own, 'First write.')).isError).toBeFalsy()
+      typeAfterHello(provider, ' Saul typed between.')
+      await eventually(() => expect(persistence.pendingCount()).toBe(0), 10_000, 'typing stored')
+      expect((await agentAppends(own, 'Second write.')).isError).toBeFalsy()
+      const versions = await eventually(async () => {
+        const now = await versionsOf(own.slug)
+        expect(now.length).toBe(before.length + 3)
+        return now
+      })
+      const [second, typing, first] = versions as [Version, Version, Version]
+      expect([first.reason, typing.reason, second.reason]).toEqual(['agent', 'pause', 'agent'])
+      expect(typing.authors).toEqual([expect.objectContaining({ kind: 'person', name: 'saul' })])
+      const markdownOf = async (v: Version) =>
+        (await api(`/documents/${own.slug}/versions/${v.id}`)).body.markdown as string
+      const [firstMd, typingMd, secondMd] = (await Promise.all([first, typing, second].map(markdownOf))) as [
+        string,
+        string,
+        string,
+      ]
+      expect(firstMd).toContain('First write.')
+      expect(firstMd).not.toContain('Saul typed between.')
+      expect(typingMd.replace(' Saul typed between.', '')).toBe(firstMd)
+      expect(secondMd.replace('\n\nSecond write.', '')).toBe(typingMd)
+    } finally {
+      provider.destroy()
+    }
+  }, 30_000)
 
   test("a person's typing stored just before is in the version before, even while the store that holds it is still refreshing the title and search text", async () => {
     // A document of its own, so the versions listed are this test's.

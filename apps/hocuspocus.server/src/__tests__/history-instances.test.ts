@@ -10,7 +10,7 @@ import { editorsOnBoth, eventually, TWO_INSTANCES, useTwoTestServers } from '@co
 import * as Y from 'yjs'
 
 describe.skipIf(!TWO_INSTANCES)('attribution with two instances (postgres, Redis)', () => {
-  const pair = useTwoTestServers({ versionMinIntervalMs: 0, versionPauseMs: 150 })
+  const pair = useTwoTestServers({ versionMinIntervalMs: 0, versionPauseMs: 150, versionAgentPauseMs: 150 })
 
   test('a person typing on B and an agent writing on A are each named once, by their own instance', async () => {
     const { owner, room, onA, onB } = await editorsOnBoth(pair.a, pair.b, 'ivan', 'Shared')

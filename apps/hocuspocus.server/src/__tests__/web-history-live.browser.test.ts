@@ -32,7 +32,7 @@ describe.skipIf(!CHROMIUM)(`agents' changes since the last look, in Chromium (${
     'ines',
     { scopes: ['read', 'write'], label: 'Recipe Bot' },
     { title: 'Recipes', markdown: '## Soup\n\nLeeks and potatoes.' },
-    { versionMinIntervalMs: 0, versionPauseMs: 150 },
+    { versionMinIntervalMs: 0, versionPauseMs: 150, versionAgentPauseMs: 150 },
   )
 
   /** Versions of the document, newest first, as the server lists them. */

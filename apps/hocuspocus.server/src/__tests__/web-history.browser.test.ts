@@ -44,7 +44,7 @@ describe.skipIf(!CHROMIUM)(`the history panel in Chromium (${DATABASE_KIND})`, (
     'hana',
     { scopes: ['read', 'write'], label: 'Trip Planner' },
     { title: 'Trip', markdown: '## Days\n\nMonday: the museum.\n\nTuesday: a long hike.' },
-    { versionMinIntervalMs: 0, versionPauseMs: 150 },
+    { versionMinIntervalMs: 0, versionPauseMs: 150, versionAgentPauseMs: 150 },
   )
 
   /** Waits until the newest version is an agent's whose summary names exactly `section`. */

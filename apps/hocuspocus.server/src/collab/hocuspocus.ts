@@ -36,6 +36,7 @@ export type CollabSettings = {
   searchRefreshMs?: number
   versionMinIntervalMs?: number
   versionPauseMs?: number
+  versionAgentPauseMs?: number
 }
 
 export async function createCollab(deps: {
@@ -55,7 +56,11 @@ export async function createCollab(deps: {
     mergeWithStored: Boolean(config.redisUrl),
     compactAfterUpdates: config.storeCompactAfterUpdates,
     searchRefreshMs: config.searchRefreshMs,
-    versionTiming: { minIntervalMs: config.versionMinIntervalMs, pauseMs: config.versionPauseMs },
+    versionTiming: {
+      minIntervalMs: config.versionMinIntervalMs,
+      pauseMs: config.versionPauseMs,
+      agentPauseMs: config.versionAgentPauseMs,
+    },
   })
   const boundary = new EditorBoundary({ logger, metrics, stateBytes: (name) => persistence.stateBytes(name) })
   const extensions: Extension[] = [

@@ -88,8 +88,11 @@ export class PersistenceExtension implements Extension {
       compactAfterUpdates?: number
       /** SEARCH_REFRESH_MS unless given; 0 refreshes the title and search text at every store. */
       searchRefreshMs?: number
-      /** When versions are taken (limits.ts MIN_VERSION_INTERVAL_MS and VERSION_PAUSE_MS unless given). */
-      versionTiming?: { minIntervalMs?: number; pauseMs?: number }
+      /**
+       * When versions are taken (limits.ts MIN_VERSION_INTERVAL_MS, VERSION_PAUSE_MS and
+       * AGENT_VERSION_PAUSE_MS unless given).
+       */
+      versionTiming?: { minIntervalMs?: number; pauseMs?: number; agentPauseMs?: number }
     },
   ) {
     const { documents, logger, metrics } = deps
@@ -202,6 +205,8 @@ export class PersistenceExtension implements Extension {
     const entry = this.loaded.get(documentName)
     if (!entry) return
     this.keepUnstored(entry, document)
+    // An agent's version waiting at its bound first, so what people typed after it stays out of it.
+    if (entry.agentBound && !this.loaded.closing) await this.compaction.runBound(document).catch(() => {})
     // People's last changes become a version as they leave, when the interval allows one.
     const version =
       entry.unversioned && this.versions.allowed(entry)
@@ -277,6 +282,15 @@ export class PersistenceExtension implements Extension {
     const entry = this.loaded.get(document.name)
     if (!entry || !unstored(entry)) return
     await document.saveMutex.runExclusive(() => this.append.write(document))
+  }
+
+  /**
+   * Takes now the agent's version waiting at its bound, if one waits (versions.ts): before a version of
+   * the whole stored content (a restore's or revert's "before"), which would otherwise hold it.
+   */
+  async settleVersions(document: Document): Promise<void> {
+    if (this.loaded.get(document.name)?.agentBound && !this.loaded.closing)
+      await this.compaction.runBound(document)
   }
 
   /** Bytes of the document's stored content (snapshot and log) as this instance last wrote or loaded it. */

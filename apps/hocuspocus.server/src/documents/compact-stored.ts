@@ -21,6 +21,11 @@ export type StoredCompaction = {
   version?: { request: VersionRequest; base: Uint8Array | string | null }
   /** When the content last changed (the content-updated time written with the title and search text). */
   changedAt?: Date
+  /**
+   * Merge the log rows up to this one only (a version bounded at an agent's write, collab/persistence/
+   * versions.ts): later rows stay in the log, as rows appended during the merge do.
+   */
+  upTo?: bigint
   /** Awaited between the read and the merge: a test lands a store there, as one landing meanwhile would. */
   afterRead?: () => Promise<void>
 }
@@ -47,7 +52,11 @@ export function createStoredCompaction(
   const recent = recentStatesOf(prisma, STATE_SLICE_BYTES)
   /** One read, merge and write; null when the snapshot changed meanwhile (nothing written). */
   async function compactOnce(documentId: string, request: StoredCompaction): Promise<StoredCompactionDone> {
-    const read = await readForCompaction(prisma, documentId, recent)
+    const read = await readForCompaction(prisma, documentId, recent, undefined, request.upTo)
+    // Bounded, and its rows are gone: something else merged them (a named or "before" version, another
+    // instance's compaction), whose version holds them. Nothing to take.
+    if (request.upTo !== undefined && read.ids.length === 0)
+      return { bytes: read.snapshot?.byteLength ?? 0, mergedRows: 0, mergedBytes: 0 }
     await request.afterRead?.()
     const merged = await deps.jobs.compact(documentId, {
       snapshot: read.snapshot,

@@ -115,13 +115,15 @@ export async function appendUpdate(
   documentId: string,
   update: Uint8Array,
   authors: readonly Author[] = [],
-): Promise<void> {
-  await tx.$executeRaw`
+): Promise<bigint> {
+  const [row] = await tx.$queryRaw<Array<{ id: bigint }>>`
     INSERT INTO document_updates (document_id, "update", byte_size, authors)
     VALUES (${documentId}::uuid, decode(${base64Of(update)}, 'base64'), ${update.byteLength},
-            ${storableJSON(authors)}::jsonb)`
+            ${storableJSON(authors)}::jsonb)
+    RETURNING id`
   // A large update's base64 would stay held by Prisma's debug histories (db/statement-history.ts).
   forgetLargeParameters((update.byteLength / 3) * 4)
+  return BigInt(row!.id)
 }
 
 /**
@@ -315,14 +317,17 @@ export async function readForCompaction(
   documentId: string,
   recent?: RecentStates,
   known?: { id: bigint; state: Uint8Array },
+  upTo?: bigint,
 ): Promise<CompactionRead> {
   // In slices (sliced-read.ts): the event loop parses a slice at a time, never the whole state's text;
   // not at all when this server wrote it a moment ago (`recent`, recent-states.ts) or it equals the
   // state of `known`, a version the caller holds.
   const snapshot = await readSnapshotState(db, documentId, recent, known)
+  // `upTo`: the rows up to that one only (a version bounded at an agent's write, versions.ts).
+  const bound = upTo === undefined ? Prisma.empty : Prisma.sql`AND id <= ${upTo}`
   const log = await db.$queryRaw<Array<{ id: bigint; update: string; bytes: number; authors: Author[] }>>`
     SELECT id, encode("update", 'base64') AS "update", byte_size AS bytes, authors
-      FROM document_updates WHERE document_id = ${documentId}::uuid ORDER BY id`
+      FROM document_updates WHERE document_id = ${documentId}::uuid ${bound} ORDER BY id`
   return {
     rowVersion: snapshot.rowVersion,
     snapshot: snapshot.snapshot,

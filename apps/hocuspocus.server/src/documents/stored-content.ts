@@ -214,15 +214,15 @@ export function createStoredContent(
     },
 
     /**
-     * Appends one Yjs update to the document's log (a store) with the authors of its changes. Throws
-     * when the database does.
+     * Appends one Yjs update to the document's log (a store) with the authors of its changes; the row's
+     * id (log rows are merged in id order). Throws when the database does.
      */
     async appendUpdate(
       documentId: string,
       update: Uint8Array,
       authors: readonly Author[] = [],
-    ): Promise<void> {
-      await appendUpdate(prisma, documentId, update, authors)
+    ): Promise<bigint> {
+      return appendUpdate(prisma, documentId, update, authors)
     },
 
     /** Writes the title and full-text vector derived from the live content. */

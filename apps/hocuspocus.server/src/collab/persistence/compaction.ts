@@ -95,10 +95,24 @@ export class Compaction {
    * under the lock.
    */
   async run(document: Document, asked?: VersionRequest): Promise<void> {
-    // One compaction of a document at a time, each after the last (the lock no longer orders them): two
-    // at once would each take the version one asked for.
+    await this.inTurn(document, () => this.runAlone(document, asked))
+  }
+
+  /**
+   * Takes the agent's version waiting at its bound (`Stored.agentBound`, versions.ts), if one still waits,
+   * and nothing else; after the compaction under way.
+   */
+  async runBound(document: Document): Promise<void> {
+    await this.inTurn(document, () => this.takeBound(document))
+  }
+
+  /**
+   * One compaction of a document at a time, each after the last (the lock no longer orders them): two at
+   * once would each take the version one asked for.
+   */
+  private async inTurn(document: Document, work: () => Promise<void>): Promise<void> {
     const previous = this.runs.get(document)
-    const mine = (previous ?? Promise.resolve()).catch(() => {}).then(() => this.runAlone(document, asked))
+    const mine = (previous ?? Promise.resolve()).catch(() => {}).then(work)
     this.runs.set(document, mine)
     try {
       await mine
@@ -111,9 +125,38 @@ export class Compaction {
   private readonly runs = new WeakMap<Document, Promise<void>>()
 
   private async runAlone(document: Document, asked?: VersionRequest): Promise<void> {
+    // Never past an agent's bound without its version: merged into the snapshot, the rows after it
+    // could no longer be told apart from the agent's.
+    await this.takeBound(document)
     if (await this.compactOffThread(document, asked)) return
     await this.measure(document)
     await document.saveMutex.runExclusive(() => this.compact(document, asked))
+  }
+
+  /**
+   * The agent's version waiting at its bound: the log merged up to that row on the documents' worker
+   * and taken as the agent's version, whatever the interval; the rows after it stay in the log, and
+   * unversioned. When the worker cannot, the live state is merged under the lock as before (the version
+   * then holds what came after the write too, and names its authors). The database being away leaves
+   * the bound waiting, for the next compaction or write.
+   */
+  private async takeBound(document: Document): Promise<void> {
+    const entry = this.loaded.get(document.name)
+    const bound = entry?.agentBound
+    if (!entry || !bound) return
+    entry.agentBound = null
+    entry.takingBound = true
+    const asked = { reason: 'agent', minIntervalMs: 0 } as const
+    try {
+      if (await this.compactOffThread(document, asked, bound.upTo)) return
+      await this.measure(document)
+      await document.saveMutex.runExclusive(() => this.compact(document, asked))
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) entry.agentBound ??= bound
+      throw error
+    } finally {
+      entry.takingBound = false
+    }
   }
 
   /**
@@ -230,8 +273,14 @@ export class Compaction {
    * the event loop passes text along. True when done (or nothing was to be done, or the snapshot changed
    * meanwhile and the log stays); false when the worker could not, or the database refused what it merged:
    * the caller compacts on the event loop instead. Throws when the database is away (the log stays).
+   * `upTo`: the log merged up to that row only (an agent's bound), the title and search text left as
+   * they are (the live document's are newer).
    */
-  private async compactOffThread(document: Document, asked?: VersionRequest): Promise<boolean> {
+  private async compactOffThread(
+    document: Document,
+    asked?: VersionRequest,
+    upTo?: bigint,
+  ): Promise<boolean> {
     const name = document.name
     const entry = this.loaded.get(name)
     if (!entry || (entry.logRows === 0 && !(asked && entry.unversioned)) || !this.loaded.isOpen(name))
@@ -243,13 +292,14 @@ export class Compaction {
     const changedAt = entry.changedAt
     const planned = await this.versionToTake(entry, asked)
     if (!planned) return true
-    const refreshed = entry.derivedStale
+    const refreshed = upTo === undefined && entry.derivedStale
     let done: Awaited<ReturnType<typeof documents.compactStored>>
     try {
       done = await documents.compactStored(entry.documentId, {
         maxTextChars: refreshed ? MAX_FIND_TEXT_CHARS : 0,
         version: planned.version && { request: planned.version, base: planned.base },
         changedAt,
+        upTo,
       })
     } catch (error) {
       // Refused because the server is stopping: a compaction is never needed for safety (the log holds
@@ -268,13 +318,14 @@ export class Compaction {
       throw error
     }
     if (!done) return true
-    const quiet = entry.changedAt === changedAt
+    // Bounded: what this instance stored after the bound is in no version yet (people's typing).
+    const quiet = upTo === undefined ? entry.changedAt === changedAt : entry.lastRowId <= upTo
     if (done.versionId !== undefined) {
       entry.versionAt = Date.now()
       if (quiet) {
         entry.unversioned = false
         entry.versionReason = undefined
-      }
+      } else if (upTo !== undefined) entry.versionReason = 'pause'
     }
     if (refreshed && quiet) {
       entry.derivedAt = Date.now()

@@ -38,6 +38,16 @@ export type Stored = {
   /** When this instance last took a version of it (0: not since load), and the timer of the next one. */
   versionAt: number
   versionTimer: ReturnType<typeof setTimeout> | null
+  /** The id of this instance's newest row in the document's log (0n before its first store). */
+  lastRowId: bigint
+  /**
+   * An agent's version waiting while people are connected (versions.ts): of the log up to `upTo`, the
+   * row of that agent's last store, so what others store after it is never in it; `since`: a store not of
+   * that agent's burst landed after it (the version is then due at once).
+   */
+  agentBound: { upTo: bigint; author: string; since: boolean } | null
+  /** That version is being taken (compaction.ts `takeBound`): the bound is cleared, the version not yet in. */
+  takingBound: boolean
   detach(): void
 }
 
@@ -84,6 +94,9 @@ export class LoadedDocuments {
       versionReason: undefined,
       versionAt: 0,
       versionTimer: null,
+      lastRowId: 0n,
+      agentBound: null,
+      takingBound: false,
       detach: () => document.off('update', queue),
     }
     this.entries.set(name, entry)

@@ -8,7 +8,7 @@
 import type { Document } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import { isDatabaseUnavailable } from '../../db/errors.ts'
-import type { RawAuthor } from '../../documents/history-authors.ts'
+import { type RawAuthor, rawAuthorKey } from '../../documents/history-authors.ts'
 import type { DocumentsService } from '../../documents/service.ts'
 import type { Logger } from '../../logger.ts'
 import type { Metrics } from '../../metrics.ts'
@@ -16,7 +16,7 @@ import type { Compaction } from './compaction.ts'
 import type { StoreFaults } from './faults.ts'
 import type { LoadedDocuments } from './loaded.ts'
 import type { TitleSearchRefresh } from './title-search.ts'
-import type { VersionPolicy } from './versions.ts'
+import type { BatchKinds, VersionPolicy } from './versions.ts'
 
 export class LogAppend {
   private readonly storedListeners = new Map<
@@ -94,10 +94,15 @@ export class LogAppend {
     const batchNumber = ++this.batches
     const vector = Y.encodeStateVector(document) // covers the batch: updates are queued synchronously
     let update: Uint8Array
+    let rowId: bigint
     try {
       update = batch.length === 1 ? (batch[0] as Uint8Array) : Y.mergeUpdates(batch)
       // The batch's authors (not one per update: several people's keystrokes are one append).
-      await documents.appendUpdate(entry.documentId, update, await documents.resolveAuthors(authors.values()))
+      rowId = await documents.appendUpdate(
+        entry.documentId,
+        update,
+        await documents.resolveAuthors(authors.values()),
+      )
     } catch (error) {
       entry.pending = batch.concat(entry.pending) // stays queued, in order, for the retry
       for (const [key, author] of entry.authors) authors.set(key, author)
@@ -114,6 +119,7 @@ export class LogAppend {
     }
     entry.writing = false
     entry.changedAt = new Date()
+    if (rowId > entry.lastRowId) entry.lastRowId = rowId
     entry.logRows++
     entry.logBytes += update.byteLength
     entry.derivedStale = true
@@ -131,15 +137,20 @@ export class LogAppend {
     // extension.ts beforeWrite) then finds it and takes the version before its write; marked after the
     // refresh, the batch looked versioned in that window and the person's typing went into the agent's
     // version (history-boundaries.test, "while the store that holds it is still refreshing").
-    versions.afterStore(document, entry, kindsOf(authors.values()))
+    versions.afterStore(document, entry, kindsOf(authors.values()), rowId)
     await titleSearch.afterStore(document, entry)
     if (compaction.due(entry)) compaction.schedule(document)
   }
 }
 
-/** Whether a batch holds an agent's changes and whether it holds a person's. */
-function kindsOf(authors: Iterable<RawAuthor>): { agent: boolean; person: boolean } {
-  const kinds = { agent: false, person: false }
-  for (const author of authors) kinds[author.kind === 'agent' ? 'agent' : 'person'] = true
+/** Whether a batch holds an agent's changes (whose, when one agent's alone) and whether it holds a person's. */
+function kindsOf(authors: Iterable<RawAuthor>): BatchKinds {
+  const kinds: BatchKinds = { agent: false, person: false }
+  const agents = new Set<string>()
+  for (const author of authors) {
+    kinds[author.kind === 'agent' ? 'agent' : 'person'] = true
+    if (author.kind === 'agent') agents.add(rawAuthorKey(author))
+  }
+  if (agents.size === 1) kinds.agentKey = [...agents][0]
   return kinds
 }

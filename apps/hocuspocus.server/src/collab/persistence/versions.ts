@@ -1,17 +1,22 @@
 /**
- * When a loaded document's changes become a version (docs/history.md): right after an agent's write, once
+ * When a loaded document's changes become a version (docs/history.md): after an agent's writes, once
  * people paused typing for VERSION_PAUSE_MS, and when it unloads; never two automatic versions closer than
  * MIN_VERSION_INTERVAL_MS (what comes in between waits for the next one, so an agent's burst of writes is
  * one version), except at an agent's write: what others changed before it becomes a version just before
- * it is applied (`beforeAgentWrite`), and with people in the document its own version is taken as soon as
- * it is stored, so neither holds the other's changes. Compaction takes it (compaction.ts: the snapshot
- * written, then copied as the version); a compaction that runs anyway takes one when the last is older
- * than VERSION_INTERVAL_MS.
+ * it is applied (`beforeAgentWrite`), and with people in the document its own version is bounded at the
+ * log row of its store (`Stored.agentBound`): taken of the log up to that row once the agent wrote
+ * nothing for AGENT_VERSION_PAUSE_MS, at once when someone else's change is stored after it, and before
+ * any compaction, so a burst of its writes is one version and nobody's later keystrokes are in it.
+ * Compaction takes it (compaction.ts: the snapshot written, then copied as the version); a compaction
+ * that runs anyway takes one when the last is older than VERSION_INTERVAL_MS.
  */
 import type { Document } from '@hocuspocus/server'
-import { MIN_VERSION_INTERVAL_MS, VERSION_PAUSE_MS } from '../../limits.ts'
+import { AGENT_VERSION_PAUSE_MS, MIN_VERSION_INTERVAL_MS, VERSION_PAUSE_MS } from '../../limits.ts'
 import type { Compaction } from './compaction.ts'
 import type { LoadedDocuments, Stored } from './loaded.ts'
+
+/** What a stored batch held: an agent's changes (`agent`: whose, when one agent's alone) and/or a person's. */
+export type BatchKinds = { agent: boolean; person: boolean; agentKey?: string }
 
 export class VersionPolicy {
   /** Whose write the unversioned agent changes of a document are (rawAuthorKey), set by beforeAgentWrite. */
@@ -20,26 +25,48 @@ export class VersionPolicy {
   constructor(
     private readonly loaded: LoadedDocuments,
     private readonly compaction: Compaction,
-    private readonly timing: { minIntervalMs?: number; pauseMs?: number } = {},
+    private readonly timing: { minIntervalMs?: number; pauseMs?: number; agentPauseMs?: number } = {},
   ) {}
 
   private get minInterval(): number {
     return this.timing.minIntervalMs ?? MIN_VERSION_INTERVAL_MS
   }
 
-  /** After a successful store whose batch held an agent's and/or a person's changes. */
-  afterStore(document: Document, entry: Stored, kinds: { agent: boolean; person: boolean }): void {
+  /**
+   * After a successful store whose batch held an agent's and/or a person's changes; `rowId`: the log row
+   * it appended.
+   */
+  afterStore(document: Document, entry: Stored, kinds: BatchKinds, rowId?: bigint): void {
     if (!kinds.agent && !kinds.person) return
     entry.unversioned = true
+    const bound = entry.agentBound
+    if (bound) {
+      this.cancel(entry)
+      if (kinds.agent && !kinds.person && !bound.since && kinds.agentKey === bound.author && rowId) {
+        // The same agent's burst goes on: its version now reaches this write, and waits for its pause.
+        bound.upTo = rowId
+        this.scheduleBound(document, entry, this.timing.agentPauseMs ?? AGENT_VERSION_PAUSE_MS)
+      } else {
+        // Someone else's change follows the agent's: the agent's version now, of the log up to its write.
+        bound.since = true
+        this.scheduleBound(document, entry, 0)
+      }
+      return
+    }
     const earliest = entry.versionAt + this.minInterval
     if (kinds.agent) {
       entry.versionReason = 'agent'
-      // With people in the document, at once, so their next keystrokes are not in it; else it does not
-      // wait for a pause, only for the interval (a burst of writes to a document nobody has open is one).
       if (document.connections.size > 0) {
         this.cancel(entry)
-        this.schedule(document, entry, 0, { minIntervalMs: 0 })
+        if (!kinds.person && kinds.agentKey && rowId) {
+          // With people in the document: bounded at this store's row, so their next keystrokes are never
+          // in it, however late it is taken.
+          entry.agentBound = { upTo: rowId, author: kinds.agentKey, since: false }
+          this.scheduleBound(document, entry, this.timing.agentPauseMs ?? AGENT_VERSION_PAUSE_MS)
+        } else this.schedule(document, entry, 0, { minIntervalMs: 0 }) // one batch: at once, as it is
       } else if (!entry.versionTimer) this.schedule(document, entry, Math.max(0, earliest - Date.now()))
+      // Else it does not wait for a pause, only for the interval (a burst of writes to a document nobody
+      // has open is one).
       return
     }
     entry.versionReason ??= 'pause'
@@ -53,9 +80,17 @@ export class VersionPolicy {
    * Before an agent's write (`author`: its rawAuthorKey) is applied, its document's pending changes
    * stored: unless they are all that same agent's (a burst), what is not yet in a version becomes one now,
    * whatever the interval, so the agent's version holds only its writes and the version before holds
-   * what came before them.
+   * what came before them. An agent's version waiting at its bound (or being taken) is taken first,
+   * unless this is the same agent's burst with nothing stored after it: until it is in, what was stored
+   * after it could not be told from the burst.
    */
   async beforeAgentWrite(document: Document, entry: Stored, author: string): Promise<void> {
+    const bound = entry.agentBound
+    const goesOn = bound && !bound.since && bound.author === author
+    if (!goesOn && (bound || entry.takingBound) && !this.loaded.closing) {
+      if (bound) this.cancel(entry)
+      await this.compaction.runBound(document)
+    }
     const burst = entry.versionReason === 'agent' && this.agentOf.get(entry) === author
     this.agentOf.set(entry, author)
     if (!entry.unversioned || burst || this.loaded.closing) return
@@ -89,6 +124,33 @@ export class VersionPolicy {
       void this.compaction
         .run(document, { reason: entry.versionReason ?? 'pause', ...spacing })
         .catch(() => {})
+    }, wait)
+    entry.versionTimer.unref?.()
+  }
+
+  /**
+   * The agent's version waiting at its bound, after `wait` ms; then what was stored after the bound (a
+   * person's typing) waits for a version of its own, as typing does.
+   */
+  private scheduleBound(document: Document, entry: Stored, wait: number): void {
+    if (this.loaded.closing) return
+    entry.versionTimer = setTimeout(() => {
+      entry.versionTimer = null
+      if (!this.loaded.isOpen(document.name) || this.loaded.get(document.name) !== entry) return
+      void this.compaction
+        .runBound(document)
+        .catch(() => {})
+        .then(() => {
+          if (!entry.unversioned || entry.agentBound || entry.versionTimer || this.loaded.closing) return
+          if (this.loaded.get(document.name) !== entry) return
+          entry.versionReason ??= 'pause'
+          const earliest = entry.versionAt + this.minInterval
+          this.schedule(
+            document,
+            entry,
+            Math.max(this.timing.pauseMs ?? VERSION_PAUSE_MS, earliest - Date.now()),
+          )
+        })
     }, wait)
     entry.versionTimer.unref?.()
   }

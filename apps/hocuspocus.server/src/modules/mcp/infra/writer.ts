@@ -117,6 +117,11 @@ export type StoreConfirmations = {
   /** Stores the document's unstored changes now (the persistence extension's `storePending`). */
   storePending?(document: Document): Promise<void>
   /**
+   * Takes now an agent's version that waits at its bound (collab/persistence/versions.ts), so a version
+   * of the whole stored content taken next (a restore's or revert's "before") does not swallow it.
+   */
+  settleVersions?(document: Document): Promise<void>
+  /**
    * Called just before the edit applies anything: the function to call once the write's direct connection
    * is closed, or undefined when the server is stopping (nothing is applied: STOPPING_MESSAGE).
    */
@@ -131,7 +136,9 @@ export function createDocumentWriter(deps: {
   return {
     async storePending(room) {
       const document = deps.hocuspocus.documents.get(room)
-      if (document) await deps.confirmations?.storePending?.(document)
+      if (!document) return
+      await deps.confirmations?.storePending?.(document)
+      await deps.confirmations?.settleVersions?.(document)
     },
     async write(room, context, edit, options = {}) {
       const { signal } = options
