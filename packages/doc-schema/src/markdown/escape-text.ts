@@ -8,8 +8,9 @@
  *   (`[a]: …`, the label may run on through other marks) or, in a list item, a task checkbox (`[ ]`, `[x]`)
  *   would form. After a hard break neither can (a definition cannot interrupt a paragraph), nor elsewhere
  *   in a line, since `](` (the library escapes that `(`) and definitions never occur in our output.
- *   Footnotes (`[^1]`, and `[^1]: …` at a line start) are written as they are: both parsers keep them as
- *   that text (footnotes.ts) and a GFM renderer shows them as footnotes.
+ *   Footnotes (`[^1]`, and `[^1]: …` at a paragraph's start) are written as they are: both parsers keep
+ *   them as that text (footnotes.ts) and a GFM renderer shows them as footnotes; `[^1]:` after a hard break
+ *   is escaped (inside a definition it would start another).
  * - In a link's text or an image's alt, `[` and `]` are escaped only when they are unbalanced there
  *   (`[f([options])](#f)` stays as written); a link's text longer than LABEL_LOOKAHEAD_CHARS keeps the
  *   library's rule (a bounded read can cut it short, and its start must be written as the whole is). A link
@@ -44,6 +45,7 @@ import { HTML_OPEN_CLOSE_TAG_RE, HTML_TAG_RE } from 'markdown-it/lib/common/html
 import type { Parents, PhrasingContent, Text } from 'mdast'
 import type { Handle, Info, SafeConfig, State, Unsafe } from 'mdast-util-to-markdown'
 import { CHARACTER_REFERENCE, derived, LABEL_LOOKAHEAD_CHARS } from './escape-links.ts'
+import { FOOTNOTE_DEFINITION } from './footnotes.ts'
 import { tagMeantAsHtml } from './html-in-text.ts'
 
 /** Tags the parsers read as marks or breaks (inline-tokens.ts): as text they must stay escaped. */
@@ -334,13 +336,16 @@ export const textHandler: Handle = (node, parent, state, info) => {
   // Free delimiters are only worked out for text without line breaks (imports have none).
   const free = lineBreaks ? undefined : data?.free
   // A `[` opening the paragraph: escaped here when it must be (with breaks in the text, by the patterns).
+  // After a hard break, a footnote's `[^1]:` would start a definition of its own when the paragraph is a
+  // footnote definition (footnotes.ts reads each as its own paragraph), and nothing elsewhere: escaped.
   if (
     !lineBreaks &&
     value.charCodeAt(0) === 91 &&
     parent?.type === 'paragraph' &&
-    index === 0 &&
     LINE_START.test(info.before) &&
-    openingBracketUnsafe(state, value, parent, index)
+    (index === 0
+      ? openingBracketUnsafe(state, value, parent, index)
+      : siblings[index - 1]?.type === 'break' && FOOTNOTE_DEFINITION.test(value))
   ) {
     const parenFree = data?.parenFree === undefined ? undefined : Math.max(0, data.parenFree - 1)
     const restData: TextData = { free: free?.map((at) => at - 1), parenFree, markers }
