@@ -88,6 +88,14 @@ describe('Markdown round trip', () => {
     }
   })
 
+  test('a heading in a list, a media URL once its image is its alt text, is the same embed twice (seed 2015514765)', () => {
+    // Read as two texts side by side, it stayed a paragraph; exported as one URL line, it read back as an
+    // embed.
+    const once = exportOf('* word\n\n  ### https://youtu.be/x![i](https://x.org/i.png)\n')!
+    expect(once).toContain('[video: https://youtu.be/xi]')
+    expect(exportOf(once)).toBe(once)
+  })
+
   test('a rule after a nested list in a tight item keeps its blank line (not a table delimiter)', () => {
     const once = exportOf('- 2) word\n | \n  ---\n')!
     expect(once).toContain('\n\n  ---')
@@ -179,6 +187,18 @@ const textRun = fc
   .filter((run) => run.text.trim() === run.text && run.text !== '')
 
 describe('Markdown escaping', () => {
+  test("a footnote definition's text after a hard break stays in its paragraph (seed 538123747)", () => {
+    // Written as is, the second line started a definition of its own: two paragraphs, the first ending
+    // in the hard break's backslash.
+    const line: DocNode = { type: 'text', text: '[^1]: word' }
+    const content: DocNode[] = [line, { type: 'hardBreak' }, { ...line }]
+    const markdown = documentToMarkdown({ type: 'doc', content: [{ type: 'paragraph', content }] })
+    const back = parseMarkdown(markdown)
+    if (back.kind === 'error') throw new Error(back.message)
+    expect({ markdown, blocks: back.value.length }).toEqual({ markdown, blocks: 1 })
+    expect(runsOf(firstInline(back.value[0]))).toEqual(runsOf(content))
+  })
+
   test('text that looks like Markdown or HTML reads back as the same text in every block kind', () => {
     // Fails if an escape is dropped where it matters (e.g. `[a]: x` at a line start reads as a definition,
     // `<u>…</u>` as underline, `<div>` at a line start as an HTML block, `|` in a cell splits it).

@@ -215,9 +215,17 @@ function trimEdges(run: DocNode[]): DocNode[] {
   return nodes
 }
 
-/** The embed for a paragraph that is one plain text or one bare link holding a media URL, else null. */
+/**
+ * The embed for a paragraph that is one plain text or one bare link holding a media URL, else null. Plain
+ * texts side by side count as the one text they become (a heading in a list whose image is its alt text:
+ * `### https://youtu.be/x![i](…)` read as two, exported as one, read back as an embed).
+ */
 function mediaEmbedFor(block: DocNode): DocNode | null {
-  if (block.type !== 'paragraph' || block.content?.length !== 1) return null
+  if (block.type !== 'paragraph' || !block.content?.length) return null
+  if (block.content.length > 1)
+    return block.content.every((node) => node.type === 'text' && !node.marks?.length)
+      ? mediaNodeForLine(block.content.map((node) => node.text ?? '').join(''))
+      : null
   const only = block.content[0]!
   if (only.type !== 'text') return null
   const marks = only.marks ?? []
