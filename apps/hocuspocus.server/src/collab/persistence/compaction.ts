@@ -103,7 +103,9 @@ export class Compaction {
    * and nothing else; after the compaction under way.
    */
   async runBound(document: Document): Promise<void> {
-    await this.inTurn(document, () => this.takeBound(document))
+    await this.inTurn(document, async () => {
+      await this.takeBound(document)
+    })
   }
 
   /**
@@ -125,9 +127,12 @@ export class Compaction {
   private readonly runs = new WeakMap<Document, Promise<void>>()
 
   private async runAlone(document: Document, asked?: VersionRequest): Promise<void> {
-    // Never past an agent's bound without its version: merged into the snapshot, the rows after it
-    // could no longer be told apart from the agent's.
-    await this.takeBound(document)
+    // Never past an agent's bound without its version: merged into the snapshot, the rows up to it could
+    // no longer be told apart from what came after. A compaction that was only due ends with that merge:
+    // the rows stored after the bound (the same agent's burst going on has a bound of its own by then)
+    // stay for the next one. One that takes a version takes a bound set meanwhile first too.
+    if ((await this.takeBound(document)) && !asked) return
+    if (asked) await this.takeBound(document)
     if (await this.compactOffThread(document, asked)) return
     await this.measure(document)
     await document.saveMutex.runExclusive(() => this.compact(document, asked))
@@ -140,22 +145,28 @@ export class Compaction {
    * then holds what came after the write too, and names its authors). The database being away leaves
    * the bound waiting, for the next compaction or write.
    */
-  private async takeBound(document: Document): Promise<void> {
+  private async takeBound(document: Document): Promise<boolean> {
     const entry = this.loaded.get(document.name)
     const bound = entry?.agentBound
-    if (!entry || !bound) return
+    if (!entry || !bound) return false
     entry.agentBound = null
-    entry.takingBound = true
+    entry.takingBound = bound
     const asked = { reason: 'agent', minIntervalMs: 0 } as const
     try {
-      if (await this.compactOffThread(document, asked, bound.upTo)) return
+      if (await this.compactOffThread(document, asked, bound.upTo)) {
+        // Stored after the bound, in no version yet: someone else's change, or the same agent's burst
+        // going on meanwhile (whose own bound, set by its store, takes it).
+        if (entry.unversioned) entry.versionReason = bound.since ? 'pause' : 'agent'
+        return true
+      }
       await this.measure(document)
       await document.saveMutex.runExclusive(() => this.compact(document, asked))
+      return true
     } catch (error) {
       if (isDatabaseUnavailable(error)) entry.agentBound ??= bound
       throw error
     } finally {
-      entry.takingBound = false
+      entry.takingBound = null
     }
   }
 
@@ -325,7 +336,7 @@ export class Compaction {
       if (quiet) {
         entry.unversioned = false
         entry.versionReason = undefined
-      } else if (upTo !== undefined) entry.versionReason = 'pause'
+      }
     }
     if (refreshed && quiet) {
       entry.derivedAt = Date.now()

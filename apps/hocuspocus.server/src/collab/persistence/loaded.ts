@@ -7,6 +7,9 @@ import { type RawAuthor, rawAuthorKey, rawAuthorOf } from '../../documents/histo
 import type { VersionReason } from '../../documents/history-store.ts'
 import type { StoredParts } from '../../documents/stored-parts.ts'
 
+/** An agent's version waiting at the log row of its last store (versions.ts). */
+export type AgentBound = { upTo: bigint; author: string; since: boolean }
+
 /** What this instance knows of a loaded document's stored content, and its unstored updates. */
 export type Stored = {
   documentId: string
@@ -45,9 +48,9 @@ export type Stored = {
    * row of that agent's last store, so what others store after it is never in it; `since`: a store not of
    * that agent's burst landed after it (the version is then due at once).
    */
-  agentBound: { upTo: bigint; author: string; since: boolean } | null
-  /** That version is being taken (compaction.ts `takeBound`): the bound is cleared, the version not yet in. */
-  takingBound: boolean
+  agentBound: AgentBound | null
+  /** The bound whose version is being taken (compaction.ts `takeBound`): cleared above, not yet in. */
+  takingBound: AgentBound | null
   detach(): void
 }
 
@@ -96,7 +99,7 @@ export class LoadedDocuments {
       versionTimer: null,
       lastRowId: 0n,
       agentBound: null,
-      takingBound: false,
+      takingBound: null,
       detach: () => document.off('update', queue),
     }
     this.entries.set(name, entry)

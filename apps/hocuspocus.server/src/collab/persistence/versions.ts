@@ -39,6 +39,9 @@ export class VersionPolicy {
   afterStore(document: Document, entry: Stored, kinds: BatchKinds, rowId?: bigint): void {
     if (!kinds.agent && !kinds.person) return
     entry.unversioned = true
+    // While a bound's version is being taken, someone else's change stored after it is not of its burst.
+    const taking = entry.takingBound
+    if (taking && !(kinds.agent && !kinds.person && kinds.agentKey === taking.author)) taking.since = true
     const bound = entry.agentBound
     if (bound) {
       this.cancel(entry)
@@ -86,8 +89,9 @@ export class VersionPolicy {
    */
   async beforeAgentWrite(document: Document, entry: Stored, author: string): Promise<void> {
     const bound = entry.agentBound
-    const goesOn = bound && !bound.since && bound.author === author
-    if (!goesOn && (bound || entry.takingBound) && !this.loaded.closing) {
+    const waiting = bound ?? entry.takingBound
+    const goesOn = waiting && !waiting.since && waiting.author === author
+    if (waiting && !goesOn && !this.loaded.closing) {
       if (bound) this.cancel(entry)
       await this.compaction.runBound(document)
     }
