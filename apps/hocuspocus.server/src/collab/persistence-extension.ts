@@ -206,7 +206,7 @@ export class PersistenceExtension implements Extension {
     if (!entry) return
     this.keepUnstored(entry, document)
     // An agent's version waiting at its bound first, so what people typed after it stays out of it.
-    if (entry.agentBound && !this.loaded.closing) await this.compaction.runBound(document).catch(() => {})
+    await this.settleVersions(document).catch(() => {})
     // People's last changes become a version as they leave, when the interval allows one.
     const version =
       entry.unversioned && this.versions.allowed(entry)

@@ -32,23 +32,29 @@ export class VersionPolicy {
     return this.timing.minIntervalMs ?? MIN_VERSION_INTERVAL_MS
   }
 
+  private get agentPause(): number {
+    return this.timing.agentPauseMs ?? AGENT_VERSION_PAUSE_MS
+  }
+
   /**
    * After a successful store whose batch held an agent's and/or a person's changes; `rowId`: the log row
    * it appended.
    */
-  afterStore(document: Document, entry: Stored, kinds: BatchKinds, rowId?: bigint): void {
+  afterStore(document: Document, entry: Stored, kinds: BatchKinds, rowId: bigint): void {
     if (!kinds.agent && !kinds.person) return
     entry.unversioned = true
+    // The agent whose changes alone the batch holds, if one's.
+    const soleAgent = kinds.person ? undefined : kinds.agentKey
     // While a bound's version is being taken, someone else's change stored after it is not of its burst.
     const taking = entry.takingBound
-    if (taking && !(kinds.agent && !kinds.person && kinds.agentKey === taking.author)) taking.since = true
+    if (taking && soleAgent !== taking.author) taking.since = true
     const bound = entry.agentBound
     if (bound) {
       this.cancel(entry)
-      if (kinds.agent && !kinds.person && !bound.since && kinds.agentKey === bound.author && rowId) {
+      if (!bound.since && soleAgent === bound.author) {
         // The same agent's burst goes on: its version now reaches this write, and waits for its pause.
         bound.upTo = rowId
-        this.scheduleBound(document, entry, this.timing.agentPauseMs ?? AGENT_VERSION_PAUSE_MS)
+        this.scheduleBound(document, entry, this.agentPause)
       } else {
         // Someone else's change follows the agent's: the agent's version now, of the log up to its write.
         bound.since = true
@@ -56,18 +62,18 @@ export class VersionPolicy {
       }
       return
     }
-    const earliest = entry.versionAt + this.minInterval
     if (kinds.agent) {
       entry.versionReason = 'agent'
       if (document.connections.size > 0) {
         this.cancel(entry)
-        if (!kinds.person && kinds.agentKey && rowId) {
+        if (soleAgent) {
           // With people in the document: bounded at this store's row, so their next keystrokes are never
           // in it, however late it is taken.
-          entry.agentBound = { upTo: rowId, author: kinds.agentKey, since: false }
-          this.scheduleBound(document, entry, this.timing.agentPauseMs ?? AGENT_VERSION_PAUSE_MS)
+          entry.agentBound = { upTo: rowId, author: soleAgent, since: false }
+          this.scheduleBound(document, entry, this.agentPause)
         } else this.schedule(document, entry, 0, { minIntervalMs: 0 }) // one batch: at once, as it is
-      } else if (!entry.versionTimer) this.schedule(document, entry, Math.max(0, earliest - Date.now()))
+      } else if (!entry.versionTimer)
+        this.schedule(document, entry, Math.max(0, entry.versionAt + this.minInterval - Date.now()))
       // Else it does not wait for a pause, only for the interval (a burst of writes to a document nobody
       // has open is one).
       return
@@ -76,6 +82,12 @@ export class VersionPolicy {
     if (entry.versionReason === 'agent' && entry.versionTimer) return
     // Each store of people's typing pushes the pause back.
     this.cancel(entry)
+    this.schedulePause(document, entry)
+  }
+
+  /** People's changes become a version after their pause, and no sooner than the interval allows. */
+  private schedulePause(document: Document, entry: Stored): void {
+    const earliest = entry.versionAt + this.minInterval
     this.schedule(document, entry, Math.max(this.timing.pauseMs ?? VERSION_PAUSE_MS, earliest - Date.now()))
   }
 
@@ -148,12 +160,7 @@ export class VersionPolicy {
           if (!entry.unversioned || entry.agentBound || entry.versionTimer || this.loaded.closing) return
           if (this.loaded.get(document.name) !== entry) return
           entry.versionReason ??= 'pause'
-          const earliest = entry.versionAt + this.minInterval
-          this.schedule(
-            document,
-            entry,
-            Math.max(this.timing.pauseMs ?? VERSION_PAUSE_MS, earliest - Date.now()),
-          )
+          this.schedulePause(document, entry)
         })
     }, wait)
     entry.versionTimer.unref?.()
