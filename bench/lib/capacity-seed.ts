@@ -25,11 +25,11 @@ export async function seed(db: TestDatabase, count: number): Promise<Seeded> {
     const { prisma } = server.services.db
     const template = made.value.id
     await prisma.$executeRaw`
-      INSERT INTO documents (id, room, slug, title, owner_id, is_private, search_vector, search_text, search_stem)
+      INSERT INTO documents (id, room, slug, title, owner_id, is_private, search_vector)
       SELECT gen_random_uuid(), replace(gen_random_uuid()::text, '-', ''), 'capacity-copy-' || g, title || ' ' || g,
-             owner_id, is_private, search_vector, search_text, search_stem
+             owner_id, is_private, search_vector
         FROM documents, generate_series(1, ${count - 1}::int) g WHERE id = ${template}::uuid`
-    for (const table of ['document_states', 'document_versions']) {
+    for (const table of ['document_states', 'document_versions', 'document_search_chunks']) {
       const columns = (
         await prisma.$queryRaw<Array<{ name: string }>>`
           SELECT column_name::text AS name FROM information_schema.columns

@@ -103,13 +103,18 @@ async function seedCorpus(prisma: PrismaClient, size: CorpusSize, bigOwnerId: st
       changed.push(new Date(start + Math.floor(rng() * 300 * 86_400_000)).toISOString())
     }
     await prisma.$executeRaw`
-      INSERT INTO documents (id, room, slug, title, owner_id, is_private, created_at, content_updated_at, search_vector, search_stem, search_text)
-      SELECT gen_random_uuid(), gen_random_uuid()::text, s, t, o::uuid, p, c - interval '1 day', c,
-             setweight(to_tsvector('simple', t), 'A') || setweight(to_tsvector('simple', x), 'B'),
-             setweight(to_tsvector('english', t), 'A') || setweight(to_tsvector('english', x), 'B'),
-             t || E'\n' || x
-        FROM unnest(${slugs}::text[], ${titles}::text[], ${texts}::text[], ${owners}::text[],
-                    ${privates}::boolean[], ${changed}::timestamptz[]) AS u(s, t, x, o, p, c)`
+      WITH made AS (
+        INSERT INTO documents (id, room, slug, title, owner_id, is_private, created_at, content_updated_at, search_vector)
+        SELECT gen_random_uuid(), gen_random_uuid()::text, s, t, o::uuid, p, c - interval '1 day', c,
+               setweight(to_tsvector('simple', t), 'A')
+          FROM unnest(${slugs}::text[], ${titles}::text[], ${owners}::text[], ${privates}::boolean[],
+                      ${changed}::timestamptz[]) AS u(s, t, o, p, c)
+        RETURNING id, slug, title)
+      INSERT INTO document_search_chunks (document_id, key, n, prefix_chars, body, stem, words)
+      SELECT made.id, md5(b.body), 0, 0, b.body, to_tsvector('english', b.body),
+             setweight(to_tsvector('simple', b.body), 'B')
+        FROM made JOIN unnest(${slugs}::text[], ${texts}::text[]) AS u(s, x) ON u.s = made.slug
+        CROSS JOIN LATERAL (SELECT made.title || E'\n' || u.x AS body) b`
     progress(label, Math.min(size.documents, from + batch), size.documents)
   }
   await prisma.$executeRaw`

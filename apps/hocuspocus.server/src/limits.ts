@@ -9,18 +9,34 @@
 export const MAX_SLUG_BASE_CHARS = 48
 
 /**
- * Characters of a document's text a query can match (search_text): the first ~500 pages. Past it a
- * document is not found by its text (docs/mcp/reference.md says so). Bounds what each refresh of the
- * search columns writes and indexes: ~0.26 s per million characters on PGlite (pg_trgm), measured here.
+ * Characters of a document's text a query can match: the first ~500 pages. Past it a document is not
+ * found by its text (docs/mcp/reference.md says so). Bounds what the search chunks of one document hold
+ * (documents/search-chunks.ts) and what each refresh reads of the live document.
  */
 export const MAX_FIND_TEXT_CHARS = 1_000_000
 
 /**
- * Characters of text in each full-text vector (search_stem: other forms of a word, matched and ranked;
- * search_vector: ranks words as written): PostgreSQL refuses a tsvector over 1 MiB; this keeps every one
- * well inside it. Also what find_sections' stemmer look sends per section.
+ * Characters of a section's text find_sections' stemmer look sends per section (search-sections.ts):
+ * PostgreSQL refuses a tsvector over 1 MiB; this keeps every one well inside it.
  */
 export const MAX_SEARCH_VECTOR_CHARS = 200_000
+
+/**
+ * The search text is indexed in chunks (documents/search-chunks.ts): each at least this many characters
+ * (the document's last may be shorter), so a million characters are ~35 rows, each a few milliseconds to
+ * index; a refresh rewrites only the chunks an edit changed.
+ */
+export const SEARCH_CHUNK_MIN_CHARS = 16_384
+
+/** ...and at most this many: past it a chunk is cut at its last white space (or where it is, in none). */
+export const SEARCH_CHUNK_MAX_CHARS = 65_536
+
+/**
+ * Characters each chunk after the first repeats from the end of the one before, so a term or phrase across
+ * a boundary is whole in one chunk: more than a query's MAX_QUERY_CHARS (200) with white space between its
+ * words, and a snippet's lead.
+ */
+export const SEARCH_CHUNK_OVERLAP_CHARS = 1_024
 
 /** Terms one query may have; each is one more trigram condition. */
 export const MAX_QUERY_TERMS = 10

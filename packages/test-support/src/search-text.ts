@@ -1,10 +1,10 @@
 /**
- * The search columns of a document, written the way the store step writes them (documents/search.ts
- * searchColumnsSql over the live content's plain text). Until the store step's refresh sets search_text
- * (issue 14), search tests call this after building their documents; afterwards it is a no-op rewrite.
+ * The search columns and chunks of a document, written the way the store step writes them
+ * (documents/store.ts writeDerived over the live content's title and plain text). Search tests call this
+ * after building their documents, so a query finds them without waiting for the store step's refresh.
  */
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
-import { searchColumnsSql } from '@collab/hocuspocus.server/src/documents/search.ts'
+import { writeDerived } from '@collab/hocuspocus.server/src/documents/store.ts'
 import { MAX_FIND_TEXT_CHARS } from '@collab/hocuspocus.server/src/limits.ts'
 import type { RunningServer } from '@collab/hocuspocus.server/src/server.ts'
 
@@ -19,8 +19,20 @@ export async function refreshSearchColumns(server: RunningServer, slug: string):
   try {
     const fragment = connection.document!.getXmlFragment(FRAGMENT_NAME)
     const text = readPlainText(fragment, MAX_FIND_TEXT_CHARS)
-    await prisma.$executeRaw`UPDATE documents SET ${searchColumnsSql(row.title, text)} WHERE id = ${row.id}::uuid`
+    await prisma.$transaction((tx) => writeDerived(tx, row.id, { title: row.title, text }))
   } finally {
     await connection.disconnect()
   }
+}
+
+/**
+ * The search text stored for a document (its title, a newline, its text), put back together from its
+ * chunks; null when it has none.
+ */
+export async function storedSearchText(server: RunningServer, room: string): Promise<string | null> {
+  const rows = await server.services.db.prisma.$queryRaw<Array<{ text: string | null }>>`
+    SELECT string_agg(substr(c.body, c.prefix_chars + 1), '' ORDER BY c.n) AS text
+      FROM document_search_chunks c JOIN documents d ON d.id = c.document_id
+     WHERE d.room = ${room}`
+  return rows[0]?.text ?? null
 }

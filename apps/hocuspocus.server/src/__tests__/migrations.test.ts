@@ -78,9 +78,10 @@ describe(`migrations (${DATABASE_KIND})`, () => {
     }
   })
 
-  test('the schema is usable: the full-text column and its GIN index exist', async () => {
+  test('the schema is usable: the search chunks and their trigram and full-text GIN indexes exist', async () => {
     const indexes = await db.prisma.$queryRaw<Array<{ indexdef: string }>>`
-      SELECT indexdef FROM pg_indexes WHERE tablename = 'documents'`
-    expect(indexes.some((i) => /USING gin \(search_vector\)/i.test(i.indexdef))).toBe(true)
+      SELECT indexdef FROM pg_indexes WHERE tablename = 'document_search_chunks'`
+    expect(indexes.some((i) => /USING gin \(body gin_trgm_ops\)/i.test(i.indexdef))).toBe(true)
+    expect(indexes.some((i) => /USING gin \(stem\)/i.test(i.indexdef))).toBe(true)
   })
 })

@@ -1,23 +1,20 @@
 /**
- * Documents stored before the search columns existed (search_text null) are filled at start, so phrase
- * search finds them without an edit. Simulated with the column cleared, as the migration leaves it.
+ * Documents stored before the search chunks existed (none) are filled at start, so search finds them
+ * without an edit. Simulated with the chunks deleted, as the migration leaves them.
  */
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { paragraph } from '@collab/test-support/documents'
+import { storedSearchText } from '@collab/test-support/search-text'
 import { eventually, useRestartableServer } from '@collab/test-support/server'
 
 describe(`search columns filled at start (${DATABASE_KIND})`, () => {
   const s = useRestartableServer('backfill')
 
-  async function searchText(room: string): Promise<string | null> {
-    const rows = await s.server.services.db.prisma.$queryRaw<Array<{ text: string | null }>>`
-      SELECT search_text AS text FROM documents WHERE room = ${room}`
-    return rows[0]?.text ?? null
-  }
+  const searchText = (room: string) => storedSearchText(s.server, room)
 
-  test('a document without search_text gets it from its stored content at the next start; a deleted one is left alone', async () => {
+  test('a document without search chunks gets them from its stored content at the next start; a deleted one is left alone', async () => {
     const kept = await s.server.services.documents.create(s.owner.user.id, { title: 'Old notes' })
     const gone = await s.server.services.documents.create(s.owner.user.id, { title: 'Old and deleted' })
     if (kept.kind === 'error' || gone.kind === 'error') throw new Error('create failed')
@@ -27,8 +24,8 @@ describe(`search columns filled at start (${DATABASE_KIND})`, () => {
     await eventually(() => expect(editor.provider.unsyncedChanges).toBe(0), 10_000, 'acknowledged')
     await eventually(() => expect(s.server.collab.persistence.pendingCount()).toBe(0), 10_000, 'stored')
     expect(await s.server.services.documents.softDelete(gone.value.slug)).toMatchObject({ kind: 'ok' })
-    // As the migration left documents stored before it: no phrase-search text.
-    await s.server.services.db.prisma.$executeRaw`UPDATE documents SET search_text = NULL`
+    // As the migration left documents stored before it: no search chunks.
+    await s.server.services.db.prisma.$executeRaw`DELETE FROM document_search_chunks`
     expect(await searchText(kept.value.room)).toBeNull()
 
     await s.restart()

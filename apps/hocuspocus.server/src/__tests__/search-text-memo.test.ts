@@ -13,6 +13,7 @@ import { seededRandom } from '@collab/doc-schema/test-builders'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { appendOrThrow, buildDocument, paragraph } from '@collab/test-support/documents'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
+import { storedSearchText } from '@collab/test-support/search-text'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import type { RunningServer } from '../server.ts'
@@ -58,10 +59,9 @@ describe(`title and search text through the plain-text memo (${DATABASE_KIND})`,
     server = s
   })
 
-  async function stored(room: string): Promise<{ title: string; searchText: string }> {
-    const rows = await server.services.db.prisma.$queryRaw<Array<{ title: string; searchText: string }>>`
-      SELECT title, search_text AS "searchText" FROM documents WHERE room = ${room}`
-    return rows[0]!
+  async function stored(room: string): Promise<{ title: string; searchText: string | null }> {
+    const row = await server.services.db.prisma.document.findUniqueOrThrow({ where: { room } })
+    return { title: row.title, searchText: await storedSearchText(server, room) }
   }
 
   async function acknowledgedAndStored(editor: TestProvider): Promise<void> {

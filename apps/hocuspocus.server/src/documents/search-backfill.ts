@@ -1,8 +1,8 @@
 /**
- * Fills the search columns of documents stored before they existed. `documents.search_text` (terms as
- * written) and `search_stem` (other forms of a word) came with migrations that cannot compute them (the
- * text lives in the Yjs state); a document edited since has them from its title and search refresh, one
- * never edited again would lack them for ever. At start, each such document is read as a cold read is (the snapshot,
+ * Fills the search chunks (search-chunks.ts) of documents stored before they existed: every document has
+ * at least one (its title), so one without any was written before the migration that brought them, which
+ * cannot compute them (the text lives in the Yjs state); a document edited since has them from its title
+ * and search refresh, one never edited again would lack them for ever. At start, each such document is read as a cold read is (the snapshot,
  * then the update log) and its title and search columns written, one at a time with a pause between, so
  * a large backlog never holds the server (on PGlite, its only thread) for long (the loop: paced-pass.ts).
  * Documents loaded by Hocuspocus are read live; a large stored one is decoded on the documents' worker
@@ -11,6 +11,7 @@
 import { FRAGMENT_NAME, readPlainText, readTitle } from '@collab/doc-schema'
 import type * as Y from 'yjs'
 import type { PrismaClient } from '../db/generated/client.ts'
+import { CONTENT_TRANSACTION } from '../db/transactions.ts'
 import { MAX_FIND_TEXT_CHARS } from '../limits.ts'
 import type { Logger } from '../logger.ts'
 import { type PacedPass, startPacedPass } from './paced-pass.ts'
@@ -35,7 +36,7 @@ export function startSearchBackfill(deps: {
     try {
       const derived = await derivedFor(row.room)
       if (!derived) return false
-      await writeDerived(deps.prisma, row.id, derived)
+      await deps.prisma.$transaction((tx) => writeDerived(tx, row.id, derived), CONTENT_TRANSACTION)
       return true
     } catch (error) {
       // Logged by id and reason only (never text); the document keeps the older word search.
@@ -71,7 +72,8 @@ export function startSearchBackfill(deps: {
     pauseMs: SEARCH_BACKFILL_PAUSE_MS,
     next: (afterId, batch) => deps.prisma.$queryRaw<Array<{ id: string; room: string }>>`
       SELECT id::text AS id, room FROM documents
-       WHERE (search_text IS NULL OR search_stem IS NULL) AND deleted_at IS NULL AND id > ${afterId}::uuid
+       WHERE deleted_at IS NULL AND id > ${afterId}::uuid
+         AND NOT EXISTS (SELECT 1 FROM document_search_chunks c WHERE c.document_id = documents.id)
        ORDER BY id LIMIT ${batch}`,
     handle: fill,
     report({ done }) {

@@ -1,19 +1,22 @@
 /**
  * The SQL of a query's match, rank and snippet over the documents row `d` (search.ts puts them in its
- * statements). Three columns, each PostgreSQL's own tool for one part:
- * - search_text (title, a newline, the text; pg_trgm GIN index): every term as written, case-insensitively,
- *   anywhere (`ILIKE`), which full text misses (code identifiers, `6.14.1`, `fs.stat`, `ERR_INVALID_CHAR`,
- *   scripts written without spaces), and the regular expressions that tell a whole token from part of one;
- * - search_stem ('english' tsvector, GIN index): other forms of a word (parsing ~ parse), phrases through
+ * statements). The text is searched in its chunks (document_search_chunks, search-chunks.ts: the title, a
+ * newline and the text, cut into ~32 K-character pieces that overlap by more than a query), each with
+ * PostgreSQL's own tool for one part:
+ * - body (pg_trgm GIN index): every term as written, case-insensitively, anywhere (`ILIKE`), which full
+ *   text misses (code identifiers, `6.14.1`, `fs.stat`, `ERR_INVALID_CHAR`, scripts written without
+ *   spaces), and the regular expressions that tell a whole token from part of one;
+ * - stem ('english' tsvector, GIN index): other forms of a word (parsing ~ parse), phrases through
  *   websearch_to_tsquery;
- * - search_vector ('simple' tsvector, title and headings weight A, text B): ts_rank_cd, the order within
- *   a tier.
+ * - words ('simple' tsvector, weight B, not indexed) with the documents row's search_vector (title and
+ *   headings, weight A): ts_rank_cd, the order within a tier.
  * A document matches when it holds every term as written, or every word in some form (the stemmed
- * query; terms with digits or punctuation as written), and no excluded term as a whole token. Its rank is
- * tiered, highest first: the terms as an exact phrase (whole tokens, white space between), every term as
- * a whole token, every word in some form, every term only inside longer words; ×10, then the same tiers
- * for the title alone ×2 (its lowest: every term anywhere in it; so within a tier a title match comes
- * first), then ts_rank_cd normalised to [0, 1). Every value is a bound parameter.
+ * query; terms with digits or punctuation as written), and no excluded term as a whole token: each term
+ * in any of its chunks (a phrase lies whole in one, as the chunks overlap). Its rank is tiered, highest
+ * first: the terms as an exact phrase (whole tokens, white space between), every term as a whole token,
+ * every word in some form, every term only inside longer words; ×10, then the same tiers for the title
+ * alone ×2 (its lowest: every term anywhere in it; so within a tier a title match comes first), then
+ * ts_rank_cd normalised to [0, 1). Every value is a bound parameter.
  */
 import { Prisma } from '../db/generated/client.ts'
 import {
@@ -28,10 +31,18 @@ import {
 
 const all = (conditions: Prisma.Sql[]) => Prisma.join(conditions, ' AND ')
 
+/** The ids of documents with a chunk `c` where `condition` holds. */
+const idsWhere = (condition: Prisma.Sql) =>
+  Prisma.sql`SELECT c.document_id FROM document_search_chunks c WHERE ${condition}`
+
+/** Whether the document `d` has a chunk `c` where `condition` holds (per row: its chunks by the key). */
+const inSomeChunk = (condition: Prisma.Sql) =>
+  Prisma.sql`EXISTS (SELECT 1 FROM document_search_chunks c WHERE c.document_id = d.id AND ${condition})`
+
 /**
- * The stemmed query: the terms as one web search string (each quoted: a phrase stays a phrase), by the
+ * A stemmed query: the terms as one web search string (each quoted: a phrase stays a phrase), by the
  * 'english' configuration. An uncorrelated subquery, so it is computed once and the GIN index can use it.
- * Stop words only: an empty query, which matches nothing (PostgreSQL says so in a notice).
+ * Stop words only: an empty query (numnode 0), which matches nothing (PostgreSQL says so in a notice).
  */
 const stemQuery = (terms: readonly string[]) =>
   Prisma.sql`(SELECT websearch_to_tsquery('english', ${webSearchString(terms)}))`
@@ -40,16 +51,77 @@ const stemQuery = (terms: readonly string[]) =>
 const simpleQuery = (terms: readonly string[]) =>
   Prisma.sql`(SELECT websearch_to_tsquery('simple', ${webSearchString(terms)}))`
 
+/** A chunk `alias` holds this word in some form; a stop word (an empty query) holds everywhere. */
+const holdsStem = (word: string, alias = 'c') => {
+  const query = stemQuery([word])
+  return Prisma.sql`(numnode(${query}) = 0 OR ${Prisma.raw(alias)}.stem @@ ${query})`
+}
+
+/** A chunk `alias` holds the term as written. */
+const asWrittenIn = (term: string, alias = 'c') =>
+  Prisma.sql`${Prisma.raw(alias)}.body ILIKE ${containsPattern(term)}`
+
 /**
- * The terms' match in some form: the stemmed query over the stemmable terms, the others as written. Null
- * when no term is stemmable (then only the as-written match applies).
+ * The chunk `c` or another chunk of its document holds what `condition` says of a chunk alias (the others
+ * found by the chunks' key, only when `c` does not: most documents are one chunk).
  */
-function inSomeForm(include: readonly string[]): Prisma.Sql | null {
+const inItsDocument = (condition: (alias: string) => Prisma.Sql) =>
+  Prisma.sql`(${condition('c')} OR EXISTS (SELECT 1 FROM document_search_chunks x
+    WHERE x.document_id = c.document_id AND x.key <> c.key AND ${condition('x')}))`
+
+/** The longest of the terms: it drives a search (as a rule the fewest chunks hold it), the others are checked per document. */
+const longestFirst = (terms: readonly string[]) => {
+  const at = terms.reduce((best, term, i) => (term.length > terms[best]!.length ? i : best), 0)
+  return [terms[at]!, ...terms.filter((_, i) => i !== at)] as const
+}
+
+/**
+ * The ids of documents that may match, each way from its own index, not made unique (ANY takes an id
+ * twice as once), each a scan of the chunks that hold the longest term and a check of the other terms in
+ * the same document (any of its chunks, by the key):
+ * - every term as written;
+ * - every word in some form (not all of them stop words) and the other terms as written: once driven by
+ *   all the words in one chunk (one GIN query), once by the longest word (its words may lie in different
+ *   chunks; a stop word there finds nothing, the first way still does).
+ * A union of each term's documents read every chunk holding a common word ("the": all of them) and
+ * sorted them again; grouping chunks by document did too (~3× the scans, EXPLAIN ANALYZE, 40,000 documents).
+ */
+function matchingIds(include: readonly string[]): Prisma.Sql {
+  const [driver, ...rest] = longestFirst(include)
+  const branches = [
+    idsWhere(
+      all([asWrittenIn(driver), ...rest.map((term) => inItsDocument((alias) => asWrittenIn(term, alias)))]),
+    ),
+  ]
   const { words, others } = byStemmability(include)
-  if (words.length === 0) return null
-  const stemmed = Prisma.sql`d.search_stem @@ ${stemQuery(words)}`
-  if (others.length === 0) return stemmed
-  return all([stemmed, ...others.map((term) => Prisma.sql`d.search_text ILIKE ${containsPattern(term)}`)])
+  if (words.length > 0) {
+    const othersHere = others.map((term) => inItsDocument((alias) => asWrittenIn(term, alias)))
+    // The tsquery written out, not a subquery: folded when planned, so the planner can weigh the index.
+    branches.push(
+      idsWhere(
+        all([
+          Prisma.sql`c.stem @@ websearch_to_tsquery('english', ${webSearchString(words)})`,
+          ...othersHere,
+        ]),
+      ),
+    )
+    if (words.length > 1) {
+      const [word, ...otherWords] = longestFirst(words)
+      branches.push(
+        idsWhere(
+          all([
+            Prisma.sql`c.stem @@ websearch_to_tsquery('english', ${webSearchString([word])})`,
+            ...otherWords.map((other) => inItsDocument((alias) => holdsStem(other, alias))),
+            ...othersHere,
+          ]),
+        ),
+      )
+    }
+  }
+  return Prisma.join(
+    branches.map((branch) => Prisma.sql`(${branch})`),
+    ' UNION ALL ',
+  )
 }
 
 /** The match: see the file's comment. Without terms to find, every document (exclusions still apply). */
@@ -57,71 +129,121 @@ export function matchSql(query: ParsedQuery): Prisma.Sql {
   const conditions: Prisma.Sql[] = []
   const { include, exclude } = query
   if (include.length > 0) {
-    const asWritten = all(include.map((term) => Prisma.sql`d.search_text ILIKE ${containsPattern(term)}`))
-    const stemmed = inSomeForm(include)
-    conditions.push(stemmed ? Prisma.sql`((${asWritten}) OR (${stemmed}))` : Prisma.sql`(${asWritten})`)
+    // The matching ids first, from the chunks' indexes (an InitPlan), then those documents by their
+    // primary key: an OR of two per-row conditions would read every document in scope, and a semi-join
+    // let the planner hash the matches and scan every document (the EXPLAIN test).
+    conditions.push(Prisma.sql`d.id = ANY(ARRAY(${matchingIds(include)}))`)
   }
   for (const term of exclude) {
-    conditions.push(Prisma.sql`NOT coalesce(d.search_text ~* ${wholeTermPattern(term)}, false)`)
+    conditions.push(Prisma.sql`NOT ${inSomeChunk(Prisma.sql`c.body ~* ${wholeTermPattern(term)}`)}`)
   }
   return conditions.length > 0 ? all(conditions) : Prisma.sql`true`
 }
 
 /**
- * The tier of `text` (3 exact phrase, 2 whole tokens, 1 `lowest`, 0 none; null text: 0). One term: its
- * whole token is the top tier (the phrase is the term), so one regular expression less per row.
+ * What the rank needs of a document's chunks, in one pass over them (a lateral join per ranked row, `h`):
+ * whether a chunk holds the exact phrase and each term as a whole token, and the sum of the chunks'
+ * ts_rank_cd. Empty without terms to find.
  */
-function tierSql(text: Prisma.Sql, include: readonly string[], lowest: Prisma.Sql): Prisma.Sql {
-  const whole = all(include.map((term) => Prisma.sql`${text} ~* ${wholeTermPattern(term)}`))
-  if (include.length === 1) {
-    return Prisma.sql`CASE WHEN ${whole} THEN 3 WHEN ${lowest} THEN 1 ELSE 0 END`
-  }
-  return Prisma.sql`CASE WHEN ${text} ~* ${phrasePattern(include)} THEN 3 WHEN ${whole} THEN 2
-                         WHEN ${lowest} THEN 1 ELSE 0 END`
+export function rankJoinSql(query: ParsedQuery): Prisma.Sql {
+  const { include } = query
+  if (include.length === 0) return Prisma.empty
+  const columns = [
+    ...(include.length > 1 ? [Prisma.sql`bool_or(c.body ~* ${phrasePattern(include)}) AS phrase`] : []),
+    ...include.map(
+      (term, i) => Prisma.sql`bool_or(c.body ~* ${wholeTermPattern(term)}) AS ${Prisma.raw(`whole${i}`)}`,
+    ),
+    Prisma.sql`coalesce(sum(ts_rank_cd(c.words, ${simpleQuery(include)}, 0)), 0) AS density`,
+  ]
+  return Prisma.sql`CROSS JOIN LATERAL (SELECT ${Prisma.join(columns, ', ')}
+    FROM document_search_chunks c WHERE c.document_id = d.id) h`
 }
 
-/** The rank (see the file's comment); 0 without terms to find. */
+/** The tier (3 exact phrase, 2 whole tokens, 1 `lowest`, 0 none); one term: its whole token is the top. */
+function tierSql(phrase: Prisma.Sql, whole: Prisma.Sql, lowest: Prisma.Sql, terms: number): Prisma.Sql {
+  if (terms === 1) return Prisma.sql`CASE WHEN ${whole} THEN 3 WHEN ${lowest} THEN 1 ELSE 0 END`
+  return Prisma.sql`CASE WHEN ${phrase} THEN 3 WHEN ${whole} THEN 2 WHEN ${lowest} THEN 1 ELSE 0 END`
+}
+
+/** The rank (see the file's comment) over `d` and rankJoinSql's `h`; 0 without terms to find. */
 export function rankSql(query: ParsedQuery): Prisma.Sql {
   const { include } = query
   if (include.length === 0) return Prisma.sql`0`
-  const stemmed = inSomeForm(include) ?? Prisma.sql`false`
-  const titleAsWritten = all(include.map((term) => Prisma.sql`d.title ILIKE ${containsPattern(term)}`))
-  const textTier = tierSql(Prisma.sql`d.search_text`, include, stemmed)
-  const titleTier = tierSql(Prisma.sql`d.title`, include, titleAsWritten)
-  return Prisma.sql`(10 * (${textTier}) + 2 * (${titleTier})
-    + coalesce(ts_rank_cd(d.search_vector, ${simpleQuery(include)}, 32), 0))`
+  const { words, others } = byStemmability(include)
+  // Asked only of a document without every term as a whole token (CASE stops at the first that holds),
+  // so per document, not in the one pass: most matches never need it.
+  const inSomeForm =
+    words.length === 0
+      ? Prisma.sql`false`
+      : all([
+          Prisma.sql`numnode(${stemQuery(words)}) > 0`,
+          ...words.map((word) => inSomeChunk(holdsStem(word))),
+          ...others.map((term) => inSomeChunk(asWrittenIn(term))),
+        ])
+  const textTier = tierSql(
+    Prisma.raw('coalesce(h.phrase, false)'),
+    all(include.map((_, i) => Prisma.raw(`coalesce(h.whole${i}, false)`))),
+    inSomeForm,
+    include.length,
+  )
+  const titleTier = tierSql(
+    Prisma.sql`d.title ~* ${phrasePattern(include)}`,
+    all(include.map((term) => Prisma.sql`d.title ~* ${wholeTermPattern(term)}`)),
+    all(include.map((term) => Prisma.sql`d.title ILIKE ${containsPattern(term)}`)),
+    include.length,
+  )
+  const density = Prisma.sql`(coalesce(ts_rank_cd(d.search_vector, ${simpleQuery(include)}, 0), 0) + h.density)`
+  // Normalised as ts_rank_cd's own flag 32 does: rank / (rank + 1).
+  return Prisma.sql`(10 * (${textTier}) + 2 * (${titleTier}) + ${density} / (${density} + 1))`
 }
 
 /** One document's snippet as the database cuts it: `chars + 1` characters from `at` (1-based). */
 export type SnippetRow = { id: string; text: string; cutBefore: boolean }
 
+/** A place found in a chunk, with its kind's order first: kind × PLACE_KIND + the place (< it: a chunk is shorter). */
+const PLACE_KIND = 100_000_000
+
 /**
  * The snippets of these documents for a query: `chars + 1` characters of the text (after the title)
  * starting a third of `chars` before the first place found, in this order: the exact phrase, the first
  * term as a whole token, the first term anywhere, a word in the first term's stemmed form (its lexeme as
- * a word's start), else the text's start. Over the rows of one page only (at most a page of ids).
+ * a word's start), else the text's start. Each chunk gives its first place of the first kind it holds;
+ * the document's is the first chunk's of the first kind. The snippet reads on into the next chunk. Over
+ * the rows of one page only (at most a page of ids).
  */
 export function snippetsSql(input: { ids: string[]; query: ParsedQuery; chars: number }): Prisma.Sql {
   const { include } = input.query
   const first = include[0] ?? ''
   const lead = Math.floor(input.chars / 3)
-  const found = (pattern: Prisma.Sql) =>
-    Prisma.sql`nullif(regexp_instr(d.search_text, ${pattern}, b.body, 1, 0, 'i'), 0)`
-  const places =
+  const patterns: Prisma.Sql[] =
     include.length === 0
       ? []
       : [
-          ...(include.length > 1 ? [found(Prisma.sql`${phrasePattern(include)}`)] : []),
-          found(Prisma.sql`${wholeTermPattern(first)}`),
-          found(Prisma.sql`${anywherePattern(first)}`),
-          found(Prisma.sql`(SELECT '(?<![[:alnum:]_])(' || string_agg(
+          ...(include.length > 1 ? [Prisma.sql`${phrasePattern(include)}`] : []),
+          Prisma.sql`${wholeTermPattern(first)}`,
+          Prisma.sql`${anywherePattern(first)}`,
+          Prisma.sql`(SELECT '(?<![[:alnum:]_])(' || string_agg(
                  regexp_replace(word, '([^[:alnum:]_])', ${'\\\\\\1'}, 'g'), '|') || ')'
-               FROM unnest(tsvector_to_array(to_tsvector('english', ${first}))) AS word)`),
+               FROM unnest(tsvector_to_array(to_tsvector('english', ${first}))) AS word)`,
         ]
+  const places = patterns.map(
+    (pattern, kind) =>
+      Prisma.sql`${(kind + 1) * PLACE_KIND} + nullif(regexp_instr(c.body, ${pattern}, b.start, 1, 0, 'i'), 0)`,
+  )
+  const none = Prisma.sql`${(patterns.length + 1) * PLACE_KIND} + b.start`
   return Prisma.sql`
-    SELECT d.id::text AS id, substr(d.search_text, p.at, ${input.chars + 1}) AS text, p.at > b.body AS "cutBefore"
-      FROM documents d
-      CROSS JOIN LATERAL (SELECT char_length(d.title) + 2 AS body) b
-      CROSS JOIN LATERAL (SELECT greatest(b.body, coalesce(${Prisma.join([...places, Prisma.sql`b.body`], ', ')}) - ${lead}) AS at) p
-     WHERE d.id = ANY(${input.ids}::uuid[]) AND d.search_text IS NOT NULL`
+    SELECT DISTINCT ON (c.document_id) c.document_id::text AS id,
+           substr(c.body || coalesce(nx.rest, ''), p.at, ${input.chars + 1}) AS text,
+           (c.n > 0 OR p.at > b.start) AS "cutBefore"
+      FROM document_search_chunks c
+      JOIN documents d ON d.id = c.document_id
+      CROSS JOIN LATERAL (SELECT CASE WHEN c.n = 0 THEN char_length(d.title) + 2 ELSE 1 END AS start) b
+      CROSS JOIN LATERAL (SELECT coalesce(${Prisma.join([...places, none], ', ')}) AS found) f
+      CROSS JOIN LATERAL (SELECT f.found / ${PLACE_KIND} AS kind,
+                                 greatest(b.start, f.found % ${PLACE_KIND} - ${lead}) AS at) p
+      LEFT JOIN LATERAL (SELECT substr(x.body, x.prefix_chars + 1, ${input.chars + 1}) AS rest
+                           FROM document_search_chunks x
+                          WHERE x.document_id = c.document_id AND x.n = c.n + 1) nx ON true
+     WHERE c.document_id = ANY(${input.ids}::uuid[])
+     ORDER BY c.document_id, p.kind, c.n`
 }

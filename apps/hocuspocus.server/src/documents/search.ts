@@ -1,8 +1,8 @@
 /**
  * Finding documents (find_documents' and find_sections' queries). A query is its terms as written
  * (search-query.ts: white-space-separated, `"phrases"`, `-exclusions`, Markdown's backslash escapes
- * dropped); the match and the rank are search-rank.ts's: every term as written (ILIKE over search_text,
- * pg_trgm) or every word in some form ('english' full text over search_stem), ranked exact phrase, whole
+ * dropped); the match and the rank are search-rank.ts's over the text's chunks: every term as written
+ * (ILIKE, pg_trgm) or every word in some form ('english' full text), ranked exact phrase, whole
  * tokens, other forms, part of a word, a title before the text at each, then ts_rank_cd. Ties: most
  * recently changed content, then slug. Page one is a LIMIT query; the rest of a run reads a snapshot of the
  * ordered ids taken when page two is asked for (find_snapshots), so edits between pages cannot reorder what
@@ -14,11 +14,12 @@ import type { PrismaClient } from '../db/generated/client.ts'
 import { Prisma } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
-import { MAX_FIND_TEXT_CHARS, MAX_SEARCH_VECTOR_CHARS } from '../limits.ts'
+import { MAX_FIND_TEXT_CHARS } from '../limits.ts'
 import { readableBy, withMembership } from './access.ts'
 import type { DocumentRow } from './rows.ts'
+import { searchChunks } from './search-chunks.ts'
 import { parseTerms } from './search-query.ts'
-import { matchSql, rankSql, type SnippetRow, snippetsSql } from './search-rank.ts'
+import { matchSql, rankJoinSql, rankSql, type SnippetRow, snippetsSql } from './search-rank.ts'
 import { type StemSectionsInput, stemSections } from './search-sections.ts'
 
 export { queryTerms } from './search-query.ts'
@@ -35,23 +36,23 @@ const headingsSql = Prisma.sql`(SELECT string_agg(heading #>> '{}', ' ')
    WHERE s.document_id = documents.id)`
 
 /**
- * The search columns of one document, for the store step's `UPDATE documents SET title = …, <these>
- * WHERE id = …`: search_vector ('simple': the title and the headings of the stored outline A, the text's
- * first MAX_SEARCH_VECTOR_CHARS B), search_stem (title A and text B by 'english', stemmed) and search_text
- * (title, a newline, the text's first MAX_FIND_TEXT_CHARS). `text` is readPlainText of the content. The
+ * The documents row's search column, for the store step's `UPDATE documents SET title = …, <this> WHERE
+ * id = …`: search_vector ('simple': the title and the headings of the stored outline, weight A), which
+ * ranks a heading's words above the text's (the text's own are in its chunks, search-chunks.ts). The
  * headings come from document_states.outline (compaction writes it just before; a refresh between
- * compactions reads the last one), so ts_rank_cd ranks a heading's words above the text's.
+ * compactions reads the last one). Not indexed: it ranks matches, it never finds them.
  */
-export function searchColumnsSql(title: string, text: string): Prisma.Sql {
-  const clean = storableText(text)
-  const vectorText = cutText(clean, MAX_SEARCH_VECTOR_CHARS)
-  const cleanTitle = storableText(title)
-  return Prisma.sql`search_vector = setweight(to_tsvector('simple', ${cleanTitle}), 'A')
-                                 || setweight(to_tsvector('simple', coalesce(${headingsSql}, '')), 'A')
-                                 || setweight(to_tsvector('simple', ${vectorText}), 'B'),
-           search_stem = setweight(to_tsvector('english', ${cleanTitle}), 'A')
-                      || setweight(to_tsvector('english', ${vectorText}), 'B'),
-           search_text = ${`${cleanTitle}\n${cutText(clean, MAX_FIND_TEXT_CHARS)}`}`
+export function searchVectorSql(title: string): Prisma.Sql {
+  return Prisma.sql`search_vector = setweight(to_tsvector('simple', ${storableText(title)}), 'A')
+                                 || setweight(to_tsvector('simple', coalesce(${headingsSql}, '')), 'A')`
+}
+
+/**
+ * The search chunks of a document's title and text (readPlainText of the content): its first
+ * MAX_FIND_TEXT_CHARS characters, as PostgreSQL can store them.
+ */
+export function documentSearchChunks(title: string, text: string) {
+  return searchChunks(storableText(title), cutText(storableText(text), MAX_FIND_TEXT_CHARS))
 }
 
 /** A listed document (its `room` is how find_sections opens the content; never shown) and the caller's role. */
@@ -115,20 +116,22 @@ export function searchSql(input: SearchInput): Prisma.Sql {
   const common = [readableBy(userId), Prisma.sql`d.created_at <= ${input.asOf}`]
   if (query) common.push(matchSql(query))
   const rank = query ? rankSql(query) : Prisma.sql`0`
+  // The documents and the caller's membership, then (with terms) what the rank needs of each one's chunks.
+  const from = Prisma.sql`${withMembership(userId)} ${query ? rankJoinSql(query) : Prisma.empty}`
   const order = Prisma.sql`ORDER BY rank DESC, d.content_updated_at DESC, d.slug ASC LIMIT ${take}`
   if (input.scope === 'public') {
     return Prisma.sql`
-      SELECT ${selected}, ${rank}::real AS rank ${withMembership(userId)}
+      SELECT ${selected}, ${rank}::real AS rank ${from}
        WHERE ${where([...common, inScope('public', userId)])}
        ${order}`
   }
   return Prisma.sql`
     SELECT id, room, slug, title, "ownerId", "isPrivate", "readOnly", "contentUpdatedAt", role FROM (
-      (SELECT ${selected}, ${rank}::real AS rank ${withMembership(userId)}
+      (SELECT ${selected}, ${rank}::real AS rank ${from}
         WHERE ${where([...common, Prisma.sql`d.owner_id = ${userId}::uuid`])}
         ${order})
       UNION ALL
-      (SELECT ${selected}, ${rank}::real AS rank ${withMembership(userId)}
+      (SELECT ${selected}, ${rank}::real AS rank ${from}
         WHERE ${where([...common, sharedWith(userId), Prisma.sql`d.owner_id <> ${userId}::uuid`])}
         ${order})
     ) found
@@ -203,7 +206,7 @@ export type Snippets = Map<string, string>
 /**
  * The snippets of these documents (a page of found rows) for the query's terms: the text around the
  * first place search-rank.ts's snippetsSql finds, white space collapsed, at most `chars` characters plus
- * the ellipses. A document without search text yet has none.
+ * the ellipses. A document without search chunks yet has none.
  */
 export async function documentSnippets(
   prisma: PrismaClient,

@@ -16,7 +16,8 @@ import { storableJSON, storableText } from '../db/storable-text.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
 import { AUTOMATIC_REASONS, insertVersion, type VersionReason, type VersionRequest } from './history-store.ts'
 import type { RecentStates } from './recent-states.ts'
-import { searchColumnsSql } from './search.ts'
+import { documentSearchChunks, searchVectorSql } from './search.ts'
+import { writeSearchChunks } from './search-chunks.ts'
 import { readSnapshotState, STATE_SLICE_BYTES } from './sliced-read.ts'
 
 export { STATE_SLICE_BYTES }
@@ -146,11 +147,11 @@ export async function writeDerived(
   const changed = content.changedAt
     ? Prisma.sql`, content_updated_at = GREATEST(content_updated_at, ${content.changedAt})`
     : Prisma.empty
+  // The documents row first: its lock orders two instances' refreshes of one document.
   await tx.$executeRaw`
-    UPDATE documents SET title = ${title}, ${searchColumnsSql(title, content.text)}${changed}
+    UPDATE documents SET title = ${title}, ${searchVectorSql(title)}${changed}
      WHERE id = ${documentId}::uuid`
-  // The search text (up to MAX_FIND_TEXT_CHARS) would stay held by Prisma's debug histories.
-  forgetLargeParameters(content.text.length)
+  await writeSearchChunks(tx, documentId, documentSearchChunks(title, content.text))
 }
 
 export async function storeContent(

@@ -225,9 +225,9 @@ export function createStoredContent(
       return appendUpdate(prisma, documentId, update, authors)
     },
 
-    /** Writes the title and full-text vector derived from the live content. */
+    /** Writes the title and search columns and chunks derived from the live content (one transaction). */
     async refreshDerived(documentId: string, content: DerivedContent): Promise<void> {
-      await writeDerived(prisma, documentId, content)
+      await prisma.$transaction((tx) => writeDerived(tx, documentId, content), CONTENT_TRANSACTION)
       forgetResolutions(documentId) // the title may have changed
     },
   }

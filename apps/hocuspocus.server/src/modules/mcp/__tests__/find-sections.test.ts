@@ -8,7 +8,7 @@
 import { describe, expect, test } from 'bun:test'
 import { appendOrThrow, buildDocument } from '@collab/test-support/documents'
 import { call, useMcpClients } from '@collab/test-support/mcp'
-import { refreshSearchColumns } from '@collab/test-support/search-text'
+import { refreshSearchColumns, storedSearchText } from '@collab/test-support/search-text'
 import { useTestServer } from '@collab/test-support/server'
 import { Prisma } from '../../../db/generated/client.ts'
 import { searchSql } from '../../../documents/search.ts'
@@ -108,11 +108,18 @@ async function probes() {
 }
 
 describe('the query set of issue 13', () => {
-  test('the long probe really is past the full-text vector cut', async () => {
+  test('the long probe really is past the old full-text vector cut, in a later search chunk', async () => {
     await probes()
-    const [row] = await server.services.db.prisma.$queryRaw<Array<{ at: number }>>`
-      SELECT strpos(search_text, 'quokkamarker') AS at FROM documents WHERE slug = ${slugOf.get('long')}`
-    expect(row!.at).toBeGreaterThan(MAX_SEARCH_VECTOR_CHARS)
+    const long = await server.services.db.prisma.document.findUniqueOrThrow({
+      where: { slug: slugOf.get('long') },
+    })
+    expect((await storedSearchText(server, long.room))!.indexOf('quokkamarker')).toBeGreaterThan(
+      MAX_SEARCH_VECTOR_CHARS,
+    )
+    const chunks = await server.services.db.prisma.$queryRaw<Array<{ n: number }>>`
+      SELECT n FROM document_search_chunks WHERE document_id = ${long.id}::uuid AND body LIKE '%quokkamarker%'`
+    expect(chunks.length).toBeGreaterThan(0)
+    expect(chunks.every((chunk) => chunk.n > 0)).toBe(true)
   })
 
   test('find_documents: every query finds its documents and only those (precision and recall 100%)', async () => {
@@ -278,21 +285,28 @@ describe('find_sections paging and bounds', () => {
 })
 
 describe('find_documents keeps using indexes (EXPLAIN)', () => {
-  test('a query over many documents runs on the trigram index, never a scan of documents', async () => {
+  test('a query over many documents runs on the trigram index of the chunks, never a scan of documents', async () => {
     const { user } = await userOf('explainer')
     const { prisma } = server.services.db
     await prisma.$executeRaw`
-      INSERT INTO documents (id, room, slug, title, owner_id, is_private, search_vector, search_text)
+      INSERT INTO documents (id, room, slug, title, owner_id, is_private, search_vector)
       SELECT gen_random_uuid(), gen_random_uuid()::text, 'explain-' || g, 'Doc ' || g, ${user.id}::uuid,
-             g % 3 = 0, to_tsvector('simple', 'Doc ' || g || ' ' || md5(g::text)),
-             'Doc ' || g || E'\n' || repeat(md5(g::text) || ' ', 20) || CASE WHEN g % 500 = 0 THEN ' lighthouse' ELSE '' END
+             g % 3 = 0, to_tsvector('simple', 'Doc ' || g)
         FROM generate_series(1, 5000) g`
+    await prisma.$executeRaw`
+      INSERT INTO document_search_chunks (document_id, key, n, prefix_chars, body, stem, words)
+      SELECT id, 'k', 0, 0, t.body, to_tsvector('english', t.body), to_tsvector('simple', t.body)
+        FROM documents d
+        CROSS JOIN LATERAL (SELECT d.title || E'\n' || repeat(md5(d.slug) || ' ', 20)
+          || CASE WHEN hashtext(d.slug) % 500 = 0 THEN ' lighthouse' ELSE '' END AS body) t
+       WHERE d.slug LIKE 'explain-%'`
     await prisma.$executeRawUnsafe('ANALYZE documents')
+    await prisma.$executeRawUnsafe('ANALYZE document_search_chunks')
     for (const scope of ['public', 'mine'] as const) {
       const sql = searchSql({ userId: user.id, scope, terms: ['lighthouse'], asOf: new Date(), take: 21 })
       const rows = await prisma.$queryRaw<Array<{ 'QUERY PLAN': string }>>(Prisma.sql`EXPLAIN ${sql}`)
       const plan = rows.map((r) => r['QUERY PLAN']).join('\n')
-      expect(plan).toContain('documents_search_text_idx')
+      expect(plan).toContain('document_search_chunks_body_idx')
       expect(plan).not.toMatch(/Seq Scan on documents/)
     }
   })

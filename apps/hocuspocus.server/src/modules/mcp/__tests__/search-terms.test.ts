@@ -157,7 +157,8 @@ describe('find_sections ranks sections and says why nothing matched', () => {
     const { client, slugs } = await userWith('stale', [['Stale', '## Only\n\nNothing of note.']])
     // The index still holds a word the document no longer has (as after an edit not yet refreshed).
     await server.services.db.prisma.$executeRaw`
-      UPDATE documents SET search_text = search_text || ' zanzibarword' WHERE slug = ${slugs[0]}`
+      UPDATE document_search_chunks SET body = body || ' zanzibarword'
+       WHERE document_id = (SELECT id FROM documents WHERE slug = ${slugs[0]})`
     const across = await call(client, 'find_sections', { query: 'zanzibarword' })
     expect(rows(across.text)[0]).toContain(CHANGED_SINCE_INDEXED)
   })

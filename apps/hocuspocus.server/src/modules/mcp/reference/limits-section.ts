@@ -30,7 +30,13 @@ const QUOTED_ELSEWHERE: { file: string; module: Record<string, unknown>; names: 
   {
     file: 'apps/hocuspocus.server/src/limits.ts',
     module: services,
-    names: ['MAX_QUERY_TERMS', 'MAX_FIND_TEXT_CHARS', 'MAX_SEARCH_VECTOR_CHARS', 'MAX_CHAT_MESSAGE_CHARS'],
+    names: [
+      'MAX_QUERY_TERMS',
+      'MAX_FIND_TEXT_CHARS',
+      'SEARCH_CHUNK_OVERLAP_CHARS',
+      'MAX_SEARCH_VECTOR_CHARS',
+      'MAX_CHAT_MESSAGE_CHARS',
+    ],
   },
   {
     file: 'packages/doc-schema/src/limits.ts',
