@@ -110,9 +110,9 @@ async function seedCorpus(prisma: PrismaClient, size: CorpusSize, bigOwnerId: st
           FROM unnest(${slugs}::text[], ${titles}::text[], ${owners}::text[], ${privates}::boolean[],
                       ${changed}::timestamptz[]) AS u(s, t, o, p, c)
         RETURNING id, slug, title)
-      INSERT INTO document_search_chunks (document_id, key, n, prefix_chars, body, stem, words)
+      INSERT INTO document_search_chunks (document_id, key, n, prefix_chars, body, stem, words, alone)
       SELECT made.id, md5(b.body), 0, 0, b.body, to_tsvector('english', b.body),
-             setweight(to_tsvector('simple', b.body), 'B')
+             setweight(to_tsvector('simple', b.body), 'B'), true
         FROM made JOIN unnest(${slugs}::text[], ${texts}::text[]) AS u(s, x) ON u.s = made.slug
         CROSS JOIN LATERAL (SELECT made.title || E'\n' || u.x AS body) b`
     progress(label, Math.min(size.documents, from + batch), size.documents)

@@ -16,10 +16,10 @@ import {
   readMigrations,
 } from '../db/migrations.ts'
 
-describe(`migrations (${DATABASE_KIND})`, () => {
+/** An empty (unmigrated) database opened before the describe's tests and removed after them. */
+function useEmptyDatabase(): () => Database {
   let testDb: TestDatabase
   let db: Database
-
   beforeAll(async () => {
     testDb = await createTestDatabase({ empty: true })
     db = await openDatabase(
@@ -32,6 +32,15 @@ describe(`migrations (${DATABASE_KIND})`, () => {
     await db?.close()
     await testDb?.cleanup()
   }, 60_000)
+  return () => db
+}
+
+describe(`migrations (${DATABASE_KIND})`, () => {
+  const database = useEmptyDatabase()
+  let db: Database
+  beforeAll(() => {
+    db = database()
+  })
 
   test('an empty database reports every migration pending', async () => {
     const status = await migrationStatus(db.adapterFactory)
@@ -81,7 +90,61 @@ describe(`migrations (${DATABASE_KIND})`, () => {
   test('the schema is usable: the search chunks and their trigram and full-text GIN indexes exist', async () => {
     const indexes = await db.prisma.$queryRaw<Array<{ indexdef: string }>>`
       SELECT indexdef FROM pg_indexes WHERE tablename = 'document_search_chunks'`
-    expect(indexes.some((i) => /USING gin \(body gin_trgm_ops\)/i.test(i.indexdef))).toBe(true)
-    expect(indexes.some((i) => /USING gin \(stem\)/i.test(i.indexdef))).toBe(true)
+    // Each in two parts: one-chunk documents' chunks and longer documents'.
+    for (const part of ['WHERE alone', 'WHERE \\(NOT alone\\)']) {
+      const on = (column: string) => new RegExp(`USING gin \\(${column}\\) ${part}`, 'i')
+      expect(indexes.some((i) => on('body gin_trgm_ops').test(i.indexdef))).toBe(true)
+      expect(indexes.some((i) => on('stem').test(i.indexdef))).toBe(true)
+    }
+  })
+})
+
+describe(`the search chunks' alone migration on existing chunks (${DATABASE_KIND})`, () => {
+  const ALONE = '20261204054530_search_chunks_alone'
+  const database = useEmptyDatabase()
+  let db: Database
+  beforeAll(() => {
+    db = database()
+  })
+
+  test('a document of one chunk gets alone, each chunk of a longer document not', async () => {
+    const before = mkdtempSync(join(tmpdir(), 'collab-migrations-'))
+    try {
+      cpSync(MIGRATIONS_DIR, before, { recursive: true })
+      const names = readMigrations(before).migrationDirectories.map((d) => d.path)
+      expect(names).toContain(ALONE)
+      for (const name of names.filter((n) => n >= ALONE)) rmSync(join(before, name), { recursive: true })
+      await applyMigrations(db.adapterFactory, { dir: before })
+    } finally {
+      rmSync(before, { recursive: true, force: true })
+    }
+    await db.prisma.$executeRaw`INSERT INTO users (id, handle) VALUES (gen_random_uuid(), 'migrant')`
+    for (const [slug, parts] of [
+      ['one', 1],
+      ['three', 3],
+    ] as const) {
+      await db.prisma.$executeRaw`
+        INSERT INTO documents (id, room, slug, title, owner_id)
+        SELECT gen_random_uuid(), ${slug}, ${slug}, ${slug}, id FROM users WHERE handle = 'migrant'`
+      await db.prisma.$executeRaw`
+        INSERT INTO document_search_chunks (document_id, key, n, prefix_chars, body, stem, words)
+        SELECT d.id, 'k' || g, g, 0, 'text ' || g, to_tsvector('english', 'text'), to_tsvector('simple', 'text')
+          FROM documents d, generate_series(0, ${parts - 1}::int) g WHERE d.slug = ${slug}`
+    }
+    await applyMigrations(db.adapterFactory)
+    const rows = await db.prisma.$queryRaw<Array<{ slug: string; n: number; alone: boolean }>>`
+      SELECT d.slug, c.n, c.alone FROM document_search_chunks c JOIN documents d ON d.id = c.document_id
+       ORDER BY d.slug, c.n`
+    expect(rows.map((r) => [r.slug, r.n, r.alone])).toEqual([
+      ['one', 0, true],
+      ['three', 0, false],
+      ['three', 1, false],
+      ['three', 2, false],
+    ])
+    // The column has no default left: a writer that forgets it is refused.
+    const defaults = await db.prisma.$queryRaw<Array<{ d: string | null }>>`
+      SELECT column_default AS d FROM information_schema.columns
+       WHERE table_name = 'document_search_chunks' AND column_name = 'alone'`
+    expect(defaults).toEqual([{ d: null }])
   })
 })

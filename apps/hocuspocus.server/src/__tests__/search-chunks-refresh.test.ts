@@ -2,7 +2,9 @@
  * The store step's search refresh writes only the chunks an edit changed (documents/search-chunks.ts):
  * a word typed into the middle of a large document leaves every other chunk's row as it was (same
  * row version: not rewritten, its indexes not touched), and find_documents finds the word, and a phrase
- * whose words lie on both sides of a chunk boundary, on a real server with a real provider.
+ * whose words lie on both sides of a chunk boundary, on a real server with a real provider. A document
+ * that grows past one chunk and shrinks back moves between the partial indexes of one-chunk documents
+ * and of longer ones (`alone`) and is found by both ways.
  */
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
@@ -13,9 +15,17 @@ import { connectProvider } from '@collab/test-support/provider'
 import { storedSearchText } from '@collab/test-support/search-text'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import type * as Y from 'yjs'
+import { type SearchChunk, writeSearchChunks } from '../documents/search-chunks.ts'
 import type { RunningServer } from '../server.ts'
 
-type ChunkRow = { key: string; n: number; rowVersion: string; prefixChars: number; body: string }
+type ChunkRow = {
+  key: string
+  n: number
+  rowVersion: string
+  prefixChars: number
+  body: string
+  alone: boolean
+}
 
 describe(`search chunks refreshed by the store step (${DATABASE_KIND})`, () => {
   let server!: RunningServer
@@ -26,7 +36,7 @@ describe(`search chunks refreshed by the store step (${DATABASE_KIND})`, () => {
 
   const chunksOf = (documentId: string) =>
     server.services.db.prisma.$queryRaw<ChunkRow[]>`
-      SELECT key, n, xmin::text AS "rowVersion", prefix_chars AS "prefixChars", body
+      SELECT key, n, xmin::text AS "rowVersion", prefix_chars AS "prefixChars", body, alone
         FROM document_search_chunks WHERE document_id = ${documentId}::uuid ORDER BY n`
 
   test('a word typed mid-document rewrites the chunks around it only; words across a boundary are found as a phrase', async () => {
@@ -116,4 +126,85 @@ describe(`search chunks refreshed by the store step (${DATABASE_KIND})`, () => {
       editor.destroy()
     }
   }, 60_000)
+
+  test('a document grown past one chunk is searched as one of several chunks, and as one again when it shrinks', async () => {
+    const { user, token } = await userWithToken(server, 'grower')
+    const doc = await buildDocument(server, user.id, { title: 'Grower' }, (fragment) => {
+      fragment.push([paragraph('The quokkaword opens it.'), paragraph('The wallabyword ends it.')])
+    })
+    const found = (terms: string[]) =>
+      server.services.search
+        .search({ userId: user.id, scope: 'mine', terms, asOf: new Date(), take: 5 })
+        .then((rows) => rows.map((row) => row.slug))
+    const editor = connectProvider(server.url, doc.room, token)
+    try {
+      await editor.ready
+      const fragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
+      const refreshed = (word: string, present: boolean) =>
+        eventually(
+          async () => expect((await storedSearchText(server, doc.room))?.includes(word)).toBe(present),
+          10_000,
+          word,
+        )
+      // The title's heading, then quokka, bilby, wallaby.
+      fragment.insert(2, [paragraph('A bilbyword between.')])
+      await refreshed('bilbyword', true)
+      const small = await chunksOf(doc.id)
+      expect(small.map((row) => row.alone)).toEqual([true])
+      expect(await found(['quokkaword', 'wallabyword'])).toEqual([doc.slug])
+
+      // ~100,000 characters between the two words: several chunks, none alone, the words in different ones.
+      const filler = Array.from({ length: 400 }, (_, i) =>
+        paragraph(`Filler paragraph ${i} ${'of plain words that say nothing much '.repeat(6)}`),
+      )
+      fragment.insert(3, [...filler, paragraph('A numbatword near the end.')])
+      await refreshed('numbatword', true)
+      const large = await chunksOf(doc.id)
+      expect(large.length).toBeGreaterThan(1)
+      expect(large.every((row) => !row.alone)).toBe(true)
+      expect(large[0]!.body.includes('quokkaword') && !large[0]!.body.includes('wallabyword')).toBe(true)
+      expect(await found(['quokkaword', 'wallabyword'])).toEqual([doc.slug])
+      expect(await found(['quokkawords', 'numbatwords'])).toEqual([doc.slug])
+      expect(await found(['quokkaword', 'dingoword'])).toEqual([])
+
+      // Back to one chunk: its row is alone again, found by the one-chunk indexes.
+      fragment.delete(3, filler.length + 1)
+      await refreshed('numbatword', false)
+      const again = await chunksOf(doc.id)
+      expect(again.map((row) => row.alone)).toEqual([true])
+      expect(await found(['quokkaword', 'wallabyword'])).toEqual([doc.slug])
+      expect(await found(['quokkawords', 'wallabywords'])).toEqual([doc.slug])
+      expect(await found(['numbatword'])).toEqual([])
+    } finally {
+      editor.destroy()
+    }
+  }, 60_000)
+
+  test('a kept chunk changes `alone` as its document gains a second chunk and loses it (the writer alone)', async () => {
+    const { user } = await userWithToken(server, 'flipper')
+    const doc = await buildDocument(server, user.id, { title: 'Flipper' }, () => {})
+    const { prisma } = server.services.db
+    const write = (chunks: SearchChunk[]) =>
+      prisma.$transaction((tx) => writeSearchChunks(tx, doc.id, chunks))
+    const first: SearchChunk = { key: 'first', n: 0, prefixChars: 0, body: 'Flipper\nthe emuword here' }
+    const second: SearchChunk = { key: 'second', n: 1, prefixChars: 0, body: 'and the kiwiword there' }
+    const found = (terms: string[]) =>
+      server.services.search
+        .search({ userId: user.id, scope: 'mine', terms, asOf: new Date(), take: 5 })
+        .then((rows) => rows.map((row) => row.slug))
+    await write([first])
+    const alone = await chunksOf(doc.id)
+    expect(alone.map((row) => [row.key, row.alone])).toEqual([['first', true]])
+    await write([first, second])
+    const two = await chunksOf(doc.id)
+    expect(two.map((row) => [row.key, row.alone])).toEqual([
+      ['first', false],
+      ['second', false],
+    ])
+    expect(await found(['emuword', 'kiwiword'])).toEqual([doc.slug])
+    await write([first])
+    expect((await chunksOf(doc.id)).map((row) => [row.key, row.alone])).toEqual([['first', true]])
+    expect(await found(['emuword', 'flipper'])).toEqual([doc.slug])
+    expect(await found(['emuword', 'kiwiword'])).toEqual([])
+  })
 })

@@ -119,35 +119,41 @@ export function searchChunks(title: string, text: string): SearchChunk[] {
 
 /**
  * Writes a document's chunks: deletes those no longer in it, renumbers those that moved, inserts the new
- * ones with their tsvectors. Rows of unchanged chunks are not touched (their indexes neither).
+ * ones with their tsvectors. Rows of unchanged chunks are not touched (their indexes neither), but for a
+ * document going from one chunk to several or back: its kept chunk changes `alone`, so moves to the
+ * other partial indexes.
  */
 export async function writeSearchChunks(
   tx: Prisma.TransactionClient,
   documentId: string,
   chunks: readonly SearchChunk[],
 ): Promise<void> {
-  const stored = await tx.$queryRaw<Array<{ key: string; n: number }>>`
-    SELECT key, n FROM document_search_chunks WHERE document_id = ${documentId}::uuid`
-  const storedN = new Map(stored.map((row) => [row.key, row.n]))
+  const stored = await tx.$queryRaw<Array<{ key: string; n: number; alone: boolean }>>`
+    SELECT key, n, alone FROM document_search_chunks WHERE document_id = ${documentId}::uuid`
+  const storedRow = new Map(stored.map((row) => [row.key, row]))
+  const alone = chunks.length === 1
   const wanted = new Set(chunks.map((chunk) => chunk.key))
   const gone = stored.filter((row) => !wanted.has(row.key)).map((row) => row.key)
-  const added = chunks.filter((chunk) => !storedN.has(chunk.key))
-  const moved = chunks.filter((chunk) => storedN.has(chunk.key) && storedN.get(chunk.key) !== chunk.n)
+  const added = chunks.filter((chunk) => !storedRow.has(chunk.key))
+  const changed = chunks.filter((chunk) => {
+    const row = storedRow.get(chunk.key)
+    return row !== undefined && (row.n !== chunk.n || row.alone !== alone)
+  })
   if (gone.length > 0) {
     await tx.$executeRaw`
       DELETE FROM document_search_chunks WHERE document_id = ${documentId}::uuid AND key = ANY(${gone}::text[])`
   }
-  if (moved.length > 0) {
+  if (changed.length > 0) {
     await tx.$executeRaw`
-      UPDATE document_search_chunks c SET n = m.n
-        FROM unnest(${moved.map((c) => c.key)}::text[], ${moved.map((c) => c.n)}::int[]) AS m(key, n)
+      UPDATE document_search_chunks c SET n = m.n, alone = ${alone}
+        FROM unnest(${changed.map((c) => c.key)}::text[], ${changed.map((c) => c.n)}::int[]) AS m(key, n)
        WHERE c.document_id = ${documentId}::uuid AND c.key = m.key`
   }
   if (added.length > 0) {
     await tx.$executeRaw`
-      INSERT INTO document_search_chunks (document_id, key, n, prefix_chars, body, stem, words)
+      INSERT INTO document_search_chunks (document_id, key, n, prefix_chars, body, stem, words, alone)
       SELECT ${documentId}::uuid, a.key, a.n, a.prefix_chars, a.body,
-             to_tsvector('english', a.body), setweight(to_tsvector('simple', a.body), 'B')
+             to_tsvector('english', a.body), setweight(to_tsvector('simple', a.body), 'B'), ${alone}
         FROM unnest(${added.map((c) => c.key)}::text[], ${added.map((c) => c.n)}::int[],
                     ${added.map((c) => c.prefixChars)}::int[], ${added.map((c) => c.body)}::text[])
              AS a(key, n, prefix_chars, body)`

@@ -285,29 +285,104 @@ describe('find_sections paging and bounds', () => {
 })
 
 describe('find_documents keeps using indexes (EXPLAIN)', () => {
-  test('a query over many documents runs on the trigram index of the chunks, never a scan of documents', async () => {
+  /** 5,000 documents of the explainer's, seeded once for the tests below. */
+  let seeded: Promise<void> | undefined
+  const seedExplainCorpus = () => {
+    seeded ??= (async () => {
+      const { user } = await userOf('explainer')
+      const { prisma } = server.services.db
+      await prisma.$executeRaw`
+        INSERT INTO documents (id, room, slug, title, owner_id, is_private, search_vector)
+        SELECT gen_random_uuid(), gen_random_uuid()::text, 'explain-' || g, 'Doc ' || g, ${user.id}::uuid,
+               g % 3 = 0, to_tsvector('simple', 'Doc ' || g)
+          FROM generate_series(1, 5000) g`
+      // Most documents are one chunk; every 50th is two (its second chunk holds the planted word).
+      await prisma.$executeRaw`
+        INSERT INTO document_search_chunks (document_id, key, n, prefix_chars, body, stem, words, alone)
+        SELECT id, 'k' || part, part, 0, t.body, to_tsvector('english', t.body), to_tsvector('simple', t.body),
+               NOT two
+          FROM documents d
+          CROSS JOIN LATERAL (SELECT hashtext(d.slug) % 50 = 0 AS two) s
+          CROSS JOIN LATERAL generate_series(0, CASE WHEN s.two THEN 1 ELSE 0 END) part
+          CROSS JOIN LATERAL (SELECT d.title || E'\n' || repeat(md5(d.slug || part) || ' ', 20)
+            || CASE WHEN hashtext(d.slug) % 500 = 0 THEN ' lighthouse' ELSE '' END AS body) t
+         WHERE d.slug LIKE 'explain-%'`
+      await prisma.$executeRawUnsafe('ANALYZE documents')
+      await prisma.$executeRawUnsafe('ANALYZE document_search_chunks')
+    })()
+    return seeded
+  }
+
+  test("a query over many documents runs on the chunks' partial indexes, never a scan of documents", async () => {
+    await seedExplainCorpus()
     const { user } = await userOf('explainer')
     const { prisma } = server.services.db
-    await prisma.$executeRaw`
-      INSERT INTO documents (id, room, slug, title, owner_id, is_private, search_vector)
-      SELECT gen_random_uuid(), gen_random_uuid()::text, 'explain-' || g, 'Doc ' || g, ${user.id}::uuid,
-             g % 3 = 0, to_tsvector('simple', 'Doc ' || g)
-        FROM generate_series(1, 5000) g`
-    await prisma.$executeRaw`
-      INSERT INTO document_search_chunks (document_id, key, n, prefix_chars, body, stem, words)
-      SELECT id, 'k', 0, 0, t.body, to_tsvector('english', t.body), to_tsvector('simple', t.body)
-        FROM documents d
-        CROSS JOIN LATERAL (SELECT d.title || E'\n' || repeat(md5(d.slug) || ' ', 20)
-          || CASE WHEN hashtext(d.slug) % 500 = 0 THEN ' lighthouse' ELSE '' END AS body) t
-       WHERE d.slug LIKE 'explain-%'`
-    await prisma.$executeRawUnsafe('ANALYZE documents')
-    await prisma.$executeRawUnsafe('ANALYZE document_search_chunks')
     for (const scope of ['public', 'mine'] as const) {
       const sql = searchSql({ userId: user.id, scope, terms: ['lighthouse'], asOf: new Date(), take: 21 })
       const rows = await prisma.$queryRaw<Array<{ 'QUERY PLAN': string }>>(Prisma.sql`EXPLAIN ${sql}`)
       const plan = rows.map((r) => r['QUERY PLAN']).join('\n')
       expect(plan).toContain('document_search_chunks_body_idx')
+      expect(plan).toContain('document_search_chunks_parts_body_idx')
       expect(plan).not.toMatch(/Seq Scan on documents/)
     }
+  })
+
+  test('a word in every document beside a word in none reads no chunk of a one-chunk document', async () => {
+    await seedExplainCorpus()
+    const { user } = await userOf('explainer')
+    const { prisma } = server.services.db
+    // "doc" is in every chunk (the title); "zanzibarword" in none. The chunks that hold "doc" are never
+    // read to check the other word: the trigram index of one-chunk documents intersects the two.
+    const sql = searchSql({
+      userId: user.id,
+      scope: 'public',
+      terms: ['doc', 'zanzibarword'],
+      asOf: new Date(),
+      take: 21,
+    })
+    type Node = {
+      'Node Type': string
+      'Relation Name'?: string
+      'Index Name'?: string
+      'Actual Rows'?: number
+      'Actual Loops'?: number
+      'Rows Removed by Filter'?: number
+      'Rows Removed by Index Recheck'?: number
+      Plans?: Node[]
+    }
+    const rows = await prisma.$queryRaw<Array<{ 'QUERY PLAN': Array<{ Plan: Node }> | string }>>(
+      Prisma.sql`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
+    )
+    const raw = rows[0]!['QUERY PLAN']
+    const root = (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan as Node
+    const indexesUnder = (node: Node): string[] => [
+      ...(node['Index Name'] ? [node['Index Name']] : []),
+      ...(node.Plans ?? []).filter((p) => p['Node Type'].startsWith('Bitmap')).flatMap(indexesUnder),
+    ]
+    // Chunks each scan of the chunks read (found, or read and put aside), by the index it used (a
+    // sequential scan reads them all). Not the look-ups by a document's key.
+    let aloneChunksRead = 0
+    let partsRead = 0
+    let scans = 0
+    const visit = (node: Node) => {
+      const type = node['Node Type']
+      if (
+        (type === 'Bitmap Heap Scan' || type === 'Seq Scan') &&
+        node['Relation Name'] === 'document_search_chunks'
+      ) {
+        scans++
+        const read =
+          (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1) +
+          (node['Rows Removed by Filter'] ?? 0) +
+          (node['Rows Removed by Index Recheck'] ?? 0)
+        if (indexesUnder(node).some((name) => name.includes('_parts_'))) partsRead += read
+        else aloneChunksRead += read
+      }
+      for (const child of node.Plans ?? []) visit(child)
+    }
+    visit(root)
+    expect(scans).toBeGreaterThan(0)
+    expect(aloneChunksRead).toBe(0)
+    expect(partsRead).toBeLessThan((5000 / 50) * 2 * 3)
   })
 })
