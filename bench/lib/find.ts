@@ -3,18 +3,24 @@
  * (owners, one owner with many documents, titles plus ~2 KB of text each, some shared) is inserted
  * straight into the database; then the tool (through an in-memory MCP client, so HTTP, measured in
  * measurement 4, is left out) is timed side by side with the SQL it runs, executed raw on the same client.
- * Every statement's EXPLAIN is checked: a sequential scan of `documents` fails the bench.
+ * Every statement's EXPLAIN is checked: a sequential scan of `documents` fails the bench. A broad query
+ * (the corpus's two most common words, in most documents) is timed too: it ranks a bounded set.
  */
 
 import { Prisma, type PrismaClient } from '@collab/hocuspocus.server/src/db/generated/client.ts'
 import {
   documentsByIdsSql,
+  listingSql,
+  RANK_SLICE_DOCUMENTS,
+  rankedSql,
   type SearchInput,
+  searchDocuments,
   searchSql,
   snapshotSliceSql,
 } from '@collab/hocuspocus.server/src/documents/search.ts'
 import { parseTerms } from '@collab/hocuspocus.server/src/documents/search-query.ts'
 import { snippetsSql } from '@collab/hocuspocus.server/src/documents/search-rank.ts'
+import { MAX_RANKED_DOCUMENTS } from '@collab/hocuspocus.server/src/limits.ts'
 import {
   FIND_SNIPPET_CHARS,
   MAX_FIND_SNAPSHOT_DOCUMENTS,
@@ -69,9 +75,21 @@ function documentText(rng: Rng, words: string[], i: number): string {
   return out.join(' ')
 }
 
+const CORPUS_SEED = 20_261_129
+
+/** The corpus's two most drawn words (the vocabulary's first two: words are drawn with a skew to the start). */
+function broadTerms(): string[] {
+  return vocabulary(prng(CORPUS_SEED), 5_000).slice(0, 2)
+}
+
+/** The statements a query runs, raw on the same client (documents/search.ts searchDocuments). */
+async function rawSearch(prisma: PrismaClient, input: SearchInput): Promise<Array<{ id: string }>> {
+  return (await searchDocuments(prisma, input)).rows
+}
+
 /** Inserts the corpus in batches; the big owner is `bigOwnerId`, the other owners are created here. */
 async function seedCorpus(prisma: PrismaClient, size: CorpusSize, bigOwnerId: string, label: string) {
-  const rng = prng(20_261_129)
+  const rng = prng(CORPUS_SEED)
   const words = vocabulary(rng, 5_000)
   await prisma.$executeRaw`
     INSERT INTO users (id, handle)
@@ -146,6 +164,13 @@ async function explain(prisma: PrismaClient, sql: Prisma.Sql) {
   return { nodes, seqScanDocuments }
 }
 
+/** How many public documents hold every one of these words as written (what the broad row's name says). */
+function matchCountSql(words: string[]): Prisma.Sql {
+  const each = words.map((word) => Prisma.sql`c.body ILIKE ${`%${word}%`}`)
+  return Prisma.sql`SELECT count(*)::int AS n FROM documents d JOIN document_search_chunks c ON c.document_id = d.id
+    WHERE d.is_private = false AND d.deleted_at IS NULL AND ${Prisma.join(each, ' AND ')}`
+}
+
 async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
   const t = Bun.nanoseconds()
   await fn()
@@ -181,6 +206,8 @@ export async function measureFind(
     const base: Omit<SearchInput, 'take'> = { userId: user.id, scope: 'mine', terms: null, asOf }
     const terms = [PLANTED_WORD]
     const ftsInput: SearchInput = { userId: user.id, scope: 'public', terms, asOf, take: PAGE + 1 }
+    const broad = broadTerms()
+    const broadInput: SearchInput = { ...ftsInput, terms: broad }
 
     // Page through once to reach page 200 (its cursor can be asked again: the page is the same).
     let cursor = cursorOf(await tool({}))
@@ -197,7 +224,7 @@ export async function measureFind(
 
     const variants = {
       'page 1: tool': () => tool({}),
-      'page 1: raw SQL': () => prisma.$queryRaw(searchSql({ ...base, take: PAGE + 1 })),
+      'page 1: raw SQL': () => prisma.$queryRaw(listingSql({ ...base, take: PAGE + 1 })),
       'page 200: tool': () => tool({ cursor: page200Cursor }),
       'page 200: raw SQL': async () => {
         await prisma.$queryRaw(snapshotSliceSql(sliceInput))
@@ -206,9 +233,15 @@ export async function measureFind(
       'full text: tool': () => tool({ query: PLANTED_WORD, scope: 'public' }),
       // The statements the tool runs for a query: the ranked search, then the snippets of the page shown.
       'full text: raw SQL': async () => {
-        const found = await prisma.$queryRaw<Array<{ id: string }>>(searchSql(ftsInput))
+        const found = await rawSearch(prisma, ftsInput)
         const ids = found.slice(0, PAGE).map((row) => row.id)
         await prisma.$queryRaw(snippetsSql({ ids, query: parseTerms(terms), chars: FIND_SNIPPET_CHARS }))
+      },
+      'broad: tool': () => tool({ query: broad.join(' '), scope: 'public' }),
+      'broad: raw SQL': async () => {
+        const found = await rawSearch(prisma, broadInput)
+        const ids = found.slice(0, PAGE).map((row) => row.id)
+        await prisma.$queryRaw(snippetsSql({ ids, query: parseTerms(broad), chars: FIND_SNIPPET_CHARS }))
       },
     }
     const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, [] as number[]])) as Record<
@@ -227,11 +260,18 @@ export async function measureFind(
     const p99 = (k: keyof typeof variants) => percentile(samples[k], 99)
     const p50 = (k: keyof typeof variants) => percentile(samples[k], 50)
     const corpus = `${size.documents.toLocaleString('en-US')} docs, ${database.name}`
-    for (const what of ['page 1', 'page 200', 'full text'] as const) {
+    const [broadMatches] = await prisma.$queryRaw<Array<{ n: number }>>(matchCountSql(broad))
+    const named = {
+      'page 1': ' (mine)',
+      'page 200': ' (mine)',
+      'full text': ` ("${PLANTED_WORD}", public)`,
+      broad: ` ("${broad.join(' ')}", public: in ${broadMatches!.n.toLocaleString('en-US')} public documents, ${MAX_RANKED_DOCUMENTS.toLocaleString('en-US')} ranked)`,
+    }
+    for (const what of ['page 1', 'page 200', 'full text', 'broad'] as const) {
       const ours = `${what}: tool` as const
       const raw = `${what}: raw SQL` as const
       rows.push({
-        measure: `find_documents ${what}${what === 'full text' ? ` ("${PLANTED_WORD}", public)` : ' (mine)'}`,
+        measure: `find_documents ${what === 'broad' ? 'broad query' : what}${named[what]}`,
         size: corpus,
         variants: { tool: summarize(samples[ours]), 'raw SQL': summarize(samples[raw]) },
         ratios: { 'tool p99 / raw p99': p99(ours) / p99(raw) },
@@ -259,10 +299,21 @@ export async function measureFind(
 
     // Every statement find_documents runs, explained on this corpus.
     const statements: Record<string, Prisma.Sql> = {
-      'page 1 (mine)': searchSql({ ...base, take: PAGE + 1 }),
-      'page 2 (mine, the whole run)': searchSql({ ...base, take: MAX_FIND_SNAPSHOT_DOCUMENTS + 1 }),
-      'full text (mine)': searchSql({ ...base, terms, take: PAGE + 1 }),
-      'full text (public)': searchSql(ftsInput),
+      'page 1 (mine)': listingSql({ ...base, take: PAGE + 1 }),
+      'page 2 (mine, the whole run)': listingSql({ ...base, take: MAX_FIND_SNAPSHOT_DOCUMENTS + 1 }),
+      'full text (mine)': searchSql({ ...base, terms, take: PAGE + 1, query: parseTerms(terms) }),
+      'full text (public)': searchSql({ ...ftsInput, query: parseTerms(terms) }),
+      'broad query, first (public)': searchSql({ ...broadInput, query: parseTerms(broad) }),
+      'broad query, ranked among the recent (public)': rankedSql({
+        ...broadInput,
+        query: parseTerms(broad),
+        ids: (
+          await prisma.$queryRaw<Array<{ id: string }>>(
+            listingSql({ ...broadInput, take: RANK_SLICE_DOCUMENTS }),
+          )
+        ).map((row) => row.id),
+        matched: false,
+      }),
       'snapshot slice': snapshotSliceSql(sliceInput),
       'rows by id': documentsByIdsSql({ userId: user.id, scope: 'mine', ids: sliceIds }),
       'snippets of a page': snippetsSql({

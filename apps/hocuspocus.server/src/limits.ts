@@ -38,6 +38,26 @@ export const SEARCH_CHUNK_MAX_CHARS = 65_536
  */
 export const SEARCH_CHUNK_OVERLAP_CHARS = 1_024
 
+/**
+ * Documents one search ranks at most (find_documents, find_sections, the web page's search): a query whose
+ * words are in more documents than this, or in more than MAX_SEARCH_CANDIDATES documents the indexes
+ * name, is ranked among the MAX_RANKED_DOCUMENTS most recently changed documents in its scope, and says
+ * so. Ranking reads each document's chunks (its phrases, whole tokens and ts_rank_cd): ~40–75 µs a
+ * 2,000-character document on PostgreSQL, ~130 µs on PGlite, so 1,000 cost ~40–130 ms, in statements of
+ * RANK_SLICE_DOCUMENTS (documents/search.ts); ranking every one of 33,000 matches took 1.3 s on PostgreSQL
+ * and 2.5 s on PGlite, holding its one session as long.
+ */
+export const MAX_RANKED_DOCUMENTS = 1_000
+
+/**
+ * Matches a search reads from each kind of the chunks' indexes before it calls the query broad: the
+ * trigram indexes (terms as written; each chunk found is read again by the index's recheck, ~28 µs a
+ * 2,000-character chunk on PostgreSQL, ~40 µs on PGlite: 1,200 are ~35–50 ms) and the full-text indexes
+ * (words in some form; exact, no recheck). Every document holding the words counts, whoever may read it,
+ * so the work is bounded whatever the scope; the results never list a document its caller cannot read.
+ */
+export const MAX_SEARCH_CANDIDATES = 1_200
+
 /** Terms one query may have; each is one more trigram condition. */
 export const MAX_QUERY_TERMS = 10
 

@@ -11,7 +11,14 @@ export const MAX_IMPORT_NOTES = 20
 /** Where the list leaves an import's adaptations for the document's page (this tab's session storage). */
 export const importNotesKey = (slug: string) => `collab:import-notes:${slug}`
 
-type Listing = { documents: DocumentSummary[]; total: number; nextOffset?: number | null; more?: boolean }
+type Listing = {
+  documents: DocumentSummary[]
+  total: number
+  nextOffset?: number | null
+  more?: boolean
+  /** A broad search was ranked among this many most recently changed documents. */
+  narrowed?: number
+}
 
 /** A one-line form of `input` and its submit button; `submit` runs instead of the page's own submission. */
 function inlineForm(input: HTMLElement, label: string, submit: () => Promise<void>): HTMLElement {
@@ -73,7 +80,7 @@ export function listView(root: HTMLElement, boot: Boot): void {
             : scope === 'mine'
               ? 'No documents yet: create one or import a Markdown file.'
               : 'No public documents.'
-          : `${shown} of ${listing.total} document${listing.total === 1 ? '' : 's'}${listing.more ? ' (the best matches; narrow the search for others)' : ''}`
+          : `${shown} of ${listing.total} document${listing.total === 1 ? '' : 's'}${listing.more ? ' (the best matches; narrow the search for others)' : ''}${listing.narrowed ? `. So many documents hold these words that only the ${listing.narrowed.toLocaleString('en-US')} most recently changed were searched: add a word to search them all.` : ''}`
       if (listing.nextOffset)
         status.append(
           ' ',

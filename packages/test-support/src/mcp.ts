@@ -25,7 +25,8 @@ export async function connectClient(mcpUrl: string, token: string): Promise<Clie
 
 /**
  * MCP clients over HTTP for one test file, all closed after its tests: `connect(token)`, or `user(handle)`
- * for a new user with a token (read and write unless `scopes` says otherwise) and a client of theirs.
+ * for a new user with a token (read and write unless `scopes` says otherwise) and a client of theirs;
+ * `userOnce(handle)` the same user and client for every test of the file that names that handle.
  */
 export function useMcpClients(server: () => RunningServer) {
   const clients: Client[] = []
@@ -37,11 +38,17 @@ export function useMcpClients(server: () => RunningServer) {
     clients.push(client)
     return client
   }
+  const user = async (handle: string, scopes?: Array<'read' | 'write' | 'suggest'>) => {
+    const made = await userWithToken(server(), handle, scopes)
+    return { ...made, client: await connect(made.token) }
+  }
+  const once = new Map<string, ReturnType<typeof user>>()
   return {
     connect,
-    async user(handle: string, scopes?: Array<'read' | 'write' | 'suggest'>) {
-      const made = await userWithToken(server(), handle, scopes)
-      return { ...made, client: await connect(made.token) }
+    user,
+    userOnce(handle: string) {
+      if (!once.has(handle)) once.set(handle, user(handle))
+      return once.get(handle)!
     },
   }
 }

@@ -96,9 +96,15 @@ describe(`readableBy is decideAccess in SQL (${DATABASE_KIND})`, () => {
       const ours = (rows: Array<{ id: string }>) =>
         rows.map((r) => r.id).filter((id) => documentIds.includes(id))
 
-      const foundMine = await search.search({ userId, scope: 'mine', terms: null, asOf, take: 100 })
+      const { rows: foundMine } = await search.search({ userId, scope: 'mine', terms: null, asOf, take: 100 })
       expect(sorted(ours(foundMine))).toEqual(sorted(mine))
-      const foundPublic = await search.search({ userId, scope: 'public', terms: [WORD], asOf, take: 100 })
+      const { rows: foundPublic } = await search.search({
+        userId,
+        scope: 'public',
+        terms: [WORD],
+        asOf,
+        take: 100,
+      })
       expect(sorted(ours(foundPublic))).toEqual(sorted(publicOnes))
       const byIdMine = await search.byIds({ userId, scope: 'mine', ids: documentIds })
       expect(sorted(ours(byIdMine))).toEqual(sorted(mine))

@@ -83,7 +83,9 @@ describe(`search chunks refreshed by the store step (${DATABASE_KIND})`, () => {
       expect(untouched.length).toBeGreaterThanOrEqual(before.length - 2)
 
       const found = (terms: string[]) =>
-        server.services.search.search({ userId: user.id, scope: 'mine', terms, asOf: new Date(), take: 5 })
+        server.services.search
+          .search({ userId: user.id, scope: 'mine', terms, asOf: new Date(), take: 5 })
+          .then(({ rows }) => rows)
       expect((await found(['zanzibarword'])).map((row) => row.slug)).toEqual([doc.slug])
       // Terms in different chunks: as written (the first paragraph's word and a late one's), and in other
       // forms (neither is in the text as written).
@@ -135,7 +137,7 @@ describe(`search chunks refreshed by the store step (${DATABASE_KIND})`, () => {
     const found = (terms: string[]) =>
       server.services.search
         .search({ userId: user.id, scope: 'mine', terms, asOf: new Date(), take: 5 })
-        .then((rows) => rows.map((row) => row.slug))
+        .then(({ rows }) => rows.map((row) => row.slug))
     const editor = connectProvider(server.url, doc.room, token)
     try {
       await editor.ready
@@ -191,7 +193,7 @@ describe(`search chunks refreshed by the store step (${DATABASE_KIND})`, () => {
     const found = (terms: string[]) =>
       server.services.search
         .search({ userId: user.id, scope: 'mine', terms, asOf: new Date(), take: 5 })
-        .then((rows) => rows.map((row) => row.slug))
+        .then(({ rows }) => rows.map((row) => row.slug))
     await write([first])
     const alone = await chunksOf(doc.id)
     expect(alone.map((row) => [row.key, row.alone])).toEqual([['first', true]])

@@ -63,7 +63,7 @@ describe(`services clean what they receive before SQL (${DATABASE_KIND})`, () =>
     const { search } = server.services
     const asOf = new Date()
     const found = await search.search({ userId, scope: 'mine', terms: [`${BAD}`], asOf, take: 5 })
-    expect(Array.isArray(found)).toBe(true)
+    expect(Array.isArray(found.rows)).toBe(true)
     expect(await search.byIds({ userId, scope: 'mine', ids: [`id${BAD}`] })).toEqual([])
     const slice = { snapshotId: `snap${BAD}`, userId, offset: 0, count: 5 }
     expect(await search.readSnapshotSlice(slice)).toBeNull()

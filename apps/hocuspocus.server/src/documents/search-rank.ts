@@ -35,9 +35,14 @@ const all = (conditions: Prisma.Sql[]) => Prisma.join(conditions, ' AND ')
 const idsWhere = (condition: Prisma.Sql) =>
   Prisma.sql`SELECT c.document_id FROM document_search_chunks c WHERE ${condition}`
 
-/** Whether the document `d` has a chunk `c` where `condition` holds (per row: its chunks by the key). */
-const inSomeChunk = (condition: Prisma.Sql) =>
-  Prisma.sql`EXISTS (SELECT 1 FROM document_search_chunks c WHERE c.document_id = d.id AND ${condition})`
+/**
+ * What `aggregate` (of bool_or over the chunks `c`) says of the document `d`'s chunks, false without any:
+ * one scalar subquery by the chunks' key per row, where it is asked. An EXISTS here was planned as a hashed
+ * subplan, a scan of every chunk in the database whatever the rows (a stemmed word's: 0.66 s over 40,000
+ * documents, EXPLAIN ANALYZE).
+ */
+const ofItsChunks = (aggregate: Prisma.Sql) =>
+  Prisma.sql`coalesce((SELECT ${aggregate} FROM document_search_chunks c WHERE c.document_id = d.id), false)`
 
 /**
  * A stemmed query: the terms as one web search string (each quoted: a phrase stays a phrase), by the
@@ -77,8 +82,9 @@ const longestFirst = (terms: readonly string[]) => {
 
 /**
  * The ids of documents that may match, each way from its own index, not made unique (ANY takes an id
- * twice as once). A document of one chunk (`alone`, most documents) and a document of several are
- * searched apart, each through its own partial indexes:
+ * twice as once): those holding the terms as written, and those holding every word in some form. A
+ * document of one chunk (`alone`, most documents) and a document of several are searched apart, each
+ * through its own partial indexes:
  * - one chunk: every term as written in it, one trigram index scan of all the terms (the index intersects
  *   them, so a term in no document ends the search at once); every word in some form (one GIN query) and
  *   the other terms as written;
@@ -91,11 +97,11 @@ const longestFirst = (terms: readonly string[]) => {
  * documents); checking the other terms per chunk of the longest for every document read and matched the
  * text of every chunk holding the longest term (a common word and a word in no document: 1.4 s there).
  */
-function matchingIds(include: readonly string[]): Prisma.Sql {
+function matchingIds(include: readonly string[]): { written: Prisma.Sql; stemmed: Prisma.Sql | null } {
   const alone = Prisma.sql`c.alone`
   const inParts = Prisma.sql`NOT c.alone`
   const [driver, ...rest] = longestFirst(include)
-  const branches = [
+  const written = [
     idsWhere(all([alone, ...include.map((term) => asWrittenIn(term))])),
     idsWhere(
       all([
@@ -106,54 +112,88 @@ function matchingIds(include: readonly string[]): Prisma.Sql {
     ),
   ]
   const { words, others } = byStemmability(include)
-  if (words.length > 0) {
-    // The tsquery written out, not a subquery: folded when planned, so the planner can weigh the index.
-    const allWords = Prisma.sql`c.stem @@ websearch_to_tsquery('english', ${webSearchString(words)})`
-    const othersHere = others.map((term) => inItsDocument((alias) => asWrittenIn(term, alias)))
-    branches.push(idsWhere(all([alone, allWords, ...others.map((term) => asWrittenIn(term))])))
-    branches.push(idsWhere(all([inParts, allWords, ...othersHere])))
-    if (words.length > 1) {
-      const [word, ...otherWords] = longestFirst(words)
-      branches.push(
-        idsWhere(
-          all([
-            inParts,
-            Prisma.sql`c.stem @@ websearch_to_tsquery('english', ${webSearchString([word])})`,
-            ...otherWords.map((other) => inItsDocument((alias) => holdsStem(other, alias))),
-            ...othersHere,
-          ]),
-        ),
-      )
-    }
+  if (words.length === 0) return { written: union(written), stemmed: null }
+  // The tsquery written out, not a subquery: folded when planned, so the planner can weigh the index.
+  const allWords = Prisma.sql`c.stem @@ websearch_to_tsquery('english', ${webSearchString(words)})`
+  const othersHere = others.map((term) => inItsDocument((alias) => asWrittenIn(term, alias)))
+  const stemmed = [
+    idsWhere(all([alone, allWords, ...others.map((term) => asWrittenIn(term))])),
+    idsWhere(all([inParts, allWords, ...othersHere])),
+  ]
+  if (words.length > 1) {
+    const [word, ...otherWords] = longestFirst(words)
+    stemmed.push(
+      idsWhere(
+        all([
+          inParts,
+          Prisma.sql`c.stem @@ websearch_to_tsquery('english', ${webSearchString([word])})`,
+          ...otherWords.map((other) => inItsDocument((alias) => holdsStem(other, alias))),
+          ...othersHere,
+        ]),
+      ),
+    )
   }
-  return Prisma.join(
+  return { written: union(written), stemmed: union(stemmed) }
+}
+
+const union = (branches: Prisma.Sql[]) =>
+  Prisma.join(
     branches.map((branch) => Prisma.sql`(${branch})`),
     ' UNION ALL ',
   )
+
+/**
+ * The ids of documents that hold the terms, from the chunks' indexes in no order, each possibly more than
+ * once (see matchingIds), in two parts read apart: `written`, through the trigram indexes, where each
+ * chunk found is read again to check the text (the index's recheck: the dear part), and `stemmed`,
+ * through the full-text indexes, exact without a recheck (null when no term can be stemmed). A search
+ * reads a bounded number of each (search.ts).
+ */
+export function matchingIdsSql(query: ParsedQuery): { written: Prisma.Sql; stemmed: Prisma.Sql | null } {
+  return matchingIds(query.include)
 }
 
-/** The match: see the file's comment. Without terms to find, every document (exclusions still apply). */
-export function matchSql(query: ParsedQuery): Prisma.Sql {
-  const conditions: Prisma.Sql[] = []
-  const { include, exclude } = query
-  if (include.length > 0) {
-    // The matching ids first, from the chunks' indexes (an InitPlan), then those documents by their
-    // primary key: an OR of two per-row conditions would read every document in scope, and a semi-join
-    // let the planner hash the matches and scan every document (the EXPLAIN test).
-    conditions.push(Prisma.sql`d.id = ANY(ARRAY(${matchingIds(include)}))`)
-  }
-  for (const term of exclude) {
-    conditions.push(Prisma.sql`NOT ${inSomeChunk(Prisma.sql`c.body ~* ${wholeTermPattern(term)}`)}`)
-  }
-  return conditions.length > 0 ? all(conditions) : Prisma.sql`true`
+/** The query's excluded terms as conditions over `d`: none of its chunks holds one as a whole token. */
+export function exclusionsSql(query: ParsedQuery): Prisma.Sql[] {
+  return query.exclude.map(
+    (term) => Prisma.sql`NOT ${ofItsChunks(Prisma.sql`bool_or(c.body ~* ${wholeTermPattern(term)})`)}`,
+  )
+}
+
+/**
+ * Every word of the query in some form in the document `d` (its stemmed query not empty), and each other
+ * term as written: a match in another form, per document (one pass over its chunks).
+ */
+function inSomeFormSql(query: ParsedQuery): Prisma.Sql {
+  const { words, others } = byStemmability(query.include)
+  if (words.length === 0) return Prisma.sql`false`
+  return all([
+    Prisma.sql`numnode(${stemQuery(words)}) > 0`,
+    ofItsChunks(
+      all([
+        ...words.map((word) => Prisma.sql`bool_or(${holdsStem(word)})`),
+        ...others.map((term) => Prisma.sql`bool_or(${asWrittenIn(term)})`),
+      ]),
+    ),
+  ])
+}
+
+/**
+ * The match of one document `d` (see the file's comment), over rankJoinSql's `h` (withMatch): every term as written
+ * in some chunk, else every word in some form. What a search checks of documents it did not find through
+ * the indexes (the most recently changed ones of a broad query).
+ */
+export function documentMatchSql(query: ParsedQuery): Prisma.Sql {
+  const asWritten = all(query.include.map((_, i) => Prisma.raw(`coalesce(h.has${i}, false)`)))
+  return Prisma.sql`(${asWritten} OR ${inSomeFormSql(query)})`
 }
 
 /**
  * What the rank needs of a document's chunks, in one pass over them (a lateral join per ranked row, `h`):
- * whether a chunk holds the exact phrase and each term as a whole token, and the sum of the chunks'
- * ts_rank_cd. Empty without terms to find.
+ * whether a chunk holds the exact phrase and each term as a whole token, `withMatch` each term as written
+ * (what documentMatchSql reads), and the sum of the chunks' ts_rank_cd. Empty without terms to find.
  */
-export function rankJoinSql(query: ParsedQuery): Prisma.Sql {
+export function rankJoinSql(query: ParsedQuery, withMatch = false): Prisma.Sql {
   const { include } = query
   if (include.length === 0) return Prisma.empty
   const columns = [
@@ -161,6 +201,9 @@ export function rankJoinSql(query: ParsedQuery): Prisma.Sql {
     ...include.map(
       (term, i) => Prisma.sql`bool_or(c.body ~* ${wholeTermPattern(term)}) AS ${Prisma.raw(`whole${i}`)}`,
     ),
+    ...(withMatch
+      ? include.map((term, i) => Prisma.sql`bool_or(${asWrittenIn(term)}) AS ${Prisma.raw(`has${i}`)}`)
+      : []),
     Prisma.sql`coalesce(sum(ts_rank_cd(c.words, ${simpleQuery(include)}, 0)), 0) AS density`,
   ]
   return Prisma.sql`CROSS JOIN LATERAL (SELECT ${Prisma.join(columns, ', ')}
@@ -177,17 +220,9 @@ function tierSql(phrase: Prisma.Sql, whole: Prisma.Sql, lowest: Prisma.Sql, term
 export function rankSql(query: ParsedQuery): Prisma.Sql {
   const { include } = query
   if (include.length === 0) return Prisma.sql`0`
-  const { words, others } = byStemmability(include)
   // Asked only of a document without every term as a whole token (CASE stops at the first that holds),
   // so per document, not in the one pass: most matches never need it.
-  const inSomeForm =
-    words.length === 0
-      ? Prisma.sql`false`
-      : all([
-          Prisma.sql`numnode(${stemQuery(words)}) > 0`,
-          ...words.map((word) => inSomeChunk(holdsStem(word))),
-          ...others.map((term) => inSomeChunk(asWrittenIn(term))),
-        ])
+  const inSomeForm = inSomeFormSql(query)
   const textTier = tierSql(
     Prisma.raw('coalesce(h.phrase, false)'),
     all(include.map((_, i) => Prisma.raw(`coalesce(h.whole${i}, false)`))),

@@ -4,7 +4,9 @@
  * dropped); the match and the rank are search-rank.ts's over the text's chunks: every term as written
  * (ILIKE, pg_trgm) or every word in some form ('english' full text), ranked exact phrase, whole
  * tokens, other forms, part of a word, a title before the text at each, then ts_rank_cd. Ties: most
- * recently changed content, then slug. Page one is a LIMIT query; the rest of a run reads a snapshot of the
+ * recently changed content, then slug. A search ranks at most MAX_RANKED_DOCUMENTS documents: a broad
+ * query's are the most recently changed in scope, and it says so (searchDocuments). Page one is a LIMIT
+ * query; the rest of a run reads a snapshot of the
  * ordered ids taken when page two is asked for (find_snapshots), so edits between pages cannot reorder what
  * is left. Raw SQL because Prisma has no tsvector type; every value is a bound parameter. Who may see a row
  * is access.ts's `readableBy`, ANDed into every query here; the scope only narrows it.
@@ -14,12 +16,20 @@ import type { PrismaClient } from '../db/generated/client.ts'
 import { Prisma } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
-import { MAX_FIND_TEXT_CHARS } from '../limits.ts'
+import { MAX_FIND_TEXT_CHARS, MAX_RANKED_DOCUMENTS, MAX_SEARCH_CANDIDATES } from '../limits.ts'
 import { readableBy, withMembership } from './access.ts'
 import type { DocumentRow } from './rows.ts'
 import { searchChunks } from './search-chunks.ts'
-import { parseTerms } from './search-query.ts'
-import { matchSql, rankJoinSql, rankSql, type SnippetRow, snippetsSql } from './search-rank.ts'
+import { type ParsedQuery, parseTerms } from './search-query.ts'
+import {
+  documentMatchSql,
+  exclusionsSql,
+  matchingIdsSql,
+  rankJoinSql,
+  rankSql,
+  type SnippetRow,
+  snippetsSql,
+} from './search-rank.ts'
 import { type StemSectionsInput, stemSections } from './search-sections.ts'
 
 export { queryTerms } from './search-query.ts'
@@ -92,8 +102,8 @@ const sharedWith = (userId: string) => Prisma.sql`
 const where = (conditions: Prisma.Sql[]) => Prisma.join(conditions, ' AND ')
 
 /**
- * What a scope narrows the readable documents to, as one condition (rows by id, and scope public). Page
- * one of scope mine states it as two branches instead, one per index (see searchSql).
+ * What a scope narrows the readable documents to, as one condition (rows by id, and scope public). The
+ * listing of scope mine states it as two branches instead, one per index (see listingSql).
  */
 const inScope = (scope: FindScope, userId: string) =>
   scope === 'mine'
@@ -101,47 +111,204 @@ const inScope = (scope: FindScope, userId: string) =>
     : Prisma.sql`d.is_private = false`
 
 /**
- * The SQL of the first `take` matches in order (exported so the bench can EXPLAIN exactly this).
+ * The SQL of the listing without a query: the first `take` documents in scope, most recently changed first
+ * (exported so the bench can EXPLAIN exactly this). Also the documents a broad query is ranked among.
  *
  * Scope mine is two branches, each ordered and cut by its own index, merged: documents the user owns
  * (the owner_id, content_updated_at, slug index) and documents shared with them (the members' user_id
  * index, then the primary key). One `owner = me OR member` condition over a join cannot use either index
  * and scanned the whole documents table (found by the bench's EXPLAIN check).
  */
-export function searchSql(input: SearchInput): Prisma.Sql {
+export function listingSql(input: Omit<SearchInput, 'terms'>): Prisma.Sql {
   const { userId, take } = input
-  // Cleaned here too: a caller may pass terms that did not come through queryTerms.
-  const terms = input.terms?.length ? input.terms.map(storableText) : null
-  const query = terms ? parseTerms(terms) : null
   const common = [readableBy(userId), Prisma.sql`d.created_at <= ${input.asOf}`]
-  if (query) common.push(matchSql(query))
-  const rank = query ? rankSql(query) : Prisma.sql`0`
-  // The documents and the caller's membership, then (with terms) what the rank needs of each one's chunks.
-  const from = Prisma.sql`${withMembership(userId)} ${query ? rankJoinSql(query) : Prisma.empty}`
-  const order = Prisma.sql`ORDER BY rank DESC, d.content_updated_at DESC, d.slug ASC LIMIT ${take}`
+  const from = withMembership(userId)
+  const order = Prisma.sql`ORDER BY d.content_updated_at DESC, d.slug ASC LIMIT ${take}`
   if (input.scope === 'public') {
-    return Prisma.sql`
-      SELECT ${selected}, ${rank}::real AS rank ${from}
-       WHERE ${where([...common, inScope('public', userId)])}
-       ${order}`
+    return Prisma.sql`SELECT ${selected} ${from} WHERE ${where([...common, inScope('public', userId)])} ${order}`
   }
   return Prisma.sql`
     SELECT id, room, slug, title, "ownerId", "isPrivate", "readOnly", "contentUpdatedAt", role FROM (
-      (SELECT ${selected}, ${rank}::real AS rank ${from}
-        WHERE ${where([...common, Prisma.sql`d.owner_id = ${userId}::uuid`])}
-        ${order})
+      (SELECT ${selected} ${from} WHERE ${where([...common, Prisma.sql`d.owner_id = ${userId}::uuid`])} ${order})
       UNION ALL
-      (SELECT ${selected}, ${rank}::real AS rank ${from}
+      (SELECT ${selected} ${from}
         WHERE ${where([...common, sharedWith(userId), Prisma.sql`d.owner_id <> ${userId}::uuid`])}
         ${order})
     ) found
-    ORDER BY rank DESC, "contentUpdatedAt" DESC, slug ASC
+    ORDER BY "contentUpdatedAt" DESC, slug ASC
     LIMIT ${take}`
 }
 
-/** The first `take` matches in order. */
-export async function searchDocuments(prisma: PrismaClient, input: SearchInput): Promise<FoundRow[]> {
-  return prisma.$queryRaw<FoundRow[]>(searchSql(input))
+/** A query's input with its terms parsed (terms that did not come through queryTerms cleaned here too). */
+function parsedQuery(terms: string[] | null): ParsedQuery | null {
+  return terms?.length ? parseTerms(terms.map(storableText)) : null
+}
+
+/**
+ * A query's matches in scope as found through the chunks' indexes, as CTEs: `written` and `stemmed`, the
+ * matches each kind of index names (search-rank.ts matchingIdsSql), server-wide, up to
+ * MAX_SEARCH_CANDIDATES + 1 each (in no order; a document may count more than once, found two ways: a
+ * plain word is found both as written and in some form), and `matched`, one row: `candidates`, the larger
+ * of the two counts, and the `ids` (uuid[]) of the documents the user may read in the scope, without
+ * excluded terms, at most MAX_RANKED_DOCUMENTS + 1. When neither is past its ceiling, `ids` are all the
+ * query's matches.
+ */
+function matchedSql(input: SearchInput & { query: ParsedQuery }): Prisma.Sql {
+  const { userId, query } = input
+  const conditions = [
+    // An array built first (an InitPlan), looked up in the primary key: as a semi-join the planner hashed
+    // the candidates and scanned every document (the EXPLAIN test).
+    Prisma.sql`d.id = ANY(ARRAY(SELECT id FROM candidates))`,
+    readableBy(userId),
+    inScope(input.scope, userId),
+    Prisma.sql`d.created_at <= ${input.asOf}`,
+    ...exclusionsSql(query),
+  ]
+  const { written, stemmed } = matchingIdsSql(query)
+  const read = (ids: Prisma.Sql) =>
+    Prisma.sql`SELECT id FROM (${ids}) found(id) LIMIT ${MAX_SEARCH_CANDIDATES + 1}`
+  return Prisma.sql`
+    WITH written AS MATERIALIZED (${read(written)}),
+    stemmed AS MATERIALIZED (${stemmed ? read(stemmed) : Prisma.sql`SELECT NULL::uuid AS id WHERE false`}),
+    candidates AS (SELECT id FROM written UNION ALL SELECT id FROM stemmed),
+    matched AS MATERIALIZED (
+      SELECT greatest((SELECT count(*) FROM written), (SELECT count(*) FROM stemmed))::int AS candidates,
+             ARRAY(SELECT d.id ${withMembership(userId)} WHERE ${where(conditions)}
+                   LIMIT ${MAX_RANKED_DOCUMENTS + 1}) AS ids)`
+}
+
+/**
+ * Documents one ranking statement ranks at most: a search ranking more (up to MAX_RANKED_DOCUMENTS) ranks
+ * them this many a statement and merges the orders, so other work on the database (PGlite's one session:
+ * stores, other people's reads) waits at most one slice: ~35 ms on PGlite for 2,000-character documents.
+ */
+export const RANK_SLICE_DOCUMENTS = 250
+
+/**
+ * A query's first `take` matches in order among the documents `ids` (an SQL uuid[]), each checked again:
+ * readable, in scope, and unless the indexes `matched` them, matching (documentMatchSql) without excluded
+ * terms; `gate` conditions first (a statement's own, see searchSql). Each row with its rank (real), in
+ * byRank's order (slugs compared as bytes, as JavaScript compares them: slices merge into the same order).
+ */
+function rankedAmong(
+  input: SearchInput & { query: ParsedQuery },
+  ids: { sql: Prisma.Sql; matched: boolean },
+  gate: Prisma.Sql[] = [],
+): Prisma.Sql {
+  const { userId, query } = input
+  const rank = Prisma.sql`(${rankSql(query)})::real`
+  const conditions = [
+    ...gate,
+    Prisma.sql`d.id = ANY(${ids.sql})`,
+    readableBy(userId),
+    inScope(input.scope, userId),
+    Prisma.sql`d.created_at <= ${input.asOf}`,
+    // Documents the indexes matched are not matched again; exclusions were checked with them.
+    ...(ids.matched ? [] : [documentMatchSql(query), ...exclusionsSql(query)]),
+  ]
+  return Prisma.sql`
+    SELECT ${selected}, ${rank} AS rank ${withMembership(userId)} ${rankJoinSql(query, !ids.matched)}
+     WHERE ${where(conditions)}
+     ORDER BY ${rank} DESC, d.content_updated_at DESC, d.slug COLLATE "C" ASC
+     LIMIT ${input.take}`
+}
+
+/**
+ * The SQL of a query's search, its first statement (exported so the bench and the tests can EXPLAIN
+ * exactly this): its matches through the indexes (matchedSql), and unless the query is broad the first
+ * `take` in order of the first RANK_SLICE_DOCUMENTS of them. Always one row at least, each with
+ * `candidates` and `matched` (how many readable matches were read, up to MAX_RANKED_DOCUMENTS + 1) and
+ * `rest`, the ids of the matches this statement did not rank (a later slice's: searchDocuments); then the
+ * found document's columns and rank, null in the one row of a query with no match or a broad one.
+ */
+export function searchSql(input: SearchInput & { query: ParsedQuery }): Prisma.Sql {
+  const notBroad = Prisma.sql`mt.candidates <= ${MAX_SEARCH_CANDIDATES}
+    AND cardinality(mt.ids) <= ${MAX_RANKED_DOCUMENTS}`
+  const first = { sql: Prisma.sql`mt.ids[1:${RANK_SLICE_DOCUMENTS}]`, matched: true }
+  return Prisma.sql`${matchedSql(input)}
+    SELECT mt.candidates, cardinality(mt.ids) AS matched,
+           CASE WHEN ${notBroad} THEN mt.ids[${RANK_SLICE_DOCUMENTS + 1}:]::text[] END AS rest,
+           r.*
+      FROM matched mt
+      LEFT JOIN LATERAL (${rankedAmong(input, first, [notBroad])}) r ON true
+     ORDER BY r.rank DESC, r."contentUpdatedAt" DESC, r.slug COLLATE "C" ASC`
+}
+
+/** The SQL of a query's first `take` matches in order among these documents (one slice of a ranking). */
+export function rankedSql(
+  input: SearchInput & { query: ParsedQuery; ids: string[]; matched: boolean },
+): Prisma.Sql {
+  return rankedAmong(input, { sql: Prisma.sql`${input.ids}::uuid[]`, matched: input.matched })
+}
+
+/** What a search answers: its first `take` documents in order, and whether it was ranked among fewer. */
+export type SearchResult = {
+  rows: FoundRow[]
+  /**
+   * The query matched too many documents to rank (MAX_RANKED_DOCUMENTS, MAX_SEARCH_CANDIDATES), and the
+   * scope holds more than MAX_RANKED_DOCUMENTS: the rows are the best matches among the
+   * MAX_RANKED_DOCUMENTS most recently changed documents in scope, not among all.
+   */
+  narrowed: boolean
+}
+
+type RankedRow = FoundRow & { rank: number }
+type SearchRow = RankedRow & { candidates: number; matched: number; rest: string[] | null }
+
+/** A found row without what the statements added to it. */
+const foundRow = ({ rank: _rank, ...row }: RankedRow): FoundRow => row
+
+/** The ranking statements' order: rank, then most recently changed, then slug (as bytes). */
+function byRank(a: RankedRow, b: RankedRow): number {
+  if (a.rank !== b.rank) return b.rank - a.rank
+  const changed = new Date(b.contentUpdatedAt).getTime() - new Date(a.contentUpdatedAt).getTime()
+  if (changed !== 0) return changed
+  return a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0
+}
+
+/**
+ * The first `take` in order among these documents, ranked RANK_SLICE_DOCUMENTS a statement, merged with
+ * the `ranked` rows already in hand (the first statement's).
+ */
+async function rankInSlices(
+  prisma: PrismaClient,
+  input: SearchInput & { query: ParsedQuery; ids: string[]; matched: boolean },
+  ranked: RankedRow[] = [],
+): Promise<FoundRow[]> {
+  const rows = [...ranked]
+  for (let at = 0; at < input.ids.length; at += RANK_SLICE_DOCUMENTS) {
+    const ids = input.ids.slice(at, at + RANK_SLICE_DOCUMENTS)
+    rows.push(...(await prisma.$queryRaw<RankedRow[]>(rankedSql({ ...input, ids }))))
+  }
+  return rows.sort(byRank).slice(0, input.take).map(foundRow)
+}
+
+/**
+ * The first `take` matches in order. Without a query the listing. With one, its matches from the indexes,
+ * the first RANK_SLICE_DOCUMENTS of them ranked in the same statement (searchSql), the rest in slices
+ * (rankInSlices); a broad query's are not all read: it is ranked among the most recently changed
+ * documents in scope (listingSql), each checked for the match. Every statement is bounded:
+ * MAX_SEARCH_CANDIDATES chunks read from each kind of index, RANK_SLICE_DOCUMENTS documents ranked.
+ */
+export async function searchDocuments(prisma: PrismaClient, input: SearchInput): Promise<SearchResult> {
+  const query = parsedQuery(input.terms)
+  if (!query) return { rows: await prisma.$queryRaw<FoundRow[]>(listingSql(input)), narrowed: false }
+  const found = await prisma.$queryRaw<SearchRow[]>(searchSql({ ...input, query }))
+  const head = found[0]
+  if (!head) return { rows: [], narrowed: false }
+  if (head.candidates <= MAX_SEARCH_CANDIDATES && head.matched <= MAX_RANKED_DOCUMENTS) {
+    const ranked = found.flatMap(({ candidates: _c, matched: _m, rest: _r, ...row }) =>
+      row.id === null ? [] : [row],
+    )
+    const rest = head.rest ?? []
+    if (rest.length === 0) return { rows: ranked.map(foundRow), narrowed: false }
+    const rows = await rankInSlices(prisma, { ...input, query, ids: rest, matched: true }, ranked)
+    return { rows, narrowed: false }
+  }
+  const recent = await prisma.$queryRaw<FoundRow[]>(listingSql({ ...input, take: MAX_RANKED_DOCUMENTS + 1 }))
+  const among = recent.slice(0, MAX_RANKED_DOCUMENTS).map((row) => row.id)
+  const rows = await rankInSlices(prisma, { ...input, query, ids: among, matched: false })
+  return { rows, narrowed: recent.length > MAX_RANKED_DOCUMENTS }
 }
 
 /** The SQL of documentsByIds. */
@@ -231,6 +398,7 @@ function cutSnippet(row: SnippetRow, chars: number): string {
 /** find_documents' queries and its paging snapshots, bound to the database: `services.search`. */
 export function createSearchService(prisma: PrismaClient) {
   return {
+    /** The first `take` matches in order (or the listing), and whether a broad query was narrowed. */
     search: (input: SearchInput) => searchDocuments(prisma, input),
     /** The rows of these documents the user can still see, in no particular order. */
     byIds: (input: { userId: string; scope: FindScope; ids: string[] }) => documentsByIds(prisma, input),

@@ -14,7 +14,7 @@ import type { ChatPosting } from '../chat/posting.ts'
 import type { Whose } from '../documents/access.ts'
 import type { DocumentListing, DocumentRow, Resolved } from '../documents/rows.ts'
 import { queryTerms } from '../documents/search.ts'
-import { MAX_CHAT_MESSAGE_CHARS, SEARCH_SNIPPET_CHARS } from '../limits.ts'
+import { MAX_CHAT_MESSAGE_CHARS, MAX_RANKED_DOCUMENTS, SEARCH_SNIPPET_CHARS } from '../limits.ts'
 import type { Services } from '../services.ts'
 import { type HistoryRouteDeps, historyRoutes } from './api-history.ts'
 import { lastLookRoutes } from './api-last-look.ts'
@@ -95,7 +95,7 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
       const userId = c.get('principal').user.id
       const terms = q ? queryTerms(q) : null
       if (q && terms?.length === 0) return c.json({ documents: [], total: 0, nextOffset: null })
-      const found = await services.search.search({
+      const { rows: found, narrowed } = await services.search.search({
         userId,
         scope,
         terms,
@@ -127,6 +127,8 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
         total: Math.min(found.length, MAX_API_DOCUMENTS),
         // A search answers its best MAX_API_DOCUMENTS; a narrower query finds the rest.
         more: found.length > MAX_API_DOCUMENTS,
+        // A broad query was ranked among the most recently changed documents in scope (MAX_RANKED_DOCUMENTS).
+        ...(narrowed ? { narrowed: MAX_RANKED_DOCUMENTS } : {}),
         nextOffset: null,
       })
     }

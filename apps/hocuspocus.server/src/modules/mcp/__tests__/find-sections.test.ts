@@ -12,6 +12,7 @@ import { refreshSearchColumns, storedSearchText } from '@collab/test-support/sea
 import { useTestServer } from '@collab/test-support/server'
 import { Prisma } from '../../../db/generated/client.ts'
 import { searchSql } from '../../../documents/search.ts'
+import { parseTerms } from '../../../documents/search-query.ts'
 import { MAX_SEARCH_VECTOR_CHARS } from '../../../limits.ts'
 import type { RunningServer } from '../../../server.ts'
 import { SECTION_MATCHES_PER_PAGE, SECTIONS_PER_FOUND_DOCUMENT } from '../limits.ts'
@@ -22,12 +23,8 @@ useTestServer((s) => {
   server = s
 })
 const mcp = useMcpClients(() => server)
-const users = new Map<string, ReturnType<typeof mcp.user>>()
 /** One user (and client) per handle for the whole file. */
-const userOf = (handle: string) => {
-  if (!users.has(handle)) users.set(handle, mcp.user(handle))
-  return users.get(handle)!
-}
+const userOf = (handle: string) => mcp.userOnce(handle)
 
 /** The data lines between the frame's opening line and its end. */
 function rows(text: string): string[] {
@@ -318,7 +315,9 @@ describe('find_documents keeps using indexes (EXPLAIN)', () => {
     const { user } = await userOf('explainer')
     const { prisma } = server.services.db
     for (const scope of ['public', 'mine'] as const) {
-      const sql = searchSql({ userId: user.id, scope, terms: ['lighthouse'], asOf: new Date(), take: 21 })
+      const terms = ['lighthouse']
+      const input = { userId: user.id, scope, terms, asOf: new Date(), take: 21 }
+      const sql = searchSql({ ...input, query: parseTerms(terms) })
       const rows = await prisma.$queryRaw<Array<{ 'QUERY PLAN': string }>>(Prisma.sql`EXPLAIN ${sql}`)
       const plan = rows.map((r) => r['QUERY PLAN']).join('\n')
       expect(plan).toContain('document_search_chunks_body_idx')
@@ -333,12 +332,14 @@ describe('find_documents keeps using indexes (EXPLAIN)', () => {
     const { prisma } = server.services.db
     // "doc" is in every chunk (the title); "zanzibarword" in none. The chunks that hold "doc" are never
     // read to check the other word: the trigram index of one-chunk documents intersects the two.
+    const terms = ['doc', 'zanzibarword']
     const sql = searchSql({
       userId: user.id,
       scope: 'public',
-      terms: ['doc', 'zanzibarword'],
+      terms,
       asOf: new Date(),
       take: 21,
+      query: parseTerms(terms),
     })
     type Node = {
       'Node Type': string

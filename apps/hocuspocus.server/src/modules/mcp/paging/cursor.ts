@@ -19,7 +19,7 @@ export type FindCursorBinding = { query: string; scope: FindScope; limit: number
 export type FindCursor = FindCursorBinding &
   (
     | { stage: 'first'; asOf: string; shown: string[] }
-    | { stage: 'snapshot'; snapshotId: string; offset: number; capped: boolean }
+    | { stage: 'snapshot'; snapshotId: string; offset: number; capped: boolean; narrowed: boolean }
   )
 
 const VERSION = 2
@@ -42,7 +42,14 @@ export function encodeCursor(cursor: FindCursor): string {
   const json =
     cursor.stage === 'first'
       ? { ...base, a: cursor.asOf, h: cursor.shown.join('') }
-      : { ...base, n: cursor.snapshotId, o: cursor.offset, c: cursor.capped ? 1 : 0 }
+      : {
+          ...base,
+          n: cursor.snapshotId,
+          o: cursor.offset,
+          c: cursor.capped ? 1 : 0,
+          // Only when set: cursors given out before broad queries were narrowed have none.
+          ...(cursor.narrowed ? { w: 1 } : {}),
+        }
   return Buffer.from(JSON.stringify(json), 'utf8').toString('base64url')
 }
 
@@ -104,8 +111,15 @@ export function decodeCursor(raw: string, expected: FindCursorBinding): Result<F
     if (!shown.every((h) => SHORT_ID.test(h))) return notOurs
     return ok({ ...binding, stage: 'first', asOf: p.a, shown })
   }
-  if (typeof p.n === 'string' && UUID.test(p.n) && isSnapshotOffset(p.o) && (p.c === 0 || p.c === 1)) {
-    return ok({ ...binding, stage: 'snapshot', snapshotId: p.n, offset: p.o, capped: p.c === 1 })
+  if (
+    typeof p.n === 'string' &&
+    UUID.test(p.n) &&
+    isSnapshotOffset(p.o) &&
+    (p.c === 0 || p.c === 1) &&
+    (p.w === undefined || p.w === 1)
+  ) {
+    const flags = { capped: p.c === 1, narrowed: p.w === 1 }
+    return ok({ ...binding, stage: 'snapshot', snapshotId: p.n, offset: p.o, ...flags })
   }
   return notOurs
 }

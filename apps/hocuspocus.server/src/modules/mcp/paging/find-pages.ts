@@ -32,6 +32,11 @@ export type FindPage = {
   next?: string
   /** More documents match than a run can page through (the snapshot's cap): narrow the query. */
   capped: boolean
+  /**
+   * The query is broad: the run ranks the matches among the MAX_RANKED_DOCUMENTS most recently changed
+   * documents in scope, not among all (documents/search.ts SearchResult).
+   */
+  narrowed: boolean
   /** True when this page continues a run (a cursor was given). */
   continued: boolean
 }
@@ -108,32 +113,39 @@ const searchInput = (run: Run, asOf: Date, take: number): SearchInput => ({
 async function firstPage(run: Run): Promise<FindPage> {
   const { limit } = run.binding
   const asOf = new Date().toISOString()
-  const rows = await run.search.search(searchInput(run, new Date(asOf), limit + 1))
+  const { rows, narrowed } = await run.search.search(searchInput(run, new Date(asOf), limit + 1))
   const page = rows.slice(0, limit)
   const next =
     rows.length > limit
       ? encodeCursor({ ...run.binding, stage: 'first', asOf, shown: page.map((r) => shortId(r.id)) })
       : undefined
-  return { rows: page, next, capped: false, continued: false }
+  return { rows: page, next, capped: false, narrowed, continued: false }
 }
 
 /** Page two freezes the rest of the run's order, so later edits cannot reorder what is left. */
 async function snapshotStart(run: Run, cursor: FindCursor & { stage: 'first' }): Promise<FindPage> {
   const { limit } = run.binding
   const shown = new Set(cursor.shown)
-  const all = await run.search.search(
+  const { rows: all, narrowed } = await run.search.search(
     searchInput(run, new Date(cursor.asOf), MAX_FIND_SNAPSHOT_DOCUMENTS + 1),
   )
   const capped = all.length > MAX_FIND_SNAPSHOT_DOCUMENTS
   const rest = all.slice(0, MAX_FIND_SNAPSHOT_DOCUMENTS).filter((r) => !shown.has(shortId(r.id)))
   const page = rest.slice(0, limit)
-  if (rest.length <= limit) return { rows: page, capped, continued: true }
+  if (rest.length <= limit) return { rows: page, capped, narrowed, continued: true }
   const snapshotId = await run.search.createSnapshot(
     run.userId,
     rest.map((r) => r.id),
   )
-  const next = encodeCursor({ ...run.binding, stage: 'snapshot', snapshotId, offset: limit, capped })
-  return { rows: page, next, capped: false, continued: true }
+  const next = encodeCursor({
+    ...run.binding,
+    stage: 'snapshot',
+    snapshotId,
+    offset: limit,
+    capped,
+    narrowed,
+  })
+  return { rows: page, next, capped: false, narrowed, continued: true }
 }
 
 /** Later pages: a slice of the snapshot, in its order; a document deleted or unshared since is left out. */
@@ -152,6 +164,7 @@ async function snapshotPage(run: Run, cursor: FindCursor & { stage: 'snapshot' }
     rows: slice.ids.flatMap((id) => byId.get(id) ?? []),
     next: offset < slice.total ? encodeCursor({ ...cursor, offset }) : undefined,
     capped: offset >= slice.total && cursor.capped,
+    narrowed: cursor.narrowed,
     continued: true,
   })
 }

@@ -32,6 +32,8 @@ const QUOTED_ELSEWHERE: { file: string; module: Record<string, unknown>; names: 
     module: services,
     names: [
       'MAX_QUERY_TERMS',
+      'MAX_RANKED_DOCUMENTS',
+      'MAX_SEARCH_CANDIDATES',
       'MAX_FIND_TEXT_CHARS',
       'SEARCH_CHUNK_OVERLAP_CHARS',
       'MAX_SEARCH_VECTOR_CHARS',

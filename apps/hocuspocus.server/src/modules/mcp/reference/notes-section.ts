@@ -100,6 +100,11 @@ function noteRows(): NoteRow[] {
       limits.MAX_FIND_SECTIONS_DOCUMENTS,
     ),
     [
+      'find_documents, find_sections without slug',
+      `the query is broad: more than \`MAX_RANKED_DOCUMENTS\` readable matches, or more than \`MAX_SEARCH_CANDIDATES\` server-wide, and more than \`MAX_RANKED_DOCUMENTS\` documents in scope (every page of the run, last)`,
+      notes.broadQuery(),
+    ],
+    [
       'find_sections with slug, get_outline, list_chat_rooms',
       'a page does not reach the last line',
       notes.nextStart(slot('start')),

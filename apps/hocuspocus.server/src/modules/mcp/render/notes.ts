@@ -4,6 +4,7 @@
  * Order in an output: a continuation note when one applies, then the truncation note, which ends it.
  */
 import { MAX_RENDER_WORK } from '@collab/doc-schema'
+import { MAX_RANKED_DOCUMENTS } from '../../../limits.ts'
 import { MAX_COUNTED_CHARS, MAX_FIND_LIMIT, MAX_FIND_SECTIONS_DOCUMENTS, MAX_READ_CHARS } from '../limits.ts'
 
 /**
@@ -46,6 +47,13 @@ export type ChapterResume = { fromSection: string; fromBlock: number; blockOffse
 export const notes = {
   outlineTruncated: (shown: number, total: number) => `[Truncated: showing ${shown} of ${total} headings.]`,
   roomsTruncated: (shown: number, total: number) => `[Truncated: showing ${shown} of ${total} rooms.]`,
+
+  /**
+   * find_documents and find_sections: the query is broad (documents/search.ts SearchResult.narrowed), so
+   * the run ranked the matches among the most recently changed documents in scope. On every page of it.
+   */
+  broadQuery: () =>
+    `[Broad query: more documents hold these words than one search ranks (${MAX_RANKED_DOCUMENTS}), so these are the best matches among the ${MAX_RANKED_DOCUMENTS} most recently changed documents in scope. Add a word, or a "phrase" in double quotes, to search all of them.]`,
 
   moreDocuments: (limit: number) =>
     limit >= MAX_FIND_LIMIT
