@@ -50,6 +50,8 @@ export function listView(root: HTMLElement, boot: Boot): void {
   search.value = params.get('q') ?? ''
   const tabs = h('div', { class: 'tabs', role: 'tablist' })
   const problem = h('p', { class: 'error', role: 'alert', hidden: true })
+  // A broad search (docs/server.md, Search): said above the list, where the first rows are read.
+  const narrowNote = h('p', { class: 'banner info narrow-note', role: 'status', hidden: true })
   // Arriving from a deletion (doc-actions.ts): say which document went, once.
   const deletedTitle = params.get(DELETED_PARAM)
   const deletedNote = deletedTitle
@@ -80,7 +82,11 @@ export function listView(root: HTMLElement, boot: Boot): void {
             : scope === 'mine'
               ? 'No documents yet: create one or import a Markdown file.'
               : 'No public documents.'
-          : `${shown} of ${listing.total} document${listing.total === 1 ? '' : 's'}${listing.more ? ' (the best matches; narrow the search for others)' : ''}${listing.narrowed ? `. So many documents hold these words that only the ${listing.narrowed.toLocaleString('en-US')} most recently changed were searched: add a word to search them all.` : ''}`
+          : `${shown} of ${listing.total} document${listing.total === 1 ? '' : 's'}${listing.more ? ' (the best matches; narrow the search for others)' : ''}`
+      narrowNote.hidden = !listing.narrowed
+      narrowNote.textContent = listing.narrowed
+        ? `So many documents hold these words that only the ${listing.narrowed.toLocaleString('en-US')} most recently changed were searched. Add a word, or a "phrase" in quotes, to search them all.`
+        : ''
       if (listing.nextOffset)
         status.append(
           ' ',
@@ -197,6 +203,7 @@ export function listView(root: HTMLElement, boot: Boot): void {
       deletedNote,
       problem,
       h('div', { class: 'find' }, tabs, search),
+      narrowNote,
       h(
         'table',
         { class: 'docs-table' },

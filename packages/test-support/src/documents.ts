@@ -115,3 +115,29 @@ export function createLargeDocument(
     for (const chunk of chunks) appendOrThrow(fragment, chunk)
   })
 }
+
+/**
+ * Inserts `count` one-chunk searchable documents of `ownerId` straight into the tables (no Yjs state: for
+ * search tests over many documents), named `prefix-g` (g from 1), private, the g-th changed `minutes` (an
+ * SQL expression of g; g itself unless given) after 2026-01-01, so the largest g is the most recent, with a
+ * title and text from SQL expressions of g. Every value is a literal of the calling test.
+ */
+export async function insertSearchableDocuments(
+  server: RunningServer,
+  input: { ownerId: string; prefix: string; count: number; title: string; text: string; minutes?: string },
+): Promise<void> {
+  const { ownerId, prefix, count, title, text, minutes = 'g' } = input
+  await server.services.db.prisma.$executeRawUnsafe(`
+    WITH planned AS (SELECT g, gen_random_uuid() AS id FROM generate_series(1, ${count}) g),
+    made AS (
+      INSERT INTO documents (id, room, slug, title, owner_id, is_private, content_updated_at, search_vector)
+      SELECT id, gen_random_uuid()::text, '${prefix}-' || g, ${title}, '${ownerId}'::uuid, true,
+             timestamptz '2026-01-01' + (${minutes}) * interval '1 minute', to_tsvector('simple', ${title})
+        FROM planned
+      RETURNING id)
+    INSERT INTO document_search_chunks (document_id, key, n, prefix_chars, body, stem, words, alone)
+    SELECT made.id, 'k', 0, 0, b.body, to_tsvector('english', b.body),
+           setweight(to_tsvector('simple', b.body), 'B'), true
+      FROM made JOIN planned USING (id)
+      CROSS JOIN LATERAL (SELECT (${title}) || E'\\n' || (${text}) AS body) b`)
+}

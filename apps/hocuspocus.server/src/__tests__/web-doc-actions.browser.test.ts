@@ -6,8 +6,11 @@
  * copy of their own holding the same text; found documents show the text around the match, as text.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
 import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
+import { insertSearchableDocuments } from '@collab/test-support/documents'
 import { eventually } from '@collab/test-support/server'
+import { MAX_RANKED_DOCUMENTS } from '../limits.ts'
 import type { RunningServer } from '../server.ts'
 import {
   connected,
@@ -124,6 +127,36 @@ describe.skipIf(!CHROMIUM)('delete and duplicate a document', () => {
     const snippet = await page.waitForSelector('.docs-table .snippet')
     expect(await snippet!.evaluate((e) => e.textContent)).toContain('Knead the <b>sourdough</b> gently')
     expect(await page.$$('.docs-table .snippet b')).toHaveLength(0) // never HTML
+    expect(await seriousViolations(page)).toEqual([])
+    await page.browserContext().close()
+  }, 60_000)
+  test('a search whose words are in more documents than one search ranks says which it searched', async () => {
+    const count = MAX_RANKED_DOCUMENTS + 50
+    await insertSearchableDocuments(server, {
+      ownerId: member.user.id,
+      prefix: 'heap',
+      count,
+      title: `'Heap note ' || g`,
+      text: `'the everywhereword ' || md5(g::text)`,
+    })
+    const page = await signedIn(browser, server, 'mika')
+    await page.goto(`${server.url}/?q=everywhereword`)
+    const note = await page.waitForSelector('.narrow-note:not([hidden])')
+    expect(await note!.evaluate((e) => e.textContent)).toContain(
+      `only the ${MAX_RANKED_DOCUMENTS.toLocaleString('en-US')} most recently changed were searched`,
+    )
+    // Above the list, where the first rows are read: in view without scrolling.
+    const box = await note!.boundingBox()
+    expect(box!.y + box!.height).toBeLessThan(page.viewport()!.height)
+    // The newest document is among those shown; the oldest is not (it was not searched).
+    const slugs = await page.$$eval('.docs-table tbody a', (links) =>
+      links.map((a) => a.getAttribute('href')),
+    )
+    expect(slugs).toContain(`/d/heap-${count}`)
+    expect(slugs).not.toContain('/d/heap-1')
+    if (process.env.WEB_SCREENSHOTS) {
+      await page.screenshot({ path: join(process.env.WEB_SCREENSHOTS, 'web-broad-search.png') })
+    }
     expect(await seriousViolations(page)).toEqual([])
     await page.browserContext().close()
   }, 60_000)

@@ -8,6 +8,7 @@
  * (PGlite, or PostgreSQL with TEST_DATABASE_URL); the documents are inserted straight into the tables.
  */
 import { describe, expect, test } from 'bun:test'
+import { insertSearchableDocuments } from '@collab/test-support/documents'
 import { call, useMcpClients } from '@collab/test-support/mcp'
 import { useTestServer } from '@collab/test-support/server'
 import { listingSql, RANK_SLICE_DOCUMENTS, rankedSql, type SearchInput } from '../../../documents/search.ts'
@@ -35,34 +36,15 @@ const MIDDLE = RANK_SLICE_DOCUMENTS * 2 + 100
 /** The crowd's documents, all holding the shared word: more matches than a search reads. */
 const CROWD = MAX_SEARCH_CANDIDATES + 1
 
-/**
- * Inserts `count` one-chunk documents of `ownerId` named `prefix-g` (g from 1), the g-th changed
- * `minutes` (an SQL expression of g; g itself unless given) after a fixed start, so the largest g is the
- * most recent, with a title and text from SQL expressions of g.
- */
-async function insertDocuments(
+/** The test's documents of `ownerId` (insertSearchableDocuments). */
+const insertDocuments = (
   ownerId: string,
   prefix: string,
   count: number,
   title: string,
   text: string,
-  minutes = 'g',
-) {
-  const { prisma } = server.services.db
-  await prisma.$executeRawUnsafe(`
-    WITH made AS (
-      INSERT INTO documents (id, room, slug, title, owner_id, is_private, content_updated_at, search_vector)
-      SELECT gen_random_uuid(), gen_random_uuid()::text, '${prefix}-' || g, ${title}, '${ownerId}'::uuid, true,
-             timestamptz '2026-01-01' + (${minutes}) * interval '1 minute', to_tsvector('simple', ${title})
-        FROM generate_series(1, ${count}) g
-      RETURNING id, slug, title)
-    INSERT INTO document_search_chunks (document_id, key, n, prefix_chars, body, stem, words, alone)
-    SELECT made.id, 'k', 0, 0, b.body, to_tsvector('english', b.body),
-           setweight(to_tsvector('simple', b.body), 'B'), true
-      FROM made
-      CROSS JOIN LATERAL (SELECT substr(made.slug, ${prefix.length + 2})::int AS g) n
-      CROSS JOIN LATERAL (SELECT made.title || E'\\n' || ${text.replaceAll('g', 'n.g')} AS body) b`)
-}
+  minutes?: string,
+) => insertSearchableDocuments(server, { ownerId, prefix, count, title, text, minutes })
 
 let seeded: Promise<void> | undefined
 /** The three users' documents, once for the file (every value below is a literal of this file). */
