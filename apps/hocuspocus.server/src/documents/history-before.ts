@@ -19,8 +19,15 @@ import { readForCompaction, storeCompacted } from './store.ts'
 import type { WorkerPool } from './worker/pool.ts'
 import { type BeforeInput, beforeVersionOf } from './worker/worker-jobs.ts'
 
-/** Reads and merges again this many times in all when the snapshot changed while the worker merged. */
-const BEFORE_ATTEMPTS = 3
+/**
+ * Reads and merges again this many times in all when the snapshot changed while the worker merged, with a
+ * pause before each new attempt (BEFORE_RETRY_PAUSE_MS, doubled each time: 50, 100, 200, 400 ms) so that
+ * compactions already queued for the document land first. Three attempts back to back lost to three
+ * compactions queued by the writes just before it (the access matrix's owner writes, then restores, on a
+ * loaded machine: CI, 2026-12-04).
+ */
+const BEFORE_ATTEMPTS = 5
+const BEFORE_RETRY_PAUSE_MS = 50
 
 /** The version taken, and its state's bytes (what the edit is worked out against). */
 export type BeforeVersion = { id: bigint; state: Uint8Array }
@@ -75,7 +82,11 @@ export function createBeforeVersions(prisma: PrismaClient, deps: { jobs: WorkerP
             ),
           CONTENT_TRANSACTION,
         )
-        if (!written) continue // another write replaced the snapshot meanwhile: read it again
+        if (!written) {
+          // Another compaction replaced the snapshot meanwhile: let the queued ones land, then read again.
+          if (attempt < BEFORE_ATTEMPTS) await Bun.sleep(BEFORE_RETRY_PAUSE_MS * 2 ** (attempt - 1))
+          continue
+        }
         if (written.versionId === undefined)
           return refuse('internal', `slug: the version of "${document.slug}" was not taken.`, 'slug')
         // Kept (a copy) before `state` goes to the worker with the edit: the load of the document for the
