@@ -9,15 +9,17 @@
  *
  *   bun bench/cpu-per-edit.ts [--kib=100] [--edits=40] [--rounds=5] [--pace=20] [--debounce=300]
  *                             [--max-debounce=3000] [--settle=400] [--prof=DIR] [--env=NAME=VALUE ...]
- *                             [--peer] [--totals]
+ *                             [--peer] [--totals] [--server-log=FILE]
  *
  * `--prof=DIR` runs the server under Bun's CPU profiler (Markdown summaries and .cpuprofile files in DIR,
  * written when the server stops). `--peer` measures the stock Hocuspocus peer (bench/lib/peer-server.ts)
  * instead, on the same document (not profiled). `--totals` seeds the document's stored outline with every
- * section's total, as a compaction stores it (without, the first store after the load measures them all). Not part of `bun run bench`: a tool for attributing the peer row's CPU.
+ * section's total, as a compaction stores it (without, the first store after the load measures them all).
+ * `--server-log=FILE` writes ours' stderr there when it stops (with `--env=BUN_JSC_reportDFGCompileTimes=1`
+ * and the like, JSC's reports of what its JIT compiled: which functions the JIT threads' CPU went to). Not part of `bun run bench`: a tool for attributing the peer row's CPU.
  */
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase } from '@collab/test-support/database'
@@ -48,6 +50,7 @@ const settleMs = num('settle', 400)
 const prof = args.get('prof')?.[0]
 const peer = args.has('peer')
 const totals = args.has('totals')
+const serverLog = args.get('server-log')?.[0]
 const extraEnv = Object.fromEntries(
   (args.get('env') ?? []).map((pair) => [
     pair.slice(0, pair.indexOf('=')),
@@ -168,6 +171,7 @@ try {
   inserter.editor.destroy()
   await remote.stop()
   await ours.stop()
+  if (serverLog && ours.serverLog) writeFileSync(serverLog, ours.serverLog())
   await db.cleanup()
   rmSync(root, { recursive: true, force: true })
 }

@@ -39,6 +39,8 @@ export type Contender = {
   nextStore(room: string): Promise<number>
   /** Store steps of `room` so far (ours: of every document, one changes at a time). */
   storeCount(room: string): Promise<number>
+  /** Ours: what the server wrote on stderr so far (its logs, and JSC's reports when asked for). */
+  serverLog?: () => string
   stop(): Promise<void>
 }
 
@@ -252,6 +254,7 @@ export async function startOurs(
     pid: server.proc.pid,
     token: seeded.token,
     storeCount: async () => (await stores()).count,
+    serverLog: server.stderr,
     async nextStore() {
       // One document changes at a time: the histogram's sum grows by exactly the store steps that follow.
       const before = await stores()

@@ -292,7 +292,7 @@ describe('totals stored beside the outline', () => {
       )
     expect(flat(liveOutlineWithTotals(fragment)).every((node) => node.total === undefined)).toBe(true)
     const elements = listSections(fragment).reduce((sum, s) => sum + 1 + s.blockCount, 0)
-    expect([...outlineMeasureSteps(fragment)]).toHaveLength(elements)
+    expect([...outlineMeasureSteps(fragment)].filter(Boolean)).toHaveLength(elements)
     expect(flat(liveOutlineWithTotals(fragment)).map((node) => node.total)).toEqual(wholes())
     // The memo's outline is copied, never given the totals.
     expect(flat(liveOutline(fragment)).every((node) => !('total' in node))).toBe(true)
@@ -301,8 +301,18 @@ describe('totals stored beside the outline', () => {
     doc.transact(() => (two.blocks[1]!.get(0) as Y.XmlText).insert(0, 'a *starred* edit '))
     const edited = flat(liveOutlineWithTotals(fragment))
     expect(edited.map((node) => node.total === undefined)).toEqual([false, false, true, false])
-    expect([...outlineMeasureSteps(fragment)]).toHaveLength(1)
+    expect([...outlineMeasureSteps(fragment)].filter(Boolean)).toHaveLength(1)
     expect(flat(liveOutlineWithTotals(fragment)).map((node) => node.total)).toEqual(wholes())
+  })
+
+  test('every section whose total is only checked is a pause point of its own (telling it known may hash it)', () => {
+    forgetKeptTotals()
+    const parts = Array.from({ length: 12 }, (_, i) => `## Part ${i}\n\nText of part ${i}.`)
+    const { fragment } = loadDocument('Doc', parts.join('\n\n'))
+    const sections = locateSections(fragment).length
+    // Measured once (every element a step that measured), then nothing left to measure: one pause a section.
+    expect([...outlineMeasureSteps(fragment)].filter(Boolean).length).toBeGreaterThan(sections)
+    expect([...outlineMeasureSteps(fragment)]).toEqual(Array.from({ length: sections }, () => false))
   })
 
   test("a stored total is not used for an edited section: the copy's edited section is measured, and exact", () => {

@@ -14,7 +14,12 @@ import * as Y from 'yjs'
  * process instead of going back to the system page by page, which cost about a fifth of the suite's CPU
  * in this VM; RSS figures are measured without it.
  */
-export const MEASURED_SERVER_ENV = { MIMALLOC_PURGE_DELAY: undefined }
+export const MEASURED_SERVER_ENV = {
+  MIMALLOC_PURGE_DELAY: undefined,
+  // SERVER_PROF=DIR: the server runs under Bun's CPU profiler and writes its profile there when it stops
+  // (where the event loop was held during an attack; not set in CI).
+  ...(process.env.SERVER_PROF ? { BUN_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.SERVER_PROF}` } : {}),
+}
 
 /**
  * Ordinary prose of about `bytes` characters of Markdown, in sections of two paragraphs (a large manual):
