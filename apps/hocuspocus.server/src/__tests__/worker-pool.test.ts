@@ -283,6 +283,27 @@ describe('the documents worker pool', () => {
     expect(collections).toBeGreaterThanOrEqual(2)
   })
 
+  test("an import lets go of the file's bytes once decoded, before the build (the worker's job holds them otherwise)", () => {
+    const markdown = manual(64 * 1024)
+    const input = { markdown: new TextEncoder().encode(markdown), fallbackTitle: 'M' }
+    let heldAtFirstCollection: number | undefined
+    const built = buildImport(input, MAX_FIND_TEXT_CHARS, () => {
+      heldAtFirstCollection ??= input.markdown.length
+    })
+    if (built.kind === 'error') throw new Error(built.message)
+    expect(heldAtFirstCollection).toBe(0)
+    // The same document as built from the text (but for the new ids: its client and its headings').
+    const fromText = buildImport({ markdown, fallbackTitle: 'M' }, MAX_FIND_TEXT_CHARS)
+    if (fromText.kind === 'error') throw new Error(fromText.message)
+    const withoutIds = (json: string) =>
+      JSON.stringify(JSON.parse(json), (key, value) => (key === 'sectionId' ? undefined : value))
+    expect({ text: built.value.text, outline: withoutIds(built.value.outlineJson) }).toEqual({
+      text: fromText.value.text,
+      outline: withoutIds(fromText.value.outlineJson),
+    })
+    expect(built.value.state.length).toBe(fromText.value.state.length)
+  })
+
   test('a first screen is made only by an idle worker: refused at once while another job runs, never queued behind it', async () => {
     const jobs = pool()
     const source = await importedSource(jobs, '# Notes\n\n## Day\n\nText.', 'N')
