@@ -50,6 +50,24 @@ export const SEARCH_CHUNK_OVERLAP_CHARS = 1_024
 export const MAX_RANKED_DOCUMENTS = 1_000
 
 /**
+ * Bytes of text (the documents' search chunks, UTF-8, overlaps included) one search ranks at most, counted
+ * over its documents most recently changed first: ranking reads every chunk of a document (~20–35 ns a
+ * byte on PGlite: ~20–35 ms a million-character document), so 1,000 documents of a million characters
+ * would be ~25 s of the database. Matches holding more text than this are ranked among the most recently
+ * changed of them that fit (at least one), and the answer says how many (find_documents, find_sections,
+ * the web page's search); 16 MiB is 1,000 documents of ~16,000 characters, or 16 of a million.
+ */
+export const MAX_RANKED_TEXT_BYTES = 16 * 1024 * 1024
+
+/**
+ * Bytes of text one search statement reads at most beyond its first document (a ranking slice, a page's
+ * snippets; documents/search.ts): ~20–35 ms on PGlite, whose one session stores and other people's
+ * reads share. A document is never split, so a statement of one document reads all of it (at most
+ * MAX_FIND_TEXT_CHARS characters, ~1–4 MB).
+ */
+export const SEARCH_STATEMENT_TEXT_BYTES = 1024 * 1024
+
+/**
  * Matches a search reads from each kind of the chunks' indexes before it calls the query broad: the
  * trigram indexes (terms as written; each chunk found is read again by the index's recheck, ~28 µs a
  * 2,000-character chunk on PostgreSQL, ~40 µs on PGlite: 1,200 are ~35–50 ms) and the full-text indexes

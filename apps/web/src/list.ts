@@ -16,8 +16,10 @@ type Listing = {
   total: number
   nextOffset?: number | null
   more?: boolean
-  /** A broad search was ranked among this many most recently changed documents. */
+  /** A search was ranked among this many most recently changed documents (docs/server.md, Search)... */
   narrowed?: number
+  /** ...of its matches, which hold more text than one search ranks, rather than in scope (a broad query). */
+  narrowedAmong?: 'matches'
 }
 
 /** A one-line form of `input` and its submit button; `submit` runs instead of the page's own submission. */
@@ -85,7 +87,9 @@ export function listView(root: HTMLElement, boot: Boot): void {
           : `${shown} of ${listing.total} document${listing.total === 1 ? '' : 's'}${listing.more ? ' (the best matches; narrow the search for others)' : ''}`
       narrowNote.hidden = !listing.narrowed
       narrowNote.textContent = listing.narrowed
-        ? `So many documents hold these words that only the ${listing.narrowed.toLocaleString('en-US')} most recently changed were searched. Add a word, or a "phrase" in quotes, to search them all.`
+        ? listing.narrowedAmong === 'matches'
+          ? `The documents holding these words are so long that only the ${listing.narrowed.toLocaleString('en-US')} most recently changed of them were ranked. Add a word, or a "phrase" in quotes, to search them all.`
+          : `So many documents hold these words that only the ${listing.narrowed.toLocaleString('en-US')} most recently changed were searched. Add a word, or a "phrase" in quotes, to search them all.`
         : ''
       if (listing.nextOffset)
         status.append(

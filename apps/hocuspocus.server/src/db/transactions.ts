@@ -6,3 +6,10 @@
  * connection) a create can also wait behind a running compaction.
  */
 export const CONTENT_TRANSACTION = { maxWait: 10_000, timeout: 30_000 }
+
+/**
+ * Prisma's options for a search statement run in a transaction of its own (documents/search.ts
+ * throughIndexes, for its planner setting): the statement is bounded by the search's own ceilings, and on
+ * PGlite it can wait behind a running compaction or import, as a content transaction can.
+ */
+export const SEARCH_TRANSACTION = CONTENT_TRANSACTION

@@ -16,7 +16,14 @@ import type { PrismaClient } from '../db/generated/client.ts'
 import { Prisma } from '../db/generated/client.ts'
 import type { MemberRole } from '../db/generated/enums.ts'
 import { storableText } from '../db/storable-text.ts'
-import { MAX_FIND_TEXT_CHARS, MAX_RANKED_DOCUMENTS, MAX_SEARCH_CANDIDATES } from '../limits.ts'
+import { SEARCH_TRANSACTION } from '../db/transactions.ts'
+import {
+  MAX_FIND_TEXT_CHARS,
+  MAX_RANKED_DOCUMENTS,
+  MAX_RANKED_TEXT_BYTES,
+  MAX_SEARCH_CANDIDATES,
+  SEARCH_STATEMENT_TEXT_BYTES,
+} from '../limits.ts'
 import { readableBy, withMembership } from './access.ts'
 import type { DocumentRow } from './rows.ts'
 import { searchChunks } from './search-chunks.ts'
@@ -145,13 +152,24 @@ function parsedQuery(terms: string[] | null): ParsedQuery | null {
 }
 
 /**
+ * The bytes of a document `d`'s search text (its chunks' bodies, overlaps included): what ranking it or
+ * finding its snippet reads. octet_length of a stored value reads its size from the TOAST pointer,
+ * without reading the text (~3 ms for 16 MB of chunks, against ~50 ms for char_length).
+ */
+const textBytesOf = (id: Prisma.Sql) => Prisma.sql`(SELECT coalesce(sum(octet_length(c.body)), 0)
+    FROM document_search_chunks c WHERE c.document_id = ${id})::int`
+
+/**
  * A query's matches in scope as found through the chunks' indexes, as CTEs: `written` and `stemmed`, the
  * matches each kind of index names (search-rank.ts matchingIdsSql), server-wide, up to
  * MAX_SEARCH_CANDIDATES + 1 each (in no order; a document may count more than once, found two ways: a
- * plain word is found both as written and in some form), and `matched`, one row: `candidates`, the larger
- * of the two counts, and the `ids` (uuid[]) of the documents the user may read in the scope, without
- * excluded terms, at most MAX_RANKED_DOCUMENTS + 1. When neither is past its ceiling, `ids` are all the
- * query's matches.
+ * plain word is found both as written and in some form); `readable`, the documents the user may read in
+ * the scope, without excluded terms, at most MAX_RANKED_DOCUMENTS + 1, each with its text's bytes; and
+ * `matched`, one row: `candidates`, the larger of the two counts, `readable`, how many, and of them, most
+ * recently changed first (then slug, as bytes), those within MAX_RANKED_TEXT_BYTES of text (at least
+ * one): `ids` (uuid[]) and their `bytes` (int[]), and `first`, as many of them as one ranking statement
+ * ranks (at most RANK_SLICE_DOCUMENTS, and SEARCH_STATEMENT_TEXT_BYTES of text after the first). When
+ * neither count is past its ceiling, the readable ones are all the query's matches.
  */
 function matchedSql(input: SearchInput & { query: ParsedQuery }): Prisma.Sql {
   const { userId, query } = input
@@ -167,22 +185,72 @@ function matchedSql(input: SearchInput & { query: ParsedQuery }): Prisma.Sql {
   const { written, stemmed } = matchingIdsSql(query)
   const read = (ids: Prisma.Sql) =>
     Prisma.sql`SELECT id FROM (${ids}) found(id) LIMIT ${MAX_SEARCH_CANDIDATES + 1}`
+  const kept = Prisma.sql`o.n = 1 OR o.through <= ${MAX_RANKED_TEXT_BYTES}`
+  const inFirst = Prisma.sql`o.n <= ${RANK_SLICE_DOCUMENTS} AND (o.n = 1 OR o.through <= ${SEARCH_STATEMENT_TEXT_BYTES})`
   return Prisma.sql`
     WITH written AS MATERIALIZED (${read(written)}),
     stemmed AS MATERIALIZED (${stemmed ? read(stemmed) : Prisma.sql`SELECT NULL::uuid AS id WHERE false`}),
     candidates AS (SELECT id FROM written UNION ALL SELECT id FROM stemmed),
+    readable AS MATERIALIZED (
+      SELECT d.id, d.content_updated_at AS changed, d.slug, ${textBytesOf(Prisma.sql`d.id`)} AS bytes
+        ${withMembership(userId)} WHERE ${where(conditions)}
+       LIMIT ${MAX_RANKED_DOCUMENTS + 1}),
+    ordered AS MATERIALIZED (
+      SELECT id, bytes, row_number() OVER w AS n, sum(bytes) OVER w AS through
+        FROM readable WINDOW w AS (ORDER BY changed DESC, slug COLLATE "C" ROWS UNBOUNDED PRECEDING)),
     matched AS MATERIALIZED (
       SELECT greatest((SELECT count(*) FROM written), (SELECT count(*) FROM stemmed))::int AS candidates,
-             ARRAY(SELECT d.id ${withMembership(userId)} WHERE ${where(conditions)}
-                   LIMIT ${MAX_RANKED_DOCUMENTS + 1}) AS ids)`
+             (SELECT count(*) FROM readable)::int AS readable,
+             ARRAY(SELECT o.id FROM ordered o WHERE ${kept} ORDER BY o.n) AS ids,
+             ARRAY(SELECT o.bytes FROM ordered o WHERE ${kept} ORDER BY o.n) AS bytes,
+             ARRAY(SELECT o.id FROM ordered o WHERE ${inFirst} ORDER BY o.n) AS first)`
 }
 
 /**
  * Documents one ranking statement ranks at most: a search ranking more (up to MAX_RANKED_DOCUMENTS) ranks
- * them this many a statement and merges the orders, so other work on the database (PGlite's one session:
- * stores, other people's reads) waits at most one slice: ~35 ms on PGlite for 2,000-character documents.
+ * them this many a statement, and fewer when their text is more than SEARCH_STATEMENT_TEXT_BYTES
+ * (textSlices), and merges the orders, so other work on the database (PGlite's one session: stores, other
+ * people's reads) waits at most one slice: ~35 ms on PGlite for 2,000-character documents.
  */
 export const RANK_SLICE_DOCUMENTS = 250
+
+/**
+ * The ids in order cut into runs for one statement each: at most `maxDocuments` a run, and no more than
+ * `maxBytes` of text (`bytes`, the ids' own) unless one document alone is more. The same rule as
+ * matchedSql's `first`, so its first run is the one that statement ranked.
+ */
+export function textSlices(
+  ids: readonly string[],
+  bytes: readonly number[],
+  maxDocuments = RANK_SLICE_DOCUMENTS,
+  maxBytes = SEARCH_STATEMENT_TEXT_BYTES,
+): string[][] {
+  const slices: string[][] = []
+  let slice: string[] = []
+  let sliceBytes = 0
+  ids.forEach((id, i) => {
+    const size = bytes[i] ?? 0
+    if (slice.length > 0 && (slice.length >= maxDocuments || sliceBytes + size > maxBytes)) {
+      slices.push(slice)
+      slice = []
+      sliceBytes = 0
+    }
+    slice.push(id)
+    sliceBytes += size
+  })
+  if (slice.length > 0) slices.push(slice)
+  return slices
+}
+
+/** How many of the ids in order (their `bytes`) one search ranks: those within MAX_RANKED_TEXT_BYTES, at least one. */
+function withinRankedText(bytes: readonly number[]): number {
+  let total = 0
+  for (let i = 0; i < bytes.length; i++) {
+    total += bytes[i]!
+    if (i > 0 && total > MAX_RANKED_TEXT_BYTES) return i
+  }
+  return bytes.length
+}
 
 /**
  * A query's first `take` matches in order among the documents `ids` (an SQL uuid[]), each checked again:
@@ -216,22 +284,54 @@ function rankedAmong(
 /**
  * The SQL of a query's search, its first statement (exported so the bench and the tests can EXPLAIN
  * exactly this): its matches through the indexes (matchedSql), and unless the query is broad the first
- * `take` in order of the first RANK_SLICE_DOCUMENTS of them. Always one row at least, each with
- * `candidates` and `matched` (how many readable matches were read, up to MAX_RANKED_DOCUMENTS + 1) and
- * `rest`, the ids of the matches this statement did not rank (a later slice's: searchDocuments); then the
- * found document's columns and rank, null in the one row of a query with no match or a broad one.
+ * `take` in order of matchedSql's `first` of them. Always one row at least, each with `candidates`,
+ * `matched` (how many readable matches were read, up to MAX_RANKED_DOCUMENTS + 1), `ranked` (how many of
+ * them are within MAX_RANKED_TEXT_BYTES), and `rest` and `restBytes`, the ids of those this statement did
+ * not rank and their text's bytes (later slices': searchDocuments); then the found document's columns and
+ * rank, null in the one row of a query with no match or a broad one.
  */
 export function searchSql(input: SearchInput & { query: ParsedQuery }): Prisma.Sql {
   const notBroad = Prisma.sql`mt.candidates <= ${MAX_SEARCH_CANDIDATES}
-    AND cardinality(mt.ids) <= ${MAX_RANKED_DOCUMENTS}`
-  const first = { sql: Prisma.sql`mt.ids[1:${RANK_SLICE_DOCUMENTS}]`, matched: true }
+    AND mt.readable <= ${MAX_RANKED_DOCUMENTS}`
+  const first = { sql: Prisma.sql`mt.first`, matched: true }
+  const after = Prisma.sql`cardinality(mt.first) + 1`
   return Prisma.sql`${matchedSql(input)}
-    SELECT mt.candidates, cardinality(mt.ids) AS matched,
-           CASE WHEN ${notBroad} THEN mt.ids[${RANK_SLICE_DOCUMENTS + 1}:]::text[] END AS rest,
+    SELECT mt.candidates, mt.readable AS matched, cardinality(mt.ids) AS ranked,
+           CASE WHEN ${notBroad} THEN mt.ids[${after}:]::text[] END AS rest,
+           CASE WHEN ${notBroad} THEN mt.bytes[${after}:] END AS "restBytes",
            r.*
       FROM matched mt
       LEFT JOIN LATERAL (${rankedAmong(input, first, [notBroad])}) r ON true
      ORDER BY r.rank DESC, r."contentUpdatedAt" DESC, r.slug COLLATE "C" ASC`
+}
+
+/** The SQL of textBytes: each id's text bytes (textBytesOf), in the ids' order. */
+export function textBytesSql(ids: readonly string[]): Prisma.Sql {
+  return Prisma.sql`SELECT ${textBytesOf(Prisma.sql`i.id`)} AS bytes
+    FROM unnest(${ids}::uuid[]) WITH ORDINALITY AS i(id, n) ORDER BY i.n`
+}
+
+/**
+ * A statement's rows, planned with sequential scans priced out (`SET LOCAL enable_seqscan = off`, in a
+ * transaction of its own): searchSql's matching, whose conditions read the chunks' text. The planner
+ * prices a row by its heap tuple, not by the TOASTed text a condition on it reads, so a table of few but
+ * long chunks (40 documents of ~800,000 characters: 1,200 chunks, 32 MB) looks cheaper to scan than to
+ * search by its indexes, and was scanned whole, every chunk's text read: 380–440 ms a query on PGlite,
+ * against ~30 ms through the indexes (EXPLAIN ANALYZE, statistics fresh). Every condition it asks of the
+ * chunks has an index; a documents row is found by its key.
+ */
+export async function throughIndexes<T>(prisma: PrismaClient, sql: Prisma.Sql): Promise<T[]> {
+  return prisma.$transaction(async (tx) => {
+    await tx.$executeRaw`SET LOCAL enable_seqscan = off`
+    return tx.$queryRaw<T[]>(sql)
+  }, SEARCH_TRANSACTION)
+}
+
+/** The bytes of these documents' search text (0 for one without chunks), in their order. */
+async function textBytes(prisma: PrismaClient, ids: readonly string[]): Promise<number[]> {
+  if (ids.length === 0) return []
+  const rows = await prisma.$queryRaw<Array<{ bytes: number }>>(textBytesSql(ids))
+  return rows.map((row) => Number(row.bytes))
 }
 
 /** The SQL of a query's first `take` matches in order among these documents (one slice of a ranking). */
@@ -241,19 +341,25 @@ export function rankedSql(
   return rankedAmong(input, { sql: Prisma.sql`${input.ids}::uuid[]`, matched: input.matched })
 }
 
-/** What a search answers: its first `take` documents in order, and whether it was ranked among fewer. */
-export type SearchResult = {
-  rows: FoundRow[]
-  /**
-   * The query matched too many documents to rank (MAX_RANKED_DOCUMENTS, MAX_SEARCH_CANDIDATES), and the
-   * scope holds more than MAX_RANKED_DOCUMENTS: the rows are the best matches among the
-   * MAX_RANKED_DOCUMENTS most recently changed documents in scope, not among all.
-   */
-  narrowed: boolean
-}
+/**
+ * How a search was narrowed: the rows are the best matches among the `ranked` most recently changed
+ * documents, `among` those in scope (the query is broad: more matches than MAX_RANKED_DOCUMENTS or
+ * MAX_SEARCH_CANDIDATES, and the scope holds more than it ranks) or among the query's matches (they hold
+ * more than MAX_RANKED_TEXT_BYTES of text).
+ */
+export type Narrowed = { ranked: number; among: 'scope' | 'matches' }
+
+/** What a search answers: its first `take` documents in order, and how it was narrowed, if it was. */
+export type SearchResult = { rows: FoundRow[]; narrowed: Narrowed | null }
 
 type RankedRow = FoundRow & { rank: number }
-type SearchRow = RankedRow & { candidates: number; matched: number; rest: string[] | null }
+type SearchRow = RankedRow & {
+  candidates: number
+  matched: number
+  ranked: number
+  rest: string[] | null
+  restBytes: number[] | null
+}
 
 /** A found row without what the statements added to it. */
 const foundRow = ({ rank: _rank, ...row }: RankedRow): FoundRow => row
@@ -267,17 +373,16 @@ function byRank(a: RankedRow, b: RankedRow): number {
 }
 
 /**
- * The first `take` in order among these documents, ranked RANK_SLICE_DOCUMENTS a statement, merged with
- * the `ranked` rows already in hand (the first statement's).
+ * The first `take` in order among these documents (ids in order with their text's bytes), ranked a
+ * textSlices run a statement, merged with the `ranked` rows already in hand (the first statement's).
  */
 async function rankInSlices(
   prisma: PrismaClient,
-  input: SearchInput & { query: ParsedQuery; ids: string[]; matched: boolean },
+  input: SearchInput & { query: ParsedQuery; ids: string[]; bytes: number[]; matched: boolean },
   ranked: RankedRow[] = [],
 ): Promise<FoundRow[]> {
   const rows = [...ranked]
-  for (let at = 0; at < input.ids.length; at += RANK_SLICE_DOCUMENTS) {
-    const ids = input.ids.slice(at, at + RANK_SLICE_DOCUMENTS)
+  for (const ids of textSlices(input.ids, input.bytes)) {
     rows.push(...(await prisma.$queryRaw<RankedRow[]>(rankedSql({ ...input, ids }))))
   }
   return rows.sort(byRank).slice(0, input.take).map(foundRow)
@@ -285,30 +390,46 @@ async function rankInSlices(
 
 /**
  * The first `take` matches in order. Without a query the listing. With one, its matches from the indexes,
- * the first RANK_SLICE_DOCUMENTS of them ranked in the same statement (searchSql), the rest in slices
- * (rankInSlices); a broad query's are not all read: it is ranked among the most recently changed
- * documents in scope (listingSql), each checked for the match. Every statement is bounded:
- * MAX_SEARCH_CANDIDATES chunks read from each kind of index, RANK_SLICE_DOCUMENTS documents ranked.
+ * the first slice of them ranked in the same statement (searchSql), the rest in slices (rankInSlices); a
+ * broad query's are not all read: it is ranked among the most recently changed documents in scope
+ * (listingSql), each checked for the match. Either way at most MAX_RANKED_TEXT_BYTES of text is ranked,
+ * most recently changed first, and a search cut by it says so. Every statement is bounded:
+ * MAX_SEARCH_CANDIDATES chunks read from each kind of index, RANK_SLICE_DOCUMENTS documents and
+ * SEARCH_STATEMENT_TEXT_BYTES of their text ranked.
  */
 export async function searchDocuments(prisma: PrismaClient, input: SearchInput): Promise<SearchResult> {
   const query = parsedQuery(input.terms)
-  if (!query) return { rows: await prisma.$queryRaw<FoundRow[]>(listingSql(input)), narrowed: false }
-  const found = await prisma.$queryRaw<SearchRow[]>(searchSql({ ...input, query }))
+  if (!query) return { rows: await prisma.$queryRaw<FoundRow[]>(listingSql(input)), narrowed: null }
+  const found = await throughIndexes<SearchRow>(prisma, searchSql({ ...input, query }))
   const head = found[0]
-  if (!head) return { rows: [], narrowed: false }
+  if (!head) return { rows: [], narrowed: null }
   if (head.candidates <= MAX_SEARCH_CANDIDATES && head.matched <= MAX_RANKED_DOCUMENTS) {
-    const ranked = found.flatMap(({ candidates: _c, matched: _m, rest: _r, ...row }) =>
-      row.id === null ? [] : [row],
+    const ranked = found.flatMap(
+      ({ candidates: _c, matched: _m, ranked: _k, rest: _r, restBytes: _b, ...row }) =>
+        row.id === null ? [] : [row],
     )
+    const narrowed: Narrowed | null =
+      head.ranked < head.matched ? { ranked: head.ranked, among: 'matches' } : null
     const rest = head.rest ?? []
-    if (rest.length === 0) return { rows: ranked.map(foundRow), narrowed: false }
-    const rows = await rankInSlices(prisma, { ...input, query, ids: rest, matched: true }, ranked)
-    return { rows, narrowed: false }
+    if (rest.length === 0) return { rows: ranked.map(foundRow), narrowed }
+    const bytes = (head.restBytes ?? []).map(Number)
+    const rows = await rankInSlices(prisma, { ...input, query, ids: rest, bytes, matched: true }, ranked)
+    return { rows, narrowed }
   }
   const recent = await prisma.$queryRaw<FoundRow[]>(listingSql({ ...input, take: MAX_RANKED_DOCUMENTS + 1 }))
-  const among = recent.slice(0, MAX_RANKED_DOCUMENTS).map((row) => row.id)
-  const rows = await rankInSlices(prisma, { ...input, query, ids: among, matched: false })
-  return { rows, narrowed: recent.length > MAX_RANKED_DOCUMENTS }
+  const inScope = recent.slice(0, MAX_RANKED_DOCUMENTS).map((row) => row.id)
+  const inScopeBytes = await textBytes(prisma, inScope)
+  const count = withinRankedText(inScopeBytes)
+  const ids = inScope.slice(0, count)
+  const rows = await rankInSlices(prisma, {
+    ...input,
+    query,
+    ids,
+    bytes: inScopeBytes.slice(0, count),
+    matched: false,
+  })
+  const cut = recent.length > MAX_RANKED_DOCUMENTS || count < inScope.length
+  return { rows, narrowed: cut ? { ranked: count, among: 'scope' } : null }
 }
 
 /** The SQL of documentsByIds. */
@@ -373,7 +494,8 @@ export type Snippets = Map<string, string>
 /**
  * The snippets of these documents (a page of found rows) for the query's terms: the text around the
  * first place search-rank.ts's snippetsSql finds, white space collapsed, at most `chars` characters plus
- * the ellipses. A document without search chunks yet has none.
+ * the ellipses, found in statements of SEARCH_STATEMENT_TEXT_BYTES of text (textSlices). A document
+ * without search chunks yet has none.
  */
 export async function documentSnippets(
   prisma: PrismaClient,
@@ -382,8 +504,13 @@ export async function documentSnippets(
   const ids = input.ids.filter((id) => UUID.test(id))
   const query = parseTerms(input.terms.map(storableText))
   if (ids.length === 0 || query.include.length === 0) return new Map()
-  const rows = await prisma.$queryRaw<SnippetRow[]>(snippetsSql({ ids, query, chars: input.chars }))
-  return new Map(rows.map((row) => [row.id, cutSnippet(row, input.chars)]))
+  // In statements of at most SEARCH_STATEMENT_TEXT_BYTES of text (a page of long documents is tens of MB).
+  const snippets: Snippets = new Map()
+  for (const slice of textSlices(ids, await textBytes(prisma, ids), ids.length)) {
+    const rows = await prisma.$queryRaw<SnippetRow[]>(snippetsSql({ ids: slice, query, chars: input.chars }))
+    for (const row of rows) snippets.set(row.id, cutSnippet(row, input.chars))
+  }
+  return snippets
 }
 
 /** A snippet row as shown: one line, at most `chars` characters, `…` where the text goes on. */

@@ -14,7 +14,7 @@ import type { ChatPosting } from '../chat/posting.ts'
 import type { Whose } from '../documents/access.ts'
 import type { DocumentListing, DocumentRow, Resolved } from '../documents/rows.ts'
 import { queryTerms } from '../documents/search.ts'
-import { MAX_CHAT_MESSAGE_CHARS, MAX_RANKED_DOCUMENTS, SEARCH_SNIPPET_CHARS } from '../limits.ts'
+import { MAX_CHAT_MESSAGE_CHARS, SEARCH_SNIPPET_CHARS } from '../limits.ts'
 import type { Services } from '../services.ts'
 import { type HistoryRouteDeps, historyRoutes } from './api-history.ts'
 import { lastLookRoutes } from './api-last-look.ts'
@@ -127,8 +127,10 @@ export function apiRoutes(services: Services, deps: ApiDeps = {}) {
         total: Math.min(found.length, MAX_API_DOCUMENTS),
         // A search answers its best MAX_API_DOCUMENTS; a narrower query finds the rest.
         more: found.length > MAX_API_DOCUMENTS,
-        // A broad query was ranked among the most recently changed documents in scope (MAX_RANKED_DOCUMENTS).
-        ...(narrowed ? { narrowed: MAX_RANKED_DOCUMENTS } : {}),
+        // Ranked among this many most recently changed documents in scope (a broad query), or of the
+        // matches (`narrowedAmong: 'matches'`: they hold more text than one search ranks).
+        ...(narrowed ? { narrowed: narrowed.ranked } : {}),
+        ...(narrowed?.among === 'matches' ? { narrowedAmong: 'matches' } : {}),
         nextOffset: null,
       })
     }

@@ -11,7 +11,13 @@ import { describe, expect, test } from 'bun:test'
 import { insertSearchableDocuments } from '@collab/test-support/documents'
 import { call, useMcpClients } from '@collab/test-support/mcp'
 import { useTestServer } from '@collab/test-support/server'
-import { listingSql, RANK_SLICE_DOCUMENTS, rankedSql, type SearchInput } from '../../../documents/search.ts'
+import {
+  listingSql,
+  type Narrowed,
+  RANK_SLICE_DOCUMENTS,
+  rankedSql,
+  type SearchInput,
+} from '../../../documents/search.ts'
 import { parseTerms } from '../../../documents/search-query.ts'
 import { MAX_RANKED_DOCUMENTS, MAX_SEARCH_CANDIDATES } from '../../../limits.ts'
 import type { RunningServer } from '../../../server.ts'
@@ -95,6 +101,9 @@ const seed = () => {
   return seeded
 }
 
+/** How a broad query over the wide user's documents is narrowed: their MAX_RANKED_DOCUMENTS most recent. */
+const BROAD: Narrowed = { ranked: MAX_RANKED_DOCUMENTS, among: 'scope' }
+
 const numberOf = (slug: string) => Number(slug.slice(slug.lastIndexOf('-') + 1))
 
 async function search(handle: string, terms: string[], take = MAX_RANKED_DOCUMENTS + 1) {
@@ -110,7 +119,7 @@ const notesOf = (text: string) => text.slice(text.indexOf(FRAME_END) + FRAME_END
 describe('a broad query is ranked among the most recently changed documents', () => {
   test('more matches than one search ranks: the recent ones, each matched, the best first, and narrowed', async () => {
     const { slugs, narrowed } = await search('wide', ['commonword'])
-    expect(narrowed).toBe(true)
+    expect(narrowed).toEqual(BROAD)
     const numbers = slugs.map(numberOf)
     // The recent MAX_RANKED_DOCUMENTS are 201..1,200; of them every tenth lacks the word, except 1,100
     // (its title names it).
@@ -127,7 +136,7 @@ describe('a broad query is ranked among the most recently changed documents', ()
     const terms = ['middleword']
     const input: SearchInput = { userId: user.id, scope: 'mine', terms, asOf: new Date(), take: MIDDLE }
     const found = await server.services.search.search(input)
-    expect(found.narrowed).toBe(false)
+    expect(found.narrowed).toBeNull()
     const { prisma } = server.services.db
     const all = await prisma.$queryRaw<Array<{ id: string; slug: string }>>(listingSql(input))
     expect(all).toHaveLength(MIDDLE)
@@ -158,28 +167,28 @@ describe('a broad query is ranked among the most recently changed documents', ()
 
   test('an exclusion is checked on the recent documents as on the matched ones', async () => {
     const { slugs, narrowed } = await search('wide', ['commonword', '-excludedword'])
-    expect(narrowed).toBe(true)
+    expect(narrowed).toEqual(BROAD)
     expect(slugs).not.toContain('wide-1150')
     expect(slugs).toContain('wide-1149')
   })
 
   test('a narrower query searches every document: the old one is found', async () => {
-    expect(await search('wide', ['commonword', 'rareword'])).toEqual({ slugs: ['wide-100'], narrowed: false })
+    expect(await search('wide', ['commonword', 'rareword'])).toEqual({ slugs: ['wide-100'], narrowed: null })
   })
 
   test("others' documents past the candidates' ceiling change nothing for a scope small enough to rank whole", async () => {
     // The crowd's private documents make the shared word broad server-wide; the small user's scope is
     // ranked whole, so the answer is exactly their own matches and nothing is said to be left out.
     const small = await search('small', ['sharedword'])
-    expect(small).toEqual({ slugs: expect.arrayContaining(['small-2', 'small-4']), narrowed: false })
+    expect(small).toEqual({ slugs: expect.arrayContaining(['small-2', 'small-4']), narrowed: null })
     expect(small.slugs).toHaveLength(2)
     // The wide user's scope is larger than one search ranks: the recent matches, and it says so.
     const wide = await search('wide', ['sharedword'])
-    expect(wide.narrowed).toBe(true)
+    expect(wide.narrowed).toEqual(BROAD)
     expect(new Set(wide.slugs)).toEqual(new Set(['wide-1190', 'wide-1195']))
     // The crowd's own search ranks its most recent documents.
     const crowd = await search('crowd', ['sharedword'], 5)
-    expect(crowd.narrowed).toBe(true)
+    expect(crowd.narrowed).toEqual(BROAD)
     expect(crowd.slugs).toEqual([CROWD, CROWD - 1, CROWD - 2, CROWD - 3, CROWD - 4].map((g) => `crowd-${g}`))
   })
 
@@ -188,19 +197,19 @@ describe('a broad query is ranked among the most recently changed documents', ()
     const { client } = await userOf('wide')
     const first = await call(client, 'find_documents', { query: 'commonword', limit: 5 })
     expect(first.isError).toBe(false)
-    expect(notesOf(first.text)).toEndWith(notes.broadQuery())
+    expect(notesOf(first.text)).toEndWith(notes.narrowedSearch(BROAD))
     const cursor = /cursor: "([^"]+)"/.exec(first.text)?.[1]
     expect(cursor).toBeDefined()
     const second = await call(client, 'find_documents', { query: 'commonword', limit: 5, cursor })
-    expect(notesOf(second.text)).toEndWith(notes.broadQuery())
+    expect(notesOf(second.text)).toEndWith(notes.narrowedSearch(BROAD))
     const third = await call(client, 'find_documents', {
       query: 'commonword',
       limit: 5,
       cursor: /cursor: "([^"]+)"/.exec(second.text)?.[1],
     })
-    expect(notesOf(third.text)).toEndWith(notes.broadQuery())
+    expect(notesOf(third.text)).toEndWith(notes.narrowedSearch(BROAD))
     const sections = await call(client, 'find_sections', { query: 'commonword', limit: 2 })
-    expect(notesOf(sections.text)).toContain(notes.broadQuery())
+    expect(notesOf(sections.text)).toContain(notes.narrowedSearch(BROAD))
     const narrow = await call(client, 'find_documents', { query: 'commonword rareword' })
     expect(narrow.text).toContain('wide-100')
     expect(narrow.text).not.toContain('[Broad query')
@@ -219,18 +228,21 @@ describe('a broad query is ranked among the most recently changed documents', ()
     expect(narrow.documents).toHaveLength(1)
   })
 
-  test('a snapshot cursor carries the flag; one without it (given out before) reads as not narrowed', () => {
+  test('a snapshot cursor carries how the run was narrowed; a forged count is refused', () => {
     const binding = { query: 'q', scope: 'mine' as const, limit: 5 }
     const snapshot = { ...binding, stage: 'snapshot' as const, snapshotId: crypto.randomUUID(), offset: 5 }
-    const narrowed = decodeCursor(encodeCursor({ ...snapshot, capped: false, narrowed: true }), binding)
-    expect(narrowed.kind === 'ok' && narrowed.value).toMatchObject({ narrowed: true })
-    const plain = encodeCursor({ ...snapshot, capped: false, narrowed: false })
+    for (const narrowed of [BROAD, { ranked: 17, among: 'matches' as const }]) {
+      const decoded = decodeCursor(encodeCursor({ ...snapshot, capped: false, narrowed }), binding)
+      expect(decoded.kind === 'ok' && decoded.value).toMatchObject({ narrowed })
+    }
+    const plain = encodeCursor({ ...snapshot, capped: false, narrowed: null })
     expect(JSON.parse(Buffer.from(plain, 'base64url').toString()).w).toBeUndefined()
     const decoded = decodeCursor(plain, binding)
-    expect(decoded.kind === 'ok' && decoded.value).toMatchObject({ narrowed: false })
-    const forged = JSON.parse(Buffer.from(plain, 'base64url').toString())
-    forged.w = 2
-    const refused = decodeCursor(Buffer.from(JSON.stringify(forged)).toString('base64url'), binding)
-    expect(refused.kind).toBe('error')
+    expect(decoded.kind === 'ok' && decoded.value).toMatchObject({ narrowed: null })
+    for (const forgery of [{ w: MAX_RANKED_DOCUMENTS + 1 }, { w: 0 }, { w: 2.5 }, { x: 1 }]) {
+      const forged = { ...JSON.parse(Buffer.from(plain, 'base64url').toString()), ...forgery }
+      const refused = decodeCursor(Buffer.from(JSON.stringify(forged)).toString('base64url'), binding)
+      expect(refused.kind).toBe('error')
+    }
   })
 })

@@ -44,7 +44,7 @@ afterAll(async () => {
 }, 60_000)
 
 const forge = (fields: Record<string, unknown>) =>
-  Buffer.from(JSON.stringify({ v: 2, q: '', s: 'mine', l: 1, ...fields }), 'utf8').toString('base64url')
+  Buffer.from(JSON.stringify({ v: 3, q: '', s: 'mine', l: 1, ...fields }), 'utf8').toString('base64url')
 const SNAPSHOT = '00000000-0000-4000-8000-000000000000'
 
 describe(`find_documents refuses forged cursors before any query (${DATABASE_KIND})`, () => {

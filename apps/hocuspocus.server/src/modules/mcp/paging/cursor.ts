@@ -11,7 +11,8 @@
  */
 
 import { ok, type Result, refuse } from '@collab/doc-schema'
-import type { FindScope } from '../../../documents/search.ts'
+import type { FindScope, Narrowed } from '../../../documents/search.ts'
+import { MAX_RANKED_DOCUMENTS } from '../../../limits.ts'
 import { MAX_FIND_LIMIT, MAX_FIND_SNAPSHOT_DOCUMENTS } from '../limits.ts'
 
 export type FindCursorBinding = { query: string; scope: FindScope; limit: number }
@@ -19,10 +20,11 @@ export type FindCursorBinding = { query: string; scope: FindScope; limit: number
 export type FindCursor = FindCursorBinding &
   (
     | { stage: 'first'; asOf: string; shown: string[] }
-    | { stage: 'snapshot'; snapshotId: string; offset: number; capped: boolean; narrowed: boolean }
+    | { stage: 'snapshot'; snapshotId: string; offset: number; capped: boolean; narrowed: Narrowed | null }
   )
 
-const VERSION = 2
+/** 3 since a narrowed run names how many documents it ranked (2's cursors are refused: start over). */
+const VERSION = 3
 const START_OVER = 'Call again without cursor to start over.'
 const SHORT_ID = /^[0-9a-f]{8}$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -47,8 +49,9 @@ export function encodeCursor(cursor: FindCursor): string {
           n: cursor.snapshotId,
           o: cursor.offset,
           c: cursor.capped ? 1 : 0,
-          // Only when set: cursors given out before broad queries were narrowed have none.
-          ...(cursor.narrowed ? { w: 1 } : {}),
+          // Only when narrowed: how many documents were ranked, and whether among the matches (x).
+          ...(cursor.narrowed ? { w: cursor.narrowed.ranked } : {}),
+          ...(cursor.narrowed?.among === 'matches' ? { x: 1 } : {}),
         }
   return Buffer.from(JSON.stringify(json), 'utf8').toString('base64url')
 }
@@ -74,6 +77,10 @@ const isIsoTime = (value: unknown): value is string => {
 /** An offset into a snapshot: a whole number no larger than a snapshot can be. */
 const isSnapshotOffset = (value: unknown): value is number =>
   Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_FIND_SNAPSHOT_DOCUMENTS
+
+/** How many documents a narrowed search ranked: a whole number no larger than one search ranks. */
+const isRankedCount = (value: unknown): value is number =>
+  Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= MAX_RANKED_DOCUMENTS
 
 const notOurs = refuse(
   'invalid_input',
@@ -116,9 +123,13 @@ export function decodeCursor(raw: string, expected: FindCursorBinding): Result<F
     UUID.test(p.n) &&
     isSnapshotOffset(p.o) &&
     (p.c === 0 || p.c === 1) &&
-    (p.w === undefined || p.w === 1)
+    (p.w === undefined || isRankedCount(p.w)) &&
+    (p.x === undefined || (p.x === 1 && p.w !== undefined))
   ) {
-    const flags = { capped: p.c === 1, narrowed: p.w === 1 }
+    const narrowed: Narrowed | null = isRankedCount(p.w)
+      ? { ranked: p.w, among: p.x === 1 ? 'matches' : 'scope' }
+      : null
+    const flags = { capped: p.c === 1, narrowed }
     return ok({ ...binding, stage: 'snapshot', snapshotId: p.n, offset: p.o, ...flags })
   }
   return notOurs

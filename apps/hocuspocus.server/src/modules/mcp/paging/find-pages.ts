@@ -8,6 +8,7 @@ import { ok, type Result, refuse } from '@collab/doc-schema'
 import {
   type FindScope,
   type FoundRow,
+  type Narrowed,
   queryTerms,
   type SearchInput,
   type SearchService,
@@ -33,10 +34,10 @@ export type FindPage = {
   /** More documents match than a run can page through (the snapshot's cap): narrow the query. */
   capped: boolean
   /**
-   * The query is broad: the run ranks the matches among the MAX_RANKED_DOCUMENTS most recently changed
-   * documents in scope, not among all (documents/search.ts SearchResult).
+   * The run ranks the matches among the most recently changed documents in scope (a broad query) or of
+   * its matches (more text than one search ranks), not among all (documents/search.ts Narrowed).
    */
-  narrowed: boolean
+  narrowed: Narrowed | null
   /** True when this page continues a run (a cursor was given). */
   continued: boolean
 }

@@ -33,6 +33,7 @@ const QUOTED_ELSEWHERE: { file: string; module: Record<string, unknown>; names: 
     names: [
       'MAX_QUERY_TERMS',
       'MAX_RANKED_DOCUMENTS',
+      'MAX_RANKED_TEXT_BYTES',
       'MAX_SEARCH_CANDIDATES',
       'MAX_FIND_TEXT_CHARS',
       'SEARCH_CHUNK_OVERLAP_CHARS',

@@ -101,8 +101,13 @@ function noteRows(): NoteRow[] {
     ),
     [
       'find_documents, find_sections without slug',
-      `the query is broad: more than \`MAX_RANKED_DOCUMENTS\` readable matches, or more than \`MAX_SEARCH_CANDIDATES\` server-wide, and more than \`MAX_RANKED_DOCUMENTS\` documents in scope (every page of the run, last)`,
-      notes.broadQuery(),
+      `the query is broad: more than \`MAX_RANKED_DOCUMENTS\` readable matches, or more than \`MAX_SEARCH_CANDIDATES\` server-wide, and more than \`MAX_RANKED_DOCUMENTS\` documents (or \`MAX_RANKED_TEXT_BYTES\` of text) in scope; {N}: how many were ranked (every page of the run, last)`,
+      notes.narrowedSearch({ ranked: slot('N'), among: 'scope' }),
+    ],
+    [
+      'find_documents, find_sections without slug',
+      `the query's matches hold more than \`MAX_RANKED_TEXT_BYTES\` of text, most recently changed first; {N}: how many were ranked (every page of the run, last)`,
+      notes.narrowedSearch({ ranked: slot('N'), among: 'matches' }),
     ],
     [
       'find_sections with slug, get_outline, list_chat_rooms',

@@ -4,7 +4,8 @@
  * Order in an output: a continuation note when one applies, then the truncation note, which ends it.
  */
 import { MAX_RENDER_WORK } from '@collab/doc-schema'
-import { MAX_RANKED_DOCUMENTS } from '../../../limits.ts'
+import type { Narrowed } from '../../../documents/search.ts'
+import { MAX_RANKED_DOCUMENTS, MAX_RANKED_TEXT_BYTES } from '../../../limits.ts'
 import { MAX_COUNTED_CHARS, MAX_FIND_LIMIT, MAX_FIND_SECTIONS_DOCUMENTS, MAX_READ_CHARS } from '../limits.ts'
 
 /**
@@ -44,16 +45,21 @@ export function shownSections(parts: readonly ShownSectionPart[]): string {
 /** Where the next read of a chapter starts: `fromSection` '' when that section has no id of its own. */
 export type ChapterResume = { fromSection: string; fromBlock: number; blockOffset?: number }
 
+const mebibytes = (bytes: number) => `${bytes / (1024 * 1024)} MiB`
+
 export const notes = {
   outlineTruncated: (shown: number, total: number) => `[Truncated: showing ${shown} of ${total} headings.]`,
   roomsTruncated: (shown: number, total: number) => `[Truncated: showing ${shown} of ${total} rooms.]`,
 
   /**
-   * find_documents and find_sections: the query is broad (documents/search.ts SearchResult.narrowed), so
-   * the run ranked the matches among the most recently changed documents in scope. On every page of it.
+   * find_documents and find_sections: the run ranked the matches among the `ranked` most recently changed
+   * documents (documents/search.ts Narrowed): in scope, the query being broad, or of its matches, their
+   * text being more than one search ranks. On every page of it.
    */
-  broadQuery: () =>
-    `[Broad query: more documents hold these words than one search ranks (${MAX_RANKED_DOCUMENTS}), so these are the best matches among the ${MAX_RANKED_DOCUMENTS} most recently changed documents in scope. Add a word, or a "phrase" in double quotes, to search all of them.]`,
+  narrowedSearch: (narrowed: Narrowed) =>
+    narrowed.among === 'scope'
+      ? `[Broad query: more documents hold these words than one search ranks (${MAX_RANKED_DOCUMENTS} documents, ${mebibytes(MAX_RANKED_TEXT_BYTES)} of text), so these are the best matches among the ${narrowed.ranked} most recently changed documents in scope. Add a word, or a "phrase" in double quotes, to search all of them.]`
+      : `[Long matches: the documents holding these words hold more text than one search ranks (${mebibytes(MAX_RANKED_TEXT_BYTES)}), so these are the best matches among the ${narrowed.ranked} most recently changed of them. Add a word, or a "phrase" in double quotes, to search all of them.]`,
 
   moreDocuments: (limit: number) =>
     limit >= MAX_FIND_LIMIT

@@ -8,7 +8,7 @@ import { z } from 'zod'
 import type { Principal } from '../../../auth/tokens.ts'
 import { type Access, decideAccess } from '../../../documents/access.ts'
 import type { FoundRow, SearchService } from '../../../documents/search.ts'
-import { MAX_RANKED_DOCUMENTS } from '../../../limits.ts'
+import { MAX_RANKED_DOCUMENTS, MAX_RANKED_TEXT_BYTES } from '../../../limits.ts'
 import { stopIfCancelled } from '../infra/cancel.ts'
 import { DEFAULT_FIND_LIMIT, FIND_SNIPPET_CHARS, MAX_FIND_LIMIT, MAX_QUERY_CHARS } from '../limits.ts'
 import { findPage, queryTermsOf } from '../paging/find-pages.ts'
@@ -28,7 +28,8 @@ export const findDocuments = defineTool({
     'most relevant first: the words as an exact phrase, then each as a whole word (6.14.1 before 6.14.16, ' +
     'fs.stat before fs.Stats), then other forms of a word (parsing finds parse), then inside longer words; ' +
     'a title match before a text match at each; then most recently changed, then slug. A broad query ' +
-    `(in more than ${MAX_RANKED_DOCUMENTS} documents) is ranked among the ${MAX_RANKED_DOCUMENTS} most recently changed, and a note says so. ` +
+    `(in more than ${MAX_RANKED_DOCUMENTS} documents), or one whose matches hold more than ${MAX_RANKED_TEXT_BYTES / (1024 * 1024)} MiB of text, ` +
+    'is ranked among the most recently changed that fit, and a note says how many. ' +
     `At most ${MAX_FIND_LIMIT} rows per call (default ${DEFAULT_FIND_LIMIT}); when more exist a note ` +
     'says so and names the cursor of the next page. Text only.',
   inputSchema: {
@@ -80,7 +81,7 @@ export const findDocuments = defineTool({
     const noteLines: string[] = []
     if (page.next) noteLines.push(notes.nextFindPage(page.next), notes.moreDocuments(args.limit))
     else if (page.capped) noteLines.push(notes.moreDocuments(MAX_FIND_LIMIT))
-    if (page.narrowed) noteLines.push(notes.broadQuery())
+    if (page.narrowed) noteLines.push(notes.narrowedSearch(page.narrowed))
     if (lines.length === 0 && noteLines.length === 0) {
       return page.continued
         ? 'No more documents: the previous page was the last.'

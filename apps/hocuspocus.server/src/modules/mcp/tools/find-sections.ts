@@ -189,7 +189,7 @@ async function acrossDocuments(
   const noteLines = [...moreNotes]
   if (page.next) noteLines.push(notes.nextSectionsPage(page.next), notes.moreMatchingDocuments(args.limit))
   else if (page.capped) noteLines.push(notes.moreMatchingDocuments(MAX_FIND_SECTIONS_DOCUMENTS))
-  if (page.narrowed) noteLines.push(notes.broadQuery())
+  if (page.narrowed) noteLines.push(notes.narrowedSearch(page.narrowed))
   if (lines.length === 0 && noteLines.length === 0) {
     return page.continued
       ? 'No more documents: the previous page was the last.'
