@@ -76,6 +76,24 @@ export const SEARCH_STATEMENT_TEXT_BYTES = 1024 * 1024
  */
 export const MAX_SEARCH_CANDIDATES = 1_200
 
+/**
+ * Chunks of documents of several chunks (each 16,384 to 65,536 characters) a search reads through its
+ * leading term's index, each way (as written, in some form), before it calls the query broad: each is read
+ * again by the index's recheck (~0.5 ms a 64 K chunk on PGlite: 256 are ~10–130 ms), and the query's other
+ * terms are then looked for once in each document those chunks belong to. A word in more chunks of long
+ * documents than this is broad, as a word in more than MAX_SEARCH_CANDIDATES documents is.
+ */
+export const MAX_SEARCH_CANDIDATE_PARTS = 256
+
+/**
+ * Bytes of text of those documents a search reads, each way, to look for the query's other terms (its
+ * terms but the longest): ~10–20 ns a byte on PGlite, so 2 MiB is ~20–40 ms. Past it the query is broad:
+ * its longest term is in long documents holding more text than this, and each of them would be read
+ * whole where the other term is in none (40 such documents of ~800,000 characters: 0.5 s, and 11 s when
+ * each chunk found read its document again).
+ */
+export const MAX_SEARCH_CHECKED_TEXT_BYTES = 2 * 1024 * 1024
+
 /** Terms one query may have; each is one more trigram condition. */
 export const MAX_QUERY_TERMS = 10
 

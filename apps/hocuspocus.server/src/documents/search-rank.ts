@@ -19,6 +19,7 @@
  * ts_rank_cd normalised to [0, 1). Every value is a bound parameter.
  */
 import { Prisma } from '../db/generated/client.ts'
+import { MAX_SEARCH_CANDIDATE_PARTS, MAX_SEARCH_CHECKED_TEXT_BYTES } from '../limits.ts'
 import {
   anywherePattern,
   byStemmability,
@@ -67,12 +68,82 @@ const asWrittenIn = (term: string, alias = 'c') =>
   Prisma.sql`${Prisma.raw(alias)}.body ILIKE ${containsPattern(term)}`
 
 /**
- * The chunk `c` or another chunk of its document holds what `condition` says of a chunk alias (the others
- * found by the chunks' key, only when `c` does not: most documents are one chunk).
+ * The bytes of a document's search text (its chunks' bodies, overlaps included; `id` an SQL uuid): what
+ * ranking it, checking its match or finding its snippet reads. octet_length of a stored value reads its
+ * size from the TOAST pointer, without reading the text (~3 ms for 32 MB of chunks, against ~50 ms for
+ * char_length).
  */
-const inItsDocument = (condition: (alias: string) => Prisma.Sql) =>
-  Prisma.sql`(${condition('c')} OR EXISTS (SELECT 1 FROM document_search_chunks x
-    WHERE x.document_id = c.document_id AND x.key <> c.key AND ${condition('x')}))`
+export const textBytesOf = (id: Prisma.Sql) => Prisma.sql`(SELECT coalesce(sum(octet_length(c.body)), 0)
+    FROM document_search_chunks c WHERE c.document_id = ${id})::int`
+
+/** A condition over a chunk alias. */
+type ChunkCondition = (alias: string) => Prisma.Sql
+
+/**
+ * What a document must hold in some chunk: `inChunk`, a condition an index answers, unless `everywhere`
+ * (a stop word's empty query holds in every document).
+ */
+type Held = { inChunk: ChunkCondition; everywhere?: Prisma.Sql }
+
+/**
+ * Documents of several chunks found through one condition's index (`driver`, over the chunk `c`): at most
+ * MAX_SEARCH_CANDIDATE_PARTS + 1 of the chunks it names are read, as the CTE `name`. With `others`, the
+ * documents they belong to (`name_docs`) must each hold every one of them in some chunk, looked up the
+ * same way: the chunks each other condition's index names, also at most MAX_SEARCH_CANDIDATE_PARTS + 1
+ * (`name_1`, ...: a rare term, or a term in no document, costs next to nothing); only when a condition
+ * holds in more chunks than that are the documents read to look for it (once each, by the chunks' key,
+ * until a chunk holds it), and only when their text is at most MAX_SEARCH_CHECKED_TEXT_BYTES. Looked for
+ * per chunk found, a document whose every chunk held the driver and none the other term was read once per
+ * chunk: a word in every chunk of 40 documents of 30 chunks beside a word in none took 11 s on PGlite.
+ * `overflow`: more chunks hold the driver than were read, or a common other term in documents of more text
+ * than is checked; the query is then broad (matchedSql), ranked among recent documents, each checked in
+ * statements bounded by their text.
+ */
+function inParts(
+  name: string,
+  driver: Prisma.Sql,
+  others: Held[],
+): { ctes: Prisma.Sql[]; ids: Prisma.Sql; overflow: Prisma.Sql } {
+  const chunksWhere = (table: Prisma.Sql, condition: Prisma.Sql) => Prisma.sql`${table} AS MATERIALIZED (
+      SELECT c.document_id FROM document_search_chunks c
+       WHERE NOT c.alone AND ${condition} LIMIT ${MAX_SEARCH_CANDIDATE_PARTS + 1})`
+  const tooMany = (table: Prisma.Sql) =>
+    Prisma.sql`((SELECT count(*) FROM ${table}) > ${MAX_SEARCH_CANDIDATE_PARTS})`
+  const table = Prisma.raw(name)
+  if (others.length === 0) {
+    return {
+      ctes: [chunksWhere(table, driver)],
+      ids: Prisma.sql`SELECT document_id FROM ${table}`,
+      overflow: tooMany(table),
+    }
+  }
+  const docs = Prisma.raw(`${name}_docs`)
+  const otherTables = others.map((_, i) => Prisma.raw(`${name}_${i + 1}`))
+  // A scalar subquery by the chunks' key, not EXISTS: that was planned as a hashed subplan over a scan of
+  // every chunk's text (EXPLAIN).
+  const holds = ({ inChunk, everywhere }: Held, i: number) => {
+    const other = otherTables[i]!
+    return Prisma.sql`CASE WHEN ${everywhere ?? Prisma.sql`false`} THEN true WHEN ${tooMany(other)}
+      THEN coalesce((SELECT true FROM document_search_chunks x
+                      WHERE x.document_id = p.document_id AND ${inChunk('x')} LIMIT 1), false)
+      ELSE p.document_id IN (SELECT document_id FROM ${other}) END`
+  }
+  // The documents' bytes first (no text read): the others' chunks are read only when needed.
+  const overflow = Prisma.sql`(${tooMany(table)}
+    OR ((SELECT coalesce(sum(bytes), 0) FROM ${docs}) > ${MAX_SEARCH_CHECKED_TEXT_BYTES}
+        AND (${Prisma.join(otherTables.map(tooMany), ' OR ')})))`
+  return {
+    ctes: [
+      chunksWhere(table, driver),
+      ...others.map(({ inChunk }, i) => chunksWhere(otherTables[i]!, inChunk('c'))),
+      Prisma.sql`${docs} AS MATERIALIZED (SELECT p.document_id, ${textBytesOf(Prisma.sql`p.document_id`)} AS bytes
+        FROM (SELECT DISTINCT document_id FROM ${table}) p)`,
+    ],
+    // Past the ceiling none is asked (a one-time filter): the query is broad, these ids are not read.
+    ids: Prisma.sql`SELECT p.document_id FROM ${docs} p WHERE NOT ${overflow} AND ${all(others.map(holds))}`,
+    overflow,
+  }
+}
 
 /** The longest of the terms: it drives a search (as a rule the fewest chunks hold it), the others are checked per document. */
 const longestFirst = (terms: readonly string[]) => {
@@ -88,52 +159,71 @@ const longestFirst = (terms: readonly string[]) => {
  * - one chunk: every term as written in it, one trigram index scan of all the terms (the index intersects
  *   them, so a term in no document ends the search at once); every word in some form (one GIN query) and
  *   the other terms as written;
- * - several chunks: a scan of the chunks that hold the longest term, with a check of the other terms in
- *   the same document (any of its chunks, by the key); every word in some form, driven once by all the
- *   words in one chunk and once by the longest word (its words may lie in different chunks; a stop word
- *   there finds nothing, the first way still does).
+ * - several chunks (inParts): the chunks that hold the longest term, at most MAX_SEARCH_CANDIDATE_PARTS,
+ *   with a check of the other terms once in each of their documents (any of its chunks, by the key);
+ *   every word in some form, driven once by all the words in one chunk and once by the longest word (its
+ *   words may lie in different chunks; a stop word there finds nothing, the first way still does).
  * A union of each term's documents read every chunk holding a common word ("the": all of them) and
  * sorted them again; grouping chunks by document did too (~3× the scans, EXPLAIN ANALYZE, 40,000
  * documents); checking the other terms per chunk of the longest for every document read and matched the
  * text of every chunk holding the longest term (a common word and a word in no document: 1.4 s there).
+ * `ctes`: inParts' CTEs, before the statement's own; `overflow`: conditions that make the query broad.
  */
-function matchingIds(include: readonly string[]): { written: Prisma.Sql; stemmed: Prisma.Sql | null } {
+function matchingIds(include: readonly string[]): Matching {
   const alone = Prisma.sql`c.alone`
-  const inParts = Prisma.sql`NOT c.alone`
   const [driver, ...rest] = longestFirst(include)
-  const written = [
-    idsWhere(all([alone, ...include.map((term) => asWrittenIn(term))])),
-    idsWhere(
-      all([
-        inParts,
-        asWrittenIn(driver),
-        ...rest.map((term) => inItsDocument((alias) => asWrittenIn(term, alias))),
-      ]),
-    ),
-  ]
+  const asWritten = (term: string): Held => ({ inChunk: (alias) => asWrittenIn(term, alias) })
+  const partsWritten = inParts('parts_written', asWrittenIn(driver), rest.map(asWritten))
+  const written = [idsWhere(all([alone, ...include.map((term) => asWrittenIn(term))])), partsWritten.ids]
   const { words, others } = byStemmability(include)
-  if (words.length === 0) return { written: union(written), stemmed: null }
+  if (words.length === 0) {
+    return {
+      ctes: partsWritten.ctes,
+      written: union(written),
+      stemmed: null,
+      overflow: [partsWritten.overflow],
+    }
+  }
   // The tsquery written out, not a subquery: folded when planned, so the planner can weigh the index.
   const allWords = Prisma.sql`c.stem @@ websearch_to_tsquery('english', ${webSearchString(words)})`
-  const othersHere = others.map((term) => inItsDocument((alias) => asWrittenIn(term, alias)))
-  const stemmed = [
-    idsWhere(all([alone, allWords, ...others.map((term) => asWrittenIn(term))])),
-    idsWhere(all([inParts, allWords, ...othersHere])),
-  ]
+  const partsStemmed = [inParts('parts_stemmed', allWords, others.map(asWritten))]
   if (words.length > 1) {
     const [word, ...otherWords] = longestFirst(words)
-    stemmed.push(
-      idsWhere(
-        all([
-          inParts,
-          Prisma.sql`c.stem @@ websearch_to_tsquery('english', ${webSearchString([word])})`,
-          ...otherWords.map((other) => inItsDocument((alias) => holdsStem(other, alias))),
-          ...othersHere,
-        ]),
+    partsStemmed.push(
+      inParts(
+        'parts_word',
+        Prisma.sql`c.stem @@ websearch_to_tsquery('english', ${webSearchString([word])})`,
+        [
+          ...otherWords.map((other): Held => {
+            const query = stemQuery([other])
+            return {
+              inChunk: (alias) => Prisma.sql`${Prisma.raw(alias)}.stem @@ ${query}`,
+              everywhere: Prisma.sql`numnode(${query}) = 0`,
+            }
+          }),
+          ...others.map(asWritten),
+        ],
       ),
     )
   }
-  return { written: union(written), stemmed: union(stemmed) }
+  const stemmed = [
+    idsWhere(all([alone, allWords, ...others.map((term) => asWrittenIn(term))])),
+    ...partsStemmed.map((parts) => parts.ids),
+  ]
+  return {
+    ctes: [...partsWritten.ctes, ...partsStemmed.flatMap((parts) => parts.ctes)],
+    written: union(written),
+    stemmed: union(stemmed),
+    overflow: [partsWritten.overflow, ...partsStemmed.map((parts) => parts.overflow)],
+  }
+}
+
+/** What matchingIds finds: see there and matchingIdsSql. */
+type Matching = {
+  ctes: Prisma.Sql[]
+  written: Prisma.Sql
+  stemmed: Prisma.Sql | null
+  overflow: Prisma.Sql[]
 }
 
 const union = (branches: Prisma.Sql[]) =>
@@ -147,9 +237,10 @@ const union = (branches: Prisma.Sql[]) =>
  * once (see matchingIds), in two parts read apart: `written`, through the trigram indexes, where each
  * chunk found is read again to check the text (the index's recheck: the dear part), and `stemmed`,
  * through the full-text indexes, exact without a recheck (null when no term can be stemmed). A search
- * reads a bounded number of each (search.ts).
+ * reads a bounded number of each (search.ts). Both read `ctes` (named CTEs, to come first in the WITH);
+ * when one of `overflow` holds, some documents of several chunks were not read, and the query is broad.
  */
-export function matchingIdsSql(query: ParsedQuery): { written: Prisma.Sql; stemmed: Prisma.Sql | null } {
+export function matchingIdsSql(query: ParsedQuery): Matching {
   return matchingIds(query.include)
 }
 

@@ -36,6 +36,7 @@ import {
   rankSql,
   type SnippetRow,
   snippetsSql,
+  textBytesOf,
 } from './search-rank.ts'
 import { type StemSectionsInput, stemSections } from './search-sections.ts'
 
@@ -152,20 +153,13 @@ function parsedQuery(terms: string[] | null): ParsedQuery | null {
 }
 
 /**
- * The bytes of a document `d`'s search text (its chunks' bodies, overlaps included): what ranking it or
- * finding its snippet reads. octet_length of a stored value reads its size from the TOAST pointer,
- * without reading the text (~3 ms for 16 MB of chunks, against ~50 ms for char_length).
- */
-const textBytesOf = (id: Prisma.Sql) => Prisma.sql`(SELECT coalesce(sum(octet_length(c.body)), 0)
-    FROM document_search_chunks c WHERE c.document_id = ${id})::int`
-
-/**
  * A query's matches in scope as found through the chunks' indexes, as CTEs: `written` and `stemmed`, the
  * matches each kind of index names (search-rank.ts matchingIdsSql), server-wide, up to
  * MAX_SEARCH_CANDIDATES + 1 each (in no order; a document may count more than once, found two ways: a
  * plain word is found both as written and in some form); `readable`, the documents the user may read in
  * the scope, without excluded terms, at most MAX_RANKED_DOCUMENTS + 1, each with its text's bytes; and
- * `matched`, one row: `candidates`, the larger of the two counts, `readable`, how many, and of them, most
+ * `matched`, one row: `candidates`, the larger of the two counts (past MAX_SEARCH_CANDIDATES when a way
+ * through documents of several chunks overflowed: matchingIdsSql), `readable`, how many, and of them, most
  * recently changed first (then slug, as bytes), those within MAX_RANKED_TEXT_BYTES of text (at least
  * one): `ids` (uuid[]) and their `bytes` (int[]), and `first`, as many of them as one ranking statement
  * ranks (at most RANK_SLICE_DOCUMENTS, and SEARCH_STATEMENT_TEXT_BYTES of text after the first). When
@@ -182,13 +176,14 @@ function matchedSql(input: SearchInput & { query: ParsedQuery }): Prisma.Sql {
     Prisma.sql`d.created_at <= ${input.asOf}`,
     ...exclusionsSql(query),
   ]
-  const { written, stemmed } = matchingIdsSql(query)
+  const { ctes, written, stemmed, overflow } = matchingIdsSql(query)
   const read = (ids: Prisma.Sql) =>
     Prisma.sql`SELECT id FROM (${ids}) found(id) LIMIT ${MAX_SEARCH_CANDIDATES + 1}`
   const kept = Prisma.sql`o.n = 1 OR o.through <= ${MAX_RANKED_TEXT_BYTES}`
   const inFirst = Prisma.sql`o.n <= ${RANK_SLICE_DOCUMENTS} AND (o.n = 1 OR o.through <= ${SEARCH_STATEMENT_TEXT_BYTES})`
   return Prisma.sql`
-    WITH written AS MATERIALIZED (${read(written)}),
+    WITH ${Prisma.join(ctes, ', ')},
+    written AS MATERIALIZED (${read(written)}),
     stemmed AS MATERIALIZED (${stemmed ? read(stemmed) : Prisma.sql`SELECT NULL::uuid AS id WHERE false`}),
     candidates AS (SELECT id FROM written UNION ALL SELECT id FROM stemmed),
     readable AS MATERIALIZED (
@@ -199,7 +194,8 @@ function matchedSql(input: SearchInput & { query: ParsedQuery }): Prisma.Sql {
       SELECT id, bytes, row_number() OVER w AS n, sum(bytes) OVER w AS through
         FROM readable WINDOW w AS (ORDER BY changed DESC, slug COLLATE "C" ROWS UNBOUNDED PRECEDING)),
     matched AS MATERIALIZED (
-      SELECT greatest((SELECT count(*) FROM written), (SELECT count(*) FROM stemmed))::int AS candidates,
+      SELECT CASE WHEN ${Prisma.join(overflow, ' OR ')} THEN ${MAX_SEARCH_CANDIDATES + 1}
+                  ELSE greatest((SELECT count(*) FROM written), (SELECT count(*) FROM stemmed)) END::int AS candidates,
              (SELECT count(*) FROM readable)::int AS readable,
              ARRAY(SELECT o.id FROM ordered o WHERE ${kept} ORDER BY o.n) AS ids,
              ARRAY(SELECT o.bytes FROM ordered o WHERE ${kept} ORDER BY o.n) AS bytes,

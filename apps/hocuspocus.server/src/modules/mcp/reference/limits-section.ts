@@ -35,6 +35,8 @@ const QUOTED_ELSEWHERE: { file: string; module: Record<string, unknown>; names: 
       'MAX_RANKED_DOCUMENTS',
       'MAX_RANKED_TEXT_BYTES',
       'MAX_SEARCH_CANDIDATES',
+      'MAX_SEARCH_CANDIDATE_PARTS',
+      'MAX_SEARCH_CHECKED_TEXT_BYTES',
       'MAX_FIND_TEXT_CHARS',
       'SEARCH_CHUNK_OVERLAP_CHARS',
       'MAX_SEARCH_VECTOR_CHARS',

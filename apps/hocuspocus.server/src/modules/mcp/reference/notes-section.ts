@@ -101,7 +101,7 @@ function noteRows(): NoteRow[] {
     ),
     [
       'find_documents, find_sections without slug',
-      `the query is broad: more than \`MAX_RANKED_DOCUMENTS\` readable matches, or more than \`MAX_SEARCH_CANDIDATES\` server-wide, and more than \`MAX_RANKED_DOCUMENTS\` documents (or \`MAX_RANKED_TEXT_BYTES\` of text) in scope; {N}: how many were ranked (every page of the run, last)`,
+      `the query is broad: more than \`MAX_RANKED_DOCUMENTS\` readable matches, or more than \`MAX_SEARCH_CANDIDATES\` server-wide (or \`MAX_SEARCH_CANDIDATE_PARTS\` chunks of long documents, or \`MAX_SEARCH_CHECKED_TEXT_BYTES\` of their text to check), and more than \`MAX_RANKED_DOCUMENTS\` documents (or \`MAX_RANKED_TEXT_BYTES\` of text) in scope; {N}: how many were ranked (every page of the run, last)`,
       notes.narrowedSearch({ ranked: slot('N'), among: 'scope' }),
     ],
     [
