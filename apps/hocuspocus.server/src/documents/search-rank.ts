@@ -244,11 +244,19 @@ export function matchingIdsSql(query: ParsedQuery): Matching {
   return matchingIds(query.include)
 }
 
-/** The query's excluded terms as conditions over `d`: none of its chunks holds one as a whole token. */
+/**
+ * The query's excluded terms as conditions over `d`: none of its chunks holds one as a whole token. Asked
+ * in the ranking statements, which read each document's chunks in statements bounded by their text (over
+ * rankJoinSql's `h`; without terms to find, one pass of its own per document). Asked of every match in
+ * the matching statement, it read every chunk of up to 1,000 documents in one statement.
+ */
 export function exclusionsSql(query: ParsedQuery): Prisma.Sql[] {
-  return query.exclude.map(
-    (term) => Prisma.sql`NOT ${ofItsChunks(Prisma.sql`bool_or(c.body ~* ${wholeTermPattern(term)})`)}`,
-  )
+  if (query.include.length === 0) {
+    return query.exclude.map(
+      (term) => Prisma.sql`NOT ${ofItsChunks(Prisma.sql`bool_or(c.body ~* ${wholeTermPattern(term)})`)}`,
+    )
+  }
+  return query.exclude.map((_, i) => Prisma.raw(`NOT coalesce(h.excluded${i}, false)`))
 }
 
 /**
@@ -282,7 +290,8 @@ export function documentMatchSql(query: ParsedQuery): Prisma.Sql {
 /**
  * What the rank needs of a document's chunks, in one pass over them (a lateral join per ranked row, `h`):
  * whether a chunk holds the exact phrase and each term as a whole token, `withMatch` each term as written
- * (what documentMatchSql reads), and the sum of the chunks' ts_rank_cd. Empty without terms to find.
+ * (what documentMatchSql reads), whether a chunk holds each excluded term as a whole token (what
+ * exclusionsSql reads), and the sum of the chunks' ts_rank_cd. Empty without terms to find.
  */
 export function rankJoinSql(query: ParsedQuery, withMatch = false): Prisma.Sql {
   const { include } = query
@@ -295,6 +304,9 @@ export function rankJoinSql(query: ParsedQuery, withMatch = false): Prisma.Sql {
     ...(withMatch
       ? include.map((term, i) => Prisma.sql`bool_or(${asWrittenIn(term)}) AS ${Prisma.raw(`has${i}`)}`)
       : []),
+    ...query.exclude.map(
+      (term, i) => Prisma.sql`bool_or(c.body ~* ${wholeTermPattern(term)}) AS ${Prisma.raw(`excluded${i}`)}`,
+    ),
     Prisma.sql`coalesce(sum(ts_rank_cd(c.words, ${simpleQuery(include)}, 0)), 0) AS density`,
   ]
   return Prisma.sql`CROSS JOIN LATERAL (SELECT ${Prisma.join(columns, ', ')}

@@ -157,7 +157,8 @@ function parsedQuery(terms: string[] | null): ParsedQuery | null {
  * matches each kind of index names (search-rank.ts matchingIdsSql), server-wide, up to
  * MAX_SEARCH_CANDIDATES + 1 each (in no order; a document may count more than once, found two ways: a
  * plain word is found both as written and in some form); `readable`, the documents the user may read in
- * the scope, without excluded terms, at most MAX_RANKED_DOCUMENTS + 1, each with its text's bytes; and
+ * the scope (excluded terms are checked as they are ranked), at most MAX_RANKED_DOCUMENTS + 1, each with
+ * its text's bytes; and
  * `matched`, one row: `candidates`, the larger of the two counts (past MAX_SEARCH_CANDIDATES when a way
  * through documents of several chunks overflowed: matchingIdsSql), `readable`, how many, and of them, most
  * recently changed first (then slug, as bytes), those within MAX_RANKED_TEXT_BYTES of text (at least
@@ -174,7 +175,6 @@ function matchedSql(input: SearchInput & { query: ParsedQuery }): Prisma.Sql {
     readableBy(userId),
     inScope(input.scope, userId),
     Prisma.sql`d.created_at <= ${input.asOf}`,
-    ...exclusionsSql(query),
   ]
   const { ctes, written, stemmed, overflow } = matchingIdsSql(query)
   const read = (ids: Prisma.Sql) =>
@@ -250,8 +250,8 @@ function withinRankedText(bytes: readonly number[]): number {
 
 /**
  * A query's first `take` matches in order among the documents `ids` (an SQL uuid[]), each checked again:
- * readable, in scope, and unless the indexes `matched` them, matching (documentMatchSql) without excluded
- * terms; `gate` conditions first (a statement's own, see searchSql). Each row with its rank (real), in
+ * readable, in scope, unless the indexes `matched` them matching (documentMatchSql), and without excluded
+ * terms (exclusionsSql, in the same pass over its chunks as the rank); `gate` conditions first (a statement's own, see searchSql). Each row with its rank (real), in
  * byRank's order (slugs compared as bytes, as JavaScript compares them: slices merge into the same order).
  */
 function rankedAmong(
@@ -267,8 +267,9 @@ function rankedAmong(
     readableBy(userId),
     inScope(input.scope, userId),
     Prisma.sql`d.created_at <= ${input.asOf}`,
-    // Documents the indexes matched are not matched again; exclusions were checked with them.
-    ...(ids.matched ? [] : [documentMatchSql(query), ...exclusionsSql(query)]),
+    // Documents the indexes matched are not matched again.
+    ...(ids.matched ? [] : [documentMatchSql(query)]),
+    ...exclusionsSql(query),
   ]
   return Prisma.sql`
     SELECT ${selected}, ${rank} AS rank ${withMembership(userId)} ${rankJoinSql(query, !ids.matched)}

@@ -159,6 +159,10 @@ describe('a search reads a bounded amount of text', () => {
     expect(found.rows.map((row) => row.slug)).toEqual(whole.map((row) => row.slug))
     expect(found.rows[0]!.slug).toMatch(/^long-\d+$/)
     expect(Number(found.rows[0]!.slug.slice(5)) % 7).toBe(0) // the word in the title: the highest tier
+    // An excluded word is checked as the documents are ranked: those holding "here" (every third) are left out.
+    const without = await server.services.search.search({ ...input, terms: ['longword', '-here'] })
+    const kept3 = sizes.slice(0, kept).filter((s) => Number(s.slug.slice(5)) % 3 !== 0)
+    expect(new Set(without.rows.map((row) => row.slug))).toEqual(new Set(kept3.map((s) => s.slug)))
     // A narrower query finds the oldest document, and nothing is said to be left out.
     const narrow = await server.services.search.search({ ...input, terms: ['longword', OLD_WORD] })
     expect(narrow).toMatchObject({ rows: [{ slug: 'long-1' }], narrowed: null })
