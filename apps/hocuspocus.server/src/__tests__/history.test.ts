@@ -108,6 +108,21 @@ describe('attribution and versions', () => {
     expect([...ids].sort((a, b) => b - a)).toEqual(ids)
   })
 
+  test('a page of versions and its counts come from one read, equal to each read apart', async () => {
+    const { documents } = plan.server.services
+    const row = await plan.server.services.db.prisma.document.findUnique({ where: { slug: plan.slug } })
+    const id = row!.id
+    const all = await documents.listVersions(id, { limit: 100 })
+    expect(all.length).toBeGreaterThanOrEqual(3)
+    const before = all[1]!.id
+    const page = await documents.listVersionsCounted(id, { before, limit: 1 })
+    expect(page.versions).toEqual(await documents.listVersions(id, { before, limit: 1 }))
+    expect(page.total).toBe(all.length)
+    expect(page.newer).toBe(2) // versions 0 and 1 of the newest-first list are at or after `before`
+    const past = await documents.listVersionsCounted(id, { before: all.at(-1)!.id, limit: 5 })
+    expect(past).toEqual({ versions: [], total: all.length, newer: all.length })
+  })
+
   test('changes_since paged by a small max_chars shows every change line once', async () => {
     const listed = await textOf(plan.ownerClient, 'list_versions', { slug: plan.slug })
     const first = Number(/^version (\d+)/.exec(bodyOf(listed).at(-1)!)![1])

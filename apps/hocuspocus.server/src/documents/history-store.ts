@@ -204,6 +204,40 @@ export async function listVersions(
   return rows.map((row) => ({ ...row, id: BigInt(row.id) }))
 }
 
+/**
+ * A page of listVersions with the counts its notes need, all read in one statement (one snapshot): `total`,
+ * the document's versions, and `newer`, those from `before` on (the pages before this one). Counted in a
+ * statement of their own, a version taken between the two made a list of two versions say "of 1".
+ */
+export async function listVersionsCounted(
+  db: Db,
+  documentId: string,
+  options: { before?: bigint; limit: number },
+): Promise<{ versions: VersionInfo[]; total: number; newer: number }> {
+  const before = options.before === undefined ? Prisma.empty : Prisma.sql`AND id < ${options.before}`
+  const newer =
+    options.before === undefined ? Prisma.sql`0` : Prisma.sql`count(*) FILTER (WHERE id >= ${options.before})`
+  const rows = await db.$queryRaw<
+    Array<Omit<VersionInfo, 'id'> & { id: bigint | null; total: number; newer: number }>
+  >`
+    SELECT c.total, c.newer, v.id, v.created_at AS "createdAt", v.reason, v.name, v.authors, v.summary,
+           v.byte_size AS "byteSize"
+      FROM (SELECT count(*)::int AS total, (${newer})::int AS newer
+              FROM document_versions WHERE document_id = ${documentId}::uuid) c
+      LEFT JOIN LATERAL (SELECT * FROM document_versions
+                          WHERE document_id = ${documentId}::uuid ${before}
+                          ORDER BY id DESC LIMIT ${options.limit}) v ON true
+     ORDER BY v.id DESC`
+  const head = rows[0]
+  return {
+    versions: rows.flatMap(({ total: _t, newer: _n, id, ...row }) =>
+      id === null ? [] : [{ ...row, id: BigInt(id) }],
+    ),
+    total: head?.total ?? 0,
+    newer: head?.newer ?? 0,
+  }
+}
+
 /** How many versions the document has, or how many from id `from` on (list_versions' notes). */
 export async function countVersions(
   db: Db,

@@ -205,10 +205,7 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
         field: 'limit',
       })
     const id = resolved.document.id
-    const [rows, total] = await Promise.all([
-      documents.listVersions(id, { before, limit: limit + 1 }),
-      documents.countVersions(id),
-    ])
+    const { versions: rows, total } = await documents.listVersionsCounted(id, { before, limit: limit + 1 })
     const page = rows.slice(0, limit)
     return c.json({
       versions: page.map(presentVersion),

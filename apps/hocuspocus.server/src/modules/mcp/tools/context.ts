@@ -16,8 +16,7 @@ export type ToolDeps = {
     DocumentsService,
     | 'resolve'
     | 'create'
-    | 'listVersions'
-    | 'countVersions'
+    | 'listVersionsCounted'
     | 'findVersion'
     | 'findVersionState'
     | 'authorsAfter'

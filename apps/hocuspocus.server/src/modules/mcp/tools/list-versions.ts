@@ -57,10 +57,12 @@ export const listVersions = defineTool({
     const documentId = resolved.value.document.id
     const pageSize = limit ?? DEFAULT_VERSIONS_LIMIT
     // One more than shown: whether an older page exists, without counting.
-    const [rows, total] = await Promise.all([
-      ctx.documents.listVersions(documentId, { before, limit: pageSize + 1 }),
-      ctx.documents.countVersions(documentId),
-    ])
+    // The page and its counts in one statement: a version taken meanwhile cannot make them disagree.
+    const {
+      versions: rows,
+      total,
+      newer,
+    } = await ctx.documents.listVersionsCounted(documentId, { before, limit: pageSize + 1 })
     const source = { kind: 'versions', slug, whose: resolved.value.access.whose } as const
     if (rows.length === 0) {
       const body = before === undefined ? 'No versions yet.' : 'No versions older than the cursor.'
@@ -69,8 +71,7 @@ export const listVersions = defineTool({
     const page = rows.slice(0, pageSize)
     const walk = walkLines(page.map(versionLine), MAX_READ_CHARS)
     const shown = page.slice(0, walk.kept)
-    // Versions before this page: those the cursor's page and the pages before it showed (newer ones).
-    const newer = before === undefined ? 0 : await ctx.documents.countVersions(documentId, { from: before })
+    // Versions before this page (`newer`): those the cursor's page and the pages before it showed.
     const notes: string[] = []
     const last = shown.at(-1)!
     if (rows.length > shown.length) notes.push(historyNotes.moreVersions(`v${last.id}`))
