@@ -185,6 +185,11 @@ describe('a search reads a bounded amount of text', () => {
     expect(found.rows).toHaveLength(Math.min(20, fitting(sizes)))
     expect(snippets.size).toBe(found.rows.length)
     for (const snippet of snippets.values()) expect(snippet).toContain('longword')
+    // A word only in a later chunk: the snippet is found there (the chunks are walked in order).
+    const oldest = sizes.filter((size) => Number(size.slug.slice('long-'.length)) <= 3).map((size) => size.id)
+    const deeper = await documentSnippets(prisma, { ids: oldest, terms: ['everychunk'], chars: 160 })
+    expect(deeper.size).toBe(3)
+    for (const snippet of deeper.values()) expect(snippet).toMatch(/^…[a-z ]*filler everychunk/)
     // The first statement ranked the most recent documents within one statement's text; each later one too.
     const [first, ...later] = seen
     const firstCount = Number(first![0]!.slice('first:'.length))
