@@ -275,3 +275,33 @@ function databaseUrlOf(serverUrl: string, name: string): string {
 }
 
 export { dropDatabase }
+
+/**
+ * `prisma` with its raw queries (`$queryRaw`) counted as they are sent and as they are answered; everything
+ * else passes through. For checking how many queries a cache or a shared query lets through.
+ */
+export function countingRawQueries(prisma: PrismaClient): {
+  client: PrismaClient
+  sent: { count: number; answered: number }
+} {
+  const sent = { count: 0, answered: 0 }
+  const client = new Proxy(prisma, {
+    get(target, key, receiver) {
+      if (key !== '$queryRaw') return Reflect.get(target, key, receiver)
+      return (strings: TemplateStringsArray, ...values: unknown[]) => {
+        sent.count++
+        return target.$queryRaw(strings, ...values).then((rows) => {
+          sent.answered++
+          return rows
+        })
+      }
+    },
+  }) as PrismaClient
+  return { client, sent }
+}
+
+/** Until `check` holds (every 5 ms, at most 5 s), then one turn more for what follows its answer. */
+export async function settled(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !check(); i++) await Bun.sleep(5)
+  await Bun.sleep(1)
+}

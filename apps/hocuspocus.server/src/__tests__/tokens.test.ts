@@ -1,9 +1,9 @@
 /** Token verification against a real database: every unusable token is refused alike. */
 import { describe, expect, test } from 'bun:test'
-import { DATABASE_KIND } from '@collab/test-support/database'
+import { countingRawQueries, DATABASE_KIND, settled } from '@collab/test-support/database'
 import { userWithToken } from '@collab/test-support/server'
 import { useSharedServer } from '@collab/test-support/shared-server'
-import { createTokensService, PRINCIPAL_CACHE_TTL_MS } from '../auth/tokens.ts'
+import { createTokensService, PRINCIPAL_CACHE_TTL_MS, PRINCIPAL_REFRESH_AFTER_MS } from '../auth/tokens.ts'
 import type { RunningServer } from '../server.ts'
 
 describe(`API tokens (${DATABASE_KIND})`, () => {
@@ -57,6 +57,46 @@ describe(`API tokens (${DATABASE_KIND})`, () => {
     expect(await other.verify(token)).not.toBeNull()
     clock += 1
     expect(await other.verify(token)).toBeNull()
+  })
+
+  test('concurrent verifications share one query; a token in use is renewed before it lapses', async () => {
+    const { token } = await userWithToken(server, handle('lisbon'))
+    const { client, sent } = countingRawQueries(server.services.db.prisma)
+    let clock = Date.now()
+    const tokens = createTokensService(client, () => new Date(clock))
+    const burst = () => Promise.all(Array.from({ length: 50 }, () => tokens.verify(token)))
+    expect((await burst()).every((p) => p !== null)).toBe(true)
+    expect(sent.count).toBe(1) // before: one query each, queued on PGlite's one session
+
+    clock += PRINCIPAL_REFRESH_AFTER_MS + 1
+    expect((await burst()).every((p) => p !== null)).toBe(true) // from the cache, renewed meanwhile
+    await settled(() => sent.answered === 2)
+    expect(sent.count).toBe(2)
+    clock += PRINCIPAL_CACHE_TTL_MS - PRINCIPAL_REFRESH_AFTER_MS // past the first answer's lapse
+    expect((await burst()).every((p) => p !== null)).toBe(true)
+    expect(sent.count).toBe(2)
+  })
+
+  test('a renewal that finds the token revoked refuses it before the TTL; a query under way at a revoke is not kept', async () => {
+    const { token, tokenId } = await userWithToken(server, handle('porto'))
+    const { client, sent } = countingRawQueries(server.services.db.prisma)
+    let clock = Date.now()
+    const other = createTokensService(client, () => new Date(clock))
+    expect(await other.verify(token)).not.toBeNull()
+    await server.services.tokens.revoke(tokenId) // through another instance: this one is not told
+    clock += PRINCIPAL_REFRESH_AFTER_MS + 1
+    expect(await other.verify(token)).not.toBeNull() // within the TTL, from the cache; renewed meanwhile
+    await settled(() => sent.answered === 2)
+    expect(await other.verify(token)).toBeNull() // the renewal saw the revoke
+
+    const fresh = await userWithToken(server, handle('faro'))
+    const tokens = createTokensService(client, () => new Date(clock))
+    const inFlight = tokens.verify(fresh.token)
+    tokens.forget(fresh.tokenId) // a revoke heard from elsewhere while the query runs
+    expect(await inFlight).not.toBeNull()
+    const before = sent.count
+    expect(await tokens.verify(fresh.token)).not.toBeNull()
+    expect(sent.count).toBe(before + 1) // asked again: what the query under way read was not kept
   })
 
   test('write without read is widened to read,write; unknown scopes are refused', async () => {

@@ -22,6 +22,12 @@ import { SLUG_PATTERN } from './slug.ts'
  * "not found" and "not yours" still cost one query alike, with the same answer from it.
  */
 export const RESOLVE_CACHE_MS = 2_000
+/**
+ * A resolution older than this still answers, and is made again in the background, so a document in
+ * steady use never lapses: at each lapse every call in flight for it missed at once and queued one query
+ * each (on PGlite's one session 50 concurrent reads waited ~60-160 ms every ~2 s, the bench's p99).
+ */
+export const RESOLVE_REFRESH_AFTER_MS = 1_500
 
 /** Resolutions kept at most; past it the oldest go first. */
 export const MAX_RESOLVE_CACHE_ENTRIES = 5_000
@@ -49,7 +55,16 @@ const GHOST_DOCUMENT: DocumentRow = {
 /** `changes`: told of every access change made here, and heard from for those made elsewhere. */
 export function createResolver(prisma: PrismaClient, changes?: AccessChanges) {
   const resolutions = new Map<string, { value: Resolved; at: number }>()
-  changes?.on(() => resolutions.clear())
+  /** The query under way for a key: calls for the same key meanwhile share it (also refusals). */
+  const flights = new Map<string, Promise<Result<Resolved>>>()
+  /** Counts what dropped resolutions: a query that began before a drop must not cache what it read. */
+  let drops = 0
+  const dropAll = () => {
+    drops++
+    resolutions.clear()
+    flights.clear()
+  }
+  changes?.on(dropAll)
 
   async function resolveWhere(
     where: { slug: string } | { room: string },
@@ -58,21 +73,50 @@ export function createResolver(prisma: PrismaClient, changes?: AccessChanges) {
   ): Promise<Result<Resolved>> {
     const key = `${'slug' in where ? `s${where.slug}` : `r${where.room}`}\u0000${principal.user.id}\u0000${principal.scopes.join(',')}`
     const cached = resolutions.get(key)
-    if (cached && Date.now() - cached.at < RESOLVE_CACHE_MS) return ok(cached.value)
-    if (cached) resolutions.delete(key)
-    const resolved = await resolveUncached(where, principal, label)
-    if (resolved.kind === 'ok') {
-      const now = Date.now()
-      // Entries sit in the order they were made: expired ones go from the front, so the map holds about
-      // the last RESOLVE_CACHE_MS of resolutions (1,000 cold reads of distinct documents left 1,000
-      // entries behind for good), and forgetResolutions' walk stays short.
-      for (const [oldKey, entry] of resolutions) {
-        if (now - entry.at < RESOLVE_CACHE_MS && resolutions.size < MAX_RESOLVE_CACHE_ENTRIES) break
-        resolutions.delete(oldKey)
-      }
-      resolutions.set(key, { value: resolved.value, at: now })
+    const at = Date.now()
+    if (cached && at - cached.at < RESOLVE_CACHE_MS) {
+      if (at - cached.at >= RESOLVE_REFRESH_AFTER_MS && !flights.has(key))
+        shared(key, where, principal, label).catch(() => {}) // a failure leaves the entry to lapse
+      return ok(cached.value)
     }
-    return resolved
+    if (cached) resolutions.delete(key)
+    return shared(key, where, principal, label)
+  }
+
+  /** The resolution of `key`, shared with a query already under way for it, cached if it found one. */
+  function shared(
+    key: string,
+    where: { slug: string } | { room: string },
+    principal: Principal,
+    label: string,
+  ): Promise<Result<Resolved>> {
+    const flight = flights.get(key)
+    if (flight) return flight
+    const began = drops
+    const answer = resolveUncached(where, principal, label)
+      .then((resolved) => {
+        if (drops !== began) return resolved
+        if (resolved.kind !== 'ok') {
+          resolutions.delete(key) // a renewal that finds no access any more: refused from now on
+          return resolved
+        }
+        const now = Date.now()
+        // Entries sit in the order they were made: expired ones go from the front, so the map holds about
+        // the last RESOLVE_CACHE_MS of resolutions (1,000 cold reads of distinct documents left 1,000
+        // entries behind for good), and forgetResolutions' walk stays short.
+        resolutions.delete(key)
+        for (const [oldKey, entry] of resolutions) {
+          if (now - entry.at < RESOLVE_CACHE_MS && resolutions.size < MAX_RESOLVE_CACHE_ENTRIES) break
+          resolutions.delete(oldKey)
+        }
+        resolutions.set(key, { value: resolved.value, at: now })
+        return resolved
+      })
+      .finally(() => {
+        if (flights.get(key) === answer) flights.delete(key)
+      })
+    flights.set(key, answer)
+    return answer
   }
 
   async function resolveUncached(
@@ -157,12 +201,15 @@ export function createResolver(prisma: PrismaClient, changes?: AccessChanges) {
 
     /** Who may do what changed here: cached resolutions go, and open connections are told. */
     accessChanged(change: AccessChange): void {
-      resolutions.clear()
+      dropAll()
       changes?.emit(change)
     },
 
     /** Drops the cached resolutions of one document (its title or flags changed here). */
     forgetResolutions(documentId: string): void {
+      // A query under way may be for this document: none of them is cached, nor shared from now on.
+      drops++
+      flights.clear()
       for (const [key, entry] of resolutions)
         if (entry.value.document.id === documentId) resolutions.delete(key)
     },
