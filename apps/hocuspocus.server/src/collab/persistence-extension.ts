@@ -45,7 +45,12 @@ import { StoreRetries } from './persistence/retry.ts'
 import { TitleSearchRefresh } from './persistence/title-search.ts'
 import { VersionPolicy } from './persistence/versions.ts'
 import { WriteGate } from './persistence/write-gate.ts'
-import { COMPACT_AFTER_UPDATES, LOAD_IN_PARTS_BYTES, SEARCH_REFRESH_MS } from './store-policy.ts'
+import {
+  COMPACT_AFTER_UPDATES,
+  LOAD_IN_PARTS_BYTES,
+  LOAD_TURN_MS,
+  SEARCH_REFRESH_MS,
+} from './store-policy.ts'
 
 /**
  * Applies a part of a load to a document nobody sees yet without its 'update' listeners (Hocuspocus's own,
@@ -144,8 +149,9 @@ export class PersistenceExtension implements Extension {
 
   /**
    * Applies the stored content to the document being loaded: at once when small, else in parts split on
-   * the documents' worker (LOAD_IN_PARTS_BYTES), one part a turn of the event loop, so a load of
-   * megabytes never holds other clients for long (nobody sees the document before its load ends). When
+   * the documents' worker (LOAD_IN_PARTS_BYTES), parts for at most LOAD_TURN_MS a turn of the event loop,
+   * so a load of megabytes never holds other clients for long (nobody sees the document before its load
+   * ends). When
    * the worker refuses (its queue is full, its deadline passed), it is applied at once as before.
    */
   private async applyLoaded(document: Document, read: LoadedParts): Promise<LoadedParts> {
@@ -166,8 +172,12 @@ export class PersistenceExtension implements Extension {
       return { ...loaded, snapshot }
     }
     const empty = document.store.clients.size === 0
-    for (const [i, part] of parts.value.entries()) {
-      if (i > 0) await new Promise((resolve) => setImmediate(resolve))
+    let turn = performance.now()
+    for (const part of parts.value) {
+      if (performance.now() - turn >= LOAD_TURN_MS) {
+        await new Promise((resolve) => setImmediate(resolve))
+        turn = performance.now()
+      }
       applyUnheard(document, part)
     }
     adoptStoredOutline(document, loaded, empty)

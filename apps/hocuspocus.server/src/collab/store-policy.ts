@@ -34,3 +34,9 @@ export const SEARCH_REFRESH_DB_DUTY = 10
  * CPU per MiB there (8 MiB: 275 ms, several times that on a loaded machine), which held every client.
  */
 export const LOAD_IN_PARTS_BYTES = 1024 * 1024
+/**
+ * A load's parts (worker/split.ts LOAD_PART_BYTES) are applied back to back for at most this long, then
+ * the event loop takes a turn for other clients: parts applied quickly (~1 ms each on a quiet machine)
+ * need not each wait for a turn, and a slow one (a loaded machine) holds others for one part only.
+ */
+export const LOAD_TURN_MS = 8
