@@ -55,6 +55,22 @@ const STORE_SETTLE_MS = { quick: 400, full: 1_000 }
  * `postgresUrl` (BENCH_DATABASE_URL in main.ts) adds ours on PostgreSQL as a third contender: a database is
  * created on it and dropped.
  */
+/** Resolves once the typist (remote-typist.ts) says it is synced and typing; throws after 60 s. */
+async function typistReady(stdout: ReadableStream<Uint8Array>): Promise<void> {
+  const reader = stdout.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  const deadline = Bun.sleep(60_000).then(() => {
+    throw new Error('the typist did not sync within 60 s')
+  })
+  while (!text.includes('ready\n')) {
+    const { value, done } = await Promise.race([reader.read(), deadline])
+    if (done) throw new Error('the typist ended before it synced')
+    text += decoder.decode(value, { stream: true })
+  }
+  reader.releaseLock()
+}
+
 export async function measurePeer(
   fixtures: Fixture[],
   opts: { quick: boolean; postgresUrl?: string | null },
@@ -297,12 +313,17 @@ export async function measurePeer(
         const rooms = [contender.rooms.get(big.name)!, contender.small[0]!]
         const typist = Bun.spawn(
           ['bun', join(import.meta.dir, 'remote-typist.ts'), contender.url, rooms[0]!, contender.token, '50'],
-          { stdin: 'pipe', stdout: 'ignore', stderr: 'inherit' },
+          { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' },
         )
         const inserter = await connectInserter(contender, rooms[1]!)
         const remote = await startRemoteEditor(contender.url, rooms[1]!, contender.token)
         try {
-          await Bun.sleep(1_000) // the typist connected and typing
+          // The large document loaded and typed into before the window opens: its opening (a load, the
+          // first sync's whole state) is not typing, and each contender opens it at its own pace (ours in
+          // parts on the worker, docs/history.md). Before, the window opened a fixed second after the
+          // typist started, and caught the tail of our slower, sliced load.
+          await typistReady(typist.stdout)
+          await Bun.sleep(1_000) // typing for a second
           const storeCount = async () =>
             contender.peer
               ? (await contender.storeCount(rooms[0]!)) + (await contender.storeCount(rooms[1]!))

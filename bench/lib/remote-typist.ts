@@ -1,6 +1,7 @@
 /**
  * An editor in its own process that types into a document without pause, as a person does: one
- * character every `<ms>` milliseconds at the end of the last paragraph, until stdin closes.
+ * character every `<ms>` milliseconds at the end of the last paragraph, until stdin closes. Prints `ready`
+ * once synced (the document loaded on the server and here) and typing.
  *
  *   bun bench/lib/remote-typist.ts <server url> <room> <token> <ms>
  */
@@ -25,6 +26,7 @@ let typed = 0
 const timer = setInterval(() => {
   text.insert(text.length, 'abcdefghij '[typed++ % 11] as string)
 }, Number(every))
+process.stdout.write('ready\n')
 process.stdin.on('data', () => {})
 process.stdin.on('end', () => {
   clearInterval(timer)
