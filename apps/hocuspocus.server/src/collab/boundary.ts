@@ -58,12 +58,16 @@ import type { Metrics } from '../metrics.ts'
 import { UserShares } from '../user-shares.ts'
 import type { ConnectionContext } from './context.ts'
 import { EDITOR_REFUSED_CODE, EDITOR_TOO_LARGE_CODE, readMessage } from './editor-message.ts'
-import { FloodBuckets } from './flood.ts'
+import { FLOOD_CLOSE_CODE, FloodBuckets } from './flood.ts'
 import {
   MAX_AWARENESS_MESSAGE_BYTES,
   MAX_EDITOR_WAIT_MS,
   MAX_HELD_UPDATE_BYTES,
   MAX_HELD_UPDATES,
+  MAX_SYNC_ANSWER_WAIT_MS,
+  SYNC_ANSWER_BYTE_BURST,
+  SYNC_ANSWER_BYTES_PER_SECOND,
+  SYNC_ANSWER_TURN_BYTES,
   USER_STRUCT_BURST,
   USER_STRUCTS_PER_SECOND,
 } from './limits.ts'
@@ -81,6 +85,31 @@ type Refusal = { code: number; reason: string }
 
 const mib = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MiB`
 
+/**
+ * What answering a sync step 1 carrying `vector` sends, estimated without encoding it: the document's
+ * state bytes times the share of its clocks the vector lacks (a fresh client's empty vector lacks all of
+ * them; an up-to-date one nothing). A vector that does not decode is priced as lacking everything (Yjs
+ * refuses it when the answer is made).
+ */
+export function syncAnswerBytes(document: Y.Doc, vector: Uint8Array, stateBytes: number): number {
+  let known: Map<number, number>
+  try {
+    known = Y.decodeStateVector(vector)
+  } catch {
+    return stateBytes
+  }
+  let total = 0
+  let lacking = 0
+  for (const [client, structs] of document.store.clients) {
+    const last = structs[structs.length - 1]
+    if (!last) continue
+    const clock = last.id.clock + last.length
+    total += clock
+    lacking += Math.max(0, clock - (known.get(client) ?? 0))
+  }
+  return total === 0 ? 0 : Math.ceil((stateBytes * lacking) / total)
+}
+
 export class EditorBoundary implements Extension {
   /** After authentication (1000), before persistence (100): nothing is checked for a refused connection. */
   priority = 500
@@ -92,6 +121,8 @@ export class EditorBoundary implements Extension {
   private readonly buckets = new WeakMap<Connection, FloodBuckets>()
   /** Each user's share of struct work across their connections (USER_STRUCTS_PER_SECOND), by user id. */
   private readonly shares = new UserShares(USER_STRUCTS_PER_SECOND, USER_STRUCT_BURST)
+  /** Each user's share of sync answers, in bytes of state sent (SYNC_ANSWER_BYTES_PER_SECOND). */
+  private readonly syncAnswers = new UserShares(SYNC_ANSWER_BYTES_PER_SECOND, SYNC_ANSWER_BYTE_BURST)
   /** Headings each connection's last message created or re-labelled, repaired after it is applied. */
   private readonly touchedHeadings = new WeakMap<Connection, Y.ID[]>()
   /** Headings each connection's last message stripped of their id, and that id: restored after it. */
@@ -165,8 +196,12 @@ export class EditorBoundary implements Extension {
   }
 
   async beforeSync({ type, payload, connection, document }: beforeSyncPayload): Promise<void> {
-    // Hocuspocus answers a sync step 1 with its own, which the provider answers with a step 2.
-    if (type === messageYjsSyncStep1) this.awaitingStep2.add(connection)
+    // Hocuspocus answers a sync step 1 with what the sender lacks, then its own step 1, which the provider
+    // answers with a step 2.
+    if (type === messageYjsSyncStep1) {
+      this.awaitingStep2.add(connection)
+      return this.paceSyncAnswer(connection, document, payload)
+    }
     if (type !== messageYjsSyncStep2 && type !== messageYjsUpdate) return
     // Closed by Hocuspocus (shutdown, a revoke), its socket still brings what was queued behind a paced
     // message or sent before the close reached the client: never applied nor acknowledged, so a stopping
@@ -351,6 +386,40 @@ export class EditorBoundary implements Extension {
   private userShareWait(connection: Connection, structs: number): number {
     const userId = (connection.context as ConnectionContext | undefined)?.principal.user.id
     return userId && structs > 0 ? this.shares.spend(userId, structs) : 0
+  }
+
+  /**
+   * Paces the answer to a sync step 1 by what it sends (`syncAnswerBytes`), on the sender's user's share
+   * of sync answers: it waits out what the user owed before it (answers already sent and reserved), and a
+   * step 1 that would wait longer than MAX_SYNC_ANSWER_WAIT_MS closes its connection, unanswered and
+   * uncharged (thrown: Hocuspocus then closes it without answering). Reserved on arrival, so step 1s arriving together on many sockets queue behind each other.
+   */
+  private async paceSyncAnswer(
+    connection: Connection,
+    document: Document,
+    vector: Uint8Array,
+  ): Promise<void> {
+    const userId = (connection.context as ConnectionContext | undefined)?.principal.user.id
+    if (!userId || this.refused.has(connection)) return
+    const bytes = syncAnswerBytes(document, vector, this.estimatedBytes(document.name))
+    if (bytes === 0) return
+    const owed = this.syncAnswers.spend(userId, bytes)
+    const wait = Math.max(0, owed - (bytes / SYNC_ANSWER_BYTES_PER_SECOND) * 1000)
+    if (wait > MAX_SYNC_ANSWER_WAIT_MS) {
+      this.syncAnswers.spend(userId, -bytes)
+      const refusal = {
+        code: FLOOD_CLOSE_CODE,
+        reason: `sync refused: over ${mib(SYNC_ANSWER_BYTES_PER_SECOND)}/s of documents sent to you; reconnect in ${Math.ceil(wait / 1000)} s`,
+      }
+      this.refuse(connection, 'sync', refusal)
+      // Thrown so Hocuspocus does not answer it (it answers a read-only connection's step 1 too): it closes
+      // the connection with this code and reason and drops what is queued behind.
+      throw Object.assign(new Error(refusal.reason), refusal)
+    }
+    if (wait > 0) {
+      this.deps.metrics.editorPaced.inc({ by: 'sync' })
+      await Bun.sleep(wait)
+    } else if (bytes >= SYNC_ANSWER_TURN_BYTES) await new Promise((resolve) => setImmediate(resolve))
   }
 
   /** For tests: how long a user's next message would wait for their share (ms; 0 when it lasts). */

@@ -68,3 +68,24 @@ export const MAX_AWARENESS_MESSAGE_BYTES = 64 * 1024
 
 /** Awareness: most client states one awareness message may carry (an editor sends its own, one). */
 export const MAX_AWARENESS_STATES_PER_MESSAGE = 8
+
+/**
+ * Sync answers, per user across all their connections: the bytes of document state the server encodes
+ * and sends in answer to their sync step 1 messages (what the client lacks; `syncAnswerBytes` in
+ * boundary.ts). A step 1 is a few bytes and its answer can be the whole document: a 5 MiB document's is
+ * ~100-200 ms of the event loop to encode, and 40 step 1s with an empty state vector from one socket held
+ * everyone's /health 8.7 s. Answers past the burst wait for the share to refill (one 5 MiB answer every
+ * ~0.6 s, ~20% of the event loop at most); a message that would wait longer than
+ * MAX_SYNC_ANSWER_WAIT_MS closes its connection. Opening a document costs one answer: the burst opens a
+ * document of 8 MiB, or several smaller ones, without waiting, and the largest one (MAX_DOCUMENT_BYTES)
+ * is answered at once too, its cost owed by the next. (A burst of 16 MiB let three 5 MiB answers run back
+ * to back: 0.6 s of the event loop in one piece.)
+ */
+export const SYNC_ANSWER_BYTES_PER_SECOND = 8 * 1024 * 1024
+export const SYNC_ANSWER_BYTE_BURST = 8 * 1024 * 1024
+/**
+ * A sync answer of at least this many bytes waits for a turn of the event loop first, so two large answers
+ * are never made back to back (Hocuspocus handles a connection's messages one after another without one).
+ */
+export const SYNC_ANSWER_TURN_BYTES = 1024 * 1024
+export const MAX_SYNC_ANSWER_WAIT_MS = 10_000

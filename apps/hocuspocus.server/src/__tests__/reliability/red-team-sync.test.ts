@@ -1,0 +1,164 @@
+/**
+ * Sync step 1s that are cheap to send and dear to answer (issue 24): a step 1 is a few bytes, and its
+ * answer (what the sender lacks) is the whole document for an empty state vector: a 5 MiB document's is
+ * ~100-200 ms of the event loop to encode. Before, they were paced like any message (200 a second): forty
+ * from one socket on a 5 MiB document held everyone's /health 8.7 s. Now each answer is priced by what it
+ * sends and drawn from the user's share of sync answers (SYNC_ANSWER_BYTES_PER_SECOND, collab/limits.ts):
+ * past the burst a step 1 waits, and one that would wait longer than MAX_SYNC_ANSWER_WAIT_MS closes its
+ * connection unanswered. Asserted: the answers a flood gets never exceed what the share allows in the time
+ * it took, the flood's connection is closed with the reason, and another person opens the document meanwhile.
+ */
+import { describe, expect, test } from 'bun:test'
+import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { connectProvider } from '@collab/test-support/provider'
+import { eventually, userWithToken } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
+import { MessageType } from '@hocuspocus/server'
+import * as Y from 'yjs'
+import { syncAnswerBytes } from '../../collab/boundary.ts'
+import {
+  MAX_SYNC_ANSWER_WAIT_MS,
+  SYNC_ANSWER_BYTE_BURST,
+  SYNC_ANSWER_BYTES_PER_SECOND,
+} from '../../collab/limits.ts'
+import type { RunningServer } from '../../server.ts'
+import { prose } from './red-team-support.ts'
+
+/** An unsigned varint, as lib0 writes them (Hocuspocus's and y-protocols' framing). */
+function varUint(n: number): number[] {
+  const out: number[] = []
+  while (n > 0x7f) {
+    out.push(0x80 | (n & 0x7f))
+    n = Math.floor(n / 128)
+  }
+  out.push(n)
+  return out
+}
+const varBytes = (bytes: Uint8Array) => [...varUint(bytes.length), ...bytes]
+const varString = (text: string) => varBytes(new TextEncoder().encode(text))
+
+/** Reads a varint at `at`: its value and where the next field starts. */
+function readVarUint(data: Uint8Array, at: number): [number, number] {
+  let n = 0
+  let scale = 1
+  for (;;) {
+    const byte = data[at++]!
+    n += (byte & 0x7f) * scale
+    if (byte < 0x80) return [n, at]
+    scale *= 128
+  }
+}
+
+describe('a sync answer is priced by what the sender lacks', () => {
+  test('an empty state vector lacks the whole state, an up-to-date one nothing, a stale one its share', () => {
+    const doc = new Y.Doc()
+    const text = doc.getText('t')
+    text.insert(0, 'a'.repeat(300))
+    const half = Y.encodeStateVector(doc)
+    const other = new Y.Doc()
+    other.getText('t').insert(0, 'b'.repeat(300))
+    Y.applyUpdate(doc, Y.encodeStateAsUpdate(other))
+    expect(syncAnswerBytes(doc, Y.encodeStateVector(new Y.Doc()), 1000)).toBe(1000)
+    expect(syncAnswerBytes(doc, Y.encodeStateVector(doc), 1000)).toBe(0)
+    expect(syncAnswerBytes(doc, half, 1000)).toBe(500)
+    expect(syncAnswerBytes(doc, new Uint8Array([0xff, 0xff]), 1000)).toBe(1000) // unreadable: priced whole
+  })
+})
+
+describe(`red team: a flood of sync step 1s (${DATABASE_KIND})`, () => {
+  let server: RunningServer
+  let handle: (base: string) => string
+  useSharedServer((share) => {
+    ;({ server, handle } = share)
+  })
+
+  test('answers stay within the user share, the flood is closed with its reason, others open the document', async () => {
+    const owner = await userWithToken(server, handle('sync-owner'))
+    const reader = await userWithToken(server, handle('sync-reader'))
+    const response = await fetch(`${server.url}/api/documents`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${owner.token}`, 'content-type': 'text/markdown' },
+      body: prose(3 * 1024 * 1024),
+    })
+    expect(response.status).toBe(201)
+    const { room, slug } = (await response.json()) as { room: string; slug: string }
+    // A viewer: a read-only connection's step 1 is answered too.
+    expect((await server.services.documents.share(slug, reader.user.id, 'viewer')).kind).toBe('ok')
+    // The owner keeps the document open: what the flood asks is answered from the live document.
+    const keeper = connectProvider(server.url, room, owner.token)
+    await keeper.ready
+
+    /** A Hocuspocus message for the room: its name, then `fields`. */
+    const message = (...fields: number[][]) => new Uint8Array([...varString(room), ...fields.flat()])
+    const answers: Array<{ at: number; bytes: number }> = []
+    const closes: string[] = []
+    let started = 0
+    /** A socket of the reader's, authenticated (their messages on one socket are handled one by one). */
+    const flooder = async () => {
+      const socket = new WebSocket(server.url.replace('http', 'ws'))
+      socket.binaryType = 'arraybuffer'
+      socket.onmessage = (event) => {
+        const data = new Uint8Array(event.data as ArrayBuffer)
+        const [nameLength, name] = readVarUint(data, 0)
+        const [type, next] = readVarUint(data, name + nameLength)
+        // A sync message (0) of type step 2 (1): an answer to a step 1.
+        if (type === 0 && readVarUint(data, next)[0] === 1)
+          answers.push({ at: performance.now() - started, bytes: data.byteLength })
+        // Hocuspocus closes a document's connection with a close message on the socket (it multiplexes).
+        if (type === MessageType.CLOSE) {
+          const [length, at] = readVarUint(data, next)
+          closes.push(new TextDecoder().decode(data.subarray(at, at + length)))
+        }
+      }
+      await new Promise((resolve) => {
+        socket.onopen = resolve
+      })
+      socket.send(message(varUint(2), varUint(0), varString(reader.token))) // auth, by token
+      return socket
+    }
+    // One step 1 with an empty state vector on each of enough sockets at once that the last would wait
+    // past MAX_SYNC_ANSWER_WAIT_MS (one socket's messages are handled one by one, so one socket is only
+    // paced: each waits for the one before).
+    const sockets = await Promise.all(
+      Array.from(
+        {
+          length:
+            Math.ceil(
+              (SYNC_ANSWER_BYTE_BURST + (SYNC_ANSWER_BYTES_PER_SECOND * MAX_SYNC_ANSWER_WAIT_MS) / 1000) /
+                (3 * 1024 * 1024),
+            ) + 4,
+        },
+        flooder,
+      ),
+    )
+    await Bun.sleep(300)
+    started = performance.now()
+    // Sync, step 1, an empty state vector.
+    for (const socket of sockets)
+      socket.send(message(varUint(0), varUint(0), varBytes(Y.encodeStateVector(new Y.Doc()))))
+
+    // Meanwhile another person opens the document: their share is their own.
+    const other = connectProvider(server.url, room, owner.token)
+    await other.ready
+    expect(other.doc.getXmlFragment(FRAGMENT_NAME).length).toBeGreaterThan(100)
+    other.destroy()
+
+    await eventually(() => expect(closes.length).toBeGreaterThan(0), 30_000, 'a flooding socket closed')
+    expect(closes[0]).toMatch(/^sync refused: over \d+ MiB\/s of documents sent to you; reconnect in \d+ s$/)
+    expect(answers.length).toBeGreaterThan(0)
+    // Never more answers by any moment than the share allowed by then (the burst, then its rate), each
+    // answer priced at the smallest one seen; a slow machine only answers fewer.
+    const each = Math.min(...answers.map((a) => a.bytes))
+    for (const [i, answer] of answers.entries()) {
+      const allowed = (SYNC_ANSWER_BYTE_BURST + (SYNC_ANSWER_BYTES_PER_SECOND * answer.at) / 1000) / each
+      expect(i).toBeLessThanOrEqual(Math.ceil(allowed))
+    }
+    expect(answers.length).toBeLessThan(sockets.length) // not every step 1 was answered
+    const metrics = await (await fetch(`${server.url}/metrics`)).text()
+    expect(metrics).toMatch(/^collab_editor_paced_total\{by="sync"\} [1-9]/m)
+    expect(metrics).toMatch(/^collab_editor_refusals_total\{kind="sync"\} [1-9]/m)
+    for (const socket of sockets) socket.close()
+    keeper.destroy()
+  }, 90_000)
+})
