@@ -65,6 +65,7 @@ import {
   MAX_HELD_UPDATE_BYTES,
   MAX_HELD_UPDATES,
   MAX_SYNC_ANSWER_WAIT_MS,
+  READ_ONLY_STEP2_PRICE_DIVISOR,
   SYNC_ANSWER_BYTE_BURST,
   SYNC_ANSWER_BYTES_PER_SECOND,
   SYNC_ANSWER_TURN_BYTES,
@@ -200,7 +201,8 @@ export class EditorBoundary implements Extension {
     // answers with a step 2.
     if (type === messageYjsSyncStep1) {
       this.awaitingStep2.add(connection)
-      return this.paceSyncAnswer(connection, document, payload)
+      const state = this.estimatedBytes(document.name)
+      return this.paceSyncAnswer(connection, syncAnswerBytes(document, payload, state))
     }
     if (type !== messageYjsSyncStep2 && type !== messageYjsUpdate) return
     // Closed by Hocuspocus (shutdown, a revoke), its socket still brings what was queued behind a paced
@@ -208,7 +210,14 @@ export class EditorBoundary implements Extension {
     // instance is not left holding typing it cannot store (reliability/balancer-restart.test.ts).
     if (!document.hasConnection(connection)) connection.readOnly = true
     // Hocuspocus does not apply a read-only connection's changes (refused ones are read-only): no check.
-    if (connection.readOnly) return
+    // It answers a step 2 with whether the document holds it, from a snapshot of the whole document.
+    if (connection.readOnly)
+      return type === messageYjsSyncStep2
+        ? this.paceSyncAnswer(
+            connection,
+            Math.ceil(this.estimatedBytes(document.name) / READ_ONLY_STEP2_PRICE_DIVISOR),
+          )
+        : undefined
     // Behind an update already held, in order: its sender's acknowledgements stay in the order it sent.
     if (type === messageYjsUpdate && this.held.has(connection))
       return this.hold(connection, document, payload)
@@ -389,20 +398,16 @@ export class EditorBoundary implements Extension {
   }
 
   /**
-   * Paces the answer to a sync step 1 by what it sends (`syncAnswerBytes`), on the sender's user's share
-   * of sync answers: it waits out what the user owed before it (answers already sent and reserved), and a
-   * step 1 that would wait longer than MAX_SYNC_ANSWER_WAIT_MS closes its connection, unanswered and
-   * uncharged (thrown: Hocuspocus then closes it without answering). Reserved on arrival, so step 1s arriving together on many sockets queue behind each other.
+   * Paces the answer to a sync step 1 by what it sends (`syncAnswerBytes`; a read-only connection's step 2
+   * by READ_ONLY_STEP2_PRICE_DIVISOR) on the sender's user's share of sync answers: it waits out what the
+   * user owed before it (answers already sent and reserved), and one that would wait longer than
+   * MAX_SYNC_ANSWER_WAIT_MS closes its connection, unanswered and uncharged (thrown: Hocuspocus then
+   * closes it without answering). Reserved on arrival, so step 1s arriving together on many sockets queue
+   * behind each other (one socket's messages are handled one at a time: each waits for the one before).
    */
-  private async paceSyncAnswer(
-    connection: Connection,
-    document: Document,
-    vector: Uint8Array,
-  ): Promise<void> {
+  private async paceSyncAnswer(connection: Connection, bytes: number): Promise<void> {
     const userId = (connection.context as ConnectionContext | undefined)?.principal.user.id
-    if (!userId || this.refused.has(connection)) return
-    const bytes = syncAnswerBytes(document, vector, this.estimatedBytes(document.name))
-    if (bytes === 0) return
+    if (!userId || this.refused.has(connection) || bytes === 0) return
     const owed = this.syncAnswers.spend(userId, bytes)
     const wait = Math.max(0, owed - (bytes / SYNC_ANSWER_BYTES_PER_SECOND) * 1000)
     if (wait > MAX_SYNC_ANSWER_WAIT_MS) {

@@ -89,3 +89,11 @@ export const SYNC_ANSWER_BYTE_BURST = 8 * 1024 * 1024
  */
 export const SYNC_ANSWER_TURN_BYTES = 1024 * 1024
 export const MAX_SYNC_ANSWER_WAIT_MS = 10_000
+/**
+ * A read-only connection's sync step 2 is answered with whether the document holds it, which Hocuspocus
+ * tells from a snapshot of the whole document (its delete set walks every struct: 2-9 ms for a 5 MiB
+ * document of 244,000 structs, against ~100-200 ms to encode it): priced on the same share as an answer
+ * of the state's bytes divided by this. A viewer sends one when it opens a document; a flood of them
+ * (200 a second passed the flood limits) is paced to ~5-20% of the event loop on a 5 MiB document.
+ */
+export const READ_ONLY_STEP2_PRICE_DIVISOR = 16

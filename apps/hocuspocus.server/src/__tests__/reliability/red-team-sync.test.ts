@@ -19,6 +19,7 @@ import * as Y from 'yjs'
 import { syncAnswerBytes } from '../../collab/boundary.ts'
 import {
   MAX_SYNC_ANSWER_WAIT_MS,
+  READ_ONLY_STEP2_PRICE_DIVISOR,
   SYNC_ANSWER_BYTE_BURST,
   SYNC_ANSWER_BYTES_PER_SECOND,
 } from '../../collab/limits.ts'
@@ -159,6 +160,72 @@ describe(`red team: a flood of sync step 1s (${DATABASE_KIND})`, () => {
     expect(metrics).toMatch(/^collab_editor_paced_total\{by="sync"\} [1-9]/m)
     expect(metrics).toMatch(/^collab_editor_refusals_total\{kind="sync"\} [1-9]/m)
     for (const socket of sockets) socket.close()
+    keeper.destroy()
+  }, 90_000)
+
+  test("a viewer's flood of sync step 2s (each checked against a snapshot of the whole document) is paced on the same share", async () => {
+    const owner = await userWithToken(server, handle('step2-owner'))
+    const viewer = await userWithToken(server, handle('step2-viewer'))
+    const response = await fetch(`${server.url}/api/documents`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${owner.token}`, 'content-type': 'text/markdown' },
+      body: prose(3 * 1024 * 1024),
+    })
+    expect(response.status).toBe(201)
+    const { room, slug } = (await response.json()) as { room: string; slug: string }
+    expect((await server.services.documents.share(slug, viewer.user.id, 'viewer')).kind).toBe('ok')
+    const keeper = connectProvider(server.url, room, owner.token)
+    await keeper.ready
+    const pacedBefore = Number(
+      /^collab_editor_paced_total\{by="sync"\} (\d+)/m.exec(
+        await (await fetch(`${server.url}/metrics`)).text(),
+      )?.[1] ?? 0,
+    )
+
+    const message = (...fields: number[][]) => new Uint8Array([...varString(room), ...fields.flat()])
+    let stateAnswer = 0
+    const statuses: number[] = []
+    let started = 0
+    const socket = new WebSocket(server.url.replace('http', 'ws'))
+    socket.binaryType = 'arraybuffer'
+    socket.onmessage = (event) => {
+      const data = new Uint8Array(event.data as ArrayBuffer)
+      const [nameLength, name] = readVarUint(data, 0)
+      const [type, next] = readVarUint(data, name + nameLength)
+      if (type === 0 && readVarUint(data, next)[0] === 1) stateAnswer = data.byteLength
+      if (type === MessageType.SyncStatus) statuses.push(performance.now() - started)
+    }
+    await new Promise((resolve) => {
+      socket.onopen = resolve
+    })
+    socket.send(message(varUint(2), varUint(0), varString(viewer.token))) // auth, by token
+    await Bun.sleep(300)
+    // One step 1 first (the whole state: its size prices the step 2s), then the flood.
+    socket.send(message(varUint(0), varUint(0), varBytes(Y.encodeStateVector(new Y.Doc()))))
+    await eventually(() => expect(stateAnswer).toBeGreaterThan(1024 * 1024), 30_000, 'the state')
+    const flood = 400
+    started = performance.now()
+    for (let i = 0; i < flood; i++)
+      // Sync, step 2, an update holding nothing: answered with whether the document holds it.
+      socket.send(message(varUint(0), varUint(1), varBytes(Y.encodeStateAsUpdate(new Y.Doc()))))
+    await Bun.sleep(2_000)
+    socket.close()
+    // The share never allowed more checks by any moment than its burst and rate (less what the state's
+    // answer took), each priced at a sixteenth of the state (the answer's size, less 10% for framing and
+    // the estimate).
+    const price = (0.9 * stateAnswer) / READ_ONLY_STEP2_PRICE_DIVISOR
+    for (const [i, at] of statuses.entries())
+      expect(i).toBeLessThanOrEqual(
+        Math.ceil((SYNC_ANSWER_BYTE_BURST + (SYNC_ANSWER_BYTES_PER_SECOND * at) / 1000) / price),
+      )
+    expect(statuses.length).toBeGreaterThan(0)
+    expect(statuses.length).toBeLessThan(flood)
+    const pacedAfter = Number(
+      /^collab_editor_paced_total\{by="sync"\} (\d+)/m.exec(
+        await (await fetch(`${server.url}/metrics`)).text(),
+      )?.[1] ?? 0,
+    )
+    expect(pacedAfter).toBeGreaterThan(pacedBefore)
     keeper.destroy()
   }, 90_000)
 })
