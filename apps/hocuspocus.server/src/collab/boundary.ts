@@ -61,6 +61,7 @@ import { EDITOR_REFUSED_CODE, EDITOR_TOO_LARGE_CODE, readMessage } from './edito
 import { FLOOD_CLOSE_CODE, FloodBuckets } from './flood.ts'
 import {
   MAX_AWARENESS_MESSAGE_BYTES,
+  MAX_AWARENESS_STATE_BYTES,
   MAX_EDITOR_WAIT_MS,
   MAX_HELD_UPDATE_BYTES,
   MAX_HELD_UPDATES,
@@ -167,6 +168,10 @@ export class EditorBoundary implements Extension {
         code: EDITOR_TOO_LARGE_CODE,
         reason: `awareness refused: ${update.byteLength} bytes is over the ${MAX_AWARENESS_MESSAGE_BYTES}-byte limit`,
       })
+    // A query of everyone's presence is a few bytes, answered with every state in the document: priced as
+    // a sync answer of that many states at their largest.
+    if (type === MessageType.QueryAwareness)
+      return this.paceSyncAnswer(connection, document.awareness.getStates().size * MAX_AWARENESS_STATE_BYTES)
     // The work of checking and applying an update follows its structs, not its bytes: counted before it is
     // decoded (a read-only connection's updates are not applied, so not counted).
     let structs = 0

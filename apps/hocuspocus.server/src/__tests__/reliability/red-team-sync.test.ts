@@ -7,6 +7,8 @@
  * past the burst a step 1 waits, and one that would wait longer than MAX_SYNC_ANSWER_WAIT_MS closes its
  * connection unanswered. Asserted: the answers a flood gets never exceed what the share allows in the time
  * it took, the flood's connection is closed with the reason, and another person opens the document meanwhile.
+ * The same share prices a read-only connection's step 2 (checked against a snapshot of the whole document)
+ * and a query of everyone's presence (every state encoded).
  */
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
@@ -18,6 +20,7 @@ import { MessageType } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import { syncAnswerBytes } from '../../collab/boundary.ts'
 import {
+  MAX_AWARENESS_STATE_BYTES,
   MAX_SYNC_ANSWER_WAIT_MS,
   READ_ONLY_STEP2_PRICE_DIVISOR,
   SYNC_ANSWER_BYTE_BURST,
@@ -67,7 +70,7 @@ describe('a sync answer is priced by what the sender lacks', () => {
   })
 })
 
-describe(`red team: a flood of sync step 1s (${DATABASE_KIND})`, () => {
+describe(`red team: sync and presence messages dear to answer (${DATABASE_KIND})`, () => {
   let server: RunningServer
   let handle: (base: string) => string
   useSharedServer((share) => {
@@ -228,4 +231,48 @@ describe(`red team: a flood of sync step 1s (${DATABASE_KIND})`, () => {
     expect(pacedAfter).toBeGreaterThan(pacedBefore)
     keeper.destroy()
   }, 90_000)
+
+  test('a flood of presence queries (each encodes every state in the document) is paced on the same share', async () => {
+    // Hocuspocus 4.7 encodes every presence state of the document for a client's query and sends nothing
+    // back (it answers only over its Redis replies), so what a flood costs is not seen by its sender: the
+    // pacing is seen in the server's count of messages held back for the share.
+    const owner = await userWithToken(server, handle('query-owner'))
+    const viewer = await userWithToken(server, handle('query-viewer'))
+    const made = await server.services.documents.create(owner.user.id, { title: 'Presence' })
+    if (made.kind === 'error') throw new Error(made.message)
+    expect((await server.services.documents.share(made.value.slug, viewer.user.id, 'viewer')).kind).toBe('ok')
+    const room = made.value.room
+    const present = Array.from({ length: 8 }, () => connectProvider(server.url, room, owner.token))
+    await Promise.all(present.map((p) => p.ready))
+    // Each present with a state (a caret), as an editor page is.
+    for (const [i, p] of present.entries()) p.provider.awareness?.setLocalStateField('cursor', { at: i })
+    await eventually(
+      () =>
+        expect(server.collab.hocuspocus.documents.get(room)?.awareness.getStates().size).toBe(present.length),
+      10_000,
+      'the states present',
+    )
+    const paced = async () =>
+      Number(
+        /^collab_editor_paced_total\{by="sync"\} (\d+)/m.exec(
+          await (await fetch(`${server.url}/metrics`)).text(),
+        )?.[1] ?? 0,
+      )
+    const before = await paced()
+
+    const message = (...fields: number[][]) => new Uint8Array([...varString(room), ...fields.flat()])
+    const socket = new WebSocket(server.url.replace('http', 'ws'))
+    socket.binaryType = 'arraybuffer'
+    await new Promise((resolve) => {
+      socket.onopen = resolve
+    })
+    socket.send(message(varUint(2), varUint(0), varString(viewer.token))) // auth, by token
+    await Bun.sleep(500)
+    // Twice what the burst allows at the least a query is priced (the eight present, at their largest).
+    const flood = 2 * Math.ceil(SYNC_ANSWER_BYTE_BURST / (present.length * MAX_AWARENESS_STATE_BYTES))
+    for (let i = 0; i < flood; i++) socket.send(message(varUint(MessageType.QueryAwareness)))
+    await eventually(async () => expect(await paced()).toBeGreaterThan(before), 10_000, 'queries paced')
+    socket.close()
+    for (const p of present) p.destroy()
+  }, 60_000)
 })
