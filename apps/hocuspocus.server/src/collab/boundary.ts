@@ -168,10 +168,6 @@ export class EditorBoundary implements Extension {
         code: EDITOR_TOO_LARGE_CODE,
         reason: `awareness refused: ${update.byteLength} bytes is over the ${MAX_AWARENESS_MESSAGE_BYTES}-byte limit`,
       })
-    // A query of everyone's presence is a few bytes, answered with every state in the document: priced as
-    // a sync answer of that many states at their largest.
-    if (type === MessageType.QueryAwareness)
-      return this.paceSyncAnswer(connection, document.awareness.getStates().size * MAX_AWARENESS_STATE_BYTES)
     // The work of checking and applying an update follows its structs, not its bytes: counted before it is
     // decoded (a read-only connection's updates are not applied, so not counted).
     let structs = 0
@@ -199,6 +195,10 @@ export class EditorBoundary implements Extension {
       this.deps.metrics.editorPaced.inc({ by: userWait > connectionWait ? 'user' : 'connection' })
       await Bun.sleep(Math.min(wait, MAX_EDITOR_WAIT_MS))
     }
+    // A query of everyone's presence is a byte, and Hocuspocus encodes every state in the document for it:
+    // priced on the share of sync answers as that many states at their largest.
+    if (type === MessageType.QueryAwareness)
+      await this.paceSyncAnswer(connection, document.awareness.getStates().size * MAX_AWARENESS_STATE_BYTES)
   }
 
   async beforeSync({ type, payload, connection, document }: beforeSyncPayload): Promise<void> {
