@@ -424,6 +424,13 @@ describe('Markdown escaping beside emphasis, strong and strikethrough', () => {
         ['~~', undefined],
       ],
     ],
+    [
+      "a declaration's start in superscript text (its closing tag ended the declaration)",
+      [
+        ['<!a', [{ type: 'superscript' }]],
+        ['a', undefined],
+      ],
+    ],
   ] as [string, [string, DocMark[] | undefined][]][])('%s', (_name, runs) => {
     const content = paragraphOf(runs)
     const got = readBack(content)

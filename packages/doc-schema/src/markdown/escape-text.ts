@@ -72,8 +72,11 @@ const NO_PHRASING_SPANS: Unsafe['notInConstruct'] = [
  * What after `<` makes it markup in a line: a complete tag or comment (markdown-it's HTML_TAG_RE), an
  * autolink (`<https://…>`, `<a@b.co>`: a scheme or an `@`, no space inside), or the start of a tag the text
  * ends in (it may be completed by what follows). `a < b`, `x<3`, `<=>` and `Map<K, V>` stay as written.
+ * A declaration's start (`<!` and a letter) always: any `>` later in the paragraph ends it (markdown-it's
+ * `<![A-Za-z][^>]*>`), also the closing tag of an HTML mark the text is in (`<sup><!a</sup>` read as
+ * `<sup>` and a declaration; found by the generated round trip).
  */
-const TAG_AFTER = `(?:(?<=(?=${HTML_TAG_RE.source.slice(1)})<)|(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:|[^<>\\s@]+@)[^<>\\s]*>|[!/?A-Za-z][^<>]*$)`
+const TAG_AFTER = `(?:(?<=(?=${HTML_TAG_RE.source.slice(1)})<)|(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:|[^<>\\s@]+@)[^<>\\s]*>|[!/?A-Za-z][^<>]*$|![A-Za-z])`
 
 /** The narrow patterns that replace the library's `&`, `~` and `<` rules in text (see above). */
 const TEXT_UNSAFE: Unsafe[] = [
