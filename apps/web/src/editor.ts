@@ -220,11 +220,16 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
       scope = granted === 'readonly' ? 'readonly' : 'read-write'
       applyScope()
     },
-    onAuthenticationFailed: () =>
-      end(
-        'Not connected',
-        'This document could not be opened: it was deleted, or you may no longer read it. Ask its owner, or go back to your documents.',
-      ),
+    onAuthenticationFailed: ({ reason }) =>
+      /too many connections/i.test(reason)
+        ? end(
+            'Too many tabs',
+            'This document is open in too many of your tabs or windows. Close some of them, then reload this page.',
+          )
+        : end(
+            'Not connected',
+            'This document could not be opened: it was deleted, or you may no longer read it. Ask its owner, or go back to your documents.',
+          ),
     onClose: ({ event }) => {
       if (!event.reason || ended) return // a dropped connection: the provider reconnects and resends
       // The server's reasons are written for any client; a person gets what to do next.

@@ -15,6 +15,7 @@ import { createLargeDocument } from '@collab/test-support/documents'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
 import type * as Y from 'yjs'
+import { MAX_DOCUMENT_CONNECTIONS_PER_USER } from '../collab/limits.ts'
 import { EXPORT_INLINE_BYTES } from '../documents/export-markdown.ts'
 import { FIRST_SCREEN_BLOCKS } from '../limits.ts'
 import type { RunningServer } from '../server.ts'
@@ -152,6 +153,21 @@ describe.skipIf(!CHROMIUM)('opening a document', () => {
     expect(await stranger.$eval('.error', (e) => e.textContent)).toContain('No document')
     await stranger.browserContext().close()
   })
+  test(`a person with the document open ${MAX_DOCUMENT_CONNECTIONS_PER_USER} times already is told to close some tabs, not that it is gone`, async () => {
+    // The cap is per user, whatever signs the connection in: her other tabs here are her token's editors.
+    const tabs = Array.from({ length: MAX_DOCUMENT_CONNECTIONS_PER_USER }, () =>
+      connectProvider(server.url, room, owner.token),
+    )
+    await Promise.all(tabs.map((t) => t.ready))
+    const page = await signedIn(browser, server, 'flora')
+    await page.goto(`${server.url}/d/${slug}`)
+    await page.waitForSelector('.banner')
+    expect(await page.$eval('.banner', (b) => b.textContent)).toContain('open in too many of your tabs')
+    expect(await page.$eval('.status', (s) => s.textContent)).toBe('Too many tabs')
+    await page.browserContext().close()
+    for (const tab of tabs) tab.destroy()
+  })
+
   test("a document stored larger than EXPORT_INLINE_BYTES that no one has open gets its first screen, made on the documents' worker", async () => {
     // Before: no first screen for it at all (decoding it on the event loop would hold every editor).
     const big = await createLargeDocument(server, owner.user.id, 'Big notes', [

@@ -5,13 +5,23 @@
  *
  * A cookie is attached by the browser whatever page opens the socket, so a cookie counts only when the
  * upgrade request's Origin is ours (a page on another site could otherwise edit as the person).
+ *
+ * A user has at most MAX_DOCUMENT_CONNECTIONS_PER_USER connections open to one document on this instance:
+ * checked when one authenticates (so nothing loads for it) and again once it is connected (several may
+ * authenticate at once), where one over the limit is closed with the reason.
  */
-import type { Extension, onAuthenticatePayload } from '@hocuspocus/server'
+import type { Connection, connectedPayload, Extension, onAuthenticatePayload } from '@hocuspocus/server'
 import { type Principal, TOKEN_PREFIX, type TokensService } from '../auth/tokens.ts'
 import type { DocumentsService } from '../documents/service.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import type { ConnectionContext } from './context.ts'
+import { FLOOD_CLOSE_CODE } from './flood.ts'
+import { MAX_DOCUMENT_CONNECTIONS_PER_USER } from './limits.ts'
+
+const TOO_MANY_CONNECTIONS = `too many connections: you have ${MAX_DOCUMENT_CONNECTIONS_PER_USER} open to this document here; close some tabs`
+
+const openKey = (userId: string, documentName: string) => `${userId}\n${documentName}`
 
 /** Signed-in browsers: their principal from the upgrade request's headers, and our origin. */
 export type BrowserSession = {
@@ -23,6 +33,9 @@ export class AuthExtension implements Extension {
   /** Before persistence (default 100), so nothing loads for a refused connection. */
   priority = 1000
   extensionName = 'auth'
+
+  /** Per user and document, the connections open on this instance. */
+  private readonly open = new Map<string, Set<Connection>>()
 
   constructor(
     private readonly deps: {
@@ -57,9 +70,38 @@ export class AuthExtension implements Extension {
       this.deps.logger.info({ userId: principal.user.id }, 'websocket refused: no such document or no access')
       throw new Error('forbidden')
     }
+    if (
+      (this.open.get(openKey(principal.user.id, documentName))?.size ?? 0) >=
+      MAX_DOCUMENT_CONNECTIONS_PER_USER
+    ) {
+      this.deps.metrics.authFailures.inc({ reason: 'connections' })
+      throw Object.assign(new Error(TOO_MANY_CONNECTIONS), { reason: TOO_MANY_CONNECTIONS })
+    }
     const { canWrite } = resolved.value.access
     connectionConfig.readOnly = !canWrite
     this.deps.metrics.wsConnectionsOpened.inc({ mode: canWrite ? 'read-write' : 'read-only' })
     return { principal, documentId: resolved.value.document.id, canWrite }
+  }
+
+  async connected({ connection, context, documentName }: connectedPayload<ConnectionContext>): Promise<void> {
+    const key = openKey(context.principal.user.id, documentName)
+    const open = this.open.get(key) ?? new Set<Connection>()
+    if (open.size >= MAX_DOCUMENT_CONNECTIONS_PER_USER) {
+      this.deps.metrics.authFailures.inc({ reason: 'connections' })
+      connection.close({ code: FLOOD_CLOSE_CODE, reason: TOO_MANY_CONNECTIONS })
+      return
+    }
+    open.add(connection)
+    this.open.set(key, open)
+    connection.onClose(() => {
+      const now = this.open.get(key)
+      now?.delete(connection)
+      if (now?.size === 0) this.open.delete(key)
+    })
+  }
+
+  /** For tests: how many connections a user has open to a document here. */
+  openConnections(userId: string, documentName: string): number {
+    return this.open.get(openKey(userId, documentName))?.size ?? 0
   }
 }

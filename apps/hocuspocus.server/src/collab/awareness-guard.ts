@@ -57,6 +57,7 @@ import {
   MAX_AWARENESS_STATES_PER_MESSAGE,
   MAX_PRESENCE_NAME_CHARS,
 } from './limits.ts'
+import { PresencePacer, type PresenceState } from './presence-pacer.ts'
 
 /** A WebSocket close reason holds at most 123 bytes. */
 const MAX_REASON_CHARS = 120
@@ -97,30 +98,30 @@ export type PresenceNotice = { type: 'presence'; user: PresenceUser }
 /** A colour held in a document, and the connections holding it. */
 type Held = { color: string; connections: Set<Connection> }
 
-/** A client that left presence: its clientId and the clock of its null state. */
+/** A client's entry in an awareness message: its clientId and clock (of its state, or of its leaving). */
 export type Removal = { clientId: number; clock: number }
 
 /**
- * The clientIds an awareness message carries states for, and those it removes (a `null` state: the client
- * left, e.g. `setLocalState(null)` as a page closes); undefined for other messages. `message` is a whole
- * Hocuspocus message (document name, type, awareness update).
+ * The clientIds an awareness message carries states for, with their clocks, and those it removes (a `null`
+ * state: the client left, e.g. `setLocalState(null)` as a page closes); undefined for other messages.
+ * `message` is a whole Hocuspocus message (document name, type, awareness update).
  */
 export function awarenessClients(
   message: Uint8Array,
-): { name: string; clients: number[]; removed: Removal[]; entries: number } | undefined {
+): { name: string; clients: Removal[]; removed: Removal[]; entries: number } | undefined {
   try {
     const incoming = new IncomingMessage(message)
     const name = incoming.readVarString()
     if (incoming.readVarUint() !== MessageType.Awareness) return undefined
     const update = new IncomingMessage(incoming.readVarUint8Array())
     const entries = update.readVarUint()
-    const clients: number[] = []
+    const clients: Removal[] = []
     const removed: Removal[] = []
     // Bounded by the message size (boundary.ts); the states' JSON is skipped, not parsed.
     for (let i = 0; i < entries; i++) {
       const clientId = update.readVarUint()
       const clock = update.readVarUint()
-      if (update.readVarString() !== 'null') clients.push(clientId)
+      if (update.readVarString() !== 'null') clients.push({ clientId, clock })
       else removed.push({ clientId, clock })
     }
     return { name, clients, removed, entries }
@@ -157,8 +158,8 @@ export class AwarenessGuard implements Extension {
   private readonly introduced = new WeakMap<Connection, Set<number>>()
   /** Per document, the connection that owns each clientId. */
   private readonly owners = new WeakMap<Document, Map<number, Connection>>()
-  /** The clientIds of the awareness message each connection is handling that it may set. */
-  private readonly carried = new WeakMap<Connection, Set<number>>()
+  /** The clientIds of the awareness message each connection is handling that it may set, with their clocks. */
+  private readonly carried = new WeakMap<Connection, Map<number, number>>()
   /** The removals of its own clientIds in the awareness message each connection is handling. */
   private readonly leaving = new WeakMap<Connection, Removal[]>()
   /** Per document, the colour each identity present holds (identityOf). */
@@ -166,7 +167,15 @@ export class AwarenessGuard implements Extension {
   /** The presence each connection was given. */
   private readonly given = new WeakMap<Connection, PresenceUser>()
 
-  constructor(private readonly deps: { logger: Logger; metrics: Metrics }) {}
+  /** Each user's share of presence sent to others on their behalf (presence-pacer.ts). */
+  private readonly pacer: PresencePacer
+
+  constructor(private readonly deps: { logger: Logger; metrics: Metrics }) {
+    this.pacer = new PresencePacer({
+      metrics: deps.metrics,
+      live: (connection) => !this.refused.has(connection) && connection.document.hasConnection(connection),
+    })
+  }
 
   async beforeHandleMessage({ update, connection, document }: beforeHandleMessagePayload): Promise<void> {
     this.carried.delete(connection)
@@ -181,12 +190,12 @@ export class AwarenessGuard implements Extension {
       })
     const owners = this.ownersOf(document)
     const mine = this.introduced.get(connection) ?? new Set<number>()
-    const allowed = new Set<number>()
+    const allowed = new Map<number, number>()
     const fresh: number[] = []
-    for (const clientId of message.clients) {
+    for (const { clientId, clock } of message.clients) {
       const owner = owners.get(clientId)
       if (clientId === document.clientID || (owner && owner !== connection)) continue // not its to set
-      allowed.add(clientId)
+      allowed.set(clientId, clock)
       if (!mine.has(clientId) && !fresh.includes(clientId)) fresh.push(clientId)
     }
     if (mine.size + fresh.length > MAX_AWARENESS_CLIENTS_PER_CONNECTION)
@@ -223,8 +232,15 @@ export class AwarenessGuard implements Extension {
     }
     // A state set to null is not in `states` (applyRemovals says why): removed here with the connection as
     // origin, as Hocuspocus would have, so everyone is told and the connection's list of clients is kept.
-    if (leaving) applyRemovals(document.awareness, leaving, { source: 'connection', connection })
+    if (leaving) {
+      this.pacer.forget(
+        connection,
+        leaving.map((r) => r.clientId),
+      )
+      applyRemovals(document.awareness, leaving, { source: 'connection', connection })
+    }
     const principal = (connection.context as ConnectionContext | undefined)?.principal
+    const checked = new Map<number, PresenceState>()
     for (const [clientId, state] of states) {
       // Hocuspocus's scratch state, another connection's clientId, the server's own: not this message's.
       if (!allowed.has(clientId) || !principal || typeof state !== 'object' || state === null) {
@@ -241,7 +257,15 @@ export class AwarenessGuard implements Extension {
         return
       }
       state.user = this.presenceOf(connection, document, principal)
+      checked.set(clientId, { clock: allowed.get(clientId) ?? 0, state, bytes: size })
     }
+    // What everyone is sent on this user's behalf is paced: past their share, the newest state waits.
+    if (principal && !this.pacer.admit(connection, principal.user.id, checked)) states.clear()
+  }
+
+  /** For tests: how many presence states of a user wait for their share (presence-pacer.ts). */
+  waitingPresence(userId: string): number {
+    return this.pacer.waitingStates(userId)
   }
 
   /** The connection's presence: given once, with a colour no other identity in the document holds. */

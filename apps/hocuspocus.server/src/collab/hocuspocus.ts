@@ -21,6 +21,8 @@ export type Collab = {
   persistence: PersistenceExtension
   /** The editor boundary (its per-user shares are read by tests). */
   boundary: EditorBoundary
+  /** The awareness guard (what waits for a user's presence share is read by tests). */
+  awareness: AwarenessGuard
   /** Stops taking in other instances' changes (shutdown, before its last flush); no-op without Redis. */
   stopReceiving(): void
   close(): Promise<void>
@@ -63,6 +65,7 @@ export async function createCollab(deps: {
     },
   })
   const boundary = new EditorBoundary({ logger, metrics, stateBytes: (name) => persistence.stateBytes(name) })
+  const awareness = new AwarenessGuard({ logger, metrics })
   const extensions: Extension[] = [
     new AuthExtension({
       tokens: services.tokens,
@@ -75,7 +78,7 @@ export async function createCollab(deps: {
     // Every editor message is checked before it is applied or broadcast (schema, depth, sizes, heading ids).
     boundary,
     // Awareness: bounded states and clientIds per connection; names, agent badges and colours from the server.
-    new AwarenessGuard({ logger, metrics }),
+    awareness,
     // Open connections follow revoke, unshare, read-only and role changes (from every instance with Redis).
     new AccessWatch({ services, logger, redisUrl: config.redisUrl }),
   ]
@@ -106,6 +109,7 @@ export async function createCollab(deps: {
     hocuspocus,
     persistence,
     boundary,
+    awareness,
     stopReceiving: () => redisSync?.stopReceiving(),
     async close() {
       // Documents unload shortly after their last store (the Redis extension delays it by a second);

@@ -70,6 +70,22 @@ export const MAX_AWARENESS_MESSAGE_BYTES = 64 * 1024
 export const MAX_AWARENESS_STATES_PER_MESSAGE = 8
 
 /**
+ * Presence sent to others on one user's behalf, per user across their connections, in bytes of state JSON
+ * times the connections of the document it goes to (presence-pacer.ts). A caret of ~300 bytes moved ten
+ * times a second reaches ~700 people within it; past it, a user's newest states wait for the share (their
+ * caret is shown late, never lost). The burst is one full message of states to a document ~30 have open.
+ */
+export const PRESENCE_FANOUT_BYTES_PER_SECOND = 2 * 1024 * 1024
+export const PRESENCE_FANOUT_BYTE_BURST = 2 * 1024 * 1024
+
+/**
+ * Most connections one user may have open to one document on one instance (tabs, editors, an agent's
+ * sockets): each receives every change and every presence of the document, so connections are what others'
+ * edits and carets fan out to. One more is refused with the reason (docs/server.md, Limits).
+ */
+export const MAX_DOCUMENT_CONNECTIONS_PER_USER = 16
+
+/**
  * Sync answers, per user across all their connections: the bytes of document state the server encodes
  * and sends in answer to their sync step 1 messages (what the client lacks; `syncAnswerBytes` in
  * boundary.ts). A step 1 is a few bytes and its answer can be the whole document: a 5 MiB document's is

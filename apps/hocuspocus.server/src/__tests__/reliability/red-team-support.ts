@@ -191,3 +191,29 @@ function nextUpdate(doc: Y.Doc, ms: number): Promise<void> {
     doc.on('update', done)
   })
 }
+
+/** An unsigned varint, as lib0 writes them (Hocuspocus's and y-protocols' framing). */
+export function varUint(n: number): number[] {
+  const out: number[] = []
+  while (n > 0x7f) {
+    out.push(0x80 | (n & 0x7f))
+    n = Math.floor(n / 128)
+  }
+  out.push(n)
+  return out
+}
+export const varBytes = (bytes: Uint8Array) => [...varUint(bytes.length), ...bytes]
+export const varString = (text: string) => varBytes(new TextEncoder().encode(text))
+
+/** Reads a varint at `at`: its value and where the next field starts. */
+export function readVarUint(data: Uint8Array, at: number): [number, number] {
+  let n = 0
+  let scale = 1
+  let next = at
+  for (;;) {
+    const byte = data[next++]!
+    n += (byte & 0x7f) * scale
+    if (byte < 0x80) return [n, next]
+    scale *= 128
+  }
+}

@@ -13,7 +13,7 @@
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { DATABASE_KIND } from '@collab/test-support/database'
-import { connectProvider } from '@collab/test-support/provider'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { eventually, userWithToken } from '@collab/test-support/server'
 import { useSharedServer } from '@collab/test-support/shared-server'
 import { MessageType } from '@hocuspocus/server'
@@ -21,38 +21,14 @@ import * as Y from 'yjs'
 import { syncAnswerBytes } from '../../collab/boundary.ts'
 import {
   MAX_AWARENESS_STATE_BYTES,
+  MAX_DOCUMENT_CONNECTIONS_PER_USER,
   MAX_SYNC_ANSWER_WAIT_MS,
   READ_ONLY_STEP2_PRICE_DIVISOR,
   SYNC_ANSWER_BYTE_BURST,
   SYNC_ANSWER_BYTES_PER_SECOND,
 } from '../../collab/limits.ts'
 import type { RunningServer } from '../../server.ts'
-import { prose } from './red-team-support.ts'
-
-/** An unsigned varint, as lib0 writes them (Hocuspocus's and y-protocols' framing). */
-function varUint(n: number): number[] {
-  const out: number[] = []
-  while (n > 0x7f) {
-    out.push(0x80 | (n & 0x7f))
-    n = Math.floor(n / 128)
-  }
-  out.push(n)
-  return out
-}
-const varBytes = (bytes: Uint8Array) => [...varUint(bytes.length), ...bytes]
-const varString = (text: string) => varBytes(new TextEncoder().encode(text))
-
-/** Reads a varint at `at`: its value and where the next field starts. */
-function readVarUint(data: Uint8Array, at: number): [number, number] {
-  let n = 0
-  let scale = 1
-  for (;;) {
-    const byte = data[at++]!
-    n += (byte & 0x7f) * scale
-    if (byte < 0x80) return [n, at]
-    scale *= 128
-  }
-}
+import { prose, readVarUint, varBytes, varString, varUint } from './red-team-support.ts'
 
 describe('a sync answer is priced by what the sender lacks', () => {
   test('an empty state vector lacks the whole state, an up-to-date one nothing, a stale one its share', () => {
@@ -77,9 +53,11 @@ describe(`red team: sync and presence messages dear to answer (${DATABASE_KIND})
     ;({ server, handle } = share)
   })
 
-  test('answers stay within the user share, the flood is closed with its reason, others open the document', async () => {
-    const owner = await userWithToken(server, handle('sync-owner'))
-    const reader = await userWithToken(server, handle('sync-reader'))
+  /**
+   * A 3 MiB document of `owner`'s that `viewerId` may read (a read-only connection's step 1 is answered
+   * too), kept open by the owner's editor: what a flood asks is answered from the live document.
+   */
+  async function viewedDocument(owner: { token: string }, viewerId: string) {
     const response = await fetch(`${server.url}/api/documents`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${owner.token}`, 'content-type': 'text/markdown' },
@@ -87,19 +65,41 @@ describe(`red team: sync and presence messages dear to answer (${DATABASE_KIND})
     })
     expect(response.status).toBe(201)
     const { room, slug } = (await response.json()) as { room: string; slug: string }
-    // A viewer: a read-only connection's step 1 is answered too.
-    expect((await server.services.documents.share(slug, reader.user.id, 'viewer')).kind).toBe('ok')
-    // The owner keeps the document open: what the flood asks is answered from the live document.
+    expect((await server.services.documents.share(slug, viewerId, 'viewer')).kind).toBe('ok')
     const keeper = connectProvider(server.url, room, owner.token)
     await keeper.ready
+    return { room, keeper }
+  }
 
-    /** A Hocuspocus message for the room: its name, then `fields`. */
-    const message = (...fields: number[][]) => new Uint8Array([...varString(room), ...fields.flat()])
+  test('answers stay within the user share, the flood is closed with its reason, others open the document', async () => {
+    const owner = await userWithToken(server, handle('sync-owner'))
+    const reader = await userWithToken(server, handle('sync-reader'))
+    // One step 1 with an empty state vector on each of enough sockets at once that the last would wait
+    // past MAX_SYNC_ANSWER_WAIT_MS (one socket's messages are handled one by one, so one socket is only
+    // paced: each waits for the one before). A user has at most MAX_DOCUMENT_CONNECTIONS_PER_USER
+    // connections to one document, so they are spread over documents of the same size: the share is the
+    // user's, across documents.
+    const count =
+      Math.ceil(
+        (SYNC_ANSWER_BYTE_BURST + (SYNC_ANSWER_BYTES_PER_SECOND * MAX_SYNC_ANSWER_WAIT_MS) / 1000) /
+          (3 * 1024 * 1024),
+      ) + 4
+    const rooms: string[] = []
+    const keepers: TestProvider[] = []
+    for (let i = 0; i < Math.ceil(count / MAX_DOCUMENT_CONNECTIONS_PER_USER); i++) {
+      const { room, keeper } = await viewedDocument(owner, reader.user.id)
+      rooms.push(room)
+      keepers.push(keeper)
+    }
+
+    /** A Hocuspocus message for `room`: its name, then `fields`. */
+    const message = (room: string, ...fields: number[][]) =>
+      new Uint8Array([...varString(room), ...fields.flat()])
     const answers: Array<{ at: number; bytes: number }> = []
     const closes: string[] = []
     let started = 0
-    /** A socket of the reader's, authenticated (their messages on one socket are handled one by one). */
-    const flooder = async () => {
+    /** A socket of the reader's to `room`, authenticated (its messages are handled one by one). */
+    const flooder = async (room: string) => {
       const socket = new WebSocket(server.url.replace('http', 'ws'))
       socket.binaryType = 'arraybuffer'
       socket.onmessage = (event) => {
@@ -118,32 +118,20 @@ describe(`red team: sync and presence messages dear to answer (${DATABASE_KIND})
       await new Promise((resolve) => {
         socket.onopen = resolve
       })
-      socket.send(message(varUint(2), varUint(0), varString(reader.token))) // auth, by token
-      return socket
+      socket.send(message(room, varUint(2), varUint(0), varString(reader.token))) // auth, by token
+      return { socket, room }
     }
-    // One step 1 with an empty state vector on each of enough sockets at once that the last would wait
-    // past MAX_SYNC_ANSWER_WAIT_MS (one socket's messages are handled one by one, so one socket is only
-    // paced: each waits for the one before).
     const sockets = await Promise.all(
-      Array.from(
-        {
-          length:
-            Math.ceil(
-              (SYNC_ANSWER_BYTE_BURST + (SYNC_ANSWER_BYTES_PER_SECOND * MAX_SYNC_ANSWER_WAIT_MS) / 1000) /
-                (3 * 1024 * 1024),
-            ) + 4,
-        },
-        flooder,
-      ),
+      Array.from({ length: count }, (_, i) => flooder(rooms[i % rooms.length]!)),
     )
     await Bun.sleep(300)
     started = performance.now()
     // Sync, step 1, an empty state vector.
-    for (const socket of sockets)
-      socket.send(message(varUint(0), varUint(0), varBytes(Y.encodeStateVector(new Y.Doc()))))
+    for (const { socket, room } of sockets)
+      socket.send(message(room, varUint(0), varUint(0), varBytes(Y.encodeStateVector(new Y.Doc()))))
 
     // Meanwhile another person opens the document: their share is their own.
-    const other = connectProvider(server.url, room, owner.token)
+    const other = connectProvider(server.url, rooms[0]!, owner.token)
     await other.ready
     expect(other.doc.getXmlFragment(FRAGMENT_NAME).length).toBeGreaterThan(100)
     other.destroy()
@@ -162,23 +150,14 @@ describe(`red team: sync and presence messages dear to answer (${DATABASE_KIND})
     const metrics = await (await fetch(`${server.url}/metrics`)).text()
     expect(metrics).toMatch(/^collab_editor_paced_total\{by="sync"\} [1-9]/m)
     expect(metrics).toMatch(/^collab_editor_refusals_total\{kind="sync"\} [1-9]/m)
-    for (const socket of sockets) socket.close()
-    keeper.destroy()
+    for (const { socket } of sockets) socket.close()
+    for (const keeper of keepers) keeper.destroy()
   }, 90_000)
 
   test("a viewer's flood of sync step 2s (each checked against a snapshot of the whole document) is paced on the same share", async () => {
     const owner = await userWithToken(server, handle('step2-owner'))
     const viewer = await userWithToken(server, handle('step2-viewer'))
-    const response = await fetch(`${server.url}/api/documents`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${owner.token}`, 'content-type': 'text/markdown' },
-      body: prose(3 * 1024 * 1024),
-    })
-    expect(response.status).toBe(201)
-    const { room, slug } = (await response.json()) as { room: string; slug: string }
-    expect((await server.services.documents.share(slug, viewer.user.id, 'viewer')).kind).toBe('ok')
-    const keeper = connectProvider(server.url, room, owner.token)
-    await keeper.ready
+    const { room, keeper } = await viewedDocument(owner, viewer.user.id)
     const pacedBefore = Number(
       /^collab_editor_paced_total\{by="sync"\} (\d+)/m.exec(
         await (await fetch(`${server.url}/metrics`)).text(),

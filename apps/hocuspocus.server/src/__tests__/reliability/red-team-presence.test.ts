@@ -1,0 +1,232 @@
+/**
+ * Presence that one user cannot turn into everyone's load (issue 24). Found by the red team: an awareness
+ * message is small, and the server sends what it changes to every connection of the document. Sixteen
+ * sockets of one user sending four states of ~7 KB seventy times a second each (inside every per-socket
+ * limit) to a document 40 others had open held everyone's /health at p99 235-358 ms (floor 7) and grew the
+ * server by 130-180 MiB; and nothing capped how many connections one user opened to a document, each one
+ * more receiver of everyone's presence and edits.
+ *
+ * Asserted: what a presence flood makes the server send is within the user's share at every moment
+ * (PRESENCE_FANOUT_*, priced at a state's bytes times the document's connections); the newest state of
+ * each of the flooder's clients still arrives (presence is shown late, never lost); the server keeps at
+ * most one waiting state per client; another person's presence is not queued behind the flood; and a user's
+ * connections to one document stop at MAX_DOCUMENT_CONNECTIONS_PER_USER, with the reason.
+ */
+import { describe, expect, test } from 'bun:test'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
+import { eventually, userWithToken } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
+import { MessageType } from '@hocuspocus/server'
+import {
+  MAX_AWARENESS_CLIENTS_PER_CONNECTION,
+  MAX_DOCUMENT_CONNECTIONS_PER_USER,
+  PRESENCE_FANOUT_BYTE_BURST,
+  PRESENCE_FANOUT_BYTES_PER_SECOND,
+} from '../../collab/limits.ts'
+import type { RunningServer } from '../../server.ts'
+import { readVarUint, varBytes, varString, varUint } from './red-team-support.ts'
+
+/** The message type of a Hocuspocus message (after its document name). */
+function typeOf(data: Uint8Array): number {
+  const [length, at] = readVarUint(data, 0)
+  return data[at + length]!
+}
+
+/** A raw socket authenticated to `room` by `token`; `onMessage` sees every message it receives. */
+async function rawSocket(url: string, room: string, token: string, onMessage?: (data: Uint8Array) => void) {
+  const socket = new WebSocket(url.replace('http', 'ws'))
+  socket.binaryType = 'arraybuffer'
+  const authenticated = new Promise<void>((resolve) => {
+    socket.onmessage = (event) => {
+      const data = new Uint8Array(event.data as ArrayBuffer)
+      if (typeOf(data) === MessageType.Auth) resolve()
+      onMessage?.(data)
+    }
+  })
+  await new Promise((resolve) => {
+    socket.onopen = resolve
+  })
+  socket.send(new Uint8Array([...varString(room), ...varUint(MessageType.Auth), 0, ...varString(token)]))
+  await authenticated
+  return socket
+}
+
+describe('red team: presence floods and connection counts', () => {
+  let server: RunningServer
+  let handle: (base: string) => string
+  useSharedServer((share) => {
+    ;({ server, handle } = share)
+  })
+
+  test('a presence flood reaches others within the user share at every moment; the newest states arrive; others are not queued behind it', async () => {
+    const owner = await userWithToken(server, handle('presence-owner'))
+    const flooder = await userWithToken(server, handle('presence-flooder'))
+    const listener = await userWithToken(server, handle('presence-listener'))
+    const made = await server.services.documents.create(owner.user.id, { title: 'Presence flood' })
+    if (made.kind === 'error') throw new Error(made.message)
+    const { room, slug } = made.value
+    for (const user of [flooder, listener])
+      expect((await server.services.documents.share(slug, user.user.id, 'viewer')).kind).toBe('ok')
+
+    const providers: TestProvider[] = []
+    const keeper = connectProvider(server.url, room, owner.token)
+    const watcher = connectProvider(server.url, room, listener.token)
+    providers.push(keeper, watcher)
+    await Promise.all(providers.map((p) => p.ready))
+    // Listeners count the presence bytes they are sent, from when the flood starts.
+    let started = Number.POSITIVE_INFINITY
+    const received: Array<Array<{ at: number; total: number }>> = []
+    const listeners = await Promise.all(
+      Array.from({ length: 4 }, () => {
+        const seen: Array<{ at: number; total: number }> = []
+        received.push(seen)
+        let total = 0
+        return rawSocket(server.url, room, listener.token, (data) => {
+          const at = performance.now() - started
+          if (at < 0 || typeOf(data) !== MessageType.Awareness) return
+          total += data.byteLength
+          seen.push({ at, total })
+        })
+      }),
+    )
+    const flooders = await Promise.all(
+      Array.from({ length: 4 }, () => rawSocket(server.url, room, flooder.token)),
+    )
+    const document = server.collab.hocuspocus.documents.get(room)!
+    const connections = document.getConnectionsCount()
+    expect(connections).toBe(providers.length + listeners.length + flooders.length)
+
+    // Each flooder sends its four clients' states of ~7 KB fifty times a second for 3 s: ~5.6 MB/s to
+    // each listener unpaced, against a share of ~0.2 MB/s each.
+    const pad = 'x'.repeat(7_000)
+    const clientsOf = (s: number) =>
+      Array.from({ length: MAX_AWARENESS_CLIENTS_PER_CONNECTION }, (_, c) => 1_000_000 + s * 10 + c)
+    let clock = 0
+    let waitingSeen = 0
+    let othersSeenWhileWaiting = false
+    started = performance.now()
+    while (performance.now() - started < 3_000) {
+      clock++
+      const json = varString(JSON.stringify({ cursor: { pad, n: clock } }))
+      for (const [s, socket] of flooders.entries()) {
+        const states: number[] = [...varUint(MAX_AWARENESS_CLIENTS_PER_CONNECTION)]
+        for (const clientId of clientsOf(s)) states.push(...varUint(clientId), ...varUint(clock), ...json)
+        socket.send(
+          new Uint8Array([
+            ...varString(room),
+            ...varUint(MessageType.Awareness),
+            ...varBytes(new Uint8Array(states)),
+          ]),
+        )
+      }
+      waitingSeen = Math.max(waitingSeen, server.collab.awareness.waitingPresence(flooder.user.id))
+      // Midway, the owner moves: their presence is theirs, not queued behind the flooder's.
+      if (clock === 60) keeper.provider.setAwarenessField('cursor', { at: 'midway' })
+      if (!othersSeenWhileWaiting && server.collab.awareness.waitingPresence(flooder.user.id) > 0) {
+        const ownerState = [...watcher.provider.awareness!.getStates().values()].find(
+          (state) => (state.cursor as { at?: string } | undefined)?.at === 'midway',
+        )
+        othersSeenWhileWaiting = ownerState !== undefined
+      }
+      await Bun.sleep(20)
+    }
+    const last = clock
+
+    // Every state the server keeps waiting is the newest of its client: one per client at most.
+    expect(waitingSeen).toBeGreaterThan(0)
+    expect(waitingSeen).toBeLessThanOrEqual(flooders.length * MAX_AWARENESS_CLIENTS_PER_CONNECTION)
+    // The newest state of every flooding client reaches everyone: late, not lost.
+    await eventually(
+      () => {
+        for (const s of flooders.keys())
+          for (const clientId of clientsOf(s))
+            expect((watcher.provider.awareness!.getStates().get(clientId)?.cursor as { n?: number })?.n).toBe(
+              last,
+            )
+      },
+      20_000,
+      'the newest presence of every flooding client',
+    )
+    expect(othersSeenWhileWaiting).toBe(true)
+
+    // At every moment, what a listener was sent times the connections it was sent to is within the share
+    // (the burst, then its rate), give or take one message (the last one applied may overdraw it) and the
+    // framing and server-set `user` each state carries beyond what was priced.
+    const message = MAX_AWARENESS_CLIENTS_PER_CONNECTION * 7_400
+    for (const seen of received) {
+      expect(seen.length).toBeGreaterThan(0)
+      for (const { at, total } of seen) {
+        const allowed =
+          (PRESENCE_FANOUT_BYTE_BURST + (PRESENCE_FANOUT_BYTES_PER_SECOND * at) / 1000) / connections
+        expect(total).toBeLessThanOrEqual(allowed * 1.1 + message)
+      }
+    }
+    const metrics = await (await fetch(`${server.url}/metrics`)).text()
+    expect(metrics).toMatch(/^collab_editor_paced_total\{by="presence"\} [1-9]/m)
+    for (const socket of [...listeners, ...flooders]) socket.close()
+    for (const p of providers) p.destroy()
+  }, 60_000)
+
+  test(`a user's connections to one document stop at ${MAX_DOCUMENT_CONNECTIONS_PER_USER}, with the reason; one closed makes room`, async () => {
+    const owner = await userWithToken(server, handle('tabs-owner'))
+    const made = await server.services.documents.create(owner.user.id, { title: 'Many tabs' })
+    if (made.kind === 'error') throw new Error(made.message)
+    const { room } = made.value
+    const open: TestProvider[] = []
+    for (let i = 0; i < MAX_DOCUMENT_CONNECTIONS_PER_USER; i++) {
+      const tab = connectProvider(server.url, room, owner.token)
+      open.push(tab)
+      await tab.ready
+    }
+    expect(server.collab.hocuspocus.documents.get(room)?.getConnectionsCount()).toBe(
+      MAX_DOCUMENT_CONNECTIONS_PER_USER,
+    )
+    const refused = connectProvider(server.url, room, owner.token)
+    expect(refused.ready).rejects.toThrow(
+      `authentication failed: too many connections: you have ${MAX_DOCUMENT_CONNECTIONS_PER_USER} open to this document here; close some tabs`,
+    )
+    await refused.ready.catch(() => {})
+    refused.destroy()
+    // Another document of theirs is not counted against this one.
+    const other = await server.services.documents.create(owner.user.id, { title: 'Another tab' })
+    if (other.kind === 'error') throw new Error(other.message)
+    const elsewhere = connectProvider(server.url, other.value.room, owner.token)
+    await elsewhere.ready
+    // One closed makes room for one more.
+    open.shift()!.destroy()
+    await eventually(
+      () =>
+        expect(server.collab.hocuspocus.documents.get(room)?.getConnectionsCount()).toBe(
+          MAX_DOCUMENT_CONNECTIONS_PER_USER - 1,
+        ),
+      10_000,
+      'a tab closed',
+    )
+    const again = connectProvider(server.url, room, owner.token)
+    await again.ready
+    for (const p of [...open, elsewhere, again]) p.destroy()
+  }, 60_000)
+
+  test('many connections of one user authenticating at once: no more than the limit stay connected', async () => {
+    const owner = await userWithToken(server, handle('rush-owner'))
+    const made = await server.services.documents.create(owner.user.id, { title: 'A rush of tabs' })
+    if (made.kind === 'error') throw new Error(made.message)
+    const { room } = made.value
+    // Raw sockets, all sent their authentication in the same turn: they pass its check together, and the
+    // ones over the limit are closed once connected.
+    const sockets = await Promise.all(
+      Array.from({ length: MAX_DOCUMENT_CONNECTIONS_PER_USER + 6 }, () =>
+        rawSocket(server.url, room, owner.token),
+      ),
+    )
+    await eventually(
+      () =>
+        expect(server.collab.hocuspocus.documents.get(room)?.getConnectionsCount()).toBe(
+          MAX_DOCUMENT_CONNECTIONS_PER_USER,
+        ),
+      10_000,
+      'the connections over the limit closed',
+    )
+    for (const socket of sockets) socket.close()
+  }, 60_000)
+})
