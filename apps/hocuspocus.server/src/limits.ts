@@ -244,5 +244,13 @@ export const FIRST_SCREEN_WORK = 10_000
  */
 export const FIRST_SCREEN_JOB_MS = 10_000
 
+/**
+ * An editor's sync answer for a large live document made on the documents' worker
+ * (documents/worker/sync-answer.ts) is stopped past this many ms, counted from the job's start (a cold
+ * worker's start included), and Hocuspocus answers it on the event loop instead: the editor waits for its
+ * document meanwhile, so the worker's try is kept short.
+ */
+export const SYNC_ANSWER_JOB_MS = 5_000
+
 /** How long an invite link works (auth/accounts.ts); it works once. */
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000

@@ -136,6 +136,10 @@ export function createMetrics() {
       'collab_editor_paced_total',
       'Editor messages held back to pace their sender, by what was over its rate: connection (its own flood rates), user (their share across connections), sync (their share of sync answers) or presence (their share of presence sent to others: the newest state waits).',
     ),
+    largeSyncAnswers: new Counter(
+      'collab_large_sync_answers_total',
+      "Editors' sync answers of at least SYNC_ANSWER_WORKER_BYTES, by where they were made: worker (the documents' worker, from the updates the document was built from) or event_loop (Hocuspocus: the worker was busy, or the document's updates are not kept).",
+    ),
     editorHeld: new Counter(
       'collab_editor_updates_held_total',
       'Editor updates held until their sync step 2 because they built on content this instance did not have yet (typing during a reconnection from an instance that died before passing its last changes on).',
@@ -182,6 +186,7 @@ export function createMetrics() {
         metrics.editorRefusals,
         metrics.editorPaced,
         metrics.editorHeld,
+        metrics.largeSyncAnswers,
         metrics.headingIdRepairs,
         metrics.ownTextUnmarked,
         metrics.mcpToolCalls,

@@ -57,7 +57,7 @@ import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import { UserShares } from '../user-shares.ts'
 import type { ConnectionContext } from './context.ts'
-import { EDITOR_REFUSED_CODE, EDITOR_TOO_LARGE_CODE, readMessage } from './editor-message.ts'
+import { EDITOR_REFUSED_CODE, EDITOR_TOO_LARGE_CODE, readMessage, varUint } from './editor-message.ts'
 import { FLOOD_CLOSE_CODE, FloodBuckets } from './flood.ts'
 import {
   MAX_AWARENESS_MESSAGE_BYTES,
@@ -70,6 +70,7 @@ import {
   SYNC_ANSWER_BYTE_BURST,
   SYNC_ANSWER_BYTES_PER_SECOND,
   SYNC_ANSWER_TURN_BYTES,
+  SYNC_ANSWER_WORKER_BYTES,
   USER_STRUCT_BURST,
   USER_STRUCTS_PER_SECOND,
 } from './limits.ts'
@@ -112,6 +113,22 @@ export function syncAnswerBytes(document: Y.Doc, vector: Uint8Array, stateBytes:
   return total === 0 ? 0 : Math.ceil((stateBytes * lacking) / total)
 }
 
+/** A sync step 2 carrying `update` for `address`, as Hocuspocus frames one (the update copied once). */
+export function syncStep2Message(address: string, update: Uint8Array): Uint8Array {
+  const name = new TextEncoder().encode(address)
+  const head = [
+    ...varUint(name.length),
+    ...name,
+    MessageType.Sync,
+    messageYjsSyncStep2,
+    ...varUint(update.byteLength),
+  ]
+  const message = new Uint8Array(head.length + update.byteLength)
+  message.set(head)
+  message.set(update, head.length)
+  return message
+}
+
 export class EditorBoundary implements Extension {
   /** After authentication (1000), before persistence (100): nothing is checked for a refused connection. */
   priority = 500
@@ -140,6 +157,8 @@ export class EditorBoundary implements Extension {
   private readonly held = new WeakMap<Connection, { updates: Uint8Array[]; bytes: number }>()
   /** Connections whose message being handled was held: read-only for that message only. */
   private readonly holding = new WeakSet<Connection>()
+  /** Connections whose sync step 1 being handled was paced already (answerOnWorker could not answer it). */
+  private readonly pacedStep1 = new WeakSet<Connection>()
   /** Connections sent the server's sync step 1 (Hocuspocus answers theirs with it) whose step 2 has not come. */
   private readonly awaitingStep2 = new WeakSet<Connection>()
   /** Bytes of updates applied to each document since its last load or store (the size estimate's growth). */
@@ -151,6 +170,12 @@ export class EditorBoundary implements Extension {
       metrics: Metrics
       /** Bytes of a loaded document's state at its last load or store. */
       stateBytes(documentName: string): number
+      /**
+       * What an editor with state vector `vector` lacks of `document`, made off the event loop for `userId`
+       * (the documents' worker); null when it cannot be (the worker is busy; the document's updates are
+       * not kept), and Hocuspocus answers it.
+       */
+      answerSync?(document: Document, vector: Uint8Array, userId: string): Promise<Uint8Array | null>
     },
   ) {}
 
@@ -199,6 +224,48 @@ export class EditorBoundary implements Extension {
     // priced on the share of sync answers as that many states at their largest.
     if (type === MessageType.QueryAwareness)
       await this.paceSyncAnswer(connection, document.awareness.getStates().size * MAX_AWARENESS_STATE_BYTES)
+    if (message.syncType === messageYjsSyncStep1 && message.vector && message.typeAt !== undefined)
+      await this.answerOnWorker(connection, document, message.vector, update, message.typeAt)
+  }
+
+  /**
+   * Answers a sync step 1 whose answer is large (SYNC_ANSWER_WORKER_BYTES) off the event loop when it can
+   * (`answerSync`): sends the answer (a step 2) and the server's own step 1, as Hocuspocus would, then makes
+   * the message one Hocuspocus does nothing with (a stateless message of no payload, which no extension
+   * here handles: its type byte rewritten in place, in the buffer Hocuspocus reads next), so it is not
+   * answered twice. Paced on the user's share here, as beforeSync would have. When the answer cannot be
+   * made off the event loop, Hocuspocus answers the message as before (beforeSync does not pace it again).
+   */
+  private async answerOnWorker(
+    connection: Connection,
+    document: Document,
+    vector: Uint8Array,
+    raw: Uint8Array,
+    typeAt: number,
+  ): Promise<void> {
+    const userId = (connection.context as ConnectionContext | undefined)?.principal.user.id
+    if (!this.deps.answerSync || !userId) return
+    const bytes = syncAnswerBytes(document, vector, this.estimatedBytes(document.name))
+    if (bytes < SYNC_ANSWER_WORKER_BYTES) return
+    await this.paceSyncAnswer(connection, bytes)
+    const answer = await this.deps.answerSync(document, vector, userId)
+    const open = !this.refused.has(connection) && document.hasConnection(connection)
+    if (!answer && open) {
+      this.pacedStep1.add(connection)
+      this.deps.metrics.largeSyncAnswers.inc({ where: 'event_loop' })
+      return
+    }
+    raw[typeAt] = MessageType.Stateless
+    if (!answer || !open) return // closed meanwhile: nothing to answer
+    this.awaitingStep2.add(connection)
+    connection.send(syncStep2Message(connection.messageAddress, answer))
+    connection.send(
+      new OutgoingMessage(connection.messageAddress)
+        .createSyncMessage()
+        .writeFirstSyncStepFor(document)
+        .toUint8Array(),
+    )
+    this.deps.metrics.largeSyncAnswers.inc({ where: 'worker' })
   }
 
   async beforeSync({ type, payload, connection, document }: beforeSyncPayload): Promise<void> {
@@ -206,6 +273,7 @@ export class EditorBoundary implements Extension {
     // answers with a step 2.
     if (type === messageYjsSyncStep1) {
       this.awaitingStep2.add(connection)
+      if (this.pacedStep1.delete(connection)) return // paced by answerOnWorker, answered by Hocuspocus
       const state = this.estimatedBytes(document.name)
       return this.paceSyncAnswer(connection, syncAnswerBytes(document, payload, state))
     }

@@ -10,6 +10,7 @@ import { AccessWatch } from './access-watch.ts'
 import { AuthExtension, type BrowserSession } from './auth-extension.ts'
 import { AwarenessGuard } from './awareness-guard.ts'
 import { EditorBoundary } from './boundary.ts'
+import { answerFromLoadedUpdates } from './persistence/loaded-updates.ts'
 import { PersistenceExtension } from './persistence-extension.ts'
 import type { RedisSync } from './redis-sync.ts'
 
@@ -64,7 +65,17 @@ export async function createCollab(deps: {
       agentPauseMs: config.versionAgentPauseMs,
     },
   })
-  const boundary = new EditorBoundary({ logger, metrics, stateBytes: (name) => persistence.stateBytes(name) })
+  const boundary = new EditorBoundary({
+    logger,
+    metrics,
+    stateBytes: (name) => persistence.stateBytes(name),
+    answerSync: (document, vector, userId) =>
+      answerFromLoadedUpdates(document, vector, userId, {
+        updates: persistence.loadedUpdates,
+        documents: services.documents,
+        logger,
+      }),
+  })
   const awareness = new AwarenessGuard({ logger, metrics })
   const extensions: Extension[] = [
     new AuthExtension({

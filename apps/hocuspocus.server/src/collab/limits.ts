@@ -104,6 +104,12 @@ export const SYNC_ANSWER_BYTE_BURST = 8 * 1024 * 1024
  * are never made back to back (Hocuspocus handles a connection's messages one after another without one).
  */
 export const SYNC_ANSWER_TURN_BYTES = 1024 * 1024
+/**
+ * A sync answer of at least this many bytes is made on the documents' worker when it is free, from the
+ * updates the document was built from (boundary.ts answerOnWorker): Hocuspocus encodes it from the Y.Doc on
+ * the event loop, ~20 ms per MiB. Documents loaded from at least this much keep those updates.
+ */
+export const SYNC_ANSWER_WORKER_BYTES = 1024 * 1024
 export const MAX_SYNC_ANSWER_WAIT_MS = 10_000
 /**
  * A read-only connection's sync step 2 is answered with whether the document holds it, which Hocuspocus

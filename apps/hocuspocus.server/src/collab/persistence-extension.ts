@@ -40,6 +40,7 @@ import { Compaction } from './persistence/compaction.ts'
 import { StoreFaults } from './persistence/faults.ts'
 import { flushLoaded } from './persistence/flush.ts'
 import { LoadedDocuments, unstored } from './persistence/loaded.ts'
+import { LoadedUpdates } from './persistence/loaded-updates.ts'
 import { LogAppend } from './persistence/log-append.ts'
 import { StoreRetries } from './persistence/retry.ts'
 import { TitleSearchRefresh } from './persistence/title-search.ts'
@@ -81,6 +82,8 @@ export class PersistenceExtension implements Extension {
   private readonly append: LogAppend
   private readonly versions: VersionPolicy
   private readonly writes = new WriteGate()
+  /** What each large live document was built from, for editors' sync answers made on the worker. */
+  readonly loadedUpdates = new LoadedUpdates()
 
   constructor(
     private readonly deps: {
@@ -172,6 +175,8 @@ export class PersistenceExtension implements Extension {
       return { ...loaded, snapshot }
     }
     const empty = document.store.clients.size === 0
+    // Kept for editors' sync answers, made on the worker from them (persistence/loaded-updates.ts).
+    this.loadedUpdates.keep(document, parts.value)
     let turn = performance.now()
     for (const part of parts.value) {
       if (performance.now() - turn >= LOAD_TURN_MS) {

@@ -19,6 +19,7 @@ import type { Connection, Document } from '@hocuspocus/server'
 import { applyAwarenessUpdate } from 'y-protocols/awareness'
 import type { Metrics } from '../metrics.ts'
 import { UserShares } from '../user-shares.ts'
+import { varUint } from './editor-message.ts'
 import { PRESENCE_FANOUT_BYTE_BURST, PRESENCE_FANOUT_BYTES_PER_SECOND } from './limits.ts'
 
 /** One client's presence as a connection sent it: its clock (from the message), state, and JSON size. */
@@ -122,21 +123,10 @@ export class PresencePacer {
 
 /** An awareness update (y-protocols' encoding) carrying `states` with their clocks. */
 function encodeStates(states: Map<number, PresenceState>): Uint8Array {
-  const bytes: number[] = []
-  const varUint = (value: number) => {
-    let n = value
-    while (n > 0x7f) {
-      bytes.push(0x80 | (n & 0x7f))
-      n = Math.floor(n / 128)
-    }
-    bytes.push(n)
-  }
-  varUint(states.size)
+  const bytes: number[] = varUint(states.size)
   for (const [clientId, { clock, state }] of states) {
-    varUint(clientId)
-    varUint(clock)
     const json = new TextEncoder().encode(JSON.stringify(state))
-    varUint(json.length)
+    bytes.push(...varUint(clientId), ...varUint(clock), ...varUint(json.length))
     for (const byte of json) bytes.push(byte)
   }
   return Uint8Array.from(bytes)

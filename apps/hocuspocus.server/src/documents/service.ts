@@ -26,6 +26,7 @@ import { LiveCopies } from './worker/live-copies.ts'
 import { WorkerPool } from './worker/pool.ts'
 import type { ReadInput } from './worker/read.ts'
 import type { SectionAsk, SectionReadResult } from './worker/read-section.ts'
+import type { SyncAnswerInput } from './worker/sync-answer.ts'
 
 /** What deriveStored is asked: heading ids, or the title and search text (at most `maxTextChars`). */
 type DeriveRequest = { what: 'headings' } | { what: 'search'; maxTextChars: number }
@@ -68,6 +69,15 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
      */
     splitStored(documentId: string, stored: { snapshot: Uint8Array | string | null; updates: Uint8Array[] }) {
       return jobs.split(documentId, { snapshot: stored.snapshot, updates: stored.updates })
+    },
+
+    /**
+     * An editor's sync answer for a large live document, from the updates it was built from
+     * (worker/sync-answer.ts), on the worker for `user` when it is idle; refused otherwise (Hocuspocus
+     * answers it then).
+     */
+    syncAnswer(user: string, input: SyncAnswerInput) {
+      return jobs.syncAnswer(user, input)
     },
 
     /**

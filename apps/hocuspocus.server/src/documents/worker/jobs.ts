@@ -12,6 +12,7 @@ import type { FirstScreenLimits } from './first-screen.ts'
 import type { ImportInput } from './import.ts'
 import type { LiveReadInput, ReadInput } from './read.ts'
 import type { SplitInput } from './split.ts'
+import type { SyncAnswerInput } from './sync-answer.ts'
 import type { BeforeInput } from './worker-jobs.ts'
 
 export type Job =
@@ -25,6 +26,7 @@ export type Job =
   | { kind: 'read'; input: ReadInput }
   | { kind: 'read-live'; input: LiveReadInput }
   | { kind: 'derive'; input: DeriveInput }
+  | { kind: 'sync-answer'; input: SyncAnswerInput }
 export type WorkerJob = Job & { id: number }
 
 /**
@@ -70,6 +72,9 @@ export function jobBytes(job: Job): number {
       return sum([job.input.stored.snapshot, ...job.input.stored.updates])
     // Kept on purpose (a live document's copy, bounded by MAX_LIVE_COPY_STRUCTS): never ends the worker.
     case 'read-live':
+      return 0
+    // Short and frequent (every editor opening a large document): the worker is kept for the next one.
+    case 'sync-answer':
       return 0
   }
 }

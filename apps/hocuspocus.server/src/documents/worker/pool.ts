@@ -22,6 +22,7 @@ import {
   MAX_JOBS_PER_USER_AND_KIND,
   MAX_QUEUED_JOBS,
   MAX_WAITING_WHOLE_READS_PER_USER,
+  SYNC_ANSWER_JOB_MS,
 } from '../../limits.ts'
 import type { UndoInput, UndoPlan } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
@@ -33,6 +34,7 @@ import type { BuiltImport, ImportInput } from './import.ts'
 import { type Job, jobBytes, LARGE_JOB_BYTES, type WorkerJob, type WorkerReply } from './jobs.ts'
 import type { LiveReadInput, LiveReadReply, ReadInput } from './read.ts'
 import type { SplitInput } from './split.ts'
+import type { SyncAnswer, SyncAnswerInput } from './sync-answer.ts'
 import { transferable } from './transfer.ts'
 import { SECTION_READS_BUSY, WORDING } from './wording.ts'
 import type { BeforeInput } from './worker-jobs.ts'
@@ -66,6 +68,12 @@ function refWorker(worker: Worker, held: boolean): void {
 }
 
 type Kind = Job['kind']
+
+/** Jobs worth having only soon, taken only when the worker is idle: stopped past these many ms in all. */
+const SHORT_JOB_MS: Partial<Record<Kind, number>> = {
+  'first-screen': FIRST_SCREEN_JOB_MS,
+  'sync-answer': SYNC_ANSWER_JOB_MS,
+}
 
 type Waiting = {
   id: number
@@ -211,6 +219,17 @@ export class WorkerPool {
     return this.run(user, { kind: 'first-screen', stored, limits }) as Promise<Result<FirstScreen>>
   }
 
+  /**
+   * The answer to an editor's sync step 1 from the updates a live document was built from
+   * (sync-answer.ts), only when the worker is idle (an editor opening a document never waits behind
+   * someone's import); refused at once otherwise (Hocuspocus answers it on the event loop, as before).
+   */
+  syncAnswer(user: string, input: SyncAnswerInput): Promise<Result<SyncAnswer>> {
+    if (this.running || this.waiting.length > 0)
+      return Promise.resolve(refuse('unavailable', WORDING['sync-answer'].busy))
+    return this.run(user, { kind: 'sync-answer', input }) as Promise<Result<SyncAnswer>>
+  }
+
   /** Ends the worker; jobs waiting or running are refused. */
   close(): void {
     this.closed = true
@@ -261,11 +280,9 @@ export class WorkerPool {
     clearTimeout(this.idleTimer)
     const worker = this.startedWorker()
     refWorker(worker, true)
-    const stallMs = Math.min(
-      this.options.deadlineMs ?? JOB_DEADLINE_MS,
-      waiting.job.kind === 'first-screen' ? FIRST_SCREEN_JOB_MS : JOB_DEADLINE_MS,
-    )
-    const totalMs = waiting.job.kind === 'first-screen' ? stallMs : (this.options.maxJobMs ?? JOB_MAX_MS)
+    const short = SHORT_JOB_MS[waiting.job.kind]
+    const stallMs = Math.min(this.options.deadlineMs ?? JOB_DEADLINE_MS, short ?? JOB_DEADLINE_MS)
+    const totalMs = short !== undefined ? stallMs : (this.options.maxJobMs ?? JOB_MAX_MS)
     const endsAt = Date.now() + totalMs
     // Measured before it is posted: an export's buffers are transferred, and empty here after.
     this.running = {

@@ -43,6 +43,12 @@ export const WORDING: Record<Kind, { field: string; busy: string; slow: string }
     busy: "slug: the documents' worker is busy; the page opens without its first screen.",
     slow: 'the page opens without its first screen',
   },
+  // Never said to anyone: Hocuspocus then answers the editor's sync on the event loop, as before.
+  'sync-answer': {
+    field: 'document',
+    busy: "document: the documents' worker is busy; the sync is answered here.",
+    slow: 'the sync is answered on the event loop',
+  },
   read: {
     field: 'slug',
     busy: `slug: ${MAX_WAITING_WHOLE_READS_PER_USER} whole reads of yours are waiting to be rendered; wait for their answers, then read again (or read by sections).`,

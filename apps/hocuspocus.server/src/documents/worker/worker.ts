@@ -21,6 +21,7 @@ import { buildImport } from './import.ts'
 import { jobBytes, LARGE_JOB_BYTES, type WorkerJob, type WorkerReply } from './jobs.ts'
 import { renderLivePrefix, renderReadPrefix } from './read.ts'
 import { splitStored } from './split.ts'
+import { answerSync } from './sync-answer.ts'
 import { beforeVersionOf } from './worker-jobs.ts'
 
 declare const self: Worker
@@ -80,7 +81,11 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
     } else if (job.kind === 'derive') reply = { id: job.id, result: ok(deriveStored(job.input)) }
     else if (job.kind === 'read') reply = { id: job.id, result: ok(renderReadPrefix(job.input)) }
     else if (job.kind === 'read-live') reply = { id: job.id, result: ok(renderLivePrefix(job.input)) }
-    else if (job.kind === 'first-screen')
+    else if (job.kind === 'sync-answer') {
+      const answer = answerSync(job.input)
+      transfer.push(answer.update.buffer as ArrayBuffer, answer.covered.buffer as ArrayBuffer)
+      reply = { id: job.id, result: ok(answer) }
+    } else if (job.kind === 'first-screen')
       reply = { id: job.id, result: ok(renderFirstScreen(job.stored, job.limits)) }
     else {
       // Each piece goes to the pool as it is made (its buffer transferred; progress too), so this thread

@@ -1,0 +1,245 @@
+/**
+ * A large live document's sync answers are made on the documents' worker (collab/boundary.ts
+ * answerOnWorker, documents/worker/sync-answer.ts), from the updates it was built from
+ * (collab/persistence/loaded-updates.ts): the parts of its load and every change since. Before, each
+ * editor opening it had the whole state encoded on the event loop (~100-235 ms for 5 MiB, held from
+ * everyone). Asserted: an editor opening it after others typed, deleted and an agent wrote gets exactly
+ * the live document, answered on the worker; a raw step 1 gets one answer (Hocuspocus does not answer it
+ * again) and the server's own step 1; a document whose updates are not kept is answered by Hocuspocus as
+ * before; and kept updates that do not cover the live document are found out and given up.
+ */
+import { describe, expect, test } from 'bun:test'
+import { FRAGMENT_NAME, ok } from '@collab/doc-schema'
+import { DATABASE_KIND } from '@collab/test-support/database'
+import { buildDocument, paragraph } from '@collab/test-support/documents'
+import { connectProvider, type TestProvider } from '@collab/test-support/provider'
+import { eventually, TWO_INSTANCES, userWithToken, useTwoTestServers } from '@collab/test-support/server'
+import { useSharedServer } from '@collab/test-support/shared-server'
+import { MessageType } from '@hocuspocus/server'
+import * as Y from 'yjs'
+import { varUint } from '../collab/editor-message.ts'
+import { SYNC_ANSWER_WORKER_BYTES } from '../collab/limits.ts'
+import { answerFromLoadedUpdates, LoadedUpdates } from '../collab/persistence/loaded-updates.ts'
+import { answerSync } from '../documents/worker/sync-answer.ts'
+import type { RunningServer } from '../server.ts'
+
+const SENTENCE = 'A long paragraph of an ordinary manual, repeated to make the document large. '
+
+const textOf = (doc: Y.Doc) => doc.getXmlFragment(FRAGMENT_NAME).toString()
+
+describe(`a large document's sync answers are made on the documents' worker (${DATABASE_KIND})`, () => {
+  let server: RunningServer
+  let handle: (base: string) => string
+  useSharedServer((share) => {
+    ;({ server, handle } = share)
+  })
+
+  /** A stored document past SYNC_ANSWER_WORKER_BYTES, not loaded, and a user who owns it. */
+  async function largeDocument(title: string) {
+    const owner = await userWithToken(server, handle(title.toLowerCase().replaceAll(' ', '-')))
+    const created = await buildDocument(server, owner.user.id, { title }, (fragment) => {
+      fragment.push(
+        Array.from({ length: Math.ceil((SYNC_ANSWER_WORKER_BYTES * 1.3) / (SENTENCE.length * 10)) }, (_, i) =>
+          paragraph(`${i}: ${SENTENCE.repeat(10)}`),
+        ),
+      )
+    })
+    return { owner, room: created.room, slug: created.slug }
+  }
+
+  const answered = (where: string) => server.metrics.largeSyncAnswers.get({ where })
+
+  test('an editor opening it after others typed, deleted and an agent wrote gets exactly the live document', async () => {
+    const { owner, room } = await largeDocument('Sync Manual')
+    const providers: TestProvider[] = []
+    try {
+      const first = connectProvider(server.url, room, owner.token)
+      providers.push(first)
+      await first.ready
+      // Changes after the load: typed, deleted, a paragraph removed, many small ones (merged as they go).
+      const fragment = first.doc.getXmlFragment(FRAGMENT_NAME)
+      for (let i = 0; i < 300; i++) {
+        const text = (fragment.get(i % 20) as Y.XmlElement).get(0) as Y.XmlText
+        text.insert(0, `t${i} `)
+        if (i % 3 === 0) text.delete(5, 4)
+      }
+      fragment.delete(30, 2)
+      fragment.insert(10, [paragraph('inserted after the load')])
+      const live = server.collab.hocuspocus.documents.get(room)!
+      await eventually(() => expect(textOf(live)).toBe(textOf(first.doc)))
+      // And a change made on the server (as an agent's write is): it reaches the kept updates too.
+      live.transact(() => {
+        const text = (live.getXmlFragment(FRAGMENT_NAME).get(0) as Y.XmlElement).get(0) as Y.XmlText
+        text.insert(0, 'server wrote this. ')
+      })
+
+      const onWorker = answered('worker')
+      const second = connectProvider(server.url, room, owner.token)
+      providers.push(second)
+      await second.ready
+      await eventually(() => expect(textOf(second.doc)).toBe(textOf(live)))
+      expect(Y.encodeStateVector(second.doc)).toEqual(Y.encodeStateVector(live))
+      expect(answered('worker')).toBe(onWorker + 1)
+      // Both editors go on as usual.
+      ;((second.doc.getXmlFragment(FRAGMENT_NAME).get(0) as Y.XmlElement).get(0) as Y.XmlText).insert(
+        0,
+        'second ',
+      )
+      await eventually(() => expect(textOf(first.doc)).toBe(textOf(second.doc)))
+    } finally {
+      for (const p of providers) p.destroy()
+    }
+  }, 60_000)
+
+  test('a raw step 1 gets one answer and the server’s own step 1, and the answer is the whole document', async () => {
+    const { owner, room } = await largeDocument('Raw Sync')
+    const keeper = connectProvider(server.url, room, owner.token)
+    await keeper.ready
+    const received: Array<{ type: number; syncType: number; payload: Uint8Array }> = []
+    const socket = new WebSocket(server.url.replace('http', 'ws'))
+    socket.binaryType = 'arraybuffer'
+    try {
+      const address = new TextEncoder().encode(room)
+      const prefix = [...varUint(address.length), ...address]
+      socket.onmessage = (event) => {
+        const data = new Uint8Array(event.data as ArrayBuffer)
+        const type = data[prefix.length]!
+        if (type !== MessageType.Sync) return
+        const syncType = data[prefix.length + 1]!
+        // The payload: a varint length, then the bytes.
+        let at = prefix.length + 2
+        let length = 0
+        for (let scale = 1; ; scale *= 128) {
+          const byte = data[at++]!
+          length += (byte & 0x7f) * scale
+          if (byte < 0x80) break
+        }
+        received.push({ type, syncType, payload: data.slice(at, at + length) })
+      }
+      await new Promise((resolve) => {
+        socket.onopen = resolve
+      })
+      const onWorker = answered('worker')
+      socket.send(
+        new Uint8Array([
+          ...prefix,
+          MessageType.Auth,
+          0,
+          ...varUint(owner.token.length),
+          ...new TextEncoder().encode(owner.token),
+        ]),
+      )
+      const empty = Y.encodeStateVector(new Y.Doc())
+      socket.send(new Uint8Array([...prefix, MessageType.Sync, 0, ...varUint(empty.length), ...empty]))
+      await eventually(
+        () => expect(received.map((m) => m.syncType)).toEqual([1, 0]),
+        20_000,
+        'the answer and the server’s step 1',
+      )
+      // Nothing more comes for it (Hocuspocus would have answered it again): a later message is answered
+      // after it, so everything for the step 1 has arrived by then.
+      socket.send(new Uint8Array([...prefix, MessageType.Sync, 0, ...varUint(empty.length), ...empty]))
+      await eventually(() => expect(received.length).toBe(4), 20_000, 'the second answer')
+      expect(received.map((m) => m.syncType)).toEqual([1, 0, 1, 0])
+      expect(answered('worker')).toBe(onWorker + 2)
+      const fresh = new Y.Doc()
+      Y.applyUpdate(fresh, received[0]!.payload)
+      const live = server.collab.hocuspocus.documents.get(room)!
+      expect(textOf(fresh)).toBe(textOf(live))
+      expect(Y.encodeStateVector(fresh)).toEqual(Y.encodeStateVector(live))
+    } finally {
+      socket.close()
+      keeper.destroy()
+    }
+  }, 60_000)
+
+  test('a document whose updates are not kept is answered by Hocuspocus, as before', async () => {
+    const { owner, room } = await largeDocument('Not Kept')
+    const keeper = connectProvider(server.url, room, owner.token)
+    await keeper.ready
+    const live = server.collab.hocuspocus.documents.get(room)!
+    server.collab.persistence.loadedUpdates.forget(live)
+    const onLoop = answered('event_loop')
+    const onWorker = answered('worker')
+    const other = connectProvider(server.url, room, owner.token)
+    try {
+      await other.ready
+      await eventually(() => expect(textOf(other.doc)).toBe(textOf(live)))
+      expect(answered('event_loop')).toBe(onLoop + 1)
+      expect(answered('worker')).toBe(onWorker)
+    } finally {
+      other.destroy()
+      keeper.destroy()
+    }
+  }, 60_000)
+})
+
+describe('kept updates are checked against the live document', () => {
+  test('updates that miss a change of the document are found out and given up', async () => {
+    const doc = new Y.Doc()
+    doc.getText('t').insert(0, 'loaded')
+    const updates = new LoadedUpdates()
+    updates.keep(doc, [Y.encodeStateAsUpdate(doc)])
+    doc.getText('t').insert(6, ' and typed')
+    const documents = {
+      syncAnswer: async (_user: string, input: Parameters<typeof answerSync>[0]) => ok(answerSync(input)),
+    }
+    const logger = { warn: () => {} } as unknown as Parameters<typeof answerFromLoadedUpdates>[3]['logger']
+    const empty = Y.encodeStateVector(new Y.Doc())
+    const answer = await answerFromLoadedUpdates(doc, empty, 'u', { updates, documents, logger })
+    const fresh = new Y.Doc()
+    Y.applyUpdate(fresh, answer!)
+    expect(fresh.getText('t').toString()).toBe('loaded and typed')
+
+    // A change the kept updates never saw (as if applied past the listener): the answer would lack it.
+    const other = new Y.Doc()
+    Y.applyUpdate(other, Y.encodeStateAsUpdate(doc))
+    other.getText('t').insert(0, 'unseen ')
+    updates.forget(doc)
+    updates.keep(doc, [Y.encodeStateAsUpdate(doc)])
+    const listeners = doc._observers.get('update')
+    doc._observers.delete('update')
+    Y.applyUpdate(doc, Y.encodeStateAsUpdate(other, Y.encodeStateVector(doc)))
+    if (listeners) doc._observers.set('update', listeners)
+    expect(await answerFromLoadedUpdates(doc, empty, 'u', { updates, documents, logger })).toBeNull()
+    expect(updates.of(doc)).toBeUndefined()
+  })
+})
+
+describe.skipIf(!TWO_INSTANCES)('across instances (postgres, Redis)', () => {
+  const pair = useTwoTestServers()
+
+  test("an editor opening on B gets what is typed on A, through B's kept updates", async () => {
+    const owner = await userWithToken(pair.a, 'sync-pair')
+    const created = await buildDocument(pair.a, owner.user.id, { title: 'Pair manual' }, (fragment) => {
+      fragment.push(
+        Array.from({ length: Math.ceil((SYNC_ANSWER_WORKER_BYTES * 1.3) / (SENTENCE.length * 10)) }, (_, i) =>
+          paragraph(`${i}: ${SENTENCE.repeat(10)}`),
+        ),
+      )
+    })
+    const providers: TestProvider[] = []
+    try {
+      const onA = connectProvider(pair.a.url, created.room, owner.token)
+      providers.push(onA)
+      await onA.ready
+      const onB = connectProvider(pair.b.url, created.room, owner.token)
+      providers.push(onB)
+      await onB.ready
+      // Typed on A after B loaded: B's document takes it from Redis, and keeps it.
+      const text = (onA.doc.getXmlFragment(FRAGMENT_NAME).get(3) as Y.XmlElement).get(0) as Y.XmlText
+      for (let i = 0; i < 50; i++) text.insert(0, `a${i} `)
+      text.delete(0, 8)
+      const liveB = pair.b.collab.hocuspocus.documents.get(created.room)!
+      await eventually(() => expect(textOf(liveB)).toBe(textOf(onA.doc)))
+      const onWorker = pair.b.metrics.largeSyncAnswers.get({ where: 'worker' })
+      const second = connectProvider(pair.b.url, created.room, owner.token)
+      providers.push(second)
+      await second.ready
+      await eventually(() => expect(textOf(second.doc)).toBe(textOf(onA.doc)))
+      expect(pair.b.metrics.largeSyncAnswers.get({ where: 'worker' })).toBe(onWorker + 1)
+    } finally {
+      for (const p of providers) p.destroy()
+    }
+  }, 60_000)
+})

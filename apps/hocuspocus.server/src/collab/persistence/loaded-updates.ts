@@ -1,0 +1,106 @@
+/**
+ * What each large live document was built from: the parts of its load (split on the documents' worker
+ * from its stored content) and every change applied to it since, kept in order, so an editor's sync answer
+ * can be made on the worker (documents/worker/sync-answer.ts) rather than encoded from the Y.Doc on the
+ * event loop (~100-235 ms for a 5 MiB document, once per editor that opens it).
+ *
+ * Changes are taken from the document's own `update` event, synchronously, from before its first part is
+ * applied (the load's parts are applied with the listeners set aside, so they are not counted twice), so
+ * nothing that changes the document is missed. Changes are merged every MERGE_CHANGES of them, and a
+ * document whose kept bytes grow past MAX_KEPT_FACTOR times what it was loaded from (and a little more) (deleted content stays
+ * in updates, not in the document) is given up: its editors are answered by Hocuspocus, as small
+ * documents are.
+ */
+import * as Y from 'yjs'
+import type { DocumentsService } from '../../documents/service.ts'
+import type { Logger } from '../../logger.ts'
+
+/** Changes kept one by one before they are merged into one part. */
+export const MERGE_CHANGES = 256
+/**
+ * Kept bytes past this many times the load's, plus KEPT_SLACK_BYTES, give the document up (answered by
+ * Hocuspocus instead).
+ */
+export const MAX_KEPT_FACTOR = 2
+export const KEPT_SLACK_BYTES = 1024 * 1024
+
+type Kept = { parts: Uint8Array[]; changes: Uint8Array[]; bytes: number; limit: number }
+
+export class LoadedUpdates {
+  private readonly kept = new WeakMap<Y.Doc, Kept>()
+  /** Removes a document's change listener. */
+  private readonly stop = new WeakMap<Y.Doc, () => void>()
+
+  /** Starts keeping `document`'s updates: `parts` (its load, applied after this) and every change after. */
+  keep(document: Y.Doc, parts: Uint8Array[]): void {
+    const bytes = parts.reduce((sum, part) => sum + part.byteLength, 0)
+    const kept: Kept = {
+      parts: [...parts],
+      changes: [],
+      bytes,
+      limit: bytes * MAX_KEPT_FACTOR + KEPT_SLACK_BYTES,
+    }
+    this.kept.set(document, kept)
+    const onUpdate = (update: Uint8Array) => {
+      kept.changes.push(update)
+      kept.bytes += update.byteLength
+      if (kept.bytes > kept.limit) this.forget(document)
+      else if (kept.changes.length >= MERGE_CHANGES) {
+        kept.parts.push(Y.mergeUpdates(kept.changes))
+        kept.changes = []
+      }
+    }
+    document.on('update', onUpdate)
+    this.stop.set(document, () => document.off('update', onUpdate))
+  }
+
+  /** The updates `document` was built from, in order; undefined when they are not kept. */
+  of(document: Y.Doc): Uint8Array[] | undefined {
+    const kept = this.kept.get(document)
+    return kept ? [...kept.parts, ...kept.changes] : undefined
+  }
+
+  /** Stops keeping `document`'s updates (too many, or found not to match it). */
+  forget(document: Y.Doc): void {
+    this.kept.delete(document)
+    this.stop.get(document)?.()
+    this.stop.delete(document)
+  }
+}
+
+/**
+ * What an editor with state vector `vector` lacks of `document`, made on the documents' worker from the
+ * updates the document was built from (documents/worker/sync-answer.ts), for `userId`; null when its
+ * updates are not kept, the worker is busy or too slow, or what it was made from does not cover the live
+ * document (then the updates are no longer kept: Hocuspocus answers from the Y.Doc, as for small ones).
+ */
+export async function answerFromLoadedUpdates(
+  document: Y.Doc,
+  vector: Uint8Array,
+  userId: string,
+  deps: { updates: LoadedUpdates; documents: Pick<DocumentsService, 'syncAnswer'>; logger: Logger },
+): Promise<Uint8Array | null> {
+  const parts = deps.updates.of(document)
+  if (!parts) return null
+  // Taken with the parts, in the same turn: what the answer must cover.
+  const expected = Y.encodeStateVector(document)
+  const made = await deps.documents.syncAnswer(userId, { parts, vector })
+  if (made.kind === 'error') return null
+  if (!sameVector(made.value.covered, expected)) {
+    deps.updates.forget(document)
+    deps.logger.warn(
+      { userId },
+      "a live document's kept updates did not cover it; its editors are answered here",
+    )
+    return null
+  }
+  return made.value.update
+}
+
+function sameVector(a: Uint8Array, b: Uint8Array): boolean {
+  const left = Y.decodeStateVector(a)
+  const right = Y.decodeStateVector(b)
+  if (left.size !== right.size) return false
+  for (const [client, clock] of left) if (right.get(client) !== clock) return false
+  return true
+}
