@@ -120,13 +120,23 @@ describe.skipIf(!CHROMIUM)(
           )
           expect(await caretOf(page, 'The ')).toEqual({ offset: 'The slow red '.length, after: 'fox' })
           await page.keyboard.type('grey ')
-          // Seen once in CI (2026-12-03): the stored text lacked the first keystroke. The editor's own text
-          // goes with the failure, so it says whether the page or the server lost it.
+          // Seen in CI (2026-12-03, 2026-12-04): the stored text lacked the first keystroke, then the editor
+          // lacked all of them. The editor's own text and where the page's focus was go with a failure, so
+          // it says whether the page or the server lost them, and whether the editor had lost its focus.
           const editorText = () => page.evaluate('window.editor.getText()') as Promise<string>
+          const focus = () =>
+            page.evaluate(
+              '({ editor: window.editor.view.hasFocus(), active: document.activeElement?.className ?? null, page: document.hasFocus() })',
+            )
           await eventually(async () =>
-            expect({ stored: await storedText(share.server, doc.room), editor: await editorText() }).toEqual({
+            expect({
+              stored: await storedText(share.server, doc.room),
+              editor: await editorText(),
+              focus: await focus(),
+            }).toEqual({
               stored: expect.stringContaining('The slow red grey fox jumps.'),
               editor: expect.stringContaining('The slow red grey fox jumps.'),
+              focus: expect.anything(),
             }),
           )
         } finally {
