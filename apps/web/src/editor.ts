@@ -207,6 +207,12 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     // Destroyed after this event is handled: the provider would otherwise reconnect and be refused again.
     setTimeout(() => provider.destroy(), 0)
   }
+  /** A person's connections to a document are capped per server (docs/server.md, Limits). */
+  const tooManyTabs = () =>
+    end(
+      'Too many tabs',
+      'This document is open in too many of your tabs or windows. Close some of them, then reload this page.',
+    )
   suggestions.attach(ydoc)
   const provider = new HocuspocusProvider({
     url: socketUrl,
@@ -222,10 +228,7 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
     },
     onAuthenticationFailed: ({ reason }) =>
       /too many connections/i.test(reason)
-        ? end(
-            'Too many tabs',
-            'This document is open in too many of your tabs or windows. Close some of them, then reload this page.',
-          )
+        ? tooManyTabs()
         : end(
             'Not connected',
             'This document could not be opened: it was deleted, or you may no longer read it. Ask its owner, or go back to your documents.',
@@ -239,6 +242,8 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
           ' ',
           h('a', { href: `/sign-in?next=${encodeURIComponent(location.pathname)}` }, 'Sign in'),
         )
+      } else if (/too many connections/i.test(event.reason)) {
+        tooManyTabs() // opened together with others past the limit: closed once connected
       } else if (/no access to this document/i.test(event.reason)) {
         end(
           'No access',

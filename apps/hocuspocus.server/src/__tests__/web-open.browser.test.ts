@@ -161,8 +161,13 @@ describe.skipIf(!CHROMIUM)('opening a document', () => {
     await Promise.all(tabs.map((t) => t.ready))
     const page = await signedIn(browser, server, 'flora')
     await page.goto(`${server.url}/d/${slug}`)
-    await page.waitForSelector('.banner')
-    expect(await page.$eval('.banner', (b) => b.textContent)).toContain('open in too many of your tabs')
+    // The banner may be in the page before the socket's answer fills it.
+    await eventually(
+      async () =>
+        expect(await page.$eval('.banner', (b) => b.textContent)).toContain('open in too many of your tabs'),
+      10_000,
+      'the too-many-tabs banner',
+    )
     expect(await page.$eval('.status', (s) => s.textContent)).toBe('Too many tabs')
     await page.browserContext().close()
     for (const tab of tabs) tab.destroy()
