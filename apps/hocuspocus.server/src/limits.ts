@@ -196,6 +196,13 @@ export const MAX_WAITING_WHOLE_READS_PER_USER = 4
 export const MAX_LIVE_COPIES = 16
 
 /**
+ * Documents' worker: large live documents whose load parts and merged changes it keeps merged between
+ * editors' sync answers (worker/sync-answer.ts), so a later answer is sent only what was added since; the
+ * least recently answered goes first. Each is about the document's stored size.
+ */
+export const MAX_MERGED_DOCUMENTS = 8
+
+/**
  * Documents' worker: Yjs structs its copies of live documents hold together, at most (~240 bytes of heap
  * each, measured on the red team's paragraph of 10,000 marks: 30,000 structs, 6.8 MiB): ~60 MiB. A
  * document past it is read from its whole state each time, as before copies were kept.

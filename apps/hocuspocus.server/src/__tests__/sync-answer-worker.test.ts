@@ -19,13 +19,36 @@ import { MessageType } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import { varUint } from '../collab/editor-message.ts'
 import { SYNC_ANSWER_WORKER_BYTES } from '../collab/limits.ts'
-import { answerFromLoadedUpdates, LoadedUpdates } from '../collab/persistence/loaded-updates.ts'
+import {
+  answerFromLoadedUpdates,
+  LoadedUpdates,
+  MERGE_CHANGES,
+} from '../collab/persistence/loaded-updates.ts'
 import { answerSync } from '../documents/worker/sync-answer.ts'
 import type { RunningServer } from '../server.ts'
 
 const SENTENCE = 'A long paragraph of an ordinary manual, repeated to make the document large. '
 
 const textOf = (doc: Y.Doc) => doc.getXmlFragment(FRAGMENT_NAME).toString()
+
+/** The Yjs update a sync step 2 message carries (after its address, its type and its sync type). */
+function stepTwoUpdate(message: Uint8Array): Uint8Array {
+  let at = 0
+  const read = () => {
+    let n = 0
+    for (let scale = 1; ; scale *= 128) {
+      const byte = message[at++]!
+      n += (byte & 0x7f) * scale
+      if (byte < 0x80) return n
+    }
+  }
+  const address = read()
+  at += address
+  expect([message[at], message[at + 1]]).toEqual([MessageType.Sync, 1])
+  at += 2
+  const length = read()
+  return message.slice(at, at + length)
+}
 
 describe(`a large document's sync answers are made on the documents' worker (${DATABASE_KIND})`, () => {
   let server: RunningServer
@@ -175,6 +198,51 @@ describe(`a large document's sync answers are made on the documents' worker (${D
 })
 
 describe('kept updates are checked against the live document', () => {
+  test('a later answer is sent only the parts added since; a worker that let them go is sent all, once', async () => {
+    const doc = new Y.Doc()
+    const text = doc.getText('t')
+    text.insert(0, 'loaded. ')
+    const updates = new LoadedUpdates()
+    updates.keep(doc, [Y.encodeStateAsUpdate(doc)])
+    const asked: Array<{ base: number; parts: number; changes: number }> = []
+    let lose = false
+    const documents = {
+      syncAnswer: async (_user: string, input: Parameters<typeof answerSync>[0]) => {
+        asked.push({ base: input.base, parts: input.parts.length, changes: input.changes.length })
+        if (lose && input.base > 0) {
+          lose = false
+          return ok({ stale: true as const })
+        }
+        return ok(answerSync(input))
+      },
+    }
+    const logger = { warn: () => {} } as unknown as Parameters<typeof answerFromLoadedUpdates>[4]['logger']
+    const answer = async () => {
+      const update = await answerFromLoadedUpdates(doc, Y.encodeStateVector(new Y.Doc()), 'u', 'room', {
+        updates,
+        documents,
+        logger,
+      })
+      const fresh = new Y.Doc()
+      Y.applyUpdate(fresh, stepTwoUpdate(update!))
+      return fresh.getText('t').toString()
+    }
+    for (let i = 0; i < MERGE_CHANGES + 10; i++) text.insert(text.length, `${i} `)
+    expect(await answer()).toBe(text.toString())
+    // The load's part and one merged part of changes, and the changes after it.
+    expect(asked.at(-1)).toEqual({ base: 0, parts: 2, changes: 10 })
+    text.delete(0, 3)
+    expect(await answer()).toBe(text.toString())
+    expect(asked.at(-1)).toEqual({ base: 2, parts: 0, changes: 11 })
+    for (let i = 0; i < MERGE_CHANGES; i++) text.insert(0, 'x')
+    lose = true
+    expect(await answer()).toBe(text.toString())
+    expect(asked.slice(-2)).toEqual([
+      { base: 2, parts: 1, changes: 11 },
+      { base: 0, parts: 3, changes: 11 },
+    ])
+  })
+
   test('updates that miss a change of the document are found out and given up', async () => {
     const doc = new Y.Doc()
     doc.getText('t').insert(0, 'loaded')
@@ -184,11 +252,11 @@ describe('kept updates are checked against the live document', () => {
     const documents = {
       syncAnswer: async (_user: string, input: Parameters<typeof answerSync>[0]) => ok(answerSync(input)),
     }
-    const logger = { warn: () => {} } as unknown as Parameters<typeof answerFromLoadedUpdates>[3]['logger']
+    const logger = { warn: () => {} } as unknown as Parameters<typeof answerFromLoadedUpdates>[4]['logger']
     const empty = Y.encodeStateVector(new Y.Doc())
-    const answer = await answerFromLoadedUpdates(doc, empty, 'u', { updates, documents, logger })
+    const answer = await answerFromLoadedUpdates(doc, empty, 'u', 'room', { updates, documents, logger })
     const fresh = new Y.Doc()
-    Y.applyUpdate(fresh, answer!)
+    Y.applyUpdate(fresh, stepTwoUpdate(answer!))
     expect(fresh.getText('t').toString()).toBe('loaded and typed')
 
     // A change the kept updates never saw (as if applied past the listener): the answer would lack it.
@@ -201,7 +269,7 @@ describe('kept updates are checked against the live document', () => {
     doc._observers.delete('update')
     Y.applyUpdate(doc, Y.encodeStateAsUpdate(other, Y.encodeStateVector(doc)))
     if (listeners) doc._observers.set('update', listeners)
-    expect(await answerFromLoadedUpdates(doc, empty, 'u', { updates, documents, logger })).toBeNull()
+    expect(await answerFromLoadedUpdates(doc, empty, 'u', 'room', { updates, documents, logger })).toBeNull()
     expect(updates.of(doc)).toBeUndefined()
   })
 })

@@ -57,7 +57,7 @@ import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import { UserShares } from '../user-shares.ts'
 import type { ConnectionContext } from './context.ts'
-import { EDITOR_REFUSED_CODE, EDITOR_TOO_LARGE_CODE, readMessage, varUint } from './editor-message.ts'
+import { EDITOR_REFUSED_CODE, EDITOR_TOO_LARGE_CODE, readMessage } from './editor-message.ts'
 import { FLOOD_CLOSE_CODE, FloodBuckets } from './flood.ts'
 import {
   MAX_AWARENESS_MESSAGE_BYTES,
@@ -113,22 +113,6 @@ export function syncAnswerBytes(document: Y.Doc, vector: Uint8Array, stateBytes:
   return total === 0 ? 0 : Math.ceil((stateBytes * lacking) / total)
 }
 
-/** A sync step 2 carrying `update` for `address`, as Hocuspocus frames one (the update copied once). */
-export function syncStep2Message(address: string, update: Uint8Array): Uint8Array {
-  const name = new TextEncoder().encode(address)
-  const head = [
-    ...varUint(name.length),
-    ...name,
-    MessageType.Sync,
-    messageYjsSyncStep2,
-    ...varUint(update.byteLength),
-  ]
-  const message = new Uint8Array(head.length + update.byteLength)
-  message.set(head)
-  message.set(update, head.length)
-  return message
-}
-
 export class EditorBoundary implements Extension {
   /** After authentication (1000), before persistence (100): nothing is checked for a refused connection. */
   priority = 500
@@ -172,10 +156,15 @@ export class EditorBoundary implements Extension {
       stateBytes(documentName: string): number
       /**
        * What an editor with state vector `vector` lacks of `document`, made off the event loop for `userId`
-       * (the documents' worker); null when it cannot be (the worker is busy; the document's updates are
-       * not kept), and Hocuspocus answers it.
+       * (the documents' worker) as a sync step 2 message to `address`, framed there; null when it cannot
+       * be (the worker is busy; the document's updates are not kept), and Hocuspocus answers it.
        */
-      answerSync?(document: Document, vector: Uint8Array, userId: string): Promise<Uint8Array | null>
+      answerSync?(
+        document: Document,
+        vector: Uint8Array,
+        userId: string,
+        address: string,
+      ): Promise<Uint8Array | null>
     },
   ) {}
 
@@ -248,7 +237,7 @@ export class EditorBoundary implements Extension {
     const bytes = syncAnswerBytes(document, vector, this.estimatedBytes(document.name))
     if (bytes < SYNC_ANSWER_WORKER_BYTES) return
     await this.paceSyncAnswer(connection, bytes)
-    const answer = await this.deps.answerSync(document, vector, userId)
+    const answer = await this.deps.answerSync(document, vector, userId, connection.messageAddress)
     const open = !this.refused.has(connection) && document.hasConnection(connection)
     if (!answer && open) {
       this.pacedStep1.add(connection)
@@ -258,7 +247,7 @@ export class EditorBoundary implements Extension {
     raw[typeAt] = MessageType.Stateless
     if (!answer || !open) return // closed meanwhile: nothing to answer
     this.awaitingStep2.add(connection)
-    connection.send(syncStep2Message(connection.messageAddress, answer))
+    connection.send(answer)
     connection.send(
       new OutgoingMessage(connection.messageAddress)
         .createSyncMessage()

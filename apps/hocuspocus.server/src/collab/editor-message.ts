@@ -38,14 +38,4 @@ export function readMessage(message: Uint8Array): {
   }
 }
 
-/** An unsigned varint as lib0 writes them (Hocuspocus's and y-protocols' framing), for messages made here. */
-export function varUint(value: number): number[] {
-  const out: number[] = []
-  let n = value
-  while (n > 0x7f) {
-    out.push(0x80 | (n & 0x7f))
-    n = Math.floor(n / 128)
-  }
-  out.push(n)
-  return out
-}
+export { varUint } from '../documents/worker/frames.ts'

@@ -69,8 +69,8 @@ export async function createCollab(deps: {
     logger,
     metrics,
     stateBytes: (name) => persistence.stateBytes(name),
-    answerSync: (document, vector, userId) =>
-      answerFromLoadedUpdates(document, vector, userId, {
+    answerSync: (document, vector, userId, address) =>
+      answerFromLoadedUpdates(document, vector, userId, address, {
         updates: persistence.loadedUpdates,
         documents: services.documents,
         logger,

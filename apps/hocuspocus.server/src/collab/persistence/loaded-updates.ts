@@ -24,10 +24,22 @@ export const MERGE_CHANGES = 256
 export const MAX_KEPT_FACTOR = 2
 export const KEPT_SLACK_BYTES = 1024 * 1024
 
-type Kept = { parts: Uint8Array[]; changes: Uint8Array[]; bytes: number; limit: number }
+type Kept = {
+  key: string
+  parts: Uint8Array[]
+  changes: Uint8Array[]
+  bytes: number
+  limit: number
+  /** How many of `parts` the worker holds merged (it was sent them and answered). */
+  sent: number
+}
+
+/** What a document was built from: its key, its parts (load parts, merged changes), its changes since. */
+export type KeptUpdates = { key: string; parts: Uint8Array[]; changes: Uint8Array[] }
 
 export class LoadedUpdates {
   private readonly kept = new WeakMap<Y.Doc, Kept>()
+  private nextKey = 1
   /** Removes a document's change listener. */
   private readonly stop = new WeakMap<Y.Doc, () => void>()
 
@@ -35,10 +47,12 @@ export class LoadedUpdates {
   keep(document: Y.Doc, parts: Uint8Array[]): void {
     const bytes = parts.reduce((sum, part) => sum + part.byteLength, 0)
     const kept: Kept = {
+      key: `sync-${this.nextKey++}`,
       parts: [...parts],
       changes: [],
       bytes,
       limit: bytes * MAX_KEPT_FACTOR + KEPT_SLACK_BYTES,
+      sent: 0,
     }
     this.kept.set(document, kept)
     const onUpdate = (update: Uint8Array) => {
@@ -55,9 +69,20 @@ export class LoadedUpdates {
   }
 
   /** The updates `document` was built from, in order; undefined when they are not kept. */
-  of(document: Y.Doc): Uint8Array[] | undefined {
+  of(document: Y.Doc): KeptUpdates | undefined {
     const kept = this.kept.get(document)
-    return kept ? [...kept.parts, ...kept.changes] : undefined
+    return kept ? { key: kept.key, parts: [...kept.parts], changes: [...kept.changes] } : undefined
+  }
+
+  /** How many of `document`'s parts the worker holds merged (0 when none, or not kept). */
+  sentOf(document: Y.Doc): number {
+    return this.kept.get(document)?.sent ?? 0
+  }
+
+  /** The worker holds `count` of `document`'s parts merged. */
+  markSent(document: Y.Doc, count: number): void {
+    const kept = this.kept.get(document)
+    if (kept) kept.sent = count
   }
 
   /** Stops keeping `document`'s updates (too many, or found not to match it). */
@@ -78,14 +103,26 @@ export async function answerFromLoadedUpdates(
   document: Y.Doc,
   vector: Uint8Array,
   userId: string,
+  address: string,
   deps: { updates: LoadedUpdates; documents: Pick<DocumentsService, 'syncAnswer'>; logger: Logger },
 ): Promise<Uint8Array | null> {
-  const parts = deps.updates.of(document)
-  if (!parts) return null
+  const kept = deps.updates.of(document)
+  if (!kept) return null
   // Taken with the parts, in the same turn: what the answer must cover.
   const expected = Y.encodeStateVector(document)
-  const made = await deps.documents.syncAnswer(userId, { parts, vector })
-  if (made.kind === 'error') return null
+  const base = deps.updates.sentOf(document)
+  let made = await deps.documents.syncAnswer(userId, {
+    ...kept,
+    base,
+    parts: kept.parts.slice(base),
+    vector,
+    address,
+  })
+  if (made.kind === 'ok' && made.value.stale)
+    // The worker no longer holds them merged (it ended when idle, or let them go): all of them, once.
+    made = await deps.documents.syncAnswer(userId, { ...kept, base: 0, vector, address })
+  if (made.kind === 'error' || made.value.stale) return null
+  deps.updates.markSent(document, kept.parts.length)
   if (!sameVector(made.value.covered, expected)) {
     deps.updates.forget(document)
     deps.logger.warn(
@@ -94,7 +131,7 @@ export async function answerFromLoadedUpdates(
     )
     return null
   }
-  return made.value.update
+  return made.value.message
 }
 
 function sameVector(a: Uint8Array, b: Uint8Array): boolean {

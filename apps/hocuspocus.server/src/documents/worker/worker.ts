@@ -83,7 +83,9 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
     else if (job.kind === 'read-live') reply = { id: job.id, result: ok(renderLivePrefix(job.input)) }
     else if (job.kind === 'sync-answer') {
       const answer = answerSync(job.input)
-      transfer.push(answer.update.buffer as ArrayBuffer, answer.covered.buffer as ArrayBuffer)
+      // The merged parts the worker keeps share no buffer with these: a diff and a vector are new arrays.
+      if (!answer.stale)
+        transfer.push(answer.message.buffer as ArrayBuffer, answer.covered.buffer as ArrayBuffer)
       reply = { id: job.id, result: ok(answer) }
     } else if (job.kind === 'first-screen')
       reply = { id: job.id, result: ok(renderFirstScreen(job.stored, job.limits)) }
