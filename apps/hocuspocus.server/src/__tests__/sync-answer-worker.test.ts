@@ -17,37 +17,35 @@ import { eventually, TWO_INSTANCES, userWithToken, useTwoTestServers } from '@co
 import { useSharedServer } from '@collab/test-support/shared-server'
 import { MessageType } from '@hocuspocus/server'
 import * as Y from 'yjs'
-import { varUint } from '../collab/editor-message.ts'
 import { SYNC_ANSWER_WORKER_BYTES } from '../collab/limits.ts'
 import {
   answerFromLoadedUpdates,
   LoadedUpdates,
   MERGE_CHANGES,
 } from '../collab/persistence/loaded-updates.ts'
+import { varUint } from '../documents/worker/frames.ts'
 import { answerSync } from '../documents/worker/sync-answer.ts'
 import type { RunningServer } from '../server.ts'
+import { readVarUint } from './reliability/red-team-support.ts'
 
 const SENTENCE = 'A long paragraph of an ordinary manual, repeated to make the document large. '
 
 const textOf = (doc: Y.Doc) => doc.getXmlFragment(FRAGMENT_NAME).toString()
 
-/** The Yjs update a sync step 2 message carries (after its address, its type and its sync type). */
+/** A sync message's sync type and payload (after its address and type); undefined for other messages. */
+function syncMessage(message: Uint8Array): { syncType: number; payload: Uint8Array } | undefined {
+  const [addressLength, addressAt] = readVarUint(message, 0)
+  const at = addressAt + addressLength
+  if (message[at] !== MessageType.Sync) return undefined
+  const [length, payloadAt] = readVarUint(message, at + 2)
+  return { syncType: message[at + 1]!, payload: message.slice(payloadAt, payloadAt + length) }
+}
+
+/** The Yjs update a sync step 2 message carries. */
 function stepTwoUpdate(message: Uint8Array): Uint8Array {
-  let at = 0
-  const read = () => {
-    let n = 0
-    for (let scale = 1; ; scale *= 128) {
-      const byte = message[at++]!
-      n += (byte & 0x7f) * scale
-      if (byte < 0x80) return n
-    }
-  }
-  const address = read()
-  at += address
-  expect([message[at], message[at + 1]]).toEqual([MessageType.Sync, 1])
-  at += 2
-  const length = read()
-  return message.slice(at, at + length)
+  const sync = syncMessage(message)
+  expect(sync?.syncType).toBe(1)
+  return sync!.payload
 }
 
 describe(`a large document's sync answers are made on the documents' worker (${DATABASE_KIND})`, () => {
@@ -118,26 +116,15 @@ describe(`a large document's sync answers are made on the documents' worker (${D
     const { owner, room } = await largeDocument('Raw Sync')
     const keeper = connectProvider(server.url, room, owner.token)
     await keeper.ready
-    const received: Array<{ type: number; syncType: number; payload: Uint8Array }> = []
+    const received: Array<{ syncType: number; payload: Uint8Array }> = []
     const socket = new WebSocket(server.url.replace('http', 'ws'))
     socket.binaryType = 'arraybuffer'
     try {
       const address = new TextEncoder().encode(room)
       const prefix = [...varUint(address.length), ...address]
       socket.onmessage = (event) => {
-        const data = new Uint8Array(event.data as ArrayBuffer)
-        const type = data[prefix.length]!
-        if (type !== MessageType.Sync) return
-        const syncType = data[prefix.length + 1]!
-        // The payload: a varint length, then the bytes.
-        let at = prefix.length + 2
-        let length = 0
-        for (let scale = 1; ; scale *= 128) {
-          const byte = data[at++]!
-          length += (byte & 0x7f) * scale
-          if (byte < 0x80) break
-        }
-        received.push({ type, syncType, payload: data.slice(at, at + length) })
+        const sync = syncMessage(new Uint8Array(event.data as ArrayBuffer))
+        if (sync) received.push(sync)
       }
       await new Promise((resolve) => {
         socket.onopen = resolve

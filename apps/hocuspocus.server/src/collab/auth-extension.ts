@@ -99,9 +99,4 @@ export class AuthExtension implements Extension {
       if (now?.size === 0) this.open.delete(key)
     })
   }
-
-  /** For tests: how many connections a user has open to a document here. */
-  openConnections(userId: string, documentName: string): number {
-    return this.open.get(openKey(userId, documentName))?.size ?? 0
-  }
 }

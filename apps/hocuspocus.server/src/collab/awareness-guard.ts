@@ -99,7 +99,7 @@ export type PresenceNotice = { type: 'presence'; user: PresenceUser }
 type Held = { color: string; connections: Set<Connection> }
 
 /** A client's entry in an awareness message: its clientId and clock (of its state, or of its leaving). */
-export type Removal = { clientId: number; clock: number }
+export type ClientClock = { clientId: number; clock: number }
 
 /**
  * The clientIds an awareness message carries states for, with their clocks, and those it removes (a `null`
@@ -108,15 +108,15 @@ export type Removal = { clientId: number; clock: number }
  */
 export function awarenessClients(
   message: Uint8Array,
-): { name: string; clients: Removal[]; removed: Removal[]; entries: number } | undefined {
+): { name: string; clients: ClientClock[]; removed: ClientClock[]; entries: number } | undefined {
   try {
     const incoming = new IncomingMessage(message)
     const name = incoming.readVarString()
     if (incoming.readVarUint() !== MessageType.Awareness) return undefined
     const update = new IncomingMessage(incoming.readVarUint8Array())
     const entries = update.readVarUint()
-    const clients: Removal[] = []
-    const removed: Removal[] = []
+    const clients: ClientClock[] = []
+    const removed: ClientClock[] = []
     // Bounded by the message size (boundary.ts); the states' JSON is skipped, not parsed.
     for (let i = 0; i < entries; i++) {
       const clientId = update.readVarUint()
@@ -137,7 +137,7 @@ export function awarenessClients(
  * a null state and re-encodes only what the Map holds: without this a person's leaving reached no one until
  * their socket closed here, or, from another instance, until the state timed out (30 s).
  */
-export function applyRemovals(awareness: Awareness, removed: Removal[], origin: unknown): void {
+export function applyRemovals(awareness: Awareness, removed: ClientClock[], origin: unknown): void {
   const leaving = removed
     .filter(({ clientId, clock }) => {
       const meta = awareness.meta.get(clientId)
@@ -161,7 +161,7 @@ export class AwarenessGuard implements Extension {
   /** The clientIds of the awareness message each connection is handling that it may set, with their clocks. */
   private readonly carried = new WeakMap<Connection, Map<number, number>>()
   /** The removals of its own clientIds in the awareness message each connection is handling. */
-  private readonly leaving = new WeakMap<Connection, Removal[]>()
+  private readonly leaving = new WeakMap<Connection, ClientClock[]>()
   /** Per document, the colour each identity present holds (identityOf). */
   private readonly colors = new WeakMap<Document, Map<string, Held>>()
   /** The presence each connection was given. */

@@ -37,5 +37,3 @@ export function readMessage(message: Uint8Array): {
     return {}
   }
 }
-
-export { varUint } from '../documents/worker/frames.ts'

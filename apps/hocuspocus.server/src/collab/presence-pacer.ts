@@ -17,9 +17,9 @@
  */
 import type { Connection, Document } from '@hocuspocus/server'
 import { applyAwarenessUpdate } from 'y-protocols/awareness'
+import { varUint } from '../documents/worker/frames.ts'
 import type { Metrics } from '../metrics.ts'
 import { UserShares } from '../user-shares.ts'
-import { varUint } from './editor-message.ts'
 import { PRESENCE_FANOUT_BYTE_BURST, PRESENCE_FANOUT_BYTES_PER_SECOND } from './limits.ts'
 
 /** One client's presence as a connection sent it: its clock (from the message), state, and JSON size. */

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
 import { connectProvider } from '@collab/test-support/provider'
 import * as Y from 'yjs'
+import { varUint } from '../../documents/worker/frames.ts'
 
 /**
  * What a server whose memory a test measures runs with: the allocator's default, as in production. `bun run
@@ -192,16 +193,7 @@ function nextUpdate(doc: Y.Doc, ms: number): Promise<void> {
   })
 }
 
-/** An unsigned varint, as lib0 writes them (Hocuspocus's and y-protocols' framing). */
-export function varUint(n: number): number[] {
-  const out: number[] = []
-  while (n > 0x7f) {
-    out.push(0x80 | (n & 0x7f))
-    n = Math.floor(n / 128)
-  }
-  out.push(n)
-  return out
-}
+export { varUint }
 export const varBytes = (bytes: Uint8Array) => [...varUint(bytes.length), ...bytes]
 export const varString = (text: string) => varBytes(new TextEncoder().encode(text))
 

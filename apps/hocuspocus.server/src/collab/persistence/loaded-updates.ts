@@ -7,9 +7,9 @@
  * Changes are taken from the document's own `update` event, synchronously, from before its first part is
  * applied (the load's parts are applied with the listeners set aside, so they are not counted twice), so
  * nothing that changes the document is missed. Changes are merged every MERGE_CHANGES of them, and a
- * document whose kept bytes grow past MAX_KEPT_FACTOR times what it was loaded from (and a little more) (deleted content stays
- * in updates, not in the document) is given up: its editors are answered by Hocuspocus, as small
- * documents are.
+ * document whose kept bytes grow past MAX_KEPT_FACTOR times what it was loaded from, plus KEPT_SLACK_BYTES
+ * (deleted content stays in updates, not in the document), is given up: its editors are answered by
+ * Hocuspocus, as small documents are.
  */
 import * as Y from 'yjs'
 import type { DocumentsService } from '../../documents/service.ts'
@@ -32,6 +32,8 @@ type Kept = {
   limit: number
   /** How many of `parts` the worker holds merged (it was sent them and answered). */
   sent: number
+  /** Removes the document's change listener. */
+  stop(): void
 }
 
 /** What a document was built from: its key, its parts (load parts, merged changes), its changes since. */
@@ -40,8 +42,6 @@ export type KeptUpdates = { key: string; parts: Uint8Array[]; changes: Uint8Arra
 export class LoadedUpdates {
   private readonly kept = new WeakMap<Y.Doc, Kept>()
   private nextKey = 1
-  /** Removes a document's change listener. */
-  private readonly stop = new WeakMap<Y.Doc, () => void>()
 
   /** Starts keeping `document`'s updates: `parts` (its load, applied after this) and every change after. */
   keep(document: Y.Doc, parts: Uint8Array[]): void {
@@ -53,6 +53,7 @@ export class LoadedUpdates {
       bytes,
       limit: bytes * MAX_KEPT_FACTOR + KEPT_SLACK_BYTES,
       sent: 0,
+      stop: () => document.off('update', onUpdate),
     }
     this.kept.set(document, kept)
     const onUpdate = (update: Uint8Array) => {
@@ -65,7 +66,6 @@ export class LoadedUpdates {
       }
     }
     document.on('update', onUpdate)
-    this.stop.set(document, () => document.off('update', onUpdate))
   }
 
   /** The updates `document` was built from, in order; undefined when they are not kept. */
@@ -87,9 +87,8 @@ export class LoadedUpdates {
 
   /** Stops keeping `document`'s updates (too many, or found not to match it). */
   forget(document: Y.Doc): void {
+    this.kept.get(document)?.stop()
     this.kept.delete(document)
-    this.stop.get(document)?.()
-    this.stop.delete(document)
   }
 }
 

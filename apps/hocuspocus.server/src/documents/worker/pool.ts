@@ -69,7 +69,10 @@ function refWorker(worker: Worker, held: boolean): void {
 
 type Kind = Job['kind']
 
-/** Jobs worth having only soon, taken only when the worker is idle: stopped past these many ms in all. */
+/**
+ * Jobs worth having only soon: taken only when the worker is idle (refused at once otherwise, never queued
+ * behind anyone's job nor holding one back), and stopped past these many ms in all.
+ */
 const SHORT_JOB_MS: Partial<Record<Kind, number>> = {
   'first-screen': FIRST_SCREEN_JOB_MS,
   'sync-answer': SYNC_ANSWER_JOB_MS,
@@ -214,8 +217,6 @@ export class WorkerPool {
     stored: Pick<StoredParts, 'snapshot' | 'updates'>,
     limits: FirstScreenLimits,
   ): Promise<Result<FirstScreen>> {
-    if (this.running || this.waiting.length > 0)
-      return Promise.resolve(refuse('unavailable', WORDING['first-screen'].busy))
     return this.run(user, { kind: 'first-screen', stored, limits }) as Promise<Result<FirstScreen>>
   }
 
@@ -225,8 +226,6 @@ export class WorkerPool {
    * someone's import); refused at once otherwise (Hocuspocus answers it on the event loop, as before).
    */
   syncAnswer(user: string, input: SyncAnswerInput): Promise<Result<SyncAnswer>> {
-    if (this.running || this.waiting.length > 0)
-      return Promise.resolve(refuse('unavailable', WORDING['sync-answer'].busy))
     return this.run(user, { kind: 'sync-answer', input }) as Promise<Result<SyncAnswer>>
   }
 
@@ -242,6 +241,8 @@ export class WorkerPool {
     if (this.closed) return Promise.resolve(refuse('unavailable', 'server: it is shutting down; try again.'))
     const key = `${job.kind}:${user}`
     const wording = WORDING[job.kind]
+    if (SHORT_JOB_MS[job.kind] !== undefined && (this.running || this.waiting.length > 0))
+      return Promise.resolve(refuse('unavailable', wording.busy))
     if ((this.perUser.get(key) ?? 0) >= MAX_JOBS_PER_USER_AND_KIND)
       return Promise.resolve(refuse('rate_limited', wording.busy, wording.field))
     if (this.waiting.length >= MAX_QUEUED_JOBS) {

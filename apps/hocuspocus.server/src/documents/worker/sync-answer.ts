@@ -66,9 +66,5 @@ export function answerSync({ key, base, parts, changes, vector, address }: SyncA
   }
 }
 
-const mergeAll = (updates: Uint8Array[]) =>
-  updates.length === 1
-    ? updates[0]!
-    : updates.length === 0
-      ? Y.encodeStateAsUpdate(new Y.Doc())
-      : Y.mergeUpdates(updates)
+/** One update of `updates` (a live document's parts are never none). */
+const mergeAll = (updates: Uint8Array[]) => (updates.length === 1 ? updates[0]! : Y.mergeUpdates(updates))
