@@ -245,7 +245,7 @@ export const FIRST_SCREEN_WORK = 10_000
 
 /**
  * ...and a document stored larger than EXPORT_INLINE_BYTES that no one has open gets its first screen from
- * the documents' worker, only when the worker is idle, stopped past this many ms (documents/worker/pool.ts):
+ * the documents' worker's short lane (never behind an import), stopped past this many ms (worker/pool.ts):
  * a screen later than this is no sooner than the editor. Counted from the job's start, so it includes
  * starting a worker: 2.5 s cold for a 450 KB state on a loaded 2-core machine, 0.3-0.6 s warm.
  */

@@ -26,7 +26,7 @@ import {
 import { varUint } from '../documents/worker/frames.ts'
 import { answerSync } from '../documents/worker/sync-answer.ts'
 import type { RunningServer } from '../server.ts'
-import { readVarUint } from './reliability/red-team-support.ts'
+import { prose, readVarUint } from './reliability/red-team-support.ts'
 
 const SENTENCE = 'A long paragraph of an ordinary manual, repeated to make the document large. '
 
@@ -162,6 +162,41 @@ describe(`a large document's sync answers are made on the documents' worker (${D
       keeper.destroy()
     }
   }, 60_000)
+
+  test("an editor opening it while someone's import is built on the worker is answered on the worker's short lane", async () => {
+    // Before the short lane, sync answers were taken only by an idle worker: during an import or an
+    // export every editor opening a large document was answered on the event loop (~100-235 ms for 5 MiB).
+    const { owner, room } = await largeDocument('Lane Manual')
+    const keeper = connectProvider(server.url, room, owner.token)
+    await keeper.ready
+    const importer = await userWithToken(server, handle('lane-importer'))
+    let imported = false
+    const importing = fetch(`${server.url}/api/documents`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${importer.token}`, 'content-type': 'text/markdown' },
+      body: prose(4 << 20),
+    }).then(async (response) => {
+      imported = true
+      return { status: response.status, body: await response.text() }
+    })
+    await eventually(() => expect(server.services.documents.workerJobs().long).toBeGreaterThan(0))
+    const onLoop = answered('event_loop')
+    const onWorker = answered('worker')
+    const other = connectProvider(server.url, room, owner.token)
+    try {
+      await other.ready
+      await eventually(() => expect(textOf(other.doc)).toBe(textOf(keeper.doc)))
+      // Answered while the import was still being built (a 4 MiB file takes seconds there).
+      expect(imported).toBe(false)
+      expect(answered('worker')).toBe(onWorker + 1)
+      expect(answered('event_loop')).toBe(onLoop)
+      expect(Y.encodeStateVector(other.doc)).toEqual(Y.encodeStateVector(keeper.doc))
+      expect((await importing).status).toBe(201)
+    } finally {
+      other.destroy()
+      keeper.destroy()
+    }
+  }, 90_000)
 
   test('a document whose updates are not kept is answered by Hocuspocus, as before', async () => {
     const { owner, room } = await largeDocument('Not Kept')

@@ -11,7 +11,7 @@ import { bodyText, createMarkdownExport } from '../documents/export-markdown.ts'
 import { derivedOf } from '../documents/stored-parts.ts'
 import { markdownText } from '../documents/worker/export.ts'
 import { type BuiltImport, buildImport } from '../documents/worker/import.ts'
-import { LARGE_JOB_BYTES, transferable, WorkerPool } from '../documents/worker/pool.ts'
+import { LARGE_JOB_BYTES, SHORT_LANE_JOBS, transferable, WorkerPool } from '../documents/worker/pool.ts'
 import { SECTION_READS_BUSY } from '../documents/worker/wording.ts'
 import {
   FIRST_SCREEN_BLOCKS,
@@ -314,7 +314,7 @@ describe('the documents worker pool', () => {
     expect(content(built.value.state)).toBe(content(fromText.value.state))
   })
 
-  test('a first screen is made only by an idle worker: refused at once while another job runs, never queued behind it', async () => {
+  test("first screens run on the short lane: made while an import runs, never queued behind it; refused past the lane's room", async () => {
     const jobs = pool()
     const source = await importedSource(jobs, '# Notes\n\n## Day\n\nText.', 'N')
     const limits = { maxBlocks: FIRST_SCREEN_BLOCKS, maxWork: FIRST_SCREEN_WORK }
@@ -322,11 +322,24 @@ describe('the documents worker pool', () => {
     const screen = await jobs.firstScreen('bea', stored(), limits)
     expect(screen).toMatchObject({ kind: 'ok', value: { blocks: 3, more: false } }) // the title, the heading, the paragraph
     if (screen.kind === 'ok') expect(screen.value.html).toContain('Day')
-    const importing = imported(jobs, 'ann', manual(256 << 10), 'A')
-    expect(await jobs.firstScreen('bea', stored(), limits)).toMatchObject({
-      kind: 'error',
-      code: 'unavailable',
+    expect(jobs.hasShortWorker).toBe(true)
+    // A large import keeps the worker of long jobs busy for a while; a first screen does not wait for it
+    // (before the short lane it was refused at once, and the page opened without it).
+    let importDone = false
+    const importing = imported(jobs, 'ann', manual(2 << 20), 'A').then((done) => {
+      importDone = true
+      return done
     })
+    const during = await jobs.firstScreen('bea', stored(), limits)
+    expect(during.kind).toBe('ok')
+    expect(importDone).toBe(false)
+    // The lane takes SHORT_LANE_JOBS at once (one user one of a kind: MAX_JOBS_PER_USER_AND_KIND); the next
+    // is refused at once, not queued.
+    const users = Array.from({ length: SHORT_LANE_JOBS + 1 }, (_, i) => `reader-${i}`)
+    const screens = users.map((user) => jobs.firstScreen(user, stored(), limits))
+    const answers = await Promise.all(screens)
+    expect(answers.map((a) => a.kind)).toEqual([...Array(SHORT_LANE_JOBS).fill('ok'), 'error'])
+    expect(answers[SHORT_LANE_JOBS]).toMatchObject({ kind: 'error', code: 'unavailable' })
     expect((await importing).kind).toBe('ok')
   }, 60_000)
 

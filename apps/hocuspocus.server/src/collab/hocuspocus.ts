@@ -113,6 +113,16 @@ export async function createCollab(deps: {
   metrics.addGauge('collab_documents_loaded', 'Documents held in memory.', () =>
     hocuspocus.getDocumentsCount(),
   )
+  metrics.addGauge(
+    'collab_worker_jobs',
+    "Jobs running or waiting on the documents' worker (imports, exports, whole reads, compactions, undo).",
+    () => services.documents.workerJobs().long,
+  )
+  metrics.addGauge(
+    'collab_worker_short_jobs',
+    "Short jobs running or waiting on the documents' worker's short lane (sync answers, first screens).",
+    () => services.documents.workerJobs().short,
+  )
   metrics.addGauge('collab_documents_unstored', 'Loaded documents with changes not yet stored.', () =>
     persistence.pendingCount(),
   )

@@ -73,17 +73,22 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
 
     /**
      * An editor's sync answer for a large live document, from the updates it was built from
-     * (worker/sync-answer.ts), on the worker for `user` when it is idle; refused otherwise (Hocuspocus
-     * answers it then).
+     * (worker/sync-answer.ts), on the worker's short lane for `user`; refused when the lane is full
+     * (Hocuspocus answers it then).
      */
     syncAnswer(user: string, input: SyncAnswerInput) {
       return jobs.syncAnswer(user, input)
     },
 
+    /** Jobs running or waiting on the documents' worker (long) and its short lane (the metrics' gauges). */
+    workerJobs(): { long: number; short: number } {
+      return jobs.jobs
+    },
+
     /**
      * The first screen of stored content (its web page's, http/first-screen.ts): decoded here when small
-     * (EXPORT_INLINE_BYTES, as an export), else on the worker for `user` when it is idle
-     * (FIRST_SCREEN_JOB_MS); refused when it is busy or the job is too slow.
+     * (EXPORT_INLINE_BYTES, as an export), else on the worker's short lane for `user`
+     * (FIRST_SCREEN_JOB_MS); refused when the lane is full or the job is too slow.
      */
     async firstScreenOf(
       user: string,

@@ -7,8 +7,8 @@
  * Only for a reader (the same `resolve` as GET /api/documents/:slug; anything else gets no screen and the
  * page's script says why). From the live document when this instance holds it (what editors typed a moment
  * ago), else from the stored state: decoded here when it is small (EXPORT_INLINE_BYTES, as an export),
- * on the documents' worker when larger (decoding it here would hold every editor of this instance), and
- * only when the worker is idle, within FIRST_SCREEN_JOB_MS; otherwise no first screen (the page then waits
+ * on the documents' worker's short lane when larger (decoding it here would hold every editor of this
+ * instance), when the lane has room, within FIRST_SCREEN_JOB_MS; otherwise no first screen (the page waits
  * for its editor). Bounded by FIRST_SCREEN_BLOCKS and FIRST_SCREEN_WORK.
  */
 import { type FirstScreen, FRAGMENT_NAME, firstScreenHtml } from '@collab/doc-schema'

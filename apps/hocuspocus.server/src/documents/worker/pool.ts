@@ -11,8 +11,13 @@
  * worker ends after WORKER_IDLE_MS without work, giving its memory back, and at once after a large job
  * (LARGE_JOB_BYTES): a 20 MiB import left the worker's heap ~300-500 MB larger until it ended.
  *
- * A web page's first screen (firstScreen) is worth having only at once: it is taken only when the worker is
- * idle (never queued behind anyone's job, nor holding one back), and stopped past FIRST_SCREEN_JOB_MS.
+ * Short jobs (a web page's first screen, an editor's sync answer: SHORT_JOB_MS) are worth having only at
+ * once: they run on a second worker of their own (the short lane), so they never wait behind an import or
+ * an export, nor hold one back. Each is stopped past its time; at most SHORT_LANE_JOBS wait or run there
+ * (one running, the rest behind it), past that it is refused at once and its caller does without it (the
+ * page opens without its first screen, Hocuspocus answers the sync on the event loop). Until 2026-12-05 they
+ * shared the one worker, taken only when it was idle: with an import running, every editor opening a 5 MiB
+ * document was answered on the event loop (~100-235 ms held each).
  */
 
 import type { FirstScreen, MarkdownPrefix } from '@collab/doc-schema'
@@ -70,13 +75,19 @@ function refWorker(worker: Worker, held: boolean): void {
 type Kind = Job['kind']
 
 /**
- * Jobs worth having only soon: taken only when the worker is idle (refused at once otherwise, never queued
- * behind anyone's job nor holding one back), and stopped past these many ms in all.
+ * Jobs worth having only soon: run on the short lane (its own worker), stopped past these many ms in all.
  */
 const SHORT_JOB_MS: Partial<Record<Kind, number>> = {
   'first-screen': FIRST_SCREEN_JOB_MS,
   'sync-answer': SYNC_ANSWER_JOB_MS,
 }
+
+/**
+ * Short jobs waiting or running on the short lane at once; past it one is refused at once. One answer of a
+ * 5 MiB document takes ~50-150 ms there, so the last of them waits a few hundred ms at most; an editor
+ * refused is answered on the event loop, as all were before the lane.
+ */
+export const SHORT_LANE_JOBS = 3
 
 type Waiting = {
   id: number
@@ -106,6 +117,8 @@ export class WorkerPool {
   private idleTimer: ReturnType<typeof setTimeout> | undefined
   private nextId = 1
   private closed = false
+  /** The short lane: a pool of its own, started at its first short job (undefined in the lane itself). */
+  private shortLane: WorkerPool | undefined
 
   /**
    * `deadlineMs`: JOB_DEADLINE_MS (the longest without progress) for tests; `maxJobMs`: JOB_MAX_MS;
@@ -117,6 +130,8 @@ export class WorkerPool {
       maxJobMs?: number
       idleMs?: number
       onProgress?: (kind: Kind) => void
+      /** This pool is a short lane (takes only SHORT_JOB_MS jobs, at most SHORT_LANE_JOBS at once). */
+      short?: boolean
     } = {},
   ) {}
 
@@ -203,14 +218,25 @@ export class WorkerPool {
     return this.run(`${documentId}#${this.nextId}`, { kind: 'derive', input }) as Promise<Result<never>>
   }
 
-  /** Whether a worker thread is up (working, or idle until WORKER_IDLE_MS). */
+  /** Whether the worker of long jobs is up (working, or idle until WORKER_IDLE_MS). */
   get hasWorker(): boolean {
     return this.worker !== undefined
   }
 
+  /** Jobs running or waiting: on the worker of long jobs, and on the short lane. */
+  get jobs(): { long: number; short: number } {
+    const here = (this.running ? 1 : 0) + this.waiting.length
+    return { long: here, short: this.shortLane?.jobs.long ?? 0 }
+  }
+
+  /** Whether the short lane's worker is up (working, or idle until WORKER_IDLE_MS). */
+  get hasShortWorker(): boolean {
+    return this.shortLane?.worker !== undefined
+  }
+
   /**
-   * The first screen of a large stored document on the worker for `user` (worker/first-screen.ts), only
-   * when the worker is idle; refused at once otherwise (the page is served without it).
+   * The first screen of a large stored document on the short lane for `user` (worker/first-screen.ts);
+   * refused at once when the lane is full (the page is served without it).
    */
   firstScreen(
     user: string,
@@ -222,8 +248,8 @@ export class WorkerPool {
 
   /**
    * The answer to an editor's sync step 1 from the updates a live document was built from
-   * (sync-answer.ts), only when the worker is idle (an editor opening a document never waits behind
-   * someone's import); refused at once otherwise (Hocuspocus answers it on the event loop, as before).
+   * (sync-answer.ts), on the short lane (an editor opening a document never waits behind someone's
+   * import); refused at once when the lane is full (Hocuspocus answers it on the event loop).
    */
   syncAnswer(user: string, input: SyncAnswerInput): Promise<Result<SyncAnswer>> {
     return this.run(user, { kind: 'sync-answer', input }) as Promise<Result<SyncAnswer>>
@@ -232,6 +258,7 @@ export class WorkerPool {
   /** Ends the worker; jobs waiting or running are refused. */
   close(): void {
     this.closed = true
+    this.shortLane?.close()
     const refusal = refuse('unavailable', 'server: it is shutting down; try again after it restarts.')
     this.stopWorker(refusal)
     for (const waiting of this.waiting.splice(0)) waiting.resolve(refusal)
@@ -241,7 +268,12 @@ export class WorkerPool {
     if (this.closed) return Promise.resolve(refuse('unavailable', 'server: it is shutting down; try again.'))
     const key = `${job.kind}:${user}`
     const wording = WORDING[job.kind]
-    if (SHORT_JOB_MS[job.kind] !== undefined && (this.running || this.waiting.length > 0))
+    const short = SHORT_JOB_MS[job.kind] !== undefined
+    if (short && !this.options.short) {
+      this.shortLane ??= new WorkerPool({ ...this.options, short: true })
+      return this.shortLane.run(user, job, onPiece)
+    }
+    if (short && (this.running ? 1 : 0) + this.waiting.length >= SHORT_LANE_JOBS)
       return Promise.resolve(refuse('unavailable', wording.busy))
     if ((this.perUser.get(key) ?? 0) >= MAX_JOBS_PER_USER_AND_KIND)
       return Promise.resolve(refuse('rate_limited', wording.busy, wording.field))
