@@ -5,8 +5,8 @@
  * editor opening it had the whole state encoded on the event loop (~100-235 ms for 5 MiB, held from
  * everyone). Asserted: an editor opening it after others typed, deleted and an agent wrote gets exactly
  * the live document, answered on the worker; a raw step 1 gets one answer (Hocuspocus does not answer it
- * again) and the server's own step 1; a document whose updates are not kept is answered by Hocuspocus as
- * before; and kept updates that do not cover the live document are found out and given up.
+ * again) and the server's own step 1; a document whose updates are not kept is kept from its state at its
+ * first large answer; and kept updates that do not cover the live document are found out and given up.
  */
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, ok } from '@collab/doc-schema'
@@ -198,22 +198,37 @@ describe(`a large document's sync answers are made on the documents' worker (${D
     }
   }, 90_000)
 
-  test('a document whose updates are not kept is answered by Hocuspocus, as before', async () => {
+  test('a document whose updates are not kept is kept from its state at its first large answer, and answered on the worker', async () => {
+    // Until 2026-12-05 only a document loaded in parts kept its updates: one loaded whole, grown past the
+    // size while loaded, or given up had every editor answered on the event loop until its next load.
     const { owner, room } = await largeDocument('Not Kept')
     const keeper = connectProvider(server.url, room, owner.token)
     await keeper.ready
     const live = server.collab.hocuspocus.documents.get(room)!
     server.collab.persistence.loadedUpdates.forget(live)
+    expect(server.collab.persistence.loadedUpdates.of(live)).toBeUndefined()
     const onLoop = answered('event_loop')
     const onWorker = answered('worker')
-    const other = connectProvider(server.url, room, owner.token)
+    const opened: TestProvider[] = []
     try {
-      await other.ready
-      await eventually(() => expect(textOf(other.doc)).toBe(textOf(live)))
-      expect(answered('event_loop')).toBe(onLoop + 1)
-      expect(answered('worker')).toBe(onWorker)
+      for (let i = 0; i < 2; i++) {
+        // Typed between the opens: the second answer covers it through the updates kept since.
+        ;((keeper.doc.getXmlFragment(FRAGMENT_NAME).get(0) as Y.XmlElement).get(0) as Y.XmlText).insert(
+          0,
+          `before open ${i} `,
+        )
+        await eventually(() => expect(textOf(live)).toBe(textOf(keeper.doc)))
+        const other = connectProvider(server.url, room, owner.token)
+        opened.push(other)
+        await other.ready
+        await eventually(() => expect(textOf(other.doc)).toBe(textOf(live)))
+        expect(Y.encodeStateVector(other.doc)).toEqual(Y.encodeStateVector(live))
+        expect(server.collab.persistence.loadedUpdates.of(live)).toBeDefined()
+      }
+      expect(answered('worker')).toBe(onWorker + 2)
+      expect(answered('event_loop')).toBe(onLoop)
     } finally {
-      other.destroy()
+      for (const p of opened) p.destroy()
       keeper.destroy()
     }
   }, 60_000)
@@ -265,7 +280,7 @@ describe('kept updates are checked against the live document', () => {
     ])
   })
 
-  test('updates that miss a change of the document are found out and given up', async () => {
+  test('updates that miss a change of the document are found out and given up, and kept again from the state', async () => {
     const doc = new Y.Doc()
     doc.getText('t').insert(0, 'loaded')
     const updates = new LoadedUpdates()
@@ -293,6 +308,12 @@ describe('kept updates are checked against the live document', () => {
     if (listeners) doc._observers.set('update', listeners)
     expect(await answerFromLoadedUpdates(doc, empty, 'u', 'room', { updates, documents, logger })).toBeNull()
     expect(updates.of(doc)).toBeUndefined()
+    // The next answer keeps them again, from the live document's state: it has the change.
+    const again = await answerFromLoadedUpdates(doc, empty, 'u', 'room', { updates, documents, logger })
+    const whole = new Y.Doc()
+    Y.applyUpdate(whole, stepTwoUpdate(again!))
+    expect(whole.getText('t').toString()).toBe('unseen loaded and typed')
+    expect(updates.of(doc)).toBeDefined()
   })
 })
 

@@ -94,9 +94,10 @@ export class LoadedUpdates {
 
 /**
  * What an editor with state vector `vector` lacks of `document`, made on the documents' worker from the
- * updates the document was built from (documents/worker/sync-answer.ts), for `userId`; null when its
- * updates are not kept, the worker is busy or too slow, or what it was made from does not cover the live
- * document (then the updates are no longer kept: Hocuspocus answers from the Y.Doc, as for small ones).
+ * updates the document was built from (documents/worker/sync-answer.ts), for `userId` (a document whose
+ * updates are not kept is kept from its state first); null when the worker's short lane is full or too
+ * slow, or what it was made from does not cover the live document (then the updates are no longer kept:
+ * Hocuspocus answers from the Y.Doc, as for small ones, and the next large answer keeps them again).
  */
 export async function answerFromLoadedUpdates(
   document: Y.Doc,
@@ -105,8 +106,15 @@ export async function answerFromLoadedUpdates(
   address: string,
   deps: { updates: LoadedUpdates; documents: Pick<DocumentsService, 'syncAnswer'>; logger: Logger },
 ): Promise<Uint8Array | null> {
-  const kept = deps.updates.of(document)
-  if (!kept) return null
+  let kept = deps.updates.of(document)
+  if (!kept) {
+    // Not kept: loaded whole, grown past the size while loaded, or given up. Kept from now on, from its
+    // state encoded here once: what Hocuspocus would have encoded for this answer (an empty vector's), so
+    // this editor costs the event loop what it did, and later ones nothing.
+    deps.updates.keep(document, [Y.encodeStateAsUpdate(document)])
+    kept = deps.updates.of(document)
+    if (!kept) return null
+  }
   // Taken with the parts, in the same turn: what the answer must cover.
   const expected = Y.encodeStateVector(document)
   const base = deps.updates.sentOf(document)
