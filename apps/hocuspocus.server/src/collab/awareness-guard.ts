@@ -57,7 +57,12 @@ import {
   MAX_AWARENESS_STATES_PER_MESSAGE,
   MAX_PRESENCE_NAME_CHARS,
 } from './limits.ts'
-import { PresencePacer, type PresenceState } from './presence-pacer.ts'
+import {
+  PresencePacer,
+  type PresenceState,
+  type RawPresence,
+  type WaitingPresence,
+} from './presence-pacer.ts'
 
 /** A WebSocket close reason holds at most 123 bytes. */
 const MAX_REASON_CHARS = 120
@@ -101,30 +106,49 @@ type Held = { color: string; connections: Set<Connection> }
 /** A client's entry in an awareness message: its clientId and clock (of its state, or of its leaving). */
 export type ClientClock = { clientId: number; clock: number }
 
+/** A client's state as the message carries it: its JSON's UTF-8 bytes (a view into the message), not decoded. */
+export type ClientState = ClientClock & { json: Uint8Array }
+
+/** `null` in UTF-8: a client's state when it left presence. */
+const NULL_STATE = [0x6e, 0x75, 0x6c, 0x6c]
+const isNull = (json: Uint8Array) => json.length === 4 && NULL_STATE.every((byte, i) => json[i] === byte)
+
 /**
- * The clientIds an awareness message carries states for, with their clocks, and those it removes (a `null`
- * state: the client left, e.g. `setLocalState(null)` as a page closes); undefined for other messages.
- * `message` is a whole Hocuspocus message (document name, type, awareness update).
+ * The clientIds an awareness message carries states for, with their clocks and their states' JSON bytes
+ * (not decoded), and those it removes (a `null` state: the client left, e.g. `setLocalState(null)` as a page
+ * closes); undefined for other messages. `countAt` is where the update's count of entries is in `message`
+ * (one byte when `entries` is under 128). `message` is a whole Hocuspocus message (document name, type,
+ * awareness update).
  */
-export function awarenessClients(
-  message: Uint8Array,
-): { name: string; clients: ClientClock[]; removed: ClientClock[]; entries: number } | undefined {
+export function awarenessClients(message: Uint8Array):
+  | {
+      name: string
+      clients: ClientState[]
+      removed: ClientClock[]
+      entries: number
+      countAt: number
+    }
+  | undefined {
   try {
     const incoming = new IncomingMessage(message)
     const name = incoming.readVarString()
     if (incoming.readVarUint() !== MessageType.Awareness) return undefined
-    const update = new IncomingMessage(incoming.readVarUint8Array())
-    const entries = update.readVarUint()
-    const clients: ClientClock[] = []
+    const update = incoming.readVarUint8Array()
+    // The update's bytes end where the decoder is: its first (the count) is `length` before.
+    const countAt = incoming.decoder.pos - update.length
+    const entriesOf = new IncomingMessage(update)
+    const entries = entriesOf.readVarUint()
+    const clients: ClientState[] = []
     const removed: ClientClock[] = []
-    // Bounded by the message size (boundary.ts); the states' JSON is skipped, not parsed.
+    // Bounded by the message size (boundary.ts); the states' JSON is neither decoded nor parsed here.
     for (let i = 0; i < entries; i++) {
-      const clientId = update.readVarUint()
-      const clock = update.readVarUint()
-      if (update.readVarString() !== 'null') clients.push({ clientId, clock })
+      const clientId = entriesOf.readVarUint()
+      const clock = entriesOf.readVarUint()
+      const json = entriesOf.readVarUint8Array()
+      if (!isNull(json)) clients.push({ clientId, clock, json })
       else removed.push({ clientId, clock })
     }
-    return { name, clients, removed, entries }
+    return { name, clients, removed, entries, countAt }
   } catch {
     return undefined // Hocuspocus refuses what does not decode
   }
@@ -174,6 +198,7 @@ export class AwarenessGuard implements Extension {
     this.pacer = new PresencePacer({
       metrics: deps.metrics,
       live: (connection) => !this.refused.has(connection) && connection.document.hasConnection(connection),
+      prepare: (connection, states) => this.prepareWaiting(connection, states),
     })
   }
 
@@ -217,6 +242,26 @@ export class AwarenessGuard implements Extension {
     // Only its own clientIds: another connection's (or the server's) presence is not its to take away.
     const leaving = message.removed.filter(({ clientId }) => owners.get(clientId) === connection)
     if (leaving.length > 0) this.leaving.set(connection, leaving)
+    // Past the user's share its states would wait anyway (presence-pacer.ts): kept as their bytes, not
+    // decoded, and the message is handed on carrying no state (its count of entries set to 0 in the buffer
+    // Hocuspocus reads next; its removals are applied from `leaving` in beforeHandleAwareness, as ever).
+    const userId = (connection.context as ConnectionContext | undefined)?.principal?.user.id
+    if (
+      userId &&
+      allowed.size > 0 &&
+      this.pacer.holding(connection, userId) &&
+      update[message.countAt] === message.entries
+    ) {
+      const raw = new Map<number, RawPresence>()
+      // Views into the message, not copies (a copy of each state was a third of the server's CPU under a
+      // flood): a held state keeps its message's buffer alive, at most one per client that waits (a
+      // message of at most MAX_AWARENESS_MESSAGE_BYTES, the buffer Bun made for it alone).
+      for (const { clientId, clock, json } of message.clients)
+        if (allowed.has(clientId)) raw.set(clientId, { clock, json })
+      this.pacer.hold(connection, userId, raw)
+      this.carried.set(connection, new Map())
+      update[message.countAt] = 0
+    }
   }
 
   async beforeHandleAwareness({ states, connection, document }: beforeHandleAwarenessPayload): Promise<void> {
@@ -243,24 +288,77 @@ export class AwarenessGuard implements Extension {
     const checked = new Map<number, PresenceState>()
     for (const [clientId, state] of states) {
       // Hocuspocus's scratch state, another connection's clientId, the server's own: not this message's.
-      if (!allowed.has(clientId) || !principal || typeof state !== 'object' || state === null) {
-        states.delete(clientId)
-        continue
-      }
-      const size = JSON.stringify(state)?.length ?? 0
-      if (size > MAX_AWARENESS_STATE_BYTES) {
-        this.refuse(connection, {
-          code: EDITOR_TOO_LARGE_CODE,
-          reason: `awareness refused: a client state of ${size} characters is over the ${MAX_AWARENESS_STATE_BYTES} limit`,
-        })
+      const made =
+        allowed.has(clientId) && principal
+          ? this.checkedState(connection, document, principal, allowed.get(clientId) ?? 0, state)
+          : undefined
+      if (made === 'refused') {
         states.clear()
         return
       }
-      state.user = this.presenceOf(connection, document, principal)
-      checked.set(clientId, { clock: allowed.get(clientId) ?? 0, state, bytes: size })
+      if (made) checked.set(clientId, made)
+      else states.delete(clientId)
     }
     // What everyone is sent on this user's behalf is paced: past their share, the newest state waits.
     if (principal && !this.pacer.admit(connection, principal.user.id, checked)) states.clear()
+  }
+
+  /**
+   * A state a connection sent, checked: at most MAX_AWARENESS_STATE_BYTES of JSON, its `user` the
+   * server's. Undefined when it is no state (dropped); 'refused' when too large (the connection is refused).
+   */
+  private checkedState(
+    connection: Connection,
+    document: Document,
+    principal: Principal,
+    clock: number,
+    state: unknown,
+  ): PresenceState | 'refused' | undefined {
+    if (typeof state !== 'object' || state === null) return undefined
+    const size = JSON.stringify(state)?.length ?? 0
+    if (size > MAX_AWARENESS_STATE_BYTES) {
+      this.refuse(connection, {
+        code: EDITOR_TOO_LARGE_CODE,
+        reason: `awareness refused: a client state of ${size} characters is over the ${MAX_AWARENESS_STATE_BYTES} limit`,
+      })
+      return 'refused'
+    }
+    const presence = state as Record<string, unknown>
+    presence.user = this.presenceOf(connection, document, principal)
+    return { clock, state: presence, bytes: size }
+  }
+
+  /**
+   * What waited for the user's share, checked as a message's states are (checkedState), a state kept as
+   * its text parsed first; undefined when the connection is refused for one of them (nothing applied).
+   */
+  private prepareWaiting(
+    connection: Connection,
+    waiting: Map<number, WaitingPresence>,
+  ): Map<number, PresenceState> | undefined {
+    const principal = (connection.context as ConnectionContext | undefined)?.principal
+    if (!principal) return undefined
+    const ready = new Map<number, PresenceState>()
+    for (const [clientId, presence] of waiting) {
+      if ('state' in presence) {
+        ready.set(clientId, presence)
+        continue
+      }
+      let state: unknown
+      try {
+        state = JSON.parse(new TextDecoder().decode(presence.json))
+      } catch {
+        this.refuse(connection, {
+          code: EDITOR_REFUSED_CODE,
+          reason: 'awareness refused: a client state that is not JSON',
+        })
+        return undefined
+      }
+      const made = this.checkedState(connection, connection.document, principal, presence.clock, state)
+      if (made === 'refused') return undefined
+      if (made) ready.set(clientId, made)
+    }
+    return ready
   }
 
   /** For tests: how many presence states of a user wait for their share (presence-pacer.ts). */

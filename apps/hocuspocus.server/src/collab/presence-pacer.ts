@@ -14,6 +14,11 @@
  * what the server holds for them is one state per clientId (MAX_AWARENESS_CLIENTS_PER_CONNECTION per
  * connection), however fast they send. Removals (a client leaving presence) are never held: they are
  * small, and a held state would bring the client back.
+ *
+ * A message that comes while its user's states wait anyway (`holding`) is kept as it came, its states'
+ * JSON bytes not decoded (`hold`), and handed to Hocuspocus without them (awareness-guard.ts): a flood
+ * past the share costs a read of its entries' lengths and a copy of its states' bytes per message, not
+ * Hocuspocus's scratch document, a decode, two parses and two encodes. What waits is parsed and checked (`prepare`, the guard's checks) only when it is applied.
  */
 import type { Connection, Document } from '@hocuspocus/server'
 import { applyAwarenessUpdate } from 'y-protocols/awareness'
@@ -25,12 +30,18 @@ import { PRESENCE_FANOUT_BYTE_BURST, PRESENCE_FANOUT_BYTES_PER_SECOND } from './
 /** One client's presence as a connection sent it: its clock (from the message), state, and JSON size. */
 export type PresenceState = { clock: number; state: Record<string, unknown>; bytes: number }
 
+/** One client's presence as its message carried it: its clock and the state's JSON bytes, not parsed. */
+export type RawPresence = { clock: number; json: Uint8Array }
+
+/** What waits for a client: a checked state, or a message's text not yet parsed. */
+export type WaitingPresence = PresenceState | RawPresence
+
 type Queue = { connections: Set<Connection>; timer?: ReturnType<typeof setTimeout> }
 
 export class PresencePacer {
   private readonly shares = new UserShares(PRESENCE_FANOUT_BYTES_PER_SECOND, PRESENCE_FANOUT_BYTE_BURST)
   /** Per connection, the newest state of each of its clientIds that waits for its user's share. */
-  private readonly waiting = new WeakMap<Connection, Map<number, PresenceState>>()
+  private readonly waiting = new WeakMap<Connection, Map<number, WaitingPresence>>()
   /** Per user, their connections with states waiting, in the order they began to wait. */
   private readonly queues = new Map<string, Queue>()
 
@@ -39,6 +50,14 @@ export class PresencePacer {
       metrics: Metrics
       /** Whether a connection may still set presence (open, in its document, not refused). */
       live(connection: Connection): boolean
+      /**
+       * What waits, checked and ready to apply (a raw state parsed, `user` the server's); undefined when
+       * the connection was refused for it (nothing of it is applied).
+       */
+      prepare(
+        connection: Connection,
+        states: Map<number, WaitingPresence>,
+      ): Map<number, PresenceState> | undefined
     },
   ) {}
 
@@ -49,11 +68,23 @@ export class PresencePacer {
    */
   admit(connection: Connection, userId: string, states: Map<number, PresenceState>): boolean {
     if (states.size === 0) return true
-    const waiting = this.waiting.get(connection)
-    if (!waiting && this.shares.owedMs(userId) === 0 && !this.queues.has(userId)) {
+    if (!this.holding(connection, userId)) {
       this.shares.spend(userId, this.price(connection.document, states))
       return true
     }
+    this.hold(connection, userId, states)
+    return false
+  }
+
+  /** Whether a change of the connection's presence would wait now (its user's share is owed, or theirs wait). */
+  holding(connection: Connection, userId: string): boolean {
+    return this.waiting.has(connection) || this.shares.owedMs(userId) > 0 || this.queues.has(userId)
+  }
+
+  /** Keeps `states` to apply once the user's share allows, replacing what waited for the same clientIds. */
+  hold(connection: Connection, userId: string, states: Map<number, WaitingPresence>): void {
+    if (states.size === 0) return
+    const waiting = this.waiting.get(connection)
     if (waiting) for (const [clientId, state] of states) waiting.set(clientId, state)
     else this.waiting.set(connection, new Map(states))
     this.deps.metrics.editorPaced.inc({ by: 'presence' })
@@ -64,7 +95,6 @@ export class PresencePacer {
     }
     queue.connections.add(connection)
     this.schedule(userId, queue)
-    return false
   }
 
   /** The connection's clients that left presence: what they had waiting is dropped. */
@@ -108,9 +138,11 @@ export class PresencePacer {
         return
       }
       queue.connections.delete(connection)
-      const states = this.waiting.get(connection)
+      const waiting = this.waiting.get(connection)
       this.waiting.delete(connection)
-      if (!states || states.size === 0 || !this.deps.live(connection)) continue
+      if (!waiting || waiting.size === 0 || !this.deps.live(connection)) continue
+      const states = this.deps.prepare(connection, waiting)
+      if (!states || states.size === 0) continue
       this.shares.spend(userId, this.price(connection.document, states))
       applyAwarenessUpdate(connection.document.awareness, encodeStates(states), {
         source: 'connection',

@@ -9,7 +9,8 @@
  * Asserted: what a presence flood makes the server send is within the user's share at every moment
  * (PRESENCE_FANOUT_*, priced at a state's bytes times the document's connections); the newest state of
  * each of the flooder's clients still arrives (presence is shown late, never lost); the server keeps at
- * most one waiting state per client; another person's presence is not queued behind the flood; and a user's
+ * most one waiting state per client; states that wait are parsed once, when applied, not as they arrive
+ * (Hocuspocus parsed every one sent); another person's presence is not queued behind the flood; and a user's
  * connections to one document stop at MAX_DOCUMENT_CONNECTIONS_PER_USER, with the reason.
  */
 import { describe, expect, test } from 'bun:test'
@@ -58,7 +59,7 @@ describe('red team: presence floods and connection counts', () => {
     ;({ server, handle } = share)
   })
 
-  test('a presence flood reaches others within the user share at every moment; the newest states arrive; others are not queued behind it', async () => {
+  test('a presence flood reaches others within the user share at every moment; the newest states arrive; others are not queued behind it; states that wait are parsed only when applied', async () => {
     const owner = await userWithToken(server, handle('presence-owner'))
     const flooder = await userWithToken(server, handle('presence-flooder'))
     const listener = await userWithToken(server, handle('presence-listener'))
@@ -98,12 +99,24 @@ describe('red team: presence floods and connection counts', () => {
 
     // Each flooder sends its four clients' states of ~7 KB fifty times a second for 3 s: ~5.6 MB/s to
     // each listener unpaced, against a share of ~0.2 MB/s each.
-    const pad = 'x'.repeat(7_000)
+    const pad = `flood-pad-${'x'.repeat(6_990)}`
     const clientsOf = (s: number) =>
       Array.from({ length: MAX_AWARENESS_CLIENTS_PER_CONNECTION }, (_, c) => 1_000_000 + s * 10 + c)
     let clock = 0
     let waitingSeen = 0
     let othersSeenWhileWaiting = false
+    // The flood's states parsed by the server (the providers in this process parse what they are sent):
+    // Hocuspocus parses every state of every message it handles, so before states past the share were
+    // kept as their text, each state sent was parsed.
+    const parse = JSON.parse
+    let floodParses = 0
+    JSON.parse = ((text: string, reviver?: Parameters<typeof parse>[1]) => {
+      if (typeof text === 'string' && text.includes('flood-pad-')) {
+        const stack = new Error().stack ?? ''
+        if (/hocuspocus-server|awareness-guard/.test(stack)) floodParses++
+      }
+      return parse(text, reviver)
+    }) as typeof JSON.parse
     started = performance.now()
     while (performance.now() - started < 3_000) {
       clock++
@@ -131,6 +144,7 @@ describe('red team: presence floods and connection counts', () => {
       await Bun.sleep(20)
     }
     const last = clock
+    const sentStates = last * flooders.length * MAX_AWARENESS_CLIENTS_PER_CONNECTION
 
     // Every state the server keeps waiting is the newest of its client: one per client at most.
     expect(waitingSeen).toBeGreaterThan(0)
@@ -148,6 +162,11 @@ describe('red team: presence floods and connection counts', () => {
       'the newest presence of every flooding client',
     )
     expect(othersSeenWhileWaiting).toBe(true)
+    JSON.parse = parse
+    // States past the share were kept as their text and parsed once each, when applied: the burst's
+    // messages and one connection's four states a release (~150 in 3 s by the share), not every one sent.
+    expect(floodParses).toBeGreaterThan(0)
+    expect(floodParses).toBeLessThan(sentStates / 4)
 
     // At every moment, what a listener was sent times the connections it was sent to is within the share
     // (the burst, then its rate), give or take one message (the last one applied may overdraw it) and the
