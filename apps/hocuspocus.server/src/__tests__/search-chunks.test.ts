@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { seededRandom } from '@collab/doc-schema/test-builders'
-import { searchChunks } from '../documents/search-chunks.ts'
+import { searchChunks, searchChunksInSlices } from '../documents/search-chunks.ts'
 import { SEARCH_CHUNK_MAX_CHARS, SEARCH_CHUNK_MIN_CHARS, SEARCH_CHUNK_OVERLAP_CHARS } from '../limits.ts'
 
 const WORDS = ['harbour', 'keeper', 'lamp', 'storm', 'ledger', 'signal', 'tide', 'the', 'of', 'a', 'beacon']
@@ -97,5 +97,26 @@ describe('search chunks', () => {
     const chunks = searchChunks('T', `${part}\n${part}\n${part}`)
     expect(new Set(chunks.map((chunk) => chunk.key)).size).toBe(chunks.length)
     expect(chunks.map((chunk) => chunk.n)).toEqual(chunks.map((_, n) => n))
+  })
+
+  test('found in slices, they are the same chunks, with turns of the event loop between them', async () => {
+    const part = prose(150_000, 5)
+    for (const text of [prose(900_000, 6), `${part}\n${part}`, 'short', '', 'x'.repeat(200_000)]) {
+      // A turn counted each time the event loop gets one while the chunks are found.
+      let turns = 0
+      let done = false
+      const tick = () => {
+        if (done) return
+        turns++
+        setImmediate(tick)
+      }
+      setImmediate(tick)
+      const sliced = await searchChunksInSlices('T', text, 0)
+      done = true
+      const whole = searchChunks('T', text)
+      expect(sliced).toEqual(whole)
+      // A slice of 0 ms: a turn after every chunk (the tick's first turn comes with the first of them).
+      expect(turns).toBeGreaterThanOrEqual(whole.length - 1)
+    }
   })
 })

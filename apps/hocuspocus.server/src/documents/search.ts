@@ -26,7 +26,7 @@ import {
 } from '../limits.ts'
 import { readableBy, withMembership } from './access.ts'
 import type { DocumentRow } from './rows.ts'
-import { searchChunks } from './search-chunks.ts'
+import { searchChunks, searchChunksInSlices } from './search-chunks.ts'
 import { type ParsedQuery, parseTerms } from './search-query.ts'
 import {
   documentMatchSql,
@@ -71,6 +71,11 @@ export function searchVectorSql(title: string): Prisma.Sql {
  */
 export function documentSearchChunks(title: string, text: string) {
   return searchChunks(storableText(title), cutText(storableText(text), MAX_FIND_TEXT_CHARS))
+}
+
+/** The same, with a turn of the event loop every `sliceMs` (searchChunksInSlices). */
+export function documentSearchChunksInSlices(title: string, text: string, sliceMs: number) {
+  return searchChunksInSlices(storableText(title), cutText(storableText(text), MAX_FIND_TEXT_CHARS), sliceMs)
 }
 
 /** A listed document (its `room` is how find_sections opens the content; never shown) and the caller's role. */

@@ -17,7 +17,7 @@ import { type Author, unionAuthors } from './history-authors.ts'
 import { AUTOMATIC_REASONS, insertVersion, type VersionReason, type VersionRequest } from './history-store.ts'
 import type { RecentStates } from './recent-states.ts'
 import { documentSearchChunks, searchVectorSql } from './search.ts'
-import { writeSearchChunks } from './search-chunks.ts'
+import { type SearchChunk, writeSearchChunks } from './search-chunks.ts'
 import { readSnapshotState, STATE_SLICE_BYTES } from './sliced-read.ts'
 
 export { STATE_SLICE_BYTES }
@@ -131,19 +131,33 @@ export async function appendUpdate(
  * What is derived from the content for listings and search: the title and the plain text, and when the
  * content they describe last changed (moves the content-updated time forward; omitted: left as it is).
  */
-export type DerivedContent = { title: string; text: string; changedAt?: Date }
+export type DerivedContent = {
+  title: string
+  text: string
+  changedAt?: Date
+  /**
+   * The search chunks of derivedTitle(`title`) and `text` (documentSearchChunks), when made already (in
+   * slices, before the transaction).
+   */
+  chunks?: readonly SearchChunk[]
+}
 
 /**
  * Writes the title (its first heading, cut) and the search columns (documents/search.ts: the full-text
  * vector and the text phrase search matches). `text`: readPlainText of the content, at most
  * MAX_FIND_TEXT_CHARS (more is cut).
  */
+/** The title writeDerived stores for a document whose first heading is `title` (cut; "Untitled" when empty). */
+export function derivedTitle(title: string): string {
+  return cutText(storableText(title).trim(), MAX_TITLE_CHARS) || UNTITLED
+}
+
 export async function writeDerived(
   tx: Prisma.TransactionClient,
   documentId: string,
   content: DerivedContent,
 ): Promise<void> {
-  const title = cutText(storableText(content.title).trim(), MAX_TITLE_CHARS) || UNTITLED
+  const title = derivedTitle(content.title)
   const changed = content.changedAt
     ? Prisma.sql`, content_updated_at = GREATEST(content_updated_at, ${content.changedAt})`
     : Prisma.empty
@@ -151,7 +165,7 @@ export async function writeDerived(
   await tx.$executeRaw`
     UPDATE documents SET title = ${title}, ${searchVectorSql(title)}${changed}
      WHERE id = ${documentId}::uuid`
-  await writeSearchChunks(tx, documentId, documentSearchChunks(title, content.text))
+  await writeSearchChunks(tx, documentId, content.chunks ?? documentSearchChunks(title, content.text))
 }
 
 export async function storeContent(

@@ -10,12 +10,15 @@ import * as Y from 'yjs'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
+import { SEARCH_CHUNK_SLICE_MS } from '../limits.ts'
 import type { Author } from './history-authors.ts'
 import { recentStatesOf } from './recent-states.ts'
+import { documentSearchChunksInSlices } from './search.ts'
 import { bytesOfBase64, readSnapshotState, STATE_SLICE_BYTES } from './sliced-read.ts'
 import {
   appendUpdate,
   type DerivedContent,
+  derivedTitle,
   type StoredContent,
   type StoreOptions,
   storeContent,
@@ -227,7 +230,15 @@ export function createStoredContent(
 
     /** Writes the title and search columns and chunks derived from the live content (one transaction). */
     async refreshDerived(documentId: string, content: DerivedContent): Promise<void> {
-      await prisma.$transaction((tx) => writeDerived(tx, documentId, content), CONTENT_TRANSACTION)
+      // Chunked before the transaction, a turn of the event loop between pieces: in it, PGlite's one
+      // session would wait for the slices too.
+      const chunks =
+        content.chunks ??
+        (await documentSearchChunksInSlices(derivedTitle(content.title), content.text, SEARCH_CHUNK_SLICE_MS))
+      await prisma.$transaction(
+        (tx) => writeDerived(tx, documentId, { ...content, chunks }),
+        CONTENT_TRANSACTION,
+      )
       forgetResolutions(documentId) // the title may have changed
     },
   }

@@ -10,7 +10,14 @@ import {
   reassignDuplicateIds,
   renderSection,
 } from '../index.ts'
-import { holdsNoElement, lastSection, locateSections } from '../sections/section-index.ts'
+import {
+  holdsNoElement,
+  LOCATE_STEP_CHILDREN,
+  lastSection,
+  locateSections,
+  locateSectionsInSteps,
+} from '../sections/section-index.ts'
+import { outlineMeasureSteps } from '../sections/stored-totals.ts'
 import { safeCut } from '../text-cut.ts'
 import { cloneDocument, expectOk, loadDocument, UNICODE_WORDS } from './fixtures.ts'
 import { runs } from './property-runs.ts'
@@ -139,6 +146,26 @@ describe('lastSection', () => {
     fragment.delete(0, fragment.length)
     expect(lastSection(fragment)).toBeUndefined()
     expect(holdsNoElement(fragment)).toBe(true)
+  })
+})
+
+describe('locating in steps', () => {
+  test('pauses every LOCATE_STEP_CHILDREN blocks and finds what one walk finds; measuring pauses while locating', () => {
+    // A document of 2.5 × LOCATE_STEP_CHILDREN blocks: sections of a heading and four paragraphs.
+    const parts: string[] = []
+    for (let i = 0; parts.length * 5 < LOCATE_STEP_CHILDREN * 2.5; i++)
+      parts.push(`## Part ${i}\n\none ${i}\n\ntwo\n\nthree\n\nfour`)
+    const { fragment } = loadDocument('Doc', parts.join('\n\n'))
+    const steps = locateSectionsInSteps(fragment)
+    let pauses = 0
+    let step = steps.next()
+    for (; !step.done; step = steps.next()) pauses++
+    expect(pauses).toBe(Math.floor((fragment.length - 1) / LOCATE_STEP_CHILDREN))
+    expect(pauses).toBeGreaterThanOrEqual(2)
+    expect(step.value).toEqual(locateSections(fragment))
+    // The measuring's first steps are the locating's pauses, each measuring nothing (false).
+    const measuring = outlineMeasureSteps(fragment)
+    for (let i = 0; i < pauses; i++) expect(measuring.next()).toEqual({ value: false, done: false })
   })
 })
 

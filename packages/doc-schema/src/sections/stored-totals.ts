@@ -16,7 +16,7 @@
 import type * as Y from 'yjs'
 import { liveOutline, memoMeasureSteps, memoSectionTotal, memoTotalKnown } from './live-memo.ts'
 import { headingTree, type OutlineNode } from './outline.ts'
-import { headingTitle, locateSections } from './section-index.ts'
+import { headingTitle, locateSections, locateSectionsInSteps } from './section-index.ts'
 import { sectionStats } from './section-rev.ts'
 import { elementReadLength, type StoredSectionRev, sectionReadLength, totalKey } from './section-total.ts'
 
@@ -90,9 +90,9 @@ export function liveOutlineWithTotals(fragment: Y.XmlFragment): StoredOutlineNod
  * is known is not rendered, so a document loaded and read costs nothing here, and an edited section is not
  * hashed for its new rev here either (called after every store, that would hash a section being typed into
  * over and over): its unmeasured elements are measured, the rev is left to whoever needs it. Sections
- * are located at the start; a caller pauses between steps as it likes (an element deleted meanwhile is
- * skipped). A step yields true when it measured a heading or block, false when it only found a section's
- * total known.
+ * are located at the start, in steps; a caller pauses between steps as it likes (an element deleted
+ * meanwhile is skipped). A step yields true when it measured a heading or block, false when it only found
+ * a section's total known or located a stretch of blocks.
  */
 export function* outlineMeasureSteps(
   fragment: Y.XmlFragment,
@@ -103,7 +103,11 @@ export function* outlineMeasureSteps(
    */
   maxItems?: number,
 ): Generator<boolean, void, undefined> {
-  for (const section of locateSections(fragment)) {
+  // Located in steps too (a pause every LOCATE_STEP_CHILDREN blocks, measuring nothing).
+  const located = locateSectionsInSteps(fragment)
+  let step = located.next()
+  for (; !step.done; step = located.next()) yield false
+  for (const section of step.value) {
     if (memoTotalKnown(fragment, section)) {
       // Telling that a section's total is known describes it, which hashes it when the memo has no rev
       // for it yet (after a load whose log held updates: every section, ~37 ms in one piece for a 1.9 MiB
