@@ -126,6 +126,7 @@ export {
   storedRevs,
   storedTotals,
 } from './sections/stored-totals.ts'
+export { finishSteps } from './steps.ts'
 export {
   SUGGESTION_DELETE,
   SUGGESTION_INSERT,

@@ -1,4 +1,5 @@
 import * as Y from 'yjs'
+import { finishSteps } from './steps.ts'
 import { searchBlockText } from './yjs/plain-text.ts'
 
 /** Text of the first heading (the title), '' when the document has none. */
@@ -15,8 +16,7 @@ export function readTitle(fragment: Y.XmlFragment): string {
  * block): the search index only keeps a prefix, so a large document need not be read to its end.
  */
 export function readPlainText(fragment: Y.XmlFragment, maxChars = Number.POSITIVE_INFINITY): string {
-  const walk = plainTextWalk(fragment, maxChars)
-  for (let step = walk.next(); ; step = walk.next()) if (step.done) return step.value
+  return finishSteps(plainTextWalk(fragment, maxChars))
 }
 
 /**

@@ -64,6 +64,8 @@ import {
   type WaitingPresence,
 } from './presence-pacer.ts'
 
+const UTF8 = new TextDecoder()
+
 /** A WebSocket close reason holds at most 123 bytes. */
 const MAX_REASON_CHARS = 120
 
@@ -346,7 +348,7 @@ export class AwarenessGuard implements Extension {
       }
       let state: unknown
       try {
-        state = JSON.parse(new TextDecoder().decode(presence.json))
+        state = JSON.parse(UTF8.decode(presence.json))
       } catch {
         this.refuse(connection, {
           code: EDITOR_REFUSED_CODE,

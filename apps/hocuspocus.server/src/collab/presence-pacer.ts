@@ -17,8 +17,9 @@
  *
  * A message that comes while its user's states wait anyway (`holding`) is kept as it came, its states'
  * JSON bytes not decoded (`hold`), and handed to Hocuspocus without them (awareness-guard.ts): a flood
- * past the share costs a read of its entries' lengths and a copy of its states' bytes per message, not
- * Hocuspocus's scratch document, a decode, two parses and two encodes. What waits is parsed and checked (`prepare`, the guard's checks) only when it is applied.
+ * past the share costs a read of its entries' lengths per message, not Hocuspocus's scratch document, a
+ * decode, two parses and two encodes. What waits is parsed and checked (`prepare`, the guard's checks)
+ * only when it is applied.
  */
 import type { Connection, Document } from '@hocuspocus/server'
 import { applyAwarenessUpdate } from 'y-protocols/awareness'

@@ -15,6 +15,7 @@
  * `n` (the order snippets look in) is rewritten alone when chunks before it split or merge.
  */
 import { createHash } from 'node:crypto'
+import { finishSteps } from '@collab/doc-schema'
 import type { Prisma } from '../db/generated/client.ts'
 import { forgetLargeParameters } from '../db/statement-history.ts'
 import { SEARCH_CHUNK_MAX_CHARS, SEARCH_CHUNK_MIN_CHARS, SEARCH_CHUNK_OVERLAP_CHARS } from '../limits.ts'
@@ -99,11 +100,7 @@ const keyOf = (prefixChars: number, body: string) =>
 
 /** The chunks of a document whose title and text are given (both already storable and cut). */
 export function searchChunks(title: string, text: string): SearchChunk[] {
-  const steps = chunkSteps(title, text)
-  for (;;) {
-    const step = steps.next()
-    if (step.done) return step.value
-  }
+  return finishSteps(chunkSteps(title, text))
 }
 
 /**

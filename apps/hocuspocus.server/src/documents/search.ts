@@ -70,13 +70,19 @@ export function searchVectorSql(title: string): Prisma.Sql {
  * MAX_FIND_TEXT_CHARS characters, as PostgreSQL can store them.
  */
 export function documentSearchChunks(title: string, text: string) {
-  return searchChunks(storableText(title), cutText(storableText(text), MAX_FIND_TEXT_CHARS))
+  return searchChunks(...searchInput(title, text))
 }
 
 /** The same, with a turn of the event loop every `sliceMs` (searchChunksInSlices). */
 export function documentSearchChunksInSlices(title: string, text: string, sliceMs: number) {
-  return searchChunksInSlices(storableText(title), cutText(storableText(text), MAX_FIND_TEXT_CHARS), sliceMs)
+  return searchChunksInSlices(...searchInput(title, text), sliceMs)
 }
+
+/** What the chunks are made of: the title and text as PostgreSQL can store them, the text cut. */
+const searchInput = (title: string, text: string): [string, string] => [
+  storableText(title),
+  cutText(storableText(text), MAX_FIND_TEXT_CHARS),
+]
 
 /** A listed document (its `room` is how find_sections opens the content; never shown) and the caller's role. */
 export type FoundRow = Omit<DocumentRow, 'deletedAt' | 'createdAt' | 'updatedAt'> & {

@@ -142,16 +142,16 @@ export type DerivedContent = {
   chunks?: readonly SearchChunk[]
 }
 
-/**
- * Writes the title (its first heading, cut) and the search columns (documents/search.ts: the full-text
- * vector and the text phrase search matches). `text`: readPlainText of the content, at most
- * MAX_FIND_TEXT_CHARS (more is cut).
- */
 /** The title writeDerived stores for a document whose first heading is `title` (cut; "Untitled" when empty). */
 export function derivedTitle(title: string): string {
   return cutText(storableText(title).trim(), MAX_TITLE_CHARS) || UNTITLED
 }
 
+/**
+ * Writes the title (its first heading, cut) and the search columns (documents/search.ts: the full-text
+ * vector and the text phrase search matches). `text`: readPlainText of the content, at most
+ * MAX_FIND_TEXT_CHARS (more is cut).
+ */
 export async function writeDerived(
   tx: Prisma.TransactionClient,
   documentId: string,

@@ -1,6 +1,7 @@
 import * as Y from 'yjs'
 import { isHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR } from '../limits.ts'
+import { finishSteps } from '../steps.ts'
 import { blockPlainText } from '../yjs/plain-text.ts'
 import { sectionRev } from './section-rev.ts'
 
@@ -31,11 +32,7 @@ export type SectionInfo = {
 
 /** Every section in document order, from one `toArray()` walk of the top level (no conversion). */
 export function locateSections(fragment: Y.XmlFragment): LocatedSection[] {
-  const steps = locateSectionsInSteps(fragment)
-  for (;;) {
-    const step = steps.next()
-    if (step.done) return step.value
-  }
+  return finishSteps(locateSectionsInSteps(fragment))
 }
 
 /** Top-level children located between two pauses of locateSectionsInSteps. */
