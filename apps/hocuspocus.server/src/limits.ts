@@ -32,13 +32,6 @@ export const SEARCH_CHUNK_MIN_CHARS = 16_384
 export const SEARCH_CHUNK_MAX_CHARS = 65_536
 
 /**
- * A live document's search chunks are found (their ends, their keys hashed) with a turn of the event loop
- * whenever this many ms have gone (documents/search-chunks.ts searchChunksInSlices): a million characters
- * took 10-23 ms in one piece after each refresh of a 5 MiB document being typed into.
- */
-export const SEARCH_CHUNK_SLICE_MS = 4
-
-/**
  * Characters each chunk after the first repeats from the end of the one before, so a term or phrase across
  * a boundary is whole in one chunk: more than a query's MAX_QUERY_CHARS (200) with white space between its
  * words, and a snippet's lead.

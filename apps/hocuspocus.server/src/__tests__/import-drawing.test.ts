@@ -3,7 +3,8 @@
  * apps/hocuspocus.server/src counts, type-only ones too (a type import still ties the importer to the
  * imported file's shape). Layers, lowest first:
  *
- * - base: the services' limits, logging, metrics, the database, loopback, the per-user shares, access-change events
+ * - base: the services' limits, logging, metrics, the database, loopback, the event loop's turns (turns.ts),
+ *   the per-user shares, access-change events
  * - domain: documents/, chat/, the stores of auth/ (users, tokens and their scopes, passwords, accounts)
  *   and services.ts, which builds them
  * - edge: what serves them to the outside: collab/ (Hocuspocus), http/ (Hono), the rest of auth/ (sign-in
@@ -20,7 +21,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 const SRC = resolve(import.meta.dir, '..')
 
 const LAYERS: ReadonlyArray<readonly [name: string, files: RegExp]> = [
-  ['base', /^(limits|logger|metrics|loopback|user-shares|access-changes)\.ts$|^db\//],
+  ['base', /^(limits|logger|metrics|loopback|turns|user-shares|access-changes)\.ts$|^db\//],
   [
     'domain',
     /^(documents|chat)\/|^services\.ts$|^auth\/(users|tokens|scopes|passwords|accounts|account-lock|shared-state)\.ts$/,

@@ -55,6 +55,7 @@ import { messageYjsSyncStep1, messageYjsSyncStep2, messageYjsUpdate } from 'y-pr
 import * as Y from 'yjs'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
+import { nextTurn } from '../turns.ts'
 import { UserShares } from '../user-shares.ts'
 import type { ConnectionContext } from './context.ts'
 import { EDITOR_REFUSED_CODE, EDITOR_TOO_LARGE_CODE, readMessage } from './editor-message.ts'
@@ -486,7 +487,7 @@ export class EditorBoundary implements Extension {
     if (wait > 0) {
       this.deps.metrics.editorPaced.inc({ by: 'sync' })
       await Bun.sleep(wait)
-    } else if (bytes >= SYNC_ANSWER_TURN_BYTES) await new Promise((resolve) => setImmediate(resolve))
+    } else if (bytes >= SYNC_ANSWER_TURN_BYTES) await nextTurn()
   }
 
   /** For tests: how long a user's next message would wait for their share (ms; 0 when it lasts). */

@@ -36,6 +36,7 @@ import type { LoadedParts } from '../documents/stored-content.ts'
 import { adoptStoredOutline, applyStored } from '../documents/stored-parts.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
+import { runInSlices } from '../turns.ts'
 import { Compaction } from './persistence/compaction.ts'
 import { StoreFaults } from './persistence/faults.ts'
 import { flushLoaded } from './persistence/flush.ts'
@@ -46,12 +47,7 @@ import { StoreRetries } from './persistence/retry.ts'
 import { TitleSearchRefresh } from './persistence/title-search.ts'
 import { VersionPolicy } from './persistence/versions.ts'
 import { WriteGate } from './persistence/write-gate.ts'
-import {
-  COMPACT_AFTER_UPDATES,
-  LOAD_IN_PARTS_BYTES,
-  LOAD_TURN_MS,
-  SEARCH_REFRESH_MS,
-} from './store-policy.ts'
+import { COMPACT_AFTER_UPDATES, LOAD_IN_PARTS_BYTES, SEARCH_REFRESH_MS } from './store-policy.ts'
 
 /**
  * Applies a part of a load to a document nobody sees yet without its 'update' listeners (Hocuspocus's own,
@@ -152,9 +148,9 @@ export class PersistenceExtension implements Extension {
 
   /**
    * Applies the stored content to the document being loaded: at once when small, else in parts split on
-   * the documents' worker (LOAD_IN_PARTS_BYTES), parts for at most LOAD_TURN_MS a turn of the event loop,
-   * so a load of megabytes never holds other clients for long (nobody sees the document before its load
-   * ends). When
+   * the documents' worker (LOAD_IN_PARTS_BYTES), applied in slices of the event loop's turns (turns.ts: parts
+   * applied quickly need not each wait for a turn, a slow one holds others for one part only), so a load of
+   * megabytes never holds other clients for long (nobody sees the document before its load ends). When
    * the worker refuses (its queue is full, its deadline passed), it is applied at once as before.
    */
   private async applyLoaded(document: Document, read: LoadedParts): Promise<LoadedParts> {
@@ -177,14 +173,13 @@ export class PersistenceExtension implements Extension {
     const empty = document.store.clients.size === 0
     // Kept for editors' sync answers, made on the worker from them (persistence/loaded-updates.ts).
     this.loadedUpdates.keep(document, parts.value)
-    let turn = performance.now()
-    for (const part of parts.value) {
-      if (performance.now() - turn >= LOAD_TURN_MS) {
-        await new Promise((resolve) => setImmediate(resolve))
-        turn = performance.now()
+    const applying = function* () {
+      for (const part of parts.value) {
+        applyUnheard(document, part)
+        yield
       }
-      applyUnheard(document, part)
     }
+    await runInSlices(applying())
     adoptStoredOutline(document, loaded, empty)
     this.deps.metrics.documentLoadsInParts.inc()
     return loaded

@@ -10,12 +10,6 @@ export const COMPACT_MIN_LOG_BYTES = 256 * 1024
 /** How often, at most, the title and search text are rewritten while a document changes (ms). */
 export const SEARCH_REFRESH_MS = 5_000
 /**
- * Longest piece of a refresh's walk of the live document for its search text on the event loop; the walk
- * goes on in the next turn. Whole, the walk of a large document's first MAX_FIND_TEXT_CHARS characters
- * held every other client at once for tens of ms (more on a loaded machine).
- */
-export const SEARCH_WALK_SLICE_MS = 8
-/**
  * A refresh of the title and search text waits at least this many times as long as reading them from the
  * live document took (a walk of the document on the server's thread), so it takes at most 1% of that
  * thread's time while a very large document is typed into without pause.
@@ -34,9 +28,3 @@ export const SEARCH_REFRESH_DB_DUTY = 10
  * CPU per MiB there (8 MiB: 275 ms, several times that on a loaded machine), which held every client.
  */
 export const LOAD_IN_PARTS_BYTES = 1024 * 1024
-/**
- * A load's parts (worker/split.ts LOAD_PART_BYTES) are applied back to back for at most this long, then
- * the event loop takes a turn for other clients: parts applied quickly (~1 ms each on a quiet machine)
- * need not each wait for a turn, and a slow one (a loaded machine) holds others for one part only.
- */
-export const LOAD_TURN_MS = 8

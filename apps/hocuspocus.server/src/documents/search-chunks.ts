@@ -19,6 +19,7 @@ import { finishSteps } from '@collab/doc-schema'
 import type { Prisma } from '../db/generated/client.ts'
 import { forgetLargeParameters } from '../db/statement-history.ts'
 import { SEARCH_CHUNK_MAX_CHARS, SEARCH_CHUNK_MIN_CHARS, SEARCH_CHUNK_OVERLAP_CHARS } from '../limits.ts'
+import { runInSlices } from '../turns.ts'
 
 export type SearchChunk = {
   /** Hash of `prefixChars` and `body`: a chunk with the same key has the same text. */
@@ -104,24 +105,12 @@ export function searchChunks(title: string, text: string): SearchChunk[] {
 }
 
 /**
- * The same chunks as searchChunks, with a turn of the event loop whenever `sliceMs` have gone since the
- * last (between chunks): a million characters' ends and keys held the event loop 10-23 ms in one piece
+ * The same chunks as searchChunks, in slices of the event loop's turns (turns.ts; a pause between
+ * chunks): a million characters' ends and keys held the event loop 10-23 ms in one piece
  * after each refresh of a 5 MiB document being typed into (profiled, bench/notes.md).
  */
-export async function searchChunksInSlices(
-  title: string,
-  text: string,
-  sliceMs: number,
-): Promise<SearchChunk[]> {
-  const steps = chunkSteps(title, text)
-  let sliceStart = performance.now()
-  for (;;) {
-    const step = steps.next()
-    if (step.done) return step.value
-    if (performance.now() - sliceStart < sliceMs) continue
-    await new Promise((resolve) => setImmediate(resolve))
-    sliceStart = performance.now()
-  }
+export async function searchChunksInSlices(title: string, text: string): Promise<SearchChunk[]> {
+  return (await runInSlices(chunkSteps(title, text)))!.value
 }
 
 /** searchChunks one chunk a step (its end found and its key hashed). */

@@ -73,9 +73,9 @@ export function documentSearchChunks(title: string, text: string) {
   return searchChunks(...searchInput(title, text))
 }
 
-/** The same, with a turn of the event loop every `sliceMs` (searchChunksInSlices). */
-export function documentSearchChunksInSlices(title: string, text: string, sliceMs: number) {
-  return searchChunksInSlices(...searchInput(title, text), sliceMs)
+/** The same, in slices of the event loop's turns (searchChunksInSlices). */
+export function documentSearchChunksInSlices(title: string, text: string) {
+  return searchChunksInSlices(...searchInput(title, text))
 }
 
 /** What the chunks are made of: the title and text as PostgreSQL can store them, the text cut. */

@@ -9,6 +9,7 @@
  * each. The mirror of store.ts's sliced writes.
  */
 import { Prisma, type PrismaClient } from '../db/generated/client.ts'
+import { nextTurn } from '../turns.ts'
 import type { RecentStates } from './recent-states.ts'
 
 /**
@@ -22,8 +23,6 @@ type Db = Prisma.TransactionClient | PrismaClient
 
 /** Reads the document's snapshot again when it changed between slices, at most this many times in all. */
 const SLICED_READ_ATTEMPTS = 3
-
-const turn = () => new Promise((resolve) => setImmediate(resolve))
 
 /** A base64 text (whitespace, as PostgreSQL's encode() writes it, allowed) as bytes. */
 export function bytesOfBase64(text: string): Uint8Array {
@@ -74,7 +73,7 @@ export async function readVersionState(db: Db, id: bigint, recent?: RecentStates
   const state = new Uint8Array(bytes)
   let filled = 0
   for (let from = 0; from < bytes; from += STATE_SLICE_BYTES) {
-    if (from > 0) await turn()
+    if (from > 0) await nextTurn()
     const { part } = await readStateSlice(db, { version: id }, from)
     filled += decodeSlice(state, part, from)
   }
@@ -117,7 +116,7 @@ export async function readSnapshotState(
     let filled = 0
     let same = true
     for (let from = 0; from < bytes && same; from += STATE_SLICE_BYTES) {
-      await turn()
+      await nextTurn()
       const row = await readStateSlice(db, { snapshot: documentId }, from)
       same = row.rowVersion === head.rowVersion
       if (same) filled += decodeSlice(state, row.part, from)

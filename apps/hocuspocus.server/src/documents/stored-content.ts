@@ -10,7 +10,6 @@ import * as Y from 'yjs'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
-import { SEARCH_CHUNK_SLICE_MS } from '../limits.ts'
 import type { Author } from './history-authors.ts'
 import { recentStatesOf } from './recent-states.ts'
 import { documentSearchChunksInSlices } from './search.ts'
@@ -233,8 +232,7 @@ export function createStoredContent(
       // Chunked before the transaction, a turn of the event loop between pieces: in it, PGlite's one
       // session would wait for the slices too.
       const chunks =
-        content.chunks ??
-        (await documentSearchChunksInSlices(derivedTitle(content.title), content.text, SEARCH_CHUNK_SLICE_MS))
+        content.chunks ?? (await documentSearchChunksInSlices(derivedTitle(content.title), content.text))
       await prisma.$transaction(
         (tx) => writeDerived(tx, documentId, { ...content, chunks }),
         CONTENT_TRANSACTION,

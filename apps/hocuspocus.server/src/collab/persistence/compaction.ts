@@ -26,15 +26,10 @@ import { VERSION_INTERVAL_MS } from '../../documents/store.ts'
 import { MAX_FIND_TEXT_CHARS, MIN_VERSION_INTERVAL_MS } from '../../limits.ts'
 import type { Logger } from '../../logger.ts'
 import type { Metrics } from '../../metrics.ts'
+import { runInSlices } from '../../turns.ts'
 import { COMPACT_MIN_LOG_BYTES } from '../store-policy.ts'
 import type { StoreFaults } from './faults.ts'
 import type { LoadedDocuments, Stored } from './loaded.ts'
-
-/**
- * How long measuring section totals before a compaction may hold the thread before other work runs:
- * rendering costs ~2–5 µs a character, so a document of megabytes is measured over seconds, in slices.
- */
-const MEASURE_SLICE_MS = 10
 
 /**
  * Blocks of at most this many Yjs items are measured on the event loop after a store (`outlineMeasureSteps`);
@@ -216,7 +211,7 @@ export class Compaction {
   /**
    * Renders the sections whose total the live document's outline memo does not know (`outlineMeasureSteps`:
    * after a load, those edited since the stored outline; later, the blocks an edit touched), one heading
-   * or block per step, letting other work run every MEASURE_SLICE_MS, so the compaction's outline carries
+   * or block per step, in slices of the event loop's turns (turns.ts), so the compaction's outline carries
    * every section's exact total (stored-totals.ts in doc-schema) and no read has to render a section to
    * name it; a block of more than MEASURE_MAX_ITEMS is left to the read that needs it (one step renders a
    * block whole, and cannot be sliced). Stops early, storing fewer totals, when the document closes meanwhile; a failure only leaves
@@ -225,13 +220,7 @@ export class Compaction {
   private async measure(document: Document): Promise<void> {
     try {
       const steps = outlineMeasureSteps(document.getXmlFragment(FRAGMENT_NAME), MEASURE_MAX_ITEMS)
-      let sliceStart = performance.now()
-      for (let step = steps.next(); !step.done; step = steps.next()) {
-        if (performance.now() - sliceStart < MEASURE_SLICE_MS) continue
-        await new Promise((resolve) => setImmediate(resolve))
-        if (this.loaded.closing || !this.loaded.isOpen(document.name)) return
-        sliceStart = performance.now()
-      }
+      await runInSlices(steps, () => !this.loaded.closing && this.loaded.isOpen(document.name))
     } catch (error) {
       this.deps.logger.warn({ err: error, room: document.name }, 'measuring section totals failed')
     }

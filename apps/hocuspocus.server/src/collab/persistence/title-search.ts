@@ -10,31 +10,21 @@ import { isDatabaseUnavailable } from '../../db/errors.ts'
 import type { DocumentsService } from '../../documents/service.ts'
 import { MAX_FIND_TEXT_CHARS } from '../../limits.ts'
 import type { Metrics } from '../../metrics.ts'
-import { SEARCH_REFRESH_DB_DUTY, SEARCH_REFRESH_DUTY, SEARCH_WALK_SLICE_MS } from '../store-policy.ts'
+import { runInSlices } from '../../turns.ts'
+import { SEARCH_REFRESH_DB_DUTY, SEARCH_REFRESH_DUTY } from '../store-policy.ts'
 import type { StoreFaults } from './faults.ts'
 import type { LoadedDocuments, Stored } from './loaded.ts'
 
 /**
  * The live document's search text (its first MAX_FIND_TEXT_CHARS characters) through its plain-text memo,
  * which reads again only the blocks changed since the last refresh (a large document's whole walk, every
- * refresh, was CPU in proportion to its size); what it reads, in pieces of at most SEARCH_WALK_SLICE_MS with
- * a turn of the event loop between them. `walkMs`: the time spent reading, not waiting (what the refresh's
- * duty counts). A change typed meanwhile is stored, which marks the derived text stale again, so a later
- * refresh reads it.
+ * refresh, was CPU in proportion to its size); what it reads, in slices of the event loop's turns
+ * (turns.ts). `walkMs`: the time spent reading, not waiting (what the refresh's duty counts). A change
+ * typed meanwhile is stored, which marks the derived text stale again, so a later refresh reads it.
  */
-async function walkInSlices(memo: PlainTextMemo, started: number): Promise<{ text: string; walkMs: number }> {
-  const walk = memo.walk(MAX_FIND_TEXT_CHARS)
-  let walkMs = 0
-  let sliceStart = started
-  for (;;) {
-    const step = walk.next()
-    const now = performance.now()
-    if (step.done) return { text: step.value, walkMs: walkMs + now - sliceStart }
-    if (now - sliceStart < SEARCH_WALK_SLICE_MS) continue
-    walkMs += now - sliceStart
-    await new Promise((resolve) => setImmediate(resolve))
-    sliceStart = performance.now()
-  }
+async function walkInSlices(memo: PlainTextMemo): Promise<{ text: string; walkMs: number }> {
+  const walked = (await runInSlices(memo.walk(MAX_FIND_TEXT_CHARS)))!
+  return { text: walked.value, walkMs: walked.busyMs }
 }
 
 export class TitleSearchRefresh {
@@ -87,11 +77,12 @@ export class TitleSearchRefresh {
     const memo = livePlainText(document.getXmlFragment(FRAGMENT_NAME))
     const started = performance.now()
     const title = memo.title()
-    const { text, walkMs } = await walkInSlices(memo, started)
+    const titleMs = performance.now() - started
+    const { text, walkMs } = await walkInSlices(memo)
     const walked = performance.now()
     try {
       await this.documents.refreshDerived(entry.documentId, { title, text, changedAt: entry.changedAt })
-      entry.derivedCostMs = { walk: walkMs, database: performance.now() - walked }
+      entry.derivedCostMs = { walk: titleMs + walkMs, database: performance.now() - walked }
       this.metrics.searchRefreshLatency.observe({}, (performance.now() - started) / 1000)
       this.faults.clear(document.name, 'derived')
     } catch (error) {

@@ -20,7 +20,7 @@ export const SPLIT_PART_BYTES = 128 * 1024
  * loop 40-65 ms each on a loaded machine (5-15 ms quiet), and others' edits waited behind them (the peer
  * bench's small document while the 5 MiB one is opened and typed into). In parts of 32 KiB (189 for that
  * document) the longest is ~10 ms quiet and the whole load no slower (288 → 259 ms quiet, applied back
- * to back); the event loop groups them into turns of LOAD_TURN_MS (persistence-extension.ts).
+ * to back); the event loop applies them in slices of its turns (turns.ts SLICE_MS, persistence-extension.ts).
  */
 export const LOAD_PART_BYTES = 32 * 1024
 

@@ -15,6 +15,7 @@ import {
   sectionMeasureSteps,
 } from '@collab/doc-schema'
 import { z } from 'zod'
+import { runInSlices } from '../../../turns.ts'
 import { stopIfCancelled } from '../infra/cancel.ts'
 import { INLINE_SECTION_READ_ITEMS, MAX_READ_CHARS } from '../limits.ts'
 import { escapeFrameContent, renderOutput } from '../render/frame.ts'
@@ -267,25 +268,14 @@ async function readPart<R extends { totalUnknown?: boolean }>(
 }
 
 /**
- * How long measuring a section for its total may hold the thread before it lets other work run: measuring
- * renders each block once (~2–5 µs a character), which for a section of megabytes takes seconds.
- */
-const MEASURE_SLICE_MS = 10
-
-/**
- * Runs the measuring steps of a section or chapter (`sectionMeasureSteps`: one heading or block each),
- * letting the event loop run every MEASURE_SLICE_MS, so other callers are answered meanwhile; a call
- * cancelled meanwhile stops there. One block is one step: a single block of megabytes is measured at once.
+ * Runs the measuring steps of a section or chapter (`sectionMeasureSteps`: one heading or block each) in
+ * slices of the event loop's turns (turns.ts; measuring renders each block once, ~2–5 µs a character,
+ * seconds for a section of megabytes), so other callers are answered meanwhile; a call cancelled meanwhile
+ * stops there. One block is one step: a single block of megabytes is measured at once.
  */
 async function measureInSlices(steps: Iterator<void>, ctx: ToolContext): Promise<void> {
   ctx.report?.stage('measuring the section once for its total (kept for later reads)')
-  let sliceStart = performance.now()
-  for (let step = steps.next(); !step.done; step = steps.next()) {
-    if (performance.now() - sliceStart < MEASURE_SLICE_MS) continue
-    await new Promise((resolve) => setImmediate(resolve))
-    stopIfCancelled(ctx.signal)
-    sliceStart = performance.now()
-  }
+  await runInSlices(steps, () => stopIfCancelled(ctx.signal))
 }
 
 /** Which blocks of one section a read showed, as the next-page note names them. */
