@@ -336,7 +336,7 @@ describe('totals stored beside the outline', () => {
     expect(measured.total).toBe(wholeSection(fragment, long.sectionId) + 'longer '.length)
   })
 
-  test("a copy that adopts the stored outline's revs names them without hashing; after a change, a section not read yet and the changed one are hashed", () => {
+  test("a copy that adopts the stored outline's revs names them without hashing; after a change, only the changed section is hashed", () => {
     const { doc, fragment } = loadDocument(
       'Doc',
       `## Long\n\n${Array.from({ length: 40 }, (_, i) => `Block ${i} with _emphasis_.`).join('\n\n')}\n\n## Short\n\nlast`,
@@ -368,7 +368,8 @@ describe('totals stored beside the outline', () => {
     const other = cloneDocument(doc)
     adoptRevs(other.fragment, new Map([[long!.sectionId, { rev: 'fromoutline1', size: 1, blocks: 3 }]]))
     expect(expectOk(renderSection(other.fragment, long!.sectionId, { maxChars: 200 })).rev).toBe(hashed.long)
-    // Any change drops the adopted revs, also those of the sections it did not touch and nobody read yet.
+    // A change drops the adopted rev of the section it lands in only (adopted-revs.test.ts has the rest):
+    // a section it did not touch and nobody read yet keeps its adopted rev, the changed one is hashed.
     const changed = cloneDocument(doc)
     adoptRevs(changed.fragment, revs)
     const shortCopy = locateSections(changed.fragment).find(
@@ -376,8 +377,11 @@ describe('totals stored beside the outline', () => {
     )!
     changed.doc.transact(() => (shortCopy.blocks[0]!.get(0) as Y.XmlText).insert(0, 'edited '))
     expect(expectOk(renderSection(changed.fragment, long!.sectionId, { maxChars: 200 })).rev).toBe(
-      hashed.long,
+      'fromoutline1',
     )
+    const editedShort = expectOk(renderSection(changed.fragment, short!.sectionId, { maxChars: 200 })).rev
+    expect(editedShort).not.toBe(hashed.short)
+    expect(editedShort).not.toBe(revs.get(short!.sectionId)!.rev)
     // An edit of a section read by its adopted rev hashes it again.
     const longCopy = locateSections(copy.fragment).find((section) => section.sectionId === long!.sectionId)!
     copy.doc.transact(() => (longCopy.blocks[0]!.get(0) as Y.XmlText).insert(0, 'edited '))

@@ -13,6 +13,7 @@
  */
 import * as Y from 'yjs'
 import type { DocNode } from '../doc-json.ts'
+import { HEADING_ID_ATTR } from '../limits.ts'
 import { blockMarkdownPrefix } from '../markdown/block-prefix.ts'
 import type { SerializeOptions } from '../markdown/blocks-to-mdast.ts'
 import { yElementTooDeep } from '../markdown/render-depth.ts'
@@ -195,24 +196,109 @@ export function adoptedTotal(fragment: Y.XmlFragment, rev: string, blockCount: n
 /** A section as a stored outline describes it: its rev and size, and its block count when its total was measured. */
 export type StoredSectionRev = { rev: string; size: number; blocks?: number }
 
-/** Revs adopted per fragment from a stored outline that describes its content (`adoptRevs`), by section id. */
-const adoptedRevs = new WeakMap<Y.XmlFragment, ReadonlyMap<string, StoredSectionRev>>()
+/**
+ * Revs adopted per fragment from a stored outline that describes its content (`adoptRevs`), by section id,
+ * with the ids of the sections changed since (whose adopted rev no longer holds).
+ */
+const adoptedRevs = new WeakMap<
+  Y.XmlFragment,
+  { revs: ReadonlyMap<string, StoredSectionRev>; changed: Set<string> }
+>()
 
 /**
  * Gives `fragment` the revs of the stored outline that describes exactly what it was decoded from (the
  * snapshot, with no update logged after it: `storedRevs`), so its outline memo describes a section by
  * them instead of hashing it: a cold read of a section names its rev (and, through it, its adopted total)
- * without a walk over the section's content. The revs are dropped at the fragment's first change (every
- * section is then hashed as before, the memo re-hashing only what changed).
+ * without a walk over the section's content. A change drops the rev of the section it lands in only
+ * (`sectionsChangedBy`): the first store after a large document is opened and typed into used to hash every
+ * section of it again (issue 30: ~150 ms of slices for 5 MiB, in the way of every other document's
+ * keystrokes), where one section changed.
  */
 export function adoptRevs(fragment: Y.XmlFragment, revs: ReadonlyMap<string, StoredSectionRev>): void {
   if (revs.size === 0) return
-  adoptedRevs.set(fragment, revs)
-  const drop = () => {
-    adoptedRevs.delete(fragment)
-    fragment.unobserveDeep(drop)
+  const adopted = { revs, changed: new Set<string>() }
+  adoptedRevs.set(fragment, adopted)
+  // Top-level elements whose section is known changed: typing goes on in the same block, found once.
+  // biome-ignore lint/suspicious/noExplicitAny: Yjs types of any content
+  const known = new WeakSet<Y.AbstractType<any>>()
+  // biome-ignore lint/suspicious/noExplicitAny: as observeDeep gives them
+  const observer = (events: Array<Y.YEvent<any>>) => {
+    const ids = sectionsChangedBy(fragment, events, known)
+    for (const id of ids ?? []) adopted.changed.add(id)
+    // A change that could not be placed, or every section changed: nothing adopted holds any more.
+    if (!ids || adopted.changed.size >= revs.size) {
+      adoptedRevs.delete(fragment)
+      fragment.unobserveDeep(observer)
+    }
   }
-  fragment.observeDeep(drop)
+  fragment.observeDeep(observer)
+}
+
+/**
+ * The ids of the sections whose content `events` (one transaction's, observed deep on `fragment`) changed:
+ * that of the section each changed element sits in, the sections on both sides of a heading inserted or
+ * deleted (the blocks move from one to the other), and the old id of a heading whose id changed. Null when
+ * a change cannot be placed (an element at the top level whose content cannot be read): the caller drops
+ * every rev.
+ * A section is the heading and the blocks up to the next heading; Yjs never moves an element, so a
+ * section none of these name holds exactly the elements it held when the revs were adopted.
+ */
+function sectionsChangedBy(
+  fragment: Y.XmlFragment,
+  // biome-ignore lint/suspicious/noExplicitAny: as observeDeep gives them
+  events: Array<Y.YEvent<any>>,
+  // biome-ignore lint/suspicious/noExplicitAny: Yjs types of any content
+  known: WeakSet<Y.AbstractType<any>>,
+): Set<string> | null {
+  const ids = new Set<string>()
+  for (const event of events) {
+    if (event.target === fragment) {
+      // Elements inserted or deleted at the top level: the section around each; a heading also its own.
+      for (const item of [...event.changes.added, ...event.changes.deleted]) {
+        // Not yet collected (Yjs collects deleted content after the observers), so this never happens.
+        if (!(item.content instanceof Y.ContentType) && item.countable) return null
+        for (const child of item.content.getContent()) {
+          if (!(child instanceof Y.XmlElement) || child.nodeName !== 'heading') continue
+          const id = child.getAttribute(HEADING_ID_ATTR)
+          ids.add(typeof id === 'string' ? id : '')
+        }
+        sectionAround(item, ids)
+      }
+      continue
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: Yjs types of any content
+    let element: Y.AbstractType<any> | null = event.target
+    // biome-ignore lint/suspicious/noExplicitAny: Yjs types of any content
+    while (element && element.parent !== fragment) element = element.parent as Y.AbstractType<any> | null
+    if (!element?._item) continue // under something no longer in the fragment: its deletion is an event
+    if (element instanceof Y.XmlElement && element.nodeName === 'heading' && event.target === element) {
+      // The heading's own attributes: its id may have changed, and the old one names the section no more.
+      const old = event.changes.keys.get(HEADING_ID_ATTR)
+      if (old) ids.add(typeof old.oldValue === 'string' ? old.oldValue : '')
+    }
+    if (known.has(element)) continue
+    known.add(element)
+    sectionAround(element._item, ids)
+  }
+  return ids
+}
+
+/**
+ * Adds the id of the section `item` (a top-level item, alive or deleted) sits in: that of the nearest
+ * heading at or before it. Nothing before the first heading belongs to a section.
+ */
+function sectionAround(item: Y.Item, ids: Set<string>): void {
+  for (let at: Y.Item | null = item; at; at = at.left) {
+    if (at.deleted || !at.countable) continue
+    const content = at.content.getContent()
+    for (let i = content.length - 1; i >= 0; i--) {
+      const child = content[i]
+      if (!(child instanceof Y.XmlElement) || child.nodeName !== 'heading') continue
+      const id = child.getAttribute(HEADING_ID_ATTR)
+      ids.add(typeof id === 'string' ? id : '')
+      return
+    }
+  }
 }
 
 /** The adopted rev and size of the section with this id, unless its block count says it is another section. */
@@ -221,7 +307,9 @@ export function adoptedRev(
   sectionId: string,
   blockCount: number,
 ): StoredSectionRev | undefined {
-  const stored = adoptedRevs.get(fragment)?.get(sectionId)
+  const adopted = adoptedRevs.get(fragment)
+  if (!adopted || adopted.changed.has(sectionId)) return undefined
+  const stored = adopted.revs.get(sectionId)
   return stored && (stored.blocks === undefined || stored.blocks === blockCount) ? stored : undefined
 }
 
