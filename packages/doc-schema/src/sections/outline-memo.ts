@@ -1,6 +1,7 @@
 import * as Y from 'yjs'
 import { isHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR } from '../limits.ts'
+import { eachTopLevelChange } from '../yjs/top-level-changes.ts'
 import { headingTree, type OutlineNode } from './outline.ts'
 import { headingLevel, headingTitle, type LocatedSection, locateSections } from './section-index.ts'
 import { sectionStats } from './section-rev.ts'
@@ -155,9 +156,8 @@ function refreshed(fragment: Y.XmlFragment, positions: Positions): Positions {
 /**
  * The first index among the fragment's children that `transaction` may have moved (it changed the list of
  * children), from the items it inserted into or deleted from the fragment, not by walking the list: an
- * element known to the positions before it, nearest to the left of each such item, bounds it. Yjs's own
- * delta of the change (`event.changes`) walks every top-level item, which a paragraph typed at the end of a
- * long document would pay at every Enter.
+ * element known to the positions before it, nearest to the left of each such item, bounds it
+ * (`eachTopLevelChange`: not Yjs's delta, which walks every top-level item).
  */
 function firstMoved(transaction: Y.Transaction, fragment: Y.XmlFragment, positions: Positions): number {
   let first = positions.stale
@@ -172,34 +172,13 @@ function firstMoved(transaction: Y.Transaction, fragment: Y.XmlFragment, positio
   }
   /** Made by this transaction: its left neighbour among them is bounded the same way, and visited too. */
   const isNew = (item: Y.Item) => item.id.clock >= (transaction.beforeState.get(item.id.client) ?? 0)
-  const visit = (struct: Y.Item | Y.GC) => {
-    if (!(struct instanceof Y.Item) || struct.parent !== fragment) return
-    const element = struct.content instanceof Y.ContentType ? struct.content.type : undefined
+  eachTopLevelChange(transaction, fragment, (item) => {
+    const element = item.content instanceof Y.ContentType ? item.content.type : undefined
     const known = element instanceof Y.XmlElement ? positions.index.get(element) : undefined
     if (known !== undefined) first = Math.min(first, known)
     // Only the first of a run of new items walks left (a paste of n blocks walked n times over the run).
-    else if (!(struct.left && isNew(struct.left))) first = Math.min(first, bound(struct))
-  }
-  const { clients } = transaction.doc.store
-  for (const [client, after] of transaction.afterState) {
-    const before = transaction.beforeState.get(client) ?? 0
-    const structs = clients.get(client)
-    if (!structs || after <= before) continue
-    for (let i = Y.findIndexSS(structs, before); i < structs.length; i++) visit(structs[i]!)
-  }
-  for (const [client, ranges] of transaction.deleteSet.clients) {
-    const structs = clients.get(client)
-    if (!structs) continue
-    const end = structs.at(-1)!.id.clock + structs.at(-1)!.length
-    for (const range of ranges) {
-      if (range.clock >= end) break
-      for (let i = Y.findIndexSS(structs, range.clock); i < structs.length; i++) {
-        const struct = structs[i]!
-        if (struct.id.clock >= range.clock + range.len) break
-        visit(struct)
-      }
-    }
-  }
+    else if (!(item.left && isNew(item.left))) first = Math.min(first, bound(item))
+  })
   return first
 }
 

@@ -19,6 +19,7 @@ import type { SerializeOptions } from '../markdown/blocks-to-mdast.ts'
 import { yElementTooDeep } from '../markdown/render-depth.ts'
 import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
 import { yElementToJSON } from '../yjs/read-y.ts'
+import { eachTopLevelChange } from '../yjs/top-level-changes.ts'
 
 /** How section reads show a block's media: as readable placeholders. */
 export const BLOCK_OPTIONS: SerializeOptions = { media: 'placeholder', suggestions: 'show' }
@@ -218,12 +219,12 @@ export function adoptRevs(fragment: Y.XmlFragment, revs: ReadonlyMap<string, Sto
   if (revs.size === 0) return
   const adopted = { revs, changed: new Set<string>() }
   adoptedRevs.set(fragment, adopted)
-  // Top-level elements whose section is known changed: typing goes on in the same block, found once.
-  // biome-ignore lint/suspicious/noExplicitAny: Yjs types of any content
-  const known = new WeakSet<Y.AbstractType<any>>()
+  // Top-level blocks whose section is known changed: typing goes on in the same block, and a walk to the
+  // section's heading stops at one of them.
+  const known = new WeakSet<Y.XmlElement>()
   // biome-ignore lint/suspicious/noExplicitAny: as observeDeep gives them
-  const observer = (events: Array<Y.YEvent<any>>) => {
-    const ids = sectionsChangedBy(fragment, events, known)
+  const observer = (events: Array<Y.YEvent<any>>, transaction: Y.Transaction) => {
+    const ids = sectionsChangedBy(fragment, events, transaction, known)
     for (const id of ids ?? []) adopted.changed.add(id)
     // A change that could not be placed, or every section changed: nothing adopted holds any more.
     if (!ids || adopted.changed.size >= revs.size) {
@@ -235,69 +236,75 @@ export function adoptRevs(fragment: Y.XmlFragment, revs: ReadonlyMap<string, Sto
 }
 
 /**
- * The ids of the sections whose content `events` (one transaction's, observed deep on `fragment`) changed:
- * that of the section each changed element sits in, the sections on both sides of a heading inserted or
- * deleted (the blocks move from one to the other), and the old id of a heading whose id changed. Null when
- * a change cannot be placed (an element at the top level whose content cannot be read): the caller drops
- * every rev.
- * A section is the heading and the blocks up to the next heading; Yjs never moves an element, so a
- * section none of these name holds exactly the elements it held when the revs were adopted.
+ * The ids of the sections whose content one transaction's `events` (observed deep on `fragment`) changed:
+ * that of the section each changed element sits in, the section an element was inserted into or deleted
+ * from (a heading's too: its blocks move from one section to the other), the id of each heading inserted
+ * or deleted, and the old id of a heading whose id changed. Null when a change cannot be placed (an item
+ * of the top level that holds no element): the caller drops every rev. A section is the heading and the
+ * blocks up to the next heading; Yjs never moves an element, so a section none of these name holds exactly
+ * the elements it held when the revs were adopted.
  */
 function sectionsChangedBy(
   fragment: Y.XmlFragment,
   // biome-ignore lint/suspicious/noExplicitAny: as observeDeep gives them
   events: Array<Y.YEvent<any>>,
-  // biome-ignore lint/suspicious/noExplicitAny: Yjs types of any content
-  known: WeakSet<Y.AbstractType<any>>,
+  transaction: Y.Transaction,
+  known: WeakSet<Y.XmlElement>,
 ): Set<string> | null {
   const ids = new Set<string>()
+  let placed = true
   for (const event of events) {
-    if (event.target === fragment) {
-      // Elements inserted or deleted at the top level: the section around each; a heading also its own.
-      for (const item of [...event.changes.added, ...event.changes.deleted]) {
-        // Not yet collected (Yjs collects deleted content after the observers), so this never happens.
-        if (!(item.content instanceof Y.ContentType) && item.countable) return null
-        for (const child of item.content.getContent()) {
-          if (!(child instanceof Y.XmlElement) || child.nodeName !== 'heading') continue
-          const id = child.getAttribute(HEADING_ID_ATTR)
-          ids.add(typeof id === 'string' ? id : '')
-        }
-        sectionAround(item, ids)
-      }
-      continue
-    }
+    if (event.target === fragment) continue // its items, once, below
     // biome-ignore lint/suspicious/noExplicitAny: Yjs types of any content
     let element: Y.AbstractType<any> | null = event.target
     // biome-ignore lint/suspicious/noExplicitAny: Yjs types of any content
     while (element && element.parent !== fragment) element = element.parent as Y.AbstractType<any> | null
-    if (!element?._item) continue // under something no longer in the fragment: its deletion is an event
-    if (element instanceof Y.XmlElement && element.nodeName === 'heading' && event.target === element) {
-      // The heading's own attributes: its id may have changed, and the old one names the section no more.
-      const old = event.changes.keys.get(HEADING_ID_ATTR)
-      if (old) ids.add(typeof old.oldValue === 'string' ? old.oldValue : '')
+    if (!(element instanceof Y.XmlElement) || !element._item) {
+      placed &&= element === null // under something no longer in the fragment: its deletion is an event
+      continue
     }
-    if (known.has(element)) continue
-    known.add(element)
-    sectionAround(element._item, ids)
+    if (element.nodeName === 'heading') {
+      // The heading's own attributes: its id may have changed, and the old one names the section no more.
+      const old = event.target === element ? event.keys.get(HEADING_ID_ATTR) : undefined
+      if (old) ids.add(typeof old.oldValue === 'string' ? old.oldValue : '')
+    } else if (known.has(element)) continue
+    sectionBefore(element._item, ids, known)
   }
-  return ids
+  if (events.some((event) => event.target === fragment))
+    eachTopLevelChange(transaction, fragment, (item) => {
+      const element = item.content instanceof Y.ContentType ? item.content.type : undefined
+      if (!(element instanceof Y.XmlElement)) {
+        // Content deleted before it came (a remote update's) never sat in a section.
+        if (!(item.content instanceof Y.ContentDeleted)) placed = false
+        return
+      }
+      if (element.nodeName === 'heading') {
+        const id = element.getAttribute(HEADING_ID_ATTR)
+        ids.add(typeof id === 'string' ? id : '')
+      }
+      // The section it was inserted into or deleted from: the one before it.
+      if (item.left) sectionBefore(item.left, ids, known)
+    })
+  return placed ? ids : null
 }
 
 /**
- * Adds the id of the section `item` (a top-level item, alive or deleted) sits in: that of the nearest
- * heading at or before it. Nothing before the first heading belongs to a section.
+ * Adds the id of the section the top-level item `from` (alive or deleted) sits in: that of the nearest
+ * heading at or before it, unless a block on the way is `known` (its section is already named). The
+ * blocks passed on the way are known from then on. Nothing before the first heading is in a section.
  */
-function sectionAround(item: Y.Item, ids: Set<string>): void {
-  for (let at: Y.Item | null = item; at; at = at.left) {
-    if (at.deleted || !at.countable) continue
-    const content = at.content.getContent()
-    for (let i = content.length - 1; i >= 0; i--) {
-      const child = content[i]
-      if (!(child instanceof Y.XmlElement) || child.nodeName !== 'heading') continue
-      const id = child.getAttribute(HEADING_ID_ATTR)
+function sectionBefore(from: Y.Item, ids: Set<string>, known: WeakSet<Y.XmlElement>): void {
+  for (let at: Y.Item | null = from; at; at = at.left) {
+    if (at.deleted || !(at.content instanceof Y.ContentType)) continue
+    const element = at.content.type
+    if (!(element instanceof Y.XmlElement)) continue
+    if (element.nodeName === 'heading') {
+      const id = element.getAttribute(HEADING_ID_ATTR)
       ids.add(typeof id === 'string' ? id : '')
       return
     }
+    if (known.has(element)) return
+    known.add(element)
   }
 }
 
