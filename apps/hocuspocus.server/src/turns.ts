@@ -13,7 +13,8 @@
  * Here one slice runs per turn, whoever's it is (the jobs take turns in the order they asked), and the
  * release waits one hop more: it is queued from an immediate, so what the turn's I/O queued (Hocuspocus's
  * broadcast of the change just read) runs first. A message read while a slice runs waits for that slice's
- * end, at most SLICE_MS plus one step, and nothing else.
+ * end (at most SLICE_MS plus one step); one read in the instant between two turns, when the release is
+ * already queued, waits for one slice more. Never for every job's.
  */
 
 /**
