@@ -1,7 +1,8 @@
 /**
  * Turns of the event loop for work that runs on it in slices: loading a large document in parts, measuring
  * section totals after a store, walking a document's search text and cutting it into chunks, a read that
- * measures a large section, a database read in slices. Every such job waits for its next slice here.
+ * measures a large section, a database read in slices, the parts of a large agent write. Every such job
+ * waits for its next slice here.
  *
  * Why one queue (issue 30, the small document's p99 beside a typed 5 MiB one): each job used to yield with
  * its own `setImmediate`. Bun runs every immediate queued before a turn in that turn, so with three jobs
@@ -48,7 +49,7 @@ export function nextTurn(): Promise<void> {
   })
 }
 
-/** Jobs waiting for a turn (tests, metrics). */
+/** Jobs waiting for a turn: the gauge `collab_event_loop_turns_waiting` (sliced work piling up). */
 export function turnsWaiting(): number {
   return waiting.length
 }

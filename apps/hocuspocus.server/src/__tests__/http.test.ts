@@ -42,6 +42,7 @@ describe(`HTTP endpoints (${DATABASE_KIND})`, () => {
     expect(text).toContain('http_requests_total{method="GET",route="/api/documents/:slug",status="200"}')
     expect(text).toMatch(/^collab_websocket_connections \d+$/m)
     expect(text).toMatch(/^collab_documents_loaded \d+$/m)
+    expect(text).toMatch(/^collab_event_loop_turns_waiting \d+$/m)
     expect(text).toContain('# TYPE collab_document_store_failures_total counter')
     expect(text).toContain('http_request_duration_seconds_bucket{route="/health",le="+Inf"}')
     expect(text).not.toContain(privateSlug) // raw paths never become labels

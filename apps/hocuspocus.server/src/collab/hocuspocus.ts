@@ -6,6 +6,7 @@ import { type Extension, Hocuspocus } from '@hocuspocus/server'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import type { Services } from '../services.ts'
+import { turnsWaiting } from '../turns.ts'
 import { AccessWatch } from './access-watch.ts'
 import { AuthExtension, type BrowserSession } from './auth-extension.ts'
 import { AwarenessGuard } from './awareness-guard.ts'
@@ -122,6 +123,11 @@ export async function createCollab(deps: {
     'collab_worker_short_jobs',
     "Short jobs running or waiting on the documents' worker's short lane (sync answers, first screens).",
     () => services.documents.workerJobs().short,
+  )
+  metrics.addGauge(
+    'collab_event_loop_turns_waiting',
+    'Sliced jobs on the event loop waiting for their next turn (measuring, search walks, loads in parts, large reads and agent writes).',
+    turnsWaiting,
   )
   metrics.addGauge('collab_documents_unstored', 'Loaded documents with changes not yet stored.', () =>
     persistence.pendingCount(),

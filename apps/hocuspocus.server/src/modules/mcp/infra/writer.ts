@@ -8,6 +8,7 @@ import { FRAGMENT_NAME, type Result } from '@collab/doc-schema'
 import type { Document, Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import type { DocumentsService } from '../../../documents/service.ts'
+import { nextTurn } from '../../../turns.ts'
 import { stopIfCancelled } from './cancel.ts'
 
 /** The edit's value, or a refusal: of the edit (the document model's; nothing changed), or of a store that was not confirmed. */
@@ -209,7 +210,9 @@ export function createDocumentWriter(deps: {
         })
         live?.off('update', onUpdate)
         for (const part of outcome?.kind === 'ok' ? (options.rest ?? []) : []) {
-          await new Promise<void>((resolve) => setImmediate(resolve))
+          // A large write's parts take turns with the other sliced work (turns.ts): editors' messages
+          // read meanwhile, and their broadcasts, go first.
+          await nextTurn()
           await connection.transact((doc) => {
             markEdit(doc)
             part(doc.getXmlFragment(FRAGMENT_NAME))
