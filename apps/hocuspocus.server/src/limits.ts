@@ -259,5 +259,22 @@ export const FIRST_SCREEN_JOB_MS = 10_000
  */
 export const SYNC_ANSWER_JOB_MS = 5_000
 
+/**
+ * An editor's sync answer that finds the worker's short lane full (SHORT_LANE_JOBS), or its user's own
+ * answer already there, waits for room this many ms at most (worker/pool.ts admitLater), then is answered
+ * on the event loop as before. One answer of a 5 MiB document takes ~50-150 ms on the lane, so a burst of
+ * a dozen editors opening it at once is answered within ~2 s, none of them on the event loop.
+ */
+export const SYNC_ANSWER_WAIT_MS = 3_000
+
+/** Sync answers waiting for room on the short lane, all users together; one more is refused at once. */
+export const MAX_WAITING_SYNC_ANSWERS = 32
+
+/**
+ * Sync answers of one user waiting for room on the short lane (their tabs and documents), answered one at
+ * a time; one more is refused at once (then paced by the user's share of sync answers, on the event loop).
+ */
+export const MAX_WAITING_SYNC_ANSWERS_PER_USER = 4
+
 /** How long an invite link works (auth/accounts.ts); it works once. */
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000

@@ -198,6 +198,31 @@ describe(`a large document's sync answers are made on the documents' worker (${D
     }
   }, 90_000)
 
+  test("a burst of one user's editors opening it at once waits for the short lane, none answered on the event loop", async () => {
+    // Until 2026-12-05 a sync answer that found its user's answer already on the short lane (or the lane
+    // full) was refused at once and encoded by Hocuspocus on the event loop: of four tabs opened together,
+    // three held everyone's event loop for the whole state's encode.
+    const { owner, room } = await largeDocument('Burst Manual')
+    const keeper = connectProvider(server.url, room, owner.token)
+    await keeper.ready
+    const live = server.collab.hocuspocus.documents.get(room)!
+    const onLoop = answered('event_loop')
+    const onWorker = answered('worker')
+    const tabs = Array.from({ length: 4 }, () => connectProvider(server.url, room, owner.token))
+    try {
+      await Promise.all(tabs.map((tab) => tab.ready))
+      for (const tab of tabs) {
+        await eventually(() => expect(textOf(tab.doc)).toBe(textOf(live)))
+        expect(Y.encodeStateVector(tab.doc)).toEqual(Y.encodeStateVector(live))
+      }
+      expect(answered('worker')).toBe(onWorker + tabs.length)
+      expect(answered('event_loop')).toBe(onLoop)
+    } finally {
+      for (const tab of tabs) tab.destroy()
+      keeper.destroy()
+    }
+  }, 60_000)
+
   test('a document whose updates are not kept is kept from its state at its first large answer, and answered on the worker', async () => {
     // Until 2026-12-05 only a document loaded in parts kept its updates: one loaded whole, grown past the
     // size while loaded, or given up had every editor answered on the event loop until its next load.

@@ -17,6 +17,7 @@ import {
   FIRST_SCREEN_BLOCKS,
   FIRST_SCREEN_WORK,
   MAX_FIND_TEXT_CHARS,
+  MAX_WAITING_SYNC_ANSWERS_PER_USER,
   MAX_WAITING_WHOLE_READS_PER_USER,
 } from '../limits.ts'
 
@@ -341,6 +342,59 @@ describe('the documents worker pool', () => {
     expect(answers.map((a) => a.kind)).toEqual([...Array(SHORT_LANE_JOBS).fill('ok'), 'error'])
     expect(answers[SHORT_LANE_JOBS]).toMatchObject({ kind: 'error', code: 'unavailable' })
     expect((await importing).kind).toBe('ok')
+  }, 60_000)
+
+  test("sync answers wait for room on a full short lane, a user's one at a time, refused past the wait or the queue's room", async () => {
+    // A document of ~1 MiB: its answer is work enough that the lane stays full while the test asks.
+    const doc = new Y.Doc()
+    const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+    for (let i = 0; i < 2_000; i++) {
+      const paragraph = new Y.XmlElement('paragraph')
+      paragraph.insert(0, [new Y.XmlText(`Paragraph ${i} `.repeat(40))])
+      fragment.insert(fragment.length, [paragraph])
+    }
+    const state = Y.encodeStateAsUpdate(doc)
+    const empty = Y.encodeStateVector(new Y.Doc())
+    let key = 0
+    const input = () => ({
+      key: `doc-${key++}`,
+      base: 0,
+      parts: [state],
+      changes: [],
+      vector: empty,
+      address: 'a',
+    })
+    const answers = (results: Awaited<ReturnType<WorkerPool['syncAnswer']>>[]) =>
+      results.map((r) =>
+        r.kind === 'ok' && !r.value.stale ? 'answered' : r.kind === 'error' ? r.code : 'stale',
+      )
+
+    // Twice the lane's room, from as many users: before, every one past SHORT_LANE_JOBS was refused at
+    // once (and answered on the event loop); now each waits for room and is answered on the lane.
+    const jobs = pool()
+    const users = Array.from({ length: 2 * SHORT_LANE_JOBS }, (_, i) => `editor-${i}`)
+    const many = await Promise.all(users.map((user) => jobs.syncAnswer(user, input())))
+    expect(answers(many)).toEqual(users.map(() => 'answered'))
+    for (const answer of many)
+      if (answer.kind === 'ok' && !answer.value.stale)
+        expect(answer.value.covered).toEqual(Y.encodeStateVector(doc))
+
+    // One user's tabs: one running, MAX_WAITING_SYNC_ANSWERS_PER_USER waiting, the next refused at once.
+    const tabs = await Promise.all(
+      Array.from({ length: MAX_WAITING_SYNC_ANSWERS_PER_USER + 2 }, () =>
+        jobs.syncAnswer('many-tabs', input()),
+      ),
+    )
+    expect(answers(tabs)).toEqual([
+      ...Array(MAX_WAITING_SYNC_ANSWERS_PER_USER + 1).fill('answered'),
+      'unavailable',
+    ])
+
+    // Past the wait: a lane that stays full longer refuses (the editor is then answered as before).
+    const impatient = pool({ admitWaitMs: 1 })
+    const rushed = await Promise.all(users.map((user) => impatient.syncAnswer(user, input())))
+    expect(answers(rushed).slice(0, SHORT_LANE_JOBS)).toEqual(Array(SHORT_LANE_JOBS).fill('answered'))
+    expect(answers(rushed).slice(SHORT_LANE_JOBS)).toEqual(Array(SHORT_LANE_JOBS).fill('unavailable'))
   }, 60_000)
 
   test('closing refuses what is waiting and running', async () => {

@@ -14,8 +14,9 @@
  * Short jobs (a web page's first screen, an editor's sync answer: SHORT_JOB_MS) are worth having only at
  * once: they run on a second worker of their own (the short lane), so they never wait behind an import or
  * an export, nor hold one back. Each is stopped past its time; at most SHORT_LANE_JOBS wait or run there
- * (one running, the rest behind it), past that it is refused at once and its caller does without it (the
- * page opens without its first screen, Hocuspocus answers the sync on the event loop). Until 2026-12-05 they
+ * (one running, the rest behind it). Past that a first screen is refused at once (the page opens without
+ * it); a sync answer waits for room, up to SYNC_ANSWER_WAIT_MS, and only then is refused (Hocuspocus
+ * answers the sync on the event loop). Until 2026-12-05 they
  * shared the one worker, taken only when it was idle: with an import running, every editor opening a 5 MiB
  * document was answered on the event loop (~100-235 ms held each).
  */
@@ -26,8 +27,11 @@ import {
   FIRST_SCREEN_JOB_MS,
   MAX_JOBS_PER_USER_AND_KIND,
   MAX_QUEUED_JOBS,
+  MAX_WAITING_SYNC_ANSWERS,
+  MAX_WAITING_SYNC_ANSWERS_PER_USER,
   MAX_WAITING_WHOLE_READS_PER_USER,
   SYNC_ANSWER_JOB_MS,
+  SYNC_ANSWER_WAIT_MS,
 } from '../../limits.ts'
 import type { UndoInput, UndoPlan } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
@@ -83,11 +87,19 @@ const SHORT_JOB_MS: Partial<Record<Kind, number>> = {
 }
 
 /**
- * Short jobs waiting or running on the short lane at once; past it one is refused at once. One answer of a
- * 5 MiB document takes ~50-150 ms there, so the last of them waits a few hundred ms at most; an editor
- * refused is answered on the event loop, as all were before the lane.
+ * Short jobs waiting or running on the short lane at once. Past it a first screen is refused at once; a sync
+ * answer waits for room (SYNC_ANSWER_WAIT_MS). One answer of a 5 MiB document takes ~50-150 ms there, so
+ * the last of them waits a few hundred ms at most.
  */
 export const SHORT_LANE_JOBS = 3
+
+/** A sync answer waiting for room on the short lane (the lane full, or its user's answer already there). */
+type Admission = {
+  user: string
+  job: Job
+  resolve(result: Result<unknown>): void
+  timer: ReturnType<typeof setTimeout>
+}
 
 type Waiting = {
   id: number
@@ -119,6 +131,8 @@ export class WorkerPool {
   private closed = false
   /** The short lane: a pool of its own, started at its first short job (undefined in the lane itself). */
   private shortLane: WorkerPool | undefined
+  /** In the short lane: sync answers waiting for room, oldest first (SYNC_ANSWER_WAIT_MS at most). */
+  private readonly admissions: Admission[] = []
 
   /**
    * `deadlineMs`: JOB_DEADLINE_MS (the longest without progress) for tests; `maxJobMs`: JOB_MAX_MS;
@@ -132,6 +146,8 @@ export class WorkerPool {
       onProgress?: (kind: Kind) => void
       /** This pool is a short lane (takes only SHORT_JOB_MS jobs, at most SHORT_LANE_JOBS at once). */
       short?: boolean
+      /** SYNC_ANSWER_WAIT_MS, for tests. */
+      admitWaitMs?: number
     } = {},
   ) {}
 
@@ -249,7 +265,8 @@ export class WorkerPool {
   /**
    * The answer to an editor's sync step 1 from the updates a live document was built from
    * (sync-answer.ts), on the short lane (an editor opening a document never waits behind someone's
-   * import); refused at once when the lane is full (Hocuspocus answers it on the event loop).
+   * import); when the lane is full it waits for room (admitLater), refused past that wait (Hocuspocus
+   * answers it on the event loop).
    */
   syncAnswer(user: string, input: SyncAnswerInput): Promise<Result<SyncAnswer>> {
     return this.run(user, { kind: 'sync-answer', input }) as Promise<Result<SyncAnswer>>
@@ -262,6 +279,10 @@ export class WorkerPool {
     const refusal = refuse('unavailable', 'server: it is shutting down; try again after it restarts.')
     this.stopWorker(refusal)
     for (const waiting of this.waiting.splice(0)) waiting.resolve(refusal)
+    for (const admission of this.admissions.splice(0)) {
+      clearTimeout(admission.timer)
+      admission.resolve(refusal)
+    }
   }
 
   private run(user: string, job: Job, onPiece?: (piece: Uint8Array) => void): Promise<Result<unknown>> {
@@ -273,10 +294,11 @@ export class WorkerPool {
       this.shortLane ??= new WorkerPool({ ...this.options, short: true })
       return this.shortLane.run(user, job, onPiece)
     }
-    if (short && (this.running ? 1 : 0) + this.waiting.length >= SHORT_LANE_JOBS)
-      return Promise.resolve(refuse('unavailable', wording.busy))
-    if ((this.perUser.get(key) ?? 0) >= MAX_JOBS_PER_USER_AND_KIND)
-      return Promise.resolve(refuse('rate_limited', wording.busy, wording.field))
+    const full = short && (this.running ? 1 : 0) + this.waiting.length >= SHORT_LANE_JOBS
+    const mine = (this.perUser.get(key) ?? 0) >= MAX_JOBS_PER_USER_AND_KIND
+    if (job.kind === 'sync-answer' && (full || mine)) return this.admitLater(user, job)
+    if (full) return Promise.resolve(refuse('unavailable', wording.busy))
+    if (mine) return Promise.resolve(refuse('rate_limited', wording.busy, wording.field))
     if (this.waiting.length >= MAX_QUEUED_JOBS) {
       return Promise.resolve(
         refuse(
@@ -305,6 +327,48 @@ export class WorkerPool {
       })
       this.next()
     })
+  }
+
+  /**
+   * A sync answer that finds the short lane full, or its user's answer already there, waits for room
+   * (taken in arrival order, a user's own one at a time), up to SYNC_ANSWER_WAIT_MS: the editor waits a
+   * little longer for its document, where a refusal had Hocuspocus encode the answer on the event loop that
+   * serves everyone (~100-235 ms for 5 MiB). Past the wait, or with MAX_WAITING_SYNC_ANSWERS already
+   * waiting (MAX_WAITING_SYNC_ANSWERS_PER_USER of one user), it is refused as before.
+   */
+  private admitLater(user: string, job: Job): Promise<Result<unknown>> {
+    const busy = refuse('unavailable', WORDING[job.kind].busy)
+    const theirs = this.admissions.filter((a) => a.user === user).length
+    if (this.admissions.length >= MAX_WAITING_SYNC_ANSWERS || theirs >= MAX_WAITING_SYNC_ANSWERS_PER_USER)
+      return Promise.resolve(busy)
+    return new Promise((resolve) => {
+      const admission: Admission = {
+        user,
+        job,
+        resolve,
+        timer: setTimeout(() => {
+          const at = this.admissions.indexOf(admission)
+          if (at >= 0) this.admissions.splice(at, 1)
+          resolve(busy)
+        }, this.options.admitWaitMs ?? SYNC_ANSWER_WAIT_MS),
+      }
+      this.admissions.push(admission)
+    })
+  }
+
+  /** Lets in the waiting sync answers the lane has room for, oldest first, skipping users already in. */
+  private admit(): void {
+    for (let i = 0; i < this.admissions.length; ) {
+      if ((this.running ? 1 : 0) + this.waiting.length >= SHORT_LANE_JOBS) return
+      const admission = this.admissions[i]!
+      if ((this.perUser.get(`${admission.job.kind}:${admission.user}`) ?? 0) >= MAX_JOBS_PER_USER_AND_KIND) {
+        i++
+        continue
+      }
+      this.admissions.splice(i, 1)
+      clearTimeout(admission.timer)
+      this.run(admission.user, admission.job).then(admission.resolve)
+    }
   }
 
   private next(): void {
@@ -426,7 +490,8 @@ export class WorkerPool {
     clearTimeout(running.timer)
     this.running = undefined
     running.resolve(result)
-    if (this.waiting.length > 0) {
+    this.admit()
+    if (this.running || this.waiting.length > 0) {
       this.next()
       return
     }
@@ -452,6 +517,8 @@ export class WorkerPool {
       this.running = undefined
       running.resolve(refusal ?? refuse('unavailable', 'server: the work was stopped; try again.'))
     }
-    if (!this.closed) this.next()
+    if (this.closed) return
+    this.admit()
+    this.next()
   }
 }
