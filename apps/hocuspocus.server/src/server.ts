@@ -8,7 +8,12 @@ import type { ClientMetadataFetch } from './auth/better-auth.ts'
 import { type AuthModule, createAuthModule } from './auth/module.ts'
 import { type ChatPosting, createChatPosting } from './chat/posting.ts'
 import { type AdminChannel, startAdminChannel } from './cli/admin-channel.ts'
-import { FLOOD_CLOSE_CODE, FLOOD_CLOSE_REASON, FloodBuckets } from './collab/flood.ts'
+import {
+  FLOOD_CLOSE_CODE,
+  FLOOD_CLOSE_REASON,
+  FloodBuckets,
+  USER_FLOOD_CLOSE_REASON,
+} from './collab/flood.ts'
 import { headingExists } from './collab/headings.ts'
 import { type Collab, createCollab } from './collab/hocuspocus.ts'
 import { MAX_EDITOR_WAIT_MS } from './collab/limits.ts'
@@ -216,6 +221,12 @@ export async function startServer(
         if (ws.data.flood.draw(bytes.byteLength) > MAX_EDITOR_WAIT_MS) {
           metrics.editorRefusals.inc({ kind: 'flood' })
           ws.close(FLOOD_CLOSE_CODE, FLOOD_CLOSE_REASON)
+          return
+        }
+        // And the user's bytes across all their sockets (each socket within its own rates, many of them).
+        if (collab.inflow.draw(ws.data.request, bytes.byteLength) > MAX_EDITOR_WAIT_MS) {
+          metrics.editorRefusals.inc({ kind: 'user_flood' })
+          ws.close(FLOOD_CLOSE_CODE, USER_FLOOD_CLOSE_REASON)
           return
         }
         ws.data.connection?.handleMessage(bytes)

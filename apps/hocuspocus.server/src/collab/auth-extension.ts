@@ -16,7 +16,7 @@ import type { DocumentsService } from '../documents/service.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
 import type { ConnectionContext } from './context.ts'
-import { FLOOD_CLOSE_CODE } from './flood.ts'
+import { FLOOD_CLOSE_CODE, type UserInflow } from './flood.ts'
 import { MAX_DOCUMENT_CONNECTIONS_PER_USER } from './limits.ts'
 
 const TOO_MANY_CONNECTIONS = `too many connections: you have ${MAX_DOCUMENT_CONNECTIONS_PER_USER} open to this document here; close some tabs`
@@ -44,6 +44,8 @@ export class AuthExtension implements Extension {
       logger: Logger
       metrics: Metrics
       session?: BrowserSession
+      /** Told which user each socket authenticated as (its bytes then count against that user's share). */
+      inflow?: UserInflow
     },
   ) {}
 
@@ -58,6 +60,7 @@ export class AuthExtension implements Extension {
     documentName,
     connectionConfig,
     requestHeaders,
+    request,
   }: onAuthenticatePayload): Promise<ConnectionContext> {
     const principal = await this.principalOf(token ?? '', requestHeaders)
     if (!principal) {
@@ -77,6 +80,7 @@ export class AuthExtension implements Extension {
       this.deps.metrics.authFailures.inc({ reason: 'connections' })
       throw Object.assign(new Error(TOO_MANY_CONNECTIONS), { reason: TOO_MANY_CONNECTIONS })
     }
+    this.deps.inflow?.identify(request, principal.user.id)
     const { canWrite } = resolved.value.access
     connectionConfig.readOnly = !canWrite
     this.deps.metrics.wsConnectionsOpened.inc({ mode: canWrite ? 'read-write' : 'read-only' })

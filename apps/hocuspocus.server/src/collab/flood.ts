@@ -3,6 +3,7 @@
  * collab/limits.ts, drawn per socket on arrival (server.ts closes a socket too far in debt) and per
  * document connection before handling (boundary.ts waits out the debt).
  */
+import { UserShares } from '../user-shares.ts'
 import {
   EDITOR_BYTE_BURST,
   EDITOR_BYTES_PER_SECOND,
@@ -10,11 +11,16 @@ import {
   EDITOR_MESSAGES_PER_SECOND,
   EDITOR_STRUCT_BURST,
   EDITOR_STRUCTS_PER_SECOND,
+  USER_BYTE_BURST,
+  USER_BYTES_PER_SECOND,
 } from './limits.ts'
 
 /** Close code and reason for a socket that sends faster than the flood rates allow for MAX_EDITOR_WAIT_MS. */
 export const FLOOD_CLOSE_CODE = 1008
 export const FLOOD_CLOSE_REASON = 'too many messages: slow down and reconnect'
+/** The reason when it is the user's bytes across all their sockets (USER_BYTES_PER_SECOND). */
+export const USER_FLOOD_CLOSE_REASON =
+  'too many messages from this account across its connections: slow down and reconnect'
 
 /**
  * Two token buckets (messages, bytes) refilled at the flood rates. `draw` takes one message (a bucket may
@@ -43,5 +49,28 @@ export class FloodBuckets {
         0,
       ) * 1000
     )
+  }
+}
+
+/**
+ * Bytes arriving per user across all their sockets (USER_BYTES_PER_SECOND), drawn on arrival beside each
+ * socket's own buckets. A socket is known as its user's once a document on it authenticated (its upgrade
+ * request names it: Hocuspocus hands the same object to onAuthenticate); before that only its own
+ * buckets and Hocuspocus's unauthenticated queue bound it. A socket that authenticates documents as two
+ * users counts as the last.
+ */
+export class UserInflow {
+  private readonly users = new WeakMap<object, string>()
+  private readonly shares = new UserShares(USER_BYTES_PER_SECOND, USER_BYTE_BURST)
+
+  /** The socket of this upgrade request authenticated a document as `userId`. */
+  identify(request: object, userId: string): void {
+    this.users.set(request, userId)
+  }
+
+  /** Draws `bytes` from the share of the socket's user; returns their debt in ms (0 for a socket not known). */
+  draw(request: object, bytes: number): number {
+    const user = this.users.get(request)
+    return user === undefined ? 0 : this.shares.spend(user, bytes)
   }
 }

@@ -11,6 +11,7 @@ import { AccessWatch } from './access-watch.ts'
 import { AuthExtension, type BrowserSession } from './auth-extension.ts'
 import { AwarenessGuard } from './awareness-guard.ts'
 import { EditorBoundary } from './boundary.ts'
+import { UserInflow } from './flood.ts'
 import { answerFromLoadedUpdates } from './persistence/loaded-updates.ts'
 import { PersistenceExtension } from './persistence-extension.ts'
 import type { RedisSync } from './redis-sync.ts'
@@ -25,6 +26,8 @@ export type Collab = {
   boundary: EditorBoundary
   /** The awareness guard (what waits for a user's presence share is read by tests). */
   awareness: AwarenessGuard
+  /** Bytes arriving per user across their sockets (server.ts draws each message from it). */
+  inflow: UserInflow
   /** Stops taking in other instances' changes (shutdown, before its last flush); no-op without Redis. */
   stopReceiving(): void
   close(): Promise<void>
@@ -78,6 +81,7 @@ export async function createCollab(deps: {
       }),
   })
   const awareness = new AwarenessGuard({ logger, metrics })
+  const inflow = new UserInflow()
   const extensions: Extension[] = [
     new AuthExtension({
       tokens: services.tokens,
@@ -85,6 +89,7 @@ export async function createCollab(deps: {
       logger,
       metrics,
       session: deps.session,
+      inflow,
     }),
     persistence,
     // Every editor message is checked before it is applied or broadcast (schema, depth, sizes, heading ids).
@@ -137,6 +142,7 @@ export async function createCollab(deps: {
     persistence,
     boundary,
     awareness,
+    inflow,
     stopReceiving: () => redisSync?.stopReceiving(),
     async close() {
       // Documents unload shortly after their last store (the Redis extension delays it by a second);

@@ -22,6 +22,16 @@ export const EDITOR_BYTE_BURST = 2 * MAX_EDITOR_UPDATE_BYTES
 export const MAX_EDITOR_WAIT_MS = 5_000
 
 /**
+ * The same bytes per user, across all their sockets, on arrival (collab/flood.ts UserInflow): a user may
+ * open many sockets to many documents, each within the rates above (16 sockets sending presence at 2 MiB
+ * a second each cost ~3 s of the server's CPU in 8 s, most of it receiving). Twice one socket's rate and
+ * burst: a person's tabs and an agent's sockets, typing and opening documents, stay far below it. A socket
+ * of a user whose debt passes MAX_EDITOR_WAIT_MS is closed when it sends (USER_FLOOD_CLOSE_REASON).
+ */
+export const USER_BYTES_PER_SECOND = 2 * EDITOR_BYTES_PER_SECOND
+export const USER_BYTE_BURST = 2 * EDITOR_BYTE_BURST
+
+/**
  * Updates held back per connection because they build on content this instance does not have yet: an
  * editor reconnecting from an instance that died before passing its last changes on types while the
  * handshake runs, and its typing arrives before the sync step 2 that carries those changes. They wait

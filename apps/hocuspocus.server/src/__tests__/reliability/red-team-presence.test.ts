@@ -18,11 +18,15 @@ import { connectProvider, type TestProvider } from '@collab/test-support/provide
 import { eventually, userWithToken } from '@collab/test-support/server'
 import { useSharedServer } from '@collab/test-support/shared-server'
 import { MessageType } from '@hocuspocus/server'
+import { USER_FLOOD_CLOSE_REASON } from '../../collab/flood.ts'
 import {
+  EDITOR_BYTE_BURST,
   MAX_AWARENESS_CLIENTS_PER_CONNECTION,
   MAX_DOCUMENT_CONNECTIONS_PER_USER,
   PRESENCE_FANOUT_BYTE_BURST,
   PRESENCE_FANOUT_BYTES_PER_SECOND,
+  USER_BYTE_BURST,
+  USER_BYTES_PER_SECOND,
 } from '../../collab/limits.ts'
 import type { RunningServer } from '../../server.ts'
 import { readVarUint, varBytes, varString, varUint } from './red-team-support.ts'
@@ -105,6 +109,7 @@ describe('red team: presence floods and connection counts', () => {
     let clock = 0
     let waitingSeen = 0
     let othersSeenWhileWaiting = false
+    let moved = false
     // The flood's states parsed by the server (the providers in this process parse what they are sent):
     // Hocuspocus parses every state of every message it handles, so before states past the share were
     // kept as their text, each state sent was parsed.
@@ -118,7 +123,9 @@ describe('red team: presence floods and connection counts', () => {
       return parse(text, reviver)
     }) as typeof JSON.parse
     started = performance.now()
-    while (performance.now() - started < 3_000) {
+    // At least 150 rounds: parses are bounded by the share's time, so a loaded machine that sends fewer
+    // rounds in the 3 s could not tell them from one parse per state sent.
+    while (performance.now() - started < 3_000 || clock < 150) {
       clock++
       const json = varString(JSON.stringify({ cursor: { pad, n: clock } }))
       for (const [s, socket] of flooders.entries()) {
@@ -133,8 +140,13 @@ describe('red team: presence floods and connection counts', () => {
         )
       }
       waitingSeen = Math.max(waitingSeen, server.collab.awareness.waitingPresence(flooder.user.id))
-      // Midway, the owner moves: their presence is theirs, not queued behind the flooder's.
-      if (clock === 60) keeper.provider.setAwarenessField('cursor', { at: 'midway' })
+      // A second in, the owner moves: their presence is theirs, not queued behind the flooder's. (By time,
+      // not by the flood's count: on a loaded machine a count of 60 came after the 3 s, and the owner
+      // never moved.)
+      if (!moved && performance.now() - started >= 1_000) {
+        moved = true
+        keeper.provider.setAwarenessField('cursor', { at: 'midway' })
+      }
       if (!othersSeenWhileWaiting && server.collab.awareness.waitingPresence(flooder.user.id) > 0) {
         const ownerState = [...watcher.provider.awareness!.getStates().values()].find(
           (state) => (state.cursor as { at?: string } | undefined)?.at === 'midway',
@@ -225,6 +237,76 @@ describe('red team: presence floods and connection counts', () => {
     await again.ready
     for (const p of [...open, elsewhere, again]) p.destroy()
   }, 60_000)
+
+  test("one user's sockets, each within its own rates, are closed past the user's share of bytes across them; another user's socket is served", async () => {
+    // Until 2026-12-05 only each socket's bytes were counted: a user with many sockets (to many documents)
+    // could make the server receive and read 2 MiB a second on each (16 sockets of presence: ~3 s of the
+    // server's CPU in 8 s). Stateless messages here: nothing in this server handles them, so what is
+    // measured is the arrival alone.
+    const flooder = await userWithToken(server, handle('inflow-flooder'))
+    const other = await userWithToken(server, handle('inflow-other'))
+    const roomOf = async (userId: string, title: string) => {
+      const made = await server.services.documents.create(userId, { title })
+      if (made.kind === 'error') throw new Error(made.message)
+      return made.value.room
+    }
+    // Each socket sends its own burst (EDITOR_BYTE_BURST) less a little: no socket is over its rates.
+    const messages = Math.floor(EDITOR_BYTE_BURST / (1 << 20)) - 1
+    const sockets = Math.ceil((USER_BYTE_BURST + USER_BYTES_PER_SECOND * 4) / (messages << 20)) + 1
+    const closes: string[] = []
+    const flooding = await Promise.all(
+      Array.from({ length: sockets }, async (_, i) => {
+        const room = await roomOf(flooder.user.id, `Inflow ${i}`)
+        const socket = await rawSocket(server.url, room, flooder.token)
+        socket.onclose = (event) => closes.push(event.reason)
+        return { socket, room }
+      }),
+    )
+    const otherRoom = await roomOf(other.user.id, 'Inflow other')
+    let otherClosed = ''
+    const answers: number[] = []
+    const bystander = await rawSocket(server.url, otherRoom, other.token, (data) =>
+      answers.push(typeOf(data)),
+    )
+    bystander.onclose = (event) => {
+      otherClosed = event.reason || String(event.code)
+    }
+    // A stateless message of 1 MiB of text to `room`, made once per room.
+    const text = varString('x'.repeat(1 << 20))
+    const stateless = (room: string) => {
+      const head = [...varString(room), ...varUint(MessageType.Stateless)]
+      const message = new Uint8Array(head.length + text.length)
+      message.set(head)
+      message.set(text, head.length)
+      return message
+    }
+    const refusedBefore = server.metrics.editorRefusals.get({ kind: 'user_flood' })
+    const made = flooding.map(({ socket, room }) => ({ socket, message: stateless(room) }))
+    for (let m = 0; m < messages; m++)
+      for (const { socket, message } of made) if (socket.readyState === WebSocket.OPEN) socket.send(message)
+    await eventually(() => expect(closes).toContain(USER_FLOOD_CLOSE_REASON), 30_000, 'the flooder closed')
+    expect(server.metrics.editorRefusals.get({ kind: 'user_flood' })).toBeGreaterThan(refusedBefore)
+    // The other user sends as much as one of the flooder's sockets did, and is still served.
+    const otherMessage = stateless(otherRoom)
+    for (let m = 0; m < messages; m++) bystander.send(otherMessage)
+    const seen = answers.length
+    bystander.send(
+      new Uint8Array([
+        ...varString(otherRoom),
+        ...varUint(MessageType.Sync),
+        0,
+        ...varBytes(new Uint8Array([0])),
+      ]),
+    )
+    await eventually(
+      () => expect(answers.slice(seen)).toContain(MessageType.Sync),
+      20_000,
+      'the other user answered',
+    )
+    expect(otherClosed).toBe('')
+    for (const { socket } of flooding) socket.close()
+    bystander.close()
+  }, 90_000)
 
   test('many connections of one user authenticating at once: no more than the limit stay connected', async () => {
     const owner = await userWithToken(server, handle('rush-owner'))
