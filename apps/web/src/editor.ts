@@ -227,12 +227,17 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
       applyScope()
     },
     onAuthenticationFailed: ({ reason }) =>
-      /too many connections/i.test(reason)
-        ? tooManyTabs()
-        : end(
+      /too many connections opened/i.test(reason)
+        ? end(
             'Not connected',
-            'This document could not be opened: it was deleted, or you may no longer read it. Ask its owner, or go back to your documents.',
-          ),
+            'Your account opened too many documents at once (more than the server takes in a few seconds). Reload this page in a moment.',
+          )
+        : /too many connections/i.test(reason)
+          ? tooManyTabs()
+          : end(
+              'Not connected',
+              'This document could not be opened: it was deleted, or you may no longer read it. Ask its owner, or go back to your documents.',
+            ),
     onClose: ({ event }) => {
       if (!event.reason || ended) return // a dropped connection: the provider reconnects and resends
       // The server's reasons are written for any client; a person gets what to do next.

@@ -8,20 +8,32 @@
  *
  * A user has at most MAX_DOCUMENT_CONNECTIONS_PER_USER connections open to one document on this instance:
  * checked when one authenticates (so nothing loads for it) and again once it is connected (several may
- * authenticate at once), where one over the limit is closed with the reason.
+ * authenticate at once), where one over the limit is closed with the reason. And a user opens at most
+ * OPENS_PER_SECOND connections a second across all documents (OPEN_BURST at once): past it one waits,
+ * and one that would wait past MAX_OPEN_WAIT_MS is refused with the reason (a loop of reconnections is the
+ * user's own cost, not everyone's).
  */
 import type { Connection, connectedPayload, Extension, onAuthenticatePayload } from '@hocuspocus/server'
 import { type Principal, TOKEN_PREFIX, type TokensService } from '../auth/tokens.ts'
 import type { DocumentsService } from '../documents/service.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics.ts'
+import { UserShares } from '../user-shares.ts'
 import type { ConnectionContext } from './context.ts'
 import { FLOOD_CLOSE_CODE, type UserInflow } from './flood.ts'
-import { MAX_DOCUMENT_CONNECTIONS_PER_USER } from './limits.ts'
+import {
+  MAX_DOCUMENT_CONNECTIONS_PER_USER,
+  MAX_OPEN_WAIT_MS,
+  OPEN_BURST,
+  OPENS_PER_SECOND,
+} from './limits.ts'
 
 const TOO_MANY_CONNECTIONS = `too many connections: you have ${MAX_DOCUMENT_CONNECTIONS_PER_USER} open to this document here; close some tabs`
 
 const openKey = (userId: string, documentName: string) => `${userId}\n${documentName}`
+
+const tooManyOpens = (seconds: number) =>
+  `too many connections opened: more than ${OPENS_PER_SECOND} a second from this account; try again in ${seconds} s`
 
 /** Signed-in browsers: their principal from the upgrade request's headers, and our origin. */
 export type BrowserSession = {
@@ -36,6 +48,8 @@ export class AuthExtension implements Extension {
 
   /** Per user and document, the connections open on this instance. */
   private readonly open = new Map<string, Set<Connection>>()
+  /** Per user, the connections they may open (OPENS_PER_SECOND). */
+  private readonly opens = new UserShares(OPENS_PER_SECOND, OPEN_BURST)
 
   constructor(
     private readonly deps: {
@@ -66,6 +80,17 @@ export class AuthExtension implements Extension {
     if (!principal) {
       this.deps.metrics.authFailures.inc({ reason: 'token' })
       throw new Error('unauthorized')
+    }
+    const owed = this.opens.spend(principal.user.id, 1)
+    if (owed > MAX_OPEN_WAIT_MS) {
+      this.opens.spend(principal.user.id, -1) // a refused opening costs their share nothing more
+      this.deps.metrics.authFailures.inc({ reason: 'opens' })
+      const reason = tooManyOpens(Math.ceil((owed - MAX_OPEN_WAIT_MS) / 1000))
+      throw Object.assign(new Error(reason), { reason })
+    }
+    if (owed > 0) {
+      this.deps.metrics.editorPaced.inc({ by: 'opens' })
+      await Bun.sleep(owed)
     }
     const resolved = await this.deps.documents.resolveRoom(documentName, principal)
     if (resolved.kind === 'error') {

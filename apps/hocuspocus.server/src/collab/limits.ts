@@ -96,6 +96,18 @@ export const PRESENCE_FANOUT_BYTE_BURST = 2 * 1024 * 1024
 export const MAX_DOCUMENT_CONNECTIONS_PER_USER = 16
 
 /**
+ * Document connections one user may open (authenticate) a second on this instance, across their sockets,
+ * and at once. Each costs the server ~0.7 ms (the credential, the document's access, a connection): one
+ * user reopening sockets in 16 loops authenticated ~1,100 a second, ~75% of a core (2026-12-05). A
+ * connection past the share waits for it (`collab_editor_paced_total{by="opens"}`); one that would wait
+ * longer than MAX_OPEN_WAIT_MS is refused with the reason. A person restoring a browser session of a
+ * hundred tabs opens them at once.
+ */
+export const OPENS_PER_SECOND = 20
+export const OPEN_BURST = 100
+export const MAX_OPEN_WAIT_MS = 5_000
+
+/**
  * Sync answers, per user across all their connections: the bytes of document state the server encodes
  * and sends in answer to their sync step 1 messages (what the client lacks; `syncAnswerBytes` in
  * boundary.ts). A step 1 is a few bytes and its answer can be the whole document: a 5 MiB document's is

@@ -10,8 +10,10 @@
  * (PRESENCE_FANOUT_*, priced at a state's bytes times the document's connections); the newest state of
  * each of the flooder's clients still arrives (presence is shown late, never lost); the server keeps at
  * most one waiting state per client; states that wait are parsed once, when applied, not as they arrive
- * (Hocuspocus parsed every one sent); another person's presence is not queued behind the flood; and a user's
- * connections to one document stop at MAX_DOCUMENT_CONNECTIONS_PER_USER, with the reason.
+ * (Hocuspocus parsed every one sent); another person's presence is not queued behind the flood; a user's
+ * connections to one document stop at MAX_DOCUMENT_CONNECTIONS_PER_USER, with the reason; the bytes
+ * arriving on all of one user's sockets draw from one share (USER_BYTES_PER_SECOND); and a user's
+ * connections are opened at OPENS_PER_SECOND, past the wait refused with the reason.
  */
 import { describe, expect, test } from 'bun:test'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
@@ -23,6 +25,9 @@ import {
   EDITOR_BYTE_BURST,
   MAX_AWARENESS_CLIENTS_PER_CONNECTION,
   MAX_DOCUMENT_CONNECTIONS_PER_USER,
+  MAX_OPEN_WAIT_MS,
+  OPEN_BURST,
+  OPENS_PER_SECOND,
   PRESENCE_FANOUT_BYTE_BURST,
   PRESENCE_FANOUT_BYTES_PER_SECOND,
   USER_BYTE_BURST,
@@ -307,6 +312,65 @@ describe('red team: presence floods and connection counts', () => {
     for (const { socket } of flooding) socket.close()
     bystander.close()
   }, 90_000)
+
+  test('one user opening connections past their share waits for it, past the wait is refused with the reason; another user opens at once', async () => {
+    // Until 2026-12-05 nothing bounded how fast one user opened connections: 16 loops reopening sockets
+    // authenticated ~1,100 a second, ~75% of a core.
+    const opener = await userWithToken(server, handle('opens-opener'))
+    const other = await userWithToken(server, handle('opens-other'))
+    const roomOf = async (userId: string, title: string) => {
+      const made = await server.services.documents.create(userId, { title })
+      if (made.kind === 'error') throw new Error(made.message)
+      return made.value.room
+    }
+    // More than the burst and the wait's worth of the rate, all at once, spread over enough documents that
+    // none reaches MAX_DOCUMENT_CONNECTIONS_PER_USER.
+    const count = OPEN_BURST + (OPENS_PER_SECOND * MAX_OPEN_WAIT_MS) / 1000 + 100
+    const rooms = await Promise.all(
+      Array.from({ length: Math.ceil(count / (MAX_DOCUMENT_CONNECTIONS_PER_USER - 2)) }, (_, i) =>
+        roomOf(opener.user.id, `Opens ${i}`),
+      ),
+    )
+    const pacedBefore = server.metrics.editorPaced.get({ by: 'opens' })
+    /** Opens a socket to `room`: whether it was authenticated, or the reason it was refused. */
+    const open = async (room: string, token: string) => {
+      const socket = new WebSocket(server.url.replace('http', 'ws'))
+      socket.binaryType = 'arraybuffer'
+      const answer = new Promise<{ authenticated: boolean; reason: string }>((resolve) => {
+        socket.onmessage = (event) => {
+          const data = new Uint8Array(event.data as ArrayBuffer)
+          if (typeOf(data) !== MessageType.Auth) return
+          const [nameLength, nameAt] = readVarUint(data, 0)
+          const at = nameAt + nameLength + 1
+          const kind = data[at]! // 0 token, 1 permission denied, 2 authenticated
+          const [reasonLength, reasonAt] = readVarUint(data, at + 1)
+          resolve({
+            authenticated: kind === 2,
+            reason: kind === 1 ? new TextDecoder().decode(data.slice(reasonAt, reasonAt + reasonLength)) : '',
+          })
+        }
+      })
+      await new Promise((resolve) => {
+        socket.onopen = resolve
+      })
+      socket.send(new Uint8Array([...varString(room), ...varUint(MessageType.Auth), 0, ...varString(token)]))
+      return { socket, ...(await answer) }
+    }
+    const rush = Array.from({ length: count }, (_, i) => open(rooms[i % rooms.length]!, opener.token))
+    // Another person opens a document meanwhile: their own share, not queued behind the rush.
+    const bystander = await open(await roomOf(other.user.id, 'Opens other'), other.token)
+    expect(bystander.authenticated).toBe(true)
+    const results = await Promise.all(rush)
+    const authenticated = results.filter((r) => r.authenticated).length
+    const refused = results.filter((r) => !r.authenticated)
+    expect(authenticated).toBeGreaterThanOrEqual(OPEN_BURST)
+    expect(refused.length).toBeGreaterThan(0)
+    expect(refused[0]!.reason).toMatch(
+      /^too many connections opened: more than \d+ a second from this account; try again in \d+ s$/,
+    )
+    expect(server.metrics.editorPaced.get({ by: 'opens' })).toBeGreaterThan(pacedBefore)
+    for (const { socket } of [...results, bystander]) socket.close()
+  }, 60_000)
 
   test('many connections of one user authenticating at once: no more than the limit stay connected', async () => {
     const owner = await userWithToken(server, handle('rush-owner'))
