@@ -57,16 +57,27 @@ const typingKill = of('faults-typing-kill') as Figures
 /** One row per attack of the red-team suites: what another client felt while it ran. */
 const redTeam = figures
   .filter(
-    (f) => f.suite === 'red-team-imports' || f.suite === 'red-team-editors' || f.suite === 'red-team-history',
+    (f) =>
+      f.suite === 'red-team-imports' ||
+      f.suite === 'red-team-editors' ||
+      f.suite === 'red-team-history' ||
+      f.suite.startsWith('red-team-reads') ||
+      f.suite === 'red-team-section-reads',
   )
   .map((f) => {
     const health = (f.p99Ms ?? f.healthP99Ms) as number | undefined
     const keys =
       f.keystrokeP99Ms === undefined ? '' : `, keystrokes in another document p99 ${n(f.keystrokeP99Ms)} ms`
+    const took =
+      f.revertMs !== undefined
+        ? `; the call took ${n(f.revertMs)} ms`
+        : f.readMedianMs !== undefined
+          ? `; ${n(f.answered)} reads answered, ${n(f.refused)} refused, a read ${n(f.readMedianMs)} ms at the median`
+          : ''
     const floor =
       f.floorKeystrokeP99Ms === undefined
         ? ''
-        : ` (floor, nothing running: /health p99 ${n(f.floorP99Ms)} ms, keystrokes p99 ${n(f.floorKeystrokeP99Ms)} ms; the call took ${n(f.revertMs)} ms)`
+        : ` (floor, nothing running: /health p99 ${n(f.floorP99Ms ?? f.floorHealthP99Ms)} ms, keystrokes p99 ${n(f.floorKeystrokeP99Ms)} ms${took})`
     return `| red team: ${String(f.attack)} | one user's input to the real server process, another client probing from a process of its own | /health p99 ${n(health)} ms${keys}; server RSS +${n(f.growthMiB)} MiB${floor} |`
   })
 
