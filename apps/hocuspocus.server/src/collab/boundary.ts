@@ -67,6 +67,7 @@ import {
   MAX_HELD_UPDATE_BYTES,
   MAX_HELD_UPDATES,
   MAX_SYNC_ANSWER_WAIT_MS,
+  OWN_TEXT_ITEMS_PER_STRUCT,
   READ_ONLY_STEP2_PRICE_DIVISOR,
   SYNC_ANSWER_BYTE_BURST,
   SYNC_ANSWER_BYTES_PER_SECOND,
@@ -396,7 +397,12 @@ export class EditorBoundary implements Extension {
     const stripped = this.strippedIds.get(connection)
     const text = this.insertedText.get(connection)
     this.insertedText.delete(connection)
-    const marked = text ? ownTextMarks(document, text) : []
+    const cost = { walked: 0 }
+    const marked = text ? ownTextMarks(document, text, cost) : []
+    // Walking a text that holds a suggestion is the editor's work too: charged to their share like the
+    // structs they send (a keystroke in a paragraph of 10,000 marks walks 30,000 items).
+    if (cost.walked >= OWN_TEXT_ITEMS_PER_STRUCT)
+      this.userShareWait(connection, Math.floor(cost.walked / OWN_TEXT_ITEMS_PER_STRUCT))
     if (!touched && !stripped && marked.length === 0) return
     this.touchedHeadings.delete(connection)
     this.strippedIds.delete(connection)

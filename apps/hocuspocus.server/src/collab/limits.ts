@@ -56,6 +56,14 @@ export const EDITOR_STRUCT_BURST = MAX_SYNC_STEP2_STRUCTS
  * time (`MCP_SERVER_SHARE_PERCENT`, modules/mcp/infra/server-time.ts), kept by the same UserShares.
  */
 export const USER_STRUCTS_PER_SECOND = 2 * EDITOR_STRUCTS_PER_SECOND
+
+/**
+ * Items of a text walked after an editor's update (to find their words typed inside a suggestion, which
+ * the server makes their own: doc-schema own-text.ts) that cost as much as one struct of their share. A
+ * text is walked only while it holds a suggestion mark; walking is ~0.1-0.2 µs an item against ~8 µs a
+ * struct, so a keystroke in a paragraph of 10,000 marks holding one counts as ~470 structs.
+ */
+export const OWN_TEXT_ITEMS_PER_STRUCT = 64
 export const USER_STRUCT_BURST = MAX_SYNC_STEP2_STRUCTS
 
 /**

@@ -38,21 +38,70 @@ function textsOf(doc: Y.Doc, ranges: readonly InsertedText[]): Set<Y.XmlText> {
   return texts
 }
 
-/** The stretches of `text` that are inserted text under a suggestion mark opened before the update. */
-function stretches(text: Y.XmlText, ranges: readonly InsertedText[]): Range[] {
+/** Whether a format item's key is a suggestion mark's (most are other marks: their name is told apart first). */
+function isSuggestionKey(key: string): boolean {
+  const dash = key.indexOf('--')
+  if (!SUGGESTION_MARKS.includes(dash < 0 ? key : key.slice(0, dash))) return false
+  const name = MARK_KEY.exec(key)?.[1]
+  return name !== undefined && SUGGESTION_MARKS.includes(name)
+}
+
+/**
+ * Per document, the texts already walked once, and those that hold a suggestion mark's format item (or
+ * did: one deleted since still counts). Every transaction's new format items are looked at as they come
+ * (their cost follows the change), so a text walked once and holding none is not walked again: a
+ * keystroke in a paragraph of 10,000 marks walked its 30,000 items every time, a few ms each, and one
+ * user's sockets could send thousands a second.
+ */
+type Tracker = { walked: WeakSet<Y.XmlText>; marked: WeakSet<Y.XmlText> }
+const trackers = new WeakMap<Y.Doc, Tracker>()
+
+function trackerOf(doc: Y.Doc): Tracker {
+  const known = trackers.get(doc)
+  if (known) return known
+  const tracker: Tracker = { walked: new WeakSet(), marked: new WeakSet() }
+  doc.on('afterTransaction', (transaction: Y.Transaction) => {
+    const { clients } = transaction.doc.store
+    for (const [client, after] of transaction.afterState) {
+      const before = transaction.beforeState.get(client) ?? 0
+      const structs = clients.get(client)
+      if (!structs || after <= before) continue
+      for (let i = Y.findIndexSS(structs, before); i < structs.length; i++) {
+        const struct = structs[i]!
+        if (
+          struct instanceof Y.Item &&
+          struct.content instanceof Y.ContentFormat &&
+          struct.parent instanceof Y.XmlText &&
+          isSuggestionKey(struct.content.key)
+        )
+          tracker.marked.add(struct.parent)
+      }
+    }
+  })
+  trackers.set(doc, tracker)
+  return tracker
+}
+
+/**
+ * The stretches of `text` that are inserted text under a suggestion mark opened before the update, and
+ * the items walked to find them; `marked` whether the text holds a suggestion mark's format item.
+ */
+function stretches(
+  text: Y.XmlText,
+  ranges: readonly InsertedText[],
+): { found: Range[]; walked: number; marked: boolean } {
   const open = new Map<string, Y.Item>()
   const out: Range[] = []
   let index = 0
+  let walked = 0
+  let marked = false
   for (let item = text._start; item; item = item.right) {
+    walked++
     if (item.deleted) continue
     const content = item.content
     if (content instanceof Y.ContentFormat) {
-      // Most format items are other marks (a paragraph of 10,000 marks: 20,000 of them, walked on every
-      // keystroke in it): their name is told apart before the key's pattern is run.
-      const dash = content.key.indexOf('--')
-      if (!SUGGESTION_MARKS.includes(dash < 0 ? content.key : content.key.slice(0, dash))) continue
-      const name = MARK_KEY.exec(content.key)?.[1]
-      if (!name || !SUGGESTION_MARKS.includes(name)) continue
+      if (!isSuggestionKey(content.key)) continue
+      marked = true
       if (content.value === null) open.delete(content.key)
       else open.set(content.key, item)
       continue
@@ -68,17 +117,30 @@ function stretches(text: Y.XmlText, ranges: readonly InsertedText[]): Range[] {
     }
     index += item.length
   }
-  return out
+  return { found: out, walked, marked }
 }
 
 /** Where an update's inserted text sits inside a suggestion opened before it: per text, its stretches. */
 export type OwnTextMarks = { text: Y.XmlText; stretches: Range[] }[]
 
-/** Finds the stretches `unmarkOwnText` ends (no change made: most updates have none). */
-export function ownTextMarks(doc: Y.Doc, ranges: readonly InsertedText[]): OwnTextMarks {
+/**
+ * Finds the stretches `unmarkOwnText` ends (no change made: most updates have none). A text is walked
+ * only if it holds a suggestion mark's format item, or has not been walked before; `cost.walked` is
+ * given the items walked (the boundary charges them to the editor's share).
+ */
+export function ownTextMarks(
+  doc: Y.Doc,
+  ranges: readonly InsertedText[],
+  cost?: { walked: number },
+): OwnTextMarks {
   const out: OwnTextMarks = []
+  const tracker = trackerOf(doc)
   for (const text of textsOf(doc, ranges)) {
-    const found = stretches(text, ranges)
+    if (tracker.walked.has(text) && !tracker.marked.has(text)) continue
+    const { found, walked, marked } = stretches(text, ranges)
+    tracker.walked.add(text)
+    if (marked) tracker.marked.add(text)
+    if (cost) cost.walked += walked
     if (found.length > 0) out.push({ text, stretches: found })
   }
   return out
