@@ -134,7 +134,7 @@ export function createMetrics() {
     ),
     editorPaced: new Counter(
       'collab_editor_paced_total',
-      'Editor messages held back to pace their sender, by what was over its rate: connection (its own flood rates), user (their share across connections), sync (their share of sync answers), presence (their share of presence sent to others: the newest state waits) or opens (connections opened past their share, held before authenticating).',
+      'Editor messages held back to pace their sender, by what was over its rate: connection (its own flood rates), user (their share across connections), sync (their share of sync answers), presence (their share of presence sent to others: the newest state waits), time (their share of the event loop spent handling their messages) or opens (connections opened past their share, held before authenticating).',
     ),
     largeSyncAnswers: new Counter(
       'collab_large_sync_answers_total',

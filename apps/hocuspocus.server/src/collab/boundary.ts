@@ -61,13 +61,15 @@ import type { ConnectionContext } from './context.ts'
 import { EDITOR_REFUSED_CODE, EDITOR_TOO_LARGE_CODE, readMessage } from './editor-message.ts'
 import { FLOOD_CLOSE_CODE, FloodBuckets } from './flood.ts'
 import {
+  EDITOR_MS_BURST,
+  EDITOR_MS_PER_SECOND,
   MAX_AWARENESS_MESSAGE_BYTES,
   MAX_AWARENESS_STATE_BYTES,
+  MAX_CHARGED_HANDLING_MS,
   MAX_EDITOR_WAIT_MS,
   MAX_HELD_UPDATE_BYTES,
   MAX_HELD_UPDATES,
   MAX_SYNC_ANSWER_WAIT_MS,
-  OWN_TEXT_ITEMS_PER_STRUCT,
   READ_ONLY_STEP2_PRICE_DIVISOR,
   SYNC_ANSWER_BYTE_BURST,
   SYNC_ANSWER_BYTES_PER_SECOND,
@@ -128,6 +130,12 @@ export class EditorBoundary implements Extension {
   private readonly shares = new UserShares(USER_STRUCTS_PER_SECOND, USER_STRUCT_BURST)
   /** Each user's share of sync answers, in bytes of state sent (SYNC_ANSWER_BYTES_PER_SECOND). */
   private readonly syncAnswers = new UserShares(SYNC_ANSWER_BYTES_PER_SECOND, SYNC_ANSWER_BYTE_BURST)
+  /** Each user's share of the event loop's time spent handling their messages (EDITOR_MS_PER_SECOND). */
+  private editorTime = new UserShares(EDITOR_MS_PER_SECOND, EDITOR_MS_BURST)
+  /** When each connection's message, its waits over, started being handled (its time is charged after). */
+  private readonly handlingSince = new WeakMap<Connection, number>()
+  /** Time the message being handled spent waiting inside its handling (sync answers paced): not charged. */
+  private readonly waitedMs = new WeakMap<Connection, number>()
   /** Headings each connection's last message created or re-labelled, repaired after it is applied. */
   private readonly touchedHeadings = new WeakMap<Connection, Y.ID[]>()
   /** Headings each connection's last message stripped of their id, and that id: restored after it. */
@@ -206,9 +214,14 @@ export class EditorBoundary implements Extension {
     }
     const connectionWait = buckets.draw(update.byteLength, structs)
     const userWait = this.userShareWait(connection, structs)
-    const wait = Math.max(connectionWait, userWait)
+    const userId = (connection.context as ConnectionContext | undefined)?.principal.user.id
+    const timeWait = userId ? this.editorTime.owedMs(userId) : 0
+    const wait = Math.max(connectionWait, userWait, timeWait)
     if (wait > 0) {
-      this.deps.metrics.editorPaced.inc({ by: userWait > connectionWait ? 'user' : 'connection' })
+      // Counted by each share it waits for (the structs' or the connection's, and the time's).
+      if (connectionWait > 0 || userWait > 0)
+        this.deps.metrics.editorPaced.inc({ by: userWait > connectionWait ? 'user' : 'connection' })
+      if (timeWait > 0) this.deps.metrics.editorPaced.inc({ by: 'time' })
       await Bun.sleep(Math.min(wait, MAX_EDITOR_WAIT_MS))
     }
     // A query of everyone's presence is a byte, and Hocuspocus encodes every state in the document for it:
@@ -217,6 +230,10 @@ export class EditorBoundary implements Extension {
       await this.paceSyncAnswer(connection, document.awareness.getStates().size * MAX_AWARENESS_STATE_BYTES)
     if (message.syncType === messageYjsSyncStep1 && message.vector && message.typeAt !== undefined)
       await this.answerOnWorker(connection, document, message.vector, update, message.typeAt)
+    // From here to the end of afterHandleMessage the message is handled (checked, applied, broadcast,
+    // repaired) on the event loop: that time is charged to its user's share.
+    this.handlingSince.set(connection, performance.now())
+    this.waitedMs.delete(connection)
   }
 
   /**
@@ -385,7 +402,16 @@ export class EditorBoundary implements Extension {
       connection.readOnly = false
   }
 
-  async afterHandleMessage({ connection, document }: afterHandleMessagePayload): Promise<void> {
+  async afterHandleMessage(payload: afterHandleMessagePayload): Promise<void> {
+    try {
+      this.afterHandled(payload)
+    } finally {
+      this.chargeHandling(payload.connection)
+    }
+  }
+
+  /** After a message is applied: held updates released, heading ids repaired, own text unmarked. */
+  private afterHandled({ connection, document }: afterHandleMessagePayload): void {
     if (this.holding.has(connection)) this.endHolding(connection)
     else if (
       this.held.has(connection) &&
@@ -397,12 +423,8 @@ export class EditorBoundary implements Extension {
     const stripped = this.strippedIds.get(connection)
     const text = this.insertedText.get(connection)
     this.insertedText.delete(connection)
-    const cost = { walked: 0 }
-    const marked = text ? ownTextMarks(document, text, cost) : []
-    // Walking a text that holds a suggestion is the editor's work too: charged to their share like the
-    // structs they send (a keystroke in a paragraph of 10,000 marks walks 30,000 items).
-    if (cost.walked >= OWN_TEXT_ITEMS_PER_STRUCT)
-      this.userShareWait(connection, Math.floor(cost.walked / OWN_TEXT_ITEMS_PER_STRUCT))
+    // Walking a text that holds a suggestion is the editor's work too: its time is charged with the rest.
+    const marked = text ? ownTextMarks(document, text) : []
     if (!touched && !stripped && marked.length === 0) return
     this.touchedHeadings.delete(connection)
     this.strippedIds.delete(connection)
@@ -490,15 +512,47 @@ export class EditorBoundary implements Extension {
       // the connection with this code and reason and drops what is queued behind.
       throw Object.assign(new Error(refusal.reason), refusal)
     }
+    const waitStarted = performance.now()
     if (wait > 0) {
       this.deps.metrics.editorPaced.inc({ by: 'sync' })
       await Bun.sleep(wait)
     } else if (bytes >= SYNC_ANSWER_TURN_BYTES) await nextTurn()
+    const waited = performance.now() - waitStarted
+    if (waited > 0) this.waitedMs.set(connection, (this.waitedMs.get(connection) ?? 0) + waited)
+  }
+
+  /**
+   * Charges the time the connection's last message took to handle (since its waits ended, less the waits
+   * inside) to its user's share of the event loop: a user whose messages are dear to handle (keystrokes
+   * in a paragraph of 10,000 marks, sync step 1s answered on the event loop) waits before their next,
+   * however few structs or bytes each holds.
+   */
+  private chargeHandling(connection: Connection): void {
+    const since = this.handlingSince.get(connection)
+    if (since === undefined) return
+    this.handlingSince.delete(connection)
+    const busy = performance.now() - since - (this.waitedMs.get(connection) ?? 0)
+    this.waitedMs.delete(connection)
+    const userId = (connection.context as ConnectionContext | undefined)?.principal.user.id
+    if (userId && busy > 0) this.editorTime.spend(userId, Math.min(busy, MAX_CHARGED_HANDLING_MS))
   }
 
   /** For tests: how long a user's next message would wait for their share (ms; 0 when it lasts). */
   userDebtMs(userId: string): number {
     return this.shares.owedMs(userId)
+  }
+
+  /** For tests: what is left of a user's share of the event loop's time (ms; below zero while they owe). */
+  userTimeLeftMs(userId: string): number {
+    return this.editorTime.left(userId)
+  }
+
+  /**
+   * For tests: every user's share of the event loop's time at another rate and burst (ms), from now on
+   * (a test cannot make a message dear enough to empty the real one without holding its own process).
+   */
+  useEditorTimeShare(perSecond: number, burst: number): void {
+    this.editorTime = new UserShares(perSecond, burst)
   }
 
   /** The types a connection declared in its WebSocket URL (read once per connection). */

@@ -58,12 +58,18 @@ export const EDITOR_STRUCT_BURST = MAX_SYNC_STEP2_STRUCTS
 export const USER_STRUCTS_PER_SECOND = 2 * EDITOR_STRUCTS_PER_SECOND
 
 /**
- * Items of a text walked after an editor's update (to find their words typed inside a suggestion, which
- * the server makes their own: doc-schema own-text.ts) that cost as much as one struct of their share. A
- * text is walked only while it holds a suggestion mark; walking is ~0.1-0.2 µs an item against ~8 µs a
- * struct, so a keystroke in a paragraph of 10,000 marks holding one counts as ~470 structs.
+ * The same per user, in time: the event loop's time spent handling their messages (from the end of the
+ * boundary's waits to the end of its afterHandleMessage: checking, applying, observers, broadcast,
+ * repairs; waits inside it not counted), across all their connections. Structs and bytes do not bound
+ * it: a keystroke in a paragraph of 10,000 marks is one struct and ~1 ms to apply, and one user's four
+ * sockets held others' /health at a p50 of 53-87 ms. A user past the share waits before their next
+ * message (`collab_editor_paced_total{by="time"}`), up to MAX_EDITOR_WAIT_MS each. 20% of the loop; the
+ * burst holds a largest sync step 2 (~0.4 s) and a few documents opened with changes made offline.
  */
-export const OWN_TEXT_ITEMS_PER_STRUCT = 64
+export const EDITOR_MS_PER_SECOND = 200
+export const EDITOR_MS_BURST = 2_000
+/** At most this much is charged for one message (a wait not seen as one is not charged in full). */
+export const MAX_CHARGED_HANDLING_MS = 1_000
 export const USER_STRUCT_BURST = MAX_SYNC_STEP2_STRUCTS
 
 /**

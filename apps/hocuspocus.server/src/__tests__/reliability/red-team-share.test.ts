@@ -11,7 +11,13 @@ import { element, paragraph } from '@collab/test-support/documents'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
-import { EDITOR_STRUCT_BURST, USER_STRUCT_BURST, USER_STRUCTS_PER_SECOND } from '../../collab/limits.ts'
+import {
+  EDITOR_MS_BURST,
+  EDITOR_MS_PER_SECOND,
+  EDITOR_STRUCT_BURST,
+  USER_STRUCT_BURST,
+  USER_STRUCTS_PER_SECOND,
+} from '../../collab/limits.ts'
 import type { RunningServer } from '../../server.ts'
 import { UserShares } from '../../user-shares.ts'
 
@@ -89,5 +95,61 @@ describe('a user editing through many connections is paced as one', () => {
     expect(server.metrics.editorPaced.get({ by: 'user' })).toBeGreaterThan(pacedBefore)
     expect(server.collab.boundary.userDebtMs(bob.user.id)).toBe(0)
     for (const p of providers) p.destroy()
+  }, 90_000)
+  test("the time a user's messages take to handle draws from their share of the event loop; past it they wait, others do not", async () => {
+    // Until 2026-12-05 editors' shares counted structs and bytes: a keystroke is one struct however dear
+    // it is to handle (a paragraph of 10,000 marks: ~0.5-1 ms each, ~30x a plain one). Here the share is
+    // made small (a test's keystrokes are cheap), so one typist's plain keystrokes run it dry.
+    const boundary = server.collab.boundary
+    boundary.useEditorTimeShare(2, 5)
+    try {
+      const typist = await userWithToken(server, 'time-typist')
+      const other = await userWithToken(server, 'time-other')
+      const rooms: string[] = []
+      for (const [owner, title] of [
+        [typist, 'Typed'],
+        [other, 'Elsewhere'],
+      ] as const) {
+        const made = await server.services.documents.create(owner.user.id, { title })
+        if (made.kind === 'error') throw new Error(made.message)
+        rooms.push(made.value.room)
+      }
+      const [typed, elsewhere] = rooms as [string, string]
+      const editor = connectProvider(server.url, typed, typist.token)
+      const closed: string[] = []
+      editor.provider.on('close', ({ event }: { event: { reason: string } }) => closed.push(event.reason))
+      const watcher = connectProvider(server.url, typed, typist.token)
+      const writer = connectProvider(server.url, elsewhere, other.token)
+      const reader = connectProvider(server.url, elsewhere, other.token)
+      providers.push(editor, watcher, writer, reader)
+      await Promise.all([editor, watcher, writer, reader].map((p) => p.ready))
+      const pacedBefore = server.metrics.editorPaced.get({ by: 'time' })
+      const fragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
+      for (let i = 0; i < 40; i++) fragment.push([paragraph(`line ${i}`)])
+      await eventually(
+        () => expect(server.metrics.editorPaced.get({ by: 'time' })).toBeGreaterThan(pacedBefore),
+        30_000,
+        "the typist's messages waiting for their share of time",
+      )
+      expect(boundary.userTimeLeftMs(typist.user.id)).toBeLessThan(5)
+      // Someone else's typing meanwhile is theirs: it reaches the other editor, their share untouched by
+      // the typist's.
+      writer.doc.getXmlFragment(FRAGMENT_NAME).push([paragraph('typed elsewhere')])
+      await eventually(
+        () => expect(reader.doc.getXmlFragment(FRAGMENT_NAME).toString()).toContain('typed elsewhere'),
+        20_000,
+        "the other user's keystroke",
+      )
+      // Paced, not refused: every line of the typist arrives.
+      await eventually(
+        () => expect(watcher.doc.getXmlFragment(FRAGMENT_NAME).toString()).toContain('line 39'),
+        60_000,
+        "every one of the typist's lines",
+      )
+      expect(closed).toEqual([])
+    } finally {
+      boundary.useEditorTimeShare(EDITOR_MS_PER_SECOND, EDITOR_MS_BURST)
+      for (const p of providers.splice(0)) p.destroy()
+    }
   }, 90_000)
 })
