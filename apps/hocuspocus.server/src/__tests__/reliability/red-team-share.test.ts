@@ -101,7 +101,9 @@ describe('a user editing through many connections is paced as one', () => {
     // it is to handle (a paragraph of 10,000 marks: ~0.5-1 ms each, ~30x a plain one). Here the share is
     // made small (a test's keystrokes are cheap), so one typist's plain keystrokes run it dry.
     const boundary = server.collab.boundary
-    boundary.useEditorTimeShare(2, 5)
+    // 10 ms a second, burst 1 ms: a hundred plain messages (each well over 0.01 ms to handle) run it dry,
+    // and wait a few seconds in all.
+    boundary.useEditorTimeShare(10, 1)
     try {
       const typist = await userWithToken(server, 'time-typist')
       const other = await userWithToken(server, 'time-other')
@@ -125,13 +127,13 @@ describe('a user editing through many connections is paced as one', () => {
       await Promise.all([editor, watcher, writer, reader].map((p) => p.ready))
       const pacedBefore = server.metrics.editorPaced.get({ by: 'time' })
       const fragment = editor.doc.getXmlFragment(FRAGMENT_NAME)
-      for (let i = 0; i < 40; i++) fragment.push([paragraph(`line ${i}`)])
+      for (let i = 0; i < 100; i++) fragment.push([paragraph(`line ${i}`)])
       await eventually(
         () => expect(server.metrics.editorPaced.get({ by: 'time' })).toBeGreaterThan(pacedBefore),
         30_000,
         "the typist's messages waiting for their share of time",
       )
-      expect(boundary.userTimeLeftMs(typist.user.id)).toBeLessThan(5)
+      expect(boundary.userTimeLeftMs(typist.user.id)).toBeLessThan(1)
       // Someone else's typing meanwhile is theirs: it reaches the other editor, their share untouched by
       // the typist's.
       writer.doc.getXmlFragment(FRAGMENT_NAME).push([paragraph('typed elsewhere')])
@@ -142,7 +144,7 @@ describe('a user editing through many connections is paced as one', () => {
       )
       // Paced, not refused: every line of the typist arrives.
       await eventually(
-        () => expect(watcher.doc.getXmlFragment(FRAGMENT_NAME).toString()).toContain('line 39'),
+        () => expect(watcher.doc.getXmlFragment(FRAGMENT_NAME).toString()).toContain('line 99'),
         60_000,
         "every one of the typist's lines",
       )
