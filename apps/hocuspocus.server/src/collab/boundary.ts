@@ -92,6 +92,10 @@ type Refusal = { code: number; reason: string }
 
 const mib = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MiB`
 
+/** The user a connection authenticated as (undefined before it did). */
+const userIdOf = (connection: Connection): string | undefined =>
+  (connection.context as ConnectionContext | undefined)?.principal.user.id
+
 /**
  * What answering a sync step 1 carrying `vector` sends, estimated without encoding it: the document's
  * state bytes times the share of its clocks the vector lacks (a fresh client's empty vector lacks all of
@@ -214,7 +218,7 @@ export class EditorBoundary implements Extension {
     }
     const connectionWait = buckets.draw(update.byteLength, structs)
     const userWait = this.userShareWait(connection, structs)
-    const userId = (connection.context as ConnectionContext | undefined)?.principal.user.id
+    const userId = userIdOf(connection)
     const timeWait = userId ? this.editorTime.owedMs(userId) : 0
     const wait = Math.max(connectionWait, userWait, timeWait)
     if (wait > 0) {
@@ -251,7 +255,7 @@ export class EditorBoundary implements Extension {
     raw: Uint8Array,
     typeAt: number,
   ): Promise<void> {
-    const userId = (connection.context as ConnectionContext | undefined)?.principal.user.id
+    const userId = userIdOf(connection)
     if (!this.deps.answerSync || !userId) return
     const bytes = syncAnswerBytes(document, vector, this.estimatedBytes(document.name))
     if (bytes < SYNC_ANSWER_WORKER_BYTES) return
@@ -484,7 +488,7 @@ export class EditorBoundary implements Extension {
 
   /** How long the connection's user should wait for `structs` of work (their share across connections). */
   private userShareWait(connection: Connection, structs: number): number {
-    const userId = (connection.context as ConnectionContext | undefined)?.principal.user.id
+    const userId = userIdOf(connection)
     return userId && structs > 0 ? this.shares.spend(userId, structs) : 0
   }
 
@@ -497,7 +501,7 @@ export class EditorBoundary implements Extension {
    * behind each other (one socket's messages are handled one at a time: each waits for the one before).
    */
   private async paceSyncAnswer(connection: Connection, bytes: number): Promise<void> {
-    const userId = (connection.context as ConnectionContext | undefined)?.principal.user.id
+    const userId = userIdOf(connection)
     if (!userId || this.refused.has(connection) || bytes === 0) return
     const owed = this.syncAnswers.spend(userId, bytes)
     const wait = Math.max(0, owed - (bytes / SYNC_ANSWER_BYTES_PER_SECOND) * 1000)
@@ -533,7 +537,7 @@ export class EditorBoundary implements Extension {
     this.handlingSince.delete(connection)
     const busy = performance.now() - since - (this.waitedMs.get(connection) ?? 0)
     this.waitedMs.delete(connection)
-    const userId = (connection.context as ConnectionContext | undefined)?.principal.user.id
+    const userId = userIdOf(connection)
     if (userId && busy > 0) this.editorTime.spend(userId, Math.min(busy, MAX_CHARGED_HANDLING_MS))
   }
 

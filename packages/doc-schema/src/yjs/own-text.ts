@@ -11,6 +11,7 @@
 import * as Y from 'yjs'
 import { SUGGESTION_MARKS } from '../suggestion-marks.ts'
 import { MARK_KEY } from './check-deletions.ts'
+import { eachNewStruct } from './top-level-changes.ts'
 
 /** Text an update inserted: `length` clocks from `id` (split items are looked up again after applying). */
 export type InsertedText = { id: Y.ID; length: number }
@@ -60,24 +61,17 @@ function trackerOf(doc: Y.Doc): Tracker {
   const known = trackers.get(doc)
   if (known) return known
   const tracker: Tracker = { walked: new WeakSet(), marked: new WeakSet() }
-  doc.on('afterTransaction', (transaction: Y.Transaction) => {
-    const { clients } = transaction.doc.store
-    for (const [client, after] of transaction.afterState) {
-      const before = transaction.beforeState.get(client) ?? 0
-      const structs = clients.get(client)
-      if (!structs || after <= before) continue
-      for (let i = Y.findIndexSS(structs, before); i < structs.length; i++) {
-        const struct = structs[i]!
-        if (
-          struct instanceof Y.Item &&
-          struct.content instanceof Y.ContentFormat &&
-          struct.parent instanceof Y.XmlText &&
-          isSuggestionKey(struct.content.key)
-        )
-          tracker.marked.add(struct.parent)
-      }
-    }
-  })
+  doc.on('afterTransaction', (transaction: Y.Transaction) =>
+    eachNewStruct(transaction, (struct) => {
+      if (
+        struct instanceof Y.Item &&
+        struct.content instanceof Y.ContentFormat &&
+        struct.parent instanceof Y.XmlText &&
+        isSuggestionKey(struct.content.key)
+      )
+        tracker.marked.add(struct.parent)
+    }),
+  )
   trackers.set(doc, tracker)
   return tracker
 }

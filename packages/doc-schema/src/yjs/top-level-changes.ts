@@ -16,12 +16,7 @@ export function eachTopLevelChange(
   const maybe = (struct: Y.Item | Y.GC) => {
     if (struct instanceof Y.Item && struct.parent === fragment) visit(struct)
   }
-  for (const [client, after] of transaction.afterState) {
-    const before = transaction.beforeState.get(client) ?? 0
-    const structs = clients.get(client)
-    if (!structs || after <= before) continue
-    for (let i = Y.findIndexSS(structs, before); i < structs.length; i++) maybe(structs[i]!)
-  }
+  eachNewStruct(transaction, maybe)
   for (const [client, ranges] of transaction.deleteSet.clients) {
     const structs = clients.get(client)
     if (!structs) continue
@@ -34,5 +29,16 @@ export function eachTopLevelChange(
         maybe(struct)
       }
     }
+  }
+}
+
+/** Calls `visit` with each struct `transaction` added to the document (its cost follows the change). */
+export function eachNewStruct(transaction: Y.Transaction, visit: (struct: Y.Item | Y.GC) => void): void {
+  const { clients } = transaction.doc.store
+  for (const [client, after] of transaction.afterState) {
+    const before = transaction.beforeState.get(client) ?? 0
+    const structs = clients.get(client)
+    if (!structs || after <= before) continue
+    for (let i = Y.findIndexSS(structs, before); i < structs.length; i++) visit(structs[i]!)
   }
 }

@@ -16,6 +16,7 @@
  * connections are opened at OPENS_PER_SECOND, past the wait refused with the reason.
  */
 import { describe, expect, test } from 'bun:test'
+import { createDocument } from '@collab/test-support/documents'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { eventually, userWithToken } from '@collab/test-support/server'
 import { useSharedServer } from '@collab/test-support/shared-server'
@@ -67,6 +68,9 @@ describe('red team: presence floods and connection counts', () => {
   useSharedServer((share) => {
     ;({ server, handle } = share)
   })
+  /** The room of a new document of `userId`'s. */
+  const roomOf = async (userId: string, title: string) =>
+    (await createDocument(server, userId, { title })).room
 
   test('a presence flood reaches others within the user share at every moment; the newest states arrive; others are not queued behind it; states that wait are parsed only when applied', async () => {
     const owner = await userWithToken(server, handle('presence-owner'))
@@ -250,11 +254,6 @@ describe('red team: presence floods and connection counts', () => {
     // measured is the arrival alone.
     const flooder = await userWithToken(server, handle('inflow-flooder'))
     const other = await userWithToken(server, handle('inflow-other'))
-    const roomOf = async (userId: string, title: string) => {
-      const made = await server.services.documents.create(userId, { title })
-      if (made.kind === 'error') throw new Error(made.message)
-      return made.value.room
-    }
     // Each socket sends its own burst (EDITOR_BYTE_BURST) less a little: no socket is over its rates.
     const messages = Math.floor(EDITOR_BYTE_BURST / (1 << 20)) - 1
     const sockets = Math.ceil((USER_BYTE_BURST + USER_BYTES_PER_SECOND * 4) / (messages << 20)) + 1
@@ -318,11 +317,6 @@ describe('red team: presence floods and connection counts', () => {
     // authenticated ~1,100 a second, ~75% of a core.
     const opener = await userWithToken(server, handle('opens-opener'))
     const other = await userWithToken(server, handle('opens-other'))
-    const roomOf = async (userId: string, title: string) => {
-      const made = await server.services.documents.create(userId, { title })
-      if (made.kind === 'error') throw new Error(made.message)
-      return made.value.room
-    }
     // More than the burst and the wait's worth of the rate, all at once, spread over enough documents that
     // none reaches MAX_DOCUMENT_CONNECTIONS_PER_USER.
     const count = OPEN_BURST + (OPENS_PER_SECOND * MAX_OPEN_WAIT_MS) / 1000 + 100

@@ -78,6 +78,9 @@ function refWorker(worker: Worker, held: boolean): void {
 
 type Kind = Job['kind']
 
+/** The key of a user's jobs of one kind (their share: MAX_JOBS_PER_USER_AND_KIND). */
+const jobKey = (kind: Kind, user: string) => `${kind}:${user}`
+
 /**
  * Jobs worth having only soon: run on the short lane (its own worker), stopped past these many ms in all.
  */
@@ -287,15 +290,15 @@ export class WorkerPool {
 
   private run(user: string, job: Job, onPiece?: (piece: Uint8Array) => void): Promise<Result<unknown>> {
     if (this.closed) return Promise.resolve(refuse('unavailable', 'server: it is shutting down; try again.'))
-    const key = `${job.kind}:${user}`
+    const key = jobKey(job.kind, user)
     const wording = WORDING[job.kind]
     const short = SHORT_JOB_MS[job.kind] !== undefined
     if (short && !this.options.short) {
       this.shortLane ??= new WorkerPool({ ...this.options, short: true })
       return this.shortLane.run(user, job, onPiece)
     }
-    const full = short && (this.running ? 1 : 0) + this.waiting.length >= SHORT_LANE_JOBS
-    const mine = (this.perUser.get(key) ?? 0) >= MAX_JOBS_PER_USER_AND_KIND
+    const full = short && this.laneFull()
+    const mine = this.hasJob(key)
     if (job.kind === 'sync-answer' && (full || mine)) return this.admitLater(user, job)
     if (full) return Promise.resolve(refuse('unavailable', wording.busy))
     if (mine) return Promise.resolve(refuse('rate_limited', wording.busy, wording.field))
@@ -356,12 +359,22 @@ export class WorkerPool {
     })
   }
 
+  /** The short lane holds SHORT_LANE_JOBS, running or waiting. */
+  private laneFull(): boolean {
+    return (this.running ? 1 : 0) + this.waiting.length >= SHORT_LANE_JOBS
+  }
+
+  /** A user has their job of this kind waiting or running (MAX_JOBS_PER_USER_AND_KIND; `jobKey`). */
+  private hasJob(key: string): boolean {
+    return (this.perUser.get(key) ?? 0) >= MAX_JOBS_PER_USER_AND_KIND
+  }
+
   /** Lets in the waiting sync answers the lane has room for, oldest first, skipping users already in. */
   private admit(): void {
     for (let i = 0; i < this.admissions.length; ) {
-      if ((this.running ? 1 : 0) + this.waiting.length >= SHORT_LANE_JOBS) return
+      if (this.laneFull()) return
       const admission = this.admissions[i]!
-      if ((this.perUser.get(`${admission.job.kind}:${admission.user}`) ?? 0) >= MAX_JOBS_PER_USER_AND_KIND) {
+      if (this.hasJob(jobKey(admission.job.kind, admission.user))) {
         i++
         continue
       }
