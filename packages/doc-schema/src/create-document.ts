@@ -7,6 +7,7 @@ import { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_DOCUMENT_BYTES, MAX_TITLE_CHARS } f
 import { checkNodes, type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
 import { ok, type Result, refuseFor } from './result.ts'
 import { blocksToY } from './yjs/build-y.ts'
+import { newStateOverStructs } from './yjs/document-structs.ts'
 
 /** The title as stored: whitespace runs (newlines included) collapse to one space. */
 export function normaliseTitle(title: string): Result<string> {
@@ -112,7 +113,7 @@ export function importedPartsUpdate(
       'markdown',
     )
   }
-  return update
+  return (update.kind === 'ok' && newStateOverStructs(update.value)) || update
 }
 
 /**

@@ -18,6 +18,7 @@ import { blockInserter, type ImportPart, insertParts } from './insert-blocks.ts'
 import { FRAGMENT_NAME, MAX_DOCUMENT_BYTES, MAX_NESTING_DEPTH } from './limits.ts'
 import { ok, type Result, refuseFor } from './result.ts'
 import type { DerivedStream } from './sections/derived-stream.ts'
+import { newStateOverStructs } from './yjs/document-structs.ts'
 
 /** Structs built before they are written out and let go (a part; a long list's batch is always one). */
 const PART_STRUCTS = 2_048
@@ -84,7 +85,7 @@ export function importedStateInParts(
       'markdown',
     )
   }
-  return ok(state)
+  return newStateOverStructs(state) ?? ok(state)
 }
 
 /**

@@ -43,6 +43,7 @@ export {
   MAX_DECLARED_TYPES,
   MAX_DIFF_EDITS,
   MAX_DOCUMENT_BYTES,
+  MAX_DOCUMENT_STRUCTS,
   MAX_EDITOR_UPDATE_BYTES,
   MAX_EDITOR_UPDATE_STRUCTS,
   MAX_IMPORT_BYTES,
@@ -136,6 +137,12 @@ export {
 export { cutText, safeCut } from './text-cut.ts'
 export { restoreHeadingIds, type StrippedId } from './yjs/check-deletions.ts'
 export { checkEditorUpdate, type UpdateCheck } from './yjs/check-update.ts'
+export {
+  documentStructs,
+  newStateOverStructs,
+  structsAdmitted,
+  structsOverMessage,
+} from './yjs/document-structs.ts'
 export { type InsertedText, ownTextMarks, unmarkOwnText } from './yjs/own-text.ts'
 export { plainTextBlocksRead } from './yjs/plain-text.ts'
 export { createPlainTextMemo, livePlainText, type PlainTextMemo } from './yjs/plain-text-memo.ts'

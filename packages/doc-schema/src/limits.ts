@@ -50,6 +50,24 @@ export const MAX_EDITOR_UPDATE_BYTES = 8 * 1024 * 1024
 export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 
 /**
+ * Document size in Yjs items: an update, an agent's write or a restore that would take a document past this
+ * many structs is refused (deleting still works; yjs/document-structs.ts), and so is an import that would
+ * make more. What holding, loading, syncing and reading a document cost follows its structs, and bytes do
+ * not bound them: one character inserted before the last, again and again, makes a struct of ~11 bytes of
+ * state each, so MAX_DOCUMENT_BYTES held ~6.1 million of them, ~1.3 GB of heap in a live Y.Doc (~205 bytes
+ * a struct, measured), ~6 s to apply on load, and as much again in each copy the documents' worker
+ * decodes (a compaction, a whole read); one user within their share of structs (20,000 a second) could
+ * build that in five minutes. At this ceiling a live document holds ~80 MB of heap and a compaction's copy
+ * ~100 MB of the worker's; building one so grew the server 308-332 MB (PGlite, PostgreSQL; 300,000:
+ * 256-272 MB, 500,000: 293-446 MB). It is the largest import plus room to edit it: the import element
+ * ceiling's largest files make ~300,000-320,000 structs (a 74,000-item list; 40,000 links with emphasis),
+ * a 20 MiB manual ~131,000. Deletions seldom lower the count (a deleted run stays a struct unless it merges
+ * with its neighbours); the refusals say to export the document as Markdown and import that as a new one,
+ * which is built with as few structs as its content needs.
+ */
+export const MAX_DOCUMENT_STRUCTS = 400_000
+
+/**
  * Work ceilings of Markdown, counted while markdown-it reads it (markdown/markdown-work.ts): bytes do not
  * bound what Markdown expands to. An element is one opening token: a block, a list item, a table cell, a run
  * of text, a mark, a link, a break, an image (about one node or mark of the built document).
