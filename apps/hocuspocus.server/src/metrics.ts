@@ -130,7 +130,7 @@ export function createMetrics() {
     ),
     editorRefusals: new Counter(
       'collab_editor_refusals_total',
-      'Editor messages refused at the boundary, by kind (content, size, document_size, awareness).',
+      'Editor messages refused at the boundary, by kind (content, size, document_size, document_structs, awareness).',
     ),
     editorPaced: new Counter(
       'collab_editor_paced_total',

@@ -254,6 +254,12 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
           'No access',
           'You no longer have access to this document: its owner changed who may open it. What you see is the text as it was.',
         )
+      } else if (/is at its limit of [\d,]+ items/i.test(event.reason)) {
+        // Deleting does not bring a document under its item limit: a copy is built afresh, with few.
+        end(
+          'Document full',
+          'This document has reached the most one document may hold, and your last change was not saved. Use Duplicate to make a fresh copy of it and keep writing there.',
+        )
       } else {
         end('Disconnected', `Disconnected: ${event.reason}. Reload the page to continue.`)
       }

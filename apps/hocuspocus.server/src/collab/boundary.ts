@@ -8,7 +8,8 @@
  *   deleted (MAX_SYNC_STEP2_STRUCTS for the catch-up a provider sends when it connects), counted before the
  *   update is decoded: bytes do not bound the work of checking and applying it; the update's content must fit the document model
  *   (`checkEditorUpdate`: schema types, attributes, marks, nesting depth); a document whose state is over
- *   MAX_DOCUMENT_BYTES takes deletions only.
+ *   MAX_DOCUMENT_BYTES takes deletions only, and an update that would take it past MAX_DOCUMENT_STRUCTS
+ *   Yjs items is refused before it is decoded (yjs/document-structs.ts).
  * - Editors cannot delete what they do not know: a connection declares the node and mark types its editor
  *   has (`?types=…` in the WebSocket URL, `types=*` for the project's schema; StarterKit's when it declares
  *   nothing), and an update that deletes content of another type is refused (a bound editor deletes what
@@ -28,6 +29,7 @@ import {
   FRAGMENT_NAME,
   type InsertedText,
   MAX_DOCUMENT_BYTES,
+  MAX_DOCUMENT_STRUCTS,
   MAX_EDITOR_UPDATE_BYTES,
   MAX_EDITOR_UPDATE_STRUCTS,
   MAX_SYNC_STEP2_STRUCTS,
@@ -37,6 +39,7 @@ import {
   repairHeadingIds,
   restoreHeadingIds,
   type StrippedId,
+  structsAdmitted,
   type UpdateCheck,
   unmarkOwnText,
 } from '@collab/doc-schema'
@@ -209,6 +212,13 @@ export class EditorBoundary implements Extension {
           reason: `update refused: it inserts or deletes more than ${limit.toLocaleString('en-US')} items at once; paste or delete in smaller parts`,
         })
       structs = work?.cost ?? 0
+      // What the document would hold: its structs, not its bytes, are what keeping and loading it cost.
+      if (work && work.inserted > 0 && !structsAdmitted(document, work.inserted))
+        return this.refuse(connection, 'document_structs', {
+          code: EDITOR_TOO_LARGE_CODE,
+          // A close reason holds 120 characters: structsOverMessage's longer account goes to agents.
+          reason: `update refused: the document is at its limit of ${MAX_DOCUMENT_STRUCTS.toLocaleString('en-US')} items; export it as Markdown and import that as a new document`,
+        })
     }
     // Pace this connection's queue to the flood rates, so its messages never crowd out everyone else's.
     let buckets = this.buckets.get(connection)

@@ -19,7 +19,17 @@
  * (by block: a top-level element as section reads number them, matched across states by its Yjs item id):
  * undoing there would cut into their text.
  */
-import { FRAGMENT_NAME, ok, type Result, refuse } from '@collab/doc-schema'
+import {
+  countUpdateWork,
+  documentStructs,
+  FRAGMENT_NAME,
+  ok,
+  type Result,
+  refuse,
+  refuseFor,
+  structsAdmitted,
+  structsOverMessage,
+} from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { MAX_HISTORY_STATE_BYTES } from '../limits.ts'
 import {
@@ -212,6 +222,14 @@ export function applyUndoPlan(fragment: Y.XmlFragment, plan: UndoPlan, field: st
         field,
       )
   }
+  // What the whole edit inserts (its parts after this one too): a restore brings back every struct it
+  // undeletes as a new one, and may not take the document past its item limit.
+  const inserted = plan.edit.reduce(
+    (sum, part) => sum + (countUpdateWork(part, null, Number.POSITIVE_INFINITY)?.inserted ?? 0),
+    0,
+  )
+  if (inserted > 0 && !structsAdmitted(live, inserted))
+    return refuseFor('too_large', `${field}: ${structsOverMessage(documentStructs(live), inserted)}`, field)
   Y.applyUpdate(live, plan.edit[0] ?? new Uint8Array([0, 0]))
   return ok({ changed: plan.changed, bytes: plan.edit.reduce((sum, part) => sum + part.byteLength, 0) })
 }

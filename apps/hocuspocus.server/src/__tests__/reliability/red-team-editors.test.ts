@@ -18,7 +18,7 @@ import * as Y from 'yjs'
 import { FloodBuckets } from '../../collab/boundary.ts'
 import { EDITOR_STRUCT_BURST, EDITOR_STRUCTS_PER_SECOND } from '../../collab/limits.ts'
 import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
-import { MEASURED_SERVER_ENV, startProbe } from './red-team-support.ts'
+import { MEASURED_SERVER_ENV, newRoom, startProbe } from './red-team-support.ts'
 import { reportFigure } from './support.ts'
 
 const MAX_RSS_GROWTH_BYTES = 200 * 1024 * 1024
@@ -59,15 +59,7 @@ describe(`red team: editor updates dear to apply (${DATABASE_KIND})`, () => {
     await db?.cleanup()
   }, 60_000)
 
-  async function newRoom(title: string): Promise<string> {
-    const response = await fetch(`${server.url}/api/documents`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ title, markdown: `# ${title}\n\nfirst paragraph` }),
-    })
-    expect(response.status).toBe(201)
-    return ((await response.json()) as { room: string }).room
-  }
+  const roomNamed = (title: string) => newRoom(server.url, token, title)
 
   async function open(room: string) {
     const p = connectProvider(server.url, room, token)
@@ -87,7 +79,7 @@ describe(`red team: editor updates dear to apply (${DATABASE_KIND})`, () => {
       .filter((node) => node instanceof Y.XmlElement && node.nodeName === 'bulletList') as Y.XmlElement[]
 
   test('one update of a 100,000-item list is refused before it is decoded; nobody sees it', async () => {
-    const room = await newRoom('List bomb')
+    const room = await roomNamed('List bomb')
     const attacker = await open(room)
     const observer = await open(room)
     const probe = await startProbe(server.url, server.proc.pid)
@@ -113,7 +105,7 @@ describe(`red team: editor updates dear to apply (${DATABASE_KIND})`, () => {
   }, 60_000)
 
   test('a paste just under the ceiling is applied; a deletion past it is refused, in parts it goes through', async () => {
-    const room = await newRoom('Big paste')
+    const room = await roomNamed('Big paste')
     const editor = await open(room)
     const observer = await open(room)
     // 2,400 items: 9,601 structs, under the ceiling.

@@ -38,6 +38,18 @@ export function prose(bytes: number): string {
   return parts.join('')
 }
 
+/** A new document of `token`'s user over REST (`markdown` its body, no title heading); its room. */
+export async function newRoom(serverUrl: string, token: string, title: string): Promise<string> {
+  const response = await fetch(`${serverUrl}/api/documents`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ title, markdown: 'first paragraph' }),
+  })
+  if (response.status !== 201)
+    throw new Error(`creating "${title}": ${response.status} ${await response.text()}`)
+  return ((await response.json()) as { room: string }).room
+}
+
 export type Probe = {
   /** Stops the probe and returns what it saw. */
   stop(): Promise<ProbeReport>

@@ -61,6 +61,7 @@ const redTeam = figures
       f.suite === 'red-team-imports' ||
       f.suite === 'red-team-editors' ||
       f.suite === 'red-team-history' ||
+      f.suite === 'red-team-structs' ||
       f.suite.startsWith('red-team-reads') ||
       f.suite === 'red-team-section-reads',
   )

@@ -4,7 +4,14 @@
  * so success is answered only once a store is known to cover this write (durable): told by the
  * persistence extension when it is given, else by reading the stored state back.
  */
-import { FRAGMENT_NAME, type Result } from '@collab/doc-schema'
+import {
+  documentStructs,
+  FRAGMENT_NAME,
+  type Result,
+  refuseFor,
+  structsAdmitted,
+  structsOverMessage,
+} from '@collab/doc-schema'
 import type { Document, Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import type { DocumentsService } from '../../../documents/service.ts'
@@ -204,7 +211,10 @@ export function createDocumentWriter(deps: {
           vectorBefore = Y.decodeStateVector(Y.encodeStateVector(doc))
           before = Y.getState(doc.store, doc.clientID)
           markEdit(doc)
-          outcome = edit(doc.getXmlFragment(FRAGMENT_NAME))
+          // A document at its item limit takes no more of an agent's (one write adds a bounded number).
+          outcome = structsAdmitted(doc, 1)
+            ? edit(doc.getXmlFragment(FRAGMENT_NAME))
+            : refuseFor('too_large', `slug: ${structsOverMessage(documentStructs(doc))}`, 'slug')
           written = advancedSince(doc)
           live = doc
         })
