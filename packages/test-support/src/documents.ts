@@ -2,7 +2,9 @@
 import {
   appendMarkdown,
   createDocumentUpdate,
+  documentStructs,
   FRAGMENT_NAME,
+  MAX_DOCUMENT_STRUCTS,
   readOutline,
   readOutlineWithTotals,
   readPlainText,
@@ -20,6 +22,29 @@ export function appendParagraph(doc: Y.Doc, text: string): void {
 }
 
 export const textOf = (doc: Y.Doc): string => readPlainText(doc.getXmlFragment(FRAGMENT_NAME))
+
+/**
+ * Brings `live` (a server's live document) to MAX_DOCUMENT_STRUCTS items as a user typing one character
+ * before the last would over minutes (an item each, in its first paragraph's text), applied at once from a
+ * scratch copy: the editor boundary counts none of them. Its editors receive them as any change.
+ */
+export function fillToItemLimit(live: Y.Doc): void {
+  const scratch = new Y.Doc()
+  Y.applyUpdate(scratch, Y.encodeStateAsUpdate(live))
+  const vector = Y.encodeStateVector(scratch)
+  const paragraph = scratch
+    .getXmlFragment(FRAGMENT_NAME)
+    .toArray()
+    .find((node): node is Y.XmlElement => node instanceof Y.XmlElement && node.nodeName === 'paragraph')
+  if (!paragraph) throw new Error('fillToItemLimit: the document has no paragraph')
+  const text = paragraph.get(0) as Y.XmlText
+  const missing = MAX_DOCUMENT_STRUCTS - documentStructs(live)
+  scratch.transact(() => {
+    for (let i = 0; i < missing; i++) text.insert(0, 'z')
+  })
+  Y.applyUpdate(live, Y.encodeStateAsUpdate(scratch, vector))
+  scratch.destroy()
+}
 
 /**
  * A dense paragraph's text: `runs` one-letter runs alternating bold and italic, as one delta for

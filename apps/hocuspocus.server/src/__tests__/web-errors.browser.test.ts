@@ -11,8 +11,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Browser, CHROMIUM, type Page } from '@collab/test-support/chromium'
+import { fillToItemLimit } from '@collab/test-support/documents'
+import { eventually } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
-import { person, seriousViolations, signedIn, useServerAndBrowser } from './web-support.ts'
+import {
+  connected,
+  openedBy,
+  person,
+  seriousViolations,
+  signedIn,
+  useServerAndBrowser,
+} from './web-support.ts'
 
 const CALLBACK = 'http://127.0.0.1:33418/callback'
 
@@ -20,11 +29,12 @@ describe.skipIf(!CHROMIUM)('error pages and the icon', () => {
   let server: RunningServer
   let browser: Browser
   let clientId: string
+  let tess: { user: { id: string } }
   useServerAndBrowser((given) => {
     ;({ server, browser } = given)
   })
   beforeAll(async () => {
-    await person(server, 'tess')
+    tess = await person(server, 'tess')
     // An app registered as MCP apps do (dynamic registration).
     const registered = await fetch(`${server.url}/auth/oauth2/register`, {
       method: 'POST',
@@ -150,6 +160,33 @@ describe.skipIf(!CHROMIUM)('error pages and the icon', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  test('a document at its item limit: typing says the document is full and to duplicate it', async () => {
+    const created = await server.services.documents.create(tess.user.id, {
+      title: 'Full',
+      markdown: 'last words',
+    })
+    if (created.kind === 'error') throw new Error(created.message)
+    const page = await openedBy(browser, server, 'tess', created.value.slug)
+    await connected(page)
+    const live = server.collab.hocuspocus.documents.get(created.value.room)
+    if (!live) throw new Error('not live')
+    fillToItemLimit(live)
+    await page.waitForFunction(
+      () => (document.querySelector('.ProseMirror p')?.textContent?.length ?? 0) > 1_000,
+    )
+    await page.click('.ProseMirror p')
+    await page.keyboard.press('End')
+    await page.keyboard.type('!')
+    await eventually(
+      async () => expect(await page.$eval('.banner', (b) => b.textContent)).toContain('Use Duplicate'),
+      30_000,
+      'the document-full banner',
+    )
+    expect(await page.$eval('.ProseMirror', (e) => e.getAttribute('contenteditable'))).toBe('false')
+    expect(live.getXmlFragment('default').toString()).not.toContain('!')
+    await page.browserContext().close()
+  }, 90_000)
 
   test('the sign-in page has no serious accessibility violation', async () => {
     const page = await (await browser.createBrowserContext()).newPage()

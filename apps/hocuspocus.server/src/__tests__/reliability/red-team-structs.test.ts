@@ -12,6 +12,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { documentStructs, FRAGMENT_NAME, MAX_DOCUMENT_STRUCTS } from '@collab/doc-schema'
+import { fillToItemLimit } from '@collab/test-support/documents'
 import { call, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
@@ -48,18 +49,8 @@ describe('a document at its item limit', () => {
       await Promise.all([writer.ready, deleter.ready])
       const live = server.collab.hocuspocus.documents.get(room)
       if (!live) throw new Error('not live')
-      // Bring the document to its ceiling as a user typing one character before the last would, over
-      // minutes: the same items, applied here at once (the boundary counted none of them).
-      const scratch = new Y.Doc()
-      Y.applyUpdate(scratch, Y.encodeStateAsUpdate(live))
-      const missing = MAX_DOCUMENT_STRUCTS - documentStructs(live)
-      const vector = Y.encodeStateVector(scratch)
-      scratch.transact(() => {
-        const text = firstText(scratch)
-        for (let i = 0; i < missing; i++) text.insert(0, 'z')
-      })
-      Y.applyUpdate(live, Y.encodeStateAsUpdate(scratch, vector))
-      scratch.destroy()
+      // At its ceiling, as though built over minutes (the boundary counted none of it).
+      fillToItemLimit(live)
       expect(documentStructs(live)).toBe(MAX_DOCUMENT_STRUCTS)
       await eventually(() => expect(firstText(deleter.doc).length).toBe(firstText(live).length), 30_000)
 
