@@ -1,0 +1,186 @@
+/**
+ * What one user's attack costs everyone else, measured the same way each time, for before/after
+ * comparisons of the fair-server limits (issue 24; docs/reliability.md). A fresh in-process server
+ * (PGlite, or PostgreSQL with TEST_DATABASE_URL), a floor window of `/health` asked every 20 ms from the
+ * server's own process (so an answer waits for whatever holds its event loop), then the attack, run by
+ * scripts in processes of their own (bench/attacks/), with the same probe. Prints one line of JSON per
+ * run: /health p50, p99 and longest in the floor and during the attack, the process's CPU over the attack
+ * window (the server's; the attackers' is their own), its RSS growth, and what the attacker reported.
+ *
+ *   bun bench/attacks.ts <reconnect|presence|dense|items> [--seconds=8] [--runs=1]
+ *
+ * - reconnect: 16 loops of one user opening a socket, authenticating a document and closing it.
+ * - presence: 16 sockets of one user, each 70 awareness messages a second of four ~7 KB states, to a
+ *   document 40 real providers have open (in a process of their own).
+ * - dense: 4 typists (one process) in a paragraph of 10,000 alternating bold and italic runs.
+ * - items: one user's two connections typing characters each before the last, 9,999 a second each, until
+ *   the document's item limit refuses them (reliability/structs-attacker.ts).
+ *
+ * Figures, not assertions: compare runs of old and new code interleaved on the same machine, several each
+ * (the old code checked out with `git checkout <old> -- apps packages`, then back).
+ */
+import { join } from 'node:path'
+import { alternatingMarkRuns, buildDocument, paragraph } from '@collab/test-support/documents'
+import { startFreshServer, userWithToken } from '@collab/test-support/server'
+import type * as Y from 'yjs'
+
+const ATTACKS = ['reconnect', 'presence', 'dense', 'items'] as const
+type Attack = (typeof ATTACKS)[number]
+
+const args = new Map(
+  process.argv.slice(3).map((arg) => {
+    const [key, value] = arg.replace(/^--/, '').split('=') as [string, string | undefined]
+    return [key, value ?? '']
+  }),
+)
+const attack = process.argv[2] as Attack
+if (!ATTACKS.includes(attack)) {
+  console.error(`usage: bun bench/attacks.ts <${ATTACKS.join('|')}> [--seconds=8] [--runs=1]`)
+  process.exit(2)
+}
+const seconds = Number(args.get('seconds') ?? 8)
+const runs = Number(args.get('runs') ?? 1)
+const here = join(import.meta.dir, 'attacks')
+
+/** The attacker's report: its JSON line parsed, or its text. */
+function asJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+type Window = { p50: number; p99: number; max: number; n: number }
+
+/** /health asked every 20 ms for `ms` (or until `until` resolves), from this process. */
+async function probe(
+  url: string,
+  ms: number,
+  until?: Promise<unknown>,
+): Promise<Window & { peakRss: number }> {
+  const latencies: number[] = []
+  let peakRss = process.memoryUsage().rss
+  let done = false
+  void until?.then(() => {
+    done = true
+  })
+  const end = performance.now() + ms
+  while (until ? !done : performance.now() < end) {
+    const start = performance.now()
+    await (await fetch(`${url}/health`)).arrayBuffer()
+    latencies.push(performance.now() - start)
+    peakRss = Math.max(peakRss, process.memoryUsage().rss)
+    await Bun.sleep(20)
+  }
+  latencies.sort((a, b) => a - b)
+  const at = (q: number) =>
+    Number((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0).toFixed(1))
+  return { p50: at(0.5), p99: at(0.99), max: at(1), n: latencies.length, peakRss }
+}
+
+/** A child's stdout read to its end, after waiting for its line `ready` when `ready` is asked. */
+function child(argv: string[], stdin?: 'pipe') {
+  const proc = Bun.spawn(['bun', ...argv], {
+    cwd: here,
+    stdout: 'pipe',
+    stderr: 'inherit',
+    stdin: stdin ?? 'ignore',
+  })
+  const reader = proc.stdout.getReader()
+  const decoder = new TextDecoder()
+  let out = ''
+  const readUntil = async (mark: string) => {
+    while (!out.includes(mark)) {
+      const { value, done } = await reader.read()
+      if (done) return
+      out += decoder.decode(value, { stream: true })
+    }
+  }
+  return {
+    proc,
+    ready: () => readUntil('ready'),
+    async output(): Promise<string> {
+      await readUntil('\u0000')
+      await proc.exited
+      return out.replace(/^ready\n/, '').trim()
+    },
+  }
+}
+
+for (let run = 0; run < runs; run++) {
+  const fresh = await startFreshServer({})
+  const { server } = fresh
+  try {
+    const owner = await userWithToken(server, 'owner')
+    const made =
+      attack === 'dense'
+        ? await buildDocument(server, owner.user.id, { title: 'Dense' }, (fragment) => {
+            const dense = paragraph('')
+            fragment.push([dense])
+            ;(dense.get(0) as Y.XmlText).applyDelta(alternatingMarkRuns(10_000))
+          })
+        : await (async () => {
+            const created = await server.services.documents.create(owner.user.id, {
+              title: 'Attacked',
+              markdown: 'first paragraph',
+            })
+            if (created.kind === 'error') throw new Error(created.message)
+            return created.value
+          })()
+    const { room } = made
+    let listeners: ReturnType<typeof child> | undefined
+    if (attack === 'presence') {
+      const tokens: string[] = []
+      for (const name of ['l1', 'l2', 'l3', 'l4']) {
+        const listener = await userWithToken(server, name)
+        const shared = await server.services.documents.share(made.slug, listener.user.id, 'editor')
+        if (shared.kind === 'error') throw new Error(shared.message)
+        tokens.push(listener.token)
+      }
+      listeners = child(['listeners.ts', server.url, room, tokens.join(','), '40'], 'pipe')
+      await listeners.ready()
+    }
+    await probe(server.url, 1_000) // warm
+    const floor = await probe(server.url, 3_000)
+    const rss = process.memoryUsage().rss
+    const argv: Record<Attack, string[]> = {
+      reconnect: ['reconnect.ts', server.url, room, owner.token, '16', String(seconds)],
+      presence: ['presence.ts', server.url, room, owner.token, '16', '70', String(seconds)],
+      dense: ['dense-typists.ts', server.url, room, owner.token, '4', String(seconds), '5'],
+      items: [
+        join(import.meta.dir, '../apps/hocuspocus.server/src/__tests__/reliability/structs-attacker.ts'),
+        server.url,
+        room,
+        owner.token,
+        '2',
+        '10000000',
+      ],
+    }
+    const attacker = child(argv[attack])
+    if (attack === 'dense') await attacker.ready()
+    const cpu = process.cpuUsage()
+    const reported = attacker.output()
+    const during = await probe(server.url, seconds * 1000, attack === 'items' ? reported : undefined)
+    const used = process.cpuUsage(cpu)
+    const { peakRss, ...window } = during
+    const { peakRss: _floorRss, ...floorWindow } = floor
+    console.log(
+      JSON.stringify({
+        attack,
+        run: run + 1,
+        database: fresh.db.databaseUrl ? 'postgresql' : 'pglite',
+        floor: floorWindow,
+        during: window,
+        cpuSeconds: Number(((used.user + used.system) / 1e6).toFixed(2)),
+        rssGrowthMiB: (peakRss - rss) >> 20,
+        attacker: asJson(await reported),
+      }),
+    )
+    listeners?.proc.stdin?.end()
+    await listeners?.proc.exited
+  } finally {
+    await fresh.close()
+  }
+}
+process.exit(0)
