@@ -113,8 +113,11 @@ export async function searchChunksInSlices(title: string, text: string): Promise
   return (await runInSlices(chunkSteps(title, text)))!.value
 }
 
-/** searchChunks one chunk a step (its end found and its key hashed). */
-function* chunkSteps(title: string, text: string): Generator<void, SearchChunk[]> {
+/**
+ * searchChunks one chunk a step (its end found and its key hashed): runInSlices takes a turn between two
+ * steps once a slice's time is spent. Exported for the test that counts its steps.
+ */
+export function* chunkSteps(title: string, text: string): Generator<void, SearchChunk[]> {
   const whole = `${title}\n${text}`
   const chunks: SearchChunk[] = []
   const seen = new Set<string>()
