@@ -23,6 +23,7 @@ import { join } from 'node:path'
 import { alternatingMarkRuns, buildDocument, paragraph } from '@collab/test-support/documents'
 import { startFreshServer, userWithToken } from '@collab/test-support/server'
 import type * as Y from 'yjs'
+import { percentile } from './lib/stats.ts'
 
 const ATTACKS = ['reconnect', 'presence', 'dense', 'items'] as const
 type Attack = (typeof ATTACKS)[number]
@@ -74,12 +75,11 @@ async function probe(
     await Bun.sleep(20)
   }
   latencies.sort((a, b) => a - b)
-  const at = (q: number) =>
-    Number((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0).toFixed(1))
-  return { p50: at(0.5), p99: at(0.99), max: at(1), n: latencies.length, peakRss }
+  const at = (p: number) => Number(percentile(latencies, p).toFixed(1))
+  return { p50: at(50), p99: at(99), max: at(100), n: latencies.length, peakRss }
 }
 
-/** A child's stdout read to its end, after waiting for its line `ready` when `ready` is asked. */
+/** A child's stdout: `ready()` waits for its line `ready`, `output()` reads the rest to its end. */
 function child(argv: string[], stdin?: 'pipe') {
   const proc = Bun.spawn(['bun', ...argv], {
     cwd: here,
@@ -90,8 +90,9 @@ function child(argv: string[], stdin?: 'pipe') {
   const reader = proc.stdout.getReader()
   const decoder = new TextDecoder()
   let out = ''
-  const readUntil = async (mark: string) => {
-    while (!out.includes(mark)) {
+  /** Reads until `mark` is in the output, or to its end without one. */
+  const readUntil = async (mark?: string) => {
+    while (mark === undefined || !out.includes(mark)) {
       const { value, done } = await reader.read()
       if (done) return
       out += decoder.decode(value, { stream: true })
@@ -101,7 +102,7 @@ function child(argv: string[], stdin?: 'pipe') {
     proc,
     ready: () => readUntil('ready'),
     async output(): Promise<string> {
-      await readUntil('\u0000')
+      await readUntil()
       await proc.exited
       return out.replace(/^ready\n/, '').trim()
     },

@@ -11,9 +11,10 @@
  * two (at its ends); merges only lower the true count. The exact count is taken again only when the bound
  * would pass the ceiling, so a document far below it is never walked twice.
  */
-import * as Y from 'yjs'
+import type * as Y from 'yjs'
 import { MAX_DOCUMENT_STRUCTS } from '../limits.ts'
 import { type Refusal, refuseFor } from '../result.ts'
+import { eachNewStruct } from './top-level-changes.ts'
 import { countUpdateWork } from './update-work.ts'
 
 /** The structs in `doc`'s store, counted exactly (items, GC runs and skips alike). */
@@ -29,27 +30,20 @@ const bounds = new WeakMap<Y.Doc, { bound: number }>()
 /** At most how many structs `transaction` added to its document (splits included). */
 function growthBound(transaction: Y.Transaction): number {
   let added = 0
-  const { clients } = transaction.doc.store
-  for (const [client, after] of transaction.afterState) {
-    const before = transaction.beforeState.get(client) ?? 0
-    const structs = clients.get(client)
-    if (!structs || after <= before) continue
-    added += structs.length - Y.findIndexSS(structs, before)
-  }
+  eachNewStruct(transaction, () => added++)
   let ranges = 0
   for (const deleted of transaction.deleteSet.clients.values()) ranges += deleted.length
   return 3 * added + 2 * ranges
 }
 
 function tracked(doc: Y.Doc): { bound: number } {
-  let entry = bounds.get(doc)
-  if (entry) return entry
-  const created = { bound: documentStructs(doc) }
+  const known = bounds.get(doc)
+  if (known) return known
+  const entry = { bound: documentStructs(doc) }
   doc.on('afterTransaction', (transaction: Y.Transaction) => {
-    created.bound += growthBound(transaction)
+    entry.bound += growthBound(transaction)
   })
-  bounds.set(doc, created)
-  entry = created
+  bounds.set(doc, entry)
   return entry
 }
 

@@ -7,18 +7,16 @@
  * and its reason, that nobody sees refused content, /health answering throughout, memory bounded; the stall
  * others felt is reported (`bun run reliability`).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, MAX_EDITOR_UPDATE_STRUCTS } from '@collab/doc-schema'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
+import { DATABASE_KIND } from '@collab/test-support/database'
 import { element, paragraph } from '@collab/test-support/documents'
-import type { ServerProcess } from '@collab/test-support/process'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
 import * as Y from 'yjs'
 import { FloodBuckets } from '../../collab/boundary.ts'
 import { EDITOR_STRUCT_BURST, EDITOR_STRUCTS_PER_SECOND } from '../../collab/limits.ts'
-import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
-import { MEASURED_SERVER_ENV, newRoom, startProbe } from './red-team-support.ts'
+import { newRoom, startProbe, useMeasuredServer } from './red-team-support.ts'
 import { reportFigure } from './support.ts'
 
 const MAX_RSS_GROWTH_BYTES = 200 * 1024 * 1024
@@ -43,26 +41,16 @@ describe('flood control counts structs', () => {
 })
 
 describe(`red team: editor updates dear to apply (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
-  let server: ServerProcess
-  let token: string
+  const target = useMeasuredServer()
   const providers: TestProvider[] = []
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    server = await spawnOn(db, MEASURED_SERVER_ENV)
-    token = firstRunToken(db.dataDir)
-  }, 60_000)
-  afterAll(async () => {
+  afterAll(() => {
     for (const p of providers) p.destroy()
-    await stopProcess(server)
-    await db?.cleanup()
-  }, 60_000)
+  })
 
-  const roomNamed = (title: string) => newRoom(server.url, token, title)
+  const roomNamed = (title: string) => newRoom(target.server.url, target.token, title)
 
   async function open(room: string) {
-    const p = connectProvider(server.url, room, token)
+    const p = connectProvider(target.server.url, room, target.token)
     providers.push(p)
     const closes: Array<{ code: number; reason: string }> = []
     p.provider.on('close', ({ event }: { event: { code: number; reason: string } }) =>
@@ -82,7 +70,7 @@ describe(`red team: editor updates dear to apply (${DATABASE_KIND})`, () => {
     const room = await roomNamed('List bomb')
     const attacker = await open(room)
     const observer = await open(room)
-    const probe = await startProbe(server.url, server.proc.pid)
+    const probe = await startProbe(target.server.url, target.server.proc.pid)
     attacker.doc.transact(() => attacker.fragment.push([list(100_000)]))
     await eventually(() => expect(attacker.closes.length).toBeGreaterThan(0), 30_000, 'the refusal')
     // What the observer holds is what the server applied: no list. The server answers one socket's

@@ -4,11 +4,9 @@
  * import route, and `observed`, which runs one request while another client types and a probe process asks
  * /health.
  */
-import { afterAll, beforeAll, expect } from 'bun:test'
-import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
+import { beforeAll, expect } from 'bun:test'
 import type { ServerProcess } from '@collab/test-support/process'
-import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
-import { MEASURED_SERVER_ENV, startProbe, startTyping } from './red-team-support.ts'
+import { startProbe, startTyping, useMeasuredServer } from './red-team-support.ts'
 
 export type ImportTarget = {
   readonly server: ServerProcess
@@ -28,27 +26,24 @@ export type ImportTarget = {
 
 /** Before the file's tests: the server process and a warmed import; after them, both gone. */
 export function useImportTarget(): ImportTarget {
-  let db: TestDatabase | undefined
-  let server: ServerProcess | undefined
-  let token = ''
+  const measured = useMeasuredServer()
   /** Another document, typed into while each attack runs (what a person elsewhere feels). */
   let typingRoom = ''
   const target: ImportTarget = {
     get server() {
-      if (!server) throw new Error('the server is not started (use it inside tests)')
-      return server
+      return measured.server
     },
     get token() {
-      return token
+      return measured.token
     },
     importFile: (markdown) =>
       fetch(`${target.server.url}/api/documents`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${token}`, 'content-type': 'text/markdown' },
+        headers: { Authorization: `Bearer ${target.token}`, 'content-type': 'text/markdown' },
         body: markdown,
       }),
     async observed(work) {
-      const typing = await startTyping(target.server.url, typingRoom, token)
+      const typing = await startTyping(target.server.url, typingRoom, target.token)
       const probe = await startProbe(target.server.url, target.server.proc.pid)
       const result = await work()
       const seen = await probe.stop()
@@ -64,17 +59,10 @@ export function useImportTarget(): ImportTarget {
     },
   }
   beforeAll(async () => {
-    db = await createTestDatabase()
-    server = await spawnOn(db, MEASURED_SERVER_ENV)
-    token = firstRunToken(db.dataDir)
     // Warm the import worker and the route, so the first request's figures are its own.
     const warm = await target.importFile('# Warm up\n\nhello')
     expect(warm.status).toBe(201)
     typingRoom = ((await warm.json()) as { room: string }).room
-  }, 60_000)
-  afterAll(async () => {
-    if (server) await stopProcess(server)
-    await db?.cleanup()
   }, 60_000)
   return target
 }

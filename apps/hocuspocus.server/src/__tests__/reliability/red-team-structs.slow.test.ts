@@ -10,14 +10,12 @@
  * MAX_RSS_GROWTH_BYTES); the stall others
  * felt is reported (`bun run reliability`). The slow tier: the build takes ~25 s at the user's share.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { documentStructs, MAX_DOCUMENT_STRUCTS } from '@collab/doc-schema'
-import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
-import type { ServerProcess } from '@collab/test-support/process'
+import { DATABASE_KIND } from '@collab/test-support/database'
 import { connectProvider } from '@collab/test-support/provider'
-import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
-import { MEASURED_SERVER_ENV, newRoom, startProbe, startTyping } from './red-team-support.ts'
+import { newRoom, startProbe, startTyping, useMeasuredServer } from './red-team-support.ts'
 import { reportFigure } from './support.ts'
 
 /**
@@ -30,33 +28,20 @@ const MAX_RSS_GROWTH_BYTES = 512 * 1024 * 1024
 const ATTACK_STRUCTS = MAX_DOCUMENT_STRUCTS + 100_000
 
 describe(`red team: a document of as many items as bytes allow (${DATABASE_KIND})`, () => {
-  let db: TestDatabase
-  let server: ServerProcess
-  let token: string
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    server = await spawnOn(db, MEASURED_SERVER_ENV)
-    token = firstRunToken(db.dataDir)
-  }, 60_000)
-  afterAll(async () => {
-    await stopProcess(server)
-    await db?.cleanup()
-  }, 60_000)
-
-  const roomNamed = (title: string) => newRoom(server.url, token, title)
+  const measured = useMeasuredServer()
+  const roomNamed = (title: string) => newRoom(measured.server.url, measured.token, title)
 
   test('one user typing a character before the last at their share is refused at the item limit', async () => {
     const target = await roomNamed('Bomb')
-    const typing = await startTyping(server.url, await roomNamed('Elsewhere'), token)
-    const probe = await startProbe(server.url, server.proc.pid)
+    const typing = await startTyping(measured.server.url, await roomNamed('Elsewhere'), measured.token)
+    const probe = await startProbe(measured.server.url, measured.server.proc.pid)
     const attacker = Bun.spawn(
       [
         'bun',
         join(import.meta.dir, 'structs-attacker.ts'),
-        server.url,
+        measured.server.url,
         target,
-        token,
+        measured.token,
         '2',
         String(ATTACK_STRUCTS),
       ],
@@ -75,7 +60,7 @@ describe(`red team: a document of as many items as bytes allow (${DATABASE_KIND}
     expect(seen.statuses).toEqual([200])
     expect(seen.rssGrowth).toBeLessThan(MAX_RSS_GROWTH_BYTES)
     // What an editor opening the document now gets: at most its ceiling (this one's first update too).
-    const opener = connectProvider(server.url, target, token)
+    const opener = connectProvider(measured.server.url, target, measured.token)
     try {
       await opener.ready
       expect(documentStructs(opener.doc)).toBeLessThanOrEqual(MAX_DOCUMENT_STRUCTS + 10)

@@ -3,11 +3,15 @@
  * server's /health every 20 ms and reading its RSS from /proc, so the test process's own work (building an
  * attack's update, say) never shows up as the server's stall.
  */
+import { afterAll, beforeAll } from 'bun:test'
 import { join } from 'node:path'
 import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
+import type { ServerProcess } from '@collab/test-support/process'
 import { connectProvider } from '@collab/test-support/provider'
 import * as Y from 'yjs'
 import { varUint } from '../../documents/worker/frames.ts'
+import { firstRunToken, spawnOn, stopProcess } from './faults-support.ts'
 
 /**
  * What a server whose memory a test measures runs with: the allocator's default, as in production. `bun run
@@ -36,6 +40,34 @@ export function prose(bytes: number): string {
     size += part.length
   }
   return parts.join('')
+}
+
+/**
+ * The real server process (MEASURED_SERVER_ENV) on a fresh database, and its first-run token: started
+ * before the file's tests, stopped and removed after them. Read both inside tests or later hooks.
+ */
+export function useMeasuredServer(): { readonly server: ServerProcess; readonly token: string } {
+  let db: TestDatabase | undefined
+  let server: ServerProcess | undefined
+  let token = ''
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    server = await spawnOn(db, MEASURED_SERVER_ENV)
+    token = firstRunToken(db.dataDir)
+  }, 60_000)
+  afterAll(async () => {
+    await stopProcess(server)
+    await db?.cleanup()
+  }, 60_000)
+  return {
+    get server() {
+      if (!server) throw new Error('the server is not started (use it inside tests)')
+      return server
+    },
+    get token() {
+      return token
+    },
+  }
 }
 
 /** A new document of `token`'s user over REST (`markdown` its body, no title heading); its room. */
