@@ -7,7 +7,7 @@
  * run: /health p50, p99 and longest in the floor and during the attack, the process's CPU over the attack
  * window (the server's; the attackers' is their own), its RSS growth, and what the attacker reported.
  *
- *   bun bench/attacks.ts <reconnect|presence|dense|items> [--seconds=8] [--runs=1]
+ *   bun bench/attacks.ts <reconnect|presence|dense|items|idle> [--seconds=8] [--runs=1] [--sockets=5000]
  *
  * - reconnect: 16 loops of one user opening a socket, authenticating a document and closing it.
  * - presence: 16 sockets of one user, each 70 awareness messages a second of four ~7 KB states, to a
@@ -15,6 +15,8 @@
  * - dense: 4 typists (one process) in a paragraph of 10,000 alternating bold and italic runs.
  * - items: one user's two connections typing characters each before the last, 9,999 a second each, until
  *   the document's item limit refuses them (reliability/structs-attacker.ts).
+ * - idle: `--sockets` editor sockets opened by one client that never authenticates them, held `--seconds`
+ *   (collab/socket-gate.ts).
  *
  * Figures, not assertions: compare runs of old and new code interleaved on the same machine, several each
  * (the old code checked out with `git checkout <old> -- apps packages`, then back).
@@ -25,7 +27,7 @@ import { startFreshServer, userWithToken } from '@collab/test-support/server'
 import type * as Y from 'yjs'
 import { percentile } from './lib/stats.ts'
 
-const ATTACKS = ['reconnect', 'presence', 'dense', 'items'] as const
+const ATTACKS = ['reconnect', 'presence', 'dense', 'items', 'idle'] as const
 type Attack = (typeof ATTACKS)[number]
 
 const args = new Map(
@@ -36,7 +38,9 @@ const args = new Map(
 )
 const attack = process.argv[2] as Attack
 if (!ATTACKS.includes(attack)) {
-  console.error(`usage: bun bench/attacks.ts <${ATTACKS.join('|')}> [--seconds=8] [--runs=1]`)
+  console.error(
+    `usage: bun bench/attacks.ts <${ATTACKS.join('|')}> [--seconds=8] [--runs=1] [--sockets=5000]`,
+  )
   process.exit(2)
 }
 const seconds = Number(args.get('seconds') ?? 8)
@@ -149,6 +153,7 @@ for (let run = 0; run < runs; run++) {
       reconnect: ['reconnect.ts', server.url, room, owner.token, '16', String(seconds)],
       presence: ['presence.ts', server.url, room, owner.token, '16', '70', String(seconds)],
       dense: ['dense-typists.ts', server.url, room, owner.token, '4', String(seconds), '5'],
+      idle: ['idle-sockets.ts', server.url, String(args.get('sockets') ?? 5000), String(seconds)],
       items: [
         join(import.meta.dir, '../apps/hocuspocus.server/src/__tests__/reliability/structs-attacker.ts'),
         server.url,
@@ -162,7 +167,11 @@ for (let run = 0; run < runs; run++) {
     if (attack === 'dense') await attacker.ready()
     const cpu = process.cpuUsage()
     const reported = attacker.output()
-    const during = await probe(server.url, seconds * 1000, attack === 'items' ? reported : undefined)
+    const during = await probe(
+      server.url,
+      seconds * 1000,
+      attack === 'items' || attack === 'idle' ? reported : undefined,
+    )
     const used = process.cpuUsage(cpu)
     const { peakRss, ...window } = during
     const { peakRss: _floorRss, ...floorWindow } = floor

@@ -6,6 +6,7 @@
  */
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
+import { SOCKET_AUTH_TIMEOUT_MS } from './collab/limits.ts'
 import { COMPACT_AFTER_UPDATES, SEARCH_REFRESH_MS } from './collab/store-policy.ts'
 import { AGENT_VERSION_PAUSE_MS, MIN_VERSION_INTERVAL_MS, VERSION_PAUSE_MS } from './limits.ts'
 
@@ -135,6 +136,16 @@ const envSchema = z.object({
    * burst of 0.6 s per percent); 0 turns it off (modules/mcp/infra/server-time.ts).
    */
   MCP_SERVER_SHARE_PERCENT: intFromEnv(0, 100).default(25),
+  /**
+   * An editor socket that authenticates no document within this many ms of opening is closed (4408):
+   * each socket is a file descriptor, which the database needs too (collab/socket-gate.ts).
+   */
+  WS_AUTH_TIMEOUT_MS: intFromEnv(100, 600_000).default(SOCKET_AUTH_TIMEOUT_MS),
+  /**
+   * Most editor sockets the instance holds at once; past it upgrades are refused 503. 0: the process's
+   * open-file limit less FILE_DESCRIPTORS_KEPT (2,048) kept for the database, workers and HTTP.
+   */
+  WS_MAX_SOCKETS: intFromEnv(0, 10_000_000).default(0),
   /** API token the stdio entry (`bun run mcp:stdio`) acts as; required there, unused by the HTTP server. */
   MCP_TOKEN: z.string().trim().regex(/^\S+$/, 'expected one API token with no spaces').optional(),
   /**
@@ -226,6 +237,10 @@ export type Config = {
   authSecret?: string
   /** TRUSTED_PROXIES; absent: ['loopback']. */
   trustedProxies?: string[]
+  /** WS_AUTH_TIMEOUT_MS; absent (test configs): SOCKET_AUTH_TIMEOUT_MS. */
+  wsAuthTimeoutMs?: number
+  /** WS_MAX_SOCKETS; absent or 0: from the open-file limit (socket-gate.ts defaultMaxSockets). */
+  wsMaxSockets?: number
 }
 
 export class ConfigError extends Error {
@@ -293,5 +308,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: e.METRICS_TOKEN,
     authSecret: e.AUTH_SECRET,
     trustedProxies: e.TRUSTED_PROXIES,
+    wsAuthTimeoutMs: e.WS_AUTH_TIMEOUT_MS,
+    wsMaxSockets: e.WS_MAX_SOCKETS,
   }
 }

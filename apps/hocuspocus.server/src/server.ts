@@ -6,6 +6,7 @@ import type { Hocuspocus } from '@hocuspocus/server'
 import type { Server, ServerWebSocket } from 'bun'
 import type { ClientMetadataFetch } from './auth/better-auth.ts'
 import { type AuthModule, createAuthModule } from './auth/module.ts'
+import { clientAddress } from './auth/routes/client-address.ts'
 import { type ChatPosting, createChatPosting } from './chat/posting.ts'
 import { type AdminChannel, startAdminChannel } from './cli/admin-channel.ts'
 import {
@@ -16,7 +17,8 @@ import {
 } from './collab/flood.ts'
 import { headingExists } from './collab/headings.ts'
 import { type Collab, createCollab } from './collab/hocuspocus.ts'
-import { MAX_EDITOR_WAIT_MS } from './collab/limits.ts'
+import { MAX_EDITOR_WAIT_MS, SOCKET_AUTH_TIMEOUT_MS } from './collab/limits.ts'
+import { defaultMaxSockets, SocketGate } from './collab/socket-gate.ts'
 import type { Config } from './config.ts'
 import { startEmbeddedMaintenance } from './db/maintenance.ts'
 import { startOutlineBackfill } from './documents/outline-backfill.ts'
@@ -41,6 +43,8 @@ type SocketData = {
   connection?: ReturnType<Hocuspocus['handleConnection']>
   /** Arrival flood control (collab/boundary.ts): a socket far over the rates is closed. */
   flood?: FloodBuckets
+  /** The client's address (behind a trusted proxy, the one it names), which the socket gate counts by. */
+  address: string
 }
 
 export type RunningServer = {
@@ -182,6 +186,17 @@ export async function startServer(
   })
   const { hocuspocus } = collab
   let draining = false
+  // Sockets are file descriptors, as the database's files are: collab/socket-gate.ts.
+  const trustedProxies = config.trustedProxies ?? ['loopback']
+  const gate = new SocketGate({
+    authTimeoutMs: config.wsAuthTimeoutMs ?? SOCKET_AUTH_TIMEOUT_MS,
+    maxSockets: config.wsMaxSockets || defaultMaxSockets(),
+    authenticated: (socket) => collab.inflow.known((socket as ServerWebSocket<SocketData>).data.request),
+    onRefused: (kind) =>
+      metrics.editorRefusals.inc({
+        kind: kind === 'timeout' ? 'auth_timeout' : kind === 'full' ? 'sockets_full' : 'sockets_pending',
+      }),
+  })
 
   const server: Server<SocketData> = Bun.serve<SocketData>({
     hostname: config.host,
@@ -198,7 +213,13 @@ export async function startServer(
         // Refused before the upgrade, as a plain 503: nginx's `proxy_next_upstream http_503` (and any
         // balancer's retry) then opens the socket on another instance instead.
         if (draining) return new Response(DRAINING_MESSAGE, { status: 503, headers: { 'Retry-After': '1' } })
-        if (srv.upgrade(request, { data: { request } })) return undefined
+        const peer = srv.requestIP(request)?.address
+        const address =
+          clientAddress(peer, request.headers.get('x-forwarded-for') ?? undefined, trustedProxies) ??
+          'unknown'
+        const refused = gate.refusal(address)
+        if (refused) return new Response(refused, { status: 503, headers: { 'Retry-After': '5' } })
+        if (srv.upgrade(request, { data: { request, address } })) return undefined
         return new Response('WebSocket upgrade failed', { status: 400 })
       }
       // The peer's address decides who may read /metrics (http/app.ts).
@@ -208,6 +229,7 @@ export async function startServer(
       // Hocuspocus enforces its own limits on queued messages; this bounds one frame.
       maxPayloadLength: 16 * 1024 * 1024,
       open(ws: ServerWebSocket<SocketData>) {
+        gate.opened(ws, ws.data.address)
         ws.data.connection = hocuspocus.handleConnection(ws, ws.data.request)
       },
       message(ws: ServerWebSocket<SocketData>, message) {
@@ -232,6 +254,7 @@ export async function startServer(
         ws.data.connection?.handleMessage(bytes)
       },
       close(ws: ServerWebSocket<SocketData>, code, reason) {
+        gate.closed(ws)
         ws.data.connection?.handleClose({ code, reason } as CloseEvent)
       },
     },

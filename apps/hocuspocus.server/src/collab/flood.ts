@@ -68,6 +68,11 @@ export class UserInflow {
     this.users.set(request, userId)
   }
 
+  /** Whether a document on the socket of this upgrade request authenticated. */
+  known(request: object): boolean {
+    return this.users.has(request)
+  }
+
   /** Draws `bytes` from the share of the socket's user; returns their debt in ms (0 for a socket not known). */
   draw(request: object, bytes: number): number {
     const user = this.users.get(request)

@@ -110,6 +110,25 @@ export const PRESENCE_FANOUT_BYTE_BURST = 2 * 1024 * 1024
 export const MAX_DOCUMENT_CONNECTIONS_PER_USER = 16
 
 /**
+ * Editor sockets of one client address (TRUSTED_PROXIES names it behind a proxy) that have not yet
+ * authenticated a document; one more is refused at the upgrade (collab/socket-gate.ts). A provider sends
+ * its token at once, but its authentication may wait for its user's share of openings (OPEN_BURST at once,
+ * then OPENS_PER_SECOND, up to MAX_OPEN_WAIT_MS): a browser session of a hundred tabs restored, or an
+ * office behind one address, has a few hundred waiting at the most.
+ */
+export const MAX_PENDING_SOCKETS_PER_ADDRESS = 256
+
+/** How long a socket may stay open without authenticating a document (WS_AUTH_TIMEOUT_MS's default). */
+export const SOCKET_AUTH_TIMEOUT_MS = 10_000
+
+/**
+ * File descriptors the instance keeps beyond its editor sockets (WS_MAX_SOCKETS's default is the process's
+ * file limit less these): the embedded database's files (PostgreSQL opens ~190 at start, more as tables
+ * grow), its socket, the documents' workers, PostgreSQL's and Redis's connections, HTTP requests.
+ */
+export const FILE_DESCRIPTORS_KEPT = 2_048
+
+/**
  * Document connections one user may open (authenticate) a second on this instance, across their sockets,
  * and at once. Each costs the server ~0.7 ms (the credential, the document's access, a connection): one
  * user reopening sockets in 16 loops authenticated ~1,100 a second, ~75% of a core (2026-12-05). A

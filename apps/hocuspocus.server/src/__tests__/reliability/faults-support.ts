@@ -45,20 +45,27 @@ export function useProcessRun(): ProcessRun {
   return run
 }
 
-/** The server process on `db`, storing soon after a change (the fault tests do not wait for defaults). */
+/**
+ * The server process on `db`, storing soon after a change (the fault tests do not wait for defaults);
+ * `wrap`: a command it runs under (spawnServer).
+ */
 export function spawnOn(
   db: Pick<TestDatabase, 'dataDir' | 'databaseUrl'>,
   env: Record<string, string | undefined> = {},
+  options: { wrap?: string[] } = {},
 ): Promise<ServerProcess> {
-  return spawnServer({
-    DATA_DIR: db.dataDir,
-    DATABASE_URL: db.databaseUrl ?? '',
-    LOG_LEVEL: 'warn',
-    STORE_DEBOUNCE_MS: '200',
-    STORE_MAX_DEBOUNCE_MS: '1000',
-    MCP_CALLS_PER_MINUTE: '0',
-    ...env,
-  })
+  return spawnServer(
+    {
+      DATA_DIR: db.dataDir,
+      DATABASE_URL: db.databaseUrl ?? '',
+      LOG_LEVEL: 'warn',
+      STORE_DEBOUNCE_MS: '200',
+      STORE_MAX_DEBOUNCE_MS: '1000',
+      MCP_CALLS_PER_MINUTE: '0',
+      ...env,
+    },
+    options,
+  )
 }
 
 /** The read+write token the first start of a server wrote into its data folder. */

@@ -43,16 +43,20 @@ export function prose(bytes: number): string {
 }
 
 /**
- * The real server process (MEASURED_SERVER_ENV) on a fresh database, and its first-run token: started
- * before the file's tests, stopped and removed after them. Read both inside tests or later hooks.
+ * The real server process (MEASURED_SERVER_ENV, and `env`; under `wrap` when given, spawnServer) on a fresh
+ * database, and its first-run token: started before the file's tests, stopped and removed after them. Read
+ * both inside tests or later hooks.
  */
-export function useMeasuredServer(): { readonly server: ServerProcess; readonly token: string } {
+export function useMeasuredServer(options: { env?: Record<string, string>; wrap?: string[] } = {}): {
+  readonly server: ServerProcess
+  readonly token: string
+} {
   let db: TestDatabase | undefined
   let server: ServerProcess | undefined
   let token = ''
   beforeAll(async () => {
     db = await createTestDatabase()
-    server = await spawnOn(db, MEASURED_SERVER_ENV)
+    server = await spawnOn(db, { ...MEASURED_SERVER_ENV, ...options.env }, { wrap: options.wrap })
     token = firstRunToken(db.dataDir)
   }, 60_000)
   afterAll(async () => {
