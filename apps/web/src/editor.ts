@@ -14,6 +14,7 @@ import * as Y from 'yjs'
 import { ApiError, api, type DocumentInfo, slugPath } from './api.ts'
 import type { Boot } from './boot.ts'
 import { chatPanel } from './chat.ts'
+import { closeKind } from './close-reasons.ts'
 import { deleteDialog, duplicate, renameDialog } from './doc-actions.ts'
 import { clear, colorOf, h } from './dom.ts'
 import { header } from './header.ts'
@@ -239,23 +240,23 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
               'This document could not be opened: it was deleted, or you may no longer read it. Ask its owner, or go back to your documents.',
             ),
     onClose: ({ event }) => {
-      if (!event.reason || ended) return // a dropped connection: the provider reconnects and resends
-      // The server's reasons are written for any client; a person gets what to do next.
-      if (/token revoked or expired/i.test(event.reason)) {
+      // The server's reasons are written for any client; a person gets what to do next (close-reasons.ts).
+      const kind = closeKind(event.reason)
+      if (kind === 'reconnect' || ended) return // the provider reconnects and resends
+      if (kind === 'signed-out') {
         end('Signed out', 'You were signed out (here or in another tab). Sign in again to keep editing.')
         banner.append(
           ' ',
           h('a', { href: `/sign-in?next=${encodeURIComponent(location.pathname)}` }, 'Sign in'),
         )
-      } else if (/too many connections/i.test(event.reason)) {
+      } else if (kind === 'too-many-tabs') {
         tooManyTabs() // opened together with others past the limit: closed once connected
-      } else if (/no access to this document/i.test(event.reason)) {
+      } else if (kind === 'no-access') {
         end(
           'No access',
           'You no longer have access to this document: its owner changed who may open it. What you see is the text as it was.',
         )
-      } else if (/is at its limit of [\d,]+ items/i.test(event.reason)) {
-        // Deleting does not bring a document under its item limit: a copy is built afresh, with few.
+      } else if (kind === 'document-full') {
         end(
           'Document full',
           'This document has reached the most one document may hold, and your last change was not saved. Use Duplicate to make a fresh copy of it and keep writing there.',

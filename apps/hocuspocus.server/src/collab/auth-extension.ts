@@ -28,7 +28,7 @@ import {
   OPENS_PER_SECOND,
 } from './limits.ts'
 
-const TOO_MANY_CONNECTIONS = `too many connections: you have ${MAX_DOCUMENT_CONNECTIONS_PER_USER} open to this document here; close some tabs`
+export const TOO_MANY_CONNECTIONS = `too many connections: you have ${MAX_DOCUMENT_CONNECTIONS_PER_USER} open to this document here; close some tabs`
 
 const openKey = (userId: string, documentName: string) => `${userId}\n${documentName}`
 

@@ -82,6 +82,12 @@ import {
   USER_STRUCTS_PER_SECOND,
 } from './limits.ts'
 
+/**
+ * Why an editor's update is refused at the document's item limit. A close reason holds 123 bytes:
+ * structsOverMessage's longer account goes to agents.
+ */
+export const DOCUMENT_FULL_REASON = `update refused: the document is at its limit of ${MAX_DOCUMENT_STRUCTS.toLocaleString('en-US')} items; export it as Markdown and import that as a new document`
+
 /** Kept for the importers of the flood control from here (it lives in flood.ts). */
 export { FloodBuckets } from './flood.ts'
 
@@ -216,8 +222,7 @@ export class EditorBoundary implements Extension {
       if (work && work.inserted > 0 && !structsAdmitted(document, work.inserted))
         return this.refuse(connection, 'document_structs', {
           code: EDITOR_TOO_LARGE_CODE,
-          // A close reason holds 120 characters: structsOverMessage's longer account goes to agents.
-          reason: `update refused: the document is at its limit of ${MAX_DOCUMENT_STRUCTS.toLocaleString('en-US')} items; export it as Markdown and import that as a new document`,
+          reason: DOCUMENT_FULL_REASON,
         })
     }
     // Pace this connection's queue to the flood rates, so its messages never crowd out everyone else's.
