@@ -216,6 +216,8 @@ export type Config = {
   storeCompactAfterUpdates?: number
   /** Absent (test configs): SEARCH_REFRESH_MS. */
   searchRefreshMs?: number
+  /** Absent (all but tests): LIVE_MERGE_STRUCTS (store-policy.ts). */
+  liveMergeStructs?: number
   /** Absent (test configs): MIN_VERSION_INTERVAL_MS, VERSION_PAUSE_MS and AGENT_VERSION_PAUSE_MS (limits.ts). */
   versionMinIntervalMs?: number
   versionPauseMs?: number

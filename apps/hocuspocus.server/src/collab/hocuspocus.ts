@@ -41,6 +41,7 @@ export type CollabSettings = {
   redisUrl: string | undefined
   storeCompactAfterUpdates?: number
   searchRefreshMs?: number
+  liveMergeStructs?: number
   versionMinIntervalMs?: number
   versionPauseMs?: number
   versionAgentPauseMs?: number
@@ -63,6 +64,7 @@ export async function createCollab(deps: {
     mergeWithStored: Boolean(config.redisUrl),
     compactAfterUpdates: config.storeCompactAfterUpdates,
     searchRefreshMs: config.searchRefreshMs,
+    liveMergeStructs: config.liveMergeStructs,
     versionTiming: {
       minIntervalMs: config.versionMinIntervalMs,
       pauseMs: config.versionPauseMs,

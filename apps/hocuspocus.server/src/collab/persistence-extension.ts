@@ -92,6 +92,8 @@ export class PersistenceExtension implements Extension {
       compactAfterUpdates?: number
       /** SEARCH_REFRESH_MS unless given; 0 refreshes the title and search text at every store. */
       searchRefreshMs?: number
+      /** LIVE_MERGE_STRUCTS (store-policy.ts) unless given. */
+      liveMergeStructs?: number
       /**
        * When versions are taken (limits.ts MIN_VERSION_INTERVAL_MS, VERSION_PAUSE_MS and
        * AGENT_VERSION_PAUSE_MS unless given).
@@ -118,6 +120,7 @@ export class PersistenceExtension implements Extension {
       minVersionIntervalMs: deps.versionTiming?.minIntervalMs,
       // Section totals follow the live document as often as its title and search text do.
       measureIntervalMs: deps.searchRefreshMs ?? SEARCH_REFRESH_MS,
+      liveMergeStructs: deps.liveMergeStructs,
     })
     this.versions = new VersionPolicy(this.loaded, this.compaction, deps.versionTiming)
     this.append = new LogAppend(
@@ -210,6 +213,8 @@ export class PersistenceExtension implements Extension {
    * when no store is pending, which includes "the last store failed"), and makes sure a store is coming.
    * A document that unloads with a log is compacted first, so a cold read finds one snapshot and its
    * stored outline (a failed compaction loses nothing: the log stays and is applied at the next load).
+   * A large one (compaction.ts `mergesOnly`) is compacted once it has unloaded instead, so its decoded
+   * copy on the documents' worker never stands beside the live one (`afterUnloadDocument`).
    */
   async beforeUnloadDocument({ documentName, document }: beforeUnloadDocumentPayload): Promise<void> {
     const entry = this.loaded.get(documentName)
@@ -222,7 +227,15 @@ export class PersistenceExtension implements Extension {
       entry.unversioned && this.versions.allowed(entry)
         ? { reason: entry.versionReason ?? ('unload' as const) }
         : undefined
-    if ((entry.logRows > 0 || version) && !this.loaded.closing) {
+    if (this.loaded.closing) return
+    if (this.compaction.mergesOnly(document)) {
+      entry.afterUnload =
+        entry.logRows > 0 || version || entry.merged
+          ? { version, live: new WeakRef(document as object) }
+          : null
+      return
+    }
+    if (entry.logRows > 0 || version) {
       await this.compaction.run(document, version).catch(() => {})
       // Asked again: while the compaction ran, an editor or a writer may have come, changed the document,
       // failed to store and gone. Hocuspocus checks only connections and pending stores after this hook,
@@ -247,6 +260,9 @@ export class PersistenceExtension implements Extension {
       this.titleSearch.cancel(entry)
       this.versions.cancel(entry)
       this.compaction.cancelMeasure(entry)
+      // Not awaited: the document is gone from this instance; a load meanwhile starts an entry of its own.
+      const after = entry.afterUnload
+      if (after) void this.compaction.compactUnloaded(entry, after.version, after.live)
     }
     this.loaded.entries.delete(documentName)
     this.faults.clear(documentName)

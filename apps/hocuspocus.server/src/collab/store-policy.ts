@@ -7,6 +7,14 @@
 export const COMPACT_AFTER_UPDATES = 200
 /** A log holding as many bytes as the snapshot, and at least this many, is merged too. */
 export const COMPACT_MIN_LOG_BYTES = 256 * 1024
+/**
+ * A loaded document of at least this many Yjs items is compacted by merging its stored bytes alone (no
+ * outline, no summary for a version taken meanwhile) until it unloads, and fully after (collab/persistence/
+ * compaction.ts): decoding it on the documents' worker held a second copy of the live document there,
+ * ~290 bytes of heap an item (~29 MB here, ~115 MB at MAX_DOCUMENT_STRUCTS). The bench's 1 MiB document
+ * holds ~49,000 items, its 5 MiB one ~244,000.
+ */
+export const LIVE_MERGE_STRUCTS = 100_000
 /** How often, at most, the title and search text are rewritten while a document changes (ms). */
 export const SEARCH_REFRESH_MS = 5_000
 /**

@@ -26,6 +26,11 @@ export type StoredCompaction = {
    * versions.ts): later rows stay in the log, as rows appended during the merge do.
    */
   upTo?: bigint
+  /**
+   * The stored bytes merged alone, nothing decoded (worker/compact.ts `mergeOnly`): the snapshot is
+   * written without an outline, and a version taken without a summary. `maxTextChars` must be 0.
+   */
+  mergeOnly?: boolean
   /** Awaited between the read and the merge: a test lands a store there, as one landing meanwhile would. */
   afterRead?: () => Promise<void>
 }
@@ -63,7 +68,8 @@ export function createStoredCompaction(
       updates: read.updates,
       storedOutline: read.outline,
       maxTextChars: request.maxTextChars,
-      versionBase: request.version ? request.version.base : undefined,
+      versionBase: request.version && !request.mergeOnly ? request.version.base : undefined,
+      mergeOnly: request.mergeOnly,
     })
     if (merged.kind === 'error') throw new Error(`the documents' worker did not merge it: ${merged.message}`)
     const { state, title, text, outline, summary } = merged.value

@@ -360,7 +360,8 @@ export type CompactedContent = {
   state: Uint8Array
   title: string
   text: string
-  outline: StoredOutlineNode[]
+  /** Null: the snapshot is stored without an outline (a merge alone, worker/compact.ts `mergeOnly`). */
+  outline: StoredOutlineNode[] | null
   changedAt?: Date
 }
 
@@ -384,7 +385,7 @@ export async function storeCompacted(
   if ((row?.rowVersion ?? null) !== read.rowVersion) return null
   const authors = unionAuthors(row?.authors, ...read.authors)
   const version = await versionToTake(tx, documentId, options.version)
-  const outlineJson = storableJSON(content.outline)
+  const outlineJson = content.outline === null ? null : storableJSON(content.outline)
   const rowVersion = await writeStateRow(tx, documentId, content.state, outlineJson, version ? [] : authors)
   await deleteMerged(tx, read.ids)
   if (!options.keepDerived) await writeDerived(tx, documentId, content)

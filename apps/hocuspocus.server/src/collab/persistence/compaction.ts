@@ -8,8 +8,16 @@
  * compaction that fails for content or a bug is done again as the state alone (no outline, title and
  * search text as they were); a failure of that too, or the database being away, leaves the log as it is
  * (nothing is lost) for the next try. Shutdown compacts nothing.
+ *
+ * A document of LIVE_MERGE_STRUCTS items or more is compacted while loaded by merging its stored bytes
+ * alone (worker/compact.ts `mergeOnly`): decoding them there made a second copy of the live document on
+ * the worker (~290 bytes of heap an item; at the item limit RSS peaked +410 MiB under the red team's
+ * item attack, each compaction +100-200 MiB over the live copy). Its snapshot is then stored without an
+ * outline and a version taken meanwhile without a summary; the full compaction that writes them runs
+ * once it has unloaded and its live copy is gone (`compactUnloaded`).
  */
 import {
+  documentStructs,
   FRAGMENT_NAME,
   liveOutlineWithTotals,
   outlineMeasureSteps,
@@ -27,7 +35,7 @@ import { MAX_FIND_TEXT_CHARS, MIN_VERSION_INTERVAL_MS } from '../../limits.ts'
 import type { Logger } from '../../logger.ts'
 import type { Metrics } from '../../metrics.ts'
 import { runInSlices } from '../../turns.ts'
-import { COMPACT_MIN_LOG_BYTES } from '../store-policy.ts'
+import { COMPACT_MIN_LOG_BYTES, LIVE_MERGE_STRUCTS } from '../store-policy.ts'
 import type { StoreFaults } from './faults.ts'
 import type { LoadedDocuments, Stored } from './loaded.ts'
 
@@ -39,6 +47,10 @@ import type { LoadedDocuments, Stored } from './loaded.ts'
  * compaction on the documents' worker. At this many items a render is a few ms.
  */
 const MEASURE_MAX_ITEMS = 2_000
+
+/** How long the compaction after a large document's unload waits for its live copy to be collected. */
+const UNLOADED_COLLECT_WAIT_MS = 30_000
+const UNLOADED_COLLECT_POLL_MS = 250
 
 export class Compaction {
   constructor(
@@ -58,8 +70,18 @@ export class Compaction {
       minVersionIntervalMs?: number
       /** `measureSoon` starts at most this often per document (0: after every store). */
       measureIntervalMs?: number
+      /** LIVE_MERGE_STRUCTS unless given (tests make it small). */
+      liveMergeStructs?: number
     },
   ) {}
+
+  /**
+   * Whether `document` is large enough that its compactions while loaded only merge its stored bytes
+   * (LIVE_MERGE_STRUCTS), leaving the full one to `compactUnloaded`.
+   */
+  mergesOnly(document: Document): boolean {
+    return documentStructs(document) >= (this.deps.liveMergeStructs ?? LIVE_MERGE_STRUCTS)
+  }
 
   due(entry: Stored): boolean {
     return (
@@ -292,7 +314,9 @@ export class Compaction {
     const changedAt = entry.changedAt
     const planned = await this.versionToTake(entry, asked)
     if (!planned) return true
-    const refreshed = upTo === undefined && entry.derivedStale
+    const mergeOnly = this.mergesOnly(document)
+    // A merge alone leaves the title and search text to their refresh from the live document.
+    const refreshed = upTo === undefined && entry.derivedStale && !mergeOnly
     let done: Awaited<ReturnType<typeof documents.compactStored>>
     try {
       done = await documents.compactStored(entry.documentId, {
@@ -300,6 +324,7 @@ export class Compaction {
         version: planned.version && { request: planned.version, base: planned.base },
         changedAt,
         upTo,
+        mergeOnly,
       })
     } catch (error) {
       // Refused because the server is stopping: a compaction is never needed for safety (the log holds
@@ -334,13 +359,73 @@ export class Compaction {
     entry.snapshotBytes = done.bytes
     entry.logRows = Math.max(0, entry.logRows - done.mergedRows)
     entry.logBytes = Math.max(0, entry.logBytes - done.mergedBytes)
+    entry.merged = mergeOnly
     this.faults.clear(name)
     metrics.compactions.inc()
     logger.debug(
-      { documentId: entry.documentId, bytes: done.bytes, ms: Math.round(performance.now() - started) },
+      {
+        documentId: entry.documentId,
+        bytes: done.bytes,
+        mergeOnly,
+        ms: Math.round(performance.now() - started),
+      },
       'document log compacted on the worker',
     )
     return true
+  }
+
+  /**
+   * The full compaction of a large document (`mergesOnly`) once it has unloaded, on the documents'
+   * worker: the log merged, the outline, title and search text written, and the version its people's
+   * changes wait for taken with its summary. It starts once the live copy is collected (`live`, up to
+   * UNLOADED_COLLECT_WAIT_MS), so the copy it decodes there never stands beside it: Hocuspocus's
+   * destroyed document stayed reachable 1-12 s after the unload (RSS +330-390 MiB at the item limit when
+   * this ran at once, the same as the compaction before the unload). The caller checks that there is
+   * something to do (rows in the log, a version, or a snapshot merged alone). A failure leaves what is
+   * stored as it is (the log stays, the outline is made at the next compaction); the document may be open
+   * again meanwhile, and whichever writes first wins (compact-stored.ts reads again and merges).
+   */
+  compactUnloaded(entry: Stored, asked: VersionRequest | undefined, live: WeakRef<object>): Promise<void> {
+    const { documentId, changedAt, derivedStale } = entry
+    // The entry is not held past the plan: it holds the live document (its `detach`).
+    return this.versionToTake(entry, asked)
+      .catch(() => null)
+      .then((planned) =>
+        this.compactCold(live, documentId, {
+          maxTextChars: derivedStale ? MAX_FIND_TEXT_CHARS : 0,
+          version: planned?.version && { request: planned.version, base: planned.base },
+          changedAt,
+        }),
+      )
+  }
+
+  private async compactCold(
+    live: WeakRef<object>,
+    documentId: string,
+    request: Parameters<DocumentsService['compactStored']>[1],
+  ): Promise<void> {
+    const { documents, logger, metrics } = this.deps
+    const waitUntil = performance.now() + UNLOADED_COLLECT_WAIT_MS
+    while (live.deref() && performance.now() < waitUntil && !this.loaded.closing)
+      await Bun.sleep(UNLOADED_COLLECT_POLL_MS)
+    if (this.loaded.closing) return
+    const started = performance.now()
+    try {
+      const done = await documents.compactStored(documentId, request)
+      if (!done) return
+      metrics.compactions.inc()
+      logger.debug(
+        { documentId, bytes: done.bytes, ms: Math.round(performance.now() - started) },
+        'document compacted after it unloaded',
+      )
+    } catch (error) {
+      if (this.loaded.closing) return
+      if (isDatabaseUnavailable(error)) metrics.storeFailures.inc()
+      logger.warn(
+        { documentId, err: error },
+        'compaction after unload failed; the log stays, the outline is made at the next compaction',
+      )
+    }
   }
 
   /**
@@ -422,6 +507,7 @@ export class Compaction {
     entry.snapshotBytes = stored.bytes
     entry.logRows = 0
     entry.logBytes = 0
+    entry.merged = false
     metrics.compactions.inc()
     logger.debug(
       { documentId: entry.documentId, bytes: stored.bytes, ms: Math.round(performance.now() - started) },

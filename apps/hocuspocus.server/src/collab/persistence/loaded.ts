@@ -4,7 +4,7 @@
  */
 import type { Document, Hocuspocus } from '@hocuspocus/server'
 import { type RawAuthor, rawAuthorKey, rawAuthorOf } from '../../documents/history-authors.ts'
-import type { VersionReason } from '../../documents/history-store.ts'
+import type { VersionReason, VersionRequest } from '../../documents/history-store.ts'
 import type { StoredParts } from '../../documents/stored-parts.ts'
 
 /** An agent's version waiting at the log row of its last store (versions.ts). */
@@ -32,6 +32,13 @@ export type Stored = {
   /** How long the last refresh of the title and search text took (ms): its walk, its database write. */
   derivedCostMs: { walk: number; database: number }
   compacting: boolean
+  /**
+   * The snapshot this instance last wrote is a merge of bytes alone (compaction.ts `mergesOnly`): no
+   * outline, deleted text not collected; the full compaction after the unload writes them.
+   */
+  merged: boolean
+  /** Set as a large document unloads: it is compacted after, with this version (persistence-extension.ts). */
+  afterUnload: { version: VersionRequest | undefined; live: WeakRef<object> } | null
   /** When section totals were last measured after a store (performance.now()), and the timer of the next. */
   measuredAt: number
   measureTimer: ReturnType<typeof setTimeout> | null
@@ -88,6 +95,8 @@ export class LoadedDocuments {
       changedAt: undefined,
       derivedAt: 0,
       derivedStale: false,
+      merged: false,
+      afterUnload: null,
       derivedTimer: null,
       derivedCostMs: { walk: 0, database: 0 },
       compacting: false,

@@ -7,6 +7,12 @@
  *
  * The document is the stored content, not the live one: what is stored is exactly what the compaction may
  * replace the log rows with, and a change not yet stored is appended as a row of its own later.
+ *
+ * `mergeOnly` (a large document's compaction while it is loaded, collab/persistence/compaction.ts): the
+ * stored bytes merged by Yjs's own `mergeUpdates`, which reads one struct at a time and builds no
+ * document, so the worker never holds a second decoded copy beside the live one (~290 bytes of heap an
+ * item: ~115 MB at the item limit, issue 24). The state alone comes back: no outline, title or search
+ * text, no summary; deleted text stays in it until a full compaction collects it.
  */
 import {
   adoptTotals,
@@ -34,6 +40,8 @@ export type CompactInput = {
   maxTextChars: number
   /** A version is taken: the newest version's state to summarise the changes against (null: none yet). */
   versionBase?: Uint8Array | string | null
+  /** The bytes merged, nothing decoded (see above): `maxTextChars` and `versionBase` are not read. */
+  mergeOnly?: boolean
 }
 
 export type Compacted = {
@@ -45,7 +53,8 @@ export type Compacted = {
   vector: Uint8Array
   title: string
   text: string
-  outline: StoredOutlineNode[]
+  /** Null from a merge alone (`mergeOnly`): the snapshot is stored without one, as cold reads allow. */
+  outline: StoredOutlineNode[] | null
   /** What changed since `versionBase` (undefined: no version asked; null: it could not be told). */
   summary?: ReturnType<typeof summarize> | null
 }
@@ -54,6 +63,7 @@ const fromBase64 = (b64: string) => new Uint8Array(Buffer.from(b64, 'base64'))
 const bytesOf = (state: Uint8Array | string) => (typeof state === 'string' ? fromBase64(state) : state)
 
 export function compactStored(input: CompactInput): Compacted {
+  if (input.mergeOnly) return mergeStored(input)
   const doc = new Y.Doc()
   try {
     Y.transact(doc, () => {
@@ -76,6 +86,21 @@ export function compactStored(input: CompactInput): Compacted {
     return compacted
   } finally {
     doc.destroy()
+  }
+}
+
+/** The stored bytes merged without a document (`mergeOnly`). */
+function mergeStored(input: CompactInput): Compacted {
+  const parts = input.updates.map(fromBase64)
+  if (input.snapshot) parts.unshift(bytesOf(input.snapshot) as Uint8Array<ArrayBuffer>)
+  const state: Uint8Array = parts.length === 1 ? (parts[0] as Uint8Array) : Y.mergeUpdates(parts)
+  return {
+    // Posted back as a transfer of its whole buffer.
+    state: state.byteOffset === 0 && state.byteLength === state.buffer.byteLength ? state : state.slice(),
+    vector: Y.encodeStateVectorFromUpdate(state),
+    title: '',
+    text: '',
+    outline: null,
   }
 }
 
