@@ -57,9 +57,10 @@ export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
  * state each, so MAX_DOCUMENT_BYTES held ~6.1 million of them, ~1.3 GB of heap in a live Y.Doc (~205 bytes
  * a struct, measured), ~6 s to apply on load, and as much again in each copy the documents' worker
  * decodes (a compaction, a whole read); one user within their share of structs (20,000 a second) could
- * build that in five minutes. At this ceiling a live document holds ~80 MB of heap and a compaction's copy
- * ~100 MB of the worker's; building one so grew the server 308-332 MB (PGlite, PostgreSQL; 300,000:
- * 256-272 MB, 500,000: 293-446 MB). It is the largest import plus room to edit it: the import element
+ * build that in five minutes. At this ceiling a live document holds ~115 MB of heap, and a compaction's copy
+ * ~100 MB more of the worker's; building one so grew the server 308-332 MB (PGlite, PostgreSQL; 300,000:
+ * 256-272 MB, 500,000: 293-446 MB), and 247-300 MB once a large live document's compactions merged its
+ * bytes alone (server's collab/store-policy.ts LIVE_MERGE_STRUCTS). It is the largest import plus room to edit it: the import element
  * ceiling's largest files make ~300,000-320,000 structs (a 74,000-item list; 40,000 links with emphasis),
  * a 20 MiB manual ~131,000. Deletions seldom lower the count (a deleted run stays a struct unless it merges
  * with its neighbours); the refusals say to export the document as Markdown and import that as a new one,

@@ -19,9 +19,10 @@ import { newRoom, startProbe, startTyping, useMeasuredServer } from './red-team-
 import { reportFigure } from './support.ts'
 
 /**
- * Not issue 24's 200 MB: at the ceiling the live document holds ~80 MB and each compaction's copy on the
- * documents' worker ~100 MB more (the same per-copy cost as the largest imports'); measured 308-332 MB
- * (PGlite, PostgreSQL). Without the ceiling the same attack goes on to several GB.
+ * Not issue 24's 200 MB: at the ceiling the live document holds ~115 MB of heap (130-180 MB with its
+ * garbage); measured 308-332 MB (PGlite, PostgreSQL) while each compaction decoded a copy on the
+ * documents' worker, 247-300 MB since a large live document's compactions merge its bytes alone
+ * (bench/attacks.ts items). Without the ceiling the same attack goes on to several GB.
  */
 const MAX_RSS_GROWTH_BYTES = 512 * 1024 * 1024
 /** The attacker stops here if nothing refuses it: past the ceiling by a quarter. */
