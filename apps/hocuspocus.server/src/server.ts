@@ -6,7 +6,7 @@ import type { Hocuspocus } from '@hocuspocus/server'
 import type { Server, ServerWebSocket } from 'bun'
 import type { ClientMetadataFetch } from './auth/better-auth.ts'
 import { type AuthModule, createAuthModule } from './auth/module.ts'
-import { clientAddress } from './auth/routes/client-address.ts'
+import { clientAddress, DEFAULT_TRUSTED_PROXIES } from './auth/routes/client-address.ts'
 import { type ChatPosting, createChatPosting } from './chat/posting.ts'
 import { type AdminChannel, startAdminChannel } from './cli/admin-channel.ts'
 import {
@@ -187,15 +187,12 @@ export async function startServer(
   const { hocuspocus } = collab
   let draining = false
   // Sockets are file descriptors, as the database's files are: collab/socket-gate.ts.
-  const trustedProxies = config.trustedProxies ?? ['loopback']
+  const trustedProxies = config.trustedProxies ?? DEFAULT_TRUSTED_PROXIES
   const gate = new SocketGate({
     authTimeoutMs: config.wsAuthTimeoutMs ?? SOCKET_AUTH_TIMEOUT_MS,
     maxSockets: config.wsMaxSockets || defaultMaxSockets(),
     authenticated: (socket) => collab.inflow.known((socket as ServerWebSocket<SocketData>).data.request),
-    onRefused: (kind) =>
-      metrics.editorRefusals.inc({
-        kind: kind === 'timeout' ? 'auth_timeout' : kind === 'full' ? 'sockets_full' : 'sockets_pending',
-      }),
+    onRefused: (kind) => metrics.editorRefusals.inc({ kind }),
   })
 
   const server: Server<SocketData> = Bun.serve<SocketData>({

@@ -24,3 +24,17 @@ export function closeKind(reason: string): CloseKind {
   if (/is at its limit of [\d,]+ items/i.test(reason)) return 'document-full'
   return 'disconnected'
 }
+
+/**
+ * What the page does when the server refuses to authenticate the document (auth-extension.ts):
+ * `too-many-opens` (the account opened more than the server takes in a few seconds: reload in a moment),
+ * `too-many-tabs` (already as many connections to this document as one person may have), or `no-access`
+ * (deleted, or no longer shared: every other refusal).
+ */
+export type AuthFailureKind = 'too-many-opens' | 'too-many-tabs' | 'no-access'
+
+export function authFailureKind(reason: string): AuthFailureKind {
+  if (/too many connections opened/i.test(reason)) return 'too-many-opens'
+  if (/too many connections/i.test(reason)) return 'too-many-tabs'
+  return 'no-access'
+}

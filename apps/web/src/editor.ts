@@ -14,7 +14,7 @@ import * as Y from 'yjs'
 import { ApiError, api, type DocumentInfo, slugPath } from './api.ts'
 import type { Boot } from './boot.ts'
 import { chatPanel } from './chat.ts'
-import { closeKind } from './close-reasons.ts'
+import { authFailureKind, closeKind } from './close-reasons.ts'
 import { deleteDialog, duplicate, renameDialog } from './doc-actions.ts'
 import { clear, colorOf, h } from './dom.ts'
 import { header } from './header.ts'
@@ -227,18 +227,20 @@ export async function editorView(root: HTMLElement, boot: Boot, slug: string): P
       scope = granted === 'readonly' ? 'readonly' : 'read-write'
       applyScope()
     },
-    onAuthenticationFailed: ({ reason }) =>
-      /too many connections opened/i.test(reason)
-        ? end(
-            'Not connected',
-            'Your account opened too many documents at once (more than the server takes in a few seconds). Reload this page in a moment.',
-          )
-        : /too many connections/i.test(reason)
-          ? tooManyTabs()
-          : end(
-              'Not connected',
-              'This document could not be opened: it was deleted, or you may no longer read it. Ask its owner, or go back to your documents.',
-            ),
+    onAuthenticationFailed: ({ reason }) => {
+      const kind = authFailureKind(reason)
+      if (kind === 'too-many-opens')
+        end(
+          'Not connected',
+          'Your account opened too many documents at once (more than the server takes in a few seconds). Reload this page in a moment.',
+        )
+      else if (kind === 'too-many-tabs') tooManyTabs()
+      else
+        end(
+          'Not connected',
+          'This document could not be opened: it was deleted, or you may no longer read it. Ask its owner, or go back to your documents.',
+        )
+    },
     onClose: ({ event }) => {
       // The server's reasons are written for any client; a person gets what to do next (close-reasons.ts).
       const kind = closeKind(event.reason)

@@ -42,7 +42,7 @@ describe('socket gate', () => {
     }
     expect(g.refusal('10.0.0.1')).toBe(PENDING_REFUSAL)
     expect(g.refusal('10.0.0.2')).toBeUndefined()
-    expect(refused).toEqual(['pending'])
+    expect(refused).toEqual(['sockets_pending'])
     expect(g.counts()).toEqual({
       open: MAX_PENDING_SOCKETS_PER_ADDRESS,
       pending: MAX_PENDING_SOCKETS_PER_ADDRESS,
@@ -73,7 +73,7 @@ describe('socket gate', () => {
       return socket
     })
     expect(g.refusal('d')).toBe(FULL_REFUSAL)
-    expect(refused).toEqual(['full'])
+    expect(refused).toEqual(['sockets_full'])
     g.closed(sockets[0]!)
     expect(g.refusal('d')).toBeUndefined()
   })
@@ -92,7 +92,7 @@ describe('socket gate', () => {
     expect(silent.closes).toEqual([[AUTH_TIMEOUT_CLOSE_CODE, authTimeoutReason(100)]])
     expect(signedIn.closes).toEqual([])
     expect(gone.closes).toEqual([])
-    expect(refused).toEqual(['timeout'])
+    expect(refused).toEqual(['auth_timeout'])
     expect(g.counts().pending).toBe(0)
   })
 

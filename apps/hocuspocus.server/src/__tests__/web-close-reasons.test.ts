@@ -5,9 +5,9 @@
  * page connects again, never "Disconnected: reload": its next socket signs in at once.
  */
 import { describe, expect, test } from 'bun:test'
-import { closeKind } from '../../../web/src/close-reasons.ts'
+import { authFailureKind, closeKind } from '../../../web/src/close-reasons.ts'
 import { ACCESS_REMOVED_REASON, TOKEN_REVOKED_REASON } from '../collab/access-watch.ts'
-import { TOO_MANY_CONNECTIONS } from '../collab/auth-extension.ts'
+import { TOO_MANY_CONNECTIONS, tooManyOpens } from '../collab/auth-extension.ts'
 import { DOCUMENT_FULL_REASON } from '../collab/boundary.ts'
 import { FLOOD_CLOSE_REASON } from '../collab/flood.ts'
 import { SOCKET_AUTH_TIMEOUT_MS } from '../collab/limits.ts'
@@ -24,6 +24,14 @@ describe('what the web page does with each close reason of the server', () => {
     ['a flood', FLOOD_CLOSE_REASON, 'disconnected'],
   ] as const)('%s', (_, reason, kind) => {
     expect(closeKind(reason)).toBe(kind)
+  })
+
+  test.each([
+    ['too many connections opened from the account', tooManyOpens(3), 'too-many-opens'],
+    ['too many connections to the document', TOO_MANY_CONNECTIONS, 'too-many-tabs'],
+    ['no access (the server says nothing more)', 'permission-denied', 'no-access'],
+  ] as const)('a refused authentication: %s', (_, reason, kind) => {
+    expect(authFailureKind(reason)).toBe(kind)
   })
 
   test('every reason fits a WebSocket close frame (123 bytes)', () => {

@@ -18,6 +18,7 @@ import {
 } from './better-auth.ts'
 import { createMetadataFetch } from './metadata-fetch.ts'
 import { createOAuthAccess } from './oauth-access.ts'
+import { DEFAULT_TRUSTED_PROXIES } from './routes/client-address.ts'
 import { authRoutes } from './routes.ts'
 import { createSessionPrincipals, type SessionPrincipals } from './session-principal.ts'
 import { sharedSecret } from './shared-state.ts'
@@ -108,7 +109,7 @@ export function createAuthModule(deps: {
       baseUrl,
       enabled,
       logger,
-      trustedProxies: deps.trustedProxies ?? ['loopback'],
+      trustedProxies: deps.trustedProxies ?? DEFAULT_TRUSTED_PROXIES,
       sessionPrincipal,
       signedOut: (tokenId) => deps.accessChanges?.emit({ kind: 'token', tokenId }),
     }),

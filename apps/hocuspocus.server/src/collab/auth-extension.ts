@@ -32,7 +32,7 @@ export const TOO_MANY_CONNECTIONS = `too many connections: you have ${MAX_DOCUME
 
 const openKey = (userId: string, documentName: string) => `${userId}\n${documentName}`
 
-const tooManyOpens = (seconds: number) =>
+export const tooManyOpens = (seconds: number) =>
   `too many connections opened: more than ${OPENS_PER_SECOND} a second from this account; try again in ${seconds} s`
 
 /** Signed-in browsers: their principal from the upgrade request's headers, and our origin. */

@@ -30,6 +30,9 @@ export type GatedSocket = { close(code: number, reason: string): void }
 
 type Pending = { address: string; timer: ReturnType<typeof setTimeout> }
 
+/** Why the gate refused or closed a socket: the metric's label for it. */
+export type GateRefusal = 'sockets_full' | 'sockets_pending' | 'auth_timeout'
+
 /**
  * The process's soft limit on open files (Linux's /proc/self/limits), or undefined where it cannot be read.
  */
@@ -47,7 +50,10 @@ export function openFileLimit(): number | undefined {
   }
 }
 
-/** The default ceiling of sockets: the file limit less what is kept for everything else (at least 64). */
+/**
+ * The default ceiling of sockets: the file limit less what is kept for everything else (at least 64);
+ * 60,000 where the limit cannot be read (not Linux) or is unlimited.
+ */
 export function defaultMaxSockets(limit = openFileLimit()): number {
   return limit === undefined ? 60_000 : Math.max(64, limit - FILE_DESCRIPTORS_KEPT)
 }
@@ -64,7 +70,8 @@ export class SocketGate {
       maxSockets: number
       /** Whether a document on the socket authenticated (UserInflow knows its user). */
       authenticated: (socket: GatedSocket) => boolean
-      onRefused?: (kind: 'pending' | 'full' | 'timeout') => void
+      /** Each refusal and timeout, by its `collab_editor_refusals_total` kind. */
+      onRefused?: (kind: GateRefusal) => void
     },
   ) {}
 
@@ -76,7 +83,7 @@ export class SocketGate {
   /** Why an upgrade from `address` is refused, or undefined when it may open. */
   refusal(address: string): string | undefined {
     if (this.open >= this.options.maxSockets) {
-      this.options.onRefused?.('full')
+      this.options.onRefused?.('sockets_full')
       return FULL_REFUSAL
     }
     if ((this.pendingByAddress.get(address)?.size ?? 0) >= MAX_PENDING_SOCKETS_PER_ADDRESS) {
@@ -84,7 +91,7 @@ export class SocketGate {
       for (const socket of this.pendingByAddress.get(address) ?? [])
         if (this.options.authenticated(socket)) this.unpend(socket)
       if ((this.pendingByAddress.get(address)?.size ?? 0) >= MAX_PENDING_SOCKETS_PER_ADDRESS) {
-        this.options.onRefused?.('pending')
+        this.options.onRefused?.('sockets_pending')
         return PENDING_REFUSAL
       }
     }
@@ -101,7 +108,7 @@ export class SocketGate {
       if (!this.pending.has(socket)) return
       this.unpend(socket)
       if (this.options.authenticated(socket)) return
-      this.options.onRefused?.('timeout')
+      this.options.onRefused?.('auth_timeout')
       socket.close(AUTH_TIMEOUT_CLOSE_CODE, authTimeoutReason(this.options.authTimeoutMs))
     }, this.options.authTimeoutMs)
     timer.unref?.()

@@ -1,6 +1,9 @@
 /** The client's address, which the per-address limits (sign-in, registration) count. */
 import { isLoopback } from '../../loopback.ts'
 
+/** TRUSTED_PROXIES unset: only a proxy on this machine (loopback) is believed about the client. */
+export const DEFAULT_TRUSTED_PROXIES: readonly string[] = ['loopback']
+
 /**
  * The client's address for the per-address limits: the peer, or, when the peer is a trusted proxy
  * (`loopback` or a listed address), the rightmost X-Forwarded-For entry that is not a trusted proxy.
