@@ -5,7 +5,8 @@
  * the text of a paragraph deleted before it is still in its bytes (a decode would have collected it).
  * Once the document unloads, the full compaction writes the outline with its totals, collects the
  * deleted text and takes the version people's changes waited for, with its summary. The threshold is
- * made small here (`liveMergeStructs`); LIVE_MERGE_STRUCTS is 100,000 items.
+ * made small here (`liveMergeStructs`); LIVE_MERGE_STRUCTS is 100,000 items. An agent's version is taken
+ * by a full compaction all the same, with its outline and summary.
  */
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readOutline, type StoredOutlineNode } from '@collab/doc-schema'
@@ -16,6 +17,7 @@ import { eventually, userWithToken, useTestServer } from '@collab/test-support/s
 import * as Y from 'yjs'
 import { applyStored } from '../documents/stored-parts.ts'
 import type { RunningServer } from '../server.ts'
+import { agentAppends, editorOnPlan, useHistoryPlan } from './history-support.ts'
 
 const DELETED = 'Ephemeral words typed and then deleted'
 
@@ -133,4 +135,38 @@ describe(`a large live document's compaction (${DATABASE_KIND})`, () => {
     ])
     expect(versions[2]!.summary).toMatchObject({ changed: 1, sections: [{ t: 'Second' }] })
   }, 90_000)
+})
+
+describe(`an agent's version of a large live document (${DATABASE_KIND})`, () => {
+  // The agent's version waits for the agent's pause while a person is connected (collab/persistence/
+  // versions.ts), then is taken at the row of its write: by a full compaction, so it has its outline
+  // (how `changes_since` finds the version of a rev the agent wrote) and its summary.
+  const plan = useHistoryPlan({
+    versionMinIntervalMs: 0,
+    versionPauseMs: 30_000,
+    versionAgentPauseMs: 500,
+    liveMergeStructs: 10,
+  })
+
+  test("is taken whole, with its outline and summary, while the person's typing is merged alone", async () => {
+    const { provider } = await editorOnPlan(plan, 'reader', 'laptop')
+    await provider.ready
+    try {
+      const answer = await agentAppends(plan, '## Added\n\nWritten by the agent.')
+      expect(answer.isError).toBe(false)
+      const version = await eventually(async () => {
+        const [newest] = await plan.server.services.db.prisma.documentVersion.findMany({
+          where: { document: { slug: plan.slug } },
+          orderBy: { id: 'desc' },
+          take: 1,
+        })
+        expect(newest?.reason).toBe('agent')
+        return newest!
+      }, 20_000)
+      expect(version.outline).not.toBeNull()
+      expect(version.summary).toMatchObject({ added: 1, sections: [{ t: 'Added' }] })
+    } finally {
+      provider.destroy()
+    }
+  }, 60_000)
 })

@@ -13,8 +13,8 @@
  * alone (worker/compact.ts `mergeOnly`): decoding them there made a second copy of the live document on
  * the worker (~290 bytes of heap an item; at the item limit RSS peaked +410 MiB under the red team's
  * item attack, each compaction +100-200 MiB over the live copy). Its snapshot is then stored without an
- * outline and a version taken meanwhile without a summary; the full compaction that writes them runs
- * once it has unloaded and its live copy is gone (`compactUnloaded`).
+ * outline and a version taken meanwhile without a summary (an agent's version excepted); the full
+ * compaction that writes them runs once it has unloaded and its live copy is gone (`compactUnloaded`).
  */
 import {
   documentStructs,
@@ -314,7 +314,9 @@ export class Compaction {
     const changedAt = entry.changedAt
     const planned = await this.versionToTake(entry, asked)
     if (!planned) return true
-    const mergeOnly = this.mergesOnly(document)
+    // An agent's version is taken whole even so: its outline is how `changes_since` finds the version of
+    // a rev that agent wrote (`since_rev`), and agents' versions are at least MIN_VERSION_INTERVAL_MS apart.
+    const mergeOnly = asked?.reason !== 'agent' && this.mergesOnly(document)
     // A merge alone leaves the title and search text to their refresh from the live document.
     const refreshed = upTo === undefined && entry.derivedStale && !mergeOnly
     let done: Awaited<ReturnType<typeof documents.compactStored>>
