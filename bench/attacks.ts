@@ -14,7 +14,8 @@
  *   document 40 real providers have open (in a process of their own).
  * - dense: 4 typists (one process) in a paragraph of 10,000 alternating bold and italic runs.
  * - items: one user's two connections typing characters each before the last, 9,999 a second each, until
- *   the document's item limit refuses them (reliability/structs-attacker.ts).
+ *   the document's item limit refuses them (reliability/structs-attacker.ts); measured on until the
+ *   document has unloaded and been compacted after.
  * - idle: `--sockets` editor sockets opened by one client that never authenticates them, held `--seconds`
  *   (collab/socket-gate.ts).
  *
@@ -22,6 +23,7 @@
  * (the old code checked out with `git checkout <old> -- apps packages`, then back).
  */
 import { join } from 'node:path'
+import type { RunningServer } from '@collab/hocuspocus.server/src/server.ts'
 import { alternatingMarkRuns, buildDocument, paragraph } from '@collab/test-support/documents'
 import { startFreshServer, userWithToken } from '@collab/test-support/server'
 import type * as Y from 'yjs'
@@ -113,6 +115,18 @@ function child(argv: string[], stdin?: 'pipe') {
   }
 }
 
+/**
+ * Items: once the attacked document has unloaded and the full compaction after its unload (collab/
+ * persistence/compaction.ts `compactUnloaded`, which decodes a copy on the documents' worker) is done, so
+ * the RSS peak of that copy is in the window; at most 60 s.
+ */
+async function unloadedAndCompacted(server: RunningServer, room: string): Promise<void> {
+  const end = performance.now() + 60_000
+  while (server.collab.hocuspocus.documents.has(room) && performance.now() < end) await Bun.sleep(50)
+  const compactions = server.metrics.compactions.get()
+  while (server.metrics.compactions.get() === compactions && performance.now() < end) await Bun.sleep(50)
+}
+
 for (let run = 0; run < runs; run++) {
   const fresh = await startFreshServer({})
   const { server } = fresh
@@ -170,7 +184,11 @@ for (let run = 0; run < runs; run++) {
     const during = await probe(
       server.url,
       seconds * 1000,
-      attack === 'items' || attack === 'idle' ? reported : undefined,
+      attack === 'items'
+        ? reported.then(() => unloadedAndCompacted(server, room))
+        : attack === 'idle'
+          ? reported
+          : undefined,
     )
     const used = process.cpuUsage(cpu)
     const { peakRss, ...window } = during
