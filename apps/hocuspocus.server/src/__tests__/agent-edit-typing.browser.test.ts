@@ -152,7 +152,8 @@ describe.skipIf(!CHROMIUM)(
 
 /**
  * Records in the page, for a failure to show (CI lost the first keystrokes now and then, 2026-12-03..05;
- * stored and editor text agreed): each key and input event the editor's element gets, and each
+ * stored and editor text agreed): each key and input event the editor's element gets (with where the
+ * DOM's selection is), and each
  * transaction the editor applies (whether it changed the document, its meta keys: `y-sync$` marks one
  * made from a Yjs change, local or remote), with the paragraph's text and the caret after it.
  */
@@ -174,9 +175,20 @@ function recordTyping(page: Page): Promise<unknown> {
     const start = performance.now()
     const at = () => Math.round(performance.now() - start)
     const text = () => win.editor.view.dom.textContent?.slice(0, 80)
+    // Where the DOM's selection is (its text node's start, the offset, whether that node is still in the
+    // page): a keystroke into a node the last redraw replaced would be one ProseMirror cannot read.
+    const domCaret = () => {
+      const selection = document.getSelection()
+      const node = selection?.anchorNode
+      return node
+        ? `${JSON.stringify(node.textContent?.slice(0, 24))}@${selection.anchorOffset}${node.isConnected ? '' : ' (detached)'}`
+        : 'none'
+    }
     for (const type of ['keydown', 'beforeinput', 'input', 'focusout'])
       win.editor.view.dom.addEventListener(type, (event) =>
-        log.push(`${at()} ${type} ${(event as KeyboardEvent).key ?? (event as InputEvent).data}: ${text()}`),
+        log.push(
+          `${at()} ${type} ${(event as KeyboardEvent).key ?? (event as InputEvent).data} at ${domCaret()}: ${text()}`,
+        ),
       )
     win.editor.on('transaction', ({ transaction }) =>
       log.push(
