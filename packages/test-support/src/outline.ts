@@ -41,3 +41,19 @@ export async function wholeSectionId(client: Client, slug: string, printed: stri
   if (read.isError || !whole) throw new Error(`read_document with section_id "${printed}":\n${read.text}`)
   return whole
 }
+
+/** A stored outline's node, as far as `outlineShape` reads it. */
+type ShapedNode = { sectionId: unknown; level: unknown; title: unknown; rev: unknown; children: ShapedNode[] }
+
+/**
+ * A stored outline's headings without their measured sizes and totals (ids, levels, titles, revs, nesting):
+ * what a compaction's stored outline must share with `readOutline` of the same content.
+ */
+export const outlineShape = (nodes: ShapedNode[]): unknown =>
+  nodes.map(({ sectionId, level, title, rev, children }) => ({
+    sectionId,
+    level,
+    title,
+    rev,
+    children: outlineShape(children),
+  }))

@@ -8,6 +8,7 @@ import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readOutline, type StoredOutlineNode } from '@collab/doc-schema'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { appendOrThrow, buildDocument, paragraph } from '@collab/test-support/documents'
+import { outlineShape } from '@collab/test-support/outline'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
@@ -63,15 +64,7 @@ describe(`compaction on the documents' worker (${DATABASE_KIND})`, () => {
     expect(fragment.toString()).toBe(expected)
     const [row] = await server.services.db.prisma.$queryRaw<Array<{ outline: StoredOutlineNode[] }>>`
       SELECT outline FROM document_states WHERE document_id = ${created.id}::uuid`
-    const strip = (nodes: StoredOutlineNode[]): unknown =>
-      nodes.map(({ sectionId, level, title, rev, children }) => ({
-        sectionId,
-        level,
-        title,
-        rev,
-        children: strip(children),
-      }))
-    expect(strip(row!.outline)).toEqual(strip(readOutline(fragment) as StoredOutlineNode[]))
+    expect(outlineShape(row!.outline)).toEqual(outlineShape(readOutline(fragment) as StoredOutlineNode[]))
     expect(row!.outline.every((node: StoredOutlineNode) => typeof node.total === 'number')).toBe(true)
     back.destroy()
   })

@@ -12,6 +12,7 @@ import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, readOutline, type StoredOutlineNode } from '@collab/doc-schema'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { appendOrThrow, buildDocument, paragraph } from '@collab/test-support/documents'
+import { outlineShape } from '@collab/test-support/outline'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
@@ -109,16 +110,8 @@ describe(`a large live document's compaction (${DATABASE_KIND})`, () => {
     expect(await storedText(server, created.room)).toBe(expected)
     const back = new Y.Doc()
     Y.applyUpdate(back, full.state)
-    const strip = (nodes: StoredOutlineNode[]): unknown =>
-      nodes.map(({ sectionId, level, title, rev, children }) => ({
-        sectionId,
-        level,
-        title,
-        rev,
-        children: strip(children),
-      }))
-    expect(strip(full.outline!)).toEqual(
-      strip(readOutline(back.getXmlFragment(FRAGMENT_NAME)) as StoredOutlineNode[]),
+    expect(outlineShape(full.outline!)).toEqual(
+      outlineShape(readOutline(back.getXmlFragment(FRAGMENT_NAME)) as StoredOutlineNode[]),
     )
     expect(full.outline!.every((node) => typeof node.total === 'number')).toBe(true)
     back.destroy()
