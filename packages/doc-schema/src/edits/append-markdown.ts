@@ -4,6 +4,7 @@ import { parseMarkdown } from '../markdown/parse-markdown.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
 import { holdsNoElement, lastSection } from '../sections/section-index.ts'
 import { blocksToY } from '../yjs/build-y.ts'
+import { lastLiveItem } from '../yjs/list-end.ts'
 import { sectionsFrom, type WrittenSection } from './edit-target.ts'
 
 export type AppendResult = {
@@ -48,7 +49,8 @@ export function appendMarkdown(fragment: Y.XmlFragment, markdown: string): Resul
       'markdown',
     )
   const elements = blocksToY(parsed.value)
-  doc.transact(() => fragment.insert(fragment.length, elements))
+  // After the last live block, as `insert(fragment.length, …)` would, without its walk from the start.
+  doc.transact(() => fragment.insertAfter(lastLiveItem(fragment), elements))
   const createdIds = new Set(
     parsed.value
       .filter((block) => block.type === 'heading')

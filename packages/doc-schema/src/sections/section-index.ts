@@ -2,6 +2,7 @@ import * as Y from 'yjs'
 import { isHeadingId } from '../heading-id.ts'
 import { HEADING_ID_ATTR } from '../limits.ts'
 import { finishSteps } from '../steps.ts'
+import { lastListItem } from '../yjs/list-end.ts'
 import { blockPlainText } from '../yjs/plain-text.ts'
 import { sectionRev } from './section-rev.ts'
 
@@ -78,8 +79,7 @@ export function* locateSectionsInSteps(fragment: Y.XmlFragment): Generator<void,
  * item list directly: YXmlFragment keeps no search markers, so `get(i)` from the end would be quadratic.
  */
 export function lastSection(fragment: Y.XmlFragment): LocatedSection | undefined {
-  let item = fragment._start
-  while (item?.right) item = item.right
+  let item = lastListItem(fragment)
   let index = fragment.length
   const blocks: Y.XmlElement[] = []
   const blockIndexes: number[] = []
