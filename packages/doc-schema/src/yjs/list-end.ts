@@ -14,10 +14,10 @@
  */
 import * as Y from 'yjs'
 
-const ends = new WeakMap<Y.AbstractType<unknown>, Y.Item>()
+const ends = new WeakMap<object, Y.Item>()
 
 /** The last item of `type`'s list of children (deleted or not), or null when it has none. */
-export function lastListItem(type: Y.AbstractType<unknown>): Y.Item | null {
+export function lastListItem<E>(type: Y.AbstractType<E>): Y.Item | null {
   let item: Y.Item | null = ends.get(type) ?? null
   if (item && !stillListed(type, item)) item = null
   item ??= type._start
@@ -31,13 +31,13 @@ export function lastListItem(type: Y.AbstractType<unknown>): Y.Item | null {
  * The last child item that is not deleted and counts in the type's length, or null: the item Yjs's own
  * `insert(type.length, …)` inserts after, so an append through it makes the same update.
  */
-export function lastLiveItem(type: Y.AbstractType<unknown>): Y.Item | null {
+export function lastLiveItem<E>(type: Y.AbstractType<E>): Y.Item | null {
   let item = lastListItem(type)
   while (item && (item.deleted || !item.countable)) item = item.left
   return item
 }
 
-function stillListed(type: Y.AbstractType<unknown>, item: Y.Item): boolean {
+function stillListed<E>(type: Y.AbstractType<E>, item: Y.Item): boolean {
   const doc = type.doc
   if (!doc || item.parent !== type) return false
   const structs = doc.store.clients.get(item.id.client)
