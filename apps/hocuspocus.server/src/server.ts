@@ -111,6 +111,7 @@ export async function startServer(
   // Stored outlines written before section sizes were counted get them, after the search backfill.
   const outlineBackfill = startOutlineBackfill({
     prisma: database.prisma,
+    documents: services.documents,
     logger,
     after: searchBackfill.done,
   })

@@ -6,10 +6,11 @@
 import { describe, expect, test } from 'bun:test'
 import { FRAGMENT_NAME, type OutlineNode, type StoredOutlineNode } from '@collab/doc-schema'
 import { DATABASE_KIND } from '@collab/test-support/database'
-import { paragraph } from '@collab/test-support/documents'
+import { createLargeDocument, paragraph } from '@collab/test-support/documents'
 import { call, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { outlineEntries } from '@collab/test-support/outline'
 import { eventually, useRestartableServer } from '@collab/test-support/server'
+import { EXPORT_INLINE_BYTES } from '../documents/export-markdown.ts'
 import { outlineCandidates, startOutlineBackfill } from '../documents/outline-backfill.ts'
 import { writeStoredOutline } from '../documents/store.ts'
 import { createLogger } from '../logger.ts'
@@ -66,7 +67,11 @@ describe(`stored outlines given sizes at start (${DATABASE_KIND})`, () => {
     ]
     const outlines = await Promise.all(docs.map(async (doc) => (await stored(doc.room)).outline))
     const pass = () =>
-      startOutlineBackfill({ prisma: s.server.services.db.prisma, logger: createLogger('silent') }).done
+      startOutlineBackfill({
+        prisma: s.server.services.db.prisma,
+        documents: s.server.services.documents,
+        logger: createLogger('silent'),
+      }).done
     expect(await pass()).toBe(0)
 
     await setOutline(docs[1]!.room, withoutSizes(outlines[1]!))
@@ -160,6 +165,41 @@ describe(`stored outlines given sizes at start (${DATABASE_KIND})`, () => {
     } finally {
       await client.close()
     }
+  }, 60_000)
+
+  test("a large snapshot's outline is derived on the documents' worker, not on the server's thread", async () => {
+    // ~400 KB of text in ten parts: a state past EXPORT_INLINE_BYTES, whose decode deriveStored sends to
+    // the worker (past the create-time Markdown ceiling, so built through Yjs).
+    const words = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu '.repeat(6)
+    const parts = Array.from(
+      { length: 10 },
+      (_, part) => `## Part ${part}\n\n${Array.from({ length: 100 }, (_, i) => `${words}${i}`).join('\n\n')}`,
+    )
+    const big = await createLargeDocument(s.server, s.owner.user.id, 'Large legacy', parts)
+    const sized = (await stored(big.room)).outline
+    await setOutline(big.room, null)
+    const asked: Array<{ what: string; bytes: number }> = []
+    const documents = s.server.services.documents
+    const done = await startOutlineBackfill({
+      prisma: s.server.services.db.prisma,
+      documents: {
+        loadStored: (room) => documents.loadStored(room),
+        deriveStored: (parts, request) => {
+          asked.push({ what: request.what, bytes: parts.snapshot?.byteLength ?? 0 })
+          return documents.deriveStored(parts, request)
+        },
+      },
+      logger: createLogger('silent'),
+    }).done
+    expect(done).toBe(1)
+    expect(asked).toHaveLength(1)
+    expect(asked[0]!.what).toBe('outline')
+    expect(asked[0]!.bytes).toBeGreaterThan(EXPORT_INLINE_BYTES)
+    expect((await stored(big.room)).outline).toEqual(sized)
+    expect(flat(sized!).map((node) => node.title)).toEqual([
+      'Large legacy',
+      ...Array.from({ length: 10 }, (_, i) => `Part ${i}`),
+    ])
   }, 60_000)
 
   test('the rewrite never replaces an outline stored with a newer snapshot', async () => {

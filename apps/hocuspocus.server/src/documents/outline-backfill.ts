@@ -3,9 +3,14 @@
  * `document_states.outline` only when every node has its size (modules/mcp/infra/documents.ts), and
  * otherwise decodes the whole state; only a compaction rewrites that column, and a document nobody edits
  * is never compacted, so after an upgrade every old document would pay a full decode per cold outline
- * for ever. At start, each such outline is derived again from its snapshot (decoded as a cold read
- * decodes it) and written back, one document at a time with a pause between, so a large backlog never
- * holds the server's thread (the decode runs there) for long. Runs after the search backfill, not beside it.
+ * for ever. At start, each such outline is derived again from its snapshot and written back, one
+ * document at a time with a pause between. A snapshot larger than EXPORT_INLINE_BYTES is read in slices
+ * and decoded on the documents' worker (DocumentsService.deriveStored), as a cold read of it is: the
+ * decode on the server's thread held it as long as the state's size. A snapshot merged alone while its
+ * document was loaded (`LIVE_MERGE_STRUCTS`) has no outline until the compaction after its unload, and a
+ * stop before that leaves it to this pass: ~0.2 s for a 4.4 MB state of 400,000 items, seconds for one
+ * of 22 MB. When the worker's queue refuses, the document waits for the next start. Runs after the
+ * search backfill, not beside it.
  *
  * Finding them: a partial index holds exactly the outlines a cold read would not use (null, or a node
  * without a numeric size; migration outline_lacks_sizes, `LACKS_SIZES` below is its predicate), so each
@@ -20,13 +25,12 @@
  * snapshot is handled like any other (the outline describes the snapshot, not the live copy), and the
  * write is conditional on the snapshot being unchanged since it was read (`writeStoredOutline`).
  */
-import { FRAGMENT_NAME, readOutline } from '@collab/doc-schema'
-import * as Y from 'yjs'
+import type { OutlineNode } from '@collab/doc-schema'
 import { Prisma, type PrismaClient } from '../db/generated/client.ts'
 import type { Logger } from '../logger.ts'
 import { type PacedPass, startPacedPass } from './paced-pass.ts'
+import type { DocumentsService } from './service.ts'
 import { writeStoredOutline } from './store.ts'
-import { applyStored } from './stored-parts.ts'
 
 /** Outlines to rewrite asked for per query. */
 export const OUTLINE_BACKFILL_BATCH = 200
@@ -60,28 +64,40 @@ export function outlineCandidates(afterId: string, batch: number): Prisma.Sql {
 
 export function startOutlineBackfill(deps: {
   prisma: PrismaClient
+  documents: Pick<DocumentsService, 'loadStored' | 'deriveStored'>
   logger: Logger
   /** Started once this settles (the search backfill), so the two never decode documents side by side. */
   after?: Promise<unknown>
 }): OutlineBackfill {
   const rewrite = async (documentId: string): Promise<boolean> => {
-    // The snapshot and the time it was stored, read together: the write is conditional on that time.
-    const rows = await deps.prisma.$queryRaw<Array<{ state: string; storedAt: Date }>>`
-      SELECT encode(state, 'base64') AS state, updated_at AS "storedAt"
-        FROM document_states WHERE document_id = ${documentId}::uuid`
+    // The time the snapshot was stored, read first: the write is conditional on it, so a snapshot
+    // stored again meanwhile (read below or not) is left to the compaction that stored it.
+    const rows = await deps.prisma.$queryRaw<Array<{ room: string; storedAt: Date }>>`
+      SELECT d.room, s.updated_at AS "storedAt"
+        FROM document_states s JOIN documents d ON d.id = s.document_id
+       WHERE s.document_id = ${documentId}::uuid`
     const row = rows[0]
     if (!row) return false
-    const doc = new Y.Doc()
     try {
-      applyStored(doc, { snapshot: new Uint8Array(Buffer.from(row.state, 'base64')), updates: [] })
-      const outline = readOutline(doc.getXmlFragment(FRAGMENT_NAME))
-      return await writeStoredOutline(deps.prisma, documentId, outline, row.storedAt)
+      const stored = await deps.documents.loadStored(row.room)
+      if (!stored?.snapshot) return false
+      // The snapshot alone: the outline describes it (an update logged since is not in it).
+      const derived = await deps.documents.deriveStored(
+        { documentId, snapshot: stored.snapshot, updates: [], updateBytes: 0 },
+        { what: 'outline' },
+      )
+      if (derived.kind === 'error') {
+        deps.logger.debug(
+          { documentId, reason: derived.message },
+          'outline backfill: left for the next start',
+        )
+        return false
+      }
+      return await writeStoredOutline(deps.prisma, documentId, derived.value as OutlineNode[], row.storedAt)
     } catch (error) {
       // Logged by id and reason only (never text); a cold read keeps decoding this document.
       deps.logger.warn({ documentId, err: (error as Error).message }, 'outline backfill: document skipped')
       return false
-    } finally {
-      doc.destroy()
     }
   }
 

@@ -20,7 +20,7 @@ import { planUndo, type UndoInput, type UndoPlan } from './history-undo.ts'
 import { createResolver } from './resolve.ts'
 import { createStoredContent } from './stored-content.ts'
 import type { StoredParts } from './stored-parts.ts'
-import { type DeriveInput, deriveStored, type HeadingIds, type SearchText } from './worker/derive.ts'
+import { type Derived, type DeriveInput, deriveStored } from './worker/derive.ts'
 import { type FirstScreenLimits, renderFirstScreen } from './worker/first-screen.ts'
 import { LiveCopies } from './worker/live-copies.ts'
 import { WorkerPool } from './worker/pool.ts'
@@ -28,8 +28,8 @@ import type { ReadInput } from './worker/read.ts'
 import type { SectionAsk, SectionReadResult } from './worker/read-section.ts'
 import type { SyncAnswerInput } from './worker/sync-answer.ts'
 
-/** What deriveStored is asked: heading ids, or the title and search text (at most `maxTextChars`). */
-type DeriveRequest = { what: 'headings' } | { what: 'search'; maxTextChars: number }
+/** What deriveStored is asked: heading ids, the title and search text (at most `maxTextChars`), or the outline. */
+type DeriveRequest = { what: 'headings' } | { what: 'search'; maxTextChars: number } | { what: 'outline' }
 
 /** `changes`: told of every share, unshare, flag change and delete, so open connections follow them. */
 export function createDocumentsService(prisma: PrismaClient, changes?: AccessChanges) {
@@ -106,7 +106,7 @@ export function createDocumentsService(prisma: PrismaClient, changes?: AccessCha
      * server for itself: decoded here when small (EXPORT_INLINE_BYTES), else on the worker as the server's
      * own job; refused when its queue is full or the job too slow (the caller says what then).
      */
-    async deriveStored(stored: StoredParts, input: DeriveRequest): Promise<Result<HeadingIds | SearchText>> {
+    async deriveStored(stored: StoredParts, input: DeriveRequest): Promise<Result<Derived>> {
       const bytes = (stored.snapshot?.byteLength ?? 0) + stored.updateBytes
       const job = { ...input, stored } as DeriveInput
       return bytes <= EXPORT_INLINE_BYTES ? ok(deriveStored(job)) : jobs.derive(stored.documentId, job)

@@ -1,30 +1,41 @@
 /**
  * What the server reads off a stored document that nobody has open, for itself: the ids of its top-level
- * headings (a chat message names one: collab/headings.ts, when the stored outline is stale) and its title
- * and search text (search-backfill.ts). Pure work, run on the documents' worker for a document stored
+ * headings (a chat message names one: collab/headings.ts, when the stored outline is stale), its title
+ * and search text (search-backfill.ts) and its outline (outline-backfill.ts). Pure work, run on the documents' worker for a document stored
  * larger than EXPORT_INLINE_BYTES: decoding its state here held the event loop as long as its size (a
  * 22 MB state: seconds).
  */
-import { FRAGMENT_NAME, HEADING_ID_ATTR, readPlainText, readTitle } from '@collab/doc-schema'
+import {
+  FRAGMENT_NAME,
+  HEADING_ID_ATTR,
+  type OutlineNode,
+  readOutline,
+  readPlainText,
+  readTitle,
+} from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { applyStored, type StoredParts } from '../stored-parts.ts'
 
 export type DeriveInput =
   | { what: 'headings'; stored: Pick<StoredParts, 'snapshot' | 'updates'> }
   | { what: 'search'; stored: Pick<StoredParts, 'snapshot' | 'updates'>; maxTextChars: number }
+  | { what: 'outline'; stored: Pick<StoredParts, 'snapshot' | 'updates'> }
 
 /** The ids of the top-level headings, in order (headings are top-level blocks: the flat document model). */
 export type HeadingIds = string[]
 /** The title and search text a store derives (documents/store.ts writeDerived). */
 export type SearchText = { title: string; text: string }
 
-export function deriveStored(input: DeriveInput): HeadingIds | SearchText {
+export type Derived = HeadingIds | SearchText | OutlineNode[]
+
+export function deriveStored(input: DeriveInput): Derived {
   const doc = new Y.Doc()
   try {
     applyStored(doc, input.stored)
     const fragment = doc.getXmlFragment(FRAGMENT_NAME)
     if (input.what === 'search')
       return { title: readTitle(fragment), text: readPlainText(fragment, input.maxTextChars) }
+    if (input.what === 'outline') return readOutline(fragment)
     const ids: string[] = []
     for (const child of fragment.toArray()) {
       if (!(child instanceof Y.XmlElement) || child.nodeName !== 'heading') continue

@@ -36,7 +36,7 @@ import {
 import type { UndoInput, UndoPlan } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
 import type { Compacted, CompactInput } from './compact.ts'
-import type { DeriveInput, HeadingIds, SearchText } from './derive.ts'
+import type { Derived, DeriveInput } from './derive.ts'
 import type { MarkdownFile } from './export.ts'
 import type { FirstScreenLimits } from './first-screen.ts'
 import type { BuiltImport, ImportInput } from './import.ts'
@@ -232,8 +232,8 @@ export class WorkerPool {
     })
   }
 
-  /** A stored document's heading ids or title and search text (derive.ts); the server's own job. */
-  derive(documentId: string, input: DeriveInput): Promise<Result<HeadingIds | SearchText>> {
+  /** A stored document's heading ids, title and search text, or outline (derive.ts); the server's own job. */
+  derive(documentId: string, input: DeriveInput): Promise<Result<Derived>> {
     return this.run(`${documentId}#${this.nextId}`, { kind: 'derive', input }) as Promise<Result<never>>
   }
 
