@@ -19,6 +19,7 @@ import {
   withServices,
 } from '@collab/test-support/database'
 import { appendParagraph, textOf } from '@collab/test-support/documents'
+import { readMetric } from '@collab/test-support/metrics'
 import { type Run, runCli } from '@collab/test-support/process'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
@@ -68,10 +69,7 @@ describe(`db backup and db restore while the server runs (${DATABASE_KIND})`, ()
   test('a backup taken while an editor types is written by the process that holds the database', async () => {
     const editor = connectProvider(run.inProcess!.url, run.prepared.room, run.prepared.token)
     await editor.ready
-    const stores = async () => {
-      const text = await (await fetch(`${run.inProcess!.url}/metrics`)).text()
-      return Number(/^collab_document_stores_total (\d+)/m.exec(text)?.[1] ?? Number.NaN)
-    }
+    const stores = () => readMetric(run.inProcess!.url, 'collab_document_stores_total')
     const before = await stores()
     for (storedBefore = 1; storedBefore <= 5; storedBefore++) appendParagraph(editor.doc, `p${storedBefore}`)
     storedBefore--

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText } from '@collab/test-support/mcp'
+import { readMetric } from '@collab/test-support/metrics'
 import { outlineId } from '@collab/test-support/outline'
 import { eventually } from '@collab/test-support/server'
 import { openedBy, seriousViolations, useOwnerWithAgent } from './web-support.ts'
@@ -125,7 +126,6 @@ describe.skipIf(!CHROMIUM)(`suggestions in Chromium (${DATABASE_KIND})`, () => {
       expect(await response.text()).toContain('MINE')
     })
     // The page made its words its own; the server had nothing to repair (its repair is for other editors).
-    const metrics = await (await fetch(`${world.server.url}/metrics`)).text()
-    expect(metrics).toMatch(/^collab_own_text_unmarked_total 0$/m)
+    expect(await readMetric(world.server.url, 'collab_own_text_unmarked_total')).toBe(0)
   })
 })

@@ -11,6 +11,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
+import { readCounter } from '@collab/test-support/metrics'
 import { REPO_DIR, type ServerProcess, spawnServer } from '@collab/test-support/process'
 import { editorSocketUrl } from '@collab/test-support/provider'
 import { eventually, TEST_REDIS_URL, TWO_INSTANCES } from '@collab/test-support/server'
@@ -292,8 +293,7 @@ export async function socketsPerInstance(front: Front): Promise<number[]> {
   return Promise.all(
     front.ports.map(async (port, i) => {
       if (!front.instances[i]) return 0
-      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
-      return Number(/^collab_websocket_connections (\d+)/m.exec(metrics)?.[1] ?? 0)
+      return readCounter(`http://127.0.0.1:${port}`, 'collab_websocket_connections')
     }),
   )
 }

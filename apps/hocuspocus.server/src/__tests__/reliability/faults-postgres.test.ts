@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { callText, connectRecording, type RecordingClient } from '@collab/test-support/mcp'
+import { readCounter } from '@collab/test-support/metrics'
 import type { ServerProcess } from '@collab/test-support/process'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
@@ -226,8 +227,7 @@ describe.skipIf(!HAS_POSTGRES_BINARIES)(
         30_000,
         'everything stored after the outage',
       ).catch(() => {})
-      const metrics = await (await fetch(`${running.url}/metrics`)).text()
-      const storeFailures = Number(/^collab_document_store_failures_total (\d+)$/m.exec(metrics)?.[1] ?? 0)
+      const storeFailures = await readCounter(running.url, 'collab_document_store_failures_total')
 
       const outage = answers.filter((x) => x.phase === 'outage')
       const count = (kind: Answer['kind'], list = outage) => list.filter((x) => x.kind === kind).length

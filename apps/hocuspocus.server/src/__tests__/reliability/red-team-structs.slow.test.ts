@@ -14,6 +14,7 @@ import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { documentStructs, MAX_DOCUMENT_STRUCTS } from '@collab/doc-schema'
 import { DATABASE_KIND } from '@collab/test-support/database'
+import { readMetric as metric } from '@collab/test-support/metrics'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
 import { newRoom, startProbe, startTyping, useMeasuredServer } from './red-team-support.ts'
@@ -31,14 +32,6 @@ import { reportFigure } from './support.ts'
 const MAX_RSS_GROWTH_BYTES = 320 * 1024 * 1024
 /** The attacker stops here if nothing refuses it: past the ceiling by a quarter. */
 const ATTACK_STRUCTS = MAX_DOCUMENT_STRUCTS + 100_000
-
-/** A counter or gauge of the server's /metrics (its first series). */
-async function metric(url: string, name: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text()
-  const value = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]
-  if (value === undefined) throw new Error(`/metrics has no ${name}`)
-  return Number(value)
-}
 
 describe(`red team: a document of as many items as bytes allow (${DATABASE_KIND})`, () => {
   const measured = useMeasuredServer()

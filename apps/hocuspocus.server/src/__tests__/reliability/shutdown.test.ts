@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { FRAGMENT_NAME, readPlainText } from '@collab/doc-schema'
 import { DATABASE_KIND, useTestDatabase } from '@collab/test-support/database'
+import { readMetric } from '@collab/test-support/metrics'
 import { spawnServer } from '@collab/test-support/process'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
@@ -39,9 +40,9 @@ describe(`shutdown (${DATABASE_KIND})`, () => {
       fragment.push([p])
     }
     await eventually(() => expect(client.provider.unsyncedChanges).toBe(0), 10_000, 'server to acknowledge')
-    const metrics = await (await fetch(`${server.url}/metrics`)).text()
-    expect(metrics).toMatch(/^collab_document_stores_total 0$/m) // nothing stored yet: the debounce holds it
-    expect(metrics).toMatch(/^collab_documents_unstored 1$/m)
+    // Nothing stored yet: the debounce holds it.
+    expect(await readMetric(server.url, 'collab_document_stores_total')).toBe(0)
+    expect(await readMetric(server.url, 'collab_documents_unstored')).toBe(1)
 
     server.proc.kill('SIGTERM')
     expect(await server.proc.exited).toBe(0)

@@ -4,6 +4,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { call, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
+import { seriesValue } from '@collab/test-support/metrics'
 import { TEST_REDIS_URL, userWithToken, useTestServer } from '@collab/test-support/server'
 import { ConfigError, loadConfig } from '../../../config.ts'
 import { createLogger } from '../../../logger.ts'
@@ -11,15 +12,6 @@ import type { RunningServer } from '../../../server.ts'
 import { createMemoryRateLimiter, createRedisRateLimiter, WINDOW_MS } from '../infra/rate-limit.ts'
 
 const LIMIT = 3
-
-const metricLine = (text: string, prefix: string) =>
-  Number(
-    text
-      .split('\n')
-      .find((l) => l.startsWith(prefix))
-      ?.split(' ')
-      .at(-1) ?? Number.NaN,
-  )
 
 describe('per-tool metrics and the rate limit, through the running server', () => {
   let server: RunningServer
@@ -64,11 +56,11 @@ describe('per-tool metrics and the rate limit, through the running server', () =
     await other.close()
 
     const text = await (await fetch(`${server.url}/metrics`)).text()
-    expect(metricLine(text, 'mcp_tool_calls_total{tool="find_documents",outcome="ok"}')).toBe(3)
-    expect(metricLine(text, 'mcp_tool_calls_total{tool="get_outline",outcome="refused"}')).toBe(1)
-    expect(metricLine(text, 'mcp_tool_calls_total{tool="find_documents",outcome="rate_limited"}')).toBe(1)
-    expect(metricLine(text, 'mcp_tool_call_duration_seconds_count{tool="find_documents"}')).toBe(4)
-    expect(metricLine(text, 'mcp_tool_call_duration_seconds_bucket{tool="get_outline",le="+Inf"}')).toBe(1)
+    expect(seriesValue(text, 'mcp_tool_calls_total{tool="find_documents",outcome="ok"}')).toBe(3)
+    expect(seriesValue(text, 'mcp_tool_calls_total{tool="get_outline",outcome="refused"}')).toBe(1)
+    expect(seriesValue(text, 'mcp_tool_calls_total{tool="find_documents",outcome="rate_limited"}')).toBe(1)
+    expect(seriesValue(text, 'mcp_tool_call_duration_seconds_count{tool="find_documents"}')).toBe(4)
+    expect(seriesValue(text, 'mcp_tool_call_duration_seconds_bucket{tool="get_outline",le="+Inf"}')).toBe(1)
     expect(text).toContain('# TYPE mcp_tool_call_duration_seconds histogram')
   })
 })

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll } from 'bun:test'
 import { createTestDatabase, type TestDatabase } from '@collab/test-support/database'
 import { connectClient, mcpUrlOf, useMcpClients } from '@collab/test-support/mcp'
+import { readCounter, seriesValue } from '@collab/test-support/metrics'
 import { userWithToken, useTestServer } from '@collab/test-support/server'
 import { type ServerShare, useSharedServer } from '@collab/test-support/shared-server'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -152,11 +153,7 @@ export async function postTo(
 
 /** How many calls of `tool` ended `outcome`, as the server's /metrics counts them (0 before the first). */
 export async function toolCallCount(server: RunningServer, tool: string, outcome: string): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`)).text()
-  const line = text
-    .split('\n')
-    .find((l) => l.startsWith(`mcp_tool_calls_total{tool="${tool}",outcome="${outcome}"}`))
-  return Number(line?.split(' ').at(-1) ?? 0)
+  return readCounter(server.url, `mcp_tool_calls_total{tool="${tool}",outcome="${outcome}"}`)
 }
 
 /** Where a read was made, as the read metrics label it. */
@@ -171,7 +168,6 @@ export async function readsByWhere(
   metric: string,
 ): Promise<Record<ReadWhere, number>> {
   const text = await (await fetch(`${server.url}/metrics`)).text()
-  const count = (where: ReadWhere) =>
-    Number(new RegExp(`^${metric}\\{where="${where}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
+  const count = (where: ReadWhere) => seriesValue(text, `${metric}{where="${where}"}`) ?? 0
   return { inline: count('inline'), worker: count('worker'), kept: count('kept') }
 }
