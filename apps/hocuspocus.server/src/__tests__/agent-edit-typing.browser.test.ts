@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { storedText } from '@collab/test-support/documents'
+import { editingLog, recordEditing } from '@collab/test-support/editing-log'
 import { call, useMcpClients } from '@collab/test-support/mcp'
 import { outlineIds } from '@collab/test-support/outline'
 import { eventually } from '@collab/test-support/server'
@@ -112,7 +113,7 @@ describe.skipIf(!CHROMIUM)(
         const page = await openAt(doc.room, 'The ', 'The quick brown '.length)
         try {
           expect(await caretOf(page, 'The ')).toEqual({ offset: 16, after: 'fox' })
-          await recordTyping(page) // from before the agent's edit: every transaction it makes here too
+          await recordEditing(page) // from before the agent's edit: every transaction it makes here too
           const { name, args } = request(doc.slug, await sectionOf(doc.slug))
           const edited = await call(owner.client, name, args)
           expect(edited.isError).toBe(false)
@@ -134,7 +135,7 @@ describe.skipIf(!CHROMIUM)(
               stored: await storedText(share.server, doc.room),
               editor: await editorText(),
               focus: await focus(),
-              log: await page.evaluate('window.typingLog'),
+              log: await editingLog(page),
             }).toEqual({
               stored: expect.stringContaining('The slow red grey fox jumps.'),
               editor: expect.stringContaining('The slow red grey fox jumps.'),
@@ -149,54 +150,6 @@ describe.skipIf(!CHROMIUM)(
     }
   },
 )
-
-/**
- * Records in the page, for a failure to show (CI lost the first keystrokes now and then, 2026-12-03..05;
- * stored and editor text agreed): each key and input event the editor's element gets (with where the
- * DOM's selection is), and each
- * transaction the editor applies (whether it changed the document, its meta keys: `y-sync$` marks one
- * made from a Yjs change, local or remote), with the paragraph's text and the caret after it.
- */
-function recordTyping(page: Page): Promise<unknown> {
-  return page.evaluate(() => {
-    type Win = {
-      editor: EditorLike & {
-        on(
-          event: 'transaction',
-          f: (e: { transaction: { docChanged: boolean; meta?: object } }) => void,
-        ): void
-        view: { dom: HTMLElement }
-      }
-      typingLog: unknown[]
-    }
-    const win = window as unknown as Win
-    const log: string[] = []
-    win.typingLog = log
-    const start = performance.now()
-    const at = () => Math.round(performance.now() - start)
-    const text = () => win.editor.view.dom.textContent?.slice(0, 80)
-    // Where the DOM's selection is (its text node's start, the offset, whether that node is still in the
-    // page): a keystroke into a node the last redraw replaced would be one ProseMirror cannot read.
-    const domCaret = () => {
-      const selection = document.getSelection()
-      const node = selection?.anchorNode
-      return node
-        ? `${JSON.stringify(node.textContent?.slice(0, 24))}@${selection.anchorOffset}${node.isConnected ? '' : ' (detached)'}`
-        : 'none'
-    }
-    for (const type of ['keydown', 'beforeinput', 'input', 'focusout'])
-      win.editor.view.dom.addEventListener(type, (event) =>
-        log.push(
-          `${at()} ${type} ${(event as KeyboardEvent).key ?? (event as InputEvent).data} at ${domCaret()}: ${text()}`,
-        ),
-      )
-    win.editor.on('transaction', ({ transaction }) =>
-      log.push(
-        `${at()} ${transaction.docChanged ? 'doc' : 'selection'} [${Object.keys(transaction.meta ?? {})}] caret ${win.editor.state.selection.from}: ${text()}`,
-      ),
-    )
-  })
-}
 
 /** What the tests use of the page's TipTap editor. */
 type EditorLike = {
