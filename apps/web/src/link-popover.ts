@@ -83,7 +83,9 @@ export function linkPopover(editor: Editor): void {
           type: 'button',
           class: 'danger',
           onclick: () => {
-            editor.chain().focus().setTextSelection({ from, to }).unsetLink().run()
+            // The caret goes after the text that was linked: left selected, the next keystroke would
+            // replace the words the person only meant to unlink.
+            editor.chain().focus().setTextSelection({ from, to }).unsetLink().setTextSelection(to).run()
             dialog.close()
           },
         },

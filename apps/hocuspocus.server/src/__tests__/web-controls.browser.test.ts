@@ -222,6 +222,25 @@ describe.skipIf(!CHROMIUM)('tables, links and shortcuts in the editor; an invite
     await page.waitForSelector('dialog[data-testid=link-popover]', { hidden: true })
     await page.waitForSelector('.ProseMirror a', { hidden: true })
     expect(await page.$eval('.ProseMirror p', (p) => p.textContent)).toBe('Read the guide')
+    // The caret is after the word, not the word selected: the next keystroke does not replace it.
+    expect(
+      await page.$eval('.ProseMirror', (e) => {
+        const { selection, doc } = (
+          e as unknown as {
+            editor: {
+              state: {
+                selection: { empty: boolean; from: number }
+                doc: { textBetween(a: number, b: number): string }
+              }
+            }
+          }
+        ).editor.state
+        return {
+          empty: selection.empty,
+          before: doc.textBetween(Math.max(0, selection.from - 5), selection.from),
+        }
+      }),
+    ).toEqual({ empty: true, before: 'guide' })
 
     // Nothing selected: the dialog asks for the text to show as well.
     await caretAtEnd(page, '.ProseMirror p', 'Read the guide')

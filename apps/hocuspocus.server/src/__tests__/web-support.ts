@@ -252,7 +252,10 @@ export async function caretAtEnd(
   match: { text?: string; startsWith?: string },
 ) {
   await page.evaluate(
-    (selector, text, prefix) => {
+    async (selector, text, prefix) => {
+      // A focus the page asked for before (TipTap's focus command puts the editor's selection back into
+      // the DOM in the next animation frame) lands first, not over the caret placed here.
+      await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))
       const element = Array.from(document.querySelectorAll(selector)).find((e) =>
         text !== null ? e.textContent === text : e.textContent?.startsWith(prefix ?? '') === true,
       )
@@ -268,6 +271,25 @@ export async function caretAtEnd(
     match.text ?? null,
     match.startsWith ?? null,
   )
-  // ProseMirror reads the DOM selection on selectionchange: the toolbar follows it.
-  await page.waitForFunction(() => document.activeElement?.classList.contains('ProseMirror'))
+  // ProseMirror reads the DOM selection on selectionchange: keys typed before it has would go where its
+  // selection was (CI, 2026-12-05: a word still selected after its link was removed was typed over).
+  await page.waitForFunction(() => {
+    const element = document.querySelector('.ProseMirror') as HTMLElement & {
+      editor?: {
+        state: { selection: { empty: boolean; from: number } }
+        view: { posAtDOM(node: Node, offset: number): number }
+      }
+    }
+    const selection = getSelection()
+    if (!element?.editor || document.activeElement !== element || !selection?.anchorNode) return false
+    const { state, view } = element.editor
+    try {
+      return (
+        state.selection.empty &&
+        state.selection.from === view.posAtDOM(selection.anchorNode, selection.anchorOffset)
+      )
+    } catch {
+      return false
+    }
+  })
 }
