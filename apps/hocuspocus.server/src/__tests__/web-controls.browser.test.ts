@@ -15,6 +15,7 @@ import { eventually } from '@collab/test-support/server'
 import type { RunningServer } from '../server.ts'
 import {
   caretAtEnd as caretAtEndOf,
+  caretSettled,
   connected,
   openedBy,
   PASSWORD,
@@ -256,7 +257,8 @@ describe.skipIf(!CHROMIUM)('tables, links and shortcuts in the editor; an invite
       'mailto:tara@example.com',
       'write to me',
     ])
-    // Typing on after the new link is plain text.
+    // Typing on after the new link is plain text (once the dialog's closing has given the text its focus back).
+    await caretSettled(page)
     await page.keyboard.type('.')
     await eventually(
       async () =>
@@ -315,7 +317,7 @@ describe.skipIf(!CHROMIUM)('tables, links and shortcuts in the editor; an invite
     await page.keyboard.press('Escape')
     await page.waitForSelector('dialog[data-testid=shortcuts]', { hidden: true })
     // Back in the text: typing goes on where it was.
-    await page.waitForFunction(() => document.activeElement?.classList.contains('ProseMirror'))
+    await caretSettled(page)
     await page.keyboard.type(' more')
     await page.waitForFunction(() =>
       document.querySelector('.ProseMirror p')?.textContent?.includes('Some text more'),

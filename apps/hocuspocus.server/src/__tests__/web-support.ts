@@ -273,6 +273,19 @@ export async function caretAtEnd(
   )
   // ProseMirror reads the DOM selection on selectionchange: keys typed before it has would go where its
   // selection was (CI, 2026-12-05: a word still selected after its link was removed was typed over).
+  await caretSettled(page)
+}
+
+/**
+ * Waits until the editor can take keystrokes where its caret is: focus it asked for has landed (TipTap
+ * focuses in the next animation frame, and a dialog closing asks for it), the editor's element has the
+ * page's focus, and ProseMirror's own selection is a caret at the DOM's. Typed before that, keys go to
+ * the page's body or where ProseMirror's selection was.
+ */
+export async function caretSettled(page: Page): Promise<void> {
+  await page.evaluate(
+    () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))),
+  )
   await page.waitForFunction(() => {
     const element = document.querySelector('.ProseMirror') as HTMLElement & {
       editor?: {
