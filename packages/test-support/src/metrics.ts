@@ -17,14 +17,14 @@ export function seriesValue(text: string, series: string): number | undefined {
 
 /** Fetches `baseUrl`'s `/metrics` (loopback: no token needed) and reads `series`; throws when it is absent. */
 export async function readMetric(baseUrl: string, series: string): Promise<number> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text()
-  const value = seriesValue(text, series)
+  const value = seriesValue(await metricsText(baseUrl), series)
   if (value === undefined) throw new Error(`/metrics has no series ${series}`)
   return value
 }
 
 /** Like readMetric, but 0 for a series not written yet (a labelled counter appears at its first count). */
 export async function readCounter(baseUrl: string, series: string): Promise<number> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text()
-  return seriesValue(text, series) ?? 0
+  return seriesValue(await metricsText(baseUrl), series) ?? 0
 }
+
+const metricsText = async (baseUrl: string) => (await fetch(`${baseUrl}/metrics`)).text()

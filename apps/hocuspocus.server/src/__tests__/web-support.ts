@@ -273,7 +273,7 @@ export async function caretAtEnd(
   )
   // ProseMirror reads the DOM selection on selectionchange: keys typed before it has would go where its
   // selection was (CI, 2026-12-05: a word still selected after its link was removed was typed over).
-  await caretSettled(page)
+  await caretInEditor(page)
 }
 
 /**
@@ -286,7 +286,12 @@ export async function caretSettled(page: Page): Promise<void> {
   await page.evaluate(
     () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))),
   )
-  await page.waitForFunction(() => {
+  await caretInEditor(page)
+}
+
+/** Waits until the editor's element has the page's focus and ProseMirror's selection is a caret at the DOM's. */
+function caretInEditor(page: Page) {
+  return page.waitForFunction(() => {
     const element = document.querySelector('.ProseMirror') as HTMLElement & {
       editor?: {
         state: { selection: { empty: boolean; from: number } }

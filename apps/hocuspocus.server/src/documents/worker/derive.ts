@@ -1,9 +1,9 @@
 /**
  * What the server reads off a stored document that nobody has open, for itself: the ids of its top-level
  * headings (a chat message names one: collab/headings.ts, when the stored outline is stale), its title
- * and search text (search-backfill.ts) and its outline (outline-backfill.ts). Pure work, run on the documents' worker for a document stored
- * larger than EXPORT_INLINE_BYTES: decoding its state here held the event loop as long as its size (a
- * 22 MB state: seconds).
+ * and search text (search-backfill.ts) and its outline (outline-backfill.ts). Pure work, run on the
+ * documents' worker for a document stored larger than EXPORT_INLINE_BYTES: decoding its state here held
+ * the event loop as long as its size (a 22 MB state: seconds).
  */
 import {
   FRAGMENT_NAME,
