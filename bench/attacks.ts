@@ -8,6 +8,7 @@
  * window (the server's; the attackers' is their own), its RSS growth, and what the attacker reported.
  *
  *   bun bench/attacks.ts <reconnect|presence|dense|items|idle> [--seconds=8] [--runs=1] [--sockets=5000]
+ *     [--trace]   (the server's RSS, heap and buffers on stderr every 250 ms, with the attack's phase)
  *
  * - reconnect: 16 loops of one user opening a socket, authenticating a document and closing it.
  * - presence: 16 sockets of one user, each 70 awareness messages a second of four ~7 KB states, to a
@@ -48,6 +49,9 @@ if (!ATTACKS.includes(attack)) {
 const seconds = Number(args.get('seconds') ?? 8)
 const runs = Number(args.get('runs') ?? 1)
 const here = join(import.meta.dir, 'attacks')
+/** `--trace`: the server's RSS, heap and buffers on stderr every 250 ms of a probe, with the phase. */
+const trace = args.has('trace')
+let phase = 'floor'
 
 /** The attacker's report: its JSON line parsed, or its text. */
 function asJson(text: string): unknown {
@@ -73,11 +77,21 @@ async function probe(
     done = true
   })
   const end = performance.now() + ms
+  const started = performance.now()
+  let traced = 0
   while (until ? !done : performance.now() < end) {
     const start = performance.now()
     await (await fetch(`${url}/health`)).arrayBuffer()
     latencies.push(performance.now() - start)
-    peakRss = Math.max(peakRss, process.memoryUsage().rss)
+    const rss = process.memoryUsage().rss
+    peakRss = Math.max(peakRss, rss)
+    if (trace && performance.now() - traced >= 250) {
+      traced = performance.now()
+      const m = process.memoryUsage()
+      console.error(
+        `trace ${((traced - started) / 1000).toFixed(2)} s rss ${rss >> 20} heap ${m.heapTotal >> 20}/${m.heapUsed >> 20} buffers ${m.arrayBuffers >> 20} MiB ${phase}`,
+      )
+    }
     await Bun.sleep(20)
   }
   latencies.sort((a, b) => a - b)
@@ -122,7 +136,9 @@ function child(argv: string[], stdin?: 'pipe') {
  */
 async function unloadedAndCompacted(server: RunningServer, room: string): Promise<void> {
   const end = performance.now() + 60_000
+  phase = 'attacker done'
   while (server.collab.hocuspocus.documents.has(room) && performance.now() < end) await Bun.sleep(50)
+  phase = 'unloaded'
   const compactions = server.metrics.compactions.get()
   while (server.metrics.compactions.get() === compactions && performance.now() < end) await Bun.sleep(50)
 }
@@ -177,6 +193,7 @@ for (let run = 0; run < runs; run++) {
         '10000000',
       ],
     }
+    phase = 'attack'
     const attacker = child(argv[attack])
     if (attack === 'dense') await attacker.ready()
     const cpu = process.cpuUsage()

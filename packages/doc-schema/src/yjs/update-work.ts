@@ -34,12 +34,12 @@ export type UpdateWork = {
   over: boolean
 }
 
-class Malformed extends Error {}
+export class Malformed extends Error {}
 
 /** A cursor over lib0's encodings, reading only what the count needs. */
-class Reader {
+export class Reader {
   pos = 0
-  constructor(private readonly bytes: Uint8Array) {}
+  constructor(readonly bytes: Uint8Array) {}
 
   byte(): number {
     if (this.pos >= this.bytes.length) throw new Malformed('unexpected end')
@@ -71,6 +71,48 @@ class Reader {
   /** A varstring or varUint8Array: its length, then its bytes. */
   skipVarBytes(): void {
     this.skip(this.varUint())
+  }
+
+  /**
+   * A varstring, returning its length in UTF-16 code units (what a Yjs string item counts in its clock)
+   * without decoding it; malformed UTF-8 (which a decoder would replace) is refused.
+   */
+  varStringUnits(): number {
+    const length = this.varUint()
+    const end = this.pos + length
+    if (length > this.bytes.length - this.pos) throw new Malformed('unexpected end')
+    const bytes = this.bytes
+    let units = 0
+    for (let i = this.pos; i < end; ) {
+      const lead = bytes[i]!
+      const size =
+        lead < 0x80
+          ? 1
+          : lead >= 0xc2 && lead < 0xe0
+            ? 2
+            : lead >= 0xe0 && lead < 0xf0
+              ? 3
+              : lead >= 0xf0 && lead < 0xf5
+                ? 4
+                : 0
+      if (size === 0 || i + size > end) throw new Malformed('string not UTF-8')
+      for (let k = 1; k < size; k++)
+        if ((bytes[i + k]! & 0xc0) !== 0x80) throw new Malformed('string not UTF-8')
+      if (size === 3) {
+        const second = bytes[i + 1]!
+        // Overlong forms and UTF-16 surrogates, which a decoder replaces rather than reads.
+        if ((lead === 0xe0 && second < 0xa0) || (lead === 0xed && second >= 0xa0))
+          throw new Malformed('string not UTF-8')
+      } else if (size === 4) {
+        const second = bytes[i + 1]!
+        if ((lead === 0xf0 && second < 0x90) || (lead === 0xf4 && second >= 0x90))
+          throw new Malformed('string not UTF-8')
+      }
+      units += size === 4 ? 2 : 1
+      i += size
+    }
+    this.pos = end
+    return units
   }
 
   /** One lib0 `any` value, iteratively (arrays and objects nest); deeper than 1,000 is malformed. */
@@ -135,7 +177,7 @@ export function countUpdateWork(update: Uint8Array, doc: Y.Doc | null, limit: nu
       reader.varUint() // clock
       for (let s = 0; s < structs; s++) {
         if (++inserted > limit) return { inserted, deleted: 0, cost: inserted, over: true }
-        skipStruct(reader)
+        skipStruct(reader, false)
       }
     }
     let deleted = 0
@@ -158,18 +200,20 @@ export function countUpdateWork(update: Uint8Array, doc: Y.Doc | null, limit: nu
   }
 }
 
-const BITS5 = 31
+export const BITS5 = 31
 const BIT6 = 32
 const BIT7 = 64
 const BIT8 = 128
 
-function skipStruct(reader: Reader): void {
+/**
+ * Reads past one struct and returns its length in clock ticks (what the next struct's clock adds). With
+ * `units` false a string's length is not counted (1 is returned for it): the count of structs needs only
+ * where each ends.
+ */
+export function skipStruct(reader: Reader, units = true): number {
   const info = reader.byte()
   const kind = info & BITS5
-  if (kind === 0 || kind === 10) {
-    reader.varUint() // GC or Skip: its length
-    return
-  }
+  if (kind === 0 || kind === 10) return reader.varUint() // GC or Skip: its length
   const cantCopyParentInfo = (info & (BIT7 | BIT8)) === 0
   if (info & BIT8) {
     reader.varUint() // origin: client, clock
@@ -190,39 +234,42 @@ function skipStruct(reader: Reader): void {
   }
   switch (kind) {
     case 1: // ContentDeleted: its length
-      reader.varUint()
-      return
+      return reader.varUint()
     case 2: {
-      // ContentJSON: strings
+      // ContentJSON: strings, one tick each
       const count = reader.varUint()
       for (let i = 0; i < count; i++) reader.skipVarBytes()
-      return
+      return count
     }
+    case 4: // ContentString: its UTF-16 length
+      if (units) return reader.varStringUnits()
+      reader.skipVarBytes()
+      return 1
     case 3: // ContentBinary
-    case 4: // ContentString
     case 5: // ContentEmbed (JSON text)
       reader.skipVarBytes()
-      return
+      return 1
     case 6: // ContentFormat: key, JSON text
       reader.skipVarBytes()
       reader.skipVarBytes()
-      return
+      return 1
     case 7: {
       // ContentType: the type's kind; an XmlElement or XmlHook also its name
       const ref = reader.varUint()
+      if (ref > 6) throw new Malformed('unknown type')
       if (ref === 3 || ref === 5) reader.skipVarBytes()
-      return
+      return 1
     }
     case 8: {
-      // ContentAny: values
+      // ContentAny: values, one tick each
       const count = reader.varUint()
       for (let i = 0; i < count; i++) reader.skipAny()
-      return
+      return count
     }
     case 9: // ContentDoc: guid, options
       reader.skipVarBytes()
       reader.skipAny()
-      return
+      return 1
     default:
       throw new Malformed('unknown content kind')
   }

@@ -58,7 +58,10 @@ self.onmessage = (event: MessageEvent<WorkerJob>) => {
       if (result.kind === 'ok') transfer.push(result.value.state.buffer as ArrayBuffer)
       reply = { id: job.id, result }
     } else if (job.kind === 'compact') {
-      const compacted = compactStored(job.input)
+      const compacted = compactStored(
+        job.input,
+        jobBytes(job) >= LARGE_JOB_BYTES ? () => Bun.gc(true) : undefined,
+      )
       transfer.push(compacted.state.buffer as ArrayBuffer, compacted.vector.buffer as ArrayBuffer)
       reply = { id: job.id, result: ok(compacted) }
     } else if (job.kind === 'undo') {
