@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import * as Y from 'yjs'
 import { FRAGMENT_NAME } from '../limits.ts'
-import { mergeAppended } from '../yjs/append-merge.ts'
+import { mergeAppended, mergeInOrder } from '../yjs/append-merge.ts'
 import { countUpdateWork } from '../yjs/update-work.ts'
 import { seededRandom } from './yjs-builders.ts'
 
@@ -174,5 +174,39 @@ describe('mergeAppended', () => {
     expect(mergeAppended([broken])).toBeNull()
     // The count of structs (the editor boundary's) never needed the string's units, and still reads it.
     expect(countUpdateWork(broken, null, 10)?.inserted).toBe(1)
+  })
+
+  test("a live document's own updates always continue each other, also when remote ones wait for theirs", () => {
+    const random = seededRandom(7)
+    const server = new Y.Doc()
+    const own: Uint8Array[] = []
+    server.on('update', (update: Uint8Array) => own.push(update))
+    const clients = [new Y.Doc(), new Y.Doc(), new Y.Doc()]
+    const held: Uint8Array[] = []
+    let waited = 0
+    for (let step = 0; step < 300; step++) {
+      const client = clients[Math.floor(random() * clients.length)]!
+      // Each client sees the others' changes only now and then: their updates cross in flight.
+      if (random() < 0.3) for (const other of clients) Y.applyUpdate(client, Y.encodeStateAsUpdate(other))
+      const vector = Y.encodeStateVector(client)
+      randomChange(client, random)
+      held.push(Y.encodeStateAsUpdate(client, vector))
+      // The server gets them late and out of order: some wait in Yjs's pending structs for others.
+      if (random() < 0.4) {
+        const order = held.splice(0).sort(() => random() - 0.5)
+        for (const update of order) {
+          Y.applyUpdate(server, update)
+          if (server.store.pendingStructs) waited++
+        }
+      }
+    }
+    for (const update of held) Y.applyUpdate(server, update)
+    expect(waited).toBeGreaterThan(0) // the case this is about happened
+    expect(server.store.pendingStructs).toBeNull()
+    expect(mergeAppended(own)).not.toBeNull()
+    expectSameAsYjs(own)
+    const merged = contentOf(mergeInOrder(own))
+    expect(merged.fragment).toBe(server.getXmlFragment(FRAGMENT_NAME).toString())
+    expect(Y.equalSnapshots(Y.snapshot(merged.snapshot), Y.snapshot(server))).toBe(true)
   })
 })

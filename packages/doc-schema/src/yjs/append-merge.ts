@@ -16,6 +16,7 @@
  * result is equal in content, state vector and delete set to `Y.mergeUpdates` (append-merge.test.ts);
  * its bytes may differ where Yjs would also have joined two adjacent structs of one client into one.
  */
+import * as Y from 'yjs'
 import { Malformed, Reader, skipStruct } from './update-work.ts'
 
 /** One client's run of structs in one part: where its bytes are and which clocks they hold. */
@@ -92,6 +93,16 @@ export function mergeAppended(parts: readonly Uint8Array[]): AppendMerged | null
     vector.varUint(chain[chain.length - 1]!.end)
   }
   return { update: out.done(), vector: vector.done() }
+}
+
+/**
+ * `updates` merged into one: by `mergeAppended` when they continue each other (a live document's own
+ * updates, in the order its transactions made them, always do), else by Yjs's `mergeUpdates`. One
+ * update is returned as it is.
+ */
+export function mergeInOrder(updates: readonly Uint8Array[]): Uint8Array {
+  if (updates.length === 1) return updates[0]!
+  return mergeAppended(updates)?.update ?? Y.mergeUpdates(updates as Uint8Array[])
 }
 
 /** Reads one part's runs of structs (their lengths summed) and its delete set's ranges. */

@@ -6,11 +6,13 @@
  *
  * Changes are taken from the document's own `update` event, synchronously, from before its first part is
  * applied (the load's parts are applied with the listeners set aside, so they are not counted twice), so
- * nothing that changes the document is missed. Changes are merged every MERGE_CHANGES of them, and a
+ * nothing that changes the document is missed. Changes are merged every MERGE_CHANGES of them (their
+ * bytes laid end to end, doc-schema `mergeInOrder`), and a
  * document whose kept bytes grow past MAX_KEPT_FACTOR times what it was loaded from, plus KEPT_SLACK_BYTES
  * (deleted content stays in updates, not in the document), is given up: its editors are answered by
  * Hocuspocus, as small documents are.
  */
+import { mergeInOrder } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import type { DocumentsService } from '../../documents/service.ts'
 import type { Logger } from '../../logger.ts'
@@ -61,7 +63,7 @@ export class LoadedUpdates {
       kept.bytes += update.byteLength
       if (kept.bytes > kept.limit) this.forget(document)
       else if (kept.changes.length >= MERGE_CHANGES) {
-        kept.parts.push(Y.mergeUpdates(kept.changes))
+        kept.parts.push(mergeInOrder(kept.changes))
         kept.changes = []
       }
     }

@@ -5,6 +5,8 @@
  * updates back in the queue, in order, for the retry; writers waiting for their change to be durable are
  * told when a store covered it.
  */
+
+import { mergeInOrder } from '@collab/doc-schema'
 import type { Document } from '@hocuspocus/server'
 import * as Y from 'yjs'
 import { isDatabaseUnavailable } from '../../db/errors.ts'
@@ -96,7 +98,9 @@ export class LogAppend {
     let update: Uint8Array
     let rowId: bigint
     try {
-      update = batch.length === 1 ? (batch[0] as Uint8Array) : Y.mergeUpdates(batch)
+      // The live document's own updates, in order: their struct bytes laid end to end (Yjs's
+      // mergeUpdates read every struct into objects: ~2 ms for 200 keystrokes, ~10 ms under load).
+      update = mergeInOrder(batch)
       // The batch's authors (not one per update: several people's keystrokes are one append).
       rowId = await documents.appendUpdate(
         entry.documentId,

@@ -12,6 +12,7 @@
  * worker should hold) and the changes not yet merged into a part; a worker that does not hold them (it
  * ended when idle, or let them go) answers `stale`, and is sent every part once.
  */
+import { mergeAppended, mergeInOrder } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { MAX_MERGED_DOCUMENTS } from '../../limits.ts'
 import { syncStep2Message } from './frames.ts'
@@ -57,14 +58,20 @@ export function answerSync({ key, base, parts, changes, vector, address }: SyncA
   merged.delete(key)
   merged.set(key, { count: base + parts.length, update: stable })
   while (merged.size > MAX_MERGED_DOCUMENTS) merged.delete(merged.keys().next().value!)
-  const whole = changes.length > 0 ? Y.mergeUpdates([stable, ...changes]) : stable
+  const appended = changes.length > 0 ? mergeAppended([stable, ...changes]) : null
+  const whole = appended?.update ?? (changes.length > 0 ? Y.mergeUpdates([stable, ...changes]) : stable)
   // A fresh editor (an empty vector) lacks all of it: the merged update as it is, no diff to make.
   const lacking = Y.decodeStateVector(vector).size === 0 ? whole : Y.diffUpdate(whole, vector)
   return {
     message: syncStep2Message(address, lacking),
-    covered: Y.encodeStateVectorFromUpdate(whole),
+    covered: appended?.vector ?? Y.encodeStateVectorFromUpdate(whole),
   }
 }
 
-/** One update of `updates` (a live document's parts are never none). */
-const mergeAll = (updates: Uint8Array[]) => (updates.length === 1 ? updates[0]! : Y.mergeUpdates(updates))
+/**
+ * One update of `updates` (a live document's parts are never none). The parts continue each other (the
+ * load's parts each take up every client's structs where the one before left off, split.ts; the changes
+ * are the document's own updates, in order), so their struct bytes are laid end to end (`mergeInOrder`);
+ * Yjs's `mergeUpdates`, which reads every struct into objects, only if they do not.
+ */
+const mergeAll = (updates: Uint8Array[]) => mergeInOrder(updates)
