@@ -4,7 +4,9 @@
  * (collab/persistence/loaded-updates.ts): the parts of its load and every change since. Before, each
  * editor opening it had the whole state encoded on the event loop (~100-235 ms for 5 MiB, held from
  * everyone). Asserted: an editor opening it after others typed, deleted and an agent wrote gets exactly
- * the live document, answered on the worker; a raw step 1 gets one answer (Hocuspocus does not answer it
+ * the live document, answered on the worker; an editor coming back with a copy of its own far behind is
+ * sent what it lacks, diffed on the worker (struct bytes past its vector), and then holds the live
+ * document; a raw step 1 gets one answer (Hocuspocus does not answer it
  * again) and the server's own step 1; a document whose updates are not kept is kept from its state at its
  * first large answer; and kept updates that do not cover the live document are found out and given up.
  */
@@ -109,6 +111,64 @@ describe(`a large document's sync answers are made on the documents' worker (${D
       await eventually(() => expect(textOf(first.doc)).toBe(textOf(second.doc)))
     } finally {
       for (const p of providers) p.destroy()
+    }
+  }, 60_000)
+
+  test('an editor coming back with a state of its own is sent what it lacks, made on the worker', async () => {
+    const { owner, room } = await largeDocument('Sync Return')
+    const keeper = connectProvider(server.url, room, owner.token)
+    await keeper.ready
+    // The returning editor's copy: the document as it was. While it was away, people typed into it and
+    // an agent wrote more than it held (an answer past SYNC_ANSWER_WORKER_BYTES is made on the worker).
+    const away = new Y.Doc()
+    Y.applyUpdate(away, Y.encodeStateAsUpdate(keeper.doc))
+    const fragment = keeper.doc.getXmlFragment(FRAGMENT_NAME)
+    for (let i = 0; i < 120; i++) {
+      const text = (fragment.get(i % 15) as Y.XmlElement).get(0) as Y.XmlText
+      text.insert(3 + (i % 7), `r${i}😀`)
+      if (i % 4 === 0) text.delete(0, 2)
+    }
+    const live = server.collab.hocuspocus.documents.get(room)!
+    await eventually(() => expect(textOf(live)).toBe(textOf(keeper.doc)))
+    live.transact(() => {
+      live
+        .getXmlFragment(FRAGMENT_NAME)
+        .push(
+          Array.from(
+            { length: Math.ceil((SYNC_ANSWER_WORKER_BYTES * 1.2) / (SENTENCE.length * 10)) },
+            (_, i) => paragraph(`added ${i}: ${SENTENCE.repeat(10)}`),
+          ),
+        )
+    })
+    const stateBytes = Y.encodeStateAsUpdate(live).length
+    const received: Uint8Array[] = []
+    const socket = new WebSocket(server.url.replace('http', 'ws'))
+    socket.binaryType = 'arraybuffer'
+    try {
+      const address = new TextEncoder().encode(room)
+      const prefix = [...varUint(address.length), ...address]
+      socket.onmessage = (event) => {
+        const sync = syncMessage(new Uint8Array(event.data as ArrayBuffer))
+        if (sync?.syncType === 1) received.push(sync.payload)
+      }
+      await new Promise((resolve) => {
+        socket.onopen = resolve
+      })
+      const onWorker = answered('worker')
+      const token = new TextEncoder().encode(owner.token)
+      socket.send(new Uint8Array([...prefix, MessageType.Auth, 0, ...varUint(token.length), ...token]))
+      const vector = Y.encodeStateVector(away)
+      socket.send(new Uint8Array([...prefix, MessageType.Sync, 0, ...varUint(vector.length), ...vector]))
+      await eventually(() => expect(received.length).toBe(1), 20_000, 'the answer')
+      expect(answered('worker')).toBe(onWorker + 1)
+      // Only what it lacks (not the document again), and with it the copy is the live document.
+      expect(received[0]!.length).toBeLessThan(stateBytes * 0.6)
+      Y.applyUpdate(away, received[0]!)
+      expect(textOf(away)).toBe(textOf(live))
+      expect(Y.encodeStateVector(away)).toEqual(Y.encodeStateVector(live))
+    } finally {
+      socket.close()
+      keeper.destroy()
     }
   }, 60_000)
 

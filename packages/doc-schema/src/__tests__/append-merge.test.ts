@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import * as Y from 'yjs'
 import { FRAGMENT_NAME } from '../limits.ts'
-import { mergeAppended, mergeInOrder } from '../yjs/append-merge.ts'
+import { diffAppended, mergeAppended, mergeInOrder } from '../yjs/append-merge.ts'
 import { countUpdateWork } from '../yjs/update-work.ts'
 import { seededRandom } from './yjs-builders.ts'
 
@@ -41,8 +41,11 @@ function randomChange(doc: Y.Doc, random: Rng): void {
     element.setAttribute('id', pick(WORDS))
   } else if (roll < 0.92 && fragment.length > 1) {
     fragment.delete(Math.floor(random() * fragment.length), 1)
-  } else if (roll < 0.96) {
+  } else if (roll < 0.93) {
     doc.getMap('meta').set(pick(WORDS), { at: Math.floor(random() * 1e6), list: [1.5, null, true, 'x'] })
+  } else if (roll < 0.96) {
+    // Several values in one item: a struct of as many ticks, which a diff may cut.
+    doc.getArray('list').push([Math.floor(random() * 100), pick(WORDS), { nested: [pick(WORDS)] }, null])
   } else {
     doc.getArray('files').push([new Uint8Array([1, 2, Math.floor(random() * 255)])])
   }
@@ -56,6 +59,7 @@ function contentOf(update: Uint8Array) {
     fragment: doc.getXmlFragment(FRAGMENT_NAME).toString(),
     meta: doc.getMap('meta').toJSON(),
     files: doc.getArray('files').toJSON(),
+    list: doc.getArray('list').toJSON(),
     snapshot: doc,
   }
 }
@@ -68,6 +72,7 @@ function expectSameAsYjs(parts: Uint8Array[]): void {
   expect(ours.fragment).toBe(yjs.fragment)
   expect(ours.meta).toEqual(yjs.meta)
   expect(ours.files).toEqual(yjs.files)
+  expect(ours.list).toEqual(yjs.list)
   // Same state vector and delete set: the same document to Yjs.
   expect(Y.equalSnapshots(Y.snapshot(ours.snapshot), Y.snapshot(yjs.snapshot))).toBe(true)
   expect(Y.decodeStateVector(merged!.vector)).toEqual(
@@ -208,5 +213,95 @@ describe('mergeAppended', () => {
     const merged = contentOf(mergeInOrder(own))
     expect(merged.fragment).toBe(server.getXmlFragment(FRAGMENT_NAME).toString())
     expect(Y.equalSnapshots(Y.snapshot(merged.snapshot), Y.snapshot(server))).toBe(true)
+  })
+})
+
+/** An update's structs and delete set as plain values: what Yjs reads from it, struct by struct. */
+function decoded(update: Uint8Array) {
+  const id = (value: Y.ID | null) => (value ? `${value.client}:${value.clock}` : null)
+  const { structs, ds } = Y.decodeUpdate(update)
+  return {
+    structs: structs.map((struct) =>
+      struct instanceof Y.Item
+        ? {
+            id: id(struct.id),
+            length: struct.length,
+            origin: id(struct.origin),
+            rightOrigin: id(struct.rightOrigin),
+            parent:
+              struct.parent instanceof Y.ID ? id(struct.parent) : struct.parent === null ? null : 'root',
+            parentSub: struct.parentSub,
+            content: struct.content.constructor.name,
+            values: struct.content.getContent(),
+          }
+        : { id: id(struct.id), length: struct.length, kind: struct.constructor.name },
+    ),
+    deletes: [...ds.clients.entries()].sort((a, b) => a[0] - b[0]),
+  }
+}
+
+describe('diffAppended', () => {
+  test("reads as Yjs's diffUpdate reads, against vectors that cut structs anywhere", () => {
+    const random = seededRandom(31)
+    for (let seed = 1; seed <= 6; seed++) {
+      const { parts } = loggedDocument(seed + 40, 120, 160)
+      const whole = mergeInOrder(parts)
+      const ends = Y.decodeStateVector(Y.encodeStateVectorFromUpdate(whole))
+      for (let round = 0; round < 25; round++) {
+        // Each client's clock anywhere from 0 to past its end (inside strings, lists of values, GCs).
+        const vector = new Map<number, number>()
+        for (const [client, end] of ends)
+          if (random() < 0.85) vector.set(client, Math.floor(random() * (end + 2)))
+        const ours = diffAppended(whole, vector)
+        expect(ours).not.toBeNull()
+        expect(decoded(ours!)).toEqual(decoded(Y.diffUpdate(whole, Y.encodeStateVector(vector))))
+      }
+    }
+  })
+
+  test('an editor at an earlier state, given the diff, holds the whole document', () => {
+    const { server, parts } = loggedDocument(77, 100, 200)
+    const whole = mergeInOrder(parts)
+    const editor = new Y.Doc()
+    Y.applyUpdate(editor, parts[0]!) // the snapshot: the rows after it are what it lacks
+    Y.applyUpdate(editor, diffAppended(whole, Y.decodeStateVector(Y.encodeStateVector(editor)))!)
+    expect(editor.getXmlFragment(FRAGMENT_NAME).toString()).toBe(
+      server.getXmlFragment(FRAGMENT_NAME).toString(),
+    )
+    expect(Y.equalSnapshots(Y.snapshot(editor), Y.snapshot(server))).toBe(true)
+  })
+
+  test('cuts a string inside an emoji as Yjs does (a replacement character for the half left)', () => {
+    const doc = new Y.Doc()
+    doc.getText('t').insert(0, 'a😀b😀')
+    const whole = Y.encodeStateAsUpdate(doc)
+    for (let at = 0; at <= 7; at++) {
+      const vector = new Map([[doc.clientID, at]])
+      expect(decoded(diffAppended(whole, vector)!)).toEqual(
+        decoded(Y.diffUpdate(whole, Y.encodeStateVector(vector))),
+      )
+    }
+  })
+
+  test('gives up on a client written twice, a Skip and bytes that are not an update', () => {
+    const doc = new Y.Doc()
+    doc.getText('t').insert(0, 'one')
+    const first = Y.encodeStateAsUpdate(doc)
+    const vector = Y.encodeStateVector(doc)
+    doc.getText('t').insert(3, 'two')
+    const after = Y.encodeStateAsUpdate(doc, vector)
+    // Two groups of one client in one update (Yjs's reader would keep the second only).
+    const twice = new Uint8Array([2, ...first.subarray(1, first.length - 1), ...after.subarray(1)])
+    expect(diffAppended(twice, new Map())).toBeNull()
+    expect(
+      diffAppended(
+        Y.mergeUpdates([
+          first,
+          Y.encodeStateAsUpdate(doc, Y.encodeStateVector(new Map([[doc.clientID, 4]]))),
+        ]),
+        new Map(),
+      ),
+    ).toBeNull()
+    expect(diffAppended(new Uint8Array([1, 2, 3]), new Map())).toBeNull()
   })
 })

@@ -12,7 +12,7 @@
  * worker should hold) and the changes not yet merged into a part; a worker that does not hold them (it
  * ended when idle, or let them go) answers `stale`, and is sent every part once.
  */
-import { mergeAppended, mergeInOrder } from '@collab/doc-schema'
+import { diffAppended, mergeAppended, mergeInOrder } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { MAX_MERGED_DOCUMENTS } from '../../limits.ts'
 import { syncStep2Message } from './frames.ts'
@@ -61,7 +61,9 @@ export function answerSync({ key, base, parts, changes, vector, address }: SyncA
   const appended = changes.length > 0 ? mergeAppended([stable, ...changes]) : null
   const whole = appended?.update ?? (changes.length > 0 ? Y.mergeUpdates([stable, ...changes]) : stable)
   // A fresh editor (an empty vector) lacks all of it: the merged update as it is, no diff to make.
-  const lacking = Y.decodeStateVector(vector).size === 0 ? whole : Y.diffUpdate(whole, vector)
+  // Else its struct bytes past the editor's vector (`diffAppended`), or Yjs's diff if they are not as read.
+  const known = Y.decodeStateVector(vector)
+  const lacking = known.size === 0 ? whole : (diffAppended(whole, known) ?? Y.diffUpdate(whole, vector))
   return {
     message: syncStep2Message(address, lacking),
     covered: appended?.vector ?? Y.encodeStateVectorFromUpdate(whole),
