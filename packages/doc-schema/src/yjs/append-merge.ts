@@ -14,7 +14,12 @@
  * writes a Skip there), a part that overlaps another only in part, a Skip, bytes that are not a v1 update.
  * A part that repeats structs already there whole is dropped (a struct's id fixes its content). The
  * result is equal in content, state vector and delete set to `Y.mergeUpdates` (append-merge.test.ts);
- * its bytes may differ where Yjs would also have joined two adjacent structs of one client into one.
+ * its bytes may differ where Yjs joins two adjacent GC structs of one client (its merge never joins
+ * items: an item not yet integrated has no right neighbour to be joined with).
+ *
+ * The same reading serves a live document's own updates (`mergeInOrder`: the store's batch, the kept
+ * changes of a large document), which continue each other by construction, and the diff of a merged
+ * update against an editor's state vector (`diffAppended`, for its sync answer).
  */
 import * as Y from 'yjs'
 import { Malformed, Reader, skipStruct } from './update-work.ts'
