@@ -173,6 +173,14 @@ export const MAX_HISTORY_STATE_BYTES = 2 * 1024 * 1024
  */
 export const HISTORY_INLINE_BYTES = 64 * 1024
 
+/**
+ * A live document of at most this many Yjs structs is compared with a version (changes_since, the web
+ * page's changes) on the event loop when the version's state is within HISTORY_INLINE_BYTES too; a larger
+ * one on its copy on the documents' worker (documents/service.ts `changesSince`). As a whole read's
+ * INLINE_READ_STRUCTS: at this size the comparison is a few ms, less than the worker's round trip.
+ */
+export const COMPARE_INLINE_STRUCTS = 1_000
+
 /** Versions one revert of an author's changes walks at most (each decoded once; history-undo.ts). */
 export const MAX_REVERT_VERSIONS = 30
 

@@ -51,7 +51,7 @@
  *   Refusals of the POSTs: 403 without write access, 404 unknown version, 400 a document or version over
  *   MAX_HISTORY_STATE_BYTES (2 MiB), 409 conflicts or versions that mix the author with others.
  */
-import { documentMarkdownPrefix, FRAGMENT_NAME } from '@collab/doc-schema'
+import { documentMarkdownPrefix } from '@collab/doc-schema'
 import { Hono } from 'hono'
 import type * as Y from 'yjs'
 import { z } from 'zod'
@@ -66,15 +66,9 @@ import {
   sinceTimeOf,
 } from '../documents/history-actions.ts'
 import { type Author, describeAuthor } from '../documents/history-authors.ts'
-import {
-  type ChangeSummary,
-  diffSinceState,
-  fragmentOfState,
-  type SectionChange,
-} from '../documents/history-diff.ts'
+import { type ChangeSummary, fragmentOfState, type SectionChange } from '../documents/history-diff.ts'
 import type { VersionInfo } from '../documents/history-store.ts'
 import type { Resolved } from '../documents/rows.ts'
-import { applyStored } from '../documents/stored-parts.ts'
 import { MAX_HISTORY_STATE_BYTES, MAX_LABEL_CHARS } from '../limits.ts'
 import type { Services } from '../services.ts'
 import type { AuthVariables } from './bearer.ts'
@@ -241,13 +235,14 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
   routes.get('/documents/:slug/versions/:id/changes', async (c) => {
     const resolved = await readable(c.req.param('slug'), c.get('principal'))
     const version = await versionOf(resolved, versionIdOf(c.req.param('id')))
-    const now = await nowFragment(resolved.document.room)
-    let changes: SectionChange[]
-    try {
-      changes = diffSinceState(version.state, now.fragment)
-    } finally {
-      now.release()
-    }
+    const { state, ...info } = version
+    // Compared on the documents' worker when either side is large (documents/service.ts `changesSince`).
+    const room = resolved.document.room
+    const compared = await documents.changesSince(c.get('principal').user.id, room, state, deps.live?.(room))
+    if (!compared)
+      throw httpRefusal('not_found', `slug: "${resolved.document.slug}" was deleted`, { field: 'slug' })
+    if (compared.kind === 'error') throw refusalToHttp(compared)
+    const changes: SectionChange[] = compared.value
     const authors = await documents.authorsAfter(resolved.document.id, version.id)
     let left = MAX_API_CHANGES_CHARS
     let omitted = 0
@@ -269,7 +264,6 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
     })
     const sum = (key: 'charsIn' | 'charsOut') => changes.reduce((total, change) => total + change[key], 0)
     const count = (kind: string) => changes.filter((change) => change.kind === kind).length
-    const { state: _state, ...info } = version
     return c.json({
       since: presentVersion(info),
       authors: authors.map(presentAuthor),
@@ -371,16 +365,6 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
       changed: done.value.changed,
     })
   })
-
-  /** The document now: the live one when this instance holds it, else the stored content. */
-  async function nowFragment(room: string): Promise<{ fragment: Y.XmlFragment; release(): void }> {
-    const live = deps.live?.(room)
-    if (live) return { fragment: live.getXmlFragment(FRAGMENT_NAME), release() {} }
-    const stored = await documents.loadStored(room)
-    const fragment = fragmentOfState(null)
-    if (stored && fragment.doc) applyStored(fragment.doc, stored)
-    return { fragment, release: () => fragment.doc?.destroy() }
-  }
 
   return routes
 }

@@ -10,7 +10,8 @@ import type { MarkdownPrefix, Result, SerializeOptions } from '@collab/doc-schem
 import { ok } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { MAX_LIVE_COPIES } from '../../limits.ts'
-import type { LiveReadInput, LiveReadReply, PrefixAsk } from './read.ts'
+import type { SectionChange } from '../history-diff.ts'
+import type { ChangesAsk, LiveReadInput, LiveReadReply, PrefixAsk } from './read.ts'
 import type { SectionAsk, SectionReadResult } from './read-section.ts'
 
 type Copy = { key: string; vector: Uint8Array | null }
@@ -59,10 +60,23 @@ export class LiveCopies {
     return reply.kind === 'error' ? reply : ok(reply.value.section as SectionReadResult)
   }
 
+  /**
+   * What changed in the live document since the version whose state is `since` (changes_since), compared
+   * on its copy on the worker, as `readPrefix` renders there.
+   */
+  async readChanges(
+    doc: Y.Doc,
+    since: Uint8Array | null,
+    run: RunLiveRead,
+  ): Promise<Result<SectionChange[]>> {
+    const reply = await this.read(doc, { changesSince: since }, run)
+    return reply.kind === 'error' ? reply : ok(reply.value.changes as SectionChange[])
+  }
+
   /** The reply of `ask` on the document's copy: the copy brought up to date first (or made anew once). */
   private async read(
     doc: Y.Doc,
-    ask: PrefixAsk | SectionAsk,
+    ask: PrefixAsk | SectionAsk | ChangesAsk,
     run: RunLiveRead,
   ): Promise<Result<LiveReadReply>> {
     const copy = this.copyOf(doc)

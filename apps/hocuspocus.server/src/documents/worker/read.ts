@@ -8,7 +8,7 @@
  * A live document read again keeps its copy here (`renderLivePrefix`): the event loop sends only what
  * changed since the copy's state vector (live-copies.ts), where encoding the whole state for each read held
  * the loop ~1/10 of the render (68 ms of 675, load 17) for a document edited between reads. A dear section
- * read is rendered on the same copy (read-section.ts).
+ * read is rendered on the same copy (read-section.ts), and so is changes_since's comparison with a version.
  */
 import {
   documentMarkdownPrefix,
@@ -18,6 +18,7 @@ import {
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { MAX_LIVE_COPIES, MAX_LIVE_COPY_STRUCTS } from '../../limits.ts'
+import { diffSinceState, type SectionChange } from '../history-diff.ts'
 import { bytesOfBase64 } from '../sliced-read.ts'
 import { applyStored } from '../stored-parts.ts'
 import { renderSectionJob, type SectionAsk, type SectionReadResult } from './read-section.ts'
@@ -64,15 +65,24 @@ export type LiveReadInput = {
    */
   base: Uint8Array | null
   update: Uint8Array
+  /** More updates applied after `update` (a cold document's logged rows after its snapshot). */
+  more?: Uint8Array[]
   /** Copies of documents unloaded since the last read: dropped first. */
   drop: string[]
-} & (PrefixAsk | SectionAsk)
+} & (PrefixAsk | SectionAsk | ChangesAsk)
+
+/**
+ * What changed since a version (changes_since, history-diff.ts `diffSinceState`): the version's state,
+ * compared with the document on the copy.
+ */
+export type ChangesAsk = { changesSince: Uint8Array | null }
 
 /** The read, or `stale`: the copy is gone (the worker restarted, evicted it) or behind `base`. */
 export type LiveReadReply =
-  | { prefix: MarkdownPrefix; section?: never; stale?: never }
-  | { section: SectionReadResult; prefix?: never; stale?: never }
-  | { stale: true; prefix?: never; section?: never }
+  | { prefix: MarkdownPrefix; section?: never; changes?: never; stale?: never }
+  | { section: SectionReadResult; prefix?: never; changes?: never; stale?: never }
+  | { changes: SectionChange[]; prefix?: never; section?: never; stale?: never }
+  | { stale: true; prefix?: never; section?: never; changes?: never }
 
 /** The copies this worker holds, least recently read first, with their structs (what their heap grows with). */
 const copies = new Map<string, { doc: Y.Doc; structs: number }>()
@@ -118,12 +128,17 @@ export function renderLivePrefix(input: LiveReadInput): LiveReadReply {
   // Out while it changes: a render that throws leaves no half-made copy behind.
   copies.delete(input.key)
   heldStructs -= copy.structs
-  Y.applyUpdate(copy.doc, input.update)
+  Y.transact(copy.doc, () => {
+    Y.applyUpdate(copy.doc, input.update)
+    for (const update of input.more ?? []) Y.applyUpdate(copy.doc, update)
+  })
   const fragment = copy.doc.getXmlFragment(FRAGMENT_NAME)
   const reply: LiveReadReply =
     'section' in input
       ? { section: renderSectionJob(fragment, input.section) }
-      : { prefix: documentMarkdownPrefix(fragment, input.minChars, input.opts, true) }
+      : 'changesSince' in input
+        ? { changes: diffSinceState(input.changesSince, fragment) }
+        : { prefix: documentMarkdownPrefix(fragment, input.minChars, input.opts, true) }
   copy.structs = structsOf(copy.doc)
   if (copy.structs > MAX_LIVE_COPY_STRUCTS || input.key === '') {
     copy.doc.destroy()

@@ -15,6 +15,7 @@ import {
 } from '@collab/doc-schema'
 import type { Hocuspocus } from '@hocuspocus/server'
 import * as Y from 'yjs'
+import type { SectionChange } from '../../../documents/history-diff.ts'
 import type { DocumentsService } from '../../../documents/service.ts'
 import { applyStored } from '../../../documents/stored-parts.ts'
 import type { ReadInput } from '../../../documents/worker/read.ts'
@@ -56,6 +57,17 @@ export type DocumentReader = {
     max: number,
     call: { user: string; signal?: AbortSignal; beforeDecode?: () => Promise<void> },
   ): Promise<Result<WholeRead> | null>
+  /**
+   * What changed in the document since the version whose state is `since` (history-diff.ts
+   * `diffSinceState`), for `call.user`: compared here when both are small, else on the documents' worker
+   * with the user's share (documents/service.ts `changesSince`). `since` may be transferred to the worker
+   * (empty after). Null when the document is gone.
+   */
+  changesSince(
+    room: string,
+    since: Uint8Array | null,
+    call: { user: string; signal?: AbortSignal; beforeDecode?: () => Promise<void> },
+  ): Promise<Result<SectionChange[]> | null>
   /** Section and chapter reads: kept, made here, or on the documents' worker when dear (section-reads.ts). */
   sections: SectionReads
 }
@@ -74,6 +86,7 @@ export function createDocumentReader(deps: {
     | 'readLivePrefixOf'
     | 'storedRevision'
     | 'readSectionOf'
+    | 'changesSince'
   >
   /** Told where each whole read was made (the metric mcp_whole_reads_total). */
   onWholeRead?: (where: WholeReadWhere) => void
@@ -164,6 +177,15 @@ export function createDocumentReader(deps: {
       // Kept under the revision read before loading: if the content moved on meanwhile, that revision
       // never comes back (times and log ids only grow), so the read is never served for other content.
       return onWorker(user, { stored }, max, (read) => kept.keepStored(room, revision.revision, max, read))
+    },
+
+    async changesSince(room, since, call) {
+      const { signal, user } = call
+      stopIfCancelled(signal)
+      return deps.documents.changesSince(user, room, since, deps.hocuspocus.documents.get(room), async () => {
+        await call.beforeDecode?.()
+        stopIfCancelled(signal)
+      })
     },
 
     async openOutline(room) {

@@ -6,7 +6,7 @@
  */
 import { type Result, refuse } from '@collab/doc-schema'
 import { z } from 'zod'
-import { diffSinceState, type SectionChange } from '../../../documents/history-diff.ts'
+import type { SectionChange } from '../../../documents/history-diff.ts'
 import type { VersionLookup } from '../../../documents/history-store.ts'
 import { stopIfCancelled } from '../infra/cancel.ts'
 import { MAX_READ_CHARS } from '../limits.ts'
@@ -142,14 +142,15 @@ export const changesSince = defineTool({
     const base = await ctx.documents.findVersion(document.id, start.value.lookup)
     if (!base) return notFound(start.value, slug)
     stopIfCancelled(ctx.signal)
-    const content = await ctx.reader.open(document.room, readCall(ctx))
-    if (!content) return goneRefusal(slug)
-    let changes: SectionChange[]
-    try {
-      changes = diffSinceState(base.state, content.fragment)
-    } finally {
-      content.release()
-    }
+    // Compared on the documents' worker when either side is large (the version's state goes there).
+    const compared = await ctx.reader.changesSince(document.room, base.state, {
+      ...readCall(ctx),
+      user: ctx.principal.user.id,
+    })
+    if (!compared) return goneRefusal(slug)
+    if (compared.kind === 'error') return compared
+    stopIfCancelled(ctx.signal)
+    const changes: SectionChange[] = compared.value
     const since = `version ${base.id} (${base.createdAt.toISOString()})`
     const source = { kind: 'changes', slug, whose: access.whose, since } as const
     const count = (kind: string) => changes.filter((change) => change.kind === kind).length
