@@ -135,7 +135,13 @@ export {
   type SuggestionAttrs,
 } from './suggestion-marks.ts'
 export { cutText, safeCut } from './text-cut.ts'
-export { type AppendMerged, diffAppended, mergeAppended, mergeInOrder } from './yjs/append-merge.ts'
+export {
+  type AppendMerged,
+  diffAppended,
+  mergeAppended,
+  mergeInOrder,
+  mergeWithVector,
+} from './yjs/append-merge.ts'
 export { restoreHeadingIds, type StrippedId } from './yjs/check-deletions.ts'
 export { checkEditorUpdate, type UpdateCheck } from './yjs/check-update.ts'
 export {

@@ -50,6 +50,39 @@ function stepTwoUpdate(message: Uint8Array): Uint8Array {
   return sync!.payload
 }
 
+/**
+ * An editor's socket on `room` without a provider, open: each sync message it receives goes to
+ * `received`; `authenticate` sends the auth message with `token`, `step1` a sync step 1 of `vector`.
+ */
+async function rawSyncSocket(
+  url: string,
+  room: string,
+  token: string,
+  received: Array<{ syncType: number; payload: Uint8Array }>,
+) {
+  const socket = new WebSocket(url.replace('http', 'ws'))
+  socket.binaryType = 'arraybuffer'
+  const address = new TextEncoder().encode(room)
+  const prefix = [...varUint(address.length), ...address]
+  socket.onmessage = (event) => {
+    const sync = syncMessage(new Uint8Array(event.data as ArrayBuffer))
+    if (sync) received.push(sync)
+  }
+  await new Promise((resolve) => {
+    socket.onopen = resolve
+  })
+  return {
+    socket,
+    authenticate() {
+      const bytes = new TextEncoder().encode(token)
+      socket.send(new Uint8Array([...prefix, MessageType.Auth, 0, ...varUint(bytes.length), ...bytes]))
+    },
+    step1(vector: Uint8Array) {
+      socket.send(new Uint8Array([...prefix, MessageType.Sync, 0, ...varUint(vector.length), ...vector]))
+    },
+  }
+}
+
 describe(`a large document's sync answers are made on the documents' worker (${DATABASE_KIND})`, () => {
   let server: RunningServer
   let handle: (base: string) => string
@@ -141,33 +174,23 @@ describe(`a large document's sync answers are made on the documents' worker (${D
         )
     })
     const stateBytes = Y.encodeStateAsUpdate(live).length
-    const received: Uint8Array[] = []
-    const socket = new WebSocket(server.url.replace('http', 'ws'))
-    socket.binaryType = 'arraybuffer'
+    const received: Array<{ syncType: number; payload: Uint8Array }> = []
+    const raw = await rawSyncSocket(server.url, room, owner.token, received)
     try {
-      const address = new TextEncoder().encode(room)
-      const prefix = [...varUint(address.length), ...address]
-      socket.onmessage = (event) => {
-        const sync = syncMessage(new Uint8Array(event.data as ArrayBuffer))
-        if (sync?.syncType === 1) received.push(sync.payload)
-      }
-      await new Promise((resolve) => {
-        socket.onopen = resolve
-      })
       const onWorker = answered('worker')
-      const token = new TextEncoder().encode(owner.token)
-      socket.send(new Uint8Array([...prefix, MessageType.Auth, 0, ...varUint(token.length), ...token]))
-      const vector = Y.encodeStateVector(away)
-      socket.send(new Uint8Array([...prefix, MessageType.Sync, 0, ...varUint(vector.length), ...vector]))
-      await eventually(() => expect(received.length).toBe(1), 20_000, 'the answer')
+      raw.authenticate()
+      raw.step1(Y.encodeStateVector(away))
+      const answers = () => received.filter((message) => message.syncType === 1)
+      await eventually(() => expect(answers().length).toBe(1), 20_000, 'the answer')
       expect(answered('worker')).toBe(onWorker + 1)
       // Only what it lacks (not the document again), and with it the copy is the live document.
-      expect(received[0]!.length).toBeLessThan(stateBytes * 0.6)
-      Y.applyUpdate(away, received[0]!)
+      const answer = answers()[0]!.payload
+      expect(answer.length).toBeLessThan(stateBytes * 0.6)
+      Y.applyUpdate(away, answer)
       expect(textOf(away)).toBe(textOf(live))
       expect(Y.encodeStateVector(away)).toEqual(Y.encodeStateVector(live))
     } finally {
-      socket.close()
+      raw.socket.close()
       keeper.destroy()
     }
   }, 60_000)
@@ -177,30 +200,12 @@ describe(`a large document's sync answers are made on the documents' worker (${D
     const keeper = connectProvider(server.url, room, owner.token)
     await keeper.ready
     const received: Array<{ syncType: number; payload: Uint8Array }> = []
-    const socket = new WebSocket(server.url.replace('http', 'ws'))
-    socket.binaryType = 'arraybuffer'
+    const raw = await rawSyncSocket(server.url, room, owner.token, received)
     try {
-      const address = new TextEncoder().encode(room)
-      const prefix = [...varUint(address.length), ...address]
-      socket.onmessage = (event) => {
-        const sync = syncMessage(new Uint8Array(event.data as ArrayBuffer))
-        if (sync) received.push(sync)
-      }
-      await new Promise((resolve) => {
-        socket.onopen = resolve
-      })
       const onWorker = answered('worker')
-      socket.send(
-        new Uint8Array([
-          ...prefix,
-          MessageType.Auth,
-          0,
-          ...varUint(owner.token.length),
-          ...new TextEncoder().encode(owner.token),
-        ]),
-      )
+      raw.authenticate()
       const empty = Y.encodeStateVector(new Y.Doc())
-      socket.send(new Uint8Array([...prefix, MessageType.Sync, 0, ...varUint(empty.length), ...empty]))
+      raw.step1(empty)
       await eventually(
         () => expect(received.map((m) => m.syncType)).toEqual([1, 0]),
         20_000,
@@ -208,7 +213,7 @@ describe(`a large document's sync answers are made on the documents' worker (${D
       )
       // Nothing more comes for it (Hocuspocus would have answered it again): a later message is answered
       // after it, so everything for the step 1 has arrived by then.
-      socket.send(new Uint8Array([...prefix, MessageType.Sync, 0, ...varUint(empty.length), ...empty]))
+      raw.step1(empty)
       await eventually(() => expect(received.length).toBe(4), 20_000, 'the second answer')
       expect(received.map((m) => m.syncType)).toEqual([1, 0, 1, 0])
       expect(answered('worker')).toBe(onWorker + 2)
@@ -218,7 +223,7 @@ describe(`a large document's sync answers are made on the documents' worker (${D
       expect(textOf(fresh)).toBe(textOf(live))
       expect(Y.encodeStateVector(fresh)).toEqual(Y.encodeStateVector(live))
     } finally {
-      socket.close()
+      raw.socket.close()
       keeper.destroy()
     }
   }, 60_000)

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import * as Y from 'yjs'
 import { FRAGMENT_NAME } from '../limits.ts'
-import { diffAppended, mergeAppended, mergeInOrder } from '../yjs/append-merge.ts'
+import { diffAppended, mergeAppended, mergeInOrder, mergeWithVector } from '../yjs/append-merge.ts'
 import { countUpdateWork } from '../yjs/update-work.ts'
 import { seededRandom } from './yjs-builders.ts'
 
@@ -136,6 +136,23 @@ describe('mergeAppended', () => {
     expectSameAsYjs(parts)
     expect(Y.decodeStateVector(mergeAppended(parts)!.vector)).toEqual(
       Y.decodeStateVector(Y.encodeStateVector(doc)),
+    )
+  })
+
+  test('mergeWithVector: one part kept as it is, its vector read from its bytes; else as Yjs merges', () => {
+    const { parts } = loggedDocument(5, 60, 90)
+    const whole = Y.mergeUpdates(parts)
+    const one = mergeWithVector([whole])
+    expect(one.update).toBe(whole)
+    expect(Y.decodeStateVector(one.vector)).toEqual(Y.decodeStateVector(Y.encodeStateVectorFromUpdate(whole)))
+    const many = mergeWithVector(parts)
+    expect(Y.decodeStateVector(many.vector)).toEqual(
+      Y.decodeStateVector(Y.encodeStateVectorFromUpdate(whole)),
+    )
+    // Parts that do not continue each other (a Skip): Yjs merges them, and reads the vector.
+    const skipped = mergeWithVector([Y.mergeUpdates([parts[0]!, parts[parts.length - 1]!])])
+    expect(Y.decodeStateVector(skipped.vector)).toEqual(
+      Y.decodeStateVector(Y.encodeStateVectorFromUpdate(skipped.update)),
     )
   })
 

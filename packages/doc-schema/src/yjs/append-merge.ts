@@ -111,6 +111,18 @@ export function mergeInOrder(updates: readonly Uint8Array[]): Uint8Array {
 }
 
 /**
+ * `parts` merged as `mergeInOrder` merges them, with the merged update's state vector (as
+ * `Y.encodeStateVectorFromUpdate` gives it), both read from the bytes unless Yjs has to merge them. One
+ * part is returned as it is, only its vector read.
+ */
+export function mergeWithVector(parts: readonly Uint8Array[]): AppendMerged {
+  const appended = mergeAppended(parts)
+  if (appended) return parts.length === 1 ? { update: parts[0]!, vector: appended.vector } : appended
+  const update = parts.length === 1 ? parts[0]! : Y.mergeUpdates(parts as Uint8Array[])
+  return { update, vector: Y.encodeStateVectorFromUpdate(update) }
+}
+
+/**
  * What `update` holds past `vector` (a state vector), as `Y.diffUpdate` gives it, by copying struct bytes:
  * a client's structs the vector covers are left out, the one it covers in part is written from where the
  * vector ends (its origin then the struct just before, a string cut where Yjs cuts it), the rest copied,
@@ -171,16 +183,9 @@ function diffBytes(update: Uint8Array, vector: ReadonlyMap<number, number>): Uin
     if (first >= 0)
       kept.push({ structs: structs - first, client, clock: firstClock, from: firstAt, to: reader.pos, cut })
   }
+  // The delete set is copied as it is, once read to the end.
   const deletes = update.subarray(reader.pos)
-  // The delete set must read to the end: its bytes are copied, not checked otherwise.
-  const check = new Reader(deletes)
-  const clients = check.varUint()
-  for (let c = 0; c < clients; c++) {
-    check.varUint()
-    const count = check.varUint()
-    for (let r = 0; r < count * 2; r++) check.varUint()
-  }
-  if (check.pos !== deletes.length) return null
+  readDeleteSet(reader, () => {})
   out.varUint(kept.length)
   for (const group of kept) {
     out.varUint(group.structs)
@@ -317,15 +322,22 @@ function readPart(
     if (list.length === 0) runs.set(client, list)
     list.push({ part, structs, clock, end, from, to: reader.pos })
   }
+  readDeleteSet(reader, (client, clock, length) => {
+    const ranges = deletes.get(client) ?? []
+    if (!deletes.has(client)) deletes.set(client, ranges)
+    ranges.push(clock, length)
+  })
+}
+
+/** Reads an update's delete set, which must end its bytes, telling `range` each of its ranges. */
+function readDeleteSet(reader: Reader, range: (client: number, clock: number, length: number) => void): void {
   const clients = reader.varUint()
   for (let c = 0; c < clients; c++) {
     const client = reader.varUint()
     const count = reader.varUint()
-    const ranges = deletes.get(client) ?? []
-    if (!deletes.has(client)) deletes.set(client, ranges)
-    for (let r = 0; r < count; r++) ranges.push(reader.varUint(), reader.varUint())
+    for (let r = 0; r < count; r++) range(client, reader.varUint(), reader.varUint())
   }
-  if (reader.pos !== bytes.length) throw new Malformed('bytes after the delete set')
+  if (reader.pos !== reader.bytes.length) throw new Malformed('bytes after the delete set')
 }
 
 /** Flat [clock, length, …] ranges sorted by clock, overlapping and touching ones joined (as Yjs does). */

@@ -5,7 +5,6 @@
  * updates back in the queue, in order, for the retry; writers waiting for their change to be durable are
  * told when a store covered it.
  */
-
 import { mergeInOrder } from '@collab/doc-schema'
 import type { Document } from '@hocuspocus/server'
 import * as Y from 'yjs'

@@ -18,7 +18,7 @@ import {
   adoptTotals,
   FRAGMENT_NAME,
   liveOutlineWithTotals,
-  mergeAppended,
+  mergeWithVector,
   outlineMeasureSteps,
   readPlainText,
   readTitle,
@@ -98,7 +98,7 @@ export function compactStored(input: CompactInput, applied?: () => void): Compac
 
 /**
  * The stored bytes merged without a document (`mergeOnly`): each client's struct bytes laid end to end
- * (`mergeAppended`, doc-schema yjs/append-merge.ts) when the log continues the snapshot's clocks, as it
+ * (`mergeWithVector`, doc-schema yjs/append-merge.ts) when the log continues the snapshot's clocks, as it
  * does unless rows overlap or a gap waits for its missing part; otherwise by Yjs's `mergeUpdates`, which
  * reads every struct into objects (at 350,000 items ~300 ms and ~175 MB more for the moment, against
  * ~15 ms and the bytes' own size).
@@ -106,13 +106,11 @@ export function compactStored(input: CompactInput, applied?: () => void): Compac
 function mergeStored(input: CompactInput): Compacted {
   const parts = input.updates.map(fromBase64)
   if (input.snapshot) parts.unshift(bytesOf(input.snapshot) as Uint8Array<ArrayBuffer>)
-  const appended = parts.length === 1 ? null : mergeAppended(parts)
-  const state: Uint8Array =
-    appended?.update ?? (parts.length === 1 ? (parts[0] as Uint8Array) : Y.mergeUpdates(parts))
+  const { update: state, vector } = mergeWithVector(parts)
   return {
     // Posted back as a transfer of its whole buffer.
     state: state.byteOffset === 0 && state.byteLength === state.buffer.byteLength ? state : state.slice(),
-    vector: appended?.vector ?? Y.encodeStateVectorFromUpdate(state),
+    vector,
     title: '',
     text: '',
     outline: null,

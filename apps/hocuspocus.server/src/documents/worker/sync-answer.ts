@@ -12,7 +12,7 @@
  * worker should hold) and the changes not yet merged into a part; a worker that does not hold them (it
  * ended when idle, or let them go) answers `stale`, and is sent every part once.
  */
-import { diffAppended, mergeAppended, mergeInOrder } from '@collab/doc-schema'
+import { diffAppended, mergeInOrder, mergeWithVector } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { MAX_MERGED_DOCUMENTS } from '../../limits.ts'
 import { syncStep2Message } from './frames.ts'
@@ -54,26 +54,20 @@ export function answerSync({ key, base, parts, changes, vector, address }: SyncA
     merged.delete(key)
     return { stale: true }
   }
-  const stable = mergeAll(held && base > 0 ? [held.update, ...parts] : parts)
+  // The parts continue each other (the load's parts each take up every client's structs where the one
+  // before left off, split.ts; the changes are the document's own updates, in order): their struct bytes
+  // are laid end to end (`mergeInOrder`), Yjs's `mergeUpdates` only if they do not.
+  const stable = mergeInOrder(held && base > 0 ? [held.update, ...parts] : parts)
   merged.delete(key)
   merged.set(key, { count: base + parts.length, update: stable })
   while (merged.size > MAX_MERGED_DOCUMENTS) merged.delete(merged.keys().next().value!)
-  const appended = changes.length > 0 ? mergeAppended([stable, ...changes]) : null
-  const whole = appended?.update ?? (changes.length > 0 ? Y.mergeUpdates([stable, ...changes]) : stable)
+  const { update: whole, vector: covered } = mergeWithVector([stable, ...changes])
   // A fresh editor (an empty vector) lacks all of it: the merged update as it is, no diff to make.
   // Else its struct bytes past the editor's vector (`diffAppended`), or Yjs's diff if they are not as read.
   const known = Y.decodeStateVector(vector)
   const lacking = known.size === 0 ? whole : (diffAppended(whole, known) ?? Y.diffUpdate(whole, vector))
   return {
     message: syncStep2Message(address, lacking),
-    covered: appended?.vector ?? Y.encodeStateVectorFromUpdate(whole),
+    covered,
   }
 }
-
-/**
- * One update of `updates` (a live document's parts are never none). The parts continue each other (the
- * load's parts each take up every client's structs where the one before left off, split.ts; the changes
- * are the document's own updates, in order), so their struct bytes are laid end to end (`mergeInOrder`);
- * Yjs's `mergeUpdates`, which reads every struct into objects, only if they do not.
- */
-const mergeAll = (updates: Uint8Array[]) => mergeInOrder(updates)
