@@ -169,7 +169,8 @@ export const MAX_HISTORY_STATE_BYTES = 2 * 1024 * 1024
  * A restore or revert whose states (the live document's and the versions') add up to at most this many
  * bytes is worked out on the event loop, not the documents' worker: the work is tens of milliseconds (a
  * 6 KB state 25-75 ms here), less than the worker's round trip, and it does not take the user's one job
- * of that kind on the worker (two restores of small documents at once both go through).
+ * of that kind on the worker (two restores of small documents at once both go through). A version's
+ * preview (`GET …/versions/:id`) of at most this many bytes is likewise rendered on the event loop.
  */
 export const HISTORY_INLINE_BYTES = 64 * 1024
 

@@ -1,14 +1,15 @@
 /**
  * changes_since of a large document, and the web page's changes (`GET …/versions/:id/changes`), compare on
- * the documents' worker (documents/service.ts `changesSince`): decoding the version's state and the stored content and comparing them held the event
- * loop 98-171 ms a call for a 5 MB document. Asserted, for a document not loaded (its stored content sent
+ * the documents' worker (documents/service.ts `changesSince`): decoding the version's state and the stored
+ * content and comparing them held the event loop 98-171 ms a call for a 5 MB document. A large version's
+ * preview (`GET …/versions/:id`) is rendered there too (http/api-history.ts `previewOf`). Asserted, for a document not loaded (its stored content sent
  * to the worker) and for a loaded one (its copy there): nothing is decoded on the event loop (the inline
  * path's `fragmentOfState` is not called) and the answer is the one the comparison made here gives (its
  * counts line, and each changed block). Real server (PGlite, or PostgreSQL with TEST_DATABASE_URL), real
  * MCP SDK client, real provider, the real worker.
  */
 import { describe, expect, spyOn, test } from 'bun:test'
-import { FRAGMENT_NAME } from '@collab/doc-schema'
+import { documentMarkdownPrefix, FRAGMENT_NAME } from '@collab/doc-schema'
 import { element, paragraph } from '@collab/test-support/documents'
 import { callText, connectClient, mcpUrlOf } from '@collab/test-support/mcp'
 import { connectProvider, type TestProvider } from '@collab/test-support/provider'
@@ -17,6 +18,8 @@ import * as Y from 'yjs'
 import * as historyDiff from '../documents/history-diff.ts'
 import { findVersionState } from '../documents/history-store.ts'
 import { applyStored } from '../documents/stored-parts.ts'
+import { MAX_API_PREVIEW_CHARS } from '../http/api-history.ts'
+import { HISTORY_INLINE_BYTES } from '../limits.ts'
 import { sliceSizedDocument, useHistoryServer, useRestoredSpies, versionId } from './history-support.ts'
 
 const history = useHistoryServer()
@@ -119,6 +122,37 @@ describe('changes_since of a large document', () => {
       expect(answer.isError, answer.text).toBeFalsy()
       expect(decoded).not.toHaveBeenCalled()
       expectAnswerOf(answer.text, expected)
+    } finally {
+      editor.destroy()
+      await agent.close()
+    }
+  }, 120_000)
+})
+
+describe("a large version's preview", () => {
+  test('is rendered on the worker: nothing decoded here, the same Markdown as rendered here', async () => {
+    const { created, agent, editor, since, token } = await changedAfterVersion('preview-large')
+    try {
+      const version = await findVersionState(history.server.services.db.prisma, created.id, {
+        id: BigInt(since),
+      })
+      expect(version!.state.byteLength).toBeGreaterThan(HISTORY_INLINE_BYTES)
+      const fragment = historyDiff.fragmentOfState(version!.state)
+      const here = documentMarkdownPrefix(fragment, MAX_API_PREVIEW_CHARS, { media: 'source' }, true)
+      fragment.doc?.destroy()
+      const expected = here.text.slice(0, MAX_API_PREVIEW_CHARS)
+      expect(expected.length).toBe(MAX_API_PREVIEW_CHARS) // the document is larger than one preview
+
+      const decoded = track(spyOn(historyDiff, 'fragmentOfState'))
+      const response = await fetch(`${history.server.url}/api/documents/${created.slug}/versions/${since}`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+      expect(response.status).toBe(200)
+      const body = (await response.json()) as { markdown: string; complete: boolean; note?: string }
+      expect(decoded).not.toHaveBeenCalled()
+      expect(body.markdown).toBe(expected)
+      expect(body.complete).toBe(false)
+      expect(body.note).toContain(`first ${MAX_API_PREVIEW_CHARS} characters`)
     } finally {
       editor.destroy()
       await agent.close()

@@ -24,7 +24,8 @@
  *   GET  /api/documents/:slug/versions/:id
  *     → { version: Version, markdown: string, complete: boolean, note?: string }
  *       the version's content as Markdown, its first MAX_API_PREVIEW_CHARS characters (`complete` false
- *       and `note` say when it is cut).
+ *       and `note` say when it is cut). A version past HISTORY_INLINE_BYTES is rendered on the documents'
+       worker with the caller's share of whole reads (429 `rate_limited` when it is spent).
  *
  *   GET  /api/documents/:slug/versions/:id/changes
  *     → { since: Version, authors: Author[], counts: { added, removed, changed, charsIn, charsOut },
@@ -51,7 +52,7 @@
  *   Refusals of the POSTs: 403 without write access, 404 unknown version, 400 a document or version over
  *   MAX_HISTORY_STATE_BYTES (2 MiB), 409 conflicts or versions that mix the author with others.
  */
-import { documentMarkdownPrefix } from '@collab/doc-schema'
+import { documentMarkdownPrefix, type MarkdownPrefix, type SerializeOptions } from '@collab/doc-schema'
 import { Hono } from 'hono'
 import type * as Y from 'yjs'
 import { z } from 'zod'
@@ -69,7 +70,7 @@ import { type Author, describeAuthor } from '../documents/history-authors.ts'
 import { type ChangeSummary, fragmentOfState, type SectionChange } from '../documents/history-diff.ts'
 import type { VersionInfo } from '../documents/history-store.ts'
 import type { Resolved } from '../documents/rows.ts'
-import { MAX_HISTORY_STATE_BYTES, MAX_LABEL_CHARS } from '../limits.ts'
+import { HISTORY_INLINE_BYTES, MAX_HISTORY_STATE_BYTES, MAX_LABEL_CHARS } from '../limits.ts'
 import type { Services } from '../services.ts'
 import type { AuthVariables } from './bearer.ts'
 import { httpRefusal, refusalToHttp } from './refusal.ts'
@@ -81,6 +82,8 @@ export const MAX_API_VERSIONS = 50
 export const MAX_API_PREVIEW_CHARS = 200_000
 /** Characters of block text one changes answer holds in all (sections past it keep their line, no blocks). */
 export const MAX_API_CHANGES_CHARS = 200_000
+/** A preview's Markdown: images and links as their sources. */
+const PREVIEW_OPTIONS: SerializeOptions = { media: 'source' }
 
 export type HistoryRouteDeps = {
   /** The live document of a room when this instance holds it (Hocuspocus), so "now" is what editors see. */
@@ -208,28 +211,47 @@ export function historyRoutes(services: Services, deps: HistoryRouteDeps = {}) {
     })
   })
 
-  routes.get('/documents/:slug/versions/:id', async (c) => {
-    const resolved = await readable(c.req.param('slug'), c.get('principal'))
-    const version = await versionOf(resolved, versionIdOf(c.req.param('id')))
-    const fragment = fragmentOfState(version.state)
-    try {
-      const prefix = documentMarkdownPrefix(fragment, MAX_API_PREVIEW_CHARS, { media: 'source' }, true)
-      const cut = !prefix.complete || prefix.text.length > MAX_API_PREVIEW_CHARS
-      const markdown = cut ? prefix.text.slice(0, MAX_API_PREVIEW_CHARS) : prefix.text
-      const { state: _state, ...info } = version
-      return c.json({
-        version: presentVersion(info),
-        markdown,
-        complete: !cut,
-        ...(cut
-          ? {
-              note: `The preview shows the first ${markdown.length} characters of this version (at most ${MAX_API_PREVIEW_CHARS}${prefix.byWork ? ', and its markup reached the render ceiling' : ''}); restore it to read all of it.`,
-            }
-          : {}),
-      })
-    } finally {
-      fragment.doc?.destroy()
+  /**
+   * The start of a version's Markdown for a preview: rendered here when its state is small
+   * (HISTORY_INLINE_BYTES), else on the documents' worker with `user`'s share of whole reads, as a whole
+   * read of stored content is: decoding and rendering a 2 MiB version here held the event loop ~60-100 ms.
+   */
+  async function previewOf(user: string, state: Uint8Array): Promise<MarkdownPrefix> {
+    if (state.byteLength <= HISTORY_INLINE_BYTES) {
+      const fragment = fragmentOfState(state)
+      try {
+        return documentMarkdownPrefix(fragment, MAX_API_PREVIEW_CHARS, PREVIEW_OPTIONS, true)
+      } finally {
+        fragment.doc?.destroy()
+      }
     }
+    const stored = { snapshot: state, updates: [] }
+    const rendered = await documents.readPrefixOf(user, {
+      stored,
+      minChars: MAX_API_PREVIEW_CHARS,
+      opts: PREVIEW_OPTIONS,
+    })
+    if (rendered.kind === 'error') throw refusalToHttp(rendered)
+    return rendered.value
+  }
+
+  routes.get('/documents/:slug/versions/:id', async (c) => {
+    const principal = c.get('principal')
+    const resolved = await readable(c.req.param('slug'), principal)
+    const { state, ...info } = await versionOf(resolved, versionIdOf(c.req.param('id')))
+    const prefix = await previewOf(principal.user.id, state)
+    const cut = !prefix.complete || prefix.text.length > MAX_API_PREVIEW_CHARS
+    const markdown = cut ? prefix.text.slice(0, MAX_API_PREVIEW_CHARS) : prefix.text
+    return c.json({
+      version: presentVersion(info),
+      markdown,
+      complete: !cut,
+      ...(cut
+        ? {
+            note: `The preview shows the first ${markdown.length} characters of this version (at most ${MAX_API_PREVIEW_CHARS}${prefix.byWork ? ', and its markup reached the render ceiling' : ''}); restore it to read all of it.`,
+          }
+        : {}),
+    })
   })
 
   routes.get('/documents/:slug/versions/:id/changes', async (c) => {
