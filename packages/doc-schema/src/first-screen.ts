@@ -12,37 +12,41 @@
  */
 import { DOMSerializer, type Node as PMNode } from '@tiptap/pm/model'
 import * as Y from 'yjs'
+import type { DocNode } from './doc-json.ts'
 import { schema } from './extensions.ts'
+import type { FlatDocument } from './yjs/flat-read.ts'
 import { yElementToJSON } from './yjs/read-y.ts'
 
 export type FirstScreen = { html: string; blocks: number; more: boolean }
 
 export function firstScreenHtml(
-  fragment: Y.XmlFragment,
+  source: Y.XmlFragment | FlatDocument,
   limits: { maxBlocks: number; maxWork: number },
 ): FirstScreen {
   const serializer = DOMSerializer.fromSchema(schema)
   const document = new TextDocument()
   const root = document.createDocumentFragment()
   // One past the limit: whether there is more is known without counting the rest.
-  const children = fragment.slice(0, limits.maxBlocks + 1)
+  const children =
+    source instanceof Y.XmlFragment
+      ? yBlocks(source, limits.maxBlocks + 1)
+      : flatBlocks(source, limits.maxBlocks + 1)
   let work = 0
   let blocks = 0
   let more = false
   for (const child of children) {
-    if (!(child instanceof Y.XmlElement)) continue
     if (blocks === limits.maxBlocks) {
       more = true
       break
     }
-    const cost = workOf(child, limits.maxWork - work)
+    const cost = child.work(limits.maxWork - work)
     if (cost === null) {
       more = true
       break
     }
     let node: PMNode
     try {
-      node = schema.nodeFromJSON(yElementToJSON(child))
+      node = schema.nodeFromJSON(child.json())
       // The serializer builds with `document` alone, so what it returns is one of its nodes.
       const dom = serializer.serializeNode(node, { document: document as unknown as Document })
       root.appendChild(dom as unknown as ElementNode | TextNode)
@@ -55,6 +59,26 @@ export function firstScreenHtml(
     blocks++
   }
   return { html: root.html(), blocks, more }
+}
+
+/** A top-level element of the first screen: what it costs (null past a budget), and its JSON. */
+type ScreenBlock = { work(budget: number): number | null; json(): DocNode }
+
+/** The elements among the fragment's first `count` entries (Yjs's `slice`: a string counts its characters). */
+function* yBlocks(fragment: Y.XmlFragment, count: number): Generator<ScreenBlock> {
+  for (const child of fragment.slice(0, count))
+    if (child instanceof Y.XmlElement)
+      yield { work: (budget) => workOf(child, budget), json: () => yElementToJSON(child) }
+}
+
+/** The same of a document read flat (yjs/flat-read.ts), counted the same way. */
+function* flatBlocks(flat: FlatDocument, count: number): Generator<ScreenBlock> {
+  let entries = 0
+  for (const item of flat.topLevel()) {
+    if (entries >= count) return
+    if (item.name !== null) yield { work: (budget) => flat.work(item, budget), json: () => flat.json(item) }
+    entries += item.length
+  }
 }
 
 /** Characters of text plus elements in `element`, or null once past `budget` (the walk stops there). */

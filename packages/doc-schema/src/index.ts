@@ -71,7 +71,7 @@ export {
   importMarkdownParts,
 } from './markdown/import-markdown.ts'
 export { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
-export type { MarkdownPrefix } from './markdown/serialize-markdown.ts'
+export { blocksToMarkdownPieces, type MarkdownPrefix } from './markdown/serialize-markdown.ts'
 export { escapeTypedMarkers } from './markdown/suggestion-text.ts'
 export { plainTextWalk, readPlainText, readTitle } from './read-document.ts'
 export {
@@ -150,6 +150,7 @@ export {
   structsAdmitted,
   structsOverMessage,
 } from './yjs/document-structs.ts'
+export { type FlatDocument, readFlat } from './yjs/flat-read.ts'
 export { type InsertedText, ownTextMarks, unmarkOwnText } from './yjs/own-text.ts'
 export { plainTextBlocksRead } from './yjs/plain-text.ts'
 export { createPlainTextMemo, livePlainText, type PlainTextMemo } from './yjs/plain-text-memo.ts'

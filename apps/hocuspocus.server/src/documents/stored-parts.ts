@@ -5,7 +5,10 @@
 import {
   adoptRevs,
   adoptTotals,
+  type FlatDocument,
   FRAGMENT_NAME,
+  mergeAppended,
+  readFlat,
   readOutline,
   readOutlineWithTotals,
   readPlainText,
@@ -36,6 +39,20 @@ export function applyStored(
     origin,
   )
   adoptStoredOutline(doc, stored, empty)
+}
+
+/**
+ * The stored content read flat (doc-schema yjs/flat-read.ts: its top-level blocks from the bytes, without
+ * a Y.Doc) when its parts continue each other as a log does (`mergeAppended`); null otherwise (the caller
+ * decodes it with Yjs, `applyStored`). A Y.Doc of a document at the item limit is ~100 MB, and applying
+ * its state leaves ~55 MB more of garbage: what an export or a first screen of a large document cost the
+ * documents' worker, beside the live copy. Read-only work (no edit, no encode) takes this when it can.
+ */
+export function readStoredFlat(stored: Pick<StoredParts, 'snapshot' | 'updates'>): FlatDocument | null {
+  const parts = stored.snapshot ? [stored.snapshot, ...stored.updates] : stored.updates
+  if (parts.length === 0) return null
+  const merged = parts.length === 1 ? parts[0]! : mergeAppended(parts)?.update
+  return merged ? readFlat(merged, FRAGMENT_NAME) : null
 }
 
 /**

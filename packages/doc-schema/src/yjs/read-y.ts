@@ -41,15 +41,20 @@ export function yTextToJSON(text: Y.XmlText): DocNode[] {
   for (const op of text.toDelta() as { insert: unknown; attributes?: Record<string, unknown> }[]) {
     if (typeof op.insert !== 'string' || op.insert === '') continue
     const node: DocNode = { type: 'text', text: op.insert }
-    const marks = Object.entries(op.attributes ?? {}).map(([key, attrs]): DocMark => {
-      const type = key.replace(/--[A-Za-z0-9+/=]+$/, '')
-      const markAttrs = attrs && typeof attrs === 'object' ? (attrs as Record<string, unknown>) : {}
-      return Object.keys(markAttrs).length > 0 ? { type, attrs: markAttrs } : { type }
-    })
+    const marks = marksOf(op.attributes ?? {})
     if (marks.length > 0) node.marks = marks
     nodes.push(node)
   }
   return nodes
+}
+
+/** A text run's formatting attributes as marks (a `name--hash` key names its mark), in their order. */
+export function marksOf(attributes: Record<string, unknown>): DocMark[] {
+  return Object.entries(attributes).map(([key, attrs]): DocMark => {
+    const type = key.replace(/--[A-Za-z0-9+/=]+$/, '')
+    const markAttrs = attrs && typeof attrs === 'object' ? (attrs as Record<string, unknown>) : {}
+    return Object.keys(markAttrs).length > 0 ? { type, attrs: markAttrs } : { type }
+  })
 }
 
 /** Top-level children of the fragment that are elements (stray text at top level is not a block). */

@@ -232,6 +232,14 @@ export function skipStruct(reader: Reader, units = true): number {
     }
     if ((info & BIT6) === BIT6) reader.skipVarBytes() // parent sub (a map key, an attribute name)
   }
+  return skipContent(reader, kind, units)
+}
+
+/**
+ * Reads past an item's content of `kind` (its info byte's low five bits) and returns its length in clock
+ * ticks; with `units` false a string counts 1.
+ */
+export function skipContent(reader: Reader, kind: number, units = true): number {
   switch (kind) {
     case 1: // ContentDeleted: its length
       return reader.varUint()

@@ -14,7 +14,7 @@ import {
   readTitle,
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
-import { applyStored, type StoredParts } from '../stored-parts.ts'
+import { applyStored, readStoredFlat, type StoredParts } from '../stored-parts.ts'
 
 export type DeriveInput =
   | { what: 'headings'; stored: Pick<StoredParts, 'snapshot' | 'updates'> }
@@ -29,6 +29,17 @@ export type SearchText = { title: string; text: string }
 export type Derived = HeadingIds | SearchText | OutlineNode[]
 
 export function deriveStored(input: DeriveInput): Derived {
+  // The headings' ids are read flat when they can be (stored-parts.ts `readStoredFlat`): no Y.Doc.
+  const flat = input.what === 'headings' ? readStoredFlat(input.stored) : null
+  if (flat) {
+    const ids: string[] = []
+    for (const item of flat.topLevel()) {
+      if (item.name !== 'heading') continue
+      const id = flat.attribute(item, HEADING_ID_ATTR)
+      if (typeof id === 'string') ids.push(id)
+    }
+    return ids
+  }
   const doc = new Y.Doc()
   try {
     applyStored(doc, input.stored)

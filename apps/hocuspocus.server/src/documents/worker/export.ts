@@ -4,11 +4,18 @@
  * The Markdown is written in pieces (documentMarkdownPieces), each encoded as UTF-8 as it is made: the whole
  * text is never one string. On the worker each piece is handed on as soon as it is made (`emit`: posted,
  * its buffer transferred) and sent to the connection from there (export-markdown.ts), so neither thread
- * holds the whole file; rendered here, the pieces are returned together.
+ * holds the whole file; rendered here, the pieces are returned together. The blocks are read from the
+ * stored bytes without a Y.Doc when they can be (`readStoredFlat`), else from one decoded with Yjs: the same
+ * Markdown either way (flat-read.test.ts, export-pieces.test.ts).
  */
-import { documentMarkdownPieces, FRAGMENT_NAME } from '@collab/doc-schema'
+import {
+  blocksToMarkdownPieces,
+  documentMarkdownPieces,
+  FRAGMENT_NAME,
+  type SerializeOptions,
+} from '@collab/doc-schema'
 import * as Y from 'yjs'
-import { applyStored, type StoredParts } from '../stored-parts.ts'
+import { applyStored, readStoredFlat, type StoredParts } from '../stored-parts.ts'
 
 /** Characters of Markdown in one piece of an export (a piece ends where a block does). */
 export const EXPORT_PIECE_CHARS = 256 * 1024
@@ -17,6 +24,7 @@ export const EXPORT_PIECE_CHARS = 256 * 1024
 export type MarkdownFile = { pieces: Uint8Array[]; bytes: number }
 
 const NEWLINE = new Uint8Array([10])
+const EXPORT_OPTIONS: SerializeOptions = { media: 'source' }
 
 /** The Markdown of stored content in pieces, ending in a newline (a file does). */
 export function renderExport(
@@ -36,6 +44,31 @@ export function renderExport(
   } = {},
 ): MarkdownFile {
   const { pieceChars = EXPORT_PIECE_CHARS, collect, emit, applied } = options
+  const encoder = new TextEncoder()
+  const pieces: Uint8Array[] = []
+  const give = emit ?? ((piece: Uint8Array) => pieces.push(piece))
+  let bytes = 0
+  const write = (piece: string) => {
+    const encoded = encoder.encode(piece)
+    bytes += encoded.byteLength
+    give(encoded)
+    collect?.()
+  }
+  const done = () => {
+    // The whole render ends without newlines (trimmed): a file ends with one.
+    give(NEWLINE.slice())
+    return { pieces, bytes: bytes + 1 }
+  }
+  const flat = readStoredFlat(stored)
+  if (flat) {
+    if (applied) {
+      stored.snapshot = null
+      stored.updates = []
+      applied()
+    }
+    blocksToMarkdownPieces(flat.blocks(), write, pieceChars, EXPORT_OPTIONS)
+    return done()
+  }
   const doc = new Y.Doc()
   try {
     applyStored(doc, stored)
@@ -44,20 +77,8 @@ export function renderExport(
       stored.updates = []
       applied()
     }
-    const encoder = new TextEncoder()
-    const pieces: Uint8Array[] = []
-    const give = emit ?? ((piece: Uint8Array) => pieces.push(piece))
-    let bytes = 0
-    const write = (piece: string) => {
-      const encoded = encoder.encode(piece)
-      bytes += encoded.byteLength
-      give(encoded)
-      collect?.()
-    }
-    documentMarkdownPieces(doc.getXmlFragment(FRAGMENT_NAME), write, pieceChars, { media: 'source' })
-    // The whole render ends without newlines (trimmed): a file ends with one.
-    give(NEWLINE.slice())
-    return { pieces, bytes: bytes + 1 }
+    documentMarkdownPieces(doc.getXmlFragment(FRAGMENT_NAME), write, pieceChars, EXPORT_OPTIONS)
+    return done()
   } finally {
     doc.destroy()
   }
