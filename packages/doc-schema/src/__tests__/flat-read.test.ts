@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import * as Y from 'yjs'
 import { firstScreenHtml } from '../first-screen.ts'
 import { FRAGMENT_NAME, MAX_NESTING_DEPTH } from '../limits.ts'
-import { documentToMarkdown } from '../markdown/document-to-markdown.ts'
+import { documentMarkdownPrefix, documentToMarkdown } from '../markdown/document-to-markdown.ts'
 import { TOO_DEEP_NODE, yBlockForRender } from '../markdown/render-depth.ts'
 import { readFlat } from '../yjs/flat-read.ts'
 import { topLevelElements } from '../yjs/read-y.ts'
@@ -57,9 +57,25 @@ function randomBlock(random: Rng): Y.XmlElement {
     list.insert(0, items)
     return list
   }
-  const quote = new Y.XmlElement('blockquote')
-  quote.insert(0, [paragraph(), paragraph()])
-  return quote
+  if (kind < 0.9) {
+    const quote = new Y.XmlElement('blockquote')
+    quote.insert(0, [paragraph(), paragraph()])
+    return quote
+  }
+  // A table whose rows differ in length (a cut read pads the last kept row to the longest).
+  const table = new Y.XmlElement('table')
+  const rows = Array.from({ length: 1 + Math.floor(random() * 3) }, () => {
+    const row = new Y.XmlElement('tableRow')
+    const cells = Array.from({ length: 1 + Math.floor(random() * 3) }, () => {
+      const cell = new Y.XmlElement('tableCell')
+      cell.insert(0, [paragraph()])
+      return cell
+    })
+    row.insert(0, cells)
+    return row
+  })
+  table.insert(0, rows)
+  return table
 }
 
 /** One random change by `doc`: inserts (often at the same places, so concurrent ones conflict), deletions, marks, attributes. */
@@ -211,6 +227,45 @@ describe('readFlat', () => {
     expect(drawn).toBeGreaterThan(30) // screens of several blocks, not only refusals at the first
   })
 
+  test("gives Yjs's bounded start of the Markdown (a whole read) at every budget", () => {
+    let cut = 0
+    for (let seed = 300; seed <= 330; seed++) {
+      const { docs } = concurrentEdits(seed, 3, 20)
+      const update = Y.encodeStateAsUpdate(docs[0]!)
+      const flat = readFlat(update, FRAGMENT_NAME)!
+      const doc = new Y.Doc()
+      Y.applyUpdate(doc, update)
+      const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+      for (const minChars of [1, 7, 40, 120, 400, 100_000]) {
+        for (const bounded of [true, false]) {
+          const ours = documentMarkdownPrefix(flat, minChars, { media: 'source' }, bounded)
+          expect(ours).toEqual(documentMarkdownPrefix(fragment, minChars, { media: 'source' }, bounded))
+          if (!ours.complete) cut++
+        }
+      }
+      doc.destroy()
+    }
+    expect(cut).toBeGreaterThan(100)
+  })
+
+  test("a paragraph past the render's work ceiling is cut where Yjs's read cuts it", () => {
+    const doc = new Y.Doc()
+    const text = new Y.XmlText()
+    text.applyDelta(
+      Array.from({ length: 20_000 }, (_, i) => ({
+        insert: String.fromCharCode(97 + (i % 26)),
+        attributes: i % 2 ? { italic: {} } : { bold: {} },
+      })),
+    )
+    const p = new Y.XmlElement('paragraph')
+    p.insert(0, [text])
+    doc.getXmlFragment(FRAGMENT_NAME).insert(0, [p])
+    const update = Y.encodeStateAsUpdate(doc)
+    const ours = documentMarkdownPrefix(readFlat(update, FRAGMENT_NAME)!, 50_000, {}, true)
+    expect(ours.byWork).toBe(true)
+    expect(ours).toEqual(documentMarkdownPrefix(doc.getXmlFragment(FRAGMENT_NAME), 50_000, {}, true))
+  })
+
   test('reads states of documents that keep deleted content (gc off), and states from other clients', () => {
     for (let seed = 100; seed <= 115; seed++) {
       const { docs } = concurrentEdits(seed, 3, 20, false)
@@ -255,6 +310,48 @@ describe('readFlat', () => {
     expect(blocks[0]).toBe(TOO_DEEP_NODE)
     expect(blocks[1]).toEqual({ type: 'paragraph', content: [{ type: 'text', text: 'shallow' }] })
     expectSameBlocks(state)
+    const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+    expect(documentMarkdownPrefix(readFlat(state, FRAGMENT_NAME)!, 10, {}, true)).toEqual(
+      documentMarkdownPrefix(fragment, 10, {}, true),
+    )
+  })
+
+  test('a read cut inside a table, and values inside an element, read as Yjs reads them', () => {
+    const doc = new Y.Doc()
+    const cell = (text: string) => {
+      const p = new Y.XmlElement('paragraph')
+      p.insert(0, [new Y.XmlText(text)])
+      const c = new Y.XmlElement('tableCell')
+      c.insert(0, [p])
+      return c
+    }
+    const row = (...texts: string[]) => {
+      const r = new Y.XmlElement('tableRow')
+      r.insert(0, texts.map(cell))
+      return r
+    }
+    const table = new Y.XmlElement('table')
+    // Its second row longer than a read's slack (PREFIX_SLACK_CHARS), so a short read cuts inside it.
+    table.insert(0, [
+      row('first'),
+      row(`a long cell ${'of a short row '.repeat(600)}`),
+      row('b', 'c', 'd', 'e'),
+    ])
+    // Values (not text) inside an element: Yjs counts each as an entry of its content.
+    const odd = new Y.XmlElement('paragraph')
+    odd.insert(0, [new Y.XmlText('abc')])
+    ;(odd as unknown as Y.Array<unknown>).insert(1, ['x', 'y'])
+    doc.getXmlFragment(FRAGMENT_NAME).insert(0, [table, odd])
+    const state = Y.encodeStateAsUpdate(doc)
+    const flat = readFlat(state, FRAGMENT_NAME)!
+    const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+    for (const minChars of [5, 12, 60, 200, 1_000, 9_020, 9_100, 20_000]) {
+      expect(documentMarkdownPrefix(flat, minChars, {}, true)).toEqual(
+        documentMarkdownPrefix(fragment, minChars, {}, true),
+      )
+    }
+    // Reads cut inside the second row (its cells then padded to the longest row's four).
+    expect(documentMarkdownPrefix(flat, 200, {}, true).complete).toBe(false)
   })
 
   test('gives up on what it does not read as Yjs would: a gap, a missing dependency, not an update', () => {

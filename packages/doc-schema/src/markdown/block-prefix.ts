@@ -34,6 +34,41 @@ export const renderWork = (): RenderWork => ({ left: MAX_RENDER_WORK })
 
 type YChild = Y.XmlElement | Y.XmlText | Y.XmlHook
 
+/** One entry of an element's content as blockPrefix reads it: an element, a text, or anything else. */
+export type BlockChild<E> = { element: E } | { runs(): DocNode[] } | null
+
+/**
+ * What blockPrefix reads of a block's elements: Yjs's (`Y_BLOCKS`), or a document read flat's rows
+ * (yjs/flat-read.ts), which give the same answers.
+ */
+export type BlockSource<E> = {
+  /** `yElementTooDeep`. */
+  tooDeep(element: E): boolean
+  /** Its type and attributes (`shallowNode`). */
+  shallow(element: E): DocNode
+  /** Its content in order, one entry per entry of Yjs's `toArray` (a text's runs as `yTextToJSON`). */
+  children(element: E): Array<BlockChild<E>>
+  name(element: E): string
+  /** Yjs's `length`: its count of content entries. */
+  entries(element: E): number
+}
+
+/** Yjs elements as blockPrefix reads them. */
+export const Y_BLOCKS: BlockSource<Y.XmlElement> = {
+  tooDeep: yElementTooDeep,
+  shallow: shallowNode,
+  children: (element) =>
+    (element.toArray() as YChild[]).map((child) =>
+      child instanceof Y.XmlElement
+        ? { element: child }
+        : child instanceof Y.XmlText
+          ? { runs: () => yTextToJSON(child) }
+          : null,
+    ),
+  name: (element) => element.nodeName,
+  entries: (element) => element.length,
+}
+
 export type BlockPrefix = {
   /** The block as JSON: whole, TOO_DEEP_NODE, or its start when `cut`. */
   node: DocNode
@@ -58,13 +93,14 @@ const CUT_MARK = '\uE000\uE001\uE002'
 const CUT_MARK_MARGIN = LABEL_LOOKAHEAD_CHARS + 56
 
 /** A block cut for rendering, with the marker appended to its last text; `markable` is false without one. */
-export function markedBlockPrefix(
-  element: Y.XmlElement,
+export function markedBlockPrefix<E = Y.XmlElement>(
+  element: E,
   budget: number,
   work?: RenderWork,
   freeChars = 0,
+  source: BlockSource<E> = Y_BLOCKS as unknown as BlockSource<E>,
 ): BlockPrefix & { markable: boolean } {
-  const prefix = blockPrefix(element, budget, work, freeChars)
+  const prefix = blockPrefix(element, budget, work, freeChars, source)
   if (!prefix.cut || !prefix.lastText) return { ...prefix, markable: false }
   prefix.lastText.text = `${prefix.lastText.text ?? ''}${CUT_MARK}`
   return { ...prefix, markable: true }
@@ -89,16 +125,17 @@ export function exactBefore(rendered: string): number {
  * first `freeChars` of the budget are kept, and the block is cut where it runs out (`byWork`), though
  * only after some text is kept, so the cut can be marked; elements with no text stay bounded by `budget`.
  */
-export function blockPrefix(
-  element: Y.XmlElement,
+export function blockPrefix<E = Y.XmlElement>(
+  element: E,
   budget: number,
   work?: RenderWork,
   freeChars = 0,
+  source: BlockSource<E> = Y_BLOCKS as unknown as BlockSource<E>,
 ): BlockPrefix {
-  if (yElementTooDeep(element)) return { node: TOO_DEEP_NODE, cut: false }
-  type Frame = { element: Y.XmlElement; node: DocNode; children: YChild[]; next: number }
-  const root = shallowNode(element)
-  const stack: Frame[] = [{ element, node: root, children: element.toArray() as YChild[], next: 0 }]
+  if (source.tooDeep(element)) return { node: TOO_DEEP_NODE, cut: false }
+  type Frame = { element: E; node: DocNode; children: Array<BlockChild<E>>; next: number }
+  const root = source.shallow(element)
+  const stack: Frame[] = [{ element, node: root, children: source.children(element), next: 0 }]
   let left = budget - 1
   let cut = false
   let byWork = false
@@ -123,15 +160,16 @@ export function blockPrefix(
       cut = byWork = true
       break
     }
-    const child = frame.children[frame.next++]!
-    if (child instanceof Y.XmlElement) {
-      const node = shallowNode(child)
+    const child = frame.children[frame.next++]
+    if (!child) continue
+    if ('element' in child) {
+      const node = source.shallow(child.element)
       append(frame.node, node)
       left -= 1
       spend(1)
-      stack.push({ element: child, node, children: child.toArray() as YChild[], next: 0 })
-    } else if (child instanceof Y.XmlText) {
-      const runs = yTextToJSON(child)
+      stack.push({ element: child.element, node, children: source.children(child.element), next: 0 })
+    } else {
+      const runs = child.runs()
       const before = lastText
       for (let index = 0; index < runs.length; index++) {
         const text = runs[index]!
@@ -165,7 +203,7 @@ export function blockPrefix(
       }
     }
   }
-  if (cut) padCutTables(stack)
+  if (cut) padCutTables(stack, source)
   const prefix: BlockPrefix = lastText ? { node: root, cut, lastText } : { node: root, cut }
   if (byWork) prefix.byWork = true
   return prefix
@@ -244,12 +282,12 @@ function safeEnd(text: string, at: number): number {
  * A table is written with as many columns as its longest row; a cut table may have lost that row, so its
  * last kept row is given empty cells up to that count (what the serialiser fills short rows with anyway).
  */
-function padCutTables(stack: Array<{ element: Y.XmlElement; node: DocNode }>) {
+function padCutTables<E>(stack: Array<{ element: E; node: DocNode }>, source: BlockSource<E>) {
   for (const { element, node } of stack) {
-    if (element.nodeName !== 'table') continue
+    if (source.name(element) !== 'table') continue
     let columns = 0
-    for (const row of element.toArray())
-      if (row instanceof Y.XmlElement) columns = Math.max(columns, row.length)
+    for (const row of source.children(element))
+      if (row && 'element' in row) columns = Math.max(columns, source.entries(row.element))
     const last = node.content?.at(-1)
     if (!last) continue
     const cells = last.content ?? []

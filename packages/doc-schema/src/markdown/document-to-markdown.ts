@@ -1,8 +1,16 @@
 import * as Y from 'yjs'
 import type { DocNode } from '../doc-json.ts'
 import { MAX_RENDER_WORK } from '../limits.ts'
+import type { FlatDocument } from '../yjs/flat-read.ts'
 import { topLevelElements } from '../yjs/read-y.ts'
-import { exactBefore, markedBlockPrefix, PREFIX_SLACK_CHARS, type RenderWork } from './block-prefix.ts'
+import {
+  type BlockSource,
+  exactBefore,
+  markedBlockPrefix,
+  PREFIX_SLACK_CHARS,
+  type RenderWork,
+  Y_BLOCKS,
+} from './block-prefix.ts'
 import type { SerializeOptions } from './blocks-to-mdast.ts'
 import { yBlockForRender } from './render-depth.ts'
 import {
@@ -52,17 +60,27 @@ export function documentMarkdownPieces(
  * so (still exact characters of the whole Markdown).
  */
 export function documentMarkdownPrefix(
-  source: Y.XmlFragment | DocNode,
+  source: Y.XmlFragment | DocNode | FlatDocument,
   minChars: number,
   opts: SerializeOptions = {},
   bounded = false,
 ): MarkdownPrefix {
-  if (source instanceof Y.XmlFragment) return fragmentMarkdownPrefix(source, minChars, opts, bounded)
+  if (source instanceof Y.XmlFragment)
+    return elementsMarkdownPrefix(() => topLevelElements(source), Y_BLOCKS, minChars, opts, bounded)
+  if ('topLevel' in source) {
+    // A document read flat (yjs/flat-read.ts): its top-level elements' rows, read the same way.
+    const flat = source
+    function* rows(): Generator<number> {
+      for (const item of flat.topLevel()) if (item.name !== null) yield item.row
+    }
+    return elementsMarkdownPrefix(rows, flat.blockSource, minChars, opts, bounded)
+  }
   return blocksToMarkdownPrefix(source.type === 'doc' ? (source.content ?? []) : [source], minChars, opts)
 }
 
-function fragmentMarkdownPrefix(
-  fragment: Y.XmlFragment,
+function elementsMarkdownPrefix<E>(
+  elements: () => Iterable<E>,
+  source: BlockSource<E>,
   minChars: number,
   opts: SerializeOptions,
   bounded: boolean,
@@ -72,8 +90,8 @@ function fragmentMarkdownPrefix(
     let cutBlock: { markable: boolean; byWork?: boolean } | undefined
     const work: RenderWork | undefined = limited ? { left: MAX_RENDER_WORK } : undefined
     function* blocks(): Generator<DocNode> {
-      for (const element of topLevelElements(fragment)) {
-        const prefix = markedBlockPrefix(element, minChars + slack, work)
+      for (const element of elements()) {
+        const prefix = markedBlockPrefix(element, minChars + slack, work, 0, source)
         yield prefix.node
         if (prefix.cut) {
           // Nothing after a cut block can be shown: the writer stops within it.

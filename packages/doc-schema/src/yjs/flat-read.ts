@@ -28,6 +28,7 @@
  */
 import type { DocNode } from '../doc-json.ts'
 import { MAX_NESTING_DEPTH } from '../limits.ts'
+import type { BlockChild, BlockSource } from '../markdown/block-prefix.ts'
 import { TOO_DEEP_NODE } from '../markdown/render-depth.ts'
 import { marksOf } from './read-y.ts'
 import { BITS5, Malformed, Reader, skipContent, skipStruct } from './update-work.ts'
@@ -80,6 +81,8 @@ export type FlatDocument = {
   attribute(item: FlatItem, key: string): unknown
   /** Its elements plus the characters of its texts (first-screen.ts `workOf`), null once past `budget`. */
   work(item: FlatItem, budget: number): number | null
+  /** Its elements' rows as a block's start is read (markdown/block-prefix.ts), for bounded reads. */
+  readonly blockSource: BlockSource<number>
   /** Rows read (structs and the pieces they were cut into): what the arrays hold. */
   readonly rows: number
 }
@@ -666,6 +669,38 @@ class FlatState implements FlatDocument {
         yield { row, name: type.ref === XML_ELEMENT ? type.name : null, length: 1 }
       }
     }
+  }
+
+  readonly blockSource: BlockSource<number> = {
+    tooDeep: (row) => this.tooDeep(row),
+    shallow: (row) => this.shallow(row, this.typeOf(row).name),
+    children: (row) => {
+      const children: Array<BlockChild<number>> = []
+      for (let child = this.start[row]!; child !== NONE; child = this.right[child]!) {
+        if (!this.shown(child)) continue
+        if (this.kindOf[this.rowStruct[child]!] !== TYPE) {
+          // Yjs's `toArray` gives each character of a string, each value of a list: one entry each.
+          for (let k = this.rowLength[child]!; k > 0; k--) children.push(null)
+          continue
+        }
+        const ref = this.typeOf(child).ref
+        children.push(
+          ref === XML_ELEMENT
+            ? { element: child }
+            : ref === XML_TEXT
+              ? { runs: () => this.textJSON(child) }
+              : null,
+        )
+      }
+      return children
+    },
+    name: (row) => this.typeOf(row).name,
+    entries: (row) => {
+      let entries = 0
+      for (let child = this.start[row]!; child !== NONE; child = this.right[child]!)
+        if (this.shown(child)) entries += this.rowLength[child]!
+      return entries
+    },
   }
 
   json(item: FlatItem): DocNode {

@@ -20,7 +20,7 @@ import * as Y from 'yjs'
 import { MAX_LIVE_COPIES, MAX_LIVE_COPY_STRUCTS } from '../../limits.ts'
 import { diffSinceState, type SectionChange } from '../history-diff.ts'
 import { bytesOfBase64 } from '../sliced-read.ts'
-import { applyStored } from '../stored-parts.ts'
+import { applyStored, readStoredFlat } from '../stored-parts.ts'
 import { renderSectionJob, type SectionAsk, type SectionReadResult } from './read-section.ts'
 
 export type ReadInput = {
@@ -36,10 +36,14 @@ export type ReadInput = {
 
 /** `documentMarkdownPrefix(fragment, minChars, opts, bounded = true)` of the content, decoded here. */
 export function renderReadPrefix(input: ReadInput): MarkdownPrefix {
+  const { snapshot, updates } = input.stored
+  const stored = { snapshot: typeof snapshot === 'string' ? bytesOfBase64(snapshot) : snapshot, updates }
+  // Read flat from the bytes when it can be (stored-parts.ts `readStoredFlat`): no Y.Doc of it all.
+  const flat = readStoredFlat(stored)
+  if (flat) return documentMarkdownPrefix(flat, input.minChars, input.opts, true)
   const doc = new Y.Doc()
   try {
-    const { snapshot, updates } = input.stored
-    applyStored(doc, { snapshot: typeof snapshot === 'string' ? bytesOfBase64(snapshot) : snapshot, updates })
+    applyStored(doc, stored)
     return documentMarkdownPrefix(doc.getXmlFragment(FRAGMENT_NAME), input.minChars, input.opts, true)
   } finally {
     doc.destroy()
