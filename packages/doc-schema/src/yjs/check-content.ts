@@ -12,6 +12,10 @@ import { MAX_ATTRIBUTE_CHARS, MAX_NESTING_DEPTH } from '../limits.ts'
 import { stableJSON } from '../sections/section-rev.ts'
 import { SUGGESTION_MARKS } from '../suggestion-marks.ts'
 import { MARK_KEY } from './check-deletions.ts'
+import { CONTENT, type RowContent, TYPE_REF } from './update-rows.ts'
+
+/** The content of an item that creates a shared type. */
+export type TypeContent = Extract<RowContent, { kind: typeof CONTENT.type }>
 
 /** Where an item sits: the fragment, an element (with its depth), a text run (in its block), or nowhere. */
 export type Place =
@@ -96,14 +100,13 @@ export const MAX_SUGGESTION_WALK = 10_000
  * how Yjs closes the mark again after text typed inside it (`insertText`'s negated attributes).
  */
 function suggestionProblem(
-  item: YItem,
-  content: Y.ContentFormat,
-  findLeft: (item: YItem) => YItem | undefined,
+  content: { key: string; value: unknown },
+  findLeft: () => YItem | undefined,
 ): string | undefined {
   const name = MARK_KEY.exec(content.key)?.[1]
   if (!name || !SUGGESTION_MARKS.includes(name) || content.value === null) return undefined
   const wanted = stableJSON(content.value)
-  let left = findLeft(item)
+  let left = findLeft()
   for (let steps = 0; left && steps < MAX_SUGGESTION_WALK; steps++, left = left.left ?? undefined) {
     const held = left.content
     if (held instanceof Y.ContentFormat && held.key === content.key && stableJSON(held.value) === wanted)
@@ -137,24 +140,27 @@ export function describeType(
   return { kind: 'refused', reason: 'the update writes into a shared type that is not the document' }
 }
 
-/** The place of the children of a type created by `item` (an element or text of this update). */
-export function inside(item: YItem, at: Place, sub: string | null): Place {
+/** The place of the children of a type created by an item of this update (`created`, its content). */
+export function inside(created: TypeContent, at: Place, sub: string | null): Place {
   if (at.kind === 'gone' || at.kind === 'refused') return at
-  const type = (item.content as Y.ContentType).type
-  if (type instanceof Y.XmlElement) {
+  if (created.ref === TYPE_REF.xmlElement) {
     const depth = at.kind === 'fragment' ? 1 : at.kind === 'element' ? at.depth + 1 : MAX_NESTING_DEPTH + 1
-    return { kind: 'element', name: type.nodeName, depth, sub }
+    return { kind: 'element', name: created.name ?? '', depth, sub }
   }
-  if (type instanceof Y.XmlText && at.kind === 'element') return { kind: 'text', host: at.name, sub }
+  if (created.ref === TYPE_REF.xmlText && at.kind === 'element') return { kind: 'text', host: at.name, sub }
   return { kind: 'refused', reason: 'the update writes into a shared type that is not part of a document' }
 }
 
+/**
+ * Whether an inserted item's content fits its place: `content` is its decoded content, or `'text'` for a
+ * string (whose characters the check never needs); `findLeft` gives the live item left of where it lands
+ * (asked only for a suggestion mark).
+ */
 export function contentProblem(
-  item: YItem,
+  content: RowContent | 'text',
   place: Exclude<Place, { kind: 'gone' | 'refused' }>,
-  findLeft: (item: YItem) => YItem | undefined,
+  findLeft: () => YItem | undefined,
 ): string | undefined {
-  const content = item.content
   if (place.sub !== null) {
     // An attribute (a map entry of the element).
     if (place.kind !== 'element') return 'the update sets an attribute on something that is not a block'
@@ -162,20 +168,20 @@ export function contentProblem(
     const attrs = nodeType?.spec.attrs ?? {}
     if (!(place.sub in attrs))
       return `attribute "${place.sub.slice(0, 40)}" is not part of ${place.name} in this server's schema`
-    if (!(content instanceof Y.ContentAny))
+    if (content === 'text' || content.kind !== CONTENT.any)
       return `attribute "${place.sub}" of ${place.name} is not a plain value`
-    for (const value of content.arr) {
+    for (const value of content.values) {
       const problem = attributeValueProblem(value)
       if (problem) return `attribute "${place.sub}" of ${place.name} ${problem}`
     }
     return undefined
   }
-  if (content instanceof Y.ContentType) {
-    const type = content.type
-    if (type instanceof Y.XmlElement) {
-      const nodeType = schema.nodes[type.nodeName]
+  if (content !== 'text' && content.kind === CONTENT.type) {
+    if (content.ref === TYPE_REF.xmlElement) {
+      const name = content.name ?? ''
+      const nodeType = schema.nodes[name]
       if (!nodeType || nodeType.isText || nodeType === schema.topNodeType)
-        return `node type "${type.nodeName.slice(0, 40)}" is not part of this server's schema`
+        return `node type "${name.slice(0, 40)}" is not part of this server's schema`
       const parentType =
         place.kind === 'fragment'
           ? schema.topNodeType
@@ -188,7 +194,7 @@ export function contentProblem(
       if (depth > MAX_NESTING_DEPTH) return `blocks are nested deeper than ${MAX_NESTING_DEPTH} levels`
       return undefined
     }
-    if (type instanceof Y.XmlText) {
+    if (content.ref === TYPE_REF.xmlText) {
       const host = place.kind === 'element' ? schema.nodes[place.name] : undefined
       if (!host?.inlineContent)
         return `text is not allowed directly inside ${place.kind === 'element' ? place.name : 'the document'}`
@@ -199,8 +205,8 @@ export function contentProblem(
   if (place.kind !== 'text') return 'the update writes text or values outside a text block'
   const host = schema.nodes[place.host]
   if (!host) return `node type "${place.host.slice(0, 40)}" is not part of this server's schema`
-  if (content instanceof Y.ContentString) return undefined
-  if (content instanceof Y.ContentFormat)
-    return markProblem(content.key, content.value, host) ?? suggestionProblem(item, content, findLeft)
+  if (content === 'text') return undefined
+  if (content.kind === CONTENT.format)
+    return markProblem(content.key, content.value, host) ?? suggestionProblem(content, findLeft)
   return 'the update embeds something other than text and marks in a text block'
 }

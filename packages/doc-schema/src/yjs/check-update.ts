@@ -26,10 +26,22 @@ import * as Y from 'yjs'
 import type { EditorTypes } from '../editor-types.ts'
 import { FRAGMENT_NAME, HEADING_ID_ATTR } from '../limits.ts'
 import { contentProblem, describeType, inside, MAX_SUGGESTION_WALK, type Place } from './check-content.ts'
-import { checkDeletions, type DeleteRanges, type StrippedId } from './check-deletions.ts'
+import { checkDeletions, type StrippedId } from './check-deletions.ts'
 import type { InsertedText } from './own-text.ts'
+import {
+  CONTENT,
+  GC_ROW,
+  PARENT,
+  readUpdateRows,
+  SKIP_ROW,
+  TYPE_REF,
+  type UpdateRows,
+} from './update-rows.ts'
+import { Malformed } from './update-work.ts'
 
 type YItem = Y.Item
+
+const noLeft = () => undefined
 type Struct = Y.Item | Y.GC | Y.Skip
 
 export type UpdateCheck =
@@ -63,176 +75,225 @@ export type UpdateCheck =
 
 /**
  * Checks `update` (Yjs v1 encoding, as sync messages carry) against the live document `doc` it is about to be
- * applied to. Pure apart from reading `doc`.
+ * applied to. Pure apart from reading `doc`. The update is read into rows (update-rows.ts), not into Yjs
+ * objects: the check never holds a second decoded copy of what the apply decodes.
  */
 export function checkEditorUpdate(
   doc: Y.Doc,
   update: Uint8Array,
   types: EditorTypes = { all: true },
 ): UpdateCheck {
-  let decoded: { structs: Struct[]; ds: DeleteRanges }
+  let rows: UpdateRows
   try {
-    decoded = Y.decodeUpdate(update) as { structs: Struct[]; ds: DeleteRanges }
-  } catch {
-    return { ok: false, reason: 'the update is not a valid Yjs update' }
+    rows = readUpdateRows(update)
+  } catch (error) {
+    if (error instanceof Malformed) return { ok: false, reason: 'the update is not a valid Yjs update' }
+    throw error
   }
   const fragment = doc.share.get(FRAGMENT_NAME) as Y.AbstractType<unknown> | undefined
+  const isItem = (row: number) => rows.kind[row] !== GC_ROW && rows.kind[row] !== SKIP_ROW
   // This update's items per client, in clock order, to find the item holding a given id.
-  const byClient = new Map<number, YItem[]>()
-  for (const struct of decoded.structs) {
-    if (!(struct instanceof Y.Item)) continue
-    const list = byClient.get(struct.id.client)
-    if (list) list.push(struct)
-    else byClient.set(struct.id.client, [struct])
+  const byClient = new Map<number, number[]>()
+  for (let row = 0; row < rows.count; row++) {
+    if (!isItem(row)) continue
+    const client = rows.client[row]!
+    const list = byClient.get(client)
+    if (list) list.push(row)
+    else byClient.set(client, [row])
   }
-  for (const list of byClient.values()) list.sort((a, b) => a.id.clock - b.id.clock)
-  const findInUpdate = (id: Y.ID): YItem | undefined => {
-    const list = byClient.get(id.client)
-    if (!list) return undefined
+  for (const list of byClient.values())
+    for (let i = 1; i < list.length; i++)
+      if (rows.clock[list[i]!]! < rows.clock[list[i - 1]!]!) {
+        list.sort((a, b) => rows.clock[a]! - rows.clock[b]!)
+        break
+      }
+  /** The row of this update's item holding the id, or -1. */
+  const findInUpdate = (client: number, clock: number): number => {
+    const list = byClient.get(client)
+    if (!list) return -1
     let lo = 0
     let hi = list.length - 1
     while (lo <= hi) {
       const mid = (lo + hi) >> 1
-      const item = list[mid]!
-      if (id.clock < item.id.clock) hi = mid - 1
-      else if (id.clock >= item.id.clock + item.length) lo = mid + 1
-      else return item
+      const row = list[mid]!
+      if (clock < rows.clock[row]!) hi = mid - 1
+      else if (clock >= rows.clock[row]! + rows.length[row]!) lo = mid + 1
+      else return row
     }
-    return undefined
+    return -1
   }
-  const findInDoc = (id: Y.ID): Struct | undefined => {
-    const structs = doc.store.clients.get(id.client)
+  const findInDoc = (client: number, clock: number): Struct | undefined => {
+    const structs = doc.store.clients.get(client)
     if (!structs || structs.length === 0) return undefined
     const last = structs[structs.length - 1]!
-    if (id.clock >= last.id.clock + last.length) return undefined
-    return Y.getItem(doc.store, id) as Struct
+    if (clock >= last.id.clock + last.length) return undefined
+    return Y.getItem(doc.store, Y.createID(client, clock)) as Struct
   }
 
-  /** The live item left of where `item` goes: its origin, followed through this update's items. */
-  const leftInDoc = (item: YItem): YItem | undefined => {
-    let origin = item.origin
-    for (let steps = 0; origin && steps < MAX_SUGGESTION_WALK; steps++) {
-      const live = findInDoc(origin)
+  /** The live item left of where `row` goes: its origin, followed through this update's items. */
+  const leftInDoc = (row: number): YItem | undefined => {
+    let client = rows.originClient[row]!
+    let clock = rows.originClock[row]!
+    for (let steps = 0; !Number.isNaN(client) && steps < MAX_SUGGESTION_WALK; steps++) {
+      const live = findInDoc(client, clock)
       if (live instanceof Y.Item) return live
-      origin = findInUpdate(origin)?.origin ?? null
+      const own = findInUpdate(client, clock)
+      if (own < 0) return undefined
+      client = rows.originClient[own]!
+      clock = rows.originClock[own]!
     }
     return undefined
   }
-  const places = new Map<YItem, Place>()
+  const places: Array<Place | undefined> = new Array(rows.count)
   const missing: Place = {
     kind: 'refused',
     reason: 'the update depends on content this server does not have; reconnect to resync',
     missing: true,
   }
+  const typeOf = (row: number) => {
+    const content = rows.content.get(row)
+    return content?.kind === CONTENT.type ? content : undefined
+  }
 
+  /** The update item the last `step` depended on, and how (a parent: its children; a sibling: its place). */
+  let via = -1
+  let viaParent = false
   /**
-   * One step of placing `item`: either its place (known without other update items), or the update item it
-   * depends on and how to derive its place from that one's.
+   * One step of placing `row`: its place when it is known without other update items; otherwise undefined,
+   * with `via` the update item it depends on.
    */
-  const step = (item: YItem): Place | { via: YItem; how: 'parent' | 'sibling' } => {
-    const parent = item.parent as unknown
-    if (typeof parent === 'string') {
-      if (parent !== FRAGMENT_NAME)
+  const step = (row: number): Place | undefined => {
+    const sub = rows.sub.get(row) ?? null
+    if (rows.parent[row] === PARENT.root) {
+      const name = rows.rootName.get(row)!
+      if (name !== FRAGMENT_NAME)
         return {
           kind: 'refused',
-          reason: `the update writes the shared type "${parent.slice(0, 40)}"; only "${FRAGMENT_NAME}" is a document`,
+          reason: `the update writes the shared type "${name.slice(0, 40)}"; only "${FRAGMENT_NAME}" is a document`,
         }
-      return { kind: 'fragment', sub: item.parentSub }
+      return { kind: 'fragment', sub }
     }
-    if (parent && typeof parent === 'object' && 'client' in parent) {
-      const id = parent as Y.ID
-      const own = findInUpdate(id)
-      if (own) {
-        if (!(own.content instanceof Y.ContentType) || own.id.clock !== id.clock)
+    if (rows.parent[row] === PARENT.item) {
+      const client = rows.parentClient[row]!
+      const clock = rows.parentClock[row]!
+      const own = findInUpdate(client, clock)
+      if (own >= 0) {
+        if (!typeOf(own) || rows.clock[own] !== clock)
           return { kind: 'refused', reason: 'the update names a parent that is not a shared type' }
-        return { via: own, how: 'parent' }
+        via = own
+        viaParent = true
+        return undefined
       }
-      const struct = findInDoc(id)
+      const struct = findInDoc(client, clock)
       if (!struct) return missing
       if (!(struct instanceof Y.Item)) return { kind: 'gone' }
       if (!(struct.content instanceof Y.ContentType))
         return { kind: 'refused', reason: 'the update names a parent that is not a shared type' }
-      return describeType(struct.content.type, fragment, item.parentSub)
+      return describeType(struct.content.type, fragment, sub)
     }
     // No parent written: Yjs takes it (and the attribute key) from the left or right neighbour.
-    const neighbour = item.origin ?? item.rightOrigin
-    if (!neighbour) return { kind: 'refused', reason: 'the update holds an item with no parent' }
-    const own = findInUpdate(neighbour)
-    if (own) return { via: own, how: 'sibling' }
-    const struct = findInDoc(neighbour)
+    const fromLeft = !Number.isNaN(rows.originClient[row]!)
+    const client = fromLeft ? rows.originClient[row]! : rows.rightClient[row]!
+    const clock = fromLeft ? rows.originClock[row]! : rows.rightClock[row]!
+    if (Number.isNaN(client)) return { kind: 'refused', reason: 'the update holds an item with no parent' }
+    const own = findInUpdate(client, clock)
+    if (own >= 0) {
+      via = own
+      viaParent = false
+      return undefined
+    }
+    const struct = findInDoc(client, clock)
     if (!struct) return missing
     if (!(struct instanceof Y.Item)) return { kind: 'gone' }
     if (!(struct.parent instanceof Y.AbstractType)) return { kind: 'gone' }
     return describeType(struct.parent, fragment, struct.parentSub)
   }
 
-  const placeOf = (start: YItem): Place => {
-    const known = places.get(start)
+  // Reused by every placing: the chain of dependencies followed, and a mark of the rows on it.
+  const chain: number[] = []
+  const chainParent: boolean[] = []
+  const onChain = new Int32Array(rows.count)
+  let walk = 0
+  const placeOf = (start: number): Place => {
+    const known = places[start]
     if (known) return known
     // Follow dependencies with a loop until a known place, then assign back along the chain.
-    const chain: Array<{ item: YItem; how: 'parent' | 'sibling' }> = []
-    const onChain = new Set<YItem>()
-    let item = start
+    walk++
+    chain.length = 0
+    chainParent.length = 0
+    let row = start
     let place: Place
     for (;;) {
-      const cached = places.get(item)
+      const cached = places[row]
       if (cached) {
         place = cached
         break
       }
-      if (onChain.has(item)) {
+      if (onChain[row] === walk) {
         place = { kind: 'refused', reason: 'the update holds items that are their own ancestors' }
         break
       }
-      onChain.add(item)
-      const next = step(item)
-      if (!('via' in next)) {
-        places.set(item, next)
+      onChain[row] = walk
+      const next = step(row)
+      if (next) {
+        places[row] = next
         place = next
         break
       }
-      chain.push({ item, how: next.how })
-      item = next.via
+      chain.push(row)
+      chainParent.push(viaParent)
+      row = via
     }
-    let nextItem = item
+    let nextRow = row
     let nextPlace = place
     for (let i = chain.length - 1; i >= 0; i--) {
-      const { item: link, how } = chain[i]!
+      const link = chain[i]!
       // A neighbour shares the parent (and attribute key); a parent's children sit inside the type it creates.
-      const derived = how === 'sibling' ? nextPlace : inside(nextItem, nextPlace, link.parentSub)
-      places.set(link, derived)
-      nextItem = link
+      const derived = chainParent[i]
+        ? inside(typeOf(nextRow)!, nextPlace, rows.sub.get(link) ?? null)
+        : nextPlace
+      places[link] = derived
+      nextRow = link
       nextPlace = derived
     }
-    return places.get(start)!
+    return places[start]!
   }
 
   let inserts = false
   const headingItems: Y.ID[] = []
   const textItems: InsertedText[] = []
-  for (const struct of decoded.structs) {
-    if (!(struct instanceof Y.Item)) continue
-    const content = struct.content
-    if (content instanceof Y.ContentDeleted) continue
+  for (let row = 0; row < rows.count; row++) {
+    const kind = rows.kind[row]!
+    if (kind === GC_ROW || kind === SKIP_ROW || kind === CONTENT.deleted) continue
     inserts = true
-    const place = placeOf(struct)
+    const place = placeOf(row)
     if (place.kind === 'gone') continue
     if (place.kind === 'refused')
       return { ok: false, reason: place.reason, ...(place.missing ? { missingContent: true as const } : {}) }
-    const problem = contentProblem(struct, place, leftInDoc)
+    const content = kind === CONTENT.string ? 'text' : rows.content.get(row)!
+    // Only a mark asks for its left neighbour: no closure for each character of text.
+    const problem = contentProblem(content, place, content === 'text' ? noLeft : () => leftInDoc(row))
     if (problem) return { ok: false, reason: problem }
-    if (place.kind === 'text' && content instanceof Y.ContentString)
-      textItems.push({ id: struct.id, length: struct.length })
+    const client = rows.client[row]!
+    const clock = rows.clock[row]!
+    if (place.kind === 'text' && content === 'text') {
+      // Consecutive clocks of one client join one range (a run typed character by character).
+      const last = textItems[textItems.length - 1]
+      if (last && last.id.client === client && last.id.clock + last.length === clock)
+        last.length += rows.length[row]!
+      else textItems.push({ id: Y.createID(client, clock), length: rows.length[row]! })
+    }
     if (place.kind === 'element' && place.name === 'heading' && place.sub === HEADING_ID_ATTR)
-      headingItems.push(struct.id)
+      headingItems.push(Y.createID(client, clock))
     if (
-      content instanceof Y.ContentType &&
-      content.type instanceof Y.XmlElement &&
-      content.type.nodeName === 'heading'
+      content !== 'text' &&
+      content.kind === CONTENT.type &&
+      content.ref === TYPE_REF.xmlElement &&
+      content.name === 'heading'
     )
-      headingItems.push(struct.id)
+      headingItems.push(Y.createID(client, clock))
   }
-  const deletions = checkDeletions(doc, decoded.ds, types)
+  const deletions = checkDeletions(doc, { clients: rows.deletes }, types)
   if (!deletions.ok) return deletions
   return {
     ok: true,
@@ -240,6 +301,6 @@ export function checkEditorUpdate(
     headingItems,
     strippedIds: deletions.strippedIds,
     textItems,
-    examined: decoded.structs.length + deletions.examined,
+    examined: rows.count + deletions.examined,
   }
 }

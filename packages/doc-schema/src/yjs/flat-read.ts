@@ -32,7 +32,7 @@ import { MAX_NESTING_DEPTH } from '../limits.ts'
 import type { BlockChild, BlockSource } from '../markdown/block-prefix.ts'
 import { TOO_DEEP_NODE } from '../markdown/render-depth.ts'
 import { marksOf } from './read-y.ts'
-import { BITS5, Malformed, Reader, skipContent, skipStruct } from './update-work.ts'
+import { BITS5, Malformed, Reader, readAny, skipContent, skipStruct } from './update-work.ts'
 
 /** The update is not one this reads as Yjs would: the caller decodes it with Yjs. */
 class Unreadable extends Error {}
@@ -896,104 +896,4 @@ const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
 function clockOf(value: number): number {
   if (value > MAX_ROW_LENGTH) throw new Unreadable('a clock past 32 bits')
   return value
-}
-
-/** One lib0 `any` value (lib0 `readAny`), iteratively for arrays and objects. */
-function readAny(reader: Reader, strings: { readString(reader: Reader): string }): unknown {
-  type Frame = { left: number; target: unknown[] | Record<string, unknown>; key?: string }
-  const top: unknown[] = []
-  const frames: Frame[] = [{ left: 1, target: top }]
-  const view = new DataView(reader.bytes.buffer, reader.bytes.byteOffset, reader.bytes.byteLength)
-  while (frames.length > 0) {
-    const frame = frames[frames.length - 1]!
-    if (frame.left === 0) {
-      frames.pop()
-      continue
-    }
-    frame.left--
-    const key = Array.isArray(frame.target) ? undefined : strings.readString(reader)
-    const put = (value: unknown) => {
-      if (Array.isArray(frame.target)) frame.target.push(value)
-      else frame.target[key!] = value
-    }
-    const type = reader.byte()
-    switch (type) {
-      case 127:
-        put(undefined)
-        break
-      case 126:
-        put(null)
-        break
-      case 125:
-        put(readVarInt(reader))
-        break
-      case 124: {
-        const at = reader.pos
-        reader.skip(4)
-        put(view.getFloat32(at, false))
-        break
-      }
-      case 123: {
-        const at = reader.pos
-        reader.skip(8)
-        put(view.getFloat64(at, false))
-        break
-      }
-      case 122: {
-        const at = reader.pos
-        reader.skip(8)
-        put(view.getBigInt64(at, false))
-        break
-      }
-      case 121:
-        put(false)
-        break
-      case 120:
-        put(true)
-        break
-      case 119:
-        put(strings.readString(reader))
-        break
-      case 118: {
-        const object: Record<string, unknown> = {}
-        put(object)
-        if (frames.length > 1_000) throw new Malformed('value nested too deep')
-        frames.push({ left: reader.varUint(), target: object })
-        break
-      }
-      case 117: {
-        const array: unknown[] = []
-        put(array)
-        if (frames.length > 1_000) throw new Malformed('value nested too deep')
-        frames.push({ left: reader.varUint(), target: array })
-        break
-      }
-      case 116: {
-        const length = reader.varUint()
-        const at = reader.pos
-        reader.skip(length)
-        put(reader.bytes.slice(at, at + length))
-        break
-      }
-      default:
-        put(undefined)
-    }
-  }
-  return top[0]
-}
-
-/** lib0's signed varint. */
-function readVarInt(reader: Reader): number {
-  let r = reader.byte()
-  let num = r & 63
-  let mult = 64
-  const sign = (r & 64) > 0 ? -1 : 1
-  if ((r & 128) === 0) return sign * num
-  for (;;) {
-    r = reader.byte()
-    num += (r & 127) * mult
-    mult *= 128
-    if (r < 128) return sign * num
-    if (num > Number.MAX_SAFE_INTEGER) throw new Malformed('integer out of range')
-  }
 }
