@@ -63,7 +63,8 @@ describe(`red team: a document of as many items as bytes allow (${DATABASE_KIND}
     // documents' worker once the live one is collected): the peak may come then.
     await eventually(
       async () => expect(await metric(measured.server.url, 'collab_documents_loaded')).toBe(1),
-      30_000,
+      // Usually within 10 s of the attacker's exit; once in five runs (2026-12-06) still loaded after 30.
+      60_000,
       'the attacked document to unload',
     )
     const compactions = await metric(measured.server.url, 'collab_document_compactions_total')
