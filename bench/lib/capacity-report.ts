@@ -104,7 +104,7 @@ export function renderCapacitySection(results: CapacityResult[] | null, machine:
     '## Capacity of one instance',
     '',
     `Written by \`${CAPACITY_COMMAND}\` (bench/lib/capacity.ts; PostgreSQL with Redis when`,
-    '`BENCH_DATABASE_URL` or `TEST_DATABASE_URL` is set, and PGlite; ~8 minutes), which rewrites this section',
+    '`BENCH_DATABASE_URL` or `TEST_DATABASE_URL` is set, and PGlite; ~10 minutes), which rewrites this section',
     'and the estimate in docs/deploy.md only; a full `bun run bench` writes it too. One real instance',
     '(`bun src/main.ts`, production store timing) in a process of its own, its load from three load',
     'processes of real providers and a real MCP SDK client, a fourth asking `/health` every 20 ms. Through',
