@@ -73,7 +73,7 @@ export {
 export { type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
 export { blocksToMarkdownPieces, type MarkdownPrefix } from './markdown/serialize-markdown.ts'
 export { escapeTypedMarkers } from './markdown/suggestion-text.ts'
-export { plainTextWalk, readPlainText, readTitle } from './read-document.ts'
+export { plainTextWalk, readPlainText, readTitle, readTitleAndTextOf } from './read-document.ts'
 export {
   type Ok,
   ok,
@@ -93,7 +93,7 @@ export {
   SNIPPET_CHARS,
 } from './sections/find-text.ts'
 export { liveOutline } from './sections/live-memo.ts'
-export { type OutlineNode, readOutline, withWellFormedIds } from './sections/outline.ts'
+export { type OutlineNode, readOutline, readOutlineOf, withWellFormedIds } from './sections/outline.ts'
 export { createOutlineMemo, type OutlineMemo } from './sections/outline-memo.ts'
 export {
   blockMarkdown,

@@ -1,6 +1,7 @@
 import * as Y from 'yjs'
 import { finishSteps } from './steps.ts'
-import { searchBlockText } from './yjs/plain-text.ts'
+import { blockPlainTextOf, searchBlockText } from './yjs/plain-text.ts'
+import { ELEMENT, type TreeSource } from './yjs/tree-source.ts'
 
 /** Text of the first heading (the title), '' when the document has none. */
 export function readTitle(fragment: Y.XmlFragment): string {
@@ -43,4 +44,34 @@ export function* plainTextWalk(
     yield
   }
   return lines.join('\n')
+}
+
+/**
+ * `readTitle` and `readPlainText` of a document read through `source` (a stored state read flat,
+ * yjs/flat-read.ts), its top-level content in order: the same title and text, with no Y.Doc built.
+ */
+export function readTitleAndTextOf<N>(
+  source: TreeSource<N>,
+  topLevel: Iterable<N>,
+  maxChars = Number.POSITIVE_INFINITY,
+): { title: string; text: string } {
+  let title: string | undefined
+  const lines: string[] = []
+  let chars = 0
+  // As readPlainText: the block whose text reaches `maxChars` is the last one read for the text.
+  let full = false
+  for (const child of topLevel) {
+    if (source.kind(child) !== ELEMENT) continue
+    const heading = title === undefined && source.name(child) === 'heading'
+    if (full && !heading) continue
+    const text = blockPlainTextOf(source, child)
+    if (heading) title = text
+    if (!full && text !== '') {
+      lines.push(text)
+      chars += text.length + 1
+      full = chars >= maxChars
+    }
+    if (full && title !== undefined) break
+  }
+  return { title: title ?? '', text: lines.join('\n') }
 }

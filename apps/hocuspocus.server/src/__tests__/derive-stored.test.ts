@@ -1,11 +1,12 @@
 /**
- * deriveStored (issue 24): the heading ids (chat's heading check) and the title and search text (the search
- * backfill) of a stored document nobody has open, read on the documents' worker when it is large. They must
- * be what decoding the stored content here gives, with updates logged after the snapshot too (its stored
- * outline is then stale, so the state is decoded), for a small document and one past EXPORT_INLINE_BYTES.
+ * deriveStored (issue 24): the heading ids (chat's heading check), the title and search text (the search
+ * backfill) and the outline (the outline backfill) of a stored document nobody has open, read on the
+ * documents' worker when it is large. They must be what decoding the stored content here gives, with
+ * updates logged after the snapshot too (its stored outline is then stale, so the state is decoded), for a
+ * small document and one past EXPORT_INLINE_BYTES.
  */
 import { describe, expect, test } from 'bun:test'
-import { FRAGMENT_NAME, HEADING_ID_ATTR, readPlainText, readTitle } from '@collab/doc-schema'
+import { FRAGMENT_NAME, HEADING_ID_ATTR, readOutline, readPlainText, readTitle } from '@collab/doc-schema'
 import { userWithToken } from '@collab/test-support/server'
 import { useSharedServer } from '@collab/test-support/shared-server'
 import * as Y from 'yjs'
@@ -30,7 +31,7 @@ describe('deriveStored', () => {
     handle = share.handle
   })
 
-  test('heading ids, title and search text are those of the stored content decoded here, small or large', async () => {
+  test('heading ids, title, search text and outline are those of the stored content decoded here, small or large', async () => {
     const { user } = await userWithToken(server(), handle('dora'))
     const documents = server().services.documents
     const large = sections(Math.ceil(EXPORT_INLINE_BYTES / 1000) + 20, 'Large')
@@ -75,6 +76,13 @@ describe('deriveStored', () => {
       ).toEqual({
         kind: 'ok',
         value: { title: readTitle(fragment), text: readPlainText(fragment, MAX_FIND_TEXT_CHARS) },
+      })
+      // The outline is read flat (no Y.Doc): the same sections, revs and sizes as decoding gives.
+      const outline = readOutline(fragment)
+      expect(JSON.stringify(outline)).toContain('"title":"Typed late"')
+      expect(await documents.deriveStored((await documents.loadStored(room))!, { what: 'outline' })).toEqual({
+        kind: 'ok',
+        value: outline,
       })
       here.destroy()
     }

@@ -1,7 +1,10 @@
 import type * as Y from 'yjs'
 import { isHeadingId } from '../heading-id.ts'
-import { headingTitle, locateSections } from './section-index.ts'
-import { sectionStats } from './section-rev.ts'
+import { HEADING_ID_ATTR } from '../limits.ts'
+import { blockPlainTextOf } from '../yjs/plain-text.ts'
+import { ELEMENT, type TreeSource } from '../yjs/tree-source.ts'
+import { headingTitle, levelOf, locateSections, titleOf } from './section-index.ts'
+import { sectionStats, sectionStatsOf } from './section-rev.ts'
 
 export type OutlineNode = {
   sectionId: string
@@ -35,6 +38,42 @@ export function readOutline(fragment: Y.XmlFragment): OutlineNode[] {
     }
     tree.add(node)
   }
+  return tree.roots
+}
+
+/**
+ * `readOutline` of a document read through `source` (a stored state read flat, yjs/flat-read.ts), its
+ * top-level content in order: the same sections, titles, revs and sizes, with no Y.Doc built.
+ */
+export function readOutlineOf<N>(source: TreeSource<N>, topLevel: Iterable<N>): OutlineNode[] {
+  const tree = headingTree<OutlineNode>()
+  let heading: N | undefined
+  let blocks: N[] = []
+  const add = () => {
+    if (heading === undefined) return
+    const id = source.attribute(heading, HEADING_ID_ATTR)
+    const { rev, size } = sectionStatsOf(source, heading, blocks)
+    tree.add({
+      sectionId: isHeadingId(id) ? id : '',
+      level: levelOf(source.attribute(heading, 'level')),
+      title: titleOf(blockPlainTextOf(source, heading)),
+      rev,
+      size,
+      children: [],
+    })
+  }
+  for (const child of topLevel) {
+    if (source.kind(child) !== ELEMENT) continue
+    if (source.name(child) !== 'heading') {
+      // Blocks before the first heading belong to no section (locateSections).
+      if (heading !== undefined) blocks.push(child)
+      continue
+    }
+    add()
+    heading = child
+    blocks = []
+  }
+  add()
   return tree.roots
 }
 

@@ -119,12 +119,22 @@ export function holdsNoElement(fragment: Y.XmlFragment): boolean {
 }
 
 export function headingLevel(heading: Y.XmlElement): number {
-  const level = Number(heading.getAttribute('level'))
+  return levelOf(heading.getAttribute('level'))
+}
+
+/** A heading's level from its `level` attribute: 1 to 6, else 1. */
+export function levelOf(attribute: unknown): number {
+  const level = Number(attribute)
   return Number.isInteger(level) && level >= 1 && level <= 6 ? level : 1
 }
 
 export function headingTitle(heading: Y.XmlElement): string {
-  return blockPlainText(heading).replace(/\s+/g, ' ').trim()
+  return titleOf(blockPlainText(heading))
+}
+
+/** A heading's title from its plain text: its runs of white space one space, trimmed. */
+export function titleOf(plainText: string): string {
+  return plainText.replace(/\s+/g, ' ').trim()
 }
 
 export function describeSection(section: LocatedSection): SectionInfo {

@@ -1,8 +1,7 @@
-import * as Y from 'yjs'
+import type * as Y from 'yjs'
 import { HEADING_ID_ATTR } from '../limits.ts'
+import { ELEMENT, TEXT, type TreeSource, Y_TREE } from '../yjs/tree-source.ts'
 import { ContentHash } from './content-hash.ts'
-
-type YChild = Y.XmlElement | Y.XmlText | Y.XmlHook
 
 /** Length of a rev in hex characters. */
 export const REV_LENGTH = 12
@@ -34,6 +33,15 @@ export function sectionStats(heading: Y.XmlElement, blocks: readonly Y.XmlElemen
   return stream.done()
 }
 
+/** `sectionStats` of a section read through `source` (a stored state read flat): the same rev and size. */
+export function sectionStatsOf<N>(source: TreeSource<N>, heading: N, blocks: readonly N[]): SectionStats {
+  const hash = new ContentHash()
+  const size = { chars: 0 }
+  hashElement(source, hash, size, heading, true)
+  for (const block of blocks) hashElement(source, hash, size, block, false)
+  return { rev: hash.digest().slice(0, REV_LENGTH), size: size.chars }
+}
+
 /**
  * `sectionStats` fed a block at a time, for a builder that lets go of each block once it is hashed (the
  * import worker): the same walk, so the same rev and size. A long list may be fed in parts: `listOpen` with
@@ -48,9 +56,9 @@ export function sectionStatsStream(heading: Y.XmlElement): {
 } {
   const hash = new ContentHash()
   const size = { chars: 0 }
-  hashElement(hash, size, heading, true)
+  hashElement(Y_TREE, hash, size, heading, true)
   return {
-    block: (block) => hashElement(hash, size, block, false),
+    block: (block) => hashElement(Y_TREE, hash, size, block, false),
     listOpen(nodeName, attrs) {
       // hashElement's opening of a top-level element that has children, its attributes sorted.
       hash.update('<').update(nodeName)
@@ -59,7 +67,7 @@ export function sectionStatsStream(heading: Y.XmlElement): {
       hash.update('>')
       size.chars += SIZE_COSTS.topLevelBlock
     },
-    listItem: (item) => hashElement(hash, size, item, false, true),
+    listItem: (item) => hashElement(Y_TREE, hash, size, item, false, true),
     listClose: () => hash.update('</>'),
     done: () => ({ rev: hash.digest().slice(0, REV_LENGTH), size: size.chars }),
   }
@@ -88,29 +96,35 @@ const CLOSE = Symbol('close')
  * size to `size`. Iterative (an explicit stack), so a document's nesting depth never becomes the call
  * stack's.
  */
-function hashElement(
+function hashElement<N>(
+  source: TreeSource<N>,
   hash: ContentHash,
   size: { chars: number },
-  element: Y.XmlElement,
+  element: N,
   isSectionHeading: boolean,
   /** `element` is a child of a top-level block (a long list's item fed on its own), not a block. */
   nested = false,
 ) {
-  const stack: Array<YChild | typeof CLOSE> = [element]
+  const stack: Array<N | typeof CLOSE> = [element]
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-    if (node === CLOSE) hash.update('</>')
-    else if (node instanceof Y.XmlText) hashText(hash, size, node)
-    else if (node instanceof Y.XmlElement) {
-      hash.update('<').update(node.nodeName)
-      const attrs = node.getAttributes() as Record<string, unknown>
+    if (node === CLOSE) {
+      hash.update('</>')
+      continue
+    }
+    const kind = source.kind(node)
+    if (kind === TEXT) hashText(source, hash, size, node)
+    else if (kind === ELEMENT) {
+      const name = source.name(node)
+      hash.update('<').update(name)
+      const attrs = source.attributes(node)
       for (const key of Object.keys(attrs).sort()) {
         if (isSectionHeading && node === element && key === HEADING_ID_ATTR) continue
         hash.update(' ').update(key).update('=').update(stableJSON(attrs[key]))
       }
       hash.update('>')
       stack.push(CLOSE)
-      const children = node.toArray() as YChild[]
-      size.chars += elementCost(node, node === element && !nested, children.length, attrs)
+      const children = source.children(node)
+      size.chars += elementCost(name, node === element && !nested, children.length, attrs)
       for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!)
     }
   }
@@ -118,12 +132,12 @@ function hashElement(
 
 /** The estimated characters an element adds around its text (SIZE_COSTS). */
 function elementCost(
-  node: Y.XmlElement,
+  name: string,
   topLevel: boolean,
   childCount: number,
   attrs: Record<string, unknown>,
 ): number {
-  if (node.nodeName === 'heading') {
+  if (name === 'heading') {
     // `## ` before its text; a read neither numbers the section's heading nor puts a blank line before it.
     const level = Number(attrs.level)
     return (Number.isInteger(level) && level >= 1 && level <= 6 ? level : 1) + 1
@@ -131,13 +145,13 @@ function elementCost(
   let cost = topLevel ? SIZE_COSTS.topLevelBlock : SIZE_COSTS.nestedElement
   if (childCount === 0) {
     // Media: the placeholder a read shows (an image by its alt text, an embed by its URL).
-    const shown = node.nodeName === 'image' ? attrs.alt : attrs.src
+    const shown = name === 'image' ? attrs.alt : attrs.src
     if (typeof shown === 'string') cost += SIZE_COSTS.mediaPlaceholder + shown.length
   }
   return cost
 }
 
-function hashText(hash: ContentHash, size: { chars: number }, text: Y.XmlText) {
+function hashText<N>(source: TreeSource<N>, hash: ContentHash, size: { chars: number }, text: N) {
   let runText = ''
   let runFormat = ''
   const flush = () => {
@@ -146,7 +160,7 @@ function hashText(hash: ContentHash, size: { chars: number }, text: Y.XmlText) {
     hash.update(`"${runFormat.length}:${runFormat}${runText.length}:`).update(runText)
     runText = ''
   }
-  for (const op of text.toDelta() as { insert: unknown; attributes?: Record<string, unknown> }[]) {
+  for (const op of source.delta(text)) {
     if (typeof op.insert !== 'string') continue
     size.chars += op.insert.length
     if (op.attributes) size.chars += marksCost(op.attributes, op.insert)

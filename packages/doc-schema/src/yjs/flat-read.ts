@@ -32,6 +32,7 @@ import { MAX_NESTING_DEPTH } from '../limits.ts'
 import type { BlockChild, BlockSource } from '../markdown/block-prefix.ts'
 import { TOO_DEEP_NODE } from '../markdown/render-depth.ts'
 import { marksOf } from './read-y.ts'
+import { type DeltaOp, ELEMENT, OTHER, TEXT, type TreeSource } from './tree-source.ts'
 import { BITS5, Malformed, Reader, readAny, skipContent, skipStruct } from './update-work.ts'
 
 /** The update is not one this reads as Yjs would: the caller decodes it with Yjs. */
@@ -67,6 +68,9 @@ const MAX_ROW_LENGTH = 0x7fffffff
 
 const decoder = new TextDecoder()
 
+/** What a delta operation of an embed or a type inserts here: not text (its value is never read). */
+const NOT_TEXT = Object.freeze({})
+
 /** A state read flat: its top-level elements as render JSON, in order. */
 export type FlatDocument = {
   /** Each top-level element as `yBlockForRender` gives it (TOO_DEEP_NODE past the nesting ceiling). */
@@ -84,6 +88,11 @@ export type FlatDocument = {
   work(item: FlatItem, budget: number): number | null
   /** Its elements' rows as a block's start is read (markdown/block-prefix.ts), for bounded reads. */
   readonly blockSource: BlockSource<number>
+  /**
+   * Its rows as the walks that describe a document read them (tree-source.ts: section revs and sizes,
+   * plain text); a top-level item's `row` is its node. Content that is not a type is the node -1.
+   */
+  readonly tree: TreeSource<number>
   /** Rows read (structs and the pieces they were cut into): what the arrays hold. */
   readonly rows: number
 }
@@ -704,13 +713,39 @@ class FlatState implements FlatDocument {
     },
   }
 
+  readonly tree: TreeSource<number> = {
+    kind: (row) => {
+      if (row < 0 || this.kindOf[this.rowStruct[row]!] !== TYPE) return OTHER
+      const ref = this.typeOf(row).ref
+      return ref === XML_ELEMENT ? ELEMENT : ref === XML_TEXT ? TEXT : OTHER
+    },
+    name: (row) => this.typeOf(row).name,
+    attributes: (row) => this.shallow(row, '').attrs ?? {},
+    attribute: (row, key) => this.attributeOf(row, key),
+    children: (row) => {
+      const children: number[] = []
+      for (let child = this.start[row]!; child !== NONE; child = this.right[child]!) {
+        if (!this.shown(child)) continue
+        if (this.kindOf[this.rowStruct[child]!] === TYPE) children.push(child)
+        else for (let k = this.rowLength[child]!; k > 0; k--) children.push(-1)
+      }
+      return children
+    },
+    delta: (row) => this.textDelta(row),
+  }
+
   json(item: FlatItem): DocNode {
     return this.elementJSON(item.row, item.name ?? '')
   }
 
   attribute(item: FlatItem, key: string): unknown {
+    return this.attributeOf(item.row, key)
+  }
+
+  /** The attribute `key` of the element at `row`, as Yjs's `getAttribute` gives it. */
+  private attributeOf(row: number, key: string): unknown {
     const index = this.nameIndex.get(key)
-    const value = index === undefined ? undefined : this.keyLast.get(this.keyOf(item.row, index))
+    const value = index === undefined ? undefined : this.keyLast.get(this.keyOf(row, index))
     return value === undefined || this.flags[value]! & IS_DELETED ? undefined : this.lastValue(value)
   }
 
@@ -826,20 +861,37 @@ class FlatState implements FlatDocument {
   /** Yjs's `toDelta` read into text nodes (read-y.ts `yTextToJSON`). */
   private textJSON(row: number): DocNode[] {
     const nodes: DocNode[] = []
-    const current = new Map<string, unknown>()
-    let text = ''
-    const pack = () => {
-      if (text.length === 0) return
-      const node: DocNode = { type: 'text', text }
-      if (current.size > 0) {
-        const attributes: Record<string, unknown> = {}
-        current.forEach((value, key) => {
-          attributes[key] = value
-        })
-        const marks = marksOf(attributes)
+    for (const op of this.textDelta(row)) {
+      if (typeof op.insert !== 'string') continue
+      const node: DocNode = { type: 'text', text: op.insert }
+      if (op.attributes) {
+        const marks = marksOf(op.attributes)
         if (marks.length > 0) node.marks = marks
       }
       nodes.push(node)
+    }
+    return nodes
+  }
+
+  /**
+   * Yjs's `toDelta` of the text at `row`: its strings packed into runs between format changes (a format
+   * row packs even when it changes nothing, as Yjs's does), an embed or a type an operation of its own
+   * (here a placeholder: the readers skip what is not a string).
+   */
+  private textDelta(row: number): DeltaOp[] {
+    const ops: DeltaOp[] = []
+    const current = new Map<string, unknown>()
+    let text = ''
+    const attributes = () => {
+      const attributes: Record<string, unknown> = {}
+      current.forEach((value, key) => {
+        attributes[key] = value
+      })
+      return attributes
+    }
+    const pack = () => {
+      if (text.length === 0) return
+      ops.push(current.size > 0 ? { insert: text, attributes: attributes() } : { insert: text })
       text = ''
     }
     for (let item = this.start[row]!; item !== NONE; item = this.right[item]!) {
@@ -847,8 +899,10 @@ class FlatState implements FlatDocument {
       const i = this.rowStruct[item]!
       const kind = this.kindOf[i]!
       if (kind === STRING) text += this.pieceText(item)
-      else if (kind === TYPE || kind === EMBED) pack()
-      else if (kind === FORMAT) {
+      else if (kind === TYPE || kind === EMBED) {
+        pack()
+        ops.push(current.size > 0 ? { insert: NOT_TEXT, attributes: attributes() } : { insert: NOT_TEXT })
+      } else if (kind === FORMAT) {
         pack()
         const reader = new Reader(this.bytes)
         reader.pos = this.contentAt[i]!
@@ -859,7 +913,7 @@ class FlatState implements FlatDocument {
       }
     }
     pack()
-    return nodes
+    return ops
   }
 
   private lastStruct = -1

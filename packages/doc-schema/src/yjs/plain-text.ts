@@ -1,7 +1,6 @@
-import * as Y from 'yjs'
+import type * as Y from 'yjs'
 import { isProposedInsertion } from '../suggestion-marks.ts'
-
-type YChild = Y.XmlElement | Y.XmlText | Y.XmlHook
+import { ELEMENT, TEXT, type TreeSource, Y_TREE } from './tree-source.ts'
 
 /*
  * Every walk in this file is iterative (an explicit stack): a document chooses its nesting depth, so a
@@ -21,23 +20,24 @@ export function yTextString(text: Y.XmlText): string {
  * Accepted text of a Y.XmlText (plain text, search): without proposed insertions; text proposed for
  * deletion stays until the deletion is accepted (suggestion-marks.ts).
  */
-function acceptedTextString(text: Y.XmlText): string {
+function acceptedTextString<N>(source: TreeSource<N>, text: N): string {
   let out = ''
-  for (const op of text.toDelta() as { insert: unknown; attributes?: Record<string, unknown> }[]) {
+  for (const op of source.delta(text)) {
     if (typeof op.insert === 'string' && !isProposedInsertion(op.attributes)) out += op.insert
   }
   return out
 }
 
 /** Inline text of an element: its text runs, hard breaks as newlines, nested inline elements in order. */
-function inlineText(element: Y.XmlElement): string {
+function inlineText<N>(source: TreeSource<N>, element: N): string {
   let out = ''
-  const stack: YChild[] = (element.toArray() as YChild[]).reverse()
+  const stack: N[] = source.children(element).reverse()
   for (let child = stack.pop(); child !== undefined; child = stack.pop()) {
-    if (child instanceof Y.XmlText) out += acceptedTextString(child)
-    else if (child instanceof Y.XmlElement) {
-      if (child.nodeName === 'hardBreak') out += '\n'
-      else pushReversed(stack, child.toArray() as YChild[])
+    const kind = source.kind(child)
+    if (kind === TEXT) out += acceptedTextString(source, child)
+    else if (kind === ELEMENT) {
+      if (source.name(child) === 'hardBreak') out += '\n'
+      else pushReversed(stack, source.children(child))
     }
   }
   return out
@@ -52,29 +52,35 @@ function inlineText(element: Y.XmlElement): string {
  * document order, joined once, which is what the walk gathers.
  */
 export function blockPlainText(element: Y.XmlElement): string {
+  return blockPlainTextOf(Y_TREE, element)
+}
+
+/** `blockPlainText` of a block read through `source` (a stored state read flat): the same text. */
+export function blockPlainTextOf<N>(source: TreeSource<N>, element: N): string {
   const lines: string[] = []
-  const stack: YChild[] = [element]
+  const stack: N[] = [element]
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-    if (node instanceof Y.XmlText) {
-      const text = acceptedTextString(node)
+    const kind = source.kind(node)
+    if (kind === TEXT) {
+      const text = acceptedTextString(source, node)
       if (text !== '') lines.push(text)
       continue
     }
-    if (!(node instanceof Y.XmlElement)) continue
-    const children = node.toArray() as YChild[]
+    if (kind !== ELEMENT) continue
+    const children = source.children(node)
     if (children.length === 0) {
-      const alt = node.getAttribute('alt')
-      const src = node.getAttribute('src')
+      const alt = source.attribute(node, 'alt')
+      const src = source.attribute(node, 'src')
       const text = typeof alt === 'string' && alt ? alt : typeof src === 'string' ? src : ''
       if (text !== '') lines.push(text)
       continue
     }
     const hasBlocks = children.some(
-      (child) => child instanceof Y.XmlElement && child.nodeName !== 'hardBreak',
+      (child) => source.kind(child) === ELEMENT && source.name(child) !== 'hardBreak',
     )
     if (hasBlocks) pushReversed(stack, children)
     else {
-      const text = inlineText(node)
+      const text = inlineText(source, node)
       if (text !== '') lines.push(text)
     }
   }

@@ -10,8 +10,10 @@ import {
   HEADING_ID_ATTR,
   type OutlineNode,
   readOutline,
+  readOutlineOf,
   readPlainText,
   readTitle,
+  readTitleAndTextOf,
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
 import { applyStored, readStoredFlat, type StoredParts } from '../stored-parts.ts'
@@ -29,8 +31,17 @@ export type SearchText = { title: string; text: string }
 export type Derived = HeadingIds | SearchText | OutlineNode[]
 
 export function deriveStored(input: DeriveInput): Derived {
-  // The headings' ids are read flat when they can be (stored-parts.ts `readStoredFlat`): no Y.Doc.
-  const flat = input.what === 'headings' ? readStoredFlat(input.stored) : null
+  // Read flat when it can be (stored-parts.ts `readStoredFlat`): no Y.Doc (at the item limit, ~100 MB of
+  // one on the worker for the outline backfill, the search backfill or a cold outline).
+  const flat = readStoredFlat(input.stored)
+  if (flat && input.what !== 'headings') {
+    const rows = (function* () {
+      for (const item of flat.topLevel()) yield item.name !== null ? item.row : -1
+    })()
+    return input.what === 'outline'
+      ? readOutlineOf(flat.tree, rows)
+      : readTitleAndTextOf(flat.tree, rows, input.maxTextChars)
+  }
   if (flat) {
     const ids: string[] = []
     for (const item of flat.topLevel()) {
