@@ -72,9 +72,9 @@ export const QUICK_PLAN: Plan = {
 }
 /**
  * Both databases within ten minutes: 300 s each at most (the budget), whatever the machine. At 240 s the
- * open-documents series stopped before 2,000 on a 2-core Xeon (opening 500 more documents took ~22 s,
- * so the 2,000 step was predicted at ~56 s against ~30 s left of its share), and docs/deploy.md could not be
- * refreshed from a full run.
+ * open-documents series stopped before 2,000 on a 2-core Xeon even once it came before the typing series
+ * (opening 500 more documents took ~22 s, so the 2,000 step was predicted at ~56 s against ~30 s left of
+ * its share), and docs/deploy.md could not be refreshed from a full run.
  */
 export const FULL_PLAN: Plan = {
   windowMs: 6_000,
@@ -354,9 +354,10 @@ export async function measureCapacity(
     }
 
     // The series that leaves documents with a log to compact as they unload (typing editors) runs last:
-    // on PGlite the 404 documents of the 800-editor step took over a minute to unload (each is compacted
-    // on the documents' worker and may take a version as it goes; 114 were still loaded after 60 s), which
-    // the next series either waited for, out of its share of the time, or would have measured beside.
+    // after its 800 editors left, the wait for their 404 documents to unload took its whole minute on
+    // PGlite (114 still loaded: documents whose last editor left while a title and search refresh held
+    // their save lock never unloaded, fixed since in collab/persistence/loaded.ts `unloadIfIdle`), which the
+    // next series either waited for, out of its share of the time, or would have measured beside.
     // Idle documents unload at once. Editors typing, two to a document, in different load processes.
     {
       let placed = 0

@@ -25,6 +25,7 @@ import type {
   Extension,
   Hocuspocus,
   onChangePayload,
+  onDisconnectPayload,
   onLoadDocumentPayload,
   onStoreDocumentPayload,
 } from '@hocuspocus/server'
@@ -186,6 +187,14 @@ export class PersistenceExtension implements Extension {
     adoptStoredOutline(document, loaded, empty)
     this.deps.metrics.documentLoadsInParts.inc()
     return loaded
+  }
+
+  /**
+   * The last connection gone: Hocuspocus tries the unload now (or after its pending store) and gives up
+   * if the save lock is held then; `unloadIfIdle` asks again once it is released.
+   */
+  async onDisconnect({ document }: onDisconnectPayload): Promise<void> {
+    if (document.getConnectionsCount() === 0) this.loaded.unloadIfIdle(document)
   }
 
   async onChange({ documentName }: onChangePayload): Promise<void> {

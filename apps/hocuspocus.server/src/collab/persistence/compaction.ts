@@ -102,6 +102,7 @@ export class Compaction {
         .catch(() => {})
         .finally(() => {
           entry.compacting = false
+          this.loaded.unloadIfIdle(document)
         })
     }, 0)
   }

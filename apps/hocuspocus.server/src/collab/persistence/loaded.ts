@@ -123,6 +123,29 @@ export class LoadedDocuments {
   isOpen(name: string): boolean {
     return this.instance?.documents.has(name) ?? false
   }
+
+  /**
+   * After work this extension did under the document's save lock (a title and search refresh, a
+   * compaction, a version): unloads it if nobody has it open. Hocuspocus tries to unload only when the
+   * last connection closes and after its own debounced store, and gives up for good when the save lock is
+   * held at that moment: a capacity run left 100 of the 400 documents its editors had typed into loaded
+   * with no connection, for as long as it watched (PGlite). Also called when the last connection leaves
+   * (persistence-extension.ts `onDisconnect`). `unloadDocument` checks again (connections, a store
+   * pending or running, the lock) and runs our unload hooks.
+   */
+  unloadIfIdle(document: Document): void {
+    setTimeout(() => {
+      const instance = this.instance
+      if (!instance || this.closing || instance.documents.get(document.name) !== document) return
+      if (document.getConnectionsCount() > 0) return
+      // Held now (by any work, ours or a store): asked again once it is released.
+      if (document.saveMutex.isLocked()) {
+        void document.saveMutex.waitForUnlock().then(() => this.unloadIfIdle(document))
+        return
+      }
+      void instance.unloadDocument(document).catch(() => {})
+    }, 0)
+  }
 }
 
 /** The document has changes not yet stored: queued, or in a batch being written. */

@@ -110,6 +110,7 @@ export class TitleSearchRefresh {
           if (entry.derivedStale) await this.refresh(document, entry)
         })
         .catch(() => {})
+        .finally(() => this.loaded.unloadIfIdle(document))
     }, wait)
   }
 

@@ -140,6 +140,7 @@ export class VersionPolicy {
       void this.compaction
         .run(document, { reason: entry.versionReason ?? 'pause', ...spacing })
         .catch(() => {})
+        .finally(() => this.loaded.unloadIfIdle(document))
     }, wait)
     entry.versionTimer.unref?.()
   }
@@ -156,6 +157,7 @@ export class VersionPolicy {
       void this.compaction
         .runBound(document)
         .catch(() => {})
+        .finally(() => this.loaded.unloadIfIdle(document))
         .then(() => {
           if (!entry.unversioned || entry.agentBound || entry.versionTimer || this.loaded.closing) return
           if (this.loaded.get(document.name) !== entry) return
