@@ -656,12 +656,19 @@ class FlatState implements FlatDocument {
     return kind !== DELETED && kind !== FORMAT
   }
 
+  private lastTypeRow = -1
+  private lastType: { readonly ref: number; readonly name: string } = { ref: 0, name: '' }
+
   /** A type row's kind (XML_ELEMENT, XML_TEXT, …) and, for an element, its name. */
-  private typeOf(row: number): { ref: number; name: string } {
+  private typeOf(row: number): { readonly ref: number; readonly name: string } {
+    // The walks ask a node's kind, then its name: the last answer is kept, not read from the bytes again.
+    if (row === this.lastTypeRow) return this.lastType
     const reader = new Reader(this.bytes)
     reader.pos = this.contentAt[this.rowStruct[row]!]!
     const ref = reader.varUint()
-    return { ref, name: ref === XML_ELEMENT || ref === 5 ? this.varString(reader) : '' }
+    this.lastType = { ref, name: ref === XML_ELEMENT || ref === 5 ? this.varString(reader) : '' }
+    this.lastTypeRow = row
+    return this.lastType
   }
 
   *blocks(): Generator<DocNode> {
