@@ -100,6 +100,7 @@ export {
   type ChapterNext,
   type ChapterOptions,
   type ChapterRender,
+  flatBlockMarkdown,
   keepSectionRead,
   keptSectionRead,
   type RenderOptions,
@@ -120,6 +121,7 @@ export {
   type StoredSectionRev,
 } from './sections/section-total.ts'
 export {
+  flatOutlineWithTotals,
   liveOutlineWithTotals,
   outlineMeasureSteps,
   readOutlineWithTotals,
@@ -150,7 +152,7 @@ export {
   structsAdmitted,
   structsOverMessage,
 } from './yjs/document-structs.ts'
-export { type FlatDocument, readFlat } from './yjs/flat-read.ts'
+export { type FlatDocument, flatTopLevel, readFlat } from './yjs/flat-read.ts'
 export { type InsertedText, ownTextMarks, unmarkOwnText } from './yjs/own-text.ts'
 export { plainTextBlocksRead } from './yjs/plain-text.ts'
 export { createPlainTextMemo, livePlainText, type PlainTextMemo } from './yjs/plain-text-memo.ts'

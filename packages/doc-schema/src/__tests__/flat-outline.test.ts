@@ -7,21 +7,24 @@
 import { describe, expect, test } from 'bun:test'
 import * as Y from 'yjs'
 import { newHeadingId } from '../heading-id.ts'
-import { FRAGMENT_NAME } from '../limits.ts'
+import { FRAGMENT_NAME, MAX_NESTING_DEPTH } from '../limits.ts'
 import { readPlainText, readTitle, readTitleAndTextOf } from '../read-document.ts'
 import { readOutline, readOutlineOf } from '../sections/outline.ts'
+import { totalKey } from '../sections/section-total.ts'
+import {
+  flatOutlineWithTotals,
+  readOutlineWithTotals,
+  type StoredOutlineNode,
+} from '../sections/stored-totals.ts'
 import { SUGGESTION_INSERT } from '../suggestion-marks.ts'
-import { readFlat } from '../yjs/flat-read.ts'
+import { flatTopLevel, readFlat } from '../yjs/flat-read.ts'
 import { concurrentEdits } from './flat-read-support.ts'
 
 /** The flat document of a state and its top-level nodes, as the documents' worker reads them. */
 function readRows(state: Uint8Array) {
   const flat = readFlat(state, FRAGMENT_NAME)
   expect(flat).not.toBeNull()
-  const rows = (function* () {
-    for (const item of flat!.topLevel()) yield item.name !== null ? item.row : -1
-  })()
-  return { tree: flat!.tree, rows }
+  return { tree: flat!.tree, rows: flatTopLevel(flat!) }
 }
 
 function flatOutline(state: Uint8Array) {
@@ -139,5 +142,64 @@ describe('a stored state read flat gives Yjs’s outline, title and text', () =>
       }
     }
     expect(compared).toBeGreaterThan(100)
+  })
+
+  test('section totals: each rendered as a read renders it (long lists in parts, blocks nested too deep), or adopted', () => {
+    const withTotals = (state: Uint8Array, adopted = new Map<string, number>()) => {
+      const doc = new Y.Doc()
+      Y.applyUpdate(doc, state)
+      const yjs = readOutlineWithTotals(doc.getXmlFragment(FRAGMENT_NAME))
+      doc.destroy()
+      return { yjs, flat: flatOutlineWithTotals(readFlat(state, FRAGMENT_NAME)!, adopted) }
+    }
+    for (let seed = 61; seed <= 80; seed++) {
+      const { docs } = concurrentEdits(seed, 3, 15)
+      const { yjs, flat } = withTotals(Y.encodeStateAsUpdate(docs[0]!))
+      expect(flat).toEqual(yjs)
+    }
+    const doc = new Y.Doc()
+    const fragment = doc.getXmlFragment(FRAGMENT_NAME)
+    const item = (text: string) => {
+      const element = new Y.XmlElement('listItem')
+      const paragraph = new Y.XmlElement('paragraph')
+      paragraph.insert(0, [new Y.XmlText(text)])
+      element.insert(0, [paragraph])
+      return element
+    }
+    const ordered = new Y.XmlElement('orderedList')
+    ordered.setAttribute('start', 7 as unknown as string)
+    ordered.insert(
+      0,
+      Array.from({ length: 2_500 }, (_, i) => item(`item ${i} *star*`)),
+    )
+    const bullets = new Y.XmlElement('bulletList')
+    bullets.insert(
+      0,
+      Array.from({ length: 1_200 }, (_, i) => item(`- ${i}`)),
+    )
+    let deep = new Y.XmlElement('paragraph')
+    deep.insert(0, [new Y.XmlText('at the bottom')])
+    for (let level = 0; level <= MAX_NESTING_DEPTH + 2; level++) {
+      const quote = new Y.XmlElement('blockquote')
+      quote.insert(0, [deep])
+      deep = quote
+    }
+    fragment.insert(0, [
+      heading(1, newHeadingId(), 'Lists'),
+      ordered,
+      bullets,
+      heading(2, newHeadingId(), 'Deep'),
+      deep,
+    ])
+    const state = Y.encodeStateAsUpdate(doc)
+    const { yjs, flat } = withTotals(state)
+    expect(flat).toEqual(yjs)
+    const [lists] = flat as StoredOutlineNode[]
+    expect(lists!.total).toBeGreaterThan(2_500 * 10)
+    // A total stored for a section's rev and block count is taken as it is, not rendered again.
+    const adopted = new Map([[totalKey(lists!.rev, 2), 123]])
+    expect(withTotals(state, adopted).flat[0]!.total).toBe(123)
+    const otherRev = new Map([[totalKey(`${lists!.rev.slice(1)}x`, 2), 123]])
+    expect(withTotals(state, otherRev).flat[0]!.total).toBe(lists!.total)
   })
 })

@@ -1,7 +1,7 @@
 /**
  * yjs/flat-read.ts against Yjs over many more random concurrent documents than flat-read.test.ts (the slow
  * tier): more clients, longer histories, states and never-integrated logs, gc on and off; each compared
- * block by block, as a first screen and as bounded whole reads.
+ * block by block, as a first screen and as bounded whole reads, and written back collected (flat-collect.ts).
  */
 import { describe, expect, test } from 'bun:test'
 import * as Y from 'yjs'
@@ -9,7 +9,7 @@ import { firstScreenHtml } from '../first-screen.ts'
 import { FRAGMENT_NAME } from '../limits.ts'
 import { documentMarkdownPrefix } from '../markdown/document-to-markdown.ts'
 import { readFlat } from '../yjs/flat-read.ts'
-import { concurrentEdits, expectSameBlocks } from './flat-read-support.ts'
+import { concurrentEdits, expectCollectedAsYjs, expectSameBlocks } from './flat-read-support.ts'
 
 describe('readFlat, random', () => {
   test('equals Yjs over 150 histories of 3 to 7 clients', () => {
@@ -18,6 +18,8 @@ describe('readFlat, random', () => {
       const state = Y.encodeStateAsUpdate(docs[seed % docs.length]!)
       expectSameBlocks(state)
       expectSameBlocks(Y.mergeUpdates(updates))
+      expectCollectedAsYjs(state)
+      expectCollectedAsYjs(Y.mergeUpdates(updates))
       const flat = readFlat(state, FRAGMENT_NAME)!
       const doc = new Y.Doc()
       Y.applyUpdate(doc, state)

@@ -5,6 +5,7 @@ import { blockPlainTextOf } from '../yjs/plain-text.ts'
 import { ELEMENT, type TreeSource } from '../yjs/tree-source.ts'
 import { headingTitle, levelOf, locateSections, titleOf } from './section-index.ts'
 import { sectionStats, sectionStatsOf } from './section-rev.ts'
+import type { StoredOutlineNode } from './stored-totals.ts'
 
 export type OutlineNode = {
   sectionId: string
@@ -45,22 +46,36 @@ export function readOutline(fragment: Y.XmlFragment): OutlineNode[] {
  * `readOutline` of a document read through `source` (a stored state read flat, yjs/flat-read.ts), its
  * top-level content in order: the same sections, titles, revs and sizes, with no Y.Doc built.
  */
-export function readOutlineOf<N>(source: TreeSource<N>, topLevel: Iterable<N>): OutlineNode[] {
-  const tree = headingTree<OutlineNode>()
+export function readOutlineOf<N>(
+  source: TreeSource<N>,
+  topLevel: Iterable<N>,
+  /**
+   * A section's total (section-total.ts) for its heading, blocks and rev, written into its node with
+   * the block count (stored-totals.ts); undefined: none.
+   */
+  totalOf?: (heading: N, blocks: readonly N[], rev: string) => number | undefined,
+): StoredOutlineNode[] {
+  const tree = headingTree<StoredOutlineNode>()
   let heading: N | undefined
   let blocks: N[] = []
   const add = () => {
     if (heading === undefined) return
     const id = source.attribute(heading, HEADING_ID_ATTR)
     const { rev, size } = sectionStatsOf(source, heading, blocks)
-    tree.add({
+    const node: StoredOutlineNode = {
       sectionId: isHeadingId(id) ? id : '',
       level: levelOf(source.attribute(heading, 'level')),
       title: titleOf(blockPlainTextOf(source, heading)),
       rev,
       size,
       children: [],
-    })
+    }
+    const total = totalOf?.(heading, blocks, rev)
+    if (total !== undefined) {
+      node.total = total
+      node.blocks = blocks.length
+    }
+    tree.add(node)
   }
   for (const child of topLevel) {
     if (source.kind(child) !== ELEMENT) continue

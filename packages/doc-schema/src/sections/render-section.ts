@@ -25,7 +25,7 @@ export {
   type ChapterRender,
   renderChapter,
 } from './render-chapter.ts'
-export { blockMarkdown, type RenderOptions, type ShownSection } from './section-walk.ts'
+export { blockMarkdown, flatBlockMarkdown, type RenderOptions, type ShownSection } from './section-walk.ts'
 
 /**
  * Renders one section, or one section with its subsections (render-chapter.ts), within a character budget:

@@ -16,8 +16,9 @@ import type { DocNode } from '../doc-json.ts'
 import { HEADING_ID_ATTR } from '../limits.ts'
 import { blockMarkdownPrefix } from '../markdown/block-prefix.ts'
 import type { SerializeOptions } from '../markdown/blocks-to-mdast.ts'
-import { yElementTooDeep } from '../markdown/render-depth.ts'
+import { TOO_DEEP_NODE, yElementTooDeep } from '../markdown/render-depth.ts'
 import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
+import type { FlatDocument } from '../yjs/flat-read.ts'
 import { yElementToJSON } from '../yjs/read-y.ts'
 import { eachTopLevelChange } from '../yjs/top-level-changes.ts'
 
@@ -112,7 +113,21 @@ export function listPartReadLength(
   items: readonly Y.XmlElement[],
   from: number,
 ): number {
-  const content = items.map((item) => yElementToJSON(item))
+  return listContentReadLength(
+    nodeName,
+    attrs,
+    items.map((item) => yElementToJSON(item)),
+    from,
+  )
+}
+
+/** `listPartReadLength` of the items' render JSON (`content`), however it was read. */
+export function listContentReadLength(
+  nodeName: string,
+  attrs: Record<string, unknown>,
+  content: DocNode[],
+  from: number,
+): number {
   const chunk: DocNode =
     nodeName === 'orderedList'
       ? { type: nodeName, attrs: { ...attrs, start: Number(attrs.start ?? 1) + from }, content }
@@ -131,6 +146,42 @@ export function sectionReadLength(
 ): number {
   let total = lengthOf(heading)
   for (let i = 0; i < blocks.length; i++) total += blockReadCost(i + 1, lengthOf(blocks[i]!))
+  return total
+}
+
+/**
+ * `elementReadLength` of the element at `row` of a state read flat (yjs/flat-read.ts): its render JSON is
+ * what `yElementToJSON` gives, rendered the same way; a long list a part at a time, as `listReadLength`.
+ */
+export function elementReadLengthOf(flat: FlatDocument, row: number): number {
+  measured++
+  const name = flat.tree.name(row)
+  if (LIST_TYPES.has(name)) {
+    const children = flat.tree.children(row)
+    if (
+      children.length > LIST_ITEMS_PER_RENDER &&
+      !flat.blockSource.tooDeep(row) &&
+      children.every((child) => child >= 0 && ITEM_TYPES.has(flat.tree.name(child)))
+    ) {
+      const attrs = flat.tree.attributes(row)
+      let total = 0
+      for (let from = 0; from < children.length; from += LIST_ITEMS_PER_RENDER) {
+        const content = children
+          .slice(from, from + LIST_ITEMS_PER_RENDER)
+          .map((child) => flat.json({ row: child, name: flat.tree.name(child), length: 1 }))
+        total += listContentReadLength(name, attrs, content, from)
+      }
+      return total
+    }
+  }
+  const node = flat.blockSource.tooDeep(row) ? TOO_DEEP_NODE : flat.json({ row, name, length: 1 })
+  return blocksToMarkdown([node], name === 'heading' ? HEADING_OPTIONS : BLOCK_OPTIONS).length
+}
+
+/** `sectionReadLength` of a section of a state read flat (`elementReadLengthOf` each element). */
+export function sectionReadLengthOf(flat: FlatDocument, heading: number, blocks: readonly number[]): number {
+  let total = elementReadLengthOf(flat, heading)
+  for (let i = 0; i < blocks.length; i++) total += blockReadCost(i + 1, elementReadLengthOf(flat, blocks[i]!))
   return total
 }
 

@@ -5,10 +5,11 @@
 import type * as Y from 'yjs'
 import { DEFAULT_SECTION_CHARS, MIN_SECTION_CHARS } from '../limits.ts'
 import { blockMarkdownPrefix, type RenderWork } from '../markdown/block-prefix.ts'
-import { yBlockForRender } from '../markdown/render-depth.ts'
+import { TOO_DEEP_NODE, yBlockForRender } from '../markdown/render-depth.ts'
 import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
 import { safeCut } from '../text-cut.ts'
+import type { FlatDocument, FlatItem } from '../yjs/flat-read.ts'
 import { keepBlockText } from './block-text-memo.ts'
 import { memoSectionRev } from './live-memo.ts'
 import type { LocatedSection } from './section-index.ts'
@@ -61,6 +62,14 @@ export type ShownSection = {
 /** Markdown of one block, as numbered section reads show it (media as readable placeholders). */
 export function blockMarkdown(block: Y.XmlElement): string {
   return blocksToMarkdown([yBlockForRender(block)], BLOCK_OPTIONS)
+}
+
+/** `blockMarkdown` of a top-level element of a state read flat (yjs/flat-read.ts). */
+export function flatBlockMarkdown(flat: FlatDocument, item: FlatItem): string {
+  return blocksToMarkdown(
+    [flat.blockSource.tooDeep(item.row) ? TOO_DEEP_NODE : flat.json(item)],
+    BLOCK_OPTIONS,
+  )
 }
 
 export function numbered(number: number, markdown: string): string {

@@ -14,11 +14,18 @@
  * section is rendered whole once, then each edit re-measures only the blocks it touched.
  */
 import type * as Y from 'yjs'
+import { type FlatDocument, flatTopLevel } from '../yjs/flat-read.ts'
 import { liveOutline, memoMeasureSteps, memoSectionTotal, memoTotalKnown } from './live-memo.ts'
-import { headingTree, type OutlineNode } from './outline.ts'
+import { headingTree, type OutlineNode, readOutlineOf } from './outline.ts'
 import { headingTitle, locateSections, locateSectionsInSteps } from './section-index.ts'
 import { sectionStats } from './section-rev.ts'
-import { elementReadLength, type StoredSectionRev, sectionReadLength, totalKey } from './section-total.ts'
+import {
+  elementReadLength,
+  type StoredSectionRev,
+  sectionReadLength,
+  sectionReadLengthOf,
+  totalKey,
+} from './section-total.ts'
 
 /** An outline node as the store step writes it: with the section's exact total and block count when measured. */
 export type StoredOutlineNode = OutlineNode & {
@@ -60,6 +67,23 @@ export function readOutlineWithTotals(
     tree.add(node)
   }
   return tree.roots
+}
+
+/**
+ * `readOutlineWithTotals` of a state read flat (yjs/flat-read.ts), no Y.Doc: a section's total is taken from
+ * `adopted` (`storedTotals` of the outline stored with the content it was read from) when its rev and block
+ * count match, else rendered now (`sectionReadLengthOf`).
+ */
+export function flatOutlineWithTotals(
+  flat: FlatDocument,
+  adopted: ReadonlyMap<string, number>,
+): StoredOutlineNode[] {
+  return readOutlineOf(
+    flat.tree,
+    flatTopLevel(flat),
+    (heading, blocks, rev) =>
+      adopted.get(totalKey(rev, blocks.length)) ?? sectionReadLengthOf(flat, heading, blocks),
+  )
 }
 
 /**

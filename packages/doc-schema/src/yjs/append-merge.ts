@@ -22,7 +22,7 @@
  * update against an editor's state vector (`diffAppended`, for its sync answer).
  */
 import * as Y from 'yjs'
-import { Malformed, Reader, skipStruct } from './update-work.ts'
+import { Malformed, Reader, skipStruct, Writer } from './update-work.ts'
 
 /** One client's run of structs in one part: where its bytes are and which clocks they hold. */
 type Run = { part: number; structs: number; clock: number; end: number; from: number; to: number }
@@ -355,43 +355,4 @@ function mergeRanges(flat: number[]): number[] {
     else out.push(clock, length)
   }
   return out
-}
-
-/** A growing byte buffer for varuints and copied runs. */
-class Writer {
-  private buffer: Uint8Array
-  private length = 0
-
-  constructor(size: number) {
-    this.buffer = new Uint8Array(size)
-  }
-
-  private room(more: number): void {
-    if (this.length + more <= this.buffer.length) return
-    let size = this.buffer.length * 2
-    while (size < this.length + more) size *= 2
-    const next = new Uint8Array(size)
-    next.set(this.buffer.subarray(0, this.length))
-    this.buffer = next
-  }
-
-  varUint(value: number): void {
-    this.room(8)
-    while (value > 127) {
-      this.buffer[this.length++] = 128 | (value % 128)
-      value = Math.floor(value / 128)
-    }
-    this.buffer[this.length++] = value
-  }
-
-  bytes(run: Uint8Array): void {
-    this.room(run.length)
-    this.buffer.set(run, this.length)
-    this.length += run.length
-  }
-
-  /** The bytes written, in a buffer of their own length (posted as a transfer). */
-  done(): Uint8Array {
-    return this.length === this.buffer.length ? this.buffer : this.buffer.slice(0, this.length)
-  }
 }

@@ -22,6 +22,9 @@
  *   `toDelta` for text: a run ends at every visible format change; attributes in the order their keys
  *   first appeared), and a block nested past MAX_NESTING_DEPTH is the same placeholder.
  *
+ * With `collect`, it also writes the state back as Yjs would encode it once applied (flat-collect.ts), for
+ * a compaction on the documents' worker, before what integrating needed is let go.
+ *
  * Anything it does not read the way Yjs would gives up (null, and the caller decodes with Yjs): a Skip, a
  * client written twice, a struct whose dependency is not in the update (Yjs would keep it pending), a
  * type or document as a map value, bytes that are not a v1 update. `flat-read.test.ts` compares the
@@ -31,6 +34,7 @@ import type { DocNode } from '../doc-json.ts'
 import { MAX_NESTING_DEPTH } from '../limits.ts'
 import type { BlockChild, BlockSource } from '../markdown/block-prefix.ts'
 import { TOO_DEEP_NODE } from '../markdown/render-depth.ts'
+import { type Collected, encodeCollected } from './flat-collect.ts'
 import { marksOf } from './read-y.ts'
 import { type DeltaOp, ELEMENT, OTHER, TEXT, type TreeSource } from './tree-source.ts'
 import { BITS5, Malformed, Reader, readAny, skipContent, skipStruct } from './update-work.ts'
@@ -95,6 +99,11 @@ export type FlatDocument = {
   readonly tree: TreeSource<number>
   /** Rows read (structs and the pieces they were cut into): what the arrays hold. */
   readonly rows: number
+  /**
+   * Read with `collect`: the state as Yjs would encode it once applied to an empty document (deleted
+   * content collected, structs merged: flat-collect.ts), and its state vector.
+   */
+  readonly collected?: Collected
 }
 
 /** One entry of the top level (`FlatDocument.topLevel`). */
@@ -104,13 +113,25 @@ export type FlatItem = { readonly row: number; readonly name: string | null; rea
  * The state `update` (one v1 update, e.g. a merged snapshot and log) read flat, its blocks those of the
  * root type `root`; null when it is not read here (see above).
  */
-export function readFlat(update: Uint8Array, root: string): FlatDocument | null {
+export function readFlat(
+  update: Uint8Array,
+  root: string,
+  options: { collect?: boolean } = {},
+): FlatDocument | null {
   try {
-    return new FlatState(update, root)
+    return new FlatState(update, root, options.collect === true)
   } catch (error) {
     if (error instanceof Malformed || error instanceof Unreadable) return null
     throw error
   }
+}
+
+/**
+ * The top level's nodes as `FlatDocument.tree` reads them, in order: an element's row, -1 for other content
+ * (what the walks over a `TreeSource` take as a document's top level).
+ */
+export function* flatTopLevel(flat: FlatDocument): Generator<number> {
+  for (const item of flat.topLevel()) yield item.name !== null ? item.row : -1
 }
 
 /** A client not in the update, where a reference names one (Yjs would wait for it). */
@@ -181,8 +202,14 @@ class FlatState implements FlatDocument {
   /** Each type's keys in the order they first appeared. */
   private readonly keysOf = new Map<number, number[]>()
   private readonly rootName: number
+  readonly collected?: Collected
 
-  constructor(update: Uint8Array, root: string) {
+  constructor(
+    update: Uint8Array,
+    root: string,
+    /** Encode the collected state too (`collected`), before what integrating needed is let go. */
+    private readonly collect = false,
+  ) {
     this.bytes = update
     const { structs, ranges } = this.countStructs()
     const allocate = () => new Int32Array(structs)
@@ -219,6 +246,7 @@ class FlatState implements FlatDocument {
     this.integrateAll()
     for (let i = 0; i < deletes.length; i += 3)
       this.markDeleted(deletes[i]!, deletes[i + 1]!, deletes[i + 2]!)
+    if (collect) this.collected = this.encodeCollected()
     // What only integrating needed is let go: reading the blocks needs each row's place in its struct, its
     // right neighbour, a type's first child and the flags (~21 bytes a row).
     const none = new Int32Array(0)
@@ -612,6 +640,13 @@ class FlatState implements FlatDocument {
       this.parent[row] = parent
       this.sub[row] = sub
     }
+    // A map entry added last deletes the one before it as the item Yjs has then: when that entry was cut
+    // into pieces (an entry of many values referenced inside), which pieces Yjs had joined is not kept
+    // here; it matters only if some piece is not deleted anyway (`encodeCollected` checks).
+    if (this.collect && sub >= 0 && next === NONE && left !== NONE) {
+      const before = this.rowStruct[left]!
+      if (this.firstRow[before + 1]! - this.firstRow[before]! > 1) this.replacedInPieces.push(before)
+    }
     const last = end - 1
     this.right[last] = next
     // A map key's value is the last row of its chain (`keyLast`), shown unless deleted: Yjs also marks the
@@ -632,6 +667,46 @@ class FlatState implements FlatDocument {
     if (kind === DELETED) for (let row = first; row < end; row++) this.flags[row]! |= IS_DELETED
   }
 
+  /** One past the last clock of client index `client`. */
+  private endClock(client: number): number {
+    const last = this.clientRows[2 * client + 1]! - 1
+    return last < this.clientRows[2 * client]! ? 0 : this.rowClock[last]! + this.rowLength[last]!
+  }
+
+  /** Map entries in pieces that a later entry replaced (collect mode): see `integrate`. */
+  private readonly replacedInPieces: number[] = []
+
+  private encodeCollected(): Collected {
+    for (const i of this.replacedInPieces)
+      for (let row = this.firstRow[i]!; row < this.firstRow[i + 1]!; row++)
+        if (!(this.flags[row]! & (IS_DELETED | IS_GC)) && this.s.kind[i] !== DELETED)
+          throw new Unreadable('a map entry cut into pieces, then replaced')
+    const chains: Array<readonly [number, number]> = []
+    for (const [key, first] of this.keyFirst) chains.push([first, this.keyLast.get(key) ?? NONE])
+    return encodeCollected({
+      bytes: this.bytes,
+      clientIds: this.clientIds,
+      clientRows: this.clientRows,
+      structClient: this.s.client,
+      structLength: this.s.length,
+      kind: this.s.kind,
+      contentAt: this.s.content,
+      rowClock: this.rowClock,
+      rowLength: this.rowLength,
+      rowStruct: this.rowStruct,
+      rowOffset: this.rowOffset,
+      right: this.right,
+      origin: this.origin,
+      rightOrigin: this.rightOrigin,
+      parent: this.parent,
+      sub: this.sub,
+      flags: this.flags,
+      names: this.names,
+      keyChains: chains,
+      pieceText: (row) => this.pieceText(row),
+    })
+  }
+
   private startOf(parent: number): number {
     return parent >= 0 ? this.start[parent]! : (this.rootStart.get(-parent - 2) ?? NONE)
   }
@@ -643,6 +718,9 @@ class FlatState implements FlatDocument {
 
   /** A deleted range: its rows (cut at its ends) marked deleted. */
   private markDeleted(client: number, clock: number, length: number): void {
+    // Past what the update holds, Yjs keeps the range pending and writes it again: not encoded here.
+    if (this.collect && length > 0 && (client < 0 || this.endClock(client) < clock + length))
+      throw new Unreadable('a deletion of what the update does not hold')
     let row = this.rowAt(client, clock)
     if (row === NONE) return
     const end = this.clientRows[2 * client + 1]!
@@ -896,17 +974,39 @@ class FlatState implements FlatDocument {
       })
       return attributes
     }
+    // Whole strings' UTF-8 bytes gathered and decoded once a run (a string an item, then joined, was ~50 MB
+    // of garbage for a paragraph of 400,000 one-character items).
+    let gathered = 0
+    const flush = () => {
+      if (gathered === 0) return
+      text += decoder.decode(this.scratch.subarray(0, gathered))
+      gathered = 0
+    }
     const pack = () => {
+      flush()
       if (text.length === 0) return
       ops.push(current.size > 0 ? { insert: text, attributes: attributes() } : { insert: text })
       text = ''
     }
+    const reader = new Reader(this.bytes)
     for (let item = this.start[row]!; item !== NONE; item = this.right[item]!) {
       if (this.flags[item]! & IS_DELETED) continue
       const i = this.rowStruct[item]!
       const kind = this.kindOf[i]!
-      if (kind === STRING) text += this.pieceText(item)
-      else if (kind === TYPE || kind === EMBED) {
+      if (kind === STRING && this.wholeStruct(item)) {
+        reader.pos = this.contentAt[i]!
+        const length = reader.varUint()
+        if (gathered + length > this.scratch.length) {
+          const grown = new Uint8Array(Math.max(2 * this.scratch.length, gathered + length))
+          grown.set(this.scratch.subarray(0, gathered))
+          this.scratch = grown
+        }
+        for (let k = 0; k < length; k++) this.scratch[gathered + k] = this.bytes[reader.pos + k]!
+        gathered += length
+      } else if (kind === STRING) {
+        flush()
+        text += this.pieceText(item)
+      } else if (kind === TYPE || kind === EMBED) {
         pack()
         ops.push(current.size > 0 ? { insert: NOT_TEXT, attributes: attributes() } : { insert: NOT_TEXT })
       } else if (kind === FORMAT) {
@@ -925,6 +1025,14 @@ class FlatState implements FlatDocument {
 
   private lastStruct = -1
   private lastString = ''
+  private scratch = new Uint8Array(1024)
+
+  /** Whether a row is its struct whole (not cut: a struct's rows are consecutive). */
+  private wholeStruct(row: number): boolean {
+    return (
+      this.rowOffset[row] === 0 && (row + 1 >= this.rows || this.rowStruct[row + 1] !== this.rowStruct[row])
+    )
+  }
 
   /** A string row's text: its part of its struct's string, a cut surrogate pair replaced as Yjs does. */
   private pieceText(row: number): string {

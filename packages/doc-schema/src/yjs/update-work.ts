@@ -396,3 +396,65 @@ function readVarInt(reader: Reader): number {
     if (num > Number.MAX_SAFE_INTEGER) throw new Malformed('integer out of range')
   }
 }
+
+const utf8 = new TextEncoder()
+
+/** A growing byte buffer for varuints, strings and copied runs (the v1 update encoding's parts). */
+export class Writer {
+  private buffer: Uint8Array
+  private length = 0
+
+  constructor(size: number) {
+    this.buffer = new Uint8Array(size)
+  }
+
+  private room(more: number): void {
+    if (this.length + more <= this.buffer.length) return
+    let size = this.buffer.length * 2
+    while (size < this.length + more) size *= 2
+    const next = new Uint8Array(size)
+    next.set(this.buffer.subarray(0, this.length))
+    this.buffer = next
+  }
+
+  varUint(value: number): void {
+    this.room(8)
+    while (value > 127) {
+      this.buffer[this.length++] = 128 | (value % 128)
+      value = Math.floor(value / 128)
+    }
+    this.buffer[this.length++] = value
+  }
+
+  bytes(run: Uint8Array): void {
+    this.room(run.length)
+    this.buffer.set(run, this.length)
+    this.length += run.length
+  }
+
+  byte(value: number): void {
+    this.room(1)
+    this.buffer[this.length++] = value
+  }
+
+  /** `source[from, to)`, byte by byte when short (a view for each of ~400,000 structs was much garbage). */
+  copy(source: Uint8Array, from: number, to: number): void {
+    const length = to - from
+    this.room(length)
+    if (length > 64) this.buffer.set(source.subarray(from, to), this.length)
+    else for (let i = 0; i < length; i++) this.buffer[this.length + i] = source[from + i]!
+    this.length += length
+  }
+
+  /** A lib0 varstring: its UTF-8 length, then its bytes. */
+  string(text: string): void {
+    const bytes = utf8.encode(text)
+    this.varUint(bytes.length)
+    this.bytes(bytes)
+  }
+
+  /** The bytes written, in a buffer of their own length (posted as a transfer). */
+  done(): Uint8Array {
+    return this.length === this.buffer.length ? this.buffer : this.buffer.slice(0, this.length)
+  }
+}
