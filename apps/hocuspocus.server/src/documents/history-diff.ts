@@ -7,11 +7,16 @@
  */
 import {
   blockMarkdown,
+  type FlatDocument,
   FRAGMENT_NAME,
+  flatBlockMarkdown,
+  flatTopLevel,
   HEADING_ID_ATTR,
   isHeadingId,
   type OutlineNode,
+  readFlat,
   readOutline,
+  readOutlineOf,
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
 
@@ -36,8 +41,17 @@ export type SectionChange = {
   compared: boolean
 }
 
-/** A section as the diff sees it: heading id, title, rev (from the outline) and its top-level elements. */
-type Section = { key: string; sectionId: string; title: string; rev: string; elements: Y.XmlElement[] }
+/**
+ * A section as the diff sees it: heading id, title, rev (from the outline) and its top-level elements, each
+ * rendered as a section read shows it (`blockMarkdown`) only when the section is compared.
+ */
+type Section = {
+  key: string
+  sectionId: string
+  title: string
+  rev: string
+  elements: Array<() => string>
+}
 
 function flatOutline(roots: readonly OutlineNode[]): OutlineNode[] {
   const out: OutlineNode[] = []
@@ -52,33 +66,61 @@ function flatOutline(roots: readonly OutlineNode[]): OutlineNode[] {
 
 /** The document's sections in order; blocks before the first heading are one section with key `#top`. */
 function sectionsOf(fragment: Y.XmlFragment): Section[] {
-  const outline = flatOutline(readOutline(fragment))
+  return sectionsFrom(readOutline(fragment), (each) => {
+    for (const child of fragment.toArray()) {
+      if (!(child instanceof Y.XmlElement)) continue
+      const id = child.nodeName === 'heading' ? child.getAttribute(HEADING_ID_ATTR) : undefined
+      each(child.nodeName === 'heading', id, () => blockMarkdown(child))
+    }
+  })
+}
+
+/** `sectionsOf` of a state read flat (doc-schema yjs/flat-read.ts): the same sections, no Y.Doc. */
+function sectionsOfFlat(flat: FlatDocument): Section[] {
+  return sectionsFrom(readOutlineOf(flat.tree, flatTopLevel(flat)), (each) => {
+    for (const item of flat.topLevel()) {
+      if (item.name === null) continue
+      const heading = item.name === 'heading'
+      each(heading, heading ? flat.attribute(item, HEADING_ID_ATTR) : undefined, () =>
+        flatBlockMarkdown(flat, item),
+      )
+    }
+  })
+}
+
+/**
+ * Sections from a document's outline and its top-level elements in order (`walk` calls `each` for every
+ * element: whether it is a heading, its id attribute, and how to render it).
+ */
+function sectionsFrom(
+  outline: readonly OutlineNode[],
+  walk: (each: (heading: boolean, id: unknown, markdown: () => string) => void) => void,
+): Section[] {
+  const nodes = flatOutline(outline)
   const sections: Section[] = []
   let current: Section | undefined
   let headings = 0
   let unnamed = 0
-  for (const child of fragment.toArray()) {
-    if (!(child instanceof Y.XmlElement)) continue
-    if (child.nodeName === 'heading') {
-      const node = outline[headings++]
-      const id = child.getAttribute(HEADING_ID_ATTR)
+  walk((heading, id, markdown) => {
+    if (heading) {
+      const node = nodes[headings++]
       const sectionId = isHeadingId(id) ? id : ''
       current = {
         key: sectionId || `#${unnamed++}`,
         sectionId,
         title: node?.title ?? '',
         rev: node?.rev ?? '',
-        elements: [child],
+        elements: [markdown],
       }
       sections.push(current)
-      continue
+      return
     }
     if (!current) {
       current = { key: '#top', sectionId: '', title: '', rev: '', elements: [] }
       sections.push(current)
     }
-    current.elements.push(child)
-  }
+    current.elements.push(markdown)
+  })
   return sections
 }
 
@@ -113,7 +155,7 @@ function linesOf(section: Section, budget: { left: number }): string[] | null {
   const lines: string[] = []
   for (const element of section.elements) {
     if (budget.left <= 0) return null
-    const markdown = blockMarkdown(element)
+    const markdown = element()
     budget.left -= markdown.length
     lines.push(markdown)
   }
@@ -201,9 +243,33 @@ export function diffFragments(
   after: Y.XmlFragment,
   maxRenderChars = MAX_DIFF_RENDER_CHARS,
 ): SectionChange[] {
+  return diffSections(sectionsOf(before), sectionsOf(after), maxRenderChars)
+}
+
+/**
+ * What changed from a stored state (null: an empty document) to a state read flat (`after`), neither
+ * decoded into a Y.Doc when the stored state reads flat too: the compaction's version summary on the
+ * documents' worker (worker/compact.ts), where a decoded copy of a document at the item limit was most
+ * of the server's memory peak (issue 24).
+ */
+export function diffSinceStateFlat(state: Uint8Array | null, after: FlatDocument): SectionChange[] {
+  const now = sectionsOfFlat(after)
+  const flat = state && state.byteLength > 0 ? readFlat(state, FRAGMENT_NAME) : null
+  if (flat || !state || state.byteLength === 0) return diffSections(flat ? sectionsOfFlat(flat) : [], now)
+  const before = fragmentOfState(state)
+  try {
+    return diffSections(sectionsOf(before), now)
+  } finally {
+    before.doc?.destroy()
+  }
+}
+
+function diffSections(
+  old: readonly Section[],
+  now: readonly Section[],
+  maxRenderChars = MAX_DIFF_RENDER_CHARS,
+): SectionChange[] {
   const budget = { left: maxRenderChars }
-  const old = sectionsOf(before)
-  const now = sectionsOf(after)
   const oldByKey = new Map(old.map((section) => [section.key, section]))
   const seen = new Set<string>()
   const changes: SectionChange[] = []

@@ -105,9 +105,12 @@ export type ProbeReport = {
 /**
  * The script the probe process runs: `bun -e SCRIPT URL PID`. It writes a line `probing` once its first
  * request is answered, stops at the first line on stdin and then writes its report (JSON) on one line.
+ * With RELIABILITY_RSS_TRACE set to a file, it appends the server's RSS there about every 0.2 s (where a
+ * run's peak came from).
  */
 const SCRIPT = `
 const [url, pid] = process.argv.slice(-2)
+const trace = process.env.RELIABILITY_RSS_TRACE
 const rss = () => { const m = /VmRSS:\\s+(\\d+) kB/.exec(require('fs').readFileSync('/proc/' + pid + '/status', 'utf8')); return Number(m?.[1] ?? 0) * 1024 }
 const base = rss(); let peak = base; const latencies = []; const statuses = new Set(); let running = true
 process.stdin.on('data', () => { running = false })
@@ -116,7 +119,9 @@ while (running) {
   try { const r = await fetch(url + '/health'); await r.arrayBuffer(); statuses.add(r.status) } catch { statuses.add(0) }
   latencies.push(performance.now() - start)
   if (latencies.length === 1) process.stdout.write('probing\\n')
-  peak = Math.max(peak, rss())
+  const now = rss()
+  peak = Math.max(peak, now)
+  if (trace && latencies.length % 10 === 0) require('fs').appendFileSync(trace, (performance.now() / 1000).toFixed(2) + ' s rss ' + (now >> 20) + ' MiB\\n')
   await Bun.sleep(20)
 }
 latencies.sort((a, b) => a - b)

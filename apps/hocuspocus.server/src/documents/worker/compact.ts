@@ -1,9 +1,13 @@
 /**
  * Compaction's whole-document work, run on the documents' worker (worker.ts) instead of the event loop:
- * the stored snapshot and the log rows read for it are decoded into one document, whose state (base64, as
- * it travels to the database), state vector, title, plain text, outline with every section's total, and
- * the summary of what changed since the newest version are what the compaction writes. For a 5 MiB
- * document this took ~0.6 s on the event loop when its last editor left (issue 30); here it holds no one.
+ * from the stored snapshot and the log rows read for it, the merged state (as Yjs encodes it, deleted
+ * content collected), its state vector, title, plain text, outline with every section's total, and the
+ * summary of what changed since the newest version are what the compaction writes. For a 5 MiB document
+ * this took ~0.6 s on the event loop when its last editor left (issue 30); here it holds no one.
+ *
+ * The parts are read flat when they can be (`compactFlat`: rows in typed arrays, no Y.Doc; the same
+ * bytes, outline and text as decoding, doc-schema's flat-collect and flat-outline tests), else decoded
+ * into a Y.Doc (`compactDecoded`).
  *
  * The document is the stored content, not the live one: what is stored is exactly what the compaction may
  * replace the log rows with, and a change not yet stored is appended as a row of its own later.
@@ -16,17 +20,23 @@
  */
 import {
   adoptTotals,
+  type FlatDocument,
   FRAGMENT_NAME,
+  flatOutlineWithTotals,
+  flatTopLevel,
   liveOutlineWithTotals,
+  mergeAppended,
   mergeWithVector,
   outlineMeasureSteps,
+  readFlat,
   readPlainText,
   readTitle,
+  readTitleAndTextOf,
   type StoredOutlineNode,
   storedTotals,
 } from '@collab/doc-schema'
 import * as Y from 'yjs'
-import { diffSinceState, summarize } from '../history-diff.ts'
+import { diffSinceState, diffSinceStateFlat, summarize } from '../history-diff.ts'
 
 export type CompactInput = {
   /** The snapshot (bytes, or base64) and the log rows read, in order, as base64. */
@@ -70,6 +80,42 @@ const bytesOf = (state: Uint8Array | string) => (typeof state === 'string' ? fro
  */
 export function compactStored(input: CompactInput, applied?: () => void): Compacted {
   if (input.mergeOnly) return mergeStored(input)
+  return compactFlat(input, applied) ?? compactDecoded(input, applied)
+}
+
+/**
+ * The compaction read flat (doc-schema yjs/flat-read.ts with `collect`): the state Yjs would encode, the
+ * outline with its totals, title, text and a version's summary, all from the bytes, no Y.Doc (a document
+ * at the item limit decoded is ~100 MB of heap and ~55 MB of garbage here, the server's memory peak under
+ * the red team's item attack: issue 24). Null when the parts do not read flat (they do not continue each
+ * other as a log does, or hold what Yjs would keep pending): `compactDecoded` then.
+ */
+export function compactFlat(input: CompactInput, applied?: () => void): Compacted | null {
+  const parts = input.updates.map(fromBase64)
+  if (input.snapshot) parts.unshift(bytesOf(input.snapshot) as Uint8Array<ArrayBuffer>)
+  if (parts.length === 0) return null
+  const merged = parts.length === 1 ? parts[0]! : mergeAppended(parts)?.update
+  parts.length = 0
+  const flat = merged && readFlat(merged, FRAGMENT_NAME, { collect: true })
+  if (!flat?.collected) return null
+  applied?.()
+  const { state, vector } = flat.collected
+  const text =
+    input.maxTextChars > 0
+      ? readTitleAndTextOf(flat.tree, flatTopLevel(flat), input.maxTextChars)
+      : { title: '', text: '' }
+  const compacted: Compacted = {
+    state,
+    vector,
+    ...text,
+    outline: flatOutlineWithTotals(flat, input.storedOutline ? storedTotals(input.storedOutline) : new Map()),
+  }
+  if (input.versionBase !== undefined) compacted.summary = summaryOfFlat(flat, input.versionBase)
+  return compacted
+}
+
+/** The compaction on a decoded document: for parts that do not read flat (exported for its test). */
+export function compactDecoded(input: CompactInput, applied?: () => void): Compacted {
   const doc = new Y.Doc()
   try {
     Y.transact(doc, () => {
@@ -114,6 +160,15 @@ function mergeStored(input: CompactInput): Compacted {
     title: '',
     text: '',
     outline: null,
+  }
+}
+
+/** `summaryOf` for a state read flat. */
+function summaryOfFlat(after: FlatDocument, base: Uint8Array | string | null) {
+  try {
+    return summarize(diffSinceStateFlat(base === null ? null : bytesOf(base), after))
+  } catch {
+    return null
   }
 }
 

@@ -7,6 +7,7 @@
  */
 import {
   FRAGMENT_NAME,
+  flatTopLevel,
   HEADING_ID_ATTR,
   type OutlineNode,
   readOutline,
@@ -35,9 +36,7 @@ export function deriveStored(input: DeriveInput): Derived {
   // one on the worker for the outline backfill, the search backfill or a cold outline).
   const flat = readStoredFlat(input.stored)
   if (flat && input.what !== 'headings') {
-    const rows = (function* () {
-      for (const item of flat.topLevel()) yield item.name !== null ? item.row : -1
-    })()
+    const rows = flatTopLevel(flat)
     return input.what === 'outline'
       ? readOutlineOf(flat.tree, rows)
       : readTitleAndTextOf(flat.tree, rows, input.maxTextChars)
