@@ -14,6 +14,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import { writeBackupFile } from './backup/files.ts'
+import { collectAfterTraffic } from './pglite-collect.ts'
 import { pgliteStartParams, SyncedNodeFS } from './pglite-fsync.ts'
 
 declare const self: Worker
@@ -124,6 +125,7 @@ self.onmessage = async (
         fsBundle: message.fsBundle,
         loadDataDir: message.loadDataDir,
       })
+      collectAfterTraffic(db)
       // A socket file left by a process that was killed: this process holds the folder's lock now.
       rmSync(message.socketPath, { force: true })
       server = new PGLiteSocketServer({ db, path: message.socketPath, maxConnections: MAX_CONNECTIONS })
