@@ -80,7 +80,20 @@ const bytesOf = (state: Uint8Array | string) => (typeof state === 'string' ? fro
  */
 export function compactStored(input: CompactInput, applied?: () => void): Compacted {
   if (input.mergeOnly) return mergeStored(input)
-  return compactFlat(input, applied) ?? compactDecoded(input, applied)
+  return compactFlatOrNull(input, applied) ?? compactDecoded(input, applied)
+}
+
+/**
+ * `compactFlat`, null when it throws: a bug in the flat path (it is tested equal to decoding, but it is
+ * this server's own reading of Yjs's format) must not leave a document's log unmerged; decoding is the
+ * path the compaction had always taken. Malformed parts throw again there, as they always did.
+ */
+function compactFlatOrNull(input: CompactInput, applied?: () => void): Compacted | null {
+  try {
+    return compactFlat(input, applied)
+  } catch {
+    return null
+  }
 }
 
 /**
