@@ -75,9 +75,15 @@ function sectionsOf(fragment: Y.XmlFragment): Section[] {
   })
 }
 
-/** `sectionsOf` of a state read flat (doc-schema yjs/flat-read.ts): the same sections, no Y.Doc. */
-function sectionsOfFlat(flat: FlatDocument): Section[] {
-  return sectionsFrom(readOutlineOf(flat.tree, flatTopLevel(flat)), (each) => {
+/**
+ * `sectionsOf` of a state read flat (doc-schema yjs/flat-read.ts): the same sections, no Y.Doc; `outline`
+ * when the caller has read it already (a walk of the whole document hashing every section).
+ */
+function sectionsOfFlat(
+  flat: FlatDocument,
+  outline: readonly OutlineNode[] = readOutlineOf(flat.tree, flatTopLevel(flat)),
+): Section[] {
+  return sectionsFrom(outline, (each) => {
     for (const item of flat.topLevel()) {
       if (item.name === null) continue
       const heading = item.name === 'heading'
@@ -252,8 +258,13 @@ export function diffFragments(
  * documents' worker (worker/compact.ts), where a decoded copy of a document at the item limit was most
  * of the server's memory peak (issue 24).
  */
-export function diffSinceStateFlat(state: Uint8Array | null, after: FlatDocument): SectionChange[] {
-  const now = sectionsOfFlat(after)
+export function diffSinceStateFlat(
+  state: Uint8Array | null,
+  after: FlatDocument,
+  /** `after`'s outline, when the caller has read it (`readOutlineOf`). */
+  afterOutline?: readonly OutlineNode[],
+): SectionChange[] {
+  const now = sectionsOfFlat(after, afterOutline)
   const flat = state && state.byteLength > 0 ? readFlat(state, FRAGMENT_NAME) : null
   if (flat || !state || state.byteLength === 0) return diffSections(flat ? sectionsOfFlat(flat) : [], now)
   const before = fragmentOfState(state)

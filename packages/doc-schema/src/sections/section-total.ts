@@ -88,15 +88,32 @@ export function listReadLength(
   if (!children.every((child) => child instanceof Y.XmlElement && ITEM_TYPES.has(child.nodeName)))
     return undefined
   if (yElementTooDeep(list)) return undefined
-  const attrs = list.getAttributes() as Record<string, unknown>
+  const items = children as Y.XmlElement[]
+  return listLengthInParts(
+    list.nodeName,
+    list.getAttributes() as Record<string, unknown>,
+    items.length,
+    perRender,
+    (from, to) => items.slice(from, to).map((item) => yElementToJSON(item)),
+    rendered,
+  )
+}
+
+/**
+ * A list of `count` items measured `perRender` at a time: `contentOf(from, to)` gives those items'
+ * render JSON (`listReadLength` of Yjs's list, `elementReadLengthOf` of rows read flat).
+ */
+function listLengthInParts(
+  nodeName: string,
+  attrs: Record<string, unknown>,
+  count: number,
+  perRender: number,
+  contentOf: (from: number, to: number) => DocNode[],
+  rendered?: () => void,
+): number {
   let total = 0
-  for (let from = 0; from < children.length; from += perRender) {
-    total += listPartReadLength(
-      list.nodeName,
-      attrs,
-      children.slice(from, from + perRender) as Y.XmlElement[],
-      from,
-    )
+  for (let from = 0; from < count; from += perRender) {
+    total += listContentReadLength(nodeName, attrs, contentOf(from, from + perRender), from)
     rendered?.()
   }
   return total
@@ -163,15 +180,16 @@ export function elementReadLengthOf(flat: FlatDocument, row: number): number {
       !flat.blockSource.tooDeep(row) &&
       children.every((child) => child >= 0 && ITEM_TYPES.has(flat.tree.name(child)))
     ) {
-      const attrs = flat.tree.attributes(row)
-      let total = 0
-      for (let from = 0; from < children.length; from += LIST_ITEMS_PER_RENDER) {
-        const content = children
-          .slice(from, from + LIST_ITEMS_PER_RENDER)
-          .map((child) => flat.json({ row: child, name: flat.tree.name(child), length: 1 }))
-        total += listContentReadLength(name, attrs, content, from)
-      }
-      return total
+      return listLengthInParts(
+        name,
+        flat.tree.attributes(row),
+        children.length,
+        LIST_ITEMS_PER_RENDER,
+        (from, to) =>
+          children
+            .slice(from, to)
+            .map((child) => flat.json({ row: child, name: flat.tree.name(child), length: 1 })),
+      )
     }
   }
   const node = flat.blockSource.tooDeep(row) ? TOO_DEEP_NODE : flat.json({ row, name, length: 1 })

@@ -25,7 +25,7 @@
  * histories). A struct cut where something references its middle is written in its pieces, a string cut
  * inside a surrogate pair with Yjs's replacement characters.
  */
-import { BITS5, Reader, Writer } from './update-work.ts'
+import { BITS5, Reader, skipContent, Writer } from './update-work.ts'
 
 /** What flat-read's rows give the encoder (all rows of one client consecutive, in clock order). */
 export type CollectRows = {
@@ -263,33 +263,6 @@ function clientOf(rows: CollectRows, row: number): number {
 /** Where struct `i`'s content ends in the bytes. */
 function contentEnd(rows: CollectRows, reader: Reader, i: number): number {
   reader.pos = rows.contentAt[i]!
-  switch (rows.kind[i]) {
-    case 2: {
-      const count = reader.varUint()
-      for (let k = 0; k < count; k++) reader.skipVarBytes()
-      break
-    }
-    case 3:
-    case 4:
-    case 5:
-      reader.skipVarBytes()
-      break
-    case 6:
-      reader.skipVarBytes()
-      reader.skipVarBytes()
-      break
-    case 7:
-      if ([3, 5].includes(reader.varUint())) reader.skipVarBytes()
-      break
-    case 8: {
-      const count = reader.varUint()
-      for (let k = 0; k < count; k++) reader.skipAny()
-      break
-    }
-    case 9:
-      reader.skipVarBytes()
-      reader.skipAny()
-      break
-  }
+  skipContent(reader, rows.kind[i]!, false)
   return reader.pos
 }

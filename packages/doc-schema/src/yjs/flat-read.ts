@@ -37,7 +37,7 @@ import { TOO_DEEP_NODE } from '../markdown/render-depth.ts'
 import { type Collected, encodeCollected } from './flat-collect.ts'
 import { marksOf } from './read-y.ts'
 import { type DeltaOp, ELEMENT, OTHER, TEXT, type TreeSource } from './tree-source.ts'
-import { BITS5, Malformed, Reader, readAny, skipContent, skipStruct } from './update-work.ts'
+import { BITS5, Malformed, Reader, readAny, skipContent, skipStruct, Writer } from './update-work.ts'
 
 /** The update is not one this reads as Yjs would: the caller decodes it with Yjs. */
 class Unreadable extends Error {}
@@ -976,11 +976,12 @@ class FlatState implements FlatDocument {
     }
     // Whole strings' UTF-8 bytes gathered and decoded once a run (a string an item, then joined, was ~50 MB
     // of garbage for a paragraph of 400,000 one-character items).
-    let gathered = 0
+    const gathered = this.gathered
+    gathered.reset()
     const flush = () => {
-      if (gathered === 0) return
-      text += decoder.decode(this.scratch.subarray(0, gathered))
-      gathered = 0
+      if (gathered.size === 0) return
+      text += decoder.decode(gathered.view())
+      gathered.reset()
     }
     const pack = () => {
       flush()
@@ -996,13 +997,7 @@ class FlatState implements FlatDocument {
       if (kind === STRING && this.wholeStruct(item)) {
         reader.pos = this.contentAt[i]!
         const length = reader.varUint()
-        if (gathered + length > this.scratch.length) {
-          const grown = new Uint8Array(Math.max(2 * this.scratch.length, gathered + length))
-          grown.set(this.scratch.subarray(0, gathered))
-          this.scratch = grown
-        }
-        for (let k = 0; k < length; k++) this.scratch[gathered + k] = this.bytes[reader.pos + k]!
-        gathered += length
+        gathered.copy(this.bytes, reader.pos, reader.pos + length)
       } else if (kind === STRING) {
         flush()
         text += this.pieceText(item)
@@ -1011,7 +1006,6 @@ class FlatState implements FlatDocument {
         ops.push(current.size > 0 ? { insert: NOT_TEXT, attributes: attributes() } : { insert: NOT_TEXT })
       } else if (kind === FORMAT) {
         pack()
-        const reader = new Reader(this.bytes)
         reader.pos = this.contentAt[i]!
         const key = this.varString(reader)
         const value = JSON.parse(this.varString(reader))
@@ -1025,7 +1019,8 @@ class FlatState implements FlatDocument {
 
   private lastStruct = -1
   private lastString = ''
-  private scratch = new Uint8Array(1024)
+  /** A text run's whole strings, as UTF-8 (`textDelta`). */
+  private readonly gathered = new Writer(1024)
 
   /** Whether a row is its struct whole (not cut: a struct's rows are consecutive). */
   private wholeStruct(row: number): boolean {

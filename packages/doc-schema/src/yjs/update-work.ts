@@ -453,6 +453,20 @@ export class Writer {
     this.bytes(bytes)
   }
 
+  /** How many bytes are written. */
+  get size(): number {
+    return this.length
+  }
+
+  /** The bytes written, as a view of the buffer (valid until the next write). */
+  view(): Uint8Array {
+    return this.buffer.subarray(0, this.length)
+  }
+
+  reset(): void {
+    this.length = 0
+  }
+
   /** The bytes written, in a buffer of their own length (posted as a transfer). */
   done(): Uint8Array {
     return this.length === this.buffer.length ? this.buffer : this.buffer.slice(0, this.length)

@@ -123,7 +123,8 @@ export function compactFlat(input: CompactInput, applied?: () => void): Compacte
     ...text,
     outline: flatOutlineWithTotals(flat, input.storedOutline ? storedTotals(input.storedOutline) : new Map()),
   }
-  if (input.versionBase !== undefined) compacted.summary = summaryOfFlat(flat, input.versionBase)
+  if (input.versionBase !== undefined)
+    compacted.summary = summaryOfFlat(flat, compacted.outline!, input.versionBase)
   return compacted
 }
 
@@ -176,10 +177,10 @@ function mergeStored(input: CompactInput): Compacted {
   }
 }
 
-/** `summaryOf` for a state read flat. */
-function summaryOfFlat(after: FlatDocument, base: Uint8Array | string | null) {
+/** `summaryOf` for a state read flat, whose outline the compaction has read (not walked again). */
+function summaryOfFlat(after: FlatDocument, outline: StoredOutlineNode[], base: Uint8Array | string | null) {
   try {
-    return summarize(diffSinceStateFlat(base === null ? null : bytesOf(base), after))
+    return summarize(diffSinceStateFlat(base === null ? null : bytesOf(base), after, outline))
   } catch {
     return null
   }
