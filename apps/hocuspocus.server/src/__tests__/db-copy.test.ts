@@ -147,6 +147,16 @@ async function makeData(server: ServerProcess, dataDir: string, cli: (...a: stri
       body: { markdown: '# Plan\n\n## Goals\n\nShip the move.\n\n## Risks\n\n- none yet\n' },
     })
   ).json()) as { slug: string; room: string }
+  // A report whose state is larger than one write slice: it and its import version are stored in parts
+  // (document_state_parts, document_version_parts), copied and exported like the others.
+  const chapters = Array.from(
+    { length: 60 },
+    (_, i) => `## Chapter ${i}\n\n${'Words of the report. '.repeat(400)}\n`,
+  )
+  await api(base, localToken, '/documents', {
+    method: 'POST',
+    body: { markdown: `# Report\n\n${chapters.join('\n')}` },
+  })
   await api(base, localToken, `/documents/${imported.slug}/members/bob`, {
     method: 'PUT',
     body: { role: 'editor' },

@@ -15,7 +15,7 @@ import { useSharedServer } from '@collab/test-support/shared-server'
 import * as Y from 'yjs'
 import type { Database } from '../db/client.ts'
 import { EXPORT_INLINE_BYTES, eachPiece } from '../documents/export-markdown.ts'
-import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
+import { STATE_SLICE_BYTES, wholeSnapshotSql } from '../documents/sliced-read.ts'
 import { EXPORT_PIECE_CHARS, markdownText } from '../documents/worker/export.ts'
 import type { Services } from '../services.ts'
 
@@ -44,10 +44,13 @@ const CORPUS = [
   { name: 'past a read slice', markdown: prose(STATE_SLICE_BYTES + 64 * 1024, 'Large') },
 ]
 
-/** The export as it was made before: the stored state read whole and rendered in one string. */
+/**
+ * The export as it was made before: the stored state read whole (its parts joined by the database) and
+ * rendered in one string.
+ */
 async function exportAsBefore(db: Database, room: string): Promise<string> {
   const [row] = await db.prisma.$queryRaw<Array<{ state: string | null; updates: string[] | null }>>`
-    SELECT encode(s.state, 'base64') AS state,
+    SELECT encode(${wholeSnapshotSql('s')}, 'base64') AS state,
            (SELECT array_agg(encode(u."update", 'base64') ORDER BY u.id)
               FROM document_updates u WHERE u.document_id = d.id) AS updates
       FROM documents d LEFT JOIN document_states s ON s.document_id = d.id WHERE d.room = ${room}`

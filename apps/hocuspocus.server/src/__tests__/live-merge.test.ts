@@ -16,6 +16,7 @@ import { outlineShape } from '@collab/test-support/outline'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
+import { wholeSnapshotSql } from '../documents/sliced-read.ts'
 import { applyStored } from '../documents/stored-parts.ts'
 import type { RunningServer } from '../server.ts'
 import { agentAppends, editorOnPlan, useHistoryPlan } from './history-support.ts'
@@ -26,7 +27,7 @@ async function storedRow(server: RunningServer, documentId: string) {
   const [row] = await server.services.db.prisma.$queryRaw<
     Array<{ state: Uint8Array; outline: StoredOutlineNode[] | null; rows: number }>
   >`
-    SELECT s.state, s.outline,
+    SELECT ${wholeSnapshotSql('s')} AS state, s.outline,
            (SELECT count(*)::int FROM document_updates u WHERE u.document_id = s.document_id) AS rows
       FROM document_states s WHERE s.document_id = ${documentId}::uuid`
   if (!row) throw new Error('no stored state')

@@ -75,7 +75,7 @@ let longestParameter = 0
  */
 const opened = useWatchedServices(({ operation, sql, values }) => {
   // The statements of the state's slices (its search text and outline go whole in theirs).
-  if (operation === '$executeRaw' && /INSERT INTO state_\w+ VALUES/.test(sql))
+  if (operation === '$executeRaw' && /INSERT INTO document_state_parts/.test(sql))
     longestParameter = Math.max(longestParameter, longestString(values))
 })
 

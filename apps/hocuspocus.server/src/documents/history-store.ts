@@ -51,14 +51,19 @@ export async function insertVersion(
   outlineJson: string | null,
 ): Promise<bigint> {
   const name = request.name ? storableText(request.name).trim().slice(0, MAX_VERSION_NAME_CHARS) : null
-  const rows = await tx.$queryRaw<Array<{ id: bigint }>>`
-    INSERT INTO document_versions (document_id, state, byte_size, reason, name, authors, summary, outline)
-    SELECT document_id, state, byte_size, ${request.reason}, ${name}, ${storableJSON(authors)}::jsonb,
+  const rows = await tx.$queryRaw<Array<{ id: bigint; parts: number }>>`
+    INSERT INTO document_versions (document_id, state, byte_size, parts, reason, name, authors, summary, outline)
+    SELECT document_id, state, byte_size, parts, ${request.reason}, ${name}, ${storableJSON(authors)}::jsonb,
            ${request.summary ? storableJSON(request.summary) : null}::jsonb, ${outlineJson}::jsonb
       FROM document_states WHERE document_id = ${documentId}::uuid
-    RETURNING id`
+    RETURNING id, parts`
   // The outline's JSON would stay held by Prisma's debug histories (db/statement-history.ts).
   forgetLargeParameters(outlineJson?.length ?? 0)
+  // A state stored in parts: its parts copied a row at a time, never joined (store.ts, writeStateRow).
+  if (rows[0] && Number(rows[0].parts) > 0)
+    await tx.$executeRaw`
+      INSERT INTO document_version_parts (version_id, n, data)
+      SELECT ${rows[0].id}::bigint, n, data FROM document_state_parts WHERE document_id = ${documentId}::uuid`
   await applyRetention(tx, documentId, Date.now())
   return BigInt(rows[0]?.id ?? 0)
 }
@@ -271,22 +276,29 @@ function lookupSql(lookup: VersionLookup): Prisma.Sql {
           : Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.rev == $rev)', jsonb_build_object('rev', ${lookup.rev}::text))`
 }
 
-/** The version a lookup names, with its state (base64 decoded), or null when there is none. */
+/**
+ * The version a lookup names, with its state, or null when there is none. The state is read in slices
+ * (sliced-read.ts): read whole in the statement that found it, a 22 MB version's 30 MB of base64 was parsed
+ * and decoded on the event loop in one piece (changes_since from it, its preview's refusal), and the database
+ * joined a version stored in parts as one value. Versions never change; one deleted by the retention policy
+ * between the two reads is none.
+ */
 export async function findVersion(
   db: Db,
   documentId: string,
   lookup: VersionLookup,
 ): Promise<(VersionInfo & { state: Uint8Array }) | null> {
-  const rows = await db.$queryRaw<Array<VersionInfo & { state: string }>>`
-    SELECT id, created_at AS "createdAt", reason, name, authors, summary, byte_size AS "byteSize",
-           encode(state, 'base64') AS state
+  const rows = await db.$queryRaw<VersionInfo[]>`
+    SELECT id, created_at AS "createdAt", reason, name, authors, summary, byte_size AS "byteSize"
       FROM document_versions
      WHERE document_id = ${documentId}::uuid ${lookupSql(lookup)}
      ORDER BY id DESC
      LIMIT 1`
   const row = rows[0]
   if (!row) return null
-  return { ...row, id: BigInt(row.id), state: new Uint8Array(Buffer.from(row.state, 'base64')) }
+  const id = BigInt(row.id)
+  const state = await readVersionState(db, id)
+  return state.byteLength === Number(row.byteSize) ? { ...row, id, state } : null
 }
 
 /** A version whose state a caller holds (newestVersionState does not read it again). */
@@ -342,22 +354,23 @@ export async function versionsAfter(
   return versions
 }
 
-/** The newest version's state and time (a new version's summary is computed against it), or null. */
+/**
+ * The newest version's state and time (a new version's summary is computed against it), or null. Its state
+ * read in slices (findVersion says why); the newest again if the retention policy deleted it meanwhile.
+ */
 export async function newestVersion(
   db: Db,
   documentId: string,
 ): Promise<{ state: Uint8Array; createdAt: Date; reason: VersionReason } | null> {
-  const rows = await db.$queryRaw<Array<{ state: string; createdAt: Date; reason: VersionReason }>>`
-    SELECT encode(state, 'base64') AS state, created_at AS "createdAt", reason FROM document_versions
-     WHERE document_id = ${documentId}::uuid ORDER BY id DESC LIMIT 1`
-  const row = rows[0]
-  return row
-    ? {
-        state: new Uint8Array(Buffer.from(row.state, 'base64')),
-        createdAt: row.createdAt,
-        reason: row.reason,
-      }
-    : null
+  for (let attempt = 0; attempt < 3; attempt++) {
+    // Older than any id: the newest.
+    const found = await findVersion(db, documentId, { before: BigInt(Number.MAX_SAFE_INTEGER) })
+    if (found) return { state: found.state, createdAt: found.createdAt, reason: found.reason }
+    const [left] = await db.$queryRaw<Array<{ n: number }>>`
+      SELECT count(*)::int AS n FROM document_versions WHERE document_id = ${documentId}::uuid`
+    if (!left || Number(left.n) === 0) return null
+  }
+  return null
 }
 
 /**

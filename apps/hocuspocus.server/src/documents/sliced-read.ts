@@ -19,7 +19,45 @@ import type { RecentStates } from './recent-states.ts'
  */
 export const STATE_SLICE_BYTES = 768 * 1024
 
+/**
+ * Bytes of a stored part (document_state_parts, document_version_parts): a state larger than this is
+ * written a part a row and never joined by the database (store.ts, writeStateRow). A read slice is a whole
+ * number of parts, so a slice of a stored-in-parts state is the join of a few of them.
+ */
+export const STATE_PART_BYTES = 256 * 1024
+if (STATE_SLICE_BYTES % STATE_PART_BYTES !== 0) throw new Error('a read slice must be whole parts')
+
 type Db = Prisma.TransactionClient | PrismaClient
+
+/**
+ * SQL: the whole state of a document_states row (`alias`), from its parts when it is stored in parts. For
+ * a read that needs the state as one value (the merge of another instance's snapshot with a compaction's,
+ * store.ts); the database then joins it, which slices avoid.
+ */
+export function wholeSnapshotSql(alias: string): Prisma.Sql {
+  const row = Prisma.raw(alias)
+  return Prisma.sql`CASE WHEN ${row}.parts = 0 THEN ${row}.state ELSE
+    (SELECT string_agg(p.data, ''::bytea ORDER BY p.n) FROM document_state_parts p
+      WHERE p.document_id = ${row}.document_id) END`
+}
+
+/**
+ * SQL: slice `from` (a byte offset, a whole number of parts) of the state of row `alias` of document_states
+ * or document_versions: a substring of the column, or the join of the parts the slice covers.
+ */
+function sliceSql(kind: 'snapshot' | 'version', alias: string, from: number): Prisma.Sql {
+  const row = Prisma.raw(alias)
+  const first = from / STATE_PART_BYTES
+  const end = first + STATE_SLICE_BYTES / STATE_PART_BYTES
+  const parts =
+    kind === 'snapshot'
+      ? Prisma.sql`SELECT string_agg(p.data, ''::bytea ORDER BY p.n) FROM document_state_parts p
+          WHERE p.document_id = ${row}.document_id AND p.n >= ${first}::int AND p.n < ${end}::int`
+      : Prisma.sql`SELECT string_agg(p.data, ''::bytea ORDER BY p.n) FROM document_version_parts p
+          WHERE p.version_id = ${row}.id AND p.n >= ${first}::int AND p.n < ${end}::int`
+  return Prisma.sql`encode(CASE WHEN ${row}.parts = 0
+    THEN substring(${row}.state from ${from + 1}::int for ${STATE_SLICE_BYTES}::int) ELSE (${parts}) END, 'base64')`
+}
 
 /** Reads the document's snapshot again when it changed between slices, at most this many times in all. */
 const SLICED_READ_ATTEMPTS = 3
@@ -49,14 +87,13 @@ export async function readStateSlice(
 ): Promise<{ part: string; rowVersion?: string }> {
   if ('version' in of) {
     const [row] = await db.$queryRaw<Array<{ part: string | null }>>`
-      SELECT encode(substring(state from ${from + 1}::int for ${STATE_SLICE_BYTES}::int), 'base64') AS part
-        FROM document_versions WHERE id = ${of.version}`
+      SELECT ${sliceSql('version', 'v', from)} AS part FROM document_versions v WHERE v.id = ${of.version}`
     return { part: row?.part ?? '' }
   }
+  // The row version and the parts in one statement: one snapshot of both.
   const [row] = await db.$queryRaw<Array<{ rowVersion: string; part: string | null }>>`
-    SELECT xmin::text AS "rowVersion",
-           encode(substring(state from ${from + 1}::int for ${STATE_SLICE_BYTES}::int), 'base64') AS part
-      FROM document_states WHERE document_id = ${of.snapshot}::uuid`
+    SELECT s.xmin::text AS "rowVersion", ${sliceSql('snapshot', 's', from)} AS part
+      FROM document_states s WHERE s.document_id = ${of.snapshot}::uuid`
   return { part: row?.part ?? '', rowVersion: row?.rowVersion }
 }
 
@@ -68,7 +105,7 @@ export async function readVersionState(db: Db, id: bigint, recent?: RecentStates
   const known = recent?.version(id)
   if (known) return known
   const [head] = await db.$queryRaw<Array<{ bytes: number }>>`
-    SELECT octet_length(state) AS bytes FROM document_versions WHERE id = ${id}`
+    SELECT byte_size AS bytes FROM document_versions WHERE id = ${id}`
   const bytes = Number(head?.bytes ?? 0)
   const state = new Uint8Array(bytes)
   let filled = 0
@@ -93,16 +130,22 @@ export async function readSnapshotState(
   recent?: RecentStates,
   known?: { id: bigint; state: Uint8Array },
 ): Promise<{ rowVersion: string | null; snapshot: Uint8Array | null; bytes: number; outline: unknown }> {
+  // Compared part by part when both are stored in parts (a version copies its snapshot's parts).
   const sameAsKnown = known
-    ? Prisma.sql`state = (SELECT v.state FROM document_versions v WHERE v.id = ${known.id})`
+    ? Prisma.sql`(SELECT s.byte_size = v.byte_size AND s.parts = v.parts AND CASE WHEN s.parts = 0
+          THEN s.state = v.state
+          ELSE NOT EXISTS (SELECT 1 FROM document_state_parts sp
+                             LEFT JOIN document_version_parts vp ON vp.version_id = v.id AND vp.n = sp.n
+                            WHERE sp.document_id = s.document_id AND vp.data IS DISTINCT FROM sp.data) END
+          FROM document_versions v WHERE v.id = ${known.id})`
     : Prisma.sql`false`
   for (let attempt = 1; ; attempt++) {
     const [head] = await db.$queryRaw<
       Array<{ rowVersion: string; bytes: number; outline: unknown; empty: boolean; same: boolean | null }>
     >`
-      SELECT xmin::text AS "rowVersion", octet_length(state) AS bytes, outline, state IS NULL AS empty,
+      SELECT s.xmin::text AS "rowVersion", s.byte_size AS bytes, s.outline, s.state IS NULL AS empty,
              ${sameAsKnown} AS same
-        FROM document_states WHERE document_id = ${documentId}::uuid`
+        FROM document_states s WHERE s.document_id = ${documentId}::uuid`
     if (!head) return { rowVersion: null, snapshot: null, bytes: 0, outline: null }
     if (head.empty) return { rowVersion: head.rowVersion, snapshot: null, bytes: 0, outline: head.outline }
     const bytes = Number(head.bytes)

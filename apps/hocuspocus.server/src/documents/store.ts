@@ -18,7 +18,7 @@ import { AUTOMATIC_REASONS, insertVersion, type VersionReason, type VersionReque
 import type { RecentStates } from './recent-states.ts'
 import { documentSearchChunks, searchVectorSql } from './search.ts'
 import { type SearchChunk, writeSearchChunks } from './search-chunks.ts'
-import { readSnapshotState, STATE_SLICE_BYTES } from './sliced-read.ts'
+import { readSnapshotState, STATE_PART_BYTES, STATE_SLICE_BYTES, wholeSnapshotSql } from './sliced-read.ts'
 
 export { STATE_SLICE_BYTES }
 
@@ -30,8 +30,9 @@ export { STATE_SLICE_BYTES }
  * now those histories are emptied after each slice (db/statement-history.ts), so a slice's size no longer
  * sets what stays held. Small slices still spare PGlite's thread: pglite-socket joins a message's chunks
  * with one Buffer.concat per chunk, so a 1 MiB message cost it ~8 MB of copies, a 256 KiB one ~0.6 MB.
+ * A slice of a larger state is a stored part (STATE_PART_BYTES, document_state_parts).
  */
-export const STATE_WRITE_SLICE_BYTES = 256 * 1024
+export const STATE_WRITE_SLICE_BYTES = STATE_PART_BYTES
 
 /** Compaction takes a version when the newest one is older than this, whatever else asked for one. */
 export const VERSION_INTERVAL_MS = 10 * 60_000
@@ -184,9 +185,9 @@ export async function storeContent(
     // other wrote. Rows appended meanwhile (not yet committed) are not read, so not deleted: they stay in
     // the log for the next compaction and every load.
     const rows = await tx.$queryRaw<Array<{ state: string | null; authors: Author[] }>>`
-      SELECT ${options.mergeWithStored ? Prisma.sql`encode(state, 'base64')` : Prisma.sql`NULL`} AS state,
-             unversioned_authors AS authors
-        FROM document_states WHERE document_id = ${documentId}::uuid FOR UPDATE`
+      SELECT ${options.mergeWithStored ? Prisma.sql`encode(${wholeSnapshotSql('s')}, 'base64')` : Prisma.sql`NULL`} AS state,
+             s.unversioned_authors AS authors
+        FROM document_states s WHERE s.document_id = ${documentId}::uuid FOR UPDATE`
     const log = options.compact
       ? await tx.$queryRaw<Array<{ id: bigint; update: string | null; authors: Author[] }>>`
           SELECT id, ${options.mergeWithStored ? Prisma.sql`encode("update", 'base64')` : Prisma.sql`NULL`} AS "update",
@@ -258,13 +259,14 @@ async function versionToTake(
  * base64-encoded a slice at a time. Raw SQL, not Prisma's upsert: that returns the row, which reads the whole
  * state back. The state goes as base64 text decoded by the database: PGlite's bytea parameter encoding
  * took ~210 ms per MiB, base64 text ~35 ms (measured on this machine; PostgreSQL is not slower either
- * way). A large state goes in slices (STATE_SLICE_BYTES) with a turn of the event loop between them:
- * encoding it and Prisma's serialising of a statement's parameters run on the event loop, and a 22 MB
- * state's 30 MB of base64 in one statement held it ~1 s. Each slice is decoded as it arrives and waits as
- * bytes in a temporary table of this transaction; the database joins the bytes once. (Kept as base64 text
- * and joined and decoded whole, PGlite's thread compressed and decompressed each 1 MiB of text in the table,
- * then built the 30 MB text and decoded it: the 22 MB state's write took it 14 s where bytes take 6 s, in
- * PGlite alone at load ~13 on 2 cores.)
+ * way). A state larger than one slice (STATE_WRITE_SLICE_BYTES) is stored in parts, a row of
+ * document_state_parts a slice, with a turn of the event loop between them: encoding it and Prisma's
+ * serialising of a statement's parameters run on the event loop, and a 22 MB state's 30 MB of base64 in one
+ * statement held it ~1 s. The database never joins the parts: an INSERT of a 22 MB value (one parameter, or
+ * the slices joined by the database, as this did until the nineteenth session) took PGlite's WebAssembly
+ * heap +138 MB, which it keeps for good, and a PostgreSQL backend as much for the statement; parts cost
+ * neither. The row is written first: its lock orders two writers of one document's parts (the second
+ * deletes the first's parts only once the first has committed).
  */
 async function writeStateRow(
   tx: Prisma.TransactionClient,
@@ -277,27 +279,26 @@ async function writeStateRow(
   /** Slice `n` of the state as base64 (STATE_WRITE_SLICE_BYTES of bytes: 4/3 as many characters). */
   const slice = (n: number) =>
     base64Of(state.subarray(n * STATE_WRITE_SLICE_BYTES, (n + 1) * STATE_WRITE_SLICE_BYTES))
-  const sliced = bytes > STATE_WRITE_SLICE_BYTES
-  if (sliced) {
-    await tx.$executeRaw`CREATE TEMP TABLE IF NOT EXISTS state_parts (n int, data bytea) ON COMMIT DELETE ROWS`
-    for (let n = 0; n * STATE_WRITE_SLICE_BYTES < bytes; n++) {
-      await tx.$executeRaw`INSERT INTO state_parts VALUES (${n}, decode(${slice(n)}, 'base64'))`
-      // Each slice's base64 let go at once, not held by Prisma's debug histories (db/statement-history.ts).
-      forgetLargeParameters((STATE_WRITE_SLICE_BYTES / 3) * 4)
-    }
-  }
+  const parts = bytes > STATE_WRITE_SLICE_BYTES ? Math.ceil(bytes / STATE_WRITE_SLICE_BYTES) : 0
   const [written] = await tx.$queryRaw<Array<{ rowVersion: string }>>`
-    INSERT INTO document_states (document_id, state, byte_size, outline, unversioned_authors, updated_at)
-    VALUES (${documentId}::uuid,
-            ${sliced ? Prisma.sql`(SELECT string_agg(data, ''::bytea ORDER BY n) FROM state_parts)` : Prisma.sql`decode(${slice(0)}, 'base64')`},
-            ${bytes}, ${outlineJson}::jsonb, ${storableJSON(authors)}::jsonb, now())
+    INSERT INTO document_states (document_id, state, byte_size, parts, outline, unversioned_authors, updated_at)
+    VALUES (${documentId}::uuid, ${parts > 0 ? Prisma.sql`''::bytea` : Prisma.sql`decode(${slice(0)}, 'base64')`},
+            ${bytes}, ${parts}, ${outlineJson}::jsonb, ${storableJSON(authors)}::jsonb, now())
     ON CONFLICT (document_id)
-    DO UPDATE SET state = EXCLUDED.state, byte_size = EXCLUDED.byte_size, outline = EXCLUDED.outline,
-                  unversioned_authors = EXCLUDED.unversioned_authors, updated_at = EXCLUDED.updated_at
+    DO UPDATE SET state = EXCLUDED.state, byte_size = EXCLUDED.byte_size, parts = EXCLUDED.parts,
+                  outline = EXCLUDED.outline, unversioned_authors = EXCLUDED.unversioned_authors,
+                  updated_at = EXCLUDED.updated_at
     RETURNING xmin::text AS "rowVersion"`
   // An unsliced state's base64 and the outline's JSON.
-  forgetLargeParameters((sliced ? 0 : (bytes / 3) * 4) + (outlineJson?.length ?? 0))
-  if (sliced) await tx.$executeRaw`DELETE FROM state_parts`
+  forgetLargeParameters((parts > 0 ? 0 : (bytes / 3) * 4) + (outlineJson?.length ?? 0))
+  // The parts of the state this one replaces (none when it was one value: an index probe).
+  await tx.$executeRaw`DELETE FROM document_state_parts WHERE document_id = ${documentId}::uuid`
+  for (let n = 0; n < parts; n++) {
+    await tx.$executeRaw`
+      INSERT INTO document_state_parts (document_id, n, data) VALUES (${documentId}::uuid, ${n}, decode(${slice(n)}, 'base64'))`
+    // Each slice's base64 let go at once, not held by Prisma's debug histories (db/statement-history.ts).
+    forgetLargeParameters((STATE_WRITE_SLICE_BYTES / 3) * 4)
+  }
   return written?.rowVersion ?? null
 }
 

@@ -65,8 +65,8 @@ export function createStoredContent(
         outline: StoredOutlineNode[] | null
       }>
     >`
-      SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, octet_length(s.state) AS bytes,
-             CASE WHEN octet_length(s.state) <= ${STATE_SLICE_BYTES}::int
+      SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, s.byte_size AS bytes,
+             CASE WHEN s.parts = 0 AND s.byte_size <= ${STATE_SLICE_BYTES}::int
                   THEN encode(s.state, 'base64') END AS state,
              (SELECT array_agg(encode(u."update", 'base64') ORDER BY u.id)
                 FROM document_updates u WHERE u.document_id = d.id) AS updates,
@@ -78,7 +78,8 @@ export function createStoredContent(
     const updates = (row.updates ?? []).map(bytesOfBase64)
     let snapshot = row.state === null ? null : bytesOfBase64(row.state)
     let outline: unknown = row.outline
-    if (Number(row.bytes ?? 0) > STATE_SLICE_BYTES) {
+    // Larger than one slice, or stored in parts: read in slices.
+    if (row.state === null && Number(row.bytes ?? 0) > 0) {
       const read = await readSnapshotState(prisma, row.id, recent)
       snapshot = read.snapshot
       outline = read.outline
@@ -111,7 +112,7 @@ export function createStoredContent(
     const rows = await prisma.$queryRaw<
       Array<{ id: string; deleted: boolean; bytes: number | null; updates: string[] | null }>
     >`
-      SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, octet_length(s.state) AS bytes,
+      SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, s.byte_size AS bytes,
              (SELECT array_agg(encode(u."update", 'base64') ORDER BY u.id)
                 FROM document_updates u WHERE u.document_id = d.id) AS updates
         FROM documents d LEFT JOIN document_states s ON s.document_id = d.id

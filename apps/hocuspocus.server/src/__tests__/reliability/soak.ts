@@ -294,7 +294,9 @@ async function run(): Promise<{ recorder: Recorder; typists: Typist[]; convergen
   await pg.connect()
   const rows = (
     await pg.query<{ room: string; state: Buffer; updates: Buffer[] | null }>(
-      `SELECT d.room, s.state,
+      `SELECT d.room,
+              CASE WHEN s.parts = 0 THEN s.state ELSE (SELECT string_agg(p.data, ''::bytea ORDER BY p.n)
+                FROM document_state_parts p WHERE p.document_id = s.document_id) END AS state,
               (SELECT array_agg(u."update" ORDER BY u.id) FROM document_updates u WHERE u.document_id = d.id)
                 AS updates
          FROM documents d JOIN document_states s ON s.document_id = d.id`,
