@@ -24,8 +24,8 @@ describe('the embedded database collects after heavy traffic', () => {
     try {
       await client.connect()
       await client.query('CREATE TABLE t (n int, data text)')
-      const text = 'x'.repeat(1024 * 1024)
-      // ~1 MiB in each statement, ~1 MiB back from each read.
+      const text = 'x'.repeat(256 * 1024)
+      // ~256 KiB in each statement, ~256 KiB back from each read.
       for (let n = 0; n < 6; n++) await client.query('INSERT INTO t VALUES ($1, $2)', [n, text])
       await Bun.sleep(10)
       expect(collections).toBe(0)
@@ -34,8 +34,8 @@ describe('the embedded database collects after heavy traffic', () => {
         expect(rows[0]!.data).toBe(text)
       }
       await Bun.sleep(10)
-      // 6 MiB in, 12 MiB out: past 16 MiB once.
-      expect(PGLITE_COLLECT_AFTER_BYTES).toBe(16 * 1024 * 1024)
+      // 1.5 MiB in, 3 MiB out: past 4 MiB once.
+      expect(PGLITE_COLLECT_AFTER_BYTES).toBe(4 * 1024 * 1024)
       expect(collections).toBe(1)
     } finally {
       await client.end().catch(() => {})

@@ -12,9 +12,12 @@ import type { PGlite } from '@electric-sql/pglite'
  * collection gave back). The red team's export of a 20 MiB document, which reads that state, grew the
  * server +148 / +172 / +186 MiB without this and +124 / +142 / +144 with it (interleaved, PGlite); its
  * import did not move (+218–231 against +209–247: that peak is not here). A full collection of this
- * thread's small heap takes a few ms, on this thread only.
+ * thread's small heap takes a few ms, on this thread only. Every 4 MiB rather than 16 since 2026-12-06:
+ * writing a 22 MB state in parts (with the event loop's own collections, statement-history.ts) grew the
+ * process +94–104 MiB at 16 MiB and +57–66 at 4, the writes ~10% slower on this thread (bench/zz runs,
+ * three rounds each).
  */
-export const PGLITE_COLLECT_AFTER_BYTES = 16 * 1024 * 1024
+export const PGLITE_COLLECT_AFTER_BYTES = 4 * 1024 * 1024
 
 /** Counts the protocol bytes through `database` and collects once PGLITE_COLLECT_AFTER_BYTES have passed. */
 export function collectAfterTraffic(

@@ -49,7 +49,38 @@ export function forgetStatementParameters(): void {
   for (let i = 0; i < RUNTIME_HISTORY_LENGTH; i++) pushOut('-')
 }
 
-/** After a statement whose parameters held `chars` characters: forgets them when over LARGE_PARAMETER_CHARS. */
+/**
+ * Characters of large statement texts (parameters sent, slices read) after which the event loop asks for a
+ * collection. A large statement's text is copied a few times on its way (Prisma turns parameters into JSON
+ * and back, the driver into its buffers), mostly outside the JavaScript heap, whose collector then runs
+ * seldom: writing a 22 MB state in parts grew the process +80 MiB on PostgreSQL, +150 on PGlite (its thread
+ * too, pglite-collect.ts); asking after every 4 Mi characters, +42–49 and +57–63 (bench/zz runs, three
+ * rounds each, 2026-12-06), no slower. `Bun.gc(false)` only asks (0.1–0.3 ms on the event loop, measured);
+ * the collection runs when the engine next can.
+ */
+export const COLLECT_AFTER_TEXT_CHARS = 4 * 1024 * 1024
+
+let textSinceCollection = 0
+
+/**
+ * Counts `chars` characters of a large statement's text (LARGE_PARAMETER_CHARS or more) and asks for a
+ * collection once COLLECT_AFTER_TEXT_CHARS have passed since the last; whether it asked. `collect`: tests.
+ */
+export function collectAfterLargeText(chars: number, collect: () => void = () => Bun.gc(false)): boolean {
+  if (chars < LARGE_PARAMETER_CHARS) return false
+  textSinceCollection += chars
+  if (textSinceCollection < COLLECT_AFTER_TEXT_CHARS) return false
+  textSinceCollection = 0
+  collect()
+  return true
+}
+
+/**
+ * After a statement whose parameters held `chars` characters: forgets them when over LARGE_PARAMETER_CHARS
+ * (and counts them towards a collection, collectAfterLargeText).
+ */
 export function forgetLargeParameters(chars: number): void {
-  if (chars >= LARGE_PARAMETER_CHARS) forgetStatementParameters()
+  if (chars < LARGE_PARAMETER_CHARS) return
+  forgetStatementParameters()
+  collectAfterLargeText(chars)
 }

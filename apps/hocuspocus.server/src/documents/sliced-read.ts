@@ -9,6 +9,7 @@
  * each. The mirror of store.ts's sliced writes.
  */
 import { Prisma, type PrismaClient } from '../db/generated/client.ts'
+import { collectAfterLargeText } from '../db/statement-history.ts'
 import { nextTurn } from '../turns.ts'
 import type { RecentStates } from './recent-states.ts'
 
@@ -88,12 +89,15 @@ export async function readStateSlice(
   if ('version' in of) {
     const [row] = await db.$queryRaw<Array<{ part: string | null }>>`
       SELECT ${sliceSql('version', 'v', from)} AS part FROM document_versions v WHERE v.id = ${of.version}`
+    collectAfterLargeText(row?.part?.length ?? 0)
     return { part: row?.part ?? '' }
   }
   // The row version and the parts in one statement: one snapshot of both.
   const [row] = await db.$queryRaw<Array<{ rowVersion: string; part: string | null }>>`
     SELECT s.xmin::text AS "rowVersion", ${sliceSql('snapshot', 's', from)} AS part
       FROM document_states s WHERE s.document_id = ${of.snapshot}::uuid`
+  // The slice's text and the driver's copies of it, collected now and then (statement-history.ts).
+  collectAfterLargeText(row?.part?.length ?? 0)
   return { part: row?.part ?? '', rowVersion: row?.rowVersion }
 }
 
