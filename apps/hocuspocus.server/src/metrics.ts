@@ -124,6 +124,10 @@ export function createMetrics() {
       'collab_document_compactions_total',
       'Update logs merged into their document snapshot.',
     ),
+    compactionReads: new Counter(
+      'collab_document_compaction_reads_total',
+      "How compactions on the documents' worker read the stored parts: flat (no Y.Doc), decoded (parts that do not read flat), flat_failed (the flat reading threw, so decoded: report it), merged (a merge alone).",
+    ),
     storeFaults: new Counter(
       'collab_document_store_faults_total',
       'Document stores that failed for a reason other than the database being away (content or a bug).',
@@ -182,6 +186,7 @@ export function createMetrics() {
         metrics.storeLatency,
         metrics.searchRefreshLatency,
         metrics.compactions,
+        metrics.compactionReads,
         metrics.storeFaults,
         metrics.editorRefusals,
         metrics.editorPaced,

@@ -8,7 +8,7 @@ import { describe, expect, test } from 'bun:test'
 import type { StoredOutlineNode } from '@collab/doc-schema'
 import { concurrentEdits } from '@collab/doc-schema/test-histories'
 import * as Y from 'yjs'
-import { type CompactInput, compactDecoded, compactFlat } from '../documents/worker/compact.ts'
+import { type CompactInput, compactDecoded, compactFlat, compactStored } from '../documents/worker/compact.ts'
 
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64')
 
@@ -89,5 +89,26 @@ describe('the compaction read flat gives what decoding gives', () => {
     }
     expect(compactFlat(gap)).toBeNull()
     expect(compactDecoded(gap).state.byteLength).toBeGreaterThan(0)
+  })
+
+  test('a compaction says how it read the parts: flat, decoded, decoded after the flat reading threw, merged', () => {
+    const { updates } = concurrentEdits(11, 3, 10)
+    const whole = Y.mergeUpdates(updates)
+    const input: CompactInput = { snapshot: whole, updates: [], storedOutline: null, maxTextChars: 100 }
+    const flat = compactStored(input)
+    expect(flat.read).toBe('flat')
+    // Parts Yjs keeps pending do not read flat: decoded, as expected.
+    const gap = { ...input, snapshot: null, updates: updates.filter((_, i) => i !== 2).map(base64) }
+    expect(compactStored(gap).read).toBe('decoded')
+    // A flat reading that throws: decoded all the same, the same state, the error kept for the log.
+    const failed = compactStored(input, undefined, () => {
+      throw new Error('a struct this reading does not know')
+    })
+    expect({ read: failed.read, flatError: failed.flatError }).toEqual({
+      read: 'flat_failed',
+      flatError: 'a struct this reading does not know',
+    })
+    expect(Buffer.from(failed.state).equals(Buffer.from(flat.state))).toBe(true)
+    expect(compactStored({ ...input, mergeOnly: true }).read).toBe('merged')
   })
 })

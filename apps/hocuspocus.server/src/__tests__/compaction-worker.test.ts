@@ -46,6 +46,7 @@ describe(`compaction on the documents' worker (${DATABASE_KIND})`, () => {
     const editor = connectProvider(server.url, created.room, token)
     await editor.ready
     const compactionsBefore = server.metrics.compactions.get()
+    const flatBefore = server.metrics.compactionReads.get({ read: 'flat' })
     editor.doc.getXmlFragment(FRAGMENT_NAME).push([paragraph('typed before leaving')])
     await eventually(
       async () => expect(await logRows(server, created.id)).toBeGreaterThan(0),
@@ -57,6 +58,9 @@ describe(`compaction on the documents' worker (${DATABASE_KIND})`, () => {
     editor.destroy()
     await eventually(() => expect(server.collab.hocuspocus.documents.has(created.room)).toBe(false), 20_000)
     expect(server.metrics.compactions.get()).toBeGreaterThan(compactionsBefore)
+    // Read flat on the worker (collab_document_compaction_reads_total), nothing decoded.
+    expect(server.metrics.compactionReads.get({ read: 'flat' })).toBeGreaterThan(flatBefore)
+    expect(server.metrics.compactionReads.get({ read: 'flat_failed' })).toBe(0)
 
     expect(await logRows(server, created.id)).toBe(0)
     const back = await readBack(server, created.room)

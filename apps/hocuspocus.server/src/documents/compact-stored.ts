@@ -12,6 +12,7 @@ import type { VersionRequest } from './history-store.ts'
 import { recentStatesOf } from './recent-states.ts'
 import { STATE_SLICE_BYTES } from './sliced-read.ts'
 import { readForCompaction, storeCompacted } from './store.ts'
+import type { CompactionRead } from './worker/compact.ts'
 import type { WorkerPool } from './worker/pool.ts'
 
 export type StoredCompaction = {
@@ -45,6 +46,10 @@ export type StoredCompactionDone = {
   versionId?: bigint
   mergedRows: number
   mergedBytes: number
+  /** How the worker read the stored parts (compact.ts); absent when nothing was merged. */
+  read?: CompactionRead
+  /** The flat reading's error when `read` is `flat_failed`. */
+  flatError?: string
 } | null
 
 /** Reads and merges again this many times in all when the snapshot changed while the worker merged. */
@@ -72,7 +77,7 @@ export function createStoredCompaction(
       mergeOnly: request.mergeOnly,
     })
     if (merged.kind === 'error') throw new Error(`the documents' worker did not merge it: ${merged.message}`)
-    const { state, title, text, outline, summary } = merged.value
+    const { state, title, text, outline, summary, read: how, flatError } = merged.value
     const version = request.version && { ...request.version.request, summary: summary ?? null }
     const written = await prisma.$transaction(
       (tx) =>
@@ -89,7 +94,7 @@ export function createStoredCompaction(
     // The load, the summary and the compaction that follow take these bytes instead of reading them back.
     recent.written(documentId, written.rowVersion, state, written.versionId)
     deps.forgetResolutions(documentId) // the title may have changed
-    return { ...written, mergedRows: read.ids.length, mergedBytes: read.updateBytes }
+    return { ...written, mergedRows: read.ids.length, mergedBytes: read.updateBytes, read: how, flatError }
   }
 
   return {

@@ -31,6 +31,7 @@ import { diffSinceState, summarize } from '../../documents/history-diff.ts'
 import { AUTOMATIC_REASONS, type VersionRequest } from '../../documents/history-store.ts'
 import type { DocumentsService } from '../../documents/service.ts'
 import { VERSION_INTERVAL_MS } from '../../documents/store.ts'
+import type { CompactionRead } from '../../documents/worker/compact.ts'
 import { MAX_FIND_TEXT_CHARS, MIN_VERSION_INTERVAL_MS } from '../../limits.ts'
 import type { Logger } from '../../logger.ts'
 import type { Metrics } from '../../metrics.ts'
@@ -301,6 +302,20 @@ export class Compaction {
    * `upTo`: the log merged up to that row only (an agent's bound), the title and search text left as
    * they are (the live document's are newer).
    */
+  /**
+   * Counts how the worker read a compaction's parts (`collab_document_compaction_reads_total`); a flat
+   * reading that threw (and was decoded instead) is logged with its error, to be reported.
+   */
+  private countRead(documentId: string, done: { read?: CompactionRead; flatError?: string }): void {
+    if (!done.read) return
+    this.deps.metrics.compactionReads.inc({ read: done.read })
+    if (done.read === 'flat_failed')
+      this.deps.logger.warn(
+        { documentId, err: done.flatError },
+        "compaction's flat reading failed; the parts were decoded instead (a bug to report)",
+      )
+  }
+
   private async compactOffThread(
     document: Document,
     asked?: VersionRequest,
@@ -367,6 +382,7 @@ export class Compaction {
     entry.merged = mergeOnly
     this.faults.clear(name)
     metrics.compactions.inc()
+    this.countRead(entry.documentId, done)
     logger.debug(
       {
         documentId: entry.documentId,
@@ -424,6 +440,7 @@ export class Compaction {
       const done = await documents.compactStored(documentId, request)
       if (!done) return
       metrics.compactions.inc()
+      this.countRead(documentId, done)
       logger.debug(
         { documentId, bytes: done.bytes, ms: Math.round(performance.now() - started) },
         'document compacted after it unloaded',

@@ -70,6 +70,17 @@ export type Compacted = {
   summary?: ReturnType<typeof summarize> | null
 }
 
+/**
+ * How a compaction read the stored parts (`collab_document_compaction_reads_total{read}`): `flat` (no
+ * Y.Doc), `decoded` (parts that do not read flat, as a log that does not continue its snapshot),
+ * `flat_failed` (the flat reading threw, so decoded: a bug in this server's reading of Yjs's format, to be
+ * reported; `flatError` says what), `merged` (a merge alone, nothing decoded).
+ */
+export type CompactionRead = 'flat' | 'decoded' | 'flat_failed' | 'merged'
+
+/** A compaction's result with how the parts were read. */
+export type CompactedRead = Compacted & { read: CompactionRead; flatError?: string }
+
 const fromBase64 = (b64: string) => new Uint8Array(Buffer.from(b64, 'base64'))
 const bytesOf = (state: Uint8Array | string) => (typeof state === 'string' ? fromBase64(state) : state)
 
@@ -78,22 +89,27 @@ const bytesOf = (state: Uint8Array | string) => (typeof state === 'string' ? fro
  * applying a state of 400,000 items leaves ~55 MB of garbage beside the ~100 MB document, which the
  * measuring, encoding and text that follow would add to).
  */
-export function compactStored(input: CompactInput, applied?: () => void): Compacted {
-  if (input.mergeOnly) return mergeStored(input)
-  return compactFlatOrNull(input, applied) ?? compactDecoded(input, applied)
-}
-
-/**
- * `compactFlat`, null when it throws: a bug in the flat path (it is tested equal to decoding, but it is
- * this server's own reading of Yjs's format) must not leave a document's log unmerged; decoding is the
- * path the compaction had always taken. Malformed parts throw again there, as they always did.
- */
-function compactFlatOrNull(input: CompactInput, applied?: () => void): Compacted | null {
+export function compactStored(
+  input: CompactInput,
+  applied?: () => void,
+  /** The flat reading (tests put one that throws in its place). */
+  flat: typeof compactFlat = compactFlat,
+): CompactedRead {
+  if (input.mergeOnly) return { ...mergeStored(input), read: 'merged' }
+  // A bug in the flat path (it is tested equal to decoding, but it is this server's own reading of Yjs's
+  // format) must not leave a document's log unmerged: decoding is the path the compaction had always taken,
+  // and the read is reported (`flat_failed`). Malformed parts throw again there, as they always did.
+  let flatError: string | undefined
   try {
-    return compactFlat(input, applied)
-  } catch {
-    return null
+    const compacted = flat(input, applied)
+    if (compacted) return { ...compacted, read: 'flat' }
+  } catch (error) {
+    flatError = error instanceof Error ? error.message : String(error)
   }
+  const decoded = compactDecoded(input, applied)
+  return flatError === undefined
+    ? { ...decoded, read: 'decoded' }
+    : { ...decoded, read: 'flat_failed', flatError }
 }
 
 /**

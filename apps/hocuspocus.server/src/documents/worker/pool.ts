@@ -35,7 +35,7 @@ import {
 } from '../../limits.ts'
 import type { UndoInput, UndoPlan } from '../history-undo.ts'
 import type { StoredParts } from '../stored-parts.ts'
-import type { Compacted, CompactInput } from './compact.ts'
+import type { Compacted, CompactedRead, CompactInput } from './compact.ts'
 import type { Derived, DeriveInput } from './derive.ts'
 import type { MarkdownFile } from './export.ts'
 import type { FirstScreenLimits } from './first-screen.ts'
@@ -184,8 +184,10 @@ export class WorkerPool {
    * again); it waits behind imports and exports like any job, and is refused, like them, when the queue
    * is full (the compaction then runs on the event loop).
    */
-  compact(documentId: string, input: CompactInput): Promise<Result<Compacted>> {
-    return this.run(`${documentId}#${this.nextId}`, { kind: 'compact', input }) as Promise<Result<Compacted>>
+  compact(documentId: string, input: CompactInput): Promise<Result<CompactedRead>> {
+    return this.run(`${documentId}#${this.nextId}`, { kind: 'compact', input }) as Promise<
+      Result<CompactedRead>
+    >
   }
 
   /** Works out a restore's or revert's edit on the worker for `user` (history-undo.ts planUndo). */
