@@ -15,9 +15,10 @@ import { useSharedServer } from '@collab/test-support/shared-server'
 import * as Y from 'yjs'
 import type { Database } from '../db/client.ts'
 import { EXPORT_INLINE_BYTES, eachPiece } from '../documents/export-markdown.ts'
-import { STATE_SLICE_BYTES, wholeSnapshotSql } from '../documents/sliced-read.ts'
+import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
 import { EXPORT_PIECE_CHARS, markdownText } from '../documents/worker/export.ts'
 import type { Services } from '../services.ts'
+import { wholeSnapshotSql } from './whole-state.ts'
 
 /**
  * Prose of about `bytes` characters: sections of a heading and a long paragraph whose first sentence has

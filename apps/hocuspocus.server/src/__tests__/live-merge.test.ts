@@ -16,10 +16,10 @@ import { outlineShape } from '@collab/test-support/outline'
 import { connectProvider } from '@collab/test-support/provider'
 import { eventually, userWithToken, useTestServer } from '@collab/test-support/server'
 import * as Y from 'yjs'
-import { wholeSnapshotSql } from '../documents/sliced-read.ts'
 import { applyStored } from '../documents/stored-parts.ts'
 import type { RunningServer } from '../server.ts'
 import { agentAppends, editorOnPlan, useHistoryPlan } from './history-support.ts'
+import { wholeSnapshotSql } from './whole-state.ts'
 
 const DELETED = 'Ephemeral words typed and then deleted'
 

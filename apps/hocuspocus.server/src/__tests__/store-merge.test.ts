@@ -59,6 +59,21 @@ describe(`storing with mergeWithStored (${DATABASE_KIND})`, () => {
     expect(await storedText()).toContain('written on instance A')
   })
 
+  test('a stored state held in parts (over 256 KiB) is merged as well, read in slices', async () => {
+    const { a, b, store, storedText } = await twoCopies('Parts')
+    append(b, 'written on instance B')
+    for (let i = 0; i < 8; i++) append(b, `Part ${i} of a long report: ${'many words of it '.repeat(3_000)}`)
+    await store(b, true)
+    const [row] = await share.server.services.db.prisma.$queryRaw<Array<{ parts: number }>>`
+      SELECT s.parts FROM document_states s JOIN documents d ON d.id = s.document_id WHERE d.title = 'Parts'`
+    expect(Number(row?.parts)).toBeGreaterThan(1)
+    append(a, 'written on instance A')
+    await store(a, true)
+    const text = await storedText()
+    expect(text).toContain('written on instance B')
+    expect(text).toContain('written on instance A')
+  })
+
   test('without merging, the same order loses the change (what the merge is for)', async () => {
     const { a, b, store, storedText } = await twoCopies('Overwrite')
     append(b, 'written on instance B')

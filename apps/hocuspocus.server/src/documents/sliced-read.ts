@@ -31,18 +31,6 @@ if (STATE_SLICE_BYTES % STATE_PART_BYTES !== 0) throw new Error('a read slice mu
 type Db = Prisma.TransactionClient | PrismaClient
 
 /**
- * SQL: the whole state of a document_states row (`alias`), from its parts when it is stored in parts. For
- * a read that needs the state as one value (the merge of another instance's snapshot with a compaction's,
- * store.ts); the database then joins it, which slices avoid.
- */
-export function wholeSnapshotSql(alias: string): Prisma.Sql {
-  const row = Prisma.raw(alias)
-  return Prisma.sql`CASE WHEN ${row}.parts = 0 THEN ${row}.state ELSE
-    (SELECT string_agg(p.data, ''::bytea ORDER BY p.n) FROM document_state_parts p
-      WHERE p.document_id = ${row}.document_id) END`
-}
-
-/**
  * SQL: slice `from` (a byte offset, a whole number of parts) of the state of row `alias` of document_states
  * or document_versions: a substring of the column, or the join of the parts the slice covers.
  */

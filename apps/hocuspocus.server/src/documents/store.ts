@@ -18,7 +18,7 @@ import { AUTOMATIC_REASONS, insertVersion, type VersionReason, type VersionReque
 import type { RecentStates } from './recent-states.ts'
 import { documentSearchChunks, searchVectorSql } from './search.ts'
 import { type SearchChunk, writeSearchChunks } from './search-chunks.ts'
-import { readSnapshotState, STATE_PART_BYTES, STATE_SLICE_BYTES, wholeSnapshotSql } from './sliced-read.ts'
+import { readSnapshotState, STATE_PART_BYTES, STATE_SLICE_BYTES } from './sliced-read.ts'
 
 export { STATE_SLICE_BYTES }
 
@@ -184,10 +184,13 @@ export async function storeContent(
     // The row lock orders this instance's compaction with every other instance's: each keeps what the
     // other wrote. Rows appended meanwhile (not yet committed) are not read, so not deleted: they stay in
     // the log for the next compaction and every load.
-    const rows = await tx.$queryRaw<Array<{ state: string | null; authors: Author[] }>>`
-      SELECT ${options.mergeWithStored ? Prisma.sql`encode(${wholeSnapshotSql('s')}, 'base64')` : Prisma.sql`NULL`} AS state,
-             s.unversioned_authors AS authors
-        FROM document_states s WHERE s.document_id = ${documentId}::uuid FOR UPDATE`
+    const rows = await tx.$queryRaw<Array<{ authors: Author[] }>>`
+      SELECT unversioned_authors AS authors
+        FROM document_states WHERE document_id = ${documentId}::uuid FOR UPDATE`
+    // Under the row's lock, so its slices are of one snapshot (sliced-read.ts: no state read whole, by
+    // the database or here).
+    const snapshot =
+      options.mergeWithStored && rows[0] ? (await readSnapshotState(tx, documentId)).snapshot : null
     const log = options.compact
       ? await tx.$queryRaw<Array<{ id: bigint; update: string | null; authors: Author[] }>>`
           SELECT id, ${options.mergeWithStored ? Prisma.sql`encode("update", 'base64')` : Prisma.sql`NULL`} AS "update",
@@ -197,9 +200,13 @@ export async function storeContent(
     merged = log.map((row) => BigInt(row.id))
     authors = unionAuthors(rows[0]?.authors, ...log.map((row) => row.authors), authors)
     if (options.mergeWithStored) {
-      const stored = [rows[0]?.state, ...log.map((row) => row.update)]
-        .filter((b64): b64 is string => typeof b64 === 'string')
-        .map((b64) => new Uint8Array(Buffer.from(b64, 'base64')))
+      const stored = [
+        ...(snapshot ? [snapshot] : []),
+        ...log
+          .map((row) => row.update)
+          .filter((b64): b64 is string => typeof b64 === 'string')
+          .map((b64) => new Uint8Array(Buffer.from(b64, 'base64'))),
+      ]
       if (stored.length > 0) {
         // Always merged, even when our state vector covers the stored one: a deletion does not advance a
         // state vector, so only the merge keeps a deletion another instance stored.
