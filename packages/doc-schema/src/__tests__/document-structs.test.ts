@@ -9,6 +9,7 @@ import * as Y from 'yjs'
 import { MAX_DOCUMENT_STRUCTS } from '../limits.ts'
 import { documentStructs, structsAdmitted, structsOverMessage } from '../yjs/document-structs.ts'
 import { countUpdateWork } from '../yjs/update-work.ts'
+import { runs } from './property-runs.ts'
 
 /** A paragraph holding one text, in the fragment the server reads. */
 function textDoc(): { doc: Y.Doc; text: Y.XmlText } {
@@ -108,7 +109,7 @@ describe('structsAdmitted', () => {
           }
         },
       ),
-      { numRuns: 300 },
+      runs(300),
     )
   })
 })
