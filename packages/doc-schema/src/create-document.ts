@@ -1,8 +1,8 @@
 import * as Y from 'yjs'
 import type { DocNode } from './doc-json.ts'
-import { schema } from './extensions.ts'
 import { newHeadingId } from './heading-id.ts'
 import { blockInserter, type ImportPart, insertParts } from './insert-blocks.ts'
+import { editorSchema } from './lazy-libs.ts'
 import { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_DOCUMENT_BYTES, MAX_TITLE_CHARS } from './limits.ts'
 import { checkNodes, type ParseOptions, parseMarkdown } from './markdown/parse-markdown.ts'
 import { ok, type Result, refuseFor } from './result.ts'
@@ -133,7 +133,7 @@ export function writeImportedParts(
   if (fragment.length > 0) {
     return refuseFor('not_empty', 'doc: it already has content; write a new document into an empty Y.Doc.')
   }
-  const first = heading.value.map((block) => schema.nodeFromJSON(block))
+  const first = heading.value.map((block) => editorSchema().nodeFromJSON(block))
   return doc.transact(() => insertParts(blockInserter(fragment, built), first, parts))
 }
 

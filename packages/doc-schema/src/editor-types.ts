@@ -7,7 +7,7 @@
  * schema (an editor built from `extensions`), or `?types=paragraph,heading,bold,…` (comma-separated names).
  * An editor that declares nothing is taken to know TipTap StarterKit 3's types, the usual app.
  */
-import { schema } from './extensions.ts'
+import { editorSchema } from './lazy-libs.ts'
 import { MAX_DECLARED_TYPES } from './limits.ts'
 
 /** The WebSocket URL query parameter with which an editor declares the node and mark types it knows. */
@@ -58,13 +58,14 @@ export function parseEditorTypes(value: string | null | undefined): EditorTypes 
   for (const raw of value.split(',', MAX_DECLARED_TYPES)) {
     const name = raw.trim()
     if (name === ALL_EDITOR_TYPES) return everyType
-    if (Object.hasOwn(schema.nodes, name) || Object.hasOwn(schema.marks, name)) names.add(name)
+    if (Object.hasOwn(editorSchema().nodes, name) || Object.hasOwn(editorSchema().marks, name))
+      names.add(name)
   }
   return { all: false, names }
 }
 
 /** Whether an editor that declared `types` knows the node or mark type `name`. */
 export function knowsType(types: EditorTypes, name: string): boolean {
-  if (types.all) return Object.hasOwn(schema.nodes, name) || Object.hasOwn(schema.marks, name)
+  if (types.all) return Object.hasOwn(editorSchema().nodes, name) || Object.hasOwn(editorSchema().marks, name)
   return types.names.has(name)
 }

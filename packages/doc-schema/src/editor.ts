@@ -11,5 +11,5 @@ export {
   listSuggestions,
   type PendingSuggestion,
 } from './edits/suggestions.ts'
-export { extensions } from './extensions.ts'
+export { extensions, schema } from './extensions.ts'
 export { FRAGMENT_NAME, HEADING_ID_ATTR, MAX_ATTRIBUTE_CHARS } from './limits.ts'

@@ -27,7 +27,7 @@ import { isHexColor } from './color.ts'
 import { newHeadingId } from './heading-id.ts'
 import { HEADING_ID_ATTR } from './limits.ts'
 import { MediaEmbed } from './media-node.ts'
-import { SuggestionDelete, SuggestionInsert } from './suggestion-marks.ts'
+import { SuggestionDelete, SuggestionInsert } from './suggestion-extensions.ts'
 
 /**
  * The one extension list for the server and every editor: deploy them together, because a bound editor

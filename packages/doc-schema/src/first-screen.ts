@@ -10,10 +10,10 @@
  * were left out (the page then says the rest is loading). A task's checkbox is written disabled: nothing
  * on this screen changes the document.
  */
-import { DOMSerializer, type Node as PMNode } from '@tiptap/pm/model'
+import type { Node as PMNode } from '@tiptap/pm/model'
 import * as Y from 'yjs'
 import type { DocNode } from './doc-json.ts'
-import { schema } from './extensions.ts'
+import { editorSchema, prosemirrorModel } from './lazy-libs.ts'
 import type { FlatDocument } from './yjs/flat-read.ts'
 import { yElementToJSON } from './yjs/read-y.ts'
 
@@ -23,7 +23,7 @@ export function firstScreenHtml(
   source: Y.XmlFragment | FlatDocument,
   limits: { maxBlocks: number; maxWork: number },
 ): FirstScreen {
-  const serializer = DOMSerializer.fromSchema(schema)
+  const serializer = prosemirrorModel().DOMSerializer.fromSchema(editorSchema())
   const document = new TextDocument()
   const root = document.createDocumentFragment()
   // One past the limit: whether there is more is known without counting the rest.
@@ -46,7 +46,7 @@ export function firstScreenHtml(
     }
     let node: PMNode
     try {
-      node = schema.nodeFromJSON(child.json())
+      node = editorSchema().nodeFromJSON(child.json())
       // The serializer builds with `document` alone, so what it returns is one of its nodes.
       const dom = serializer.serializeNode(node, { document: document as unknown as Document })
       root.appendChild(dom as unknown as ElementNode | TextNode)

@@ -13,8 +13,8 @@
 import type { Node as PMNode } from '@tiptap/pm/model'
 import * as Y from 'yjs'
 import { buildDocumentBlocks } from './create-document.ts'
-import { schema } from './extensions.ts'
 import { blockInserter, type ImportPart, insertParts } from './insert-blocks.ts'
+import { editorSchema } from './lazy-libs.ts'
 import { FRAGMENT_NAME, MAX_DOCUMENT_BYTES, MAX_NESTING_DEPTH } from './limits.ts'
 import { ok, type Result, refuseFor } from './result.ts'
 import type { DerivedStream } from './sections/derived-stream.ts'
@@ -44,7 +44,7 @@ export function importedStateInParts(
   if (clientID !== undefined) doc.clientID = clientID
   const writer = partWriter(doc)
   const fragment = doc.getXmlFragment(FRAGMENT_NAME)
-  const title = heading.value.map((block) => schema.nodeFromJSON(block))
+  const title = heading.value.map((block) => editorSchema().nodeFromJSON(block))
   const insert = blockInserter(fragment, built, {
     block(element) {
       derived.block(element)

@@ -16,8 +16,6 @@ export {
   writeNewDocument,
 } from './create-document.ts'
 export type { DocMark, DocNode } from './doc-json.ts'
-// Everything the browser editor's entry has (editor.ts): its suggestions' reads and decisions among it.
-export * from './editor.ts'
 export {
   ALL_EDITOR_TYPES,
   EDITOR_TYPES_PARAM,
@@ -31,10 +29,19 @@ export { type EditBlocksInput, editBlocks } from './edits/edit-blocks.ts'
 export { proposeEdit } from './edits/propose-edit.ts'
 export { reassignDuplicateIds, repairHeadingIds } from './edits/reassign-ids.ts'
 export { type ReplaceTextOptions, replaceText } from './edits/replace-text.ts'
-export { extensions, schema } from './extensions.ts'
+// What the browser editor's entry has (editor.ts) but TipTap's extensions, which the barrel leaves out so
+// that the server loads TipTap at its first check of content, not at start (lazy-libs.ts): import
+// `extensions` from `@collab/doc-schema/editor`, the schema through `editorSchema`.
+export {
+  type Decision,
+  decideSuggestions,
+  listSuggestions,
+  type PendingSuggestion,
+} from './edits/suggestions.ts'
 export { type FirstScreen, firstScreenHtml } from './first-screen.ts'
 export { isHeadingId, newHeadingId } from './heading-id.ts'
 export { importedStateInParts } from './import-state.ts'
+export { editorSchema } from './lazy-libs.ts'
 export {
   DEFAULT_SECTION_CHARS,
   FRAGMENT_NAME,

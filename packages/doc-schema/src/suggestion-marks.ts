@@ -1,5 +1,3 @@
-import { Mark } from '@tiptap/core'
-
 /**
  * Suggestions: an agent in suggest mode proposes text instead of writing it. Its new text carries the
  * `suggestionInsert` mark, and text it would delete stays, carrying `suggestionDelete`. Both marks hold who
@@ -25,35 +23,6 @@ export type SuggestionAttrs = {
   /** When, ISO 8601. */
   at: string
 }
-
-function suggestionMark(name: string, tag: 'ins' | 'del') {
-  return Mark.create({
-    name,
-    // Typing next to a suggestion is the person's own text, never part of the agent's proposal.
-    inclusive: false,
-    // Both kinds may cover the same text only as a suggestion of each (a deletion of a proposed insertion
-    // is the insertion rejected), so each excludes only itself.
-    excludes: name,
-    addAttributes() {
-      return {
-        id: { default: null, renderHTML: (a) => (a.id ? { 'data-suggestion': a.id } : {}) },
-        userId: { default: null, renderHTML: () => ({}) },
-        author: { default: null, renderHTML: (a) => (a.author ? { 'data-author': a.author } : {}) },
-        at: { default: null, renderHTML: (a) => (a.at ? { 'data-at': a.at } : {}) },
-      }
-    },
-    // Never read from HTML: a pasted <ins> must not make the person's text look like an agent's proposal.
-    parseHTML() {
-      return []
-    },
-    renderHTML({ HTMLAttributes }) {
-      return [tag, { ...HTMLAttributes, class: `suggestion suggestion-${tag}` }, 0]
-    },
-  })
-}
-
-export const SuggestionInsert = suggestionMark(SUGGESTION_INSERT, 'ins')
-export const SuggestionDelete = suggestionMark(SUGGESTION_DELETE, 'del')
 
 /** Whether a Yjs formatting attribute set (of a text run) holds a proposed insertion. */
 export function isProposedInsertion(attributes: Record<string, unknown> | undefined): boolean {

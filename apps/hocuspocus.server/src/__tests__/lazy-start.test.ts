@@ -36,23 +36,31 @@ async function loadedModules(server: ServerProcess): Promise<string[]> {
   return JSON.parse(line!) as string[]
 }
 
+/** A server process on the test's database that answers SIGUSR2 with what it has loaded. */
+const startOn = (db: TestDatabase) =>
+  spawnServer({
+    DATA_DIR: db.dataDir,
+    DATABASE_URL: db.databaseUrl ?? '',
+    LOG_LEVEL: 'warn',
+    REDIS_URL: '',
+    BUN_OPTIONS: `--preload ${PRELOAD}`,
+  })
+
 const isMcpSdk = (path: string) => path.includes('@modelcontextprotocol/sdk')
 const isServing = (path: string) => path.endsWith('/modules/mcp/serving.ts')
 const isPglite = (path: string) => path.includes('@electric-sql/pglite')
 const isIoredis = (path: string) => /node_modules\/(\.bun\/)?ioredis/.test(path)
+const isTiptap = (path: string) => /node_modules\/(\.bun\/)?(@tiptap|prosemirror-)/.test(path)
+/** markdown-it's entry and helpers (its two small tables of HTML names are loaded by the escaping code). */
+const isMarkdownIt = (path: string) => /\/markdown-it\/(index\.mjs|lib\/(?!common\/html_))/.test(path)
+const isToMarkdown = (path: string) => /node_modules\/(\.bun\/)?mdast-util-to-markdown/.test(path)
 
 describe(`a lazy and lean start (${DATABASE_KIND})`, () => {
   let db: TestDatabase
   let server: ServerProcess | undefined
   beforeAll(async () => {
     db = await createTestDatabase()
-    server = await spawnServer({
-      DATA_DIR: db.dataDir,
-      DATABASE_URL: db.databaseUrl ?? '',
-      LOG_LEVEL: 'warn',
-      REDIS_URL: '',
-      BUN_OPTIONS: `--preload ${PRELOAD}`,
-    })
+    server = await startOn(db)
   }, 60_000)
   afterAll(async () => {
     await stopProcess(server)
@@ -102,6 +110,43 @@ describe(`a lazy and lean start (${DATABASE_KIND})`, () => {
       true,
     )
     expect(loaded.filter((path) => path.includes('wasm-base64'))).toEqual([])
+  }, 60_000)
+
+  test("a start on an existing folder loads no TipTap or Markdown library until a document's text is read and written", async () => {
+    // The first start wrote the first run's document (Markdown parsed and checked): a start after it
+    // writes nothing, as a server that restarts on its data does.
+    await stopProcess(server)
+    server = undefined
+    server = await startOn(db)
+    const running = server
+    expect((await fetch(`${running.url}/health`)).status).toBe(200)
+    const atStart = await loadedModules(running)
+    expect(atStart.some((path) => path.endsWith('/src/server.ts'))).toBe(true)
+    expect(atStart.filter(isTiptap)).toEqual([])
+    expect(atStart.filter(isMarkdownIt)).toEqual([])
+    expect(atStart.filter(isToMarkdown)).toEqual([])
+
+    const mcp = await connectClient(`${running.url}/mcp`, firstRunToken(db.dataDir))
+    try {
+      const found = await callText(mcp, 'find_documents', {})
+      const slug = /^(\S+) .*Welcome/m.exec(found.text)?.[1]
+      expect(slug).toBeDefined()
+      const read = await callText(mcp, 'read_document', { slug })
+      expect(read.text).toContain('# Welcome')
+      expect((await loadedModules(running)).some(isToMarkdown)).toBe(true)
+      const written = await callText(mcp, 'append_to_document', {
+        slug,
+        markdown: 'A line **written** here.',
+      })
+      expect(written.isError).toBe(false)
+      expect((await callText(mcp, 'read_document', { slug })).text).toContain('A line **written** here.')
+    } finally {
+      await mcp.close()
+    }
+    // The write parsed its Markdown and checked it against TipTap's schema.
+    const afterWrite = await loadedModules(running)
+    expect(afterWrite.some(isMarkdownIt)).toBe(true)
+    expect(afterWrite.some(isTiptap)).toBe(true)
   }, 60_000)
 
   test("PGlite's file bundle is handed to the database thread as its file, not as bytes held by the server's thread", async () => {

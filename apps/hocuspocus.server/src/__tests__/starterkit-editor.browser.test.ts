@@ -13,8 +13,8 @@ import {
   HEADING_ID_ATTR,
   isHeadingId,
   STARTER_KIT_TYPES,
-  schema,
 } from '@collab/doc-schema'
+import { schema } from '@collab/doc-schema/editor'
 import { CHROMIUM, type Page } from '@collab/test-support/chromium'
 import { DATABASE_KIND } from '@collab/test-support/database'
 import { callText, connectRecording, mcpUrlOf, type RecordingClient } from '@collab/test-support/mcp'

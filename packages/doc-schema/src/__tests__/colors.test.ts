@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import type * as Y from 'yjs'
+import { schema } from '../extensions.ts'
 import {
   checkEditorUpdate,
   colorOf,
@@ -12,7 +13,6 @@ import {
   isHexColor,
   PRESENCE_COLORS,
   pickColor,
-  schema,
   settleColors,
 } from '../index.ts'
 import { changeOf, cloneDocument, loadDocument } from './fixtures.ts'

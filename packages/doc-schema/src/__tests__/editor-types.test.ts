@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import * as Y from 'yjs'
+import { schema } from '../extensions.ts'
 import {
   ALL_EDITOR_TYPES,
   checkEditorUpdate,
@@ -15,7 +16,6 @@ import {
   repairHeadingIds,
   restoreHeadingIds,
   STARTER_KIT_TYPES,
-  schema,
 } from '../index.ts'
 import { changeOf, cloneDocument, loadDocument } from './fixtures.ts'
 

@@ -6,7 +6,8 @@
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import * as Y from 'yjs'
-import { fragmentToJSON, listSections, renderSection, replaceText, schema } from '../index.ts'
+import { schema } from '../extensions.ts'
+import { fragmentToJSON, listSections, renderSection, replaceText } from '../index.ts'
 import { expectOk, loadDocument } from './fixtures.ts'
 import { runs } from './property-runs.ts'
 

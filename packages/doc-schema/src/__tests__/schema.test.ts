@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { extensions, schema } from '../index.ts'
+import { extensions, schema } from '../extensions.ts'
 
 /** The blocks and marks the issue lists, by the schema's table that holds them. */
 const LISTED: [kind: 'nodes' | 'marks', names: string][] = [

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import * as Y from 'yjs'
+import { schema } from '../extensions.ts'
 import {
   appendMarkdown,
   checkEditorUpdate,
@@ -15,7 +16,6 @@ import {
   replaceText,
   SUGGESTION_INSERT,
   type SuggestionAttrs,
-  schema,
   unmarkOwnText,
 } from '../index.ts'
 import { changeOf, cloneDocument, expectOk, loadDocument } from './fixtures.ts'

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { yXmlFragmentToProsemirrorJSON } from '@tiptap/y-tiptap'
 import * as Y from 'yjs'
+import { schema } from '../extensions.ts'
 import {
   createDocumentUpdate,
   FRAGMENT_NAME,
@@ -8,7 +9,6 @@ import {
   MAX_TITLE_CHARS,
   readPlainText,
   readTitle,
-  schema,
   writeNewDocument,
 } from '../index.ts'
 import { expectOk, loadDocument, SAMPLE_MARKDOWN, UNICODE_WORDS } from './fixtures.ts'

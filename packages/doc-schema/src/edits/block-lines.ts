@@ -6,8 +6,9 @@
  * document order, with the block's Yjs elements. Nothing here assumes how the export writes a table or a
  * nested list, so a change of the export moves the numbers with what the read shows.
  */
-import MarkdownIt from 'markdown-it'
+import type MarkdownIt from 'markdown-it'
 import * as Y from 'yjs'
+import { markdownIt } from '../lazy-libs.ts'
 import { MAX_IN_BLOCK_CHARS } from '../limits.ts'
 import { exactBefore, markedBlockPrefix, renderWork } from '../markdown/block-prefix.ts'
 import { blocksToMarkdown } from '../markdown/serialize-markdown.ts'
@@ -43,7 +44,9 @@ export type BlockLines = {
 }
 
 // The same reading of tables and lists as the Markdown an agent writes (parse-markdown.ts).
-const markdownIt = new MarkdownIt('default', { html: true, linkify: false, typographer: false })
+let parser: MarkdownIt | undefined
+const readParser = () =>
+  (parser ??= new (markdownIt())('default', { html: true, linkify: false, typographer: false }))
 
 /** How section reads render a block (render-section.ts): media as readable placeholders. */
 const READ_OPTIONS = { media: 'placeholder', suggestions: 'show' } as const
@@ -87,7 +90,7 @@ function readBack(
   const starts: Array<[number, number]> = []
   const separators: number[] = []
   if (elements.length > 0) {
-    for (const token of markdownIt.parse(lines.join('\n'), {})) {
+    for (const token of readParser().parse(lines.join('\n'), {})) {
       if ((token.type === 'list_item_open' || token.type === 'tr_open') && token.map)
         starts.push([token.map[0] + 1, token.map[1]])
       if (token.type === 'table_open' && token.map) separators.push(token.map[0] + 2)

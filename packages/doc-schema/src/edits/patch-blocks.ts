@@ -7,7 +7,7 @@
 import type { Node as PMNode } from '@tiptap/pm/model'
 import * as Y from 'yjs'
 import { type DocNode, MEDIA_TYPES } from '../doc-json.ts'
-import { schema } from '../extensions.ts'
+import { editorSchema } from '../lazy-libs.ts'
 import { stableJSON } from '../sections/section-rev.ts'
 import { marksToAttributes, nodeToY } from '../yjs/build-y.ts'
 import { blockPlainText } from '../yjs/plain-text.ts'
@@ -246,7 +246,7 @@ export function restorePlaceholders(
 export function toNodes(blocks: readonly DocNode[]): PMNode[] | undefined {
   try {
     return blocks.map((block) => {
-      const node = schema.nodeFromJSON(block)
+      const node = editorSchema().nodeFromJSON(block)
       node.check()
       return node
     })

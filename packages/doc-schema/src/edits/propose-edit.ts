@@ -14,7 +14,7 @@
  * Nothing reaches the live document unless the whole edit can be proposed.
  */
 import * as Y from 'yjs'
-import { schema } from '../extensions.ts'
+import { editorSchema } from '../lazy-libs.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
 import { locateSection } from '../sections/section-index.ts'
 import { sectionRev, stableJSON } from '../sections/section-rev.ts'
@@ -65,8 +65,8 @@ function plainFormatting(attributes: Attributes): Attributes {
 
 function hostAllowsSuggestions(text: Y.XmlText): boolean {
   const parent = text.parent
-  const host = parent instanceof Y.XmlElement ? schema.nodes[parent.nodeName] : undefined
-  return host?.allowsMarkType(schema.marks[SUGGESTION_INSERT]!) ?? false
+  const host = parent instanceof Y.XmlElement ? editorSchema().nodes[parent.nodeName] : undefined
+  return host?.allowsMarkType(editorSchema().marks[SUGGESTION_INSERT]!) ?? false
 }
 
 /** Every Y.XmlText inside an element, in document order (iterative). */

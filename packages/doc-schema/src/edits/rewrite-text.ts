@@ -5,7 +5,7 @@
  */
 import type * as Y from 'yjs'
 import type { DocMark, DocNode } from '../doc-json.ts'
-import { schema } from '../extensions.ts'
+import { editorSchema } from '../lazy-libs.ts'
 import { stableJSON } from '../sections/section-rev.ts'
 import { diffText } from './text-diff.ts'
 
@@ -26,7 +26,7 @@ export type Controlled = 'all' | ReadonlySet<string>
 export function marksToTextAttributes(marks: readonly DocMark[] | undefined): TextAttributes {
   const attributes: TextAttributes = {}
   for (const mark of marks ?? []) {
-    const type = schema.marks[mark.type]
+    const type = editorSchema().marks[mark.type]
     if (type) attributes[mark.type] = type.create(mark.attrs ?? null).attrs
   }
   return attributes

@@ -26,10 +26,11 @@
  * measuring of its parts allows (`MAX_NESTING_DEPTH`) or near markdown-it's `maxNesting` (where it swallows
  * the rest of the lines it was given) is read whole.
  */
-import MarkdownIt from 'markdown-it'
+import type MarkdownIt from 'markdown-it'
 import type StateBlock from 'markdown-it/lib/rules_block/state_block.mjs'
 import type Token from 'markdown-it/lib/token.mjs'
 import type { Nesting } from 'markdown-it/lib/token.mjs'
+import { markdownIt } from '../lazy-libs.ts'
 import { MAX_NESTING_DEPTH } from '../limits.ts'
 import { footnoteDefinitions } from './footnotes.ts'
 import { countTokens, type MarkdownWork } from './markdown-work.ts'
@@ -43,7 +44,7 @@ export function importParser(): MarkdownIt {
   // `<https://…>`; fuzzy forms (`example.com`, `a@b.c`) stay text. Link targets are kept as written
   // (markdown-it would percent-encode `^` or `–`); validateLink still refuses `javascript:` and other
   // unsafe schemes.
-  const md = new MarkdownIt('default', { html: true, linkify: true, typographer: false })
+  const md = new (markdownIt())('default', { html: true, linkify: true, typographer: false })
   md.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false })
   md.normalizeLink = (url) => url
   md.use(footnoteDefinitions)
@@ -51,20 +52,50 @@ export function importParser(): MarkdownIt {
   return md
 }
 
-const blockParser = importParser()
-/** The core rules after the block phase (inline, linkify, text joining, the attributes' count). */
-const inlineParser = importParser()
-inlineParser.core.ruler.disable(['normalize', 'block'])
+/** The parsers an import reads with, built at the first import (markdown-it loads then: lazy-libs.ts). */
+type ImportParsers = {
+  blockParser: MarkdownIt
+  /** The core rules after the block phase (inline, linkify, text joining, the attributes' count). */
+  inlineParser: MarkdownIt
+  /** The block rules tried before `list` at a line: one that matches there makes it no place to cut a list. */
+  beforeList: ReturnType<MarkdownIt['block']['ruler']['getRules']>
+  /** A block state whose tokens can be let go as they are made (the scan) and that reports each one. */
+  ScanState: new (
+    ...args: ConstructorParameters<typeof StateBlock>
+  ) => ScanState
+}
 
-/** The block rules tried before `list` at a line: one that matches there makes it no place to cut a list. */
-const beforeList = (() => {
+type ScanState = StateBlock & { keep: boolean; made?: (token: Token) => void }
+
+let parsers: ImportParsers | undefined
+
+function importParsers(): ImportParsers {
+  if (parsers) return parsers
+  const blockParser = importParser()
+  const inlineParser = importParser()
+  inlineParser.core.ruler.disable(['normalize', 'block'])
   const all = blockParser.block.ruler.getRules('')
   const withoutList = importParser()
   withoutList.block.ruler.disable('list')
   const others = new Set(withoutList.block.ruler.getRules(''))
-  const list = all.findIndex((rule) => !others.has(rule))
-  return all.slice(0, list)
-})()
+  const beforeList = all.slice(
+    0,
+    all.findIndex((rule) => !others.has(rule)),
+  )
+  class ScanStateOf extends (blockParser.block.State as typeof StateBlock) {
+    keep = true
+    made?: (token: Token) => void
+
+    override push(type: string, tag: string, nesting: Nesting): Token {
+      const token = super.push(type, tag, nesting)
+      if (!this.keep) this.tokens.pop()
+      this.made?.(token)
+      return token
+    }
+  }
+  parsers = { blockParser, inlineParser, beforeList, ScanState: ScanStateOf }
+  return parsers
+}
 
 /** One top-level block of a file, as the scan found it. */
 export type ScannedBlock = {
@@ -82,19 +113,6 @@ export type ScannedBlock = {
 
 type Env = { work?: MarkdownWork; references?: unknown }
 
-/** A block state whose tokens can be let go as they are made (the scan) and that reports each one. */
-class ScanState extends (blockParser.block.State as typeof StateBlock) {
-  keep = true
-  made?: (token: Token) => void
-
-  override push(type: string, tag: string, nesting: Nesting): Token {
-    const token = super.push(type, tag, nesting)
-    if (!this.keep) this.tokens.pop()
-    this.made?.(token)
-    return token
-  }
-}
-
 /**
  * A file's text (markdown-it's normalisation applied) scanned into its top-level blocks, every block token
  * counted into `env.work` (a ceiling crossed throws `MarkdownTooComplex` as one parse does). `tokens(block)`
@@ -106,6 +124,7 @@ export function scanBlocks(
   /** Items a slice holds (a test cuts lists finer to try every cut). */
   sliceItems = LIST_SLICE_ITEMS,
 ) {
+  const { blockParser, inlineParser, ScanState } = importParsers()
   const src = source.replace(/\r\n?|\n/g, '\n').replace(/\0/g, '\uFFFD')
   const state = new ScanState(src, blockParser, env, [])
   const blocks: ScannedBlock[] = []
@@ -209,7 +228,7 @@ function sliceStarts(state: StateBlock, items: number[], every: number): number[
   for (let i = 1; i < items.length; i++) {
     if (++since < every) continue
     const line = items[i]!
-    if (beforeList.some((rule) => rule(state, line, state.lineMax, true))) continue
+    if (importParsers().beforeList.some((rule) => rule(state, line, state.lineMax, true))) continue
     starts.push(line)
     since = 0
   }

@@ -17,13 +17,13 @@
  * - Bare URLs become links; link targets are kept as written (see the parser below).
  * - A bullet list mixing task and plain items becomes consecutive lists, one per kind (tokens-to-blocks.ts).
  */
-import { Fragment, type Node as PMNode } from '@tiptap/pm/model'
+import type { Node as PMNode } from '@tiptap/pm/model'
 import type MarkdownIt from 'markdown-it'
 import type Token from 'markdown-it/lib/token.mjs'
 import type { DocNode } from '../doc-json.ts'
-import { schema } from '../extensions.ts'
 import { newHeadingId } from '../heading-id.ts'
 import { BUILD_BATCH_CHILDREN, type ImportPart } from '../insert-blocks.ts'
+import { editorSchema, prosemirrorModel } from '../lazy-libs.ts'
 import { HEADING_ID_ATTR, MAX_IMPORT_BYTES, MAX_IMPORT_ELEMENTS } from '../limits.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
 import { importParser, scanBlocks } from './import-blocks.ts'
@@ -107,7 +107,7 @@ export function importMarkdown(
     }
     items.push(...part.value.items)
     if (!part.value.last) continue
-    blocks.push(part.value.list.copy(Fragment.fromArray(items)).toJSON() as DocNode)
+    blocks.push(part.value.list.copy(prosemirrorModel().Fragment.fromArray(items)).toJSON() as DocNode)
     items = []
   }
   return ok({ title: imported.value.title, blocks, changes: imported.value.changes })
@@ -328,9 +328,9 @@ function* listPieces(body: Body, index: number, line: number): Generator<Result<
   let run: Run | null = null
   let attrs: Record<string, unknown> | undefined
   const listOf = (type: string, items: PMNode[]) =>
-    schema
+    editorSchema()
       .nodeFromJSON(attrs && type === 'orderedList' ? { type, attrs } : { type })
-      .copy(Fragment.fromArray(items))
+      .copy(prosemirrorModel().Fragment.fromArray(items))
   function* end(ended: Run): Generator<Result<ImportPart>, boolean> {
     if (ended.list) {
       yield ok({ list: ended.list, from: ended.from, items: ended.items, last: true })
@@ -357,7 +357,7 @@ function* listPieces(body: Body, index: number, line: number): Generator<Result<
     for (const { list, item } of listItemsOfTokens(read.value)) {
       let node: PMNode
       try {
-        node = schema.nodeFromJSON(item)
+        node = editorSchema().nodeFromJSON(item)
         node.check()
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error)

@@ -1,6 +1,6 @@
-import { unescapeAll } from 'markdown-it/lib/common/utils.mjs'
 import type Token from 'markdown-it/lib/token.mjs'
 import type { DocMark, DocNode } from '../doc-json.ts'
+import { markdownItUtils } from '../lazy-libs.ts'
 
 /** Inline content of one markdown-it `inline` token: text runs and hard breaks, plus images lifted out. */
 export type InlinePiece =
@@ -95,7 +95,8 @@ export function convertInline(tokens: Token[]): InlinePiece[] {
     const closed = TOKEN_MARK_CLOSE[token.type]
     if (opened) marks.push({ type: opened })
     else if (closed) closeMark(closed)
-    else if (token.type === 'text') pushText(rawText ? unescapeAll(token.content) : token.content)
+    else if (token.type === 'text')
+      pushText(rawText ? markdownItUtils().unescapeAll(token.content) : token.content)
     else if (token.type === 'softbreak') {
       // `<br>` at a line's end is the break itself: the line break after it adds no space (as after `\`).
       const previous = tokens[index - 1]

@@ -1,8 +1,8 @@
 import type { Node as PMNode } from '@tiptap/pm/model'
-import MarkdownIt from 'markdown-it'
+import type MarkdownIt from 'markdown-it'
 import type { DocNode } from '../doc-json.ts'
-import { schema } from '../extensions.ts'
 import { newHeadingId } from '../heading-id.ts'
+import { editorSchema, markdownIt } from '../lazy-libs.ts'
 import { HEADING_ID_ATTR, MAX_MARKDOWN_CHARS, MAX_WRITE_ELEMENTS } from '../limits.ts'
 import { ok, type Result, refuseFor } from '../result.ts'
 import { footnoteDefinitions } from './footnotes.ts'
@@ -21,9 +21,16 @@ export type ParseOptions = {
 
 // html: true so the few allowed inline tags (<u>, <mark>, <sub>, <sup>, <br>) can be read as marks;
 // every other tag is turned back into visible text by the token conversion.
-const markdownIt = new MarkdownIt('default', { html: true, linkify: false, typographer: false })
-markdownIt.use(footnoteDefinitions)
-countTokens(markdownIt)
+let parser: MarkdownIt | undefined
+
+/** The parser, built at its first use (lazy-libs.ts). */
+function writeParser(): MarkdownIt {
+  if (parser) return parser
+  parser = new (markdownIt())('default', { html: true, linkify: false, typographer: false })
+  parser.use(footnoteDefinitions)
+  countTokens(parser)
+  return parser
+}
 
 /**
  * Parses GFM Markdown into checked top-level blocks (ProseMirror JSON), each heading with a fresh id.
@@ -41,7 +48,7 @@ export function parseMarkdown(markdown: string, opts: ParseOptions = {}): Result
   }
   if (markdown.trim() === '')
     return refuseFor('empty', 'markdown: it is empty; send at least one block of content.', 'markdown')
-  const tokens = parseCounted(markdownIt, markdown, {
+  const tokens = parseCounted(writeParser(), markdown, {
     elements: opts.elements ?? MAX_WRITE_ELEMENTS,
     scope: 'one write',
   })
@@ -90,9 +97,9 @@ export function parseInlineMarkdown(
   elements = MAX_WRITE_ELEMENTS,
 ): Result<{ nodes: DocNode[]; media: boolean }> {
   const work = new MarkdownWork({ elements, scope: 'one write' }, text.length)
-  let tokens: ReturnType<typeof markdownIt.parseInline>
+  let tokens: ReturnType<MarkdownIt['parseInline']>
   try {
-    tokens = markdownIt.parseInline(text, { work })
+    tokens = writeParser().parseInline(text, { work })
   } catch (error) {
     if (error instanceof MarkdownTooComplex) return refuseFor('too_complex', error.message, 'markdown')
     throw error
@@ -119,7 +126,7 @@ export function checkNodes(blocks: DocNode[]): Result<PMNode[]> {
   const checked: PMNode[] = []
   for (const block of blocks) {
     try {
-      const node = schema.nodeFromJSON(block)
+      const node = editorSchema().nodeFromJSON(block)
       node.check()
       checked.push(node)
     } catch (error) {

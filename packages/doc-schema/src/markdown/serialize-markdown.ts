@@ -1,14 +1,7 @@
 import type { Root, RootContent } from 'mdast'
-import { gfmToMarkdown } from 'mdast-util-gfm'
-import {
-  defaultHandlers,
-  type Handle,
-  type Join,
-  type Options,
-  type State,
-  toMarkdown,
-} from 'mdast-util-to-markdown'
+import type { Handle, Join, Options, State } from 'mdast-util-to-markdown'
 import type { DocNode } from '../doc-json.ts'
+import { gfmLib, type ToMarkdownLib, toMarkdownLib } from '../lazy-libs.ts'
 import { flowToMdast, type SerializeOptions } from './blocks-to-mdast.ts'
 import { withNarrowAmpersand } from './escape-links.ts'
 import { textHandler } from './escape-text.ts'
@@ -28,10 +21,18 @@ const joinHtmlBlock: Join = (left, right) => (left.type === 'html' || right.type
  */
 const joinRule: Join = (_, right) => (right.type === 'thematicBreak' ? 1 : undefined)
 
+let baseOptions: Options | undefined
+
+/** The serialiser's options, built at its first use (the library loads then: lazy-libs.ts). */
+function toMarkdownOptions(): Options {
+  baseOptions ??= markdownOptions(toMarkdownLib().defaultHandlers)
+  return baseOptions
+}
+
 // Every option spelled out: output must not change if a library default does.
-const TO_MARKDOWN_OPTIONS: Options = {
+const markdownOptions = (defaultHandlers: ToMarkdownLib['defaultHandlers']): Options => ({
   // Unpadded tables: fewer characters for agents, same table.
-  extensions: [gfmToMarkdown({ tablePipeAlign: false })],
+  extensions: [gfmLib().gfmToMarkdown({ tablePipeAlign: false })],
   bullet: '-',
   bulletOther: '*',
   bulletOrdered: '.',
@@ -52,26 +53,28 @@ const TO_MARKDOWN_OPTIONS: Options = {
     link: withNarrowAmpersand(defaultHandlers.link),
     image: withNarrowAmpersand(defaultHandlers.image),
   },
-}
+})
 
 /** The options with our phrasing writer (phrasing-writer.ts) installed by the root handler. */
 function withOurPhrasing(fallbacks?: string[]): Options {
   return {
-    ...TO_MARKDOWN_OPTIONS,
+    ...toMarkdownOptions(),
     handlers: {
-      ...TO_MARKDOWN_OPTIONS.handlers,
+      ...toMarkdownOptions().handlers,
       root: (node, parent, state, info) => {
         usePhrasingWriter(state, fallbacks)
-        return defaultHandlers.root(node, parent, state, info)
+        return toMarkdownLib().defaultHandlers.root(node, parent, state, info)
       },
     },
   }
 }
-const WITH_OUR_PHRASING = withOurPhrasing()
+let withOurs: Options | undefined
 
 function optionsFor(opts: SerializeOptions): Options {
-  if (opts.phrasing === 'library') return TO_MARKDOWN_OPTIONS
-  return opts.phrasing ? withOurPhrasing(opts.phrasing.fallbacks) : WITH_OUR_PHRASING
+  if (opts.phrasing === 'library') return toMarkdownOptions()
+  if (opts.phrasing) return withOurPhrasing(opts.phrasing.fallbacks)
+  withOurs ??= withOurPhrasing()
+  return withOurs
 }
 
 /** Markdown of a run of sibling blocks, serialised together so adjacent lists stay apart. */
@@ -79,7 +82,7 @@ export function blocksToMarkdown(blocks: DocNode[], opts: SerializeOptions = {})
   const children: RootContent[] = [...flowToMdast(blocks, opts)]
   if (children.length === 0) return ''
   const root: Root = { type: 'root', children }
-  return toMarkdown(root, optionsFor(opts)).replace(/\n+$/, '')
+  return toMarkdownLib().toMarkdown(root, optionsFor(opts)).replace(/\n+$/, '')
 }
 
 export type MarkdownPrefix = {
@@ -216,9 +219,9 @@ function writeFlow(
     state.indexStack.pop()
     return ''
   }
-  toMarkdown(
+  toMarkdownLib().toMarkdown(
     { type: 'root', children: [] },
-    { ...TO_MARKDOWN_OPTIONS, handlers: { ...TO_MARKDOWN_OPTIONS.handlers, root } },
+    { ...toMarkdownOptions(), handlers: { ...toMarkdownOptions().handlers, root } },
   )
   return complete
 }

@@ -1,11 +1,8 @@
-import MarkdownIt from 'markdown-it'
 import type Token from 'markdown-it/lib/token.mjs'
 import type { DocNode } from '../doc-json.ts'
+import { markdownItUtils } from '../lazy-libs.ts'
 import { convertInline } from './inline-tokens.ts'
 import { mediaNodeForLine } from './media-url.ts'
-
-// markdown-it leaves backslash escapes and entities in a fence's info string for the renderer to undo.
-const { unescapeAll } = new MarkdownIt().utils
 
 const TASK_PREFIX = /^\[([ xX])\](?: |$)/
 
@@ -106,7 +103,8 @@ function readBlock(tokens: Token[], cursor: Cursor, nested: boolean): DocNode[] 
     }
     case 'fence':
     case 'code_block': {
-      const language = unescapeAll(token.info).trim().split(/\s+/)[0] || null
+      // markdown-it leaves backslash escapes and entities in a fence's info string for the renderer to undo.
+      const language = markdownItUtils().unescapeAll(token.info).trim().split(/\s+/)[0] || null
       const text = token.content.replace(/\n$/, '')
       return [{ type: 'codeBlock', attrs: { language }, content: text ? [{ type: 'text', text }] : [] }]
     }

@@ -1,7 +1,7 @@
 import type { Node as PMNode } from '@tiptap/pm/model'
 import * as Y from 'yjs'
 import type { DocNode } from '../doc-json.ts'
-import { schema } from '../extensions.ts'
+import { editorSchema } from '../lazy-libs.ts'
 
 /**
  * A detached Y element for a checked ProseMirror node, in exactly the shape TipTap's Collaboration
@@ -54,7 +54,7 @@ export function marksToAttributes(node: PMNode): Record<string, unknown> {
 /** Detached Y elements for JSON blocks; throws on invalid JSON, so pass blocks already checked. */
 export function blocksToY(blocks: DocNode[]): Y.XmlElement[] {
   return blocks.map((block) => {
-    const node = schema.nodeFromJSON(block)
+    const node = editorSchema().nodeFromJSON(block)
     node.check()
     return nodeToY(node)
   })

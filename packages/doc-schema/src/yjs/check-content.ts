@@ -7,7 +7,7 @@
 import type { MarkType, NodeType } from '@tiptap/pm/model'
 import * as Y from 'yjs'
 import { colorAttributeProblem } from '../color.ts'
-import { schema } from '../extensions.ts'
+import { editorSchema } from '../lazy-libs.ts'
 import { MAX_ATTRIBUTE_CHARS, MAX_NESTING_DEPTH } from '../limits.ts'
 import { stableJSON } from '../sections/section-rev.ts'
 import { SUGGESTION_MARKS } from '../suggestion-marks.ts'
@@ -75,7 +75,7 @@ function attributeValueProblem(value: unknown): string | undefined {
 
 function markProblem(key: string, value: unknown, host: NodeType): string | undefined {
   const name = MARK_KEY.exec(key)?.[1]
-  const markType: MarkType | undefined = name ? schema.marks[name] : undefined
+  const markType: MarkType | undefined = name ? editorSchema().marks[name] : undefined
   if (!markType) return `mark "${key.slice(0, 40)}" is not part of this server's schema`
   if (!host.allowsMarkType(markType)) return `mark "${markType.name}" is not allowed in ${host.name}`
   if (value === null) return undefined // ends the mark
@@ -164,7 +164,7 @@ export function contentProblem(
   if (place.sub !== null) {
     // An attribute (a map entry of the element).
     if (place.kind !== 'element') return 'the update sets an attribute on something that is not a block'
-    const nodeType = schema.nodes[place.name]
+    const nodeType = editorSchema().nodes[place.name]
     const attrs = nodeType?.spec.attrs ?? {}
     if (!(place.sub in attrs))
       return `attribute "${place.sub.slice(0, 40)}" is not part of ${place.name} in this server's schema`
@@ -179,14 +179,14 @@ export function contentProblem(
   if (content !== 'text' && content.kind === CONTENT.type) {
     if (content.ref === TYPE_REF.xmlElement) {
       const name = content.name ?? ''
-      const nodeType = schema.nodes[name]
-      if (!nodeType || nodeType.isText || nodeType === schema.topNodeType)
+      const nodeType = editorSchema().nodes[name]
+      if (!nodeType || nodeType.isText || nodeType === editorSchema().topNodeType)
         return `node type "${name.slice(0, 40)}" is not part of this server's schema`
       const parentType =
         place.kind === 'fragment'
-          ? schema.topNodeType
+          ? editorSchema().topNodeType
           : place.kind === 'element'
-            ? schema.nodes[place.name]
+            ? editorSchema().nodes[place.name]
             : undefined
       if (!parentType || !allowedChildren(parentType).has(nodeType.name))
         return `${nodeType.name} is not allowed inside ${place.kind === 'text' ? 'text' : (parentType?.name ?? 'this place')}`
@@ -195,7 +195,7 @@ export function contentProblem(
       return undefined
     }
     if (content.ref === TYPE_REF.xmlText) {
-      const host = place.kind === 'element' ? schema.nodes[place.name] : undefined
+      const host = place.kind === 'element' ? editorSchema().nodes[place.name] : undefined
       if (!host?.inlineContent)
         return `text is not allowed directly inside ${place.kind === 'element' ? place.name : 'the document'}`
       return undefined
@@ -203,7 +203,7 @@ export function contentProblem(
     return 'the update creates a shared type that is not part of a document (only elements and text)'
   }
   if (place.kind !== 'text') return 'the update writes text or values outside a text block'
-  const host = schema.nodes[place.host]
+  const host = editorSchema().nodes[place.host]
   if (!host) return `node type "${place.host.slice(0, 40)}" is not part of this server's schema`
   if (content === 'text') return undefined
   if (content.kind === CONTENT.format)
