@@ -262,18 +262,22 @@ export type VersionLookup =
   | { rev: string; sectionId?: string }
   /** The newest version older than this id (what a version changed is from it: a revert's base). */
   | { before: bigint }
+  /** The newest version. */
+  | { newest: true }
 
 function lookupSql(lookup: VersionLookup): Prisma.Sql {
-  return 'id' in lookup
-    ? Prisma.sql`AND id = ${lookup.id}`
-    : 'before' in lookup
-      ? Prisma.sql`AND id < ${lookup.before}`
-      : 'at' in lookup
-        ? Prisma.sql`AND created_at <= ${lookup.at}`
-        : lookup.sectionId
-          ? Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.sectionId == $id && @.rev == $rev)',
+  return 'newest' in lookup
+    ? Prisma.empty
+    : 'id' in lookup
+      ? Prisma.sql`AND id = ${lookup.id}`
+      : 'before' in lookup
+        ? Prisma.sql`AND id < ${lookup.before}`
+        : 'at' in lookup
+          ? Prisma.sql`AND created_at <= ${lookup.at}`
+          : lookup.sectionId
+            ? Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.sectionId == $id && @.rev == $rev)',
                                            jsonb_build_object('id', ${lookup.sectionId}::text, 'rev', ${lookup.rev}::text))`
-          : Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.rev == $rev)', jsonb_build_object('rev', ${lookup.rev}::text))`
+            : Prisma.sql`AND jsonb_path_exists(outline, '$.** ? (@.rev == $rev)', jsonb_build_object('rev', ${lookup.rev}::text))`
 }
 
 /**
@@ -297,8 +301,10 @@ export async function findVersion(
   const row = rows[0]
   if (!row) return null
   const id = BigInt(row.id)
-  const state = await readVersionState(db, id)
-  return state.byteLength === Number(row.byteSize) ? { ...row, id, state } : null
+  const byteSize = Number(row.byteSize)
+  const state = await readVersionState(db, id, undefined, byteSize)
+  // Fewer bytes than its size: the retention policy deleted it between the reads.
+  return state.byteLength === byteSize ? { ...row, id, state } : null
 }
 
 /** A version whose state a caller holds (newestVersionState does not read it again). */
@@ -320,7 +326,7 @@ export async function findVersionState(
   const row = rows[0]
   if (!row) return null
   const id = BigInt(row.id)
-  return { ...row, id, state: await readVersionState(db, id) }
+  return { ...row, id, state: await readVersionState(db, id, undefined, Number(row.byteSize)) }
 }
 
 /**
@@ -348,7 +354,9 @@ export async function versionsAfter(
     const id = BigInt(row.id)
     // A state past MAX_HISTORY_STATE_BYTES is refused by its size (the caller's tooLarge), never read.
     const state =
-      Number(row.byteSize) <= MAX_HISTORY_STATE_BYTES ? await readVersionState(db, id) : new Uint8Array()
+      Number(row.byteSize) <= MAX_HISTORY_STATE_BYTES
+        ? await readVersionState(db, id, undefined, Number(row.byteSize))
+        : new Uint8Array()
     versions.push({ ...row, id, state })
   }
   return versions
@@ -363,8 +371,7 @@ export async function newestVersion(
   documentId: string,
 ): Promise<{ state: Uint8Array; createdAt: Date; reason: VersionReason } | null> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    // Older than any id: the newest.
-    const found = await findVersion(db, documentId, { before: BigInt(Number.MAX_SAFE_INTEGER) })
+    const found = await findVersion(db, documentId, { newest: true })
     if (found) return { state: found.state, createdAt: found.createdAt, reason: found.reason }
     const [left] = await db.$queryRaw<Array<{ n: number }>>`
       SELECT count(*)::int AS n FROM document_versions WHERE document_id = ${documentId}::uuid`

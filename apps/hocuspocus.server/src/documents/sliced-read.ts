@@ -91,14 +91,18 @@ export async function readStateSlice(
 
 /**
  * The state of version `id`, read in slices: versions never change, so any slices join. `recent`: states
- * this server wrote a moment ago (recent-states.ts), taken from there instead of read again.
+ * this server wrote a moment ago (recent-states.ts), taken from there instead of read again. `byteSize`:
+ * its `byte_size` when the caller read its row already (else read here).
  */
-export async function readVersionState(db: Db, id: bigint, recent?: RecentStates): Promise<Uint8Array> {
+export async function readVersionState(
+  db: Db,
+  id: bigint,
+  recent?: RecentStates,
+  byteSize?: number,
+): Promise<Uint8Array> {
   const known = recent?.version(id)
   if (known) return known
-  const [head] = await db.$queryRaw<Array<{ bytes: number }>>`
-    SELECT byte_size AS bytes FROM document_versions WHERE id = ${id}`
-  const bytes = Number(head?.bytes ?? 0)
+  const bytes = byteSize ?? (await versionByteSize(db, id))
   const state = new Uint8Array(bytes)
   let filled = 0
   for (let from = 0; from < bytes; from += STATE_SLICE_BYTES) {
@@ -107,6 +111,12 @@ export async function readVersionState(db: Db, id: bigint, recent?: RecentStates
     filled += decodeSlice(state, part, from)
   }
   return filled === bytes ? state : state.subarray(0, filled)
+}
+
+async function versionByteSize(db: Db, id: bigint): Promise<number> {
+  const [head] = await db.$queryRaw<Array<{ bytes: number }>>`
+    SELECT byte_size AS bytes FROM document_versions WHERE id = ${id}`
+  return Number(head?.bytes ?? 0)
 }
 
 /**
