@@ -18,6 +18,7 @@ import { join } from 'node:path'
 import { createTestDatabase, DATABASE_KIND, type TestDatabase } from '@collab/test-support/database'
 import { callText, connectClient } from '@collab/test-support/mcp'
 import { type ServerProcess, spawnServer } from '@collab/test-support/process'
+import { connectProvider } from '@collab/test-support/provider'
 import { eventually } from '@collab/test-support/server'
 import { loadPgliteAssets } from '../db/pglite-thread.ts'
 import { firstRunToken, stopProcess } from './reliability/faults-support.ts'
@@ -112,7 +113,7 @@ describe(`a lazy and lean start (${DATABASE_KIND})`, () => {
     expect(loaded.filter((path) => path.includes('wasm-base64'))).toEqual([])
   }, 60_000)
 
-  test("a start on an existing folder loads no TipTap or Markdown library until a document's text is read and written", async () => {
+  test("a start on an existing folder loads no TipTap or Markdown library until a document's text is read and written, not when it is opened", async () => {
     // The first start wrote the first run's document (Markdown parsed and checked): a start after it
     // writes nothing, as a server that restarts on its data does.
     await stopProcess(server)
@@ -131,6 +132,21 @@ describe(`a lazy and lean start (${DATABASE_KIND})`, () => {
       const found = await callText(mcp, 'find_documents', {})
       const slug = /^(\S+) .*Welcome/m.exec(found.text)?.[1]
       expect(slug).toBeDefined()
+      const token = firstRunToken(db.dataDir)
+      const { room } = (await (
+        await fetch(`${running.url}/api/documents/${slug}`, { headers: { Authorization: `Bearer ${token}` } })
+      ).json()) as { room: string }
+      // Opened in an editor (loaded from the database, synced): none of them yet.
+      const editor = connectProvider(running.url, room, token)
+      try {
+        await editor.ready
+        const afterOpen = await loadedModules(running)
+        expect(
+          afterOpen.filter((path) => isTiptap(path) || isMarkdownIt(path) || isToMarkdown(path)),
+        ).toEqual([])
+      } finally {
+        editor.destroy()
+      }
       const read = await callText(mcp, 'read_document', { slug })
       expect(read.text).toContain('# Welcome')
       expect((await loadedModules(running)).some(isToMarkdown)).toBe(true)
