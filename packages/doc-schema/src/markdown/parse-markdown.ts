@@ -26,9 +26,10 @@ let parser: MarkdownIt | undefined
 /** The parser, built at its first use (lazy-libs.ts). */
 function writeParser(): MarkdownIt {
   if (parser) return parser
-  parser = new (markdownIt())('default', { html: true, linkify: false, typographer: false })
-  parser.use(footnoteDefinitions)
-  countTokens(parser)
+  const made = new (markdownIt())('default', { html: true, linkify: false, typographer: false })
+  made.use(footnoteDefinitions)
+  countTokens(made)
+  parser = made // kept only once it is set up whole
   return parser
 }
 
