@@ -352,10 +352,11 @@ export async function versionsAfter(
   const versions: Array<VersionInfo & { state: Uint8Array }> = []
   for (const row of rows) {
     const id = BigInt(row.id)
+    const byteSize = Number(row.byteSize)
     // A state past MAX_HISTORY_STATE_BYTES is refused by its size (the caller's tooLarge), never read.
     const state =
-      Number(row.byteSize) <= MAX_HISTORY_STATE_BYTES
-        ? await readVersionState(db, id, undefined, Number(row.byteSize))
+      byteSize <= MAX_HISTORY_STATE_BYTES
+        ? await readVersionState(db, id, undefined, byteSize)
         : new Uint8Array()
     versions.push({ ...row, id, state })
   }

@@ -124,7 +124,7 @@ export function scanBlocks(
   /** Items a slice holds (a test cuts lists finer to try every cut). */
   sliceItems = LIST_SLICE_ITEMS,
 ) {
-  const { blockParser, inlineParser, ScanState } = importParsers()
+  const { blockParser, inlineParser, beforeList, ScanState } = importParsers()
   const src = source.replace(/\r\n?|\n/g, '\n').replace(/\0/g, '\uFFFD')
   const state = new ScanState(src, blockParser, env, [])
   const blocks: ScannedBlock[] = []
@@ -172,7 +172,7 @@ export function scanBlocks(
     try {
       for (const block of blocks) {
         if (!block.items) continue
-        block.slices = sliceStarts(state, block.items, sliceItems)
+        block.slices = sliceStarts(state, block.items, sliceItems, beforeList)
         block.items = undefined
       }
     } finally {
@@ -222,13 +222,18 @@ export function scanBlocks(
 }
 
 /** Every `every`-th item's line where a list may be cut (its first line starts the list at the top). */
-function sliceStarts(state: StateBlock, items: number[], every: number): number[] {
+function sliceStarts(
+  state: StateBlock,
+  items: number[],
+  every: number,
+  beforeList: ImportParsers['beforeList'],
+): number[] {
   const starts = [items[0]!]
   let since = 0
   for (let i = 1; i < items.length; i++) {
     if (++since < every) continue
     const line = items[i]!
-    if (importParsers().beforeList.some((rule) => rule(state, line, state.lineMax, true))) continue
+    if (beforeList.some((rule) => rule(state, line, state.lineMax, true))) continue
     starts.push(line)
     since = 0
   }

@@ -179,14 +179,15 @@ export function contentProblem(
   if (content !== 'text' && content.kind === CONTENT.type) {
     if (content.ref === TYPE_REF.xmlElement) {
       const name = content.name ?? ''
-      const nodeType = editorSchema().nodes[name]
-      if (!nodeType || nodeType.isText || nodeType === editorSchema().topNodeType)
+      const schema = editorSchema()
+      const nodeType = schema.nodes[name]
+      if (!nodeType || nodeType.isText || nodeType === schema.topNodeType)
         return `node type "${name.slice(0, 40)}" is not part of this server's schema`
       const parentType =
         place.kind === 'fragment'
-          ? editorSchema().topNodeType
+          ? schema.topNodeType
           : place.kind === 'element'
-            ? editorSchema().nodes[place.name]
+            ? schema.nodes[place.name]
             : undefined
       if (!parentType || !allowedChildren(parentType).has(nodeType.name))
         return `${nodeType.name} is not allowed inside ${place.kind === 'text' ? 'text' : (parentType?.name ?? 'this place')}`

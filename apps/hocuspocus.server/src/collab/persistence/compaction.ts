@@ -295,14 +295,6 @@ export class Compaction {
   }
 
   /**
-   * The compaction on the documents' worker (documents/compact-stored.ts): what is stored is merged there,
-   * the event loop passes text along. True when done (or nothing was to be done, or the snapshot changed
-   * meanwhile and the log stays); false when the worker could not, or the database refused what it merged:
-   * the caller compacts on the event loop instead. Throws when the database is away (the log stays).
-   * `upTo`: the log merged up to that row only (an agent's bound), the title and search text left as
-   * they are (the live document's are newer).
-   */
-  /**
    * Counts how the worker read a compaction's parts (`collab_document_compaction_reads_total`); a flat
    * reading that threw (and was decoded instead) is logged with its error, to be reported.
    */
@@ -316,6 +308,14 @@ export class Compaction {
       )
   }
 
+  /**
+   * The compaction on the documents' worker (documents/compact-stored.ts): what is stored is merged there,
+   * the event loop passes text along. True when done (or nothing was to be done, or the snapshot changed
+   * meanwhile and the log stays); false when the worker could not, or the database refused what it merged:
+   * the caller compacts on the event loop instead. Throws when the database is away (the log stays).
+   * `upTo`: the log merged up to that row only (an agent's bound), the title and search text left as
+   * they are (the live document's are newer).
+   */
   private async compactOffThread(
     document: Document,
     asked?: VersionRequest,
