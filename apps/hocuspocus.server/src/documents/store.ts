@@ -15,6 +15,7 @@ import { forgetLargeParameters } from '../db/statement-history.ts'
 import { storableJSON, storableText } from '../db/storable-text.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
 import { AUTOMATIC_REASONS, insertVersion, type VersionReason, type VersionRequest } from './history-store.ts'
+import { type LogRows, readLog } from './log-read.ts'
 import type { RecentStates } from './recent-states.ts'
 import { documentSearchChunks, searchVectorSql } from './search.ts'
 import { type SearchChunk, writeSearchChunks } from './search-chunks.ts'
@@ -191,22 +192,22 @@ export async function storeContent(
     // the database or here).
     const snapshot =
       options.mergeWithStored && rows[0] ? (await readSnapshotState(tx, documentId)).snapshot : null
-    const log = options.compact
-      ? await tx.$queryRaw<Array<{ id: bigint; update: string | null; authors: Author[] }>>`
-          SELECT id, ${options.mergeWithStored ? Prisma.sql`encode("update", 'base64')` : Prisma.sql`NULL`} AS "update",
-                 authors
-            FROM document_updates WHERE document_id = ${documentId}::uuid ORDER BY id`
-      : []
-    merged = log.map((row) => BigInt(row.id))
-    authors = unionAuthors(rows[0]?.authors, ...log.map((row) => row.authors), authors)
+    // The rows merged: with their bytes (read in bounded statements, log-read.ts) when merged here.
+    let log: Pick<LogRows, 'ids' | 'authors' | 'updates'> = { ids: [], authors: [], updates: [] }
+    if (options.compact && options.mergeWithStored) log = await readLog(tx, documentId, { authors: true })
+    else if (options.compact) {
+      const listed = await tx.$queryRaw<Array<{ id: bigint; authors: Author[] }>>`
+        SELECT id, authors FROM document_updates WHERE document_id = ${documentId}::uuid ORDER BY id`
+      log = {
+        ids: listed.map((row) => BigInt(row.id)),
+        authors: listed.map((row) => row.authors),
+        updates: [],
+      }
+    }
+    merged = log.ids
+    authors = unionAuthors(rows[0]?.authors, ...log.authors, authors)
     if (options.mergeWithStored) {
-      const stored = [
-        ...(snapshot ? [snapshot] : []),
-        ...log
-          .map((row) => row.update)
-          .filter((b64): b64 is string => typeof b64 === 'string')
-          .map((b64) => new Uint8Array(Buffer.from(b64, 'base64'))),
-      ]
+      const stored = [...(snapshot ? [snapshot] : []), ...log.updates]
       if (stored.length > 0) {
         // Always merged, even when our state vector covers the stored one: a deletion does not advance a
         // state vector, so only the merge keeps a deletion another instance stored.
@@ -323,14 +324,14 @@ async function deleteMerged(tx: Prisma.TransactionClient, ids: readonly bigint[]
 /**
  * What a compaction read of the stored content, to merge on the documents' worker: the snapshot (read in
  * slices) with its stored outline and the row version (`xmin`) it was read at, and the log rows after it in
- * order (ids, base64, bytes, authors). `readForCompaction` reads it; `storeCompacted` writes the merge.
+ * order (ids, bytes, their size together, authors; read in bounded statements, log-read.ts). `readForCompaction` reads it; `storeCompacted` writes the merge.
  */
 export type CompactionRead = {
   rowVersion: string | null
   snapshot: Uint8Array | null
   outline: StoredOutlineNode[] | null
   ids: bigint[]
-  updates: string[]
+  updates: Uint8Array[]
   updateBytes: number
   authors: Author[][]
 }
@@ -347,18 +348,17 @@ export async function readForCompaction(
   // state of `known`, a version the caller holds.
   const snapshot = await readSnapshotState(db, documentId, recent, known)
   // `upTo`: the rows up to that one only (a version bounded at an agent's write, versions.ts).
-  const bound = upTo === undefined ? Prisma.empty : Prisma.sql`AND id <= ${upTo}`
-  const log = await db.$queryRaw<Array<{ id: bigint; update: string; bytes: number; authors: Author[] }>>`
-    SELECT id, encode("update", 'base64') AS "update", byte_size AS bytes, authors
-      FROM document_updates WHERE document_id = ${documentId}::uuid ${bound} ORDER BY id`
+  // In bounded statements too (log-read.ts). A row merged by another compaction meanwhile is left out;
+  // that compaction replaced the snapshot, so the write of this one's merge is refused and read again.
+  const log = await readLog(db, documentId, { upTo, authors: true })
   return {
     rowVersion: snapshot.rowVersion,
     snapshot: snapshot.snapshot,
     outline: Array.isArray(snapshot.outline) ? (snapshot.outline as StoredOutlineNode[]) : null,
-    ids: log.map((row) => BigInt(row.id)),
-    updates: log.map((row) => row.update),
-    updateBytes: log.reduce((sum, row) => sum + Number(row.bytes), 0),
-    authors: log.map((row) => row.authors),
+    ids: log.ids,
+    updates: log.updates,
+    updateBytes: log.bytes,
+    authors: log.authors,
   }
 }
 

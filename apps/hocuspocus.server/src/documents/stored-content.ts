@@ -7,10 +7,12 @@
 import type { OutlineNode, StoredOutlineNode } from '@collab/doc-schema'
 import { storedRevs, storedTotals, withWellFormedIds } from '@collab/doc-schema'
 import * as Y from 'yjs'
-import type { PrismaClient } from '../db/generated/client.ts'
+import { Prisma, type PrismaClient } from '../db/generated/client.ts'
 import { storableText } from '../db/storable-text.ts'
 import { CONTENT_TRANSACTION } from '../db/transactions.ts'
+import { nextTurn } from '../turns.ts'
 import type { Author } from './history-authors.ts'
+import { readLog } from './log-read.ts'
 import { recentStatesOf } from './recent-states.ts'
 import { documentSearchChunksInSlices } from './search.ts'
 import { bytesOfBase64, readSnapshotState, STATE_SLICE_BYTES } from './sliced-read.ts'
@@ -32,6 +34,16 @@ import type { StoredParts } from './stored-parts.ts'
  */
 export type LoadedParts = StoredParts & { slicedSnapshot?: Uint8Array | null; snapshotBytes?: number }
 
+/**
+ * The log's bytes in the loaders' one statement when they fit in a slice (`updates`; null past it, when the
+ * rows are read in bounded statements, log-read.ts) and its size (`logBytes`), with `logBytesSql` joined.
+ */
+const smallLogSql = Prisma.sql`CASE WHEN l.bytes <= ${STATE_SLICE_BYTES}::bigint
+  THEN (SELECT array_agg(encode(u."update", 'base64') ORDER BY u.id)
+          FROM document_updates u WHERE u.document_id = d.id) END AS updates, l.bytes AS "logBytes"`
+const logBytesSql = Prisma.sql`CROSS JOIN LATERAL (SELECT coalesce(sum(u.byte_size), 0)::bigint AS bytes
+  FROM document_updates u WHERE u.document_id = d.id) l`
+
 export function createStoredContent(
   prisma: PrismaClient,
   deps: {
@@ -44,6 +56,25 @@ export function createStoredContent(
   const recent = recentStatesOf(prisma, STATE_SLICE_BYTES)
 
   /**
+   * As loadStored, for a log past a slice: the log read in bounded statements (log-read.ts), then the
+   * snapshot in slices after it (a compaction between the reads only makes the snapshot newer).
+   */
+  async function withSlicedLog(documentId: string): Promise<StoredParts> {
+    await nextTurn()
+    const { updates, bytes } = await readLog(prisma, documentId)
+    const read = await readSnapshotState(prisma, documentId, recent)
+    const outline = Array.isArray(read.outline) ? (read.outline as StoredOutlineNode[]) : null
+    return {
+      documentId,
+      snapshot: read.snapshot,
+      updates,
+      updateBytes: bytes,
+      totals: outline ? storedTotals(outline) : undefined,
+      revs: outline && updates.length === 0 ? storedRevs(outline) : undefined,
+    }
+  }
+
+  /**
    * The stored content as it is kept: the snapshot and the update log after it, in order (apply the
    * snapshot, then each update), with the section totals of the snapshot's outline. Null when the
    * document is gone. One query; bytes travel as base64 text: reading a bytea through PGlite cost ~140 ms
@@ -51,7 +82,8 @@ export function createStoredContent(
    * (STATE_SLICE_BYTES) is read after the log in slices, each decoded as it comes (readSnapshotState): read
    * whole, a 22 MB state's text held the event loop ~0.4 s in one piece (the driver's parse, the decoding).
    * The log first, as loadForLoad: a compaction between the reads only makes the snapshot newer, and
-   * applying a log row the snapshot already holds changes nothing.
+   * applying a log row the snapshot already holds changes nothing. A log past a slice is read in bounded
+   * statements too (withSlicedLog).
    */
   async function loadStored(room: string): Promise<StoredParts | null> {
     if (storableText(room) !== room) return null // no room is named so (see resolveRoom)
@@ -62,19 +94,21 @@ export function createStoredContent(
         bytes: number | null
         state: string | null
         updates: string[] | null
+        logBytes: number
         outline: StoredOutlineNode[] | null
       }>
     >`
       SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, s.byte_size AS bytes,
              CASE WHEN s.parts = 0 AND s.byte_size <= ${STATE_SLICE_BYTES}::int
                   THEN encode(s.state, 'base64') END AS state,
-             (SELECT array_agg(encode(u."update", 'base64') ORDER BY u.id)
-                FROM document_updates u WHERE u.document_id = d.id) AS updates,
-             s.outline
+             ${smallLogSql}, s.outline
         FROM documents d LEFT JOIN document_states s ON s.document_id = d.id
+        ${logBytesSql}
        WHERE d.room = ${room}`
     const row = rows[0]
     if (!row || row.deleted) return null
+    // A log past a slice: read in bounded statements, then the snapshot after it (log-read.ts).
+    if (row.updates === null && Number(row.logBytes) > 0) return withSlicedLog(row.id)
     const updates = (row.updates ?? []).map(bytesOfBase64)
     let snapshot = row.state === null ? null : bytesOfBase64(row.state)
     let outline: unknown = row.outline
@@ -110,17 +144,26 @@ export function createStoredContent(
   async function loadForLoad(room: string): Promise<LoadedParts | null> {
     if (storableText(room) !== room) return null // no room is named so (see resolveRoom)
     const rows = await prisma.$queryRaw<
-      Array<{ id: string; deleted: boolean; bytes: number | null; updates: string[] | null }>
+      Array<{
+        id: string
+        deleted: boolean
+        bytes: number | null
+        updates: string[] | null
+        logBytes: number
+      }>
     >`
-      SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, s.byte_size AS bytes,
-             (SELECT array_agg(encode(u."update", 'base64') ORDER BY u.id)
-                FROM document_updates u WHERE u.document_id = d.id) AS updates
+      SELECT d.id::text AS id, d.deleted_at IS NOT NULL AS deleted, s.byte_size AS bytes, ${smallLogSql}
         FROM documents d LEFT JOIN document_states s ON s.document_id = d.id
+        ${logBytesSql}
        WHERE d.room = ${room}`
     const row = rows[0]
     if (!row || row.deleted) return null
     if (Number(row.bytes ?? 0) <= STATE_SLICE_BYTES) return loadStored(room)
-    const updates = (row.updates ?? []).map(bytesOfBase64)
+    let updates: Uint8Array[]
+    if (row.updates === null && Number(row.logBytes) > 0) {
+      await nextTurn()
+      updates = (await readLog(prisma, row.id)).updates
+    } else updates = (row.updates ?? []).map(bytesOfBase64)
     const read = await readSnapshotState(prisma, row.id, recent)
     const outline = Array.isArray(read.outline) ? (read.outline as StoredOutlineNode[]) : null
     return {

@@ -39,9 +39,9 @@ import * as Y from 'yjs'
 import { diffSinceState, diffSinceStateFlat, summarize } from '../history-diff.ts'
 
 export type CompactInput = {
-  /** The snapshot (bytes, or base64) and the log rows read, in order, as base64. */
+  /** The snapshot and the log rows read, in order (bytes, or base64). */
   snapshot: Uint8Array | string | null
-  updates: string[]
+  updates: Array<Uint8Array | string>
   /**
    * The snapshot's stored outline: its section totals are adopted, so only the sections changed since it
    * (or stored without one) are rendered here to measure theirs.
@@ -120,7 +120,7 @@ export function compactStored(
  * other as a log does, or hold what Yjs would keep pending): `compactDecoded` then.
  */
 export function compactFlat(input: CompactInput, applied?: () => void): Compacted | null {
-  const parts = input.updates.map(fromBase64)
+  const parts = input.updates.map(bytesOf)
   if (input.snapshot) parts.unshift(bytesOf(input.snapshot) as Uint8Array<ArrayBuffer>)
   if (parts.length === 0) return null
   const merged = parts.length === 1 ? parts[0]! : mergeAppended(parts)?.update
@@ -150,7 +150,7 @@ export function compactDecoded(input: CompactInput, applied?: () => void): Compa
   try {
     Y.transact(doc, () => {
       if (input.snapshot) Y.applyUpdate(doc, bytesOf(input.snapshot))
-      for (const update of input.updates) Y.applyUpdate(doc, fromBase64(update))
+      for (const update of input.updates) Y.applyUpdate(doc, bytesOf(update))
     })
     applied?.()
     const fragment = doc.getXmlFragment(FRAGMENT_NAME)
@@ -180,7 +180,7 @@ export function compactDecoded(input: CompactInput, applied?: () => void): Compa
  * ~15 ms and the bytes' own size).
  */
 function mergeStored(input: CompactInput): Compacted {
-  const parts = input.updates.map(fromBase64)
+  const parts = input.updates.map(bytesOf)
   if (input.snapshot) parts.unshift(bytesOf(input.snapshot) as Uint8Array<ArrayBuffer>)
   const { update: state, vector } = mergeWithVector(parts)
   return {

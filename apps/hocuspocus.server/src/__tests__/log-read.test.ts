@@ -1,0 +1,173 @@
+/**
+ * The update log read in bounded statements (documents/log-read.ts): a log past a read slice (one
+ * editor's update may be up to the 8 MiB message limit, and a log may hold as many bytes as the snapshot
+ * before it is merged) is never answered as one text; what the loaders, a cold read and a compaction get
+ * from it is the stored content exactly; and a row merged away between two statements is left out, never
+ * half read.
+ */
+import { describe, expect, test } from 'bun:test'
+import { documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
+import { DATABASE_KIND, useWatchedServices } from '@collab/test-support/database'
+import * as Y from 'yjs'
+import type { PrismaClient } from '../db/generated/client.ts'
+import { readLog } from '../documents/log-read.ts'
+import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
+import type { Services } from '../services.ts'
+
+/** Every character of every string in a statement's answer (what the driver parsed for it). */
+function textOf(value: unknown): number {
+  if (typeof value === 'string') return value.length
+  const items = Array.isArray(value) ? value : value && typeof value === 'object' ? Object.values(value) : []
+  return items.reduce((sum: number, item) => sum + textOf(item), 0)
+}
+
+/** One slice's bytes as PostgreSQL's base64 (4/3, and a line break every 76 characters), and some slack. */
+const SLICE_TEXT = Math.ceil((STATE_SLICE_BYTES / 3) * 4 * (77 / 76)) + 4096
+
+/** Appends a paragraph of `chars` characters to the stored document, as one log row; the local copy follows. */
+async function appendParagraph(
+  services: Services,
+  documentId: string,
+  doc: Y.Doc,
+  chars: number,
+  mark: string,
+) {
+  const before = Y.encodeStateVector(doc)
+  const paragraph = new Y.XmlElement('paragraph')
+  paragraph.insert(0, [
+    new Y.XmlText(`${mark} ${'lorem ipsum '.repeat(Math.ceil(chars / 12))}`.slice(0, chars)),
+  ])
+  doc.getXmlFragment(FRAGMENT_NAME).push([paragraph])
+  await services.documents.appendUpdate(documentId, Y.encodeStateAsUpdate(doc, before))
+}
+
+/** The stored parts applied in order, as Markdown. */
+function markdownOf(stored: { snapshot: Uint8Array | null; updates: Uint8Array[] }): string {
+  const doc = new Y.Doc()
+  if (stored.snapshot) Y.applyUpdate(doc, stored.snapshot)
+  for (const update of stored.updates) Y.applyUpdate(doc, update)
+  const text = documentToMarkdown(doc.getXmlFragment(FRAGMENT_NAME))
+  doc.destroy()
+  return text
+}
+
+describe(`the update log read in bounded statements (${DATABASE_KIND})`, () => {
+  /** The most text one statement answered with since the last reset. */
+  let largest = 0
+  const opened = useWatchedServices(({ operation, answer }) => {
+    if (operation === '$queryRaw') largest = Math.max(largest, textOf(answer))
+  })
+
+  /** A document whose log holds small rows, rows of a third of a slice and one row of 2.5 slices. */
+  async function largeLog(services: Services, handle: string) {
+    const owner = await services.users.add(handle)
+    if (owner.kind === 'error') throw new Error(owner.message)
+    const imported = await services.documents.importMarkdown(owner.value.id, {
+      markdown: '# Logged\n\nThe snapshot.\n',
+      fallbackTitle: 'Logged',
+    })
+    if (imported.kind === 'error') throw new Error(imported.message)
+    const { room } = imported.value.document
+    const stored = await services.documents.loadState(room)
+    const doc = new Y.Doc()
+    Y.applyUpdate(doc, stored!.state!)
+    const id = stored!.documentId
+    await appendParagraph(services, id, doc, 40, 'small one')
+    for (let i = 0; i < 4; i++) await appendParagraph(services, id, doc, STATE_SLICE_BYTES / 3, `third ${i}`)
+    await appendParagraph(services, id, doc, Math.floor(STATE_SLICE_BYTES * 2.5), 'the large row')
+    await appendParagraph(services, id, doc, 40, 'small two')
+    const expected = documentToMarkdown(doc.getXmlFragment(FRAGMENT_NAME))
+    doc.destroy()
+    return { room, documentId: id, expected }
+  }
+
+  test('loads, cold reads and a compaction read the whole log, no statement more than a slice', async () => {
+    const { services } = opened()
+    const { room, documentId, expected } = await largeLog(services, 'lou')
+    const [{ bytes }] = (await opened().db.prisma.$queryRaw<Array<{ bytes: bigint }>>`
+      SELECT sum(byte_size)::bigint AS bytes FROM document_updates WHERE document_id = ${documentId}::uuid`) as [
+      { bytes: bigint },
+    ]
+    expect(Number(bytes)).toBeGreaterThan(3 * STATE_SLICE_BYTES)
+
+    largest = 0
+    const stored = await services.documents.loadStored(room)
+    expect(stored!.updates).toHaveLength(7)
+    expect(stored!.updateBytes).toBe(Number(bytes))
+    expect(markdownOf(stored!)).toBe(expected)
+    // Before, the log came as one array_agg value of ~4 MB of text.
+    expect(largest).toBeLessThan(SLICE_TEXT)
+
+    largest = 0
+    const forLoad = await services.documents.loadForLoad(room)
+    expect(markdownOf({ snapshot: forLoad!.snapshot ?? null, updates: forLoad!.updates })).toBe(expected)
+    expect(largest).toBeLessThan(SLICE_TEXT)
+
+    largest = 0
+    const done = await services.documents.compactStored(documentId, { maxTextChars: 1_000 })
+    expect(done?.mergedRows).toBe(7)
+    expect(largest).toBeLessThan(SLICE_TEXT)
+    const after = await services.documents.loadStored(room)
+    expect(after!.updates).toHaveLength(0)
+    expect(markdownOf(after!)).toBe(expected)
+  }, 120_000)
+
+  test('a row merged away between two statements is left out, not half read', async () => {
+    const { db, services } = opened()
+    const { documentId } = await largeLog(services, 'vic')
+    const listed = await db.prisma.$queryRaw<Array<{ id: bigint; bytes: number }>>`
+      SELECT id, byte_size AS bytes FROM document_updates WHERE document_id = ${documentId}::uuid ORDER BY id`
+    const large = listed.find((row) => Number(row.bytes) > STATE_SLICE_BYTES)!
+    const third = listed.find((row) => Number(row.bytes) > 1000 && Number(row.bytes) < STATE_SLICE_BYTES)!
+    for (const [gone, after] of [
+      [third, 1],
+      [large, 2],
+    ] as const) {
+      // The real database, with a row deleted once `after` statements have answered (as a compaction
+      // elsewhere would: the large row after its first slice).
+      let answered = 0
+      const interleaved = {
+        $queryRaw: async (...args: Parameters<PrismaClient['$queryRaw']>) => {
+          const answer = await db.prisma.$queryRaw(...args)
+          if (++answered === after)
+            await db.prisma.$executeRaw`DELETE FROM document_updates WHERE id = ${gone.id}`
+          return answer
+        },
+      } as unknown as PrismaClient
+      const read = await readLog(interleaved, documentId)
+      expect(read.vanished).toBe(1)
+      expect(read.ids).not.toContain(BigInt(gone.id))
+      // Every row kept is whole: its bytes are the row's size.
+      const sizes = new Map(listed.map((row) => [BigInt(row.id), Number(row.bytes)]))
+      expect(read.updates.map((update) => update.byteLength)).toEqual(read.ids.map((id) => sizes.get(id)!))
+      expect(read.bytes).toBe(read.updates.reduce((sum, update) => sum + update.byteLength, 0))
+    }
+  }, 120_000)
+
+  test('a small log is one statement with its bytes', async () => {
+    const { db, services } = opened()
+    const owner = await services.users.add('sam')
+    if (owner.kind === 'error') throw new Error(owner.message)
+    const imported = await services.documents.importMarkdown(owner.value.id, {
+      markdown: '# Small\n\nText.\n',
+      fallbackTitle: 'Small',
+    })
+    if (imported.kind === 'error') throw new Error(imported.message)
+    const stored = await services.documents.loadState(imported.value.document.room)
+    const doc = new Y.Doc()
+    Y.applyUpdate(doc, stored!.state!)
+    for (let i = 0; i < 3; i++) await appendParagraph(services, stored!.documentId, doc, 100, `row ${i}`)
+    let statements = 0
+    const counted = {
+      $queryRaw: (...args: Parameters<PrismaClient['$queryRaw']>) => {
+        statements++
+        return db.prisma.$queryRaw(...args)
+      },
+    } as unknown as PrismaClient
+    const read = await readLog(counted, stored!.documentId, { authors: true })
+    expect(statements).toBe(1)
+    expect(read.ids).toHaveLength(3)
+    expect(read.authors).toHaveLength(3)
+    doc.destroy()
+  })
+})
