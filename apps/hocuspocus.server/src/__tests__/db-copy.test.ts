@@ -153,10 +153,12 @@ async function makeData(server: ServerProcess, dataDir: string, cli: (...a: stri
     { length: 60 },
     (_, i) => `## Chapter ${i}\n\n${'Words of the report. '.repeat(400)}\n`,
   )
-  await api(base, localToken, '/documents', {
-    method: 'POST',
-    body: { markdown: `# Report\n\n${chapters.join('\n')}` },
-  })
+  const report = (await (
+    await api(base, localToken, '/documents', {
+      method: 'POST',
+      body: { markdown: `# Report\n\n${chapters.join('\n')}` },
+    })
+  ).json()) as { room: string }
   await api(base, localToken, `/documents/${imported.slug}/members/bob`, {
     method: 'PUT',
     body: { role: 'editor' },
@@ -168,6 +170,11 @@ async function makeData(server: ServerProcess, dataDir: string, cli: (...a: stri
   const editor: TestProvider = connectProvider(base, imported.room, localToken)
   await editor.ready
   await eventually(() => expect(textOf(editor.doc)).toContain('From an agent.'))
+  // A paste larger than one write slice into the report: its log row is stored in parts
+  // (document_update_parts), and stays in the log (under the report's size, so no compaction is due).
+  const paster: TestProvider = connectProvider(base, report.room, localToken)
+  await paster.ready
+  appendParagraph(paster.doc, `pasted ${'Words pasted at once. '.repeat(14_000)}`)
   const goals = goalsSection(editor.doc)
   await callText(agent, 'post_chat_message', { slug: imported.slug, section_id: goals, text: 'agent here' })
   await agent.close()
@@ -217,7 +224,7 @@ async function makeData(server: ServerProcess, dataDir: string, cli: (...a: stri
       markdown: await markdownOf(base, localToken, slugs),
       yjsState: Y.encodeStateAsUpdate(editor.doc),
     } satisfies Made,
-    editor,
+    editors: [editor, paster],
   }
 }
 
@@ -242,16 +249,16 @@ describe.skipIf(!TEST_DATABASE_URL)('db copy: the embedded database into Postgre
     // depended on how the typing fell into stores (a clean-clone run once found none).
     const server = await spawnServer({ ...env(), STORE_COMPACT_AFTER_UPDATES: '1000' })
     port = Number(new URL(server.url).port)
-    const { made: data, editor } = await makeData(server, source.dataDir, cli)
+    const { made: data, editors } = await makeData(server, source.dataDir, cli)
     made = data
     whileRunning = await cli('db', 'copy', '--to', targetUrl)
     const pg = await postgresSql(targetUrl)
     tablesWhileRunning = (await readCatalog(pg.sql)).tables.length
     await pg.close()
-    // Stopped with the editor still connected: its last stores stay in the update log (no compaction).
+    // Stopped with the editors still connected: their last stores stay in the update log (no compaction).
     server.proc.kill('SIGTERM')
     await server.proc.exited
-    editor.destroy()
+    for (const editor of editors) editor.destroy()
     copied = await cli('db', 'copy', '--to', targetUrl)
   }, 180_000)
 

@@ -18,7 +18,7 @@ import { EXPORT_INLINE_BYTES, eachPiece } from '../documents/export-markdown.ts'
 import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
 import { EXPORT_PIECE_CHARS, markdownText } from '../documents/worker/export.ts'
 import type { Services } from '../services.ts'
-import { wholeSnapshotSql } from './whole-state.ts'
+import { wholeSnapshotSql, wholeUpdateSql } from './whole-state.ts'
 
 /**
  * Prose of about `bytes` characters: sections of a heading and a long paragraph whose first sentence has
@@ -52,7 +52,7 @@ const CORPUS = [
 async function exportAsBefore(db: Database, room: string): Promise<string> {
   const [row] = await db.prisma.$queryRaw<Array<{ state: string | null; updates: string[] | null }>>`
     SELECT encode(${wholeSnapshotSql('s')}, 'base64') AS state,
-           (SELECT array_agg(encode(u."update", 'base64') ORDER BY u.id)
+           (SELECT array_agg(encode(${wholeUpdateSql('u')}, 'base64') ORDER BY u.id)
               FROM document_updates u WHERE u.document_id = d.id) AS updates
       FROM documents d LEFT JOIN document_states s ON s.document_id = d.id WHERE d.room = ${room}`
   const doc = new Y.Doc()

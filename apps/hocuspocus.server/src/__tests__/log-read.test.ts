@@ -7,11 +7,12 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { documentToMarkdown, FRAGMENT_NAME } from '@collab/doc-schema'
-import { DATABASE_KIND, useWatchedServices } from '@collab/test-support/database'
+import { DATABASE_KIND, longestString, useWatchedServices } from '@collab/test-support/database'
 import * as Y from 'yjs'
 import type { PrismaClient } from '../db/generated/client.ts'
 import { readLog } from '../documents/log-read.ts'
 import { STATE_SLICE_BYTES } from '../documents/sliced-read.ts'
+import { STATE_WRITE_SLICE_BYTES } from '../documents/store.ts'
 import type { Services } from '../services.ts'
 
 /** Every character of every string in a statement's answer (what the driver parsed for it). */
@@ -52,10 +53,12 @@ function markdownOf(stored: { snapshot: Uint8Array | null; updates: Uint8Array[]
 }
 
 describe(`the update log read in bounded statements (${DATABASE_KIND})`, () => {
-  /** The most text one statement answered with since the last reset. */
+  /** The most text one statement answered with, and the longest parameter one was sent, since the last reset. */
   let largest = 0
-  const opened = useWatchedServices(({ operation, answer }) => {
+  let largestParameter = 0
+  const opened = useWatchedServices(({ operation, answer, values }) => {
     if (operation === '$queryRaw') largest = Math.max(largest, textOf(answer))
+    largestParameter = Math.max(largestParameter, longestString(values))
   })
 
   /** A document whose log holds small rows, rows of a third of a slice and one row of 2.5 slices. */
@@ -118,30 +121,83 @@ describe(`the update log read in bounded statements (${DATABASE_KIND})`, () => {
     const listed = await db.prisma.$queryRaw<Array<{ id: bigint; bytes: number }>>`
       SELECT id, byte_size AS bytes FROM document_updates WHERE document_id = ${documentId}::uuid ORDER BY id`
     const large = listed.find((row) => Number(row.bytes) > STATE_SLICE_BYTES)!
-    const third = listed.find((row) => Number(row.bytes) > 1000 && Number(row.bytes) < STATE_SLICE_BYTES)!
-    for (const [gone, after] of [
-      [third, 1],
-      [large, 2],
+    const small = listed.find((row) => Number(row.bytes) < 1000)!
+    const sizes = new Map(listed.map((row) => [BigInt(row.id), Number(row.bytes)]))
+    // Deleted (as a compaction elsewhere would merge it) once the list is read, or once the first of the
+    // row's own statements has answered: the large row after its first slice.
+    for (const [gone, afterOwn] of [
+      [small, 0],
+      [large, 1],
     ] as const) {
-      // The real database, with a row deleted once `after` statements have answered (as a compaction
-      // elsewhere would: the large row after its first slice).
-      let answered = 0
+      let own = 0
+      let deleted = false
       const interleaved = {
         $queryRaw: async (...args: Parameters<PrismaClient['$queryRaw']>) => {
           const answer = await db.prisma.$queryRaw(...args)
-          if (++answered === after)
+          if (args.slice(1).includes(BigInt(gone.id))) own++
+          if (!deleted && own >= afterOwn) {
+            deleted = true
             await db.prisma.$executeRaw`DELETE FROM document_updates WHERE id = ${gone.id}`
+          }
           return answer
         },
       } as unknown as PrismaClient
       const read = await readLog(interleaved, documentId)
+      expect(deleted).toBe(true)
       expect(read.vanished).toBe(1)
       expect(read.ids).not.toContain(BigInt(gone.id))
+      expect(read.ids).toHaveLength(listed.length - (gone === small ? 1 : 2))
       // Every row kept is whole: its bytes are the row's size.
-      const sizes = new Map(listed.map((row) => [BigInt(row.id), Number(row.bytes)]))
       expect(read.updates.map((update) => update.byteLength)).toEqual(read.ids.map((id) => sizes.get(id)!))
       expect(read.bytes).toBe(read.updates.reduce((sum, update) => sum + update.byteLength, 0))
     }
+  }, 120_000)
+
+  test('an update larger than a write slice is stored in parts, read whole, and its parts go with its row', async () => {
+    const { db, services } = opened()
+    const owner = await services.users.add('pat')
+    if (owner.kind === 'error') throw new Error(owner.message)
+    const imported = await services.documents.importMarkdown(owner.value.id, {
+      markdown: '# Pasted\n\nBefore the paste.\n',
+      fallbackTitle: 'Pasted',
+    })
+    if (imported.kind === 'error') throw new Error(imported.message)
+    const { room } = imported.value.document
+    const stored = await services.documents.loadState(room)
+    const doc = new Y.Doc()
+    Y.applyUpdate(doc, stored!.state!)
+    const documentId = stored!.documentId
+    // Over one write slice (two parts) but under a read slice: the loaders' one statement must not take
+    // its empty column for its bytes.
+    largestParameter = 0
+    await appendParagraph(services, documentId, doc, STATE_WRITE_SLICE_BYTES + 40_000, 'pasted')
+    expect(largestParameter).toBeLessThan(SLICE_TEXT / 2)
+    const expected = documentToMarkdown(doc.getXmlFragment(FRAGMENT_NAME))
+    const [row] = await db.prisma.$queryRaw<
+      Array<{ id: bigint; parts: number; column: number; bytes: number }>
+    >`
+      SELECT id, parts, octet_length("update") AS column, byte_size AS bytes
+        FROM document_updates WHERE document_id = ${documentId}::uuid`
+    expect(row!.parts).toBe(2)
+    expect(row!.column).toBe(0)
+    const [{ count }] = (await db.prisma.$queryRaw<Array<{ count: number }>>`
+      SELECT count(*)::int AS count FROM document_update_parts WHERE update_id = ${row!.id}`) as [
+      { count: number },
+    ]
+    expect(count).toBe(2)
+    const loaded = await services.documents.loadStored(room)
+    expect(loaded!.updates.map((update) => update.byteLength)).toEqual([Number(row!.bytes)])
+    expect(markdownOf(loaded!)).toBe(expected)
+    // Merged by a compaction: the row and its parts are gone, the content stays.
+    const done = await services.documents.compactStored(documentId, { maxTextChars: 1_000 })
+    expect(done?.mergedRows).toBe(1)
+    const [{ left }] = (await db.prisma.$queryRaw<Array<{ left: number }>>`
+      SELECT count(*)::int AS left FROM document_update_parts WHERE update_id = ${row!.id}`) as [
+      { left: number },
+    ]
+    expect(left).toBe(0)
+    expect(markdownOf((await services.documents.loadStored(room))!)).toBe(expected)
+    doc.destroy()
   }, 120_000)
 
   test('a small log is one statement with its bytes', async () => {

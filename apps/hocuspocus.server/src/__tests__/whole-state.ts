@@ -11,3 +11,15 @@ export function wholeSnapshotSql(alias: string): Prisma.Sql {
     (SELECT string_agg(p.data, ''::bytea ORDER BY p.n) FROM document_state_parts p
       WHERE p.document_id = ${row}.document_id) END`
 }
+
+/** The same for a document_updates row (`alias`): its update as one value, its parts joined. */
+export function wholeUpdateSql(alias: string): Prisma.Sql {
+  return Prisma.raw(wholeUpdateText(alias))
+}
+
+/** wholeUpdateSql as SQL text, for a test that queries through the `pg` driver. */
+export function wholeUpdateText(alias: string): string {
+  return `CASE WHEN ${alias}.parts = 0 THEN ${alias}."update" ELSE
+    (SELECT string_agg(p.data, ''::bytea ORDER BY p.n) FROM document_update_parts p
+      WHERE p.update_id = ${alias}.id) END`
+}

@@ -12,7 +12,7 @@ import { Prisma, type PrismaClient } from '../db/generated/client.ts'
 import { collectAfterLargeText } from '../db/statement-history.ts'
 import { nextTurn } from '../turns.ts'
 import type { Author } from './history-authors.ts'
-import { bytesOfBase64, STATE_SLICE_BYTES } from './sliced-read.ts'
+import { bytesOfBase64, STATE_PART_BYTES, STATE_SLICE_BYTES } from './sliced-read.ts'
 
 type Db = Prisma.TransactionClient | PrismaClient
 
@@ -30,7 +30,7 @@ export type LogRows = {
   vanished: number
 }
 
-type Head = { id: bigint; bytes: number; authors: Author[] | null; update: string | null }
+type Head = { id: bigint; bytes: number; parts: number; authors: Author[] | null; update: string | null }
 
 /**
  * The log of `documentId`, in id order, up to row `upTo` when given; `authors` when asked (compactions
@@ -43,10 +43,11 @@ export async function readLog(
 ): Promise<LogRows> {
   const bound = options.upTo === undefined ? Prisma.empty : Prisma.sql`AND id <= ${options.upTo}`
   const authors = options.authors ? Prisma.sql`authors` : Prisma.sql`NULL::jsonb`
-  // The bytes come with the list when they all fit in a slice (the window sums the rows listed).
+  // The bytes come with the list when they all fit in a slice and none is stored in parts (the windows
+  // look at every row listed).
   const head = await db.$queryRaw<Head[]>`
-    SELECT id, byte_size AS bytes, ${authors} AS authors,
-           CASE WHEN sum(byte_size) OVER () <= ${STATE_SLICE_BYTES}::int
+    SELECT id, byte_size AS bytes, parts, ${authors} AS authors,
+           CASE WHEN sum(byte_size) OVER () <= ${STATE_SLICE_BYTES}::int AND max(parts) OVER () = 0
                 THEN encode("update", 'base64') END AS "update"
       FROM document_updates WHERE document_id = ${documentId}::uuid ${bound} ORDER BY id`
   const rows: LogRows = { ids: [], updates: [], bytes: 0, authors: [], vanished: 0 }
@@ -60,16 +61,18 @@ export async function readLog(
     for (const row of head) keep(row, bytesOfBase64(row.update as string))
     return rows
   }
-  // Past a slice: groups of consecutive rows of at most a slice of bytes each, a larger row alone.
+  // Past a slice: groups of consecutive rows of at most a slice of bytes each; a larger row, or one stored
+  // in parts, alone, a slice at a time.
+  const alone = (row: Head) => row.parts > 0 || Number(row.bytes) > STATE_SLICE_BYTES
   for (let start = 0; start < head.length; ) {
     let end = start + 1
     let bytes = Number(head[start]!.bytes)
-    while (end < head.length && bytes + Number(head[end]!.bytes) <= STATE_SLICE_BYTES)
-      bytes += Number(head[end++]!.bytes)
+    if (!alone(head[start]!))
+      while (end < head.length && !alone(head[end]!) && bytes + Number(head[end]!.bytes) <= STATE_SLICE_BYTES)
+        bytes += Number(head[end++]!.bytes)
     await nextTurn()
     const group = head.slice(start, end)
-    const read =
-      bytes > STATE_SLICE_BYTES ? await readLargeRow(db, group[0]!) : await readGroup(db, documentId, group)
+    const read = alone(group[0]!) ? await readLargeRow(db, group[0]!) : await readGroup(db, documentId, group)
     for (const row of group) {
       const update = read.get(BigInt(row.id))
       if (update) keep(row, update)
@@ -97,8 +100,10 @@ async function readGroup(db: Db, documentId: string, group: Head[]): Promise<Map
 }
 
 /**
- * One row larger than a slice, read a slice at a time into one buffer of its size; nothing when the row is
- * gone before its last slice (a half-read update is never used).
+ * One row larger than a slice or stored in parts (a slice is a whole number of parts, joined by the
+ * database: STATE_SLICE_BYTES is a multiple of STATE_PART_BYTES, the parts' size), read a slice at a time
+ * into one buffer of its size; nothing when the row is gone before its last slice (a half-read update is
+ * never used).
  */
 async function readLargeRow(db: Db, row: Head): Promise<Map<bigint, Uint8Array>> {
   const size = Number(row.bytes)
@@ -107,10 +112,15 @@ async function readLargeRow(db: Db, row: Head): Promise<Map<bigint, Uint8Array>>
   let filled = 0
   for (let from = 0; from < size; from += STATE_SLICE_BYTES) {
     if (from > 0) await nextTurn()
-    const [slice] = await db.$queryRaw<Array<{ part: string }>>`
-      SELECT encode(substring("update" from ${from + 1}::int for ${STATE_SLICE_BYTES}::int), 'base64') AS part
-        FROM document_updates WHERE id = ${row.id}`
-    if (!slice) return new Map()
+    const first = from / STATE_PART_BYTES
+    const [slice] = await db.$queryRaw<Array<{ part: string | null }>>`
+      SELECT encode(CASE WHEN u.parts = 0
+               THEN substring(u."update" from ${from + 1}::int for ${STATE_SLICE_BYTES}::int)
+               ELSE (SELECT string_agg(p.data, ''::bytea ORDER BY p.n) FROM document_update_parts p
+                      WHERE p.update_id = u.id AND p.n >= ${first}::int
+                        AND p.n < ${first + STATE_SLICE_BYTES / STATE_PART_BYTES}::int) END, 'base64') AS part
+        FROM document_updates u WHERE u.id = ${row.id}`
+    if (!slice || slice.part === null) return new Map()
     collectAfterLargeText(slice.part.length)
     // Buffer's decoder skips the newlines PostgreSQL's encode() writes; a slice is a multiple of 3 bytes.
     filled += writer.write(slice.part, from, 'base64')

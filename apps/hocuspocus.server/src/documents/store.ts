@@ -10,9 +10,11 @@
  */
 import { cutText, MAX_TITLE_CHARS, type OutlineNode, type StoredOutlineNode } from '@collab/doc-schema'
 import * as Y from 'yjs'
-import { Prisma } from '../db/generated/client.ts'
+import { Prisma, type PrismaClient } from '../db/generated/client.ts'
 import { forgetLargeParameters } from '../db/statement-history.ts'
 import { storableJSON, storableText } from '../db/storable-text.ts'
+import { CONTENT_TRANSACTION } from '../db/transactions.ts'
+import { nextTurn } from '../turns.ts'
 import { type Author, unionAuthors } from './history-authors.ts'
 import { AUTOMATIC_REASONS, insertVersion, type VersionReason, type VersionRequest } from './history-store.ts'
 import { type LogRows, readLog } from './log-read.ts'
@@ -112,21 +114,47 @@ function base64Of(bytes: Uint8Array): string {
  * The documents row is not touched: its search columns are indexed (a trigram GIN index over up to a
  * million characters), and any update of that row re-indexes them, which cost ~70 ms per store on a 1 MiB
  * document (measured). The content-updated time moves with the next title and search refresh instead.
+ * An update larger than one write slice (an editor's paste of megabytes, up to the 8 MiB message limit)
+ * is stored in parts, as a large snapshot is (writeStateRow), in one transaction. As one value, an 8 MiB
+ * update's INSERT held the event loop 30-49 ms (its 11 MB of base64 serialised at once) and left the process
+ * ~77 MB larger for good (PGlite's WebAssembly heap); in parts 5-9 ms and +12-13 MB (bench/notes.md).
  */
 export async function appendUpdate(
-  tx: Prisma.TransactionClient,
+  prisma: PrismaClient,
   documentId: string,
   update: Uint8Array,
   authors: readonly Author[] = [],
 ): Promise<bigint> {
-  const [row] = await tx.$queryRaw<Array<{ id: bigint }>>`
-    INSERT INTO document_updates (document_id, "update", byte_size, authors)
-    VALUES (${documentId}::uuid, decode(${base64Of(update)}, 'base64'), ${update.byteLength},
-            ${storableJSON(authors)}::jsonb)
+  if (update.byteLength <= STATE_WRITE_SLICE_BYTES) return insertLogRow(prisma, documentId, update, authors)
+  return prisma.$transaction((tx) => insertLogRow(tx, documentId, update, authors), CONTENT_TRANSACTION)
+}
+
+/** appendUpdate's INSERT, and its parts' (in the caller's transaction: there is one when there are parts). */
+async function insertLogRow(
+  db: Prisma.TransactionClient | PrismaClient,
+  documentId: string,
+  update: Uint8Array,
+  authors: readonly Author[],
+): Promise<bigint> {
+  const bytes = update.byteLength
+  const parts = bytes > STATE_WRITE_SLICE_BYTES ? Math.ceil(bytes / STATE_WRITE_SLICE_BYTES) : 0
+  const slice = (n: number) =>
+    base64Of(update.subarray(n * STATE_WRITE_SLICE_BYTES, (n + 1) * STATE_WRITE_SLICE_BYTES))
+  const [row] = await db.$queryRaw<Array<{ id: bigint }>>`
+    INSERT INTO document_updates (document_id, "update", byte_size, parts, authors)
+    VALUES (${documentId}::uuid, ${parts > 0 ? Prisma.sql`''::bytea` : Prisma.sql`decode(${slice(0)}, 'base64')`},
+            ${bytes}, ${parts}, ${storableJSON(authors)}::jsonb)
     RETURNING id`
   // A large update's base64 would stay held by Prisma's debug histories (db/statement-history.ts).
-  forgetLargeParameters((update.byteLength / 3) * 4)
-  return BigInt(row!.id)
+  forgetLargeParameters(parts > 0 ? 0 : (bytes / 3) * 4)
+  const id = BigInt(row!.id)
+  for (let n = 0; n < parts; n++) {
+    await nextTurn()
+    await db.$executeRaw`
+      INSERT INTO document_update_parts (update_id, n, data) VALUES (${id}, ${n}, decode(${slice(n)}, 'base64'))`
+    forgetLargeParameters((STATE_WRITE_SLICE_BYTES / 3) * 4)
+  }
+  return id
 }
 
 /**

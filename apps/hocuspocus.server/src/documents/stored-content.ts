@@ -35,14 +35,15 @@ import type { StoredParts } from './stored-parts.ts'
 export type LoadedParts = StoredParts & { slicedSnapshot?: Uint8Array | null; snapshotBytes?: number }
 
 /**
- * The log's bytes in the loaders' one statement when they fit in a slice (`updates`; null past it, when the
- * rows are read in bounded statements, log-read.ts) and its size (`logBytes`), with `logBytesSql` joined.
+ * The log's bytes in the loaders' one statement when they fit in a slice and no row is stored in parts
+ * (`updates`; null otherwise, when the rows are read in bounded statements, log-read.ts) and its size
+ * (`logBytes`), with `logBytesSql` joined.
  */
-const smallLogSql = Prisma.sql`CASE WHEN l.bytes <= ${STATE_SLICE_BYTES}::bigint
+const smallLogSql = Prisma.sql`CASE WHEN l.bytes <= ${STATE_SLICE_BYTES}::bigint AND l.parts = 0
   THEN (SELECT array_agg(encode(u."update", 'base64') ORDER BY u.id)
           FROM document_updates u WHERE u.document_id = d.id) END AS updates, l.bytes AS "logBytes"`
-const logBytesSql = Prisma.sql`CROSS JOIN LATERAL (SELECT coalesce(sum(u.byte_size), 0)::bigint AS bytes
-  FROM document_updates u WHERE u.document_id = d.id) l`
+const logBytesSql = Prisma.sql`CROSS JOIN LATERAL (SELECT coalesce(sum(u.byte_size), 0)::bigint AS bytes,
+  coalesce(max(u.parts), 0) AS parts FROM document_updates u WHERE u.document_id = d.id) l`
 
 export function createStoredContent(
   prisma: PrismaClient,

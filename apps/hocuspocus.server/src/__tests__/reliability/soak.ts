@@ -24,6 +24,7 @@ import { connectProvider, type TestProvider } from '@collab/test-support/provide
 import { startTestServer } from '@collab/test-support/server'
 import { Client as PgClient } from 'pg'
 import * as Y from 'yjs'
+import { wholeUpdateText } from '../whole-state.ts'
 import { findLogLeaks, type LogSecret } from './log-check.ts'
 import { type Convergence, serverErrors, soakReport, writeSoakFigures } from './soak-report.ts'
 import {
@@ -297,7 +298,7 @@ async function run(): Promise<{ recorder: Recorder; typists: Typist[]; convergen
       `SELECT d.room,
               CASE WHEN s.parts = 0 THEN s.state ELSE (SELECT string_agg(p.data, ''::bytea ORDER BY p.n)
                 FROM document_state_parts p WHERE p.document_id = s.document_id) END AS state,
-              (SELECT array_agg(u."update" ORDER BY u.id) FROM document_updates u WHERE u.document_id = d.id)
+              (SELECT array_agg(${wholeUpdateText('u')} ORDER BY u.id) FROM document_updates u WHERE u.document_id = d.id)
                 AS updates
          FROM documents d JOIN document_states s ON s.document_id = d.id`,
     )
