@@ -34,7 +34,8 @@ type Head = { id: bigint; bytes: number; parts: number; authors: Author[] | null
 
 /**
  * The log of `documentId`, in id order, up to row `upTo` when given; `authors` when asked (compactions
- * carry them into versions). One statement when the rows together hold at most a slice of bytes.
+ * carry them into versions). One statement when the rows together hold at most a slice of bytes and none
+ * is stored in parts.
  */
 export async function readLog(
   db: Db,

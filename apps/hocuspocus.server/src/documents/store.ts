@@ -352,7 +352,8 @@ async function deleteMerged(tx: Prisma.TransactionClient, ids: readonly bigint[]
 /**
  * What a compaction read of the stored content, to merge on the documents' worker: the snapshot (read in
  * slices) with its stored outline and the row version (`xmin`) it was read at, and the log rows after it in
- * order (ids, bytes, their size together, authors; read in bounded statements, log-read.ts). `readForCompaction` reads it; `storeCompacted` writes the merge.
+ * order (ids, bytes, their size together, authors; read in bounded statements, log-read.ts).
+ * `readForCompaction` reads it; `storeCompacted` writes the merge.
  */
 export type CompactionRead = {
   rowVersion: string | null
