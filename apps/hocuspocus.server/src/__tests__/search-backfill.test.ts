@@ -23,6 +23,13 @@ describe(`search columns filled at start (${DATABASE_KIND})`, () => {
     editor.doc.getXmlFragment(FRAGMENT_NAME).push([paragraph('url.parse in the old notes')])
     await eventually(() => expect(editor.provider.unsyncedChanges).toBe(0), 10_000, 'acknowledged')
     await eventually(() => expect(s.server.collab.persistence.pendingCount()).toBe(0), 10_000, 'stored')
+    // The store's title and search refresh runs after the append (its write lands once it is committed):
+    // waited for, or its chunks could land after the deletion below (seen once in a clean-clone run).
+    await eventually(
+      async () => expect(await searchText(kept.value.room)).toContain('url.parse'),
+      10_000,
+      'refreshed',
+    )
     expect(await s.server.services.documents.softDelete(gone.value.slug)).toMatchObject({ kind: 'ok' })
     // As the migration left documents stored before it: no search chunks.
     await s.server.services.db.prisma.$executeRaw`DELETE FROM document_search_chunks`
