@@ -52,6 +52,22 @@ function markdownOf(stored: { snapshot: Uint8Array | null; updates: Uint8Array[]
   return text
 }
 
+/** A user's imported document of one heading and paragraph: its room, id and a local copy to type into. */
+async function imported(services: Services, handle: string, title: string) {
+  const owner = await services.users.add(handle)
+  if (owner.kind === 'error') throw new Error(owner.message)
+  const created = await services.documents.importMarkdown(owner.value.id, {
+    markdown: `# ${title}\n\nThe snapshot.\n`,
+    fallbackTitle: title,
+  })
+  if (created.kind === 'error') throw new Error(created.message)
+  const { room } = created.value.document
+  const stored = await services.documents.loadState(room)
+  const doc = new Y.Doc()
+  Y.applyUpdate(doc, stored!.state!)
+  return { room, documentId: stored!.documentId, doc }
+}
+
 describe(`the update log read in bounded statements (${DATABASE_KIND})`, () => {
   /** The most text one statement answered with, and the longest parameter one was sent, since the last reset. */
   let largest = 0
@@ -63,18 +79,7 @@ describe(`the update log read in bounded statements (${DATABASE_KIND})`, () => {
 
   /** A document whose log holds small rows, rows of a third of a slice and one row of 2.5 slices. */
   async function largeLog(services: Services, handle: string) {
-    const owner = await services.users.add(handle)
-    if (owner.kind === 'error') throw new Error(owner.message)
-    const imported = await services.documents.importMarkdown(owner.value.id, {
-      markdown: '# Logged\n\nThe snapshot.\n',
-      fallbackTitle: 'Logged',
-    })
-    if (imported.kind === 'error') throw new Error(imported.message)
-    const { room } = imported.value.document
-    const stored = await services.documents.loadState(room)
-    const doc = new Y.Doc()
-    Y.applyUpdate(doc, stored!.state!)
-    const id = stored!.documentId
+    const { room, documentId: id, doc } = await imported(services, handle, 'Logged')
     await appendParagraph(services, id, doc, 40, 'small one')
     for (let i = 0; i < 4; i++) await appendParagraph(services, id, doc, STATE_SLICE_BYTES / 3, `third ${i}`)
     await appendParagraph(services, id, doc, Math.floor(STATE_SLICE_BYTES * 2.5), 'the large row')
@@ -155,18 +160,7 @@ describe(`the update log read in bounded statements (${DATABASE_KIND})`, () => {
 
   test('an update larger than a write slice is stored in parts, read whole, and its parts go with its row', async () => {
     const { db, services } = opened()
-    const owner = await services.users.add('pat')
-    if (owner.kind === 'error') throw new Error(owner.message)
-    const imported = await services.documents.importMarkdown(owner.value.id, {
-      markdown: '# Pasted\n\nBefore the paste.\n',
-      fallbackTitle: 'Pasted',
-    })
-    if (imported.kind === 'error') throw new Error(imported.message)
-    const { room } = imported.value.document
-    const stored = await services.documents.loadState(room)
-    const doc = new Y.Doc()
-    Y.applyUpdate(doc, stored!.state!)
-    const documentId = stored!.documentId
+    const { room, documentId, doc } = await imported(services, 'pat', 'Pasted')
     // Over one write slice (two parts) but under a read slice: the loaders' one statement must not take
     // its empty column for its bytes.
     largestParameter = 0
@@ -202,17 +196,8 @@ describe(`the update log read in bounded statements (${DATABASE_KIND})`, () => {
 
   test('a small log is one statement with its bytes', async () => {
     const { db, services } = opened()
-    const owner = await services.users.add('sam')
-    if (owner.kind === 'error') throw new Error(owner.message)
-    const imported = await services.documents.importMarkdown(owner.value.id, {
-      markdown: '# Small\n\nText.\n',
-      fallbackTitle: 'Small',
-    })
-    if (imported.kind === 'error') throw new Error(imported.message)
-    const stored = await services.documents.loadState(imported.value.document.room)
-    const doc = new Y.Doc()
-    Y.applyUpdate(doc, stored!.state!)
-    for (let i = 0; i < 3; i++) await appendParagraph(services, stored!.documentId, doc, 100, `row ${i}`)
+    const { documentId, doc } = await imported(services, 'sam', 'Small')
+    for (let i = 0; i < 3; i++) await appendParagraph(services, documentId, doc, 100, `row ${i}`)
     let statements = 0
     const counted = {
       $queryRaw: (...args: Parameters<PrismaClient['$queryRaw']>) => {
@@ -220,7 +205,7 @@ describe(`the update log read in bounded statements (${DATABASE_KIND})`, () => {
         return db.prisma.$queryRaw(...args)
       },
     } as unknown as PrismaClient
-    const read = await readLog(counted, stored!.documentId, { authors: true })
+    const read = await readLog(counted, documentId, { authors: true })
     expect(statements).toBe(1)
     expect(read.ids).toHaveLength(3)
     expect(read.authors).toHaveLength(3)

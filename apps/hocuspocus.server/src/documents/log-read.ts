@@ -12,7 +12,7 @@ import { Prisma, type PrismaClient } from '../db/generated/client.ts'
 import { collectAfterLargeText } from '../db/statement-history.ts'
 import { nextTurn } from '../turns.ts'
 import type { Author } from './history-authors.ts'
-import { bytesOfBase64, STATE_PART_BYTES, STATE_SLICE_BYTES } from './sliced-read.ts'
+import { bytesOfBase64, decodeSlice, STATE_SLICE_BYTES, sliceSql } from './sliced-read.ts'
 
 type Db = Prisma.TransactionClient | PrismaClient
 
@@ -101,30 +101,21 @@ async function readGroup(db: Db, documentId: string, group: Head[]): Promise<Map
 }
 
 /**
- * One row larger than a slice or stored in parts (a slice is a whole number of parts, joined by the
- * database: STATE_SLICE_BYTES is a multiple of STATE_PART_BYTES, the parts' size), read a slice at a time
- * into one buffer of its size; nothing when the row is gone before its last slice (a half-read update is
- * never used).
+ * One row larger than a slice or stored in parts, read a slice at a time (sliced-read.ts `sliceSql`, as a
+ * state's) into one buffer of its size; nothing when the row is gone before its last slice (a half-read
+ * update is never used).
  */
 async function readLargeRow(db: Db, row: Head): Promise<Map<bigint, Uint8Array>> {
   const size = Number(row.bytes)
   const update = new Uint8Array(size)
-  const writer = Buffer.from(update.buffer, update.byteOffset, update.byteLength)
   let filled = 0
   for (let from = 0; from < size; from += STATE_SLICE_BYTES) {
     if (from > 0) await nextTurn()
-    const first = from / STATE_PART_BYTES
     const [slice] = await db.$queryRaw<Array<{ part: string | null }>>`
-      SELECT encode(CASE WHEN u.parts = 0
-               THEN substring(u."update" from ${from + 1}::int for ${STATE_SLICE_BYTES}::int)
-               ELSE (SELECT string_agg(p.data, ''::bytea ORDER BY p.n) FROM document_update_parts p
-                      WHERE p.update_id = u.id AND p.n >= ${first}::int
-                        AND p.n < ${first + STATE_SLICE_BYTES / STATE_PART_BYTES}::int) END, 'base64') AS part
-        FROM document_updates u WHERE u.id = ${row.id}`
+      SELECT ${sliceSql('update', 'u', from)} AS part FROM document_updates u WHERE u.id = ${row.id}`
     if (!slice || slice.part === null) return new Map()
     collectAfterLargeText(slice.part.length)
-    // Buffer's decoder skips the newlines PostgreSQL's encode() writes; a slice is a multiple of 3 bytes.
-    filled += writer.write(slice.part, from, 'base64')
+    filled += decodeSlice(update, slice.part, from)
   }
   return new Map([[BigInt(row.id), filled === size ? update : update.subarray(0, filled)]])
 }

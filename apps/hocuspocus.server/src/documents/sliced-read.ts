@@ -30,22 +30,28 @@ if (STATE_SLICE_BYTES % STATE_PART_BYTES !== 0) throw new Error('a read slice mu
 
 type Db = Prisma.TransactionClient | PrismaClient
 
+/** Where each kind's parts are, as `<table> p WHERE p.<key>`, and the column of its row the key names. */
+const PARTS_OF: Record<'snapshot' | 'version' | 'update', readonly [string, string]> = {
+  snapshot: ['document_state_parts p WHERE p.document_id', 'document_id'],
+  version: ['document_version_parts p WHERE p.version_id', 'id'],
+  update: ['document_update_parts p WHERE p.update_id', 'id'],
+}
+
 /**
- * SQL: slice `from` (a byte offset, a whole number of parts) of the state of row `alias` of document_states
- * or document_versions: a substring of the column, or the join of the parts the slice covers.
+ * SQL: slice `from` (a byte offset, a whole number of parts) of the bytes of row `alias` of document_states,
+ * document_versions (their state) or document_updates (a log row's update): a substring of the column, or
+ * the join of the parts the slice covers.
  */
-function sliceSql(kind: 'snapshot' | 'version', alias: string, from: number): Prisma.Sql {
+export function sliceSql(kind: keyof typeof PARTS_OF, alias: string, from: number): Prisma.Sql {
   const row = Prisma.raw(alias)
   const first = from / STATE_PART_BYTES
   const end = first + STATE_SLICE_BYTES / STATE_PART_BYTES
-  const parts =
-    kind === 'snapshot'
-      ? Prisma.sql`SELECT string_agg(p.data, ''::bytea ORDER BY p.n) FROM document_state_parts p
-          WHERE p.document_id = ${row}.document_id AND p.n >= ${first}::int AND p.n < ${end}::int`
-      : Prisma.sql`SELECT string_agg(p.data, ''::bytea ORDER BY p.n) FROM document_version_parts p
-          WHERE p.version_id = ${row}.id AND p.n >= ${first}::int AND p.n < ${end}::int`
+  const [table, owner] = PARTS_OF[kind]
+  const parts = Prisma.sql`SELECT string_agg(p.data, ''::bytea ORDER BY p.n) FROM ${Prisma.raw(table)} = ${row}.${Prisma.raw(owner)}
+    AND p.n >= ${first}::int AND p.n < ${end}::int`
+  const column = Prisma.raw(kind === 'update' ? '"update"' : 'state')
   return Prisma.sql`encode(CASE WHEN ${row}.parts = 0
-    THEN substring(${row}.state from ${from + 1}::int for ${STATE_SLICE_BYTES}::int) ELSE (${parts}) END, 'base64')`
+    THEN substring(${row}.${column} from ${from + 1}::int for ${STATE_SLICE_BYTES}::int) ELSE (${parts}) END, 'base64')`
 }
 
 /** Reads the document's snapshot again when it changed between slices, at most this many times in all. */
@@ -60,7 +66,7 @@ export function bytesOfBase64(text: string): Uint8Array {
  * Decodes slice `part` (base64 text) into `state` at byte `from`; its length in bytes. Buffer's decoder
  * skips the newlines PostgreSQL's encode() writes.
  */
-function decodeSlice(state: Uint8Array, part: string, from: number): number {
+export function decodeSlice(state: Uint8Array, part: string, from: number): number {
   return Buffer.from(state.buffer, state.byteOffset, state.byteLength).write(part, from, 'base64')
 }
 

@@ -45,6 +45,20 @@ const smallLogSql = Prisma.sql`CASE WHEN l.bytes <= ${STATE_SLICE_BYTES}::bigint
 const logBytesSql = Prisma.sql`CROSS JOIN LATERAL (SELECT coalesce(sum(u.byte_size), 0)::bigint AS bytes,
   coalesce(max(u.parts), 0) AS parts FROM document_updates u WHERE u.document_id = d.id) l`
 
+/**
+ * What the snapshot's stored outline says of the content: its section totals, keyed by rev (valid for the
+ * sections the log did not change, whatever it changed elsewhere), and its revs only with nothing logged
+ * after the snapshot (then it describes the content exactly).
+ */
+function outlineFacts(
+  outline: unknown,
+  updates: readonly Uint8Array[],
+): Pick<StoredParts, 'totals' | 'revs'> {
+  if (!Array.isArray(outline)) return { totals: undefined, revs: undefined }
+  const nodes = outline as StoredOutlineNode[]
+  return { totals: storedTotals(nodes), revs: updates.length === 0 ? storedRevs(nodes) : undefined }
+}
+
 export function createStoredContent(
   prisma: PrismaClient,
   deps: {
@@ -64,14 +78,12 @@ export function createStoredContent(
     await nextTurn()
     const { updates, bytes } = await readLog(prisma, documentId)
     const read = await readSnapshotState(prisma, documentId, recent)
-    const outline = Array.isArray(read.outline) ? (read.outline as StoredOutlineNode[]) : null
     return {
       documentId,
       snapshot: read.snapshot,
       updates,
       updateBytes: bytes,
-      totals: outline ? storedTotals(outline) : undefined,
-      revs: outline && updates.length === 0 ? storedRevs(outline) : undefined,
+      ...outlineFacts(read.outline, updates),
     }
   }
 
@@ -124,13 +136,7 @@ export function createStoredContent(
       snapshot,
       updates,
       updateBytes: updates.reduce((sum, update) => sum + update.byteLength, 0),
-      // Keyed by rev: valid for the sections the log did not change, whatever it changed elsewhere.
-      totals: Array.isArray(outline) ? storedTotals(outline as StoredOutlineNode[]) : undefined,
-      // The outline describes the snapshot: with nothing logged after it, the content exactly.
-      revs:
-        Array.isArray(outline) && updates.length === 0
-          ? storedRevs(outline as StoredOutlineNode[])
-          : undefined,
+      ...outlineFacts(outline, updates),
     }
   }
 
@@ -166,7 +172,6 @@ export function createStoredContent(
       updates = (await readLog(prisma, row.id)).updates
     } else updates = (row.updates ?? []).map(bytesOfBase64)
     const read = await readSnapshotState(prisma, row.id, recent)
-    const outline = Array.isArray(read.outline) ? (read.outline as StoredOutlineNode[]) : null
     return {
       documentId: row.id,
       snapshot: null,
@@ -174,8 +179,7 @@ export function createStoredContent(
       snapshotBytes: read.bytes,
       updates,
       updateBytes: updates.reduce((sum, update) => sum + update.byteLength, 0),
-      totals: outline ? storedTotals(outline) : undefined,
-      revs: outline && updates.length === 0 ? storedRevs(outline) : undefined,
+      ...outlineFacts(read.outline, updates),
     }
   }
 
