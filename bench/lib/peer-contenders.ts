@@ -354,3 +354,43 @@ export const ms = (n: number) => Number(n.toFixed(2))
 export function phase(label: string, since: number) {
   process.stderr.write(`peer: ${label} (${((performance.now() - since) / 1000).toFixed(1)} s)\n`)
 }
+
+/** A floor process of the idle RSS row (bench/lib/idle-floor.ts): its pid, and how to end it. */
+export type IdleFloor = { label: string; pid: number; stop(): Promise<void> }
+
+/**
+ * Starts bench/lib/idle-floor.ts (`bare`: Bun answering HTTP; `database`: with the server's database layer
+ * opened on `env`'s DATA_DIR or DATABASE_URL) and resolves once it is listening.
+ */
+export async function startIdleFloor(
+  label: string,
+  kind: 'bare' | 'database',
+  env: Record<string, string> = {},
+): Promise<IdleFloor> {
+  const proc = Bun.spawn(['bun', join(import.meta.dir, 'idle-floor.ts'), kind], {
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'inherit',
+    env: { ...process.env, ...env, ...COLLECT_ON_SIGNAL },
+  })
+  let ready!: () => void
+  const listening = new Promise<void>((resolve) => {
+    ready = resolve
+  })
+  void eachLine(proc.stdout, (line) => {
+    if (line === 'ready') ready()
+  })
+  const started = await Promise.race([listening.then(() => true), Bun.sleep(60_000).then(() => false)])
+  if (!started) {
+    proc.kill('SIGKILL')
+    throw new Error(`the idle floor "${label}" did not start within 60 s`)
+  }
+  return {
+    label,
+    pid: proc.pid,
+    async stop() {
+      proc.kill('SIGTERM')
+      await Promise.race([proc.exited, Bun.sleep(10_000).then(() => proc.kill('SIGKILL'))])
+    },
+  }
+}
