@@ -189,15 +189,17 @@ export async function measureServer(fixture: Fixture, opts: { quick: boolean }):
     for (const [name, body] of Object.entries(requests)) {
       current = answers.get(name)!
       const heavy = name !== 'tools/list'
-      // Enough requests per round that 50 clients run many each (60 was one burst: noise, not throughput).
-      const total = opts.quick ? (heavy ? 30 : 100) : heavy ? 600 : 1000
+      // Enough requests per round that 50 clients run many each (60 was one burst: noise, not throughput),
+      // and that a round lasts long enough to be a rate: 600 took the bare handler ~15 ms, where one
+      // collection or compile in either moved the 50-client ratio from 0.20 to 0.38 run to run.
+      const total = opts.quick ? (heavy ? 30 : 100) : heavy ? 4000 : 6000
       const init = { method: 'POST', headers, body: JSON.stringify(body) }
       for (const clients of levels) {
-        // Interleave: bare, ours, bare, ours (two rounds each) so both see the same machine state.
+        // Interleave: bare, ours, bare, ours (three rounds each) so both see the same machine state.
         const ours: Load[] = []
         const floor: Load[] = []
         await load(mcpUrl, init, clients, Math.min(total, 5)) // warm-up
-        for (let round = 0; round < 2; round++) {
+        for (let round = 0; round < (opts.quick ? 2 : 3); round++) {
           floor.push(await load(bareUrl, init, clients, total))
           ours.push(await load(mcpUrl, init, clients, total))
         }
