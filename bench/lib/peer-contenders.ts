@@ -12,6 +12,7 @@ import type { TestDatabase } from '@collab/test-support/database'
 import { spawnServer } from '@collab/test-support/process'
 import { connectProvider } from '@collab/test-support/provider'
 import { startTestServer, userWithToken } from '@collab/test-support/server'
+import type { Subprocess } from 'bun'
 import { blocksToY } from '../../packages/doc-schema/src/yjs/build-y.ts'
 import { Y } from '../deps.ts'
 import { machineNow } from './clock.ts'
@@ -265,10 +266,7 @@ export async function startOurs(
       })
       return ((after.sum - before.sum) / (after.count - before.count)) * 1000
     },
-    async stop() {
-      server.proc.kill('SIGTERM')
-      await Promise.race([server.proc.exited, Bun.sleep(10_000).then(() => server.proc.kill('SIGKILL'))])
-    },
+    stop: () => stopChild(server.proc, 10_000),
   }
 }
 
@@ -324,10 +322,7 @@ export async function startPeer(
       await waitFor('the peer store', () => (stored.get(room)?.length ?? 0) > seen)
       return stored.get(room)![seen]!
     },
-    async stop() {
-      proc.kill('SIGTERM')
-      await Promise.race([proc.exited, Bun.sleep(5_000).then(() => proc.kill('SIGKILL'))])
-    },
+    stop: () => stopChild(proc, 5_000),
   }
 }
 
@@ -353,6 +348,12 @@ export const ms = (n: number) => Number(n.toFixed(2))
 
 export function phase(label: string, since: number) {
   process.stderr.write(`peer: ${label} (${((performance.now() - since) / 1000).toFixed(1)} s)\n`)
+}
+
+/** Ends a child process: SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
+async function stopChild(proc: Pick<Subprocess, 'kill' | 'exited'>, graceMs: number) {
+  proc.kill('SIGTERM')
+  await Promise.race([proc.exited, Bun.sleep(graceMs).then(() => proc.kill('SIGKILL'))])
 }
 
 /** A floor process of the idle RSS row (bench/lib/idle-floor.ts): its pid, and how to end it. */
@@ -388,9 +389,6 @@ export async function startIdleFloor(
   return {
     label,
     pid: proc.pid,
-    async stop() {
-      proc.kill('SIGTERM')
-      await Promise.race([proc.exited, Bun.sleep(10_000).then(() => proc.kill('SIGKILL'))])
-    },
+    stop: () => stopChild(proc, 10_000),
   }
 }

@@ -72,9 +72,11 @@ async function typistReady(stdout: ReadableStream<Uint8Array>): Promise<void> {
   reader.releaseLock()
 }
 
+/** Whether the contender named `label` is ours on PostgreSQL (else ours on PGlite, or the peer). */
+const onPostgres = (label: string) => label.includes('PostgreSQL')
+
 /** The name of the database floor of the contender named `label` (PGlite, or PostgreSQL). */
-const floorLabel = (label: string) =>
-  `database floor, ${label.includes('PostgreSQL') ? 'PostgreSQL' : 'PGlite'}`
+const floorLabel = (label: string) => `database floor, ${onPostgres(label) ? 'PostgreSQL' : 'PGlite'}`
 
 /** Issue 30's idle RSS targets, ours over the peer: on PGlite, and on PostgreSQL. */
 const IDLE_RSS_TARGET = { pglite: 2, postgres: 1.5 }
@@ -98,7 +100,7 @@ function idleRssRow(contenders: Contender[], idle: number[], floorMb: Map<string
     ratios[`${c.label} above its floor / peer above bare Bun`] = (idle[i]! - floor) / (peer - bare)
     extra[`${c.label} MB`] = mib(idle[i]!)
     extra[`${floorLabel(c.label)} MB`] = mib(floor)
-    const target = c.label.includes('PostgreSQL') ? IDLE_RSS_TARGET.postgres : IDLE_RSS_TARGET.pglite
+    const target = onPostgres(c.label) ? IDLE_RSS_TARGET.postgres : IDLE_RSS_TARGET.pglite
     if (idle[i]! / peer > target) misses.push(c.label)
   }
   extra['peer MB'] = mib(peer)
@@ -185,10 +187,9 @@ export async function measurePeer(
     t = performance.now()
     const floors = [await startIdleFloor('bare Bun', 'bare')]
     cleanups.push(() => Promise.all(floors.map((f) => f.stop())))
-    for (const [i, { label, seeded: s }] of seeded.entries()) {
-      const db = s.db.databaseUrl
-        ? s.db
-        : await createTestDatabase({ postgresUrl: databases[i]!.postgresUrl, root: peerDir })
+    for (const { label, seeded: s } of seeded) {
+      // PGlite's floor on a folder of its own (postgresUrl null: not the tests' PostgreSQL either).
+      const db = s.db.databaseUrl ? s.db : await createTestDatabase({ postgresUrl: null, root: peerDir })
       if (db !== s.db) cleanups.push(() => db.cleanup())
       floors.push(
         await startIdleFloor(floorLabel(label), 'database', {
